@@ -1,0 +1,46 @@
+# Damascus — see README.md. Every target works on a fresh machine: the only
+# downloads are Go modules, npm packages and Debian packages.
+
+GO        ?= go
+BIN       := bin
+BASELINE  := baseline/llama.cpp
+
+.PHONY: all build run test bench baseline lint fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+# The main job: the kernel ledger on the Llama 3.2 1B shapes and an end-to-end
+# comparison with the pinned llama.cpp on a synthetic model made and cached here.
+run: baseline build
+	$(BIN)/ledger quick
+
+# The test suite. Installs the pinned llama.cpp first so the oracle tests run.
+test: baseline
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+# Kernel sweeps over every registered variant (benchstat-readable output).
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./variants/... | tee results/bench-latest.txt
+
+# The pinned llama.cpp (npm @node-llama-cpp/linux-x64@3.21.1, commit 5b4ebc5).
+baseline: $(BASELINE)/node_modules/.installed
+
+$(BASELINE)/node_modules/.installed: $(BASELINE)/package.json $(BASELINE)/package-lock.json
+	cd $(BASELINE) && npm ci --no-audit --no-fund --ignore-scripts
+	touch $@
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
+	$(GO) vet ./...
+
+# The GGUF reader's fuzz target; FUZZTIME=10m for a long run.
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME) ./model/gguf
+
+clean:
+	rm -rf $(BIN)
