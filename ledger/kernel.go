@@ -1,0 +1,61 @@
+package ledger
+
+import "github.com/damascus-llm/damascus/model/quant"
+
+// Kernel signatures: the contract between the engine (model/llama, through
+// promoted/) and every variant of an op. Slices are never retained. Lengths
+// are the caller's promise; a variant may assume them and need not re-check.
+type (
+	// MatVec computes dst[r] = W[r]·x for r < len(dst). w holds len(dst) rows of
+	// k values in the op's weight type (quant.RowSize(wt, k) bytes each); xq is
+	// x quantized to ActivationType(wt) (for F32 activations, the float32 bytes).
+	// Threads split work by slicing dst and w by rows.
+	MatVec func(dst []float32, w []byte, xq []byte, k int)
+
+	// MatMul computes dst[j*ldd+r] = W[r]·X[j] for r < rows, j < n: w holds
+	// rows rows of k values (weight type), xq holds n activation rows of k
+	// values each quantized to ActivationType(wt), back to back.
+	MatMul func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int)
+
+	// Quantize writes x (len(x) values, a multiple of the block size) into dst
+	// in the op's block type.
+	Quantize func(dst []byte, x []float32)
+
+	// Dequantize expands src (whole blocks of the op's type) into dst.
+	Dequantize func(dst []float32, src []byte)
+
+	// RMSNorm: dst[i] = x[i] / sqrt(mean(x²)+eps) * weight[i].
+	RMSNorm func(dst, x, weight []float32, eps float32)
+
+	// SiLUMul: dst[i] = silu(gate[i]) * up[i], silu(v) = v/(1+e^-v).
+	SiLUMul func(dst, gate, up []float32)
+
+	// Softmax replaces x by softmax(x) in place.
+	Softmax func(x []float32)
+
+	// RoPE rotates each head of x (nHeads×headDim, adjacent-pair or NeoX
+	// layout chosen by the caller's table) in place: cos and sin hold
+	// headDim/2 values for the token's position.
+	RoPE func(x []float32, nHeads, headDim int, cos, sin []float32, neox bool)
+)
+
+// ActivationType is the block type a weight type's dot products take their
+// activations in, as in ggml's vec_dot_type: K-quants pair with Q8_K, the
+// 32-value formats with Q8_0, and float weights with activations of their
+// own precision (F32 with F32).
+func ActivationType(weight quant.Type) quant.Type {
+	switch weight {
+	case quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K:
+		return quant.Q8_K
+	case quant.Q4_0, quant.Q5_0, quant.Q8_0:
+		return quant.Q8_0
+	case quant.Q4_1, quant.Q5_1:
+		return quant.Q8_1
+	case quant.F16:
+		return quant.F16
+	case quant.BF16:
+		return quant.BF16
+	default:
+		return quant.F32
+	}
+}
