@@ -1,0 +1,260 @@
+// Package gguf reads and writes GGUF files, ggml's model format: a header,
+// typed metadata, a tensor directory and aligned tensor data.
+//
+// The reader maps the file read-only and hands out tensor data as views into
+// the map, never copies. It validates everything it reads before allocating
+// for it, so a truncated, corrupted or hostile file gives a *FormatError
+// naming the problem and its byte offset, never a panic or a huge allocation.
+// Versions 2 and 3 are read; the writer writes version 3.
+package gguf
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+// A File is a parsed GGUF file.
+type File struct {
+	Version    uint32
+	KV         []KV         // metadata in file order
+	Tensors    []TensorInfo // tensor directory in file order
+	Alignment  uint64       // of tensor data: general.alignment, or DefaultAlignment
+	DataOffset uint64       // file offset where tensor data start
+
+	data        []byte
+	unmap       func() error
+	kvIndex     map[string]int
+	tensorIndex map[string]int
+}
+
+// A TensorInfo describes one tensor: its shape (ne0, the contiguous
+// dimension, first, as stored), type, and where its data lie.
+type TensorInfo struct {
+	Name   string
+	Dims   []uint64
+	Type   quant.Type
+	Offset uint64 // from File.DataOffset
+	Size   uint64 // bytes
+}
+
+// Elements returns the number of values in the tensor.
+func (t *TensorInfo) Elements() uint64 {
+	n := uint64(1)
+	for _, d := range t.Dims {
+		n *= d
+	}
+	return n
+}
+
+// Open maps the file at path read-only and parses it. Close releases the
+// map; tensor data returned by TensorData are invalid after Close, metadata
+// stays valid.
+func Open(path string) (*File, error) {
+	data, unmap, err := mapFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := Parse(data)
+	if err != nil {
+		unmap()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	f.unmap = unmap
+	return f, nil
+}
+
+// Close releases the file's memory map, if any. It is safe to call twice.
+func (f *File) Close() error {
+	if f.unmap == nil {
+		return nil
+	}
+	err := f.unmap()
+	f.unmap, f.data = nil, nil
+	return err
+}
+
+// Size returns the length of the file in bytes.
+func (f *File) Size() int64 { return int64(len(f.data)) }
+
+// Tensor returns the tensor named name.
+func (f *File) Tensor(name string) (*TensorInfo, bool) {
+	i, ok := f.tensorIndex[name]
+	if !ok {
+		return nil, false
+	}
+	return &f.Tensors[i], true
+}
+
+// TensorData returns t's bytes: a read-only view into the file (writing to
+// it faults). t must be one of f.Tensors.
+func (f *File) TensorData(t *TensorInfo) []byte {
+	start := f.DataOffset + t.Offset
+	end := start + t.Size
+	return f.data[start:end:end]
+}
+
+// ErrKeyNotFound is wrapped by the typed getters' errors for a missing key.
+var ErrKeyNotFound = errors.New("not found")
+
+// Lookup returns the value of key.
+func (f *File) Lookup(key string) (Value, bool) {
+	i, ok := f.kvIndex[key]
+	if !ok {
+		return Value{}, false
+	}
+	return f.KV[i].Value, true
+}
+
+// Has reports whether the file has metadata key.
+func (f *File) Has(key string) bool {
+	_, ok := f.kvIndex[key]
+	return ok
+}
+
+func (f *File) get(key string) (Value, error) {
+	v, ok := f.Lookup(key)
+	if !ok {
+		return Value{}, fmt.Errorf("gguf: key %q: %w", key, ErrKeyNotFound)
+	}
+	return v, nil
+}
+
+func wrongType(key string, v Value, want string) error {
+	return fmt.Errorf("gguf: key %q is %s, want %s", key, v.typeName(), want)
+}
+
+// String returns the string value of key.
+func (f *File) String(key string) (string, error) {
+	v, err := f.get(key)
+	if err != nil {
+		return "", err
+	}
+	s, ok := v.Str()
+	if !ok {
+		return "", wrongType(key, v, "str")
+	}
+	return s, nil
+}
+
+// Uint64 returns the value of key, which may have any integer type whose
+// value is not negative.
+func (f *File) Uint64(key string) (uint64, error) {
+	v, err := f.get(key)
+	if err != nil {
+		return 0, err
+	}
+	x, ok := v.Uint64()
+	if !ok {
+		return 0, outOfRange(key, v, "an unsigned integer")
+	}
+	return x, nil
+}
+
+// Uint32 returns the value of key, which may have any integer type whose
+// value fits in a uint32.
+func (f *File) Uint32(key string) (uint32, error) {
+	x, err := f.Uint64(key)
+	if err != nil {
+		return 0, err
+	}
+	if x > math.MaxUint32 {
+		v, _ := f.Lookup(key)
+		return 0, outOfRange(key, v, "a u32")
+	}
+	return uint32(x), nil
+}
+
+// Int64 returns the value of key, which may have any integer type whose
+// value fits in an int64.
+func (f *File) Int64(key string) (int64, error) {
+	v, err := f.get(key)
+	if err != nil {
+		return 0, err
+	}
+	x, ok := v.Int64()
+	if !ok {
+		return 0, outOfRange(key, v, "an i64")
+	}
+	return x, nil
+}
+
+func outOfRange(key string, v Value, want string) error {
+	if v.typ.isSigned() || v.typ.isUnsigned() {
+		return fmt.Errorf("gguf: key %q is %s %s, want %s", key, v.typ, v, want)
+	}
+	return wrongType(key, v, want)
+}
+
+// Float64 returns the value of key, which may be f32 or f64.
+func (f *File) Float64(key string) (float64, error) {
+	v, err := f.get(key)
+	if err != nil {
+		return 0, err
+	}
+	x, ok := v.Float64()
+	if !ok {
+		return 0, wrongType(key, v, "f32 or f64")
+	}
+	return x, nil
+}
+
+// Float32 returns the value of key, which may be f32 or f64 (rounded).
+func (f *File) Float32(key string) (float32, error) {
+	x, err := f.Float64(key)
+	return float32(x), err
+}
+
+// Bool returns the bool value of key.
+func (f *File) Bool(key string) (bool, error) {
+	v, err := f.get(key)
+	if err != nil {
+		return false, err
+	}
+	b, ok := v.Bool()
+	if !ok {
+		return false, wrongType(key, v, "bool")
+	}
+	return b, nil
+}
+
+// ArrayLen returns the number of elements of the array value of key.
+func (f *File) ArrayLen(key string) (int, error) {
+	v, err := f.get(key)
+	if err != nil {
+		return 0, err
+	}
+	if v.typ != TypeArray {
+		return 0, wrongType(key, v, "an array")
+	}
+	return v.Len(), nil
+}
+
+// Strings returns the []str value of key. The slice is shared: do not modify it.
+func (f *File) Strings(key string) ([]string, error) {
+	return arrayValue[string](f, key, "[]str")
+}
+
+// Float32s returns the []f32 value of key. The slice is shared: do not modify it.
+func (f *File) Float32s(key string) ([]float32, error) {
+	return arrayValue[float32](f, key, "[]f32")
+}
+
+// Int32s returns the []i32 value of key. The slice is shared: do not modify it.
+func (f *File) Int32s(key string) ([]int32, error) {
+	return arrayValue[int32](f, key, "[]i32")
+}
+
+func arrayValue[T any](f *File, key, want string) ([]T, error) {
+	v, err := f.get(key)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := v.Slice().([]T)
+	if !ok {
+		return nil, wrongType(key, v, want)
+	}
+	return s, nil
+}
