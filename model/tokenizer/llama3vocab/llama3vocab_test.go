@@ -1,0 +1,74 @@
+package llama3vocab
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/damascus-llm/damascus/internal/testdata"
+	"github.com/damascus-llm/damascus/model/gguf"
+)
+
+func TestLoad(t *testing.T) {
+	testdata.Llama3TokenizerJSON.Require(t)
+	testdata.Llama32Template.Require(t)
+	v, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Tokens) != NumTokens || len(v.TokenTypes) != NumTokens {
+		t.Fatalf("%d tokens, %d types; want %d", len(v.Tokens), len(v.TokenTypes), NumTokens)
+	}
+	if len(v.Merges) != 280147 {
+		t.Errorf("%d merges, want 280147", len(v.Merges))
+	}
+	for id, want := range map[int]string{
+		0: "!", 220: "Ġ", 198: "Ċ", 128000: "<|begin_of_text|>", 128004: "<|finetune_right_pad_id|>",
+		128008: "<|eom_id|>", 128009: "<|eot_id|>", 128010: "<|python_tag|>",
+		128011: "<|reserved_special_token_3|>", 128255: "<|reserved_special_token_247|>",
+	} {
+		if v.Tokens[id] != want {
+			t.Errorf("token %d = %q, want %q", id, v.Tokens[id], want)
+		}
+	}
+	if v.TokenTypes[127999] != tokenNormal || v.TokenTypes[128000] != tokenCtrl {
+		t.Errorf("token types at the base/special boundary: %d, %d", v.TokenTypes[127999], v.TokenTypes[128000])
+	}
+	if v.Merges[0] != "Ġ Ġ" {
+		t.Errorf("first merge %q", v.Merges[0])
+	}
+	seen := make(map[string]bool, len(v.Tokens))
+	for id, tok := range v.Tokens {
+		if tok == "" || seen[tok] {
+			t.Fatalf("token %d: empty or duplicate %q", id, tok)
+		}
+		seen[tok] = true
+	}
+	md := v.Metadata()
+	if md[0].Key != "tokenizer.ggml.model" || md[len(md)-1].Key != "tokenizer.chat_template" {
+		t.Errorf("metadata order: first %s, last %s", md[0].Key, md[len(md)-1].Key)
+	}
+}
+
+func TestWriteVocabGGUF(t *testing.T) {
+	testdata.Llama3TokenizerJSON.Require(t)
+	testdata.Llama32Template.Require(t)
+	path := filepath.Join(t.TempDir(), "vocab.gguf")
+	if err := WriteVocabGGUF(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	toks, err := f.Strings("tokenizer.ggml.tokens")
+	if err != nil || len(toks) != NumTokens || toks[128009] != "<|eot_id|>" {
+		t.Fatalf("tokens: %d, err %v", len(toks), err)
+	}
+	if eos, err := f.Uint32("tokenizer.ggml.eos_token_id"); err != nil || eos != EOT {
+		t.Errorf("eos = %d, %v", eos, err)
+	}
+	if pre, err := f.String("tokenizer.ggml.pre"); err != nil || pre != Pre {
+		t.Errorf("pre = %q, %v", pre, err)
+	}
+}
