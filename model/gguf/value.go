@@ -110,18 +110,18 @@ func Bool(b bool) Value {
 
 // Typed array constructors. Each copies its argument.
 
-func U8s(s []uint8) Value     { return arrayOf(TypeUint8, slices.Clone(s)) }
-func I8s(s []int8) Value      { return arrayOf(TypeInt8, slices.Clone(s)) }
-func U16s(s []uint16) Value   { return arrayOf(TypeUint16, slices.Clone(s)) }
-func I16s(s []int16) Value    { return arrayOf(TypeInt16, slices.Clone(s)) }
-func U32s(s []uint32) Value   { return arrayOf(TypeUint32, slices.Clone(s)) }
-func I32s(s []int32) Value    { return arrayOf(TypeInt32, slices.Clone(s)) }
-func U64s(s []uint64) Value   { return arrayOf(TypeUint64, slices.Clone(s)) }
-func I64s(s []int64) Value    { return arrayOf(TypeInt64, slices.Clone(s)) }
-func F32s(s []float32) Value  { return arrayOf(TypeFloat32, slices.Clone(s)) }
-func F64s(s []float64) Value  { return arrayOf(TypeFloat64, slices.Clone(s)) }
-func Bools(s []bool) Value    { return arrayOf(TypeBool, slices.Clone(s)) }
-func Strs(s []string) Value   { return arrayOf(TypeString, slices.Clone(s)) }
+func U8s(s []uint8) Value    { return arrayOf(TypeUint8, slices.Clone(s)) }
+func I8s(s []int8) Value     { return arrayOf(TypeInt8, slices.Clone(s)) }
+func U16s(s []uint16) Value  { return arrayOf(TypeUint16, slices.Clone(s)) }
+func I16s(s []int16) Value   { return arrayOf(TypeInt16, slices.Clone(s)) }
+func U32s(s []uint32) Value  { return arrayOf(TypeUint32, slices.Clone(s)) }
+func I32s(s []int32) Value   { return arrayOf(TypeInt32, slices.Clone(s)) }
+func U64s(s []uint64) Value  { return arrayOf(TypeUint64, slices.Clone(s)) }
+func I64s(s []int64) Value   { return arrayOf(TypeInt64, slices.Clone(s)) }
+func F32s(s []float32) Value { return arrayOf(TypeFloat32, slices.Clone(s)) }
+func F64s(s []float64) Value { return arrayOf(TypeFloat64, slices.Clone(s)) }
+func Bools(s []bool) Value   { return arrayOf(TypeBool, slices.Clone(s)) }
+func Strs(s []string) Value  { return arrayOf(TypeString, slices.Clone(s)) }
 func arrayOf(elem ValueType, s any) Value {
 	return Value{typ: TypeArray, elem: elem, arr: s}
 }
