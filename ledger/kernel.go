@@ -37,6 +37,13 @@ type (
 	// layout chosen by the caller's table) in place: cos and sin hold
 	// headDim/2 values for the token's position.
 	RoPE func(x []float32, nHeads, headDim int, cos, sin []float32, neox bool)
+
+	// Attention computes one query token's grouped-query attention over nCtx
+	// cached positions: for each query head h (of nHeads, sharing key/value
+	// head h/(nHeads/nKVHeads)), out[h] = softmax(scale·q[h]·K[t]ᵀ)·V[t] over
+	// t < nCtx. q and out hold nHeads×headDim values; k and v hold nCtx rows
+	// of nKVHeads×headDim values back to back (row t at t*nKVHeads*headDim).
+	Attention func(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32)
 )
 
 // ActivationType is the block type a weight type's dot products take their

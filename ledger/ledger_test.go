@@ -1,0 +1,125 @@
+package ledger
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+func TestCatalogueShapesAreValid(t *testing.T) {
+	seen := map[string]bool{}
+	for _, op := range Catalogue() {
+		if seen[op.Name] {
+			t.Errorf("op %s listed twice", op.Name)
+		}
+		seen[op.Name] = true
+		if len(op.Shapes) == 0 {
+			t.Errorf("%s: no shapes", op.Name)
+		}
+		keys := map[string]bool{}
+		real := 0
+		for _, s := range op.Shapes {
+			key := s.Key(op.Kind)
+			if keys[key] {
+				t.Errorf("%s: shape %s twice", op.Name, key)
+			}
+			keys[key] = true
+			if strings.ContainsAny(key, " /=") {
+				t.Errorf("%s: shape key %q is not a valid benchmark name part", op.Name, key)
+			}
+			if s.Real() {
+				real++
+			}
+			if op.FLOPs(s) <= 0 || op.Bytes(s) <= 0 {
+				t.Errorf("%s %s: FLOPs %v, bytes %v", op.Name, key, op.FLOPs(s), op.Bytes(s))
+			}
+			switch op.Kind {
+			case KindMatVec, KindMatMul, KindQuantize, KindDequantize:
+				if _, err := quant.RowSize(op.Type, int64(s.K)); err != nil {
+					t.Errorf("%s %s: %v", op.Name, key, err)
+				}
+			case KindRoPE:
+				if s.HeadDim%2 != 0 {
+					t.Errorf("%s %s: odd head dim", op.Name, key)
+				}
+			case KindAttention:
+				if s.Heads%s.KVHeads != 0 {
+					t.Errorf("%s %s: heads not a multiple of kv heads", op.Name, key)
+				}
+			}
+		}
+		if real == 0 {
+			t.Errorf("%s: no real model shape", op.Name)
+		}
+	}
+	for _, want := range []string{"matvec/q4_k", "matvec/q6_k", "matmul/q4_k", "quantize/q8_k", "dequantize/q6_k", "rmsnorm", "attention"} {
+		if !seen[want] {
+			t.Errorf("catalogue lacks %s", want)
+		}
+	}
+}
+
+func TestMatVecRealShapes(t *testing.T) {
+	op, _ := LookupOp("matvec/q4_k")
+	for _, key := range []string{"2048x2048", "512x2048", "8192x2048", "2048x8192", "128256x2048",
+		"3072x3072", "1024x3072", "8192x3072", "3072x8192", "128256x3072"} {
+		if _, ok := op.Shape(key); !ok {
+			t.Errorf("matvec/q4_k lacks shape %s", key)
+		}
+	}
+	s, _ := op.Shape("2048x2048")
+	if got, want := op.Bytes(s), float64(2048*8*144+8*292+2048*4); got != want {
+		t.Errorf("bytes = %v, want %v", got, want)
+	}
+	if got, want := op.FLOPs(s), float64(2*2048*2048); got != want {
+		t.Errorf("flops = %v, want %v", got, want)
+	}
+}
+
+func TestRegistryValidates(t *testing.T) {
+	r := NewRegistry()
+	good := func(dst []float32, w, xq []byte, k int) {}
+	if err := r.Add(Variant{Op: "matvec/q4_k", Name: "x", Family: FamilyNaive, Impl: good}); err != nil {
+		t.Fatalf("func literal of the right signature rejected: %v", err)
+	}
+	v, ok := r.Lookup("matvec/q4_k", "x")
+	if !ok {
+		t.Fatal("registered variant not found")
+	}
+	if _, ok := v.Impl.(MatVec); !ok || v.Status != Experimental {
+		t.Errorf("Impl %T status %q, want MatVec and experimental", v.Impl, v.Status)
+	}
+	for _, tc := range []struct {
+		v    Variant
+		want string
+	}{
+		{Variant{Op: "matvec/q4_k", Name: "x", Family: FamilyNaive, Impl: good}, "twice"},
+		{Variant{Op: "matvec/q9", Name: "y", Family: FamilyNaive, Impl: good}, "unknown op"},
+		{Variant{Op: "rmsnorm", Name: "y", Family: FamilyNaive, Impl: good}, "want a non-nil ledger.RMSNorm"},
+		{Variant{Op: "rmsnorm", Name: "y", Family: FamilyNaive, Impl: RMSNorm(nil)}, "non-nil"},
+		{Variant{Op: "rmsnorm", Name: "a/b", Family: FamilyNaive}, "variant name"},
+		{Variant{Op: "rmsnorm", Name: "y", Impl: good}, "no family"},
+		{Variant{Op: "rmsnorm", Name: "y", Family: FamilyNaive, Status: "great"}, "unknown status"},
+	} {
+		err := r.Add(tc.v)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Add(%s) = %v, want error containing %q", tc.v.ID(), err, tc.want)
+		}
+	}
+	if !r.Remove("matvec/q4_k", "x") || r.Remove("matvec/q4_k", "x") {
+		t.Error("Remove did not remove exactly once")
+	}
+}
+
+func TestAvailability(t *testing.T) {
+	defer func(f func(string) bool) { HasFeature = f }(HasFeature)
+	HasFeature = func(name string) bool { return name == "avx2" }
+	v := Variant{Features: []string{"avx2", "avx512f"}}
+	if v.Available() {
+		t.Error("variant needing an absent feature reported available")
+	}
+	if m := v.Missing(); len(m) != 1 || m[0] != "avx512f" {
+		t.Errorf("Missing = %v", m)
+	}
+}

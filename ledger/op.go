@@ -1,0 +1,277 @@
+package ledger
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+// Kind is an op's signature: which of the kernel func types its variants
+// implement.
+type Kind int
+
+const (
+	KindMatVec Kind = iota + 1
+	KindMatMul
+	KindQuantize
+	KindDequantize
+	KindRMSNorm
+	KindSiLUMul
+	KindSoftmax
+	KindRoPE
+	KindAttention
+)
+
+var kindNames = map[Kind]string{
+	KindMatVec:     "MatVec",
+	KindMatMul:     "MatMul",
+	KindQuantize:   "Quantize",
+	KindDequantize: "Dequantize",
+	KindRMSNorm:    "RMSNorm",
+	KindSiLUMul:    "SiLUMul",
+	KindSoftmax:    "Softmax",
+	KindRoPE:       "RoPE",
+	KindAttention:  "Attention",
+}
+
+// String is the kernel func type's name, e.g. "MatVec".
+func (k Kind) String() string {
+	if s, ok := kindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// normalize checks that impl implements this kind's signature and returns it
+// as the named func type (a func literal of the same signature is converted).
+func (k Kind) normalize(impl any) (any, error) {
+	ok := false
+	switch k {
+	case KindMatVec:
+		switch f := impl.(type) {
+		case MatVec:
+			impl, ok = f, f != nil
+		case func([]float32, []byte, []byte, int):
+			impl, ok = MatVec(f), f != nil
+		}
+	case KindMatMul:
+		switch f := impl.(type) {
+		case MatMul:
+			impl, ok = f, f != nil
+		case func([]float32, int, []byte, int, []byte, int, int):
+			impl, ok = MatMul(f), f != nil
+		}
+	case KindQuantize:
+		switch f := impl.(type) {
+		case Quantize:
+			impl, ok = f, f != nil
+		case func([]byte, []float32):
+			impl, ok = Quantize(f), f != nil
+		}
+	case KindDequantize:
+		switch f := impl.(type) {
+		case Dequantize:
+			impl, ok = f, f != nil
+		case func([]float32, []byte):
+			impl, ok = Dequantize(f), f != nil
+		}
+	case KindRMSNorm:
+		switch f := impl.(type) {
+		case RMSNorm:
+			impl, ok = f, f != nil
+		case func([]float32, []float32, []float32, float32):
+			impl, ok = RMSNorm(f), f != nil
+		}
+	case KindSiLUMul:
+		switch f := impl.(type) {
+		case SiLUMul:
+			impl, ok = f, f != nil
+		case func([]float32, []float32, []float32):
+			impl, ok = SiLUMul(f), f != nil
+		}
+	case KindSoftmax:
+		switch f := impl.(type) {
+		case Softmax:
+			impl, ok = f, f != nil
+		case func([]float32):
+			impl, ok = Softmax(f), f != nil
+		}
+	case KindRoPE:
+		switch f := impl.(type) {
+		case RoPE:
+			impl, ok = f, f != nil
+		case func([]float32, int, int, []float32, []float32, bool):
+			impl, ok = RoPE(f), f != nil
+		}
+	case KindAttention:
+		switch f := impl.(type) {
+		case Attention:
+			impl, ok = f, f != nil
+		case func([]float32, []float32, []float32, []float32, int, int, int, int, float32):
+			impl, ok = Attention(f), f != nil
+		}
+	}
+	if !ok {
+		return nil, fmt.Errorf("Impl is %T, want a non-nil ledger.%s", impl, k)
+	}
+	return impl, nil
+}
+
+// An Op is one entry of the catalogue: a computation with one signature, a
+// float64 reference (harness/reference), cost model and test shapes.
+type Op struct {
+	Name    string
+	Kind    Kind
+	Type    quant.Type // weight type (matvec, matmul), block type (quantize, dequantize); F32 otherwise
+	Summary string
+	Shapes  []Shape
+}
+
+// ActType is the block type of the op's activations: ActivationType(Type)
+// for matvec and matmul, F32 for the rest.
+func (o *Op) ActType() quant.Type {
+	if o.Kind == KindMatVec || o.Kind == KindMatMul {
+		return ActivationType(o.Type)
+	}
+	return quant.F32
+}
+
+// A Shape is one problem size of an op. Which fields matter depends on the
+// op's Kind:
+//
+//	MatVec:              Rows × K
+//	MatMul:              Rows × K × N (N activation rows, e.g. prompt tokens)
+//	Quantize/Dequantize: K values
+//	RMSNorm/SiLUMul/Softmax: K values
+//	RoPE:                Heads × HeadDim
+//	Attention:           Heads, KVHeads, HeadDim over N cached positions
+type Shape struct {
+	Rows, K, N              int
+	Heads, KVHeads, HeadDim int
+	// Model and Role say where a real shape comes from ("1B", "attn_q");
+	// both are empty for the odd sizes that exercise tails.
+	Model, Role string
+}
+
+// Real reports whether the shape comes from a real model rather than being a
+// tail-exercising size.
+func (s Shape) Real() bool { return s.Model != "" }
+
+// Key is the shape's name within its op: compact, without spaces, '/' or
+// '=', so it can be a sub-benchmark name ("2048x8192", "n=2049",
+// "h32kv8d64ctx512").
+func (s Shape) Key(k Kind) string {
+	switch k {
+	case KindMatVec:
+		return fmt.Sprintf("%dx%d", s.Rows, s.K)
+	case KindMatMul:
+		return fmt.Sprintf("%dx%dx%d", s.Rows, s.K, s.N)
+	case KindRoPE:
+		return fmt.Sprintf("%dx%d", s.Heads, s.HeadDim)
+	case KindAttention:
+		return fmt.Sprintf("h%dkv%dd%dctx%d", s.Heads, s.KVHeads, s.HeadDim, s.N)
+	default:
+		return fmt.Sprintf("n%d", s.K)
+	}
+}
+
+// Label is Key plus where the shape comes from, for tables: "2048x8192 (1B ffn_down)".
+func (s Shape) Label(k Kind) string {
+	if !s.Real() {
+		return s.Key(k)
+	}
+	return fmt.Sprintf("%s (%s %s)", s.Key(k), s.Model, s.Role)
+}
+
+// FLOPs is the op's floating-point (or integer multiply-add) operation count
+// at shape s: 2 per multiply-add. For elementwise ops it counts the
+// arithmetic of a straightforward implementation (exp as one operation).
+func (o *Op) FLOPs(s Shape) float64 {
+	switch o.Kind {
+	case KindMatVec:
+		return 2 * float64(s.Rows) * float64(s.K)
+	case KindMatMul:
+		return 2 * float64(s.Rows) * float64(s.K) * float64(s.N)
+	case KindQuantize:
+		return 3 * float64(s.K) // |x| and max, scale, round
+	case KindDequantize:
+		return 2 * float64(s.K) // scale and offset
+	case KindRMSNorm:
+		return 4 * float64(s.K) // square-add, scale, weight
+	case KindSiLUMul:
+		return 5 * float64(s.K) // neg, exp, add, divide, multiply
+	case KindSoftmax:
+		return 4 * float64(s.K) // max, subtract+exp, sum, scale
+	case KindRoPE:
+		return 3 * float64(s.Heads) * float64(s.HeadDim) // 4 mul + 2 add per pair
+	case KindAttention:
+		hd, ctx := float64(s.HeadDim), float64(s.N)
+		return float64(s.Heads) * (4*hd*ctx + 4*ctx) // q·k, p·v, softmax
+	}
+	return 0
+}
+
+// Bytes is the memory traffic at shape s if every input is read once and
+// every output written once: the number a bandwidth roofline divides by.
+func (o *Op) Bytes(s Shape) float64 {
+	rowBytes := func(t quant.Type, n int) float64 {
+		b, err := quant.RowSize(t, int64(n))
+		if err != nil {
+			return 0
+		}
+		return float64(b)
+	}
+	switch o.Kind {
+	case KindMatVec:
+		return float64(s.Rows)*rowBytes(o.Type, s.K) + rowBytes(o.ActType(), s.K) + 4*float64(s.Rows)
+	case KindMatMul:
+		return float64(s.Rows)*rowBytes(o.Type, s.K) + float64(s.N)*rowBytes(o.ActType(), s.K) + 4*float64(s.Rows)*float64(s.N)
+	case KindQuantize, KindDequantize:
+		return 4*float64(s.K) + rowBytes(o.Type, s.K)
+	case KindRMSNorm, KindSiLUMul:
+		return 12 * float64(s.K)
+	case KindSoftmax:
+		return 8 * float64(s.K)
+	case KindRoPE:
+		return 8*float64(s.Heads)*float64(s.HeadDim) + 4*float64(s.HeadDim)
+	case KindAttention:
+		kv := 2 * 4 * float64(s.N) * float64(s.KVHeads) * float64(s.HeadDim)
+		return kv + 8*float64(s.Heads)*float64(s.HeadDim)
+	}
+	return 0
+}
+
+// Shape returns the op's shape whose Key is key.
+func (o *Op) Shape(key string) (Shape, bool) {
+	for _, s := range o.Shapes {
+		if s.Key(o.Kind) == key {
+			return s, true
+		}
+	}
+	return Shape{}, false
+}
+
+// TypeName is the lower-case type name used in op names: "q4_k".
+func TypeName(t quant.Type) string { return strings.ToLower(t.String()) }
+
+// MatVecOp is the name of the matrix-vector op for weight type wt.
+func MatVecOp(wt quant.Type) string { return "matvec/" + TypeName(wt) }
+
+// MatMulOp is the name of the matrix-matrix op for weight type wt.
+func MatMulOp(wt quant.Type) string { return "matmul/" + TypeName(wt) }
+
+// QuantizeOp is the name of the activation-quantization op into type t.
+func QuantizeOp(t quant.Type) string { return "quantize/" + TypeName(t) }
+
+// DequantizeOp is the name of the dequantization op from type t.
+func DequantizeOp(t quant.Type) string { return "dequantize/" + TypeName(t) }
+
+// Names of the ops that take no type.
+const (
+	OpRMSNorm   = "rmsnorm"
+	OpRoPE      = "rope"
+	OpSoftmax   = "softmax"
+	OpSiLUMul   = "silu_mul"
+	OpAttention = "attention"
+)

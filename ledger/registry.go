@@ -1,0 +1,207 @@
+package ledger
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Family names the technique a variant uses. A family is usually one package
+// under variants/.
+type Family string
+
+// The families the ledger knows. New ones may be added as they appear.
+const (
+	FamilyNaive           Family = "naive"
+	FamilyGoUnrolled      Family = "go-unrolled"
+	FamilyAVX2            Family = "avx2"
+	FamilyAVX512          Family = "avx512"
+	FamilyAVX512VNNI      Family = "avx512-vnni"
+	FamilyAMXBF16         Family = "amx-bf16"
+	FamilyAMXInt8         Family = "amx-int8"
+	FamilyFusedDequantAMX Family = "fused-dequant-amx"
+	FamilyNEON            Family = "neon"
+	FamilyCUDA            Family = "cuda"
+)
+
+// Status is where a variant stands in the ledger.
+type Status string
+
+const (
+	// Experimental variants are gated and timed but used by the engine only
+	// when promoted/ lists them.
+	Experimental Status = "experimental"
+	// Promoted variants won a head-to-head by the protocol's rule.
+	Promoted Status = "promoted"
+	// Retired variants stay in the ledger with their numbers but are never
+	// dispatched to.
+	Retired Status = "retired"
+)
+
+// A Variant is one implementation of an op. Register it in an init function
+// next to its code.
+type Variant struct {
+	Op       string   // catalogue op name, e.g. "matvec/q4_k"
+	Name     string   // unique within the op, e.g. "naive", "avx512-vnni"
+	Family   Family   // technique
+	Features []string // CPU/GPU features it needs (internal/cpufeat names, e.g. "avx2", "fma")
+	Status   Status   // experimental unless stated
+	Notes    string   // what it tries, what was learnt
+	// Impl is the kernel, one of this package's func types (MatVec, MatMul,
+	// Quantize, Dequantize, RMSNorm, SiLUMul, Softmax, RoPE, Attention), the
+	// one matching the op's Kind. A plain func literal of the same signature is
+	// accepted and converted.
+	Impl any
+}
+
+// ID names the variant across the ledger: "op:name".
+func (v Variant) ID() string { return v.Op + ":" + v.Name }
+
+// Available reports whether every feature the variant needs is present on
+// this machine.
+func (v Variant) Available() bool {
+	for _, f := range v.Features {
+		if !HasFeature(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// Missing lists the features the variant needs that this machine lacks.
+func (v Variant) Missing() []string {
+	var m []string
+	for _, f := range v.Features {
+		if !HasFeature(f) {
+			m = append(m, f)
+		}
+	}
+	return m
+}
+
+// A Registry holds variants. Default is the one variant packages register
+// into; tests may build their own.
+type Registry struct {
+	mu       sync.RWMutex
+	variants map[string][]Variant // by op, in registration order
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{variants: map[string][]Variant{}} }
+
+// Default is the process-wide registry.
+var Default = NewRegistry()
+
+// Register adds v to the default registry. It panics when v is malformed: an
+// unknown op, an Impl that does not match the op's signature, a duplicate
+// name. Those are programming mistakes caught the first time the package is
+// loaded, as with flag redefinitions.
+func Register(v Variant) {
+	if err := Default.Add(v); err != nil {
+		panic("ledger.Register: " + err.Error())
+	}
+}
+
+// Add validates v and adds it to r.
+func (r *Registry) Add(v Variant) error {
+	op, ok := LookupOp(v.Op)
+	if !ok {
+		return fmt.Errorf("variant %q: unknown op %q", v.Name, v.Op)
+	}
+	if v.Name == "" || strings.ContainsAny(v.Name, " /:=") {
+		return fmt.Errorf("op %s: variant name %q must be non-empty without spaces, '/', ':' or '='", v.Op, v.Name)
+	}
+	if v.Family == "" {
+		return fmt.Errorf("variant %s: no family", v.ID())
+	}
+	switch v.Status {
+	case "":
+		v.Status = Experimental
+	case Experimental, Promoted, Retired:
+	default:
+		return fmt.Errorf("variant %s: unknown status %q", v.ID(), v.Status)
+	}
+	impl, err := op.Kind.normalize(v.Impl)
+	if err != nil {
+		return fmt.Errorf("variant %s: %w", v.ID(), err)
+	}
+	v.Impl = impl
+	v.Features = append([]string(nil), v.Features...)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, old := range r.variants[v.Op] {
+		if old.Name == v.Name {
+			return fmt.Errorf("variant %s registered twice", v.ID())
+		}
+	}
+	r.variants[v.Op] = append(r.variants[v.Op], v)
+	return nil
+}
+
+// Remove deletes the variant with the given op and name, reporting whether it
+// was there. It exists for tests that register deliberately broken variants.
+func (r *Registry) Remove(op, name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	vs := r.variants[op]
+	for i, v := range vs {
+		if v.Name == name {
+			r.variants[op] = append(vs[:i:i], vs[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// Variants returns the variants of op in registration order.
+func (r *Registry) Variants(op string) []Variant {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]Variant(nil), r.variants[op]...)
+}
+
+// Lookup returns op's variant called name.
+func (r *Registry) Lookup(op, name string) (Variant, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, v := range r.variants[op] {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return Variant{}, false
+}
+
+// All returns every variant, ordered by catalogue op order then registration.
+func (r *Registry) All() []Variant {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var all []Variant
+	seen := map[string]bool{}
+	for _, op := range Catalogue() {
+		all = append(all, r.variants[op.Name]...)
+		seen[op.Name] = true
+	}
+	var rest []string
+	for name := range r.variants {
+		if !seen[name] {
+			rest = append(rest, name)
+		}
+	}
+	sort.Strings(rest)
+	for _, name := range rest {
+		all = append(all, r.variants[name]...)
+	}
+	return all
+}
+
+// Variants returns the default registry's variants of op.
+func Variants(op string) []Variant { return Default.Variants(op) }
+
+// Lookup finds a variant in the default registry.
+func Lookup(op, name string) (Variant, bool) { return Default.Lookup(op, name) }
+
+// All returns every variant in the default registry.
+func All() []Variant { return Default.All() }

@@ -1,0 +1,77 @@
+package promoted
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// Preferences is the content of preferences.json: for each op, the variants
+// to use in order of preference, each with the results record that earned
+// its place. Ops without a list use their naive variant.
+type Preferences struct {
+	Note string              `json:"note,omitempty"`
+	Ops  map[string][]Choice `json:"ops"`
+}
+
+// A Choice is one entry of an op's preference list.
+type Choice struct {
+	Variant  string `json:"variant"`            // variant name within the op
+	Evidence string `json:"evidence,omitempty"` // results record id of the head-to-head it won
+	Over     string `json:"over,omitempty"`     // the incumbent it beat
+	Date     string `json:"date,omitempty"`     // when it was promoted (YYYY-MM-DD)
+}
+
+//go:embed preferences.json
+var embedded []byte
+
+// Embedded returns the preference lists compiled into this binary.
+func Embedded() (Preferences, error) { return ParsePreferences(embedded) }
+
+// ParsePreferences decodes a preferences.json document.
+func ParsePreferences(data []byte) (Preferences, error) {
+	var p Preferences
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return Preferences{}, fmt.Errorf("promoted: preferences: %w", err)
+	}
+	if p.Ops == nil {
+		p.Ops = map[string][]Choice{}
+	}
+	for op, list := range p.Ops {
+		seen := map[string]bool{}
+		for i, c := range list {
+			if c.Variant == "" {
+				return Preferences{}, fmt.Errorf("promoted: preferences: %s entry %d has no variant", op, i)
+			}
+			if seen[c.Variant] {
+				return Preferences{}, fmt.Errorf("promoted: preferences: %s lists %s twice", op, c.Variant)
+			}
+			seen[c.Variant] = true
+		}
+	}
+	return p, nil
+}
+
+// Marshal encodes p as indented JSON with ops in sorted order (encoding/json
+// sorts map keys), ending in a newline, so the committed file diffs cleanly.
+func (p Preferences) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// OpNames returns the ops that have a preference list, sorted.
+func (p Preferences) OpNames() []string {
+	names := make([]string, 0, len(p.Ops))
+	for n := range p.Ops {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

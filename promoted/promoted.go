@@ -1,0 +1,287 @@
+// Package promoted is how the engine reaches kernels: for each op it returns
+// the first variant of the committed preference list (preferences.json,
+// written by `ledger promote`) that is registered and whose CPU features are
+// present, else the op's naive variant.
+//
+// The environment variable DAMASCUS_KERNELS overrides the choice for
+// experiments, e.g. DAMASCUS_KERNELS=matvec/q4_k=avx2,rmsnorm=naive; naming a
+// variant that is missing or cannot run here is an error, never a silent
+// fallback.
+package promoted
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+
+	// Every variant family registers itself here.
+	_ "github.com/damascus-llm/damascus/variants/naive"
+)
+
+// OverrideEnv names the environment variable that forces variants.
+const OverrideEnv = "DAMASCUS_KERNELS"
+
+// A Dispatcher resolves ops to variants from a preference list, a registry
+// and overrides. The package functions use one built from the embedded
+// preferences, the default registry and $DAMASCUS_KERNELS.
+type Dispatcher struct {
+	prefs     Preferences
+	reg       *ledger.Registry
+	overrides map[string]string
+
+	mu     sync.Mutex
+	chosen map[string]string // op → variant ID (or description), for records
+}
+
+// NewDispatcher builds a dispatcher. overrides maps op names to variant names.
+func NewDispatcher(prefs Preferences, reg *ledger.Registry, overrides map[string]string) *Dispatcher {
+	return &Dispatcher{prefs: prefs, reg: reg, overrides: overrides, chosen: map[string]string{}}
+}
+
+// ParseOverrides parses "op=variant,op=variant".
+func ParseOverrides(s string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		op, name, ok := strings.Cut(part, "=")
+		if !ok || op == "" || name == "" {
+			return nil, fmt.Errorf("%s: %q is not op=variant", OverrideEnv, part)
+		}
+		m[op] = name
+	}
+	return m, nil
+}
+
+// Resolve returns the variant the engine should use for op.
+func (d *Dispatcher) Resolve(op string) (ledger.Variant, error) {
+	if _, ok := ledger.LookupOp(op); !ok {
+		return ledger.Variant{}, fmt.Errorf("promoted: unknown op %q", op)
+	}
+	if name, ok := d.overrides[op]; ok {
+		v, ok := d.reg.Lookup(op, name)
+		if !ok {
+			return ledger.Variant{}, fmt.Errorf("promoted: %s asks for %s variant %q, which is not registered", OverrideEnv, op, name)
+		}
+		if miss := v.Missing(); len(miss) > 0 {
+			return ledger.Variant{}, fmt.Errorf("promoted: %s asks for %s, which needs %s, absent here", OverrideEnv, v.ID(), strings.Join(miss, ", "))
+		}
+		return d.record(op, v), nil
+	}
+	for _, c := range d.prefs.Ops[op] {
+		v, ok := d.reg.Lookup(op, c.Variant)
+		if ok && v.Status != ledger.Retired && v.Available() {
+			return d.record(op, v), nil
+		}
+	}
+	v, ok := d.reg.Lookup(op, "naive")
+	if !ok {
+		return ledger.Variant{}, fmt.Errorf("promoted: op %s has no usable variant (not even naive)", op)
+	}
+	return d.record(op, v), nil
+}
+
+func (d *Dispatcher) record(op string, v ledger.Variant) ledger.Variant {
+	d.note(op, v.ID())
+	return v
+}
+
+func (d *Dispatcher) note(op, what string) {
+	d.mu.Lock()
+	d.chosen[op] = what
+	d.mu.Unlock()
+}
+
+// Chosen returns what each op resolved to so far ("op:variant"), sorted by
+// op: what a results record should say the engine ran.
+func (d *Dispatcher) Chosen() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]string, 0, len(d.chosen))
+	for _, what := range d.chosen {
+		out = append(out, what)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// MatVec returns the matrix-vector kernel for weight type wt.
+func (d *Dispatcher) MatVec(wt quant.Type) (ledger.MatVec, error) {
+	v, err := d.Resolve(ledger.MatVecOp(wt))
+	if err != nil {
+		return nil, fmt.Errorf("matvec for %s weights: %w", wt, err)
+	}
+	return v.Impl.(ledger.MatVec), nil
+}
+
+// MatMul returns the matrix-matrix kernel for weight type wt. Without a
+// promoted (or forced) matmul variant, it loops the promoted matvec over the
+// activation rows: faster than the naive matmul once matvec has a SIMD winner.
+func (d *Dispatcher) MatMul(wt quant.Type) (ledger.MatMul, error) {
+	op := ledger.MatMulOp(wt)
+	if _, ok := ledger.LookupOp(op); !ok {
+		return nil, fmt.Errorf("matmul for %s weights: promoted: unknown op %q", wt, op)
+	}
+	_, forced := d.overrides[op]
+	if forced || len(d.prefs.Ops[op]) > 0 {
+		v, err := d.Resolve(op)
+		if err != nil {
+			return nil, fmt.Errorf("matmul for %s weights: %w", wt, err)
+		}
+		if forced || v.Name != "naive" {
+			return v.Impl.(ledger.MatMul), nil
+		}
+	}
+	mv, err := d.MatVec(wt)
+	if err != nil {
+		return nil, fmt.Errorf("matmul for %s weights: %w", wt, err)
+	}
+	mvv, _ := d.Resolve(ledger.MatVecOp(wt))
+	d.note(op, op+":matvec-loop("+mvv.Name+")")
+	return matVecLoop(mv, ledger.ActivationType(wt)), nil
+}
+
+func matVecLoop(mv ledger.MatVec, at quant.Type) ledger.MatMul {
+	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+		xb := k / at.BlockSize() * at.TypeSize()
+		for j := range n {
+			mv(dst[j*ldd:j*ldd+rows], w, xq[j*xb:(j+1)*xb], k)
+		}
+	}
+}
+
+// Quantize returns the kernel converting f32 activations to t, the
+// ActivationType of some weight type. For F32 it is a plain copy into bytes.
+func (d *Dispatcher) Quantize(t quant.Type) (ledger.Quantize, error) {
+	if t == quant.F32 {
+		return copyF32, nil
+	}
+	v, err := d.Resolve(ledger.QuantizeOp(t))
+	if err != nil {
+		return nil, fmt.Errorf("quantize to %s: %w", t, err)
+	}
+	return v.Impl.(ledger.Quantize), nil
+}
+
+func copyF32(dst []byte, x []float32) {
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
+	}
+}
+
+// Dequantize returns the kernel expanding blocks of t to f32 (e.g. for an
+// embedding row). Types outside the catalogue use model/quant's scalar code.
+func (d *Dispatcher) Dequantize(t quant.Type) (ledger.Dequantize, error) {
+	op := ledger.DequantizeOp(t)
+	if _, ok := ledger.LookupOp(op); !ok {
+		if t == quant.F32 {
+			return quant.DequantizeF32, nil
+		}
+		if !quant.CanDequantize(t) {
+			return nil, fmt.Errorf("dequantize %s: no kernel", t)
+		}
+		d.note(op, op+":model/quant")
+		return func(dst []float32, src []byte) { _ = quant.Dequantize(t, src, dst) }, nil
+	}
+	v, err := d.Resolve(op)
+	if err != nil {
+		return nil, fmt.Errorf("dequantize %s: %w", t, err)
+	}
+	return v.Impl.(ledger.Dequantize), nil
+}
+
+// mustResolve is for the f32 ops, which always have a naive variant (this
+// package imports it), so failure means a bad override.
+func (d *Dispatcher) mustResolve(op string) ledger.Variant {
+	v, err := d.Resolve(op)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// RMSNorm returns the RMS normalization kernel.
+func (d *Dispatcher) RMSNorm() ledger.RMSNorm {
+	return d.mustResolve(ledger.OpRMSNorm).Impl.(ledger.RMSNorm)
+}
+
+// SiLUMul returns the SwiGLU gate kernel.
+func (d *Dispatcher) SiLUMul() ledger.SiLUMul {
+	return d.mustResolve(ledger.OpSiLUMul).Impl.(ledger.SiLUMul)
+}
+
+// Softmax returns the in-place softmax kernel.
+func (d *Dispatcher) Softmax() ledger.Softmax {
+	return d.mustResolve(ledger.OpSoftmax).Impl.(ledger.Softmax)
+}
+
+// RoPE returns the rotary embedding kernel.
+func (d *Dispatcher) RoPE() ledger.RoPE { return d.mustResolve(ledger.OpRoPE).Impl.(ledger.RoPE) }
+
+// Attention returns the single-token attention kernel.
+func (d *Dispatcher) Attention() ledger.Attention {
+	return d.mustResolve(ledger.OpAttention).Impl.(ledger.Attention)
+}
+
+var (
+	defaultOnce sync.Once
+	defaultD    *Dispatcher
+)
+
+// Default is the dispatcher behind the package functions: the embedded
+// preferences, the default registry and $DAMASCUS_KERNELS. A malformed
+// embedded file or override panics on first use: both are fixed before a run,
+// not handled during one.
+func Default() *Dispatcher {
+	defaultOnce.Do(func() {
+		prefs, err := Embedded()
+		if err != nil {
+			panic(err)
+		}
+		over, err := ParseOverrides(os.Getenv(OverrideEnv))
+		if err != nil {
+			panic(err)
+		}
+		defaultD = NewDispatcher(prefs, ledger.Default, over)
+	})
+	return defaultD
+}
+
+// MatVec returns the engine's matrix-vector kernel for weight type wt.
+func MatVec(wt quant.Type) (ledger.MatVec, error) { return Default().MatVec(wt) }
+
+// MatMul returns the engine's matrix-matrix kernel for weight type wt.
+func MatMul(wt quant.Type) (ledger.MatMul, error) { return Default().MatMul(wt) }
+
+// Quantize returns the engine's activation quantizer into type t.
+func Quantize(t quant.Type) (ledger.Quantize, error) { return Default().Quantize(t) }
+
+// Dequantize returns the engine's dequantizer from type t.
+func Dequantize(t quant.Type) (ledger.Dequantize, error) { return Default().Dequantize(t) }
+
+// RMSNorm returns the engine's RMS normalization kernel.
+func RMSNorm() ledger.RMSNorm { return Default().RMSNorm() }
+
+// SiLUMul returns the engine's SwiGLU gate kernel.
+func SiLUMul() ledger.SiLUMul { return Default().SiLUMul() }
+
+// Softmax returns the engine's softmax kernel.
+func Softmax() ledger.Softmax { return Default().Softmax() }
+
+// RoPE returns the engine's rotary embedding kernel.
+func RoPE() ledger.RoPE { return Default().RoPE() }
+
+// Attention returns the engine's single-token attention kernel.
+func Attention() ledger.Attention { return Default().Attention() }
+
+// Chosen lists what the engine's ops resolved to so far.
+func Chosen() []string { return Default().Chosen() }

@@ -1,0 +1,128 @@
+package promoted
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/variants/naive"
+)
+
+func TestEmbeddedPreferencesParse(t *testing.T) {
+	p, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range p.OpNames() {
+		if _, ok := ledger.LookupOp(op); !ok {
+			t.Errorf("preferences.json names unknown op %q", op)
+		}
+	}
+}
+
+// fakeRegistry holds the naive rmsnorm plus two faster-looking variants, one
+// needing a feature this test pretends is absent.
+func fakeRegistry(t *testing.T) *ledger.Registry {
+	r := ledger.NewRegistry()
+	for _, v := range []ledger.Variant{
+		{Op: ledger.OpRMSNorm, Name: "naive", Family: ledger.FamilyNaive, Impl: ledger.RMSNorm(naive.RMSNorm)},
+		{Op: ledger.OpRMSNorm, Name: "fancy", Family: ledger.FamilyAVX512, Features: []string{"test-absent"}, Impl: ledger.RMSNorm(naive.RMSNorm)},
+		{Op: ledger.OpRMSNorm, Name: "plain", Family: ledger.FamilyGoUnrolled, Impl: ledger.RMSNorm(naive.RMSNorm)},
+		{Op: ledger.OpRMSNorm, Name: "old", Family: ledger.FamilyGoUnrolled, Status: ledger.Retired, Impl: ledger.RMSNorm(naive.RMSNorm)},
+		{Op: ledger.MatVecOp(quant.Q8_0), Name: "naive", Family: ledger.FamilyNaive, Impl: naive.MatVec(quant.Q8_0)},
+	} {
+		if err := r.Add(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+func TestResolveTakesFirstAvailable(t *testing.T) {
+	r := fakeRegistry(t)
+	prefs := Preferences{Ops: map[string][]Choice{
+		ledger.OpRMSNorm: {{Variant: "gone"}, {Variant: "old"}, {Variant: "fancy"}, {Variant: "plain"}},
+	}}
+	d := NewDispatcher(prefs, r, nil)
+	v, err := d.Resolve(ledger.OpRMSNorm)
+	if err != nil || v.Name != "plain" {
+		t.Fatalf("Resolve = %s, %v; want plain (gone unregistered, old retired, fancy lacks a feature)", v.Name, err)
+	}
+	prefs.Ops[ledger.OpRMSNorm] = prefs.Ops[ledger.OpRMSNorm][:3]
+	if v, _ := NewDispatcher(prefs, r, nil).Resolve(ledger.OpRMSNorm); v.Name != "naive" {
+		t.Errorf("with no usable preference got %s, want naive", v.Name)
+	}
+	if got := d.Chosen(); len(got) != 1 || got[0] != "rmsnorm:plain" {
+		t.Errorf("Chosen = %v", got)
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	r := fakeRegistry(t)
+	over, err := ParseOverrides("rmsnorm=old, matvec/q8_0=naive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := NewDispatcher(Preferences{}, r, over).Resolve(ledger.OpRMSNorm); err != nil || v.Name != "old" {
+		t.Errorf("override: got %s, %v; want old", v.Name, err)
+	}
+	for _, bad := range []string{"rmsnorm=fancy", "rmsnorm=nope"} {
+		over, _ := ParseOverrides(bad)
+		if _, err := NewDispatcher(Preferences{}, r, over).Resolve(ledger.OpRMSNorm); err == nil {
+			t.Errorf("override %s: no error", bad)
+		}
+	}
+	if _, err := ParseOverrides("rmsnorm"); err == nil || !strings.Contains(err.Error(), "op=variant") {
+		t.Errorf("malformed override: %v", err)
+	}
+}
+
+func TestMatMulFallsBackToMatVecLoop(t *testing.T) {
+	d := NewDispatcher(Preferences{}, fakeRegistry(t), nil)
+	mm, err := d.MatMul(quant.Q8_0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const k, rows, n = 64, 3, 2
+	w := make([]byte, rows*2*34)
+	xq := make([]byte, n*2*34)
+	for i := range w {
+		w[i] = byte(i%7 + 1)
+	}
+	for i := range xq {
+		xq[i] = byte(i%5 + 1)
+	}
+	dst := make([]float32, n*rows)
+	mm(dst, rows, w, rows, xq, n, k)
+	want := make([]float32, n*rows)
+	naive.MatMul(quant.Q8_0)(want, rows, w, rows, xq, n, k)
+	for i := range dst {
+		if dst[i] != want[i] {
+			t.Fatalf("dst[%d] = %g, want %g", i, dst[i], want[i])
+		}
+	}
+}
+
+func TestPackageFunctions(t *testing.T) {
+	for _, wt := range ledger.WeightTypes {
+		if _, err := MatVec(wt); err != nil {
+			t.Errorf("MatVec(%s): %v", wt, err)
+		}
+		if _, err := MatMul(wt); err != nil {
+			t.Errorf("MatMul(%s): %v", wt, err)
+		}
+		if _, err := Quantize(ledger.ActivationType(wt)); err != nil {
+			t.Errorf("Quantize(%s): %v", ledger.ActivationType(wt), err)
+		}
+	}
+	if _, err := MatVec(quant.IQ2_XS); err == nil {
+		t.Error("MatVec(IQ2_XS): no error")
+	}
+	if _, err := Dequantize(quant.Q5_K); err != nil {
+		t.Errorf("Dequantize(Q5_K) (outside the catalogue): %v", err)
+	}
+	if RMSNorm() == nil || SiLUMul() == nil || Softmax() == nil || RoPE() == nil || Attention() == nil {
+		t.Error("an f32 op resolved to nil")
+	}
+}

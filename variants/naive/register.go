@@ -1,0 +1,45 @@
+package naive
+
+import (
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+func init() {
+	for _, wt := range ledger.WeightTypes {
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(wt), Name: "naive", Family: ledger.FamilyNaive,
+			Status: ledger.Promoted, Impl: MatVec(wt),
+			Notes: "scalar Go, one row at a time; integer block sums as in ggml's vec_dot generic"})
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(wt), Name: "naive", Family: ledger.FamilyNaive,
+			Status: ledger.Promoted, Impl: MatMul(wt),
+			Notes: "scalar Go, one dot product per output"})
+	}
+	quantizers := map[quant.Type]ledger.Quantize{
+		quant.Q8_K: QuantizeQ8K, quant.Q8_0: QuantizeQ8_0, quant.F16: QuantizeF16, quant.BF16: QuantizeBF16,
+	}
+	for _, t := range ledger.ActivationTypes {
+		ledger.Register(ledger.Variant{Op: ledger.QuantizeOp(t), Name: "naive", Family: ledger.FamilyNaive,
+			Status: ledger.Promoted, Impl: quantizers[t],
+			Notes: "scalar Go, byte-identical to ggml's quantize_row_*_ref"})
+	}
+	dequantizers := map[quant.Type]ledger.Dequantize{
+		quant.Q4_K: quant.DequantizeQ4K, quant.Q6_K: quant.DequantizeQ6K, quant.Q8_0: quant.DequantizeQ8_0,
+		quant.Q4_0: quant.DequantizeQ4_0, quant.Q8_K: quant.DequantizeQ8K, quant.F16: quant.DequantizeF16,
+		quant.BF16: quant.DequantizeBF16,
+	}
+	for _, t := range ledger.DequantizeTypes {
+		ledger.Register(ledger.Variant{Op: ledger.DequantizeOp(t), Name: "naive", Family: ledger.FamilyNaive,
+			Status: ledger.Promoted, Impl: dequantizers[t],
+			Notes: "model/quant's scalar dequantizer (bit-identical to ggml's dequantize_row_*)"})
+	}
+	for op, impl := range map[string]any{
+		ledger.OpRMSNorm:   ledger.RMSNorm(RMSNorm),
+		ledger.OpSiLUMul:   ledger.SiLUMul(SiLUMul),
+		ledger.OpSoftmax:   ledger.Softmax(Softmax),
+		ledger.OpRoPE:      ledger.RoPE(RoPE),
+		ledger.OpAttention: ledger.Attention(Attention),
+	} {
+		ledger.Register(ledger.Variant{Op: op, Name: "naive", Family: ledger.FamilyNaive,
+			Status: ledger.Promoted, Impl: impl, Notes: "scalar Go"})
+	}
+}

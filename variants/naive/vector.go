@@ -1,0 +1,103 @@
+package naive
+
+import (
+	"math"
+	"sync"
+)
+
+// RMSNorm sums the squares in float64 as ggml does (ggml_float), then scales
+// in float32.
+func RMSNorm(dst, x, weight []float32, eps float32) {
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	mean := float32(ss / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+	for i, v := range x {
+		dst[i] = v * scale * weight[i]
+	}
+}
+
+// SiLUMul computes silu(gate)·up.
+func SiLUMul(dst, gate, up []float32) {
+	for i, g := range gate {
+		dst[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+	}
+}
+
+// Softmax subtracts the maximum before exponentiating and sums in float64.
+func Softmax(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	m := x[0]
+	for _, v := range x[1:] {
+		m = max(m, v)
+	}
+	var sum float64
+	for i, v := range x {
+		e := float32(math.Exp(float64(v - m)))
+		x[i] = e
+		sum += float64(e)
+	}
+	inv := float32(1 / sum)
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+// RoPE rotates pairs (x[2i], x[2i+1]) of each head, or (x[i], x[i+d/2]) in
+// the NeoX layout, by the angle whose cosine and sine are cos[i], sin[i].
+func RoPE(x []float32, nHeads, headDim int, cos, sin []float32, neox bool) {
+	half := headDim / 2
+	for h := range nHeads {
+		head := x[h*headDim : (h+1)*headDim]
+		for i := range half {
+			a, b := 2*i, 2*i+1
+			if neox {
+				a, b = i, i+half
+			}
+			x0, x1 := head[a], head[b]
+			head[a] = x0*cos[i] - x1*sin[i]
+			head[b] = x0*sin[i] + x1*cos[i]
+		}
+	}
+}
+
+// scores recycles the attention score buffers so a decode step allocates nothing.
+var scores = sync.Pool{New: func() any { return new([]float32) }}
+
+// Attention is one query token's grouped-query attention, head by head:
+// scores, softmax, weighted sum of values.
+func Attention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	buf := scores.Get().(*[]float32)
+	defer scores.Put(buf)
+	if cap(*buf) < nCtx {
+		*buf = make([]float32, nCtx)
+	}
+	p := (*buf)[:nCtx]
+	group := nHeads / nKVHeads
+	stride := nKVHeads * headDim
+	for h := range nHeads {
+		qh := q[h*headDim : (h+1)*headDim]
+		off := (h / group) * headDim
+		for t := range nCtx {
+			kt := k[t*stride+off : t*stride+off+headDim]
+			var s float32
+			for i, qv := range qh {
+				s += qv * kt[i]
+			}
+			p[t] = s * scale
+		}
+		Softmax(p)
+		oh := out[h*headDim : (h+1)*headDim]
+		clear(oh)
+		for t, pt := range p {
+			vt := v[t*stride+off : t*stride+off+headDim]
+			for i, vv := range vt {
+				oh[i] += pt * vv
+			}
+		}
+	}
+}
