@@ -1,0 +1,109 @@
+package llamacpp
+
+import "unsafe"
+
+// llamaFuncs are the libllama entry points the package uses, with C
+// signatures from include/llama.h at commit 5b4ebc5. Handles (model, context,
+// vocab, memory) are opaque uintptrs.
+type llamaFuncs struct {
+	backendInit     func()
+	logSet          func(cb uintptr, userData unsafe.Pointer)
+	version         func() string
+	printSystemInfo func() string
+
+	modelDefaultParams    func() modelParams
+	contextDefaultParams  func() contextParams
+	quantizeDefaultParams func() quantizeParams
+
+	modelLoadFromFile func(path string, p modelParams) uintptr
+	modelFree         func(model uintptr)
+	modelGetVocab     func(model uintptr) uintptr
+	modelNParams      func(model uintptr) uint64
+	modelSize         func(model uintptr) uint64
+	modelDesc         func(model uintptr, buf *byte, size uintptr) int32
+	modelNEmbd        func(model uintptr) int32
+	modelNLayer       func(model uintptr) int32
+	modelQuantize     func(in, out string, p *quantizeParams) uint32
+
+	initFromModel func(model uintptr, p contextParams) uintptr
+	free          func(ctx uintptr)
+	nCtx          func(ctx uintptr) uint32
+	nBatch        func(ctx uintptr) uint32
+	nUbatch       func(ctx uintptr) uint32
+	decode        func(ctx uintptr, b batch) int32
+	synchronize   func(ctx uintptr)
+	getLogitsIth  func(ctx uintptr, i int32) *float32
+	getMemory     func(ctx uintptr) uintptr
+	memoryClear   func(mem uintptr, data bool)
+	setNThreads   func(ctx uintptr, nThreads, nThreadsBatch int32)
+
+	vocabNTokens   func(vocab uintptr) int32
+	vocabType      func(vocab uintptr) int32
+	vocabBOS       func(vocab uintptr) int32
+	vocabEOS       func(vocab uintptr) int32
+	tokenize       func(vocab uintptr, text *byte, textLen int32, tokens *int32, nTokensMax int32, addSpecial, parseSpecial bool) int32
+	tokenToPiece   func(vocab uintptr, token int32, buf *byte, length int32, lstrip int32, special bool) int32
+	detokenize     func(vocab uintptr, tokens *int32, nTokens int32, text *byte, textLenMax int32, removeSpecial, unparseSpecial bool) int32
+	vocabGetAddBOS func(vocab uintptr) bool
+}
+
+func (f *llamaFuncs) bind(b *binder, h uintptr) {
+	b.bind(h, "llama_backend_init", &f.backendInit)
+	b.bind(h, "llama_log_set", &f.logSet)
+	b.bind(h, "llama_version", &f.version)
+	b.bind(h, "llama_print_system_info", &f.printSystemInfo)
+
+	b.bind(h, "llama_model_default_params", &f.modelDefaultParams)
+	b.bind(h, "llama_context_default_params", &f.contextDefaultParams)
+	b.bind(h, "llama_model_quantize_default_params", &f.quantizeDefaultParams)
+
+	b.bind(h, "llama_model_load_from_file", &f.modelLoadFromFile)
+	b.bind(h, "llama_model_free", &f.modelFree)
+	b.bind(h, "llama_model_get_vocab", &f.modelGetVocab)
+	b.bind(h, "llama_model_n_params", &f.modelNParams)
+	b.bind(h, "llama_model_size", &f.modelSize)
+	b.bind(h, "llama_model_desc", &f.modelDesc)
+	b.bind(h, "llama_model_n_embd", &f.modelNEmbd)
+	b.bind(h, "llama_model_n_layer", &f.modelNLayer)
+	b.bind(h, "llama_model_quantize", &f.modelQuantize)
+
+	b.bind(h, "llama_init_from_model", &f.initFromModel)
+	b.bind(h, "llama_free", &f.free)
+	b.bind(h, "llama_n_ctx", &f.nCtx)
+	b.bind(h, "llama_n_batch", &f.nBatch)
+	b.bind(h, "llama_n_ubatch", &f.nUbatch)
+	b.bind(h, "llama_decode", &f.decode)
+	b.bind(h, "llama_synchronize", &f.synchronize)
+	b.bind(h, "llama_get_logits_ith", &f.getLogitsIth)
+	b.bind(h, "llama_get_memory", &f.getMemory)
+	b.bind(h, "llama_memory_clear", &f.memoryClear)
+	b.bind(h, "llama_set_n_threads", &f.setNThreads)
+
+	b.bind(h, "llama_vocab_n_tokens", &f.vocabNTokens)
+	b.bind(h, "llama_vocab_type", &f.vocabType)
+	b.bind(h, "llama_vocab_bos", &f.vocabBOS)
+	b.bind(h, "llama_vocab_eos", &f.vocabEOS)
+	b.bind(h, "llama_tokenize", &f.tokenize)
+	b.bind(h, "llama_token_to_piece", &f.tokenToPiece)
+	b.bind(h, "llama_detokenize", &f.detokenize)
+	b.bind(h, "llama_vocab_get_add_bos", &f.vocabGetAddBOS)
+}
+
+// Version returns llama_version() of the loaded library (e.g. "0.4.0-dev").
+func Version() (string, error) {
+	l, err := get()
+	if err != nil {
+		return "", err
+	}
+	return l.llama.version(), nil
+}
+
+// SystemInfo returns llama_print_system_info(): the loaded backends and the
+// CPU features they were built for, e.g. "CPU : SSE3 = 1 | ... | AMX_INT8 = 1 | ...".
+func SystemInfo() (string, error) {
+	l, err := get()
+	if err != nil {
+		return "", err
+	}
+	return l.llama.printSystemInfo(), nil
+}
