@@ -101,6 +101,7 @@ func TestRegistryValidates(t *testing.T) {
 		{Variant{Op: "rmsnorm", Name: "a/b", Family: FamilyNaive}, "variant name"},
 		{Variant{Op: "rmsnorm", Name: "y", Impl: good}, "no family"},
 		{Variant{Op: "rmsnorm", Name: "y", Family: FamilyNaive, Status: "great"}, "unknown status"},
+		{Variant{Op: "rmsnorm", Name: "y", Family: FamilyAVX2, Features: []string{"avx9000"}, Impl: RMSNorm(func([]float32, []float32, []float32, float32) {})}, "unknown feature"},
 	} {
 		err := r.Add(tc.v)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

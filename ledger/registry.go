@@ -122,6 +122,11 @@ func (r *Registry) Add(v Variant) error {
 	default:
 		return fmt.Errorf("variant %s: unknown status %q", v.ID(), v.Status)
 	}
+	for _, f := range v.Features {
+		if !KnownFeature(f) {
+			return fmt.Errorf("variant %s: unknown feature %q (see internal/cpufeat)", v.ID(), f)
+		}
+	}
 	impl, err := op.Kind.normalize(v.Impl)
 	if err != nil {
 		return fmt.Errorf("variant %s: %w", v.ID(), err)

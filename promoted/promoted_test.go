@@ -21,13 +21,13 @@ func TestEmbeddedPreferencesParse(t *testing.T) {
 	}
 }
 
-// fakeRegistry holds the naive rmsnorm plus two faster-looking variants, one
-// needing a feature this test pretends is absent.
+// fakeRegistry holds the naive rmsnorm plus faster-looking variants: one
+// needing a feature the tests pretend is absent, one retired.
 func fakeRegistry(t *testing.T) *ledger.Registry {
 	r := ledger.NewRegistry()
 	for _, v := range []ledger.Variant{
 		{Op: ledger.OpRMSNorm, Name: "naive", Family: ledger.FamilyNaive, Impl: ledger.RMSNorm(naive.RMSNorm)},
-		{Op: ledger.OpRMSNorm, Name: "fancy", Family: ledger.FamilyAVX512, Features: []string{"test-absent"}, Impl: ledger.RMSNorm(naive.RMSNorm)},
+		{Op: ledger.OpRMSNorm, Name: "fancy", Family: ledger.FamilyAVX512, Features: []string{"avx512fp16"}, Impl: ledger.RMSNorm(naive.RMSNorm)},
 		{Op: ledger.OpRMSNorm, Name: "plain", Family: ledger.FamilyGoUnrolled, Impl: ledger.RMSNorm(naive.RMSNorm)},
 		{Op: ledger.OpRMSNorm, Name: "old", Family: ledger.FamilyGoUnrolled, Status: ledger.Retired, Impl: ledger.RMSNorm(naive.RMSNorm)},
 		{Op: ledger.MatVecOp(quant.Q8_0), Name: "naive", Family: ledger.FamilyNaive, Impl: naive.MatVec(quant.Q8_0)},
@@ -39,7 +39,15 @@ func fakeRegistry(t *testing.T) *ledger.Registry {
 	return r
 }
 
+// pretendAbsent makes ledger.HasFeature deny avx512fp16 for the test's duration.
+func pretendAbsent(t *testing.T) {
+	has := ledger.HasFeature
+	ledger.HasFeature = func(name string) bool { return name != "avx512fp16" && has(name) }
+	t.Cleanup(func() { ledger.HasFeature = has })
+}
+
 func TestResolveTakesFirstAvailable(t *testing.T) {
+	pretendAbsent(t)
 	r := fakeRegistry(t)
 	prefs := Preferences{Ops: map[string][]Choice{
 		ledger.OpRMSNorm: {{Variant: "gone"}, {Variant: "old"}, {Variant: "fancy"}, {Variant: "plain"}},
@@ -59,6 +67,7 @@ func TestResolveTakesFirstAvailable(t *testing.T) {
 }
 
 func TestOverrides(t *testing.T) {
+	pretendAbsent(t)
 	r := fakeRegistry(t)
 	over, err := ParseOverrides("rmsnorm=old, matvec/q8_0=naive")
 	if err != nil {
