@@ -1,0 +1,40 @@
+//go:build !noasm
+
+package avx512
+
+import (
+	"testing"
+
+	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+)
+
+var matVecCases = []struct {
+	name     string
+	wt       quant.Type
+	f        kerneltest.MatVecFunc
+	features []string
+}{
+	{"avx512", quant.Q4_K, MatVecQ4K, []string{"avx512f", "avx512bw", "avx512vl"}},
+	{"avx512vnni", quant.Q4_K, MatVecQ4KVNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
+}
+
+func TestMatVec(t *testing.T) {
+	for _, c := range matVecCases {
+		t.Run(c.wt.String()+"/"+c.name, func(t *testing.T) {
+			need(t, c.features...)
+			kerneltest.MatVec(t, c.wt, c.f)
+		})
+	}
+}
+
+func BenchmarkMatVec(b *testing.B) {
+	for _, c := range matVecCases {
+		for _, s := range kerneltest.Shapes {
+			b.Run("type="+kerneltest.TypeName(c.wt)+"/variant="+c.name+"/shape="+s.String(), func(b *testing.B) {
+				need(b, c.features...)
+				kerneltest.BenchMatVec(b, c.wt, c.f, s)
+			})
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package gounrolled
+
+import "encoding/binary"
+
+// MatVecQ4K computes dst[r] = W[r]·x for Q4_K weights and Q8_K activations.
+func MatVecQ4K(dst []float32, w, xq []byte, k int) {
+	nb := k / qk
+	rowBytes := nb * q4KBytes
+	for r := range dst {
+		dst[r] = dotQ4K(w[r*rowBytes:(r+1)*rowBytes], xq[:nb*q8KBytes], nb)
+	}
+}
+
+func dotQ4K(w, x []byte, nb int) float32 {
+	var sum float32
+	for b := 0; b < nb; b++ {
+		wb := w[b*q4KBytes : (b+1)*q4KBytes : (b+1)*q4KBytes]
+		xb := x[b*q8KBytes : (b+1)*q8KBytes : (b+1)*q8KBytes]
+		dx := f32(xb)
+		d := half(wb[0:]) * dx
+		dmin := half(wb[2:]) * dx
+		sc, m := Q4KScales(wb[4:16])
+
+		sums := xb[q8KSumsOff:]
+		var mins int32
+		for j := 0; j < 8; j++ {
+			bs := int32(int16(binary.LittleEndian.Uint16(sums[4*j:]))) +
+				int32(int16(binary.LittleEndian.Uint16(sums[4*j+2:])))
+			mins += int32(m[j]) * bs
+		}
+
+		var dot int32
+		for c := 0; c < 4; c++ {
+			q := wb[16+32*c : 48+32*c : 48+32*c]
+			y := xb[q8KQsOff+64*c : q8KQsOff+64*c+64 : q8KQsOff+64*c+64]
+			var lo0, lo1, hi0, hi1 int32
+			for l := 0; l < 32; l += 2 {
+				lo0 += int32(q[l]&15) * int32(int8(y[l]))
+				lo1 += int32(q[l+1]&15) * int32(int8(y[l+1]))
+				hi0 += int32(q[l]>>4) * int32(int8(y[32+l]))
+				hi1 += int32(q[l+1]>>4) * int32(int8(y[33+l]))
+			}
+			dot += int32(sc[2*c])*(lo0+lo1) + int32(sc[2*c+1])*(hi0+hi1)
+		}
+		sum += d*float32(dot) - dmin*float32(mins)
+	}
+	return sum
+}
+
+// MatVecQ6K computes dst[r] = W[r]·x for Q6_K weights and Q8_K activations.
+func MatVecQ6K(dst []float32, w, xq []byte, k int) {
+	nb := k / qk
+	rowBytes := nb * q6KBytes
+	for r := range dst {
+		dst[r] = dotQ6K(w[r*rowBytes:(r+1)*rowBytes], xq[:nb*q8KBytes], nb)
+	}
+}
+
+func dotQ6K(w, x []byte, nb int) float32 {
+	var sum float32
+	for b := 0; b < nb; b++ {
+		wb := w[b*q6KBytes : (b+1)*q6KBytes : (b+1)*q6KBytes]
+		xb := x[b*q8KBytes : (b+1)*q8KBytes : (b+1)*q8KBytes]
+		d := half(wb[208:]) * f32(xb)
+		var dot int32
+		for h := 0; h < 2; h++ {
+			ql := wb[64*h : 64*h+64 : 64*h+64]
+			qh := wb[128+32*h : 160+32*h : 160+32*h]
+			sc := wb[192+8*h : 200+8*h : 200+8*h]
+			y := xb[q8KQsOff+128*h : q8KQsOff+128*h+128 : q8KQsOff+128*h+128]
+			for g := 0; g < 2; g++ { // 16-value sub-blocks: l in [16g, 16g+16)
+				var s1, s2, s3, s4 int32
+				for l := 16 * g; l < 16*g+16; l++ {
+					hb := qh[l]
+					s1 += (int32(ql[l]&15|(hb&3)<<4) - 32) * int32(int8(y[l]))
+					s2 += (int32(ql[l+32]&15|(hb>>2&3)<<4) - 32) * int32(int8(y[l+32]))
+					s3 += (int32(ql[l]>>4|(hb>>4&3)<<4) - 32) * int32(int8(y[l+64]))
+					s4 += (int32(ql[l+32]>>4|(hb>>6)<<4) - 32) * int32(int8(y[l+96]))
+				}
+				dot += int32(int8(sc[g]))*s1 + int32(int8(sc[g+2]))*s2 +
+					int32(int8(sc[g+4]))*s3 + int32(int8(sc[g+6]))*s4
+			}
+		}
+		sum += d * float32(dot)
+	}
+	return sum
+}
+
+// MatVecQ8_0 computes dst[r] = W[r]·x for Q8_0 weights and Q8_0 activations.
+func MatVecQ8_0(dst []float32, w, xq []byte, k int) {
+	nb := k / q80Values
+	rowBytes := nb * q80Bytes
+	x := xq[:rowBytes]
+	for r := range dst {
+		row := w[r*rowBytes : (r+1)*rowBytes]
+		var sum float32
+		for b := 0; b < nb; b++ {
+			wb := row[b*q80Bytes : (b+1)*q80Bytes : (b+1)*q80Bytes]
+			xb := x[b*q80Bytes : (b+1)*q80Bytes : (b+1)*q80Bytes]
+			var s0, s1, s2, s3 int32
+			for j := 2; j < q80Bytes; j += 4 {
+				s0 += int32(int8(wb[j])) * int32(int8(xb[j]))
+				s1 += int32(int8(wb[j+1])) * int32(int8(xb[j+1]))
+				s2 += int32(int8(wb[j+2])) * int32(int8(xb[j+2]))
+				s3 += int32(int8(wb[j+3])) * int32(int8(xb[j+3]))
+			}
+			sum += half(wb) * half(xb) * float32(s0+s1+s2+s3)
+		}
+		dst[r] = sum
+	}
+}
+
+// MatVecF32 computes dst[r] = W[r]·x for float32 weights and activations.
+func MatVecF32(dst []float32, w, xq []byte, k int) {
+	x := xq[: 4*k : 4*k]
+	for r := range dst {
+		row := w[4*k*r : 4*k*(r+1) : 4*k*(r+1)]
+		var s0, s1, s2, s3 float32
+		i := 0
+		for ; i+16 <= 4*k; i += 16 {
+			s0 += f32(row[i:]) * f32(x[i:])
+			s1 += f32(row[i+4:]) * f32(x[i+4:])
+			s2 += f32(row[i+8:]) * f32(x[i+8:])
+			s3 += f32(row[i+12:]) * f32(x[i+12:])
+		}
+		for ; i < 4*k; i += 4 {
+			s0 += f32(row[i:]) * f32(x[i:])
+		}
+		dst[r] = (s0 + s1) + (s2 + s3)
+	}
+}
+
+// MatVecF16 computes dst[r] = W[r]·x for half-precision weights and
+// activations, accumulating in float32.
+func MatVecF16(dst []float32, w, xq []byte, k int) {
+	matVec16(dst, w, xq, k, FP16ToFloat32)
+}
+
+// MatVecBF16 computes dst[r] = W[r]·x for bfloat16 weights and activations,
+// accumulating in float32.
+func MatVecBF16(dst []float32, w, xq []byte, k int) {
+	matVec16(dst, w, xq, k, BF16ToFloat32)
+}
+
+func matVec16(dst []float32, w, xq []byte, k int, widen func(uint16) float32) {
+	x := xq[: 2*k : 2*k]
+	u16 := binary.LittleEndian.Uint16
+	for r := range dst {
+		row := w[2*k*r : 2*k*(r+1) : 2*k*(r+1)]
+		var s0, s1, s2, s3 float32
+		i := 0
+		for ; i+8 <= 2*k; i += 8 {
+			s0 += widen(u16(row[i:])) * widen(u16(x[i:]))
+			s1 += widen(u16(row[i+2:])) * widen(u16(x[i+2:]))
+			s2 += widen(u16(row[i+4:])) * widen(u16(x[i+4:]))
+			s3 += widen(u16(row[i+6:])) * widen(u16(x[i+6:]))
+		}
+		for ; i < 2*k; i += 2 {
+			s0 += widen(u16(row[i:])) * widen(u16(x[i:]))
+		}
+		dst[r] = (s0 + s1) + (s2 + s3)
+	}
+}
