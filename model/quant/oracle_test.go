@@ -149,7 +149,7 @@ func inputSets(n int) map[string][]float32 {
 		"heavy-tail": row(func(int) float32 { return float32(r.NormFloat64() / (r.Float64() + 0.01)) }),
 		"zeros":      make([]float32, n),
 		"equal":      row(func(int) float32 { return -0.3 }),
-		"denormals":  row(func(i int) float32 { return math.Float32frombits(uint32(r.IntN(1 << 23))) * float32(i%3-1) }),
+		"denormals":  row(func(i int) float32 { return math.Float32frombits(uint32(r.IntN(1<<23))) * float32(i%3-1) }),
 		"tiny":       row(func(int) float32 { return float32(r.NormFloat64() * 1e-20) }),
 		"huge":       row(func(int) float32 { return float32(r.NormFloat64() * 3e4) }),
 		"overflow":   row(func(int) float32 { return float32(r.NormFloat64() * 1e9) }),
