@@ -1,0 +1,202 @@
+package llamacpp
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// ContextOptions size a llama.cpp inference context. Zero values take the
+// defaults noted on each field.
+type ContextOptions struct {
+	NCtx         int  // KV cache length in tokens; default 2048
+	NBatch       int  // most tokens one llama_decode call takes; default 2048 (capped at NCtx)
+	NUbatch      int  // tokens per compute step; default 512 (capped at NBatch)
+	Threads      int  // threads for single-token decodes; default runtime.NumCPU()
+	ThreadsBatch int  // threads for batches; default Threads
+	FlashAttn    bool // enable flash attention (llama.cpp's "auto" is not used, for reproducibility)
+}
+
+func (o ContextOptions) withDefaults() ContextOptions {
+	if o.NCtx <= 0 {
+		o.NCtx = 2048
+	}
+	if o.NBatch <= 0 {
+		o.NBatch = 2048
+	}
+	o.NBatch = min(o.NBatch, o.NCtx)
+	if o.NUbatch <= 0 {
+		o.NUbatch = 512
+	}
+	o.NUbatch = min(o.NUbatch, o.NBatch)
+	if o.Threads <= 0 {
+		o.Threads = runtime.NumCPU()
+	}
+	if o.ThreadsBatch <= 0 {
+		o.ThreadsBatch = o.Threads
+	}
+	return o
+}
+
+// Context is a llama.cpp inference context on a Model: the logits oracle and
+// the bench's engine. It is not safe for concurrent use; methods lock it.
+type Context struct {
+	m      *Model
+	mu     sync.Mutex
+	h      uintptr // struct llama_context *
+	opts   ContextOptions
+	nBatch int
+	nCtx   int
+	nVocab int
+}
+
+// NewContext creates a context; Close frees it (before the model).
+func (m *Model) NewContext(opts ContextOptions) (*Context, error) {
+	mh, err := m.handle()
+	if err != nil {
+		return nil, err
+	}
+	if m.vocab.n <= 0 {
+		return nil, fmt.Errorf("llama.cpp context on %s: the model has no vocabulary", m.path)
+	}
+	o := opts.withDefaults()
+	p := m.l.llama.contextDefaultParams()
+	p.nCtx = uint32(o.NCtx)
+	p.nBatch = uint32(o.NBatch)
+	p.nUbatch = uint32(o.NUbatch)
+	p.nThreads = int32(o.Threads)
+	p.nThreadsBatch = int32(o.ThreadsBatch)
+	p.flashAttnType = flashAttnDisabled
+	if o.FlashAttn {
+		p.flashAttnType = flashAttnEnabled
+	}
+	h := m.l.llama.initFromModel(mh, p)
+	if h == 0 {
+		return nil, fmt.Errorf("llama.cpp could not create a context (n_ctx %d) for %s: %s", o.NCtx, m.path, recentLog(3))
+	}
+	c := &Context{
+		m: m, h: h, opts: o,
+		nBatch: int(m.l.llama.nBatch(h)),
+		nCtx:   int(m.l.llama.nCtx(h)),
+		nVocab: int(m.vocab.n),
+	}
+	runtime.SetFinalizer(c, (*Context).Close)
+	return c, nil
+}
+
+// Close frees the context.
+func (c *Context) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.h == 0 {
+		return nil
+	}
+	c.m.l.llama.free(c.h)
+	c.h = 0
+	runtime.SetFinalizer(c, nil)
+	return nil
+}
+
+// NCtx is the context length llama.cpp actually allocated.
+func (c *Context) NCtx() int { return c.nCtx }
+
+// Options returns the options the context was made with, defaults filled in.
+func (c *Context) Options() ContextOptions { return c.opts }
+
+// clear empties the KV cache (llama_memory_clear with data).
+func (c *Context) clear() {
+	c.m.l.llama.memoryClear(c.m.l.llama.getMemory(c.h), true)
+}
+
+// Logits evaluates tokens as one sequence from position 0 (the cache is
+// cleared first) and returns the full-vocabulary logits after each index in
+// positions (indices into tokens, any order), in the order asked.
+func (c *Context) Logits(tokens []int32, positions []int) ([][]float32, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.h == 0 {
+		return nil, errClosed
+	}
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("llama.cpp logits: no tokens")
+	}
+	if len(tokens) > c.nCtx {
+		return nil, fmt.Errorf("llama.cpp logits: %d tokens exceed the context of %d", len(tokens), c.nCtx)
+	}
+	if len(positions) == 0 {
+		return nil, fmt.Errorf("llama.cpp logits: no positions asked for")
+	}
+	if err := c.m.vocab.checkIDs(tokens); err != nil {
+		return nil, fmt.Errorf("llama.cpp logits: %w", err)
+	}
+	want := make([]bool, len(tokens))
+	for _, p := range positions {
+		if p < 0 || p >= len(tokens) {
+			return nil, fmt.Errorf("llama.cpp logits: position %d outside the %d tokens", p, len(tokens))
+		}
+		want[p] = true
+	}
+	c.clear()
+	got := make(map[int][]float32, len(positions))
+	for start := 0; start < len(tokens); start += c.nBatch {
+		end := min(start+c.nBatch, len(tokens))
+		if err := c.decode(tokens[start:end], start, want[start:end]); err != nil {
+			return nil, fmt.Errorf("llama.cpp logits: %w", err)
+		}
+		for i := start; i < end; i++ {
+			if !want[i] {
+				continue
+			}
+			p := c.m.l.llama.getLogitsIth(c.h, int32(i-start))
+			if p == nil {
+				return nil, fmt.Errorf("llama.cpp logits: none returned for position %d", i)
+			}
+			got[i] = append([]float32(nil), unsafe.Slice(p, c.nVocab)...)
+		}
+	}
+	out := make([][]float32, len(positions))
+	for i, p := range positions {
+		out[i] = got[p]
+	}
+	return out, nil
+}
+
+// decode runs llama_decode on one batch of sequence 0 at positions pos0...,
+// asking for outputs where want is true (want may be nil: none). The batch
+// arrays live in Go memory, alive for the call.
+func (c *Context) decode(tokens []int32, pos0 int, want []bool) error {
+	n := len(tokens)
+	pos := make([]int32, n)
+	nSeq := make([]int32, n)
+	seq0 := new(int32)
+	seqs := make([]*int32, n)
+	logits := make([]int8, n)
+	for i := range n {
+		pos[i] = int32(pos0 + i)
+		nSeq[i] = 1
+		seqs[i] = seq0
+		if want != nil && want[i] {
+			logits[i] = 1
+		}
+	}
+	b := batch{
+		nTokens: int32(n),
+		token:   &tokens[0],
+		pos:     &pos[0],
+		nSeqID:  &nSeq[0],
+		seqID:   &seqs[0],
+		logits:  &logits[0],
+	}
+	rc := c.m.l.llama.decode(c.h, b)
+	runtime.KeepAlive(tokens)
+	runtime.KeepAlive(pos)
+	runtime.KeepAlive(nSeq)
+	runtime.KeepAlive(seqs)
+	runtime.KeepAlive(seq0)
+	runtime.KeepAlive(logits)
+	if rc != 0 {
+		return fmt.Errorf("llama_decode of %d tokens at position %d returned %d: %s", n, pos0, rc, recentLog(2))
+	}
+	return nil
+}
