@@ -31,7 +31,7 @@ func Float32ToFP16(f float32) uint16 {
 	sign := uint16(b>>16) & 0x8000
 	exp := int32(b>>23) & 0xff
 	man := b & 0x7fffff
-	if exp == 0xff { // Inf or NaN 
+	if exp == 0xff { // Inf or NaN
 		if man != 0 {
 			return sign | 0x7e00 // ggml's canonical quiet NaN
 		}
