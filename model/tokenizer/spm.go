@@ -1,0 +1,159 @@
+package tokenizer
+
+import "fmt"
+
+// spaceMark is SentencePiece's escaped space, U+2581 (▁).
+const spaceMark = "\u2581"
+
+type spmSymbol struct {
+	start, n   int32 // bytes of the escaped text
+	prev, next int32
+}
+
+type spmBigram struct {
+	left, right int32
+	score       float32
+	size        int32
+}
+
+// spmHeap pops the highest score first, then the leftmost, like llama.cpp's
+// llm_bigram_spm comparator.
+type spmHeap []spmBigram
+
+func (h spmHeap) less(i, j int) bool {
+	return h[i].score > h[j].score || h[i].score == h[j].score && h[i].left < h[j].left
+}
+
+func (h *spmHeap) push(b spmBigram) {
+	*h = append(*h, b)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s.less(i, p) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *spmHeap) pop() spmBigram {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	for i := 0; ; {
+		l, r, small := 2*i+1, 2*i+2, i
+		if l < len(s) && s.less(l, small) {
+			small = l
+		}
+		if r < len(s) && s.less(r, small) {
+			small = r
+		}
+		if small == i {
+			break
+		}
+		s[i], s[small] = s[small], s[i]
+		i = small
+	}
+	*h = s
+	return top
+}
+
+// spmFragment tokenizes one text fragment as llama.cpp's
+// llm_tokenizer_spm_session: escape spaces, start from UTF-8 characters,
+// merge the best-scoring pair that is a token until none is left, and spell
+// leftovers as byte tokens.
+func (t *Tokenizer) spmFragment(dst []int32, frag string, prevSpecial bool, s *scratch) ([]int32, error) {
+	buf := s.spmText[:0]
+	if t.addSpacePrefix && prevSpecial {
+		buf = append(buf, spaceMark...)
+	}
+	for i := 0; i < len(frag); i++ {
+		if frag[i] == ' ' {
+			buf = append(buf, spaceMark...)
+		} else {
+			buf = append(buf, frag[i])
+		}
+	}
+	s.spmText = buf
+	text := string(buf)
+
+	syms := s.spmSyms[:0]
+	for off := 0; off < len(text); {
+		n := min(utf8Len(text[off]), len(text)-off)
+		i := int32(len(syms))
+		syms = append(syms, spmSymbol{start: int32(off), n: int32(n), prev: i - 1, next: i + 1})
+		off += n
+	}
+	syms[len(syms)-1].next = -1
+
+	h := s.spmHeap[:0]
+	try := func(l, r int32) {
+		if l < 0 || r < 0 {
+			return
+		}
+		a := syms[l].start
+		piece := text[a : a+syms[l].n+syms[r].n]
+		if id, ok := t.textToID[piece]; ok {
+			h.push(spmBigram{left: l, right: r, score: t.scores[id], size: int32(len(piece))})
+		}
+	}
+	for i := int32(1); i < int32(len(syms)); i++ {
+		try(i-1, i)
+	}
+	for len(h) > 0 {
+		b := h.pop()
+		l, r := &syms[b.left], &syms[b.right]
+		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
+			continue
+		}
+		l.n += r.n
+		r.n = 0
+		l.next = r.next
+		if r.next >= 0 {
+			syms[r.next].prev = b.left
+		}
+		try(l.prev, b.left)
+		try(b.left, l.next)
+	}
+	s.spmSyms, s.spmHeap = syms, h
+
+	for i := int32(0); i != -1; i = syms[i].next {
+		sym := syms[i]
+		piece := text[sym.start : sym.start+sym.n]
+		if id, ok := t.textToID[piece]; ok {
+			dst = append(dst, id)
+			continue
+		}
+		for j := 0; j < len(piece); j++ {
+			id, err := t.spmByteToken(piece[j])
+			if err != nil {
+				return dst, err
+			}
+			dst = append(dst, id)
+		}
+	}
+	return dst, nil
+}
+
+// spmByteToken is llama.cpp's byte_to_token for SPM: the <0xXX> token, or
+// else a token whose text is the byte itself.
+func (t *Tokenizer) spmByteToken(b byte) (int32, error) {
+	if id := t.byteTokens[b]; id != NoToken {
+		return id, nil
+	}
+	return NoToken, fmt.Errorf("tokenizer: SPM vocabulary has no token for byte 0x%02X (neither <0x%02X> nor the byte itself)", b, b)
+}
+
+func (t *Tokenizer) findByteTokens() {
+	for b := range t.byteTokens {
+		t.byteTokens[b] = NoToken
+		if id, ok := t.textToID[fmt.Sprintf("<0x%02X>", b)]; ok {
+			t.byteTokens[b] = id
+		} else if id, ok := t.textToID[string([]byte{byte(b)})]; ok {
+			t.byteTokens[b] = id
+		}
+	}
+}
