@@ -1,0 +1,151 @@
+package gate
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/variants/naive"
+)
+
+// TestNaivePassesAtTailShapes gates every naive variant at the odd shapes
+// (the real shapes are left to `ledger gate`: they take seconds each).
+func TestNaivePassesAtTailShapes(t *testing.T) {
+	results, err := Run(ledger.Default, Options{Variants: []string{"naive"}, Shapes: TailShapes, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) < len(ledger.Catalogue())*3 {
+		t.Fatalf("only %d results", len(results))
+	}
+	for _, r := range results {
+		if r.Outcome != Pass {
+			t.Errorf("%v", r)
+		}
+	}
+}
+
+// broken builds variants of matvec/q4_k that each get one thing wrong.
+func broken() map[string]ledger.MatVec {
+	good := naive.MatVec(quant.Q4_K)
+	return map[string]ledger.MatVec{
+		"off-by-one-row": func(dst []float32, w, xq []byte, k int) {
+			good(dst, w, xq, k)
+			if len(dst) > 1 {
+				dst[len(dst)-1] = dst[0]
+			}
+		},
+		"scaled": func(dst []float32, w, xq []byte, k int) {
+			good(dst, w, xq, k)
+			for i := range dst {
+				dst[i] *= 1.01
+			}
+		},
+		"overrun": func(dst []float32, w, xq []byte, k int) {
+			good(dst, w, xq, k)
+			dst[:cap(dst)][len(dst)] = 1
+		},
+		"nan": func(dst []float32, w, xq []byte, k int) {
+			good(dst, w, xq, k)
+			dst[0] = float32(math.NaN())
+		},
+		"lazy": func(dst []float32, w, xq []byte, k int) {
+			good(dst[:len(dst)/2], w, xq, k)
+		},
+		"scribbler": func(dst []float32, w, xq []byte, k int) {
+			good(dst, w, xq, k)
+			xq[5]++
+		},
+		"panicker": func(dst []float32, w, xq []byte, k int) { panic("boom") },
+	}
+}
+
+func TestBrokenVariantsFail(t *testing.T) {
+	op, _ := ledger.LookupOp("matvec/q4_k")
+	shape := ledger.Shape{Rows: 7, K: 512}
+	c, err := NewCase(op, shape, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"off-by-one-row": "NMSE", "scaled": "NMSE", "nan": "NaN", "lazy": "unwritten",
+		"scribbler": "modified its input", "panicker": "panicked: boom",
+	}
+	for name, f := range broken() {
+		if c.Dirty() {
+			if c, err = NewCase(op, shape, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := c.Check(ledger.Variant{Op: op.Name, Name: name, Impl: f})
+		if name == "overrun" {
+			// The gate hands out a slice capped at its length, so Go code
+			// cannot reach the guards; only assembly can.
+			if err == nil || !strings.Contains(err.Error(), "index out of range") {
+				t.Errorf("%s: %v, want a caught out-of-range panic", name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want[name]) {
+			t.Errorf("%s: err = %v, want one mentioning %q", name, err, want[name])
+		}
+	}
+	if _, err := c.Check(ledger.Variant{Op: op.Name, Name: "naive", Impl: naive.MatVec(quant.Q4_K)}); err != nil {
+		t.Errorf("naive: %v", err)
+	}
+}
+
+func TestGuardsCatchOverrun(t *testing.T) {
+	buf := make([]float32, 10+2*guardFloats)
+	for i := range buf {
+		buf[i] = guardValue
+	}
+	buf[guardFloats+10] = 0
+	if err := checkGuardFloats(buf, 10); err == nil || !strings.Contains(err.Error(), "past the end") {
+		t.Errorf("overrun: %v", err)
+	}
+	buf[guardFloats+10] = guardValue
+	buf[guardFloats-1] = 0
+	if err := checkGuardFloats(buf, 10); err == nil || !strings.Contains(err.Error(), "before") {
+		t.Errorf("underrun: %v", err)
+	}
+}
+
+func TestBrokenQuantizerFails(t *testing.T) {
+	op, _ := ledger.LookupOp("quantize/q8_k")
+	c, err := NewCase(op, ledger.Shape{K: 768}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	badSums := func(dst []byte, x []float32) {
+		naive.QuantizeQ8K(dst, x)
+		dst[260]++
+	}
+	if _, err := c.Check(ledger.Variant{Op: op.Name, Name: "bad", Impl: ledger.Quantize(badSums)}); err == nil || !strings.Contains(err.Error(), "bsums") {
+		t.Errorf("bad bsums: %v", err)
+	}
+	offByTwo := func(dst []byte, x []float32) {
+		naive.QuantizeQ8K(dst, x)
+		dst[4+3] += 2
+	}
+	if _, err := c.Check(ledger.Variant{Op: op.Name, Name: "bad", Impl: ledger.Quantize(offByTwo)}); err == nil || !strings.Contains(err.Error(), "step") {
+		t.Errorf("quant two steps off: %v", err)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	m := Compare([]float32{1, 2}, []float64{1, 2})
+	if m.NMSE != 0 || m.MaxAbs != 0 || m.Cosine != 1 {
+		t.Errorf("identical: %+v", m)
+	}
+	m = Compare([]float32{0, 0}, []float64{0, 0})
+	if err := For(&ledger.Op{Kind: ledger.KindRMSNorm}).Within(m); err != nil {
+		t.Errorf("zeros: %v", err)
+	}
+	m = Compare([]float32{1}, []float64{0})
+	if err := For(&ledger.Op{Kind: ledger.KindRMSNorm}).Within(m); err == nil {
+		t.Error("nonzero against zero reference passed")
+	}
+}

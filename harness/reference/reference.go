@@ -1,0 +1,214 @@
+// Package reference computes every ledger op in float64, straight from the
+// op's definition and the block formats' layouts. It shares no code with the
+// variants or with model/quant's float32 dequantizers: it is the yardstick
+// the gate measures their error against.
+package reference
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+func half(b []byte) float64 { return float64(quant.FP16ToFloat32(binary.LittleEndian.Uint16(b))) }
+
+func bf16(b []byte) float64 {
+	return float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16))
+}
+
+func f32(b []byte) float64 { return float64(math.Float32frombits(binary.LittleEndian.Uint32(b))) }
+
+// Decode expands n values of type t stored in src into float64, computing
+// each value's formula (scale·quant − min) in float64.
+func Decode(t quant.Type, src []byte, n int) ([]float64, error) {
+	size, err := quant.RowSize(t, int64(n))
+	if err != nil {
+		return nil, fmt.Errorf("reference decode: %w", err)
+	}
+	if int64(len(src)) < size {
+		return nil, fmt.Errorf("reference decode %s: %d values need %d bytes, have %d", t, n, size, len(src))
+	}
+	y := make([]float64, n)
+	bs, ts := t.BlockSize(), t.TypeSize()
+	for b := range n / bs {
+		blk, out := src[b*ts:(b+1)*ts], y[b*bs:(b+1)*bs]
+		switch t {
+		case quant.F32:
+			out[0] = f32(blk)
+		case quant.F16:
+			out[0] = half(blk)
+		case quant.BF16:
+			out[0] = bf16(blk)
+		case quant.Q8_0:
+			d := half(blk)
+			for j := range 32 {
+				out[j] = d * float64(int8(blk[2+j]))
+			}
+		case quant.Q4_0:
+			d := half(blk)
+			for j := range 16 {
+				out[j] = d * float64(int(blk[2+j]&0x0f)-8)
+				out[j+16] = d * float64(int(blk[2+j]>>4)-8)
+			}
+		case quant.Q8_K:
+			d := f32(blk)
+			for j := range quant.QK_K {
+				out[j] = d * float64(int8(blk[4+j]))
+			}
+		case quant.Q4_K:
+			decodeQ4K(blk, out)
+		case quant.Q6_K:
+			decodeQ6K(blk, out)
+		default:
+			return nil, fmt.Errorf("reference decode: type %s not supported", t)
+		}
+	}
+	return y, nil
+}
+
+// decodeQ4K: d, dmin (f16), twelve bytes packing eight 6-bit scales and
+// eight 6-bit mins, 128 bytes of nibbles. Sub-block j (32 values) is stored
+// in the low (even j) or high (odd j) nibbles of bytes 32·(j/2)…+31; its
+// values are d·sc_j·q − dmin·m_j.
+func decodeQ4K(blk []byte, out []float64) {
+	d, dmin := half(blk), half(blk[2:])
+	s := blk[4:16]
+	for j := range 8 {
+		var sc, m int
+		if j < 4 {
+			sc, m = int(s[j]&63), int(s[j+4]&63)
+		} else {
+			sc = int(s[j+4]&0x0f) | int(s[j-4]>>6)<<4
+			m = int(s[j+4]>>4) | int(s[j]>>6)<<4
+		}
+		for l := range 32 {
+			q := blk[16+32*(j/2)+l]
+			if j%2 == 1 {
+				q >>= 4
+			}
+			out[32*j+l] = d*float64(sc)*float64(q&0x0f) - dmin*float64(m)
+		}
+	}
+}
+
+// decodeQ6K: ql[128] low nibbles, qh[64] high bit pairs, 16 int8 scales, d
+// (f16). Value i of half n (128 values): i = 128n + 32t + l (t < 4, l < 32)
+// takes the low (t even) or high (t odd) nibble of ql[64n + l + 32·(t%2)]
+// and bits 2t…2t+1 of qh[32n + l]; it is d·sc[i/16]·(q − 32).
+func decodeQ6K(blk []byte, out []float64) {
+	d := half(blk[208:])
+	for i := range quant.QK_K {
+		n, t, l := i/128, (i%128)/32, i%32
+		lo := blk[64*n+l+32*(t%2)]
+		if t >= 2 {
+			lo >>= 4
+		}
+		hi := blk[128+32*n+l] >> (2 * t) & 3
+		q := int(lo&0x0f|hi<<4) - 32
+		out[i] = d * float64(int8(blk[192+i/16])) * float64(q)
+	}
+}
+
+// Dot is Σ a·b in float64.
+func Dot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// RMSNorm: x/sqrt(mean(x²)+eps)·w.
+func RMSNorm(x, w []float32, eps float32) []float64 {
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	scale := 1 / math.Sqrt(ss/float64(len(x))+float64(eps))
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = float64(v) * scale * float64(w[i])
+	}
+	return y
+}
+
+// SiLUMul: gate/(1+e^−gate)·up.
+func SiLUMul(gate, up []float32) []float64 {
+	y := make([]float64, len(gate))
+	for i, g := range gate {
+		y[i] = float64(g) / (1 + math.Exp(-float64(g))) * float64(up[i])
+	}
+	return y
+}
+
+// Softmax of x.
+func Softmax(x []float64) []float64 {
+	y := make([]float64, len(x))
+	if len(x) == 0 {
+		return y
+	}
+	m := math.Inf(-1)
+	for _, v := range x {
+		m = math.Max(m, v)
+	}
+	var sum float64
+	for i, v := range x {
+		y[i] = math.Exp(v - m)
+		sum += y[i]
+	}
+	for i := range y {
+		y[i] /= sum
+	}
+	return y
+}
+
+// RoPE rotates each head's pairs — (2i, 2i+1), or (i, i+d/2) for NeoX — by
+// the angle with cosine cos[i] and sine sin[i].
+func RoPE(x []float32, nHeads, headDim int, cos, sin []float32, neox bool) []float64 {
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = float64(v)
+	}
+	half := headDim / 2
+	for h := range nHeads {
+		head := y[h*headDim : (h+1)*headDim]
+		for i := range half {
+			a, b := 2*i, 2*i+1
+			if neox {
+				a, b = i, i+half
+			}
+			c, s := float64(cos[i]), float64(sin[i])
+			x0, x1 := head[a], head[b]
+			head[a] = x0*c - x1*s
+			head[b] = x0*s + x1*c
+		}
+	}
+	return y
+}
+
+// Attention: for each query head h (kv head h/(nHeads/nKVHeads)),
+// softmax(scale·q_h·K_t) over t, weighted sum of V_t.
+func Attention(q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) []float64 {
+	out := make([]float64, nHeads*headDim)
+	group, stride := nHeads/nKVHeads, nKVHeads*headDim
+	s := make([]float64, nCtx)
+	for h := range nHeads {
+		off := (h / group) * headDim
+		for t := range nCtx {
+			var dot float64
+			for i := range headDim {
+				dot += float64(q[h*headDim+i]) * float64(k[t*stride+off+i])
+			}
+			s[t] = dot * float64(scale)
+		}
+		p := Softmax(s)
+		for t := range nCtx {
+			for i := range headDim {
+				out[h*headDim+i] += p[t] * float64(v[t*stride+off+i])
+			}
+		}
+	}
+	return out
+}
