@@ -40,3 +40,12 @@ func BenchmarkMatVec(b *testing.B) {
 		}
 	}
 }
+
+func TestMatVecVsGGML(t *testing.T) {
+	for _, c := range matVecCases {
+		t.Run(c.wt.String()+"/"+c.name, func(t *testing.T) {
+			need(t, c.features...)
+			kerneltest.GGML(t, c.wt, c.f)
+		})
+	}
+}

@@ -44,3 +44,19 @@ func BenchmarkMatVec(b *testing.B) {
 		}
 	}
 }
+
+func TestMatVecVsGGML(t *testing.T) {
+	for _, c := range []struct {
+		wt quant.Type
+		f  kerneltest.MatVecFunc
+	}{
+		{quant.Q4_K, gounrolled.MatVecQ4K},
+		{quant.Q6_K, gounrolled.MatVecQ6K},
+		{quant.Q8_0, gounrolled.MatVecQ8_0},
+		{quant.F32, gounrolled.MatVecF32},
+		{quant.F16, gounrolled.MatVecF16},
+		{quant.BF16, gounrolled.MatVecBF16},
+	} {
+		t.Run(c.wt.String(), func(t *testing.T) { kerneltest.GGML(t, c.wt, c.f) })
+	}
+}
