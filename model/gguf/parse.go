@@ -66,25 +66,36 @@ func (p *parser) errorf(at int, format string, args ...any) error {
 
 func (p *parser) left() int { return len(p.data) - p.off }
 
-func (p *parser) take(n int, what string) ([]byte, error) {
+// The readers below take what they read as what and name (a key or tensor
+// name, quoted after what when not empty), so that messages are built only
+// on failure.
+
+func describe(what, name string) string {
+	if name == "" {
+		return what
+	}
+	return what + " " + strconv.Quote(name)
+}
+
+func (p *parser) take(n int, what, name string) ([]byte, error) {
 	if n > p.left() {
-		return nil, p.errorf(p.off, "file ends inside %s (needs %d bytes, %d left)", what, n, p.left())
+		return nil, p.errorf(p.off, "file ends inside %s (needs %d bytes, %d left)", describe(what, name), n, p.left())
 	}
 	b := p.data[p.off : p.off+n]
 	p.off += n
 	return b, nil
 }
 
-func (p *parser) u32(what string) (uint32, error) {
-	b, err := p.take(4, what)
+func (p *parser) u32(what, name string) (uint32, error) {
+	b, err := p.take(4, what, name)
 	if err != nil {
 		return 0, err
 	}
 	return binary.LittleEndian.Uint32(b), nil
 }
 
-func (p *parser) u64(what string) (uint64, error) {
-	b, err := p.take(8, what)
+func (p *parser) u64(what, name string) (uint64, error) {
+	b, err := p.take(8, what, name)
 	if err != nil {
 		return 0, err
 	}
@@ -93,17 +104,17 @@ func (p *parser) u64(what string) (uint64, error) {
 
 // str reads a length-prefixed string of at most limit bytes (0: no limit
 // beyond the file's end).
-func (p *parser) str(what string, limit int) (string, error) {
+func (p *parser) str(what, name string, limit int) (string, error) {
 	at := p.off
-	n, err := p.u64(what + " length")
+	n, err := p.u64("the length of "+what, name)
 	if err != nil {
 		return "", err
 	}
 	if limit > 0 && n > uint64(limit) {
-		return "", p.errorf(at, "%s is %d bytes long, more than the limit of %d", what, n, limit)
+		return "", p.errorf(at, "%s is %d bytes long, more than the limit of %d", describe(what, name), n, limit)
 	}
 	if n > uint64(p.left()) {
-		return "", p.errorf(at, "%s length %d runs past the end of the file (%d bytes left)", what, n, p.left())
+		return "", p.errorf(at, "%s length %d runs past the end of the file (%d bytes left)", describe(what, name), n, p.left())
 	}
 	s := string(p.data[p.off : p.off+int(n)])
 	p.off += int(n)
@@ -111,14 +122,14 @@ func (p *parser) str(what string, limit int) (string, error) {
 }
 
 func (p *parser) file() (*File, error) {
-	b, err := p.take(4, "the magic number")
+	b, err := p.take(4, "the magic number", "")
 	if err != nil {
 		return nil, err
 	}
 	if string(b) != magic {
 		return nil, p.errorf(0, "not a GGUF file: magic %q, want %q", b, magic)
 	}
-	version, err := p.u32("the version")
+	version, err := p.u32("the version", "")
 	if err != nil {
 		return nil, err
 	}
@@ -130,11 +141,11 @@ func (p *parser) file() (*File, error) {
 	case version != 2 && version != 3:
 		return nil, p.errorf(4, "GGUF version %d is not supported (want 2 or 3)", version)
 	}
-	nTensors, err := p.u64("the tensor count")
+	nTensors, err := p.u64("the tensor count", "")
 	if err != nil {
 		return nil, err
 	}
-	nKV, err := p.u64("the metadata count")
+	nKV, err := p.u64("the metadata count", "")
 	if err != nil {
 		return nil, err
 	}
@@ -167,18 +178,18 @@ func (p *parser) metadata(f *File, n int) error {
 	alignmentAt := -1
 	for i := range f.KV {
 		at := p.off
-		key, err := p.str("metadata key "+strconv.Itoa(i), MaxKeyLen)
+		key, err := p.str("a metadata key", "", MaxKeyLen)
 		if err != nil {
 			return err
 		}
 		if key == "" {
-			return p.errorf(at, "metadata key %d is empty", i)
+			return p.errorf(at, "metadata key %d of %d is empty", i+1, n)
 		}
 		if _, dup := f.kvIndex[key]; dup {
 			return p.errorf(at, "duplicate metadata key %q", key)
 		}
 		typeAt := p.off
-		t, err := p.u32("the type of key " + strconv.Quote(key))
+		t, err := p.u32("the type of key", key)
 		if err != nil {
 			return err
 		}
@@ -212,13 +223,13 @@ func (p *parser) value(t ValueType, key string, depth int) (Value, error) {
 		return p.array(key, depth)
 	}
 	if t == TypeString {
-		s, err := p.str("the value of key "+strconv.Quote(key), 0)
+		s, err := p.str("the value of key", key, 0)
 		return Str(s), err
 	}
 	if !t.known() {
 		return Value{}, p.errorf(at-4, "key %q has unknown value type %d", key, uint32(t))
 	}
-	b, err := p.take(t.minEncodedSize(), "the value of key "+strconv.Quote(key))
+	b, err := p.take(t.minEncodedSize(), "the value of key", key)
 	if err != nil {
 		return Value{}, err
 	}
@@ -252,7 +263,7 @@ func (p *parser) array(key string, depth int) (Value, error) {
 	if depth >= MaxArrayNesting {
 		return Value{}, p.errorf(at, "key %q: arrays nested more than %d deep", key, MaxArrayNesting)
 	}
-	et, err := p.u32("the array element type of key " + strconv.Quote(key))
+	et, err := p.u32("the array element type of key", key)
 	if err != nil {
 		return Value{}, err
 	}
@@ -261,7 +272,7 @@ func (p *parser) array(key string, depth int) (Value, error) {
 		return Value{}, p.errorf(at, "key %q: array has unknown element type %d", key, et)
 	}
 	countAt := p.off
-	n64, err := p.u64("the array length of key " + strconv.Quote(key))
+	n64, err := p.u64("the array length of key", key)
 	if err != nil {
 		return Value{}, err
 	}
@@ -363,7 +374,7 @@ func (p *parser) tensorInfos(f *File, n int) error {
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		at := p.off
-		name, err := p.str("tensor name "+strconv.Itoa(i), MaxNameLen)
+		name, err := p.str("a tensor name", "", MaxNameLen)
 		if err != nil {
 			return err
 		}
@@ -373,7 +384,7 @@ func (p *parser) tensorInfos(f *File, n int) error {
 		t.Name = name
 		f.tensorIndex[name] = i
 		at = p.off
-		nd, err := p.u32("the dims count of tensor " + strconv.Quote(name))
+		nd, err := p.u32("the dims count of tensor", name)
 		if err != nil {
 			return err
 		}
@@ -382,12 +393,12 @@ func (p *parser) tensorInfos(f *File, n int) error {
 		}
 		t.Dims = make([]uint64, nd)
 		for j := range t.Dims {
-			if t.Dims[j], err = p.u64("the dims of tensor " + strconv.Quote(name)); err != nil {
+			if t.Dims[j], err = p.u64("the dims of tensor", name); err != nil {
 				return err
 			}
 		}
 		at = p.off
-		typ, err := p.u32("the type of tensor " + strconv.Quote(name))
+		typ, err := p.u32("the type of tensor", name)
 		if err != nil {
 			return err
 		}
@@ -396,7 +407,7 @@ func (p *parser) tensorInfos(f *File, n int) error {
 			return p.errorf(at, "tensor %q: %v", name, err)
 		}
 		offsetAt[i] = p.off
-		if t.Offset, err = p.u64("the offset of tensor " + strconv.Quote(name)); err != nil {
+		if t.Offset, err = p.u64("the offset of tensor", name); err != nil {
 			return err
 		}
 		if t.Offset%f.Alignment != 0 {

@@ -148,7 +148,7 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 		off = alignUp(off+t.Size, align)
 	}
 
-	bw := bufio.NewWriterSize(out, 1<<20)
+	bw := bufio.NewWriterSize(out, 64<<10)
 	e := &encoder{w: bw}
 	e.write([]byte(magic))
 	e.u32(3)
@@ -168,7 +168,9 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 		e.u32(uint32(t.info.Type))
 		e.u64(t.info.Offset)
 	}
-	e.pad(align)
+	if len(w.tensors) > 0 { // there is no data section to align otherwise
+		e.pad(align)
+	}
 	for _, t := range w.tensors {
 		if e.err != nil {
 			break
