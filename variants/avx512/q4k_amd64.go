@@ -2,6 +2,11 @@
 
 package avx512
 
+import (
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
 //go:noescape
 func q4kRowsAVX512(dst *float32, rows int, w, xq *byte, nb int)
 
@@ -26,4 +31,13 @@ func MatVecQ4KVNNI(dst []float32, w, xq []byte, k int) {
 		return
 	}
 	q4kRowsVNNI(&dst[0], len(dst), &w[0], &xq[0], k/256)
+}
+
+func init() {
+	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512", Family: ledger.FamilyAVX512,
+		Features: []string{"avx512f", "avx512bw", "avx512vl", "f16c"}, Impl: ledger.MatVec(MatVecQ4K),
+		Notes: "one row at a time; VPMADDUBSW nibbles×activations, VPMADDWD by VPSHUFB-spread sub-block scales, mins from bsums"})
+	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni", Family: ledger.FamilyAVX512VNNI,
+		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ4KVNNI),
+		Notes: "as avx512, with VPDPWSSD folding the scale multiply and the accumulate"})
 }
