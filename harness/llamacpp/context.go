@@ -10,12 +10,67 @@ import (
 // ContextOptions size a llama.cpp inference context. Zero values take the
 // defaults noted on each field.
 type ContextOptions struct {
-	NCtx         int  // KV cache length in tokens; default 2048
-	NBatch       int  // most tokens one llama_decode call takes; default 2048 (capped at NCtx)
-	NUbatch      int  // tokens per compute step; default 512 (capped at NBatch)
-	Threads      int  // threads for single-token decodes; default runtime.NumCPU()
-	ThreadsBatch int  // threads for batches; default Threads
-	FlashAttn    bool // enable flash attention (llama.cpp's "auto" is not used, for reproducibility)
+	NCtx         int       // KV cache length in tokens; default 2048
+	NBatch       int       // most tokens one llama_decode call takes; default 2048 (capped at NCtx)
+	NUbatch      int       // tokens per compute step; default 512 (capped at NBatch)
+	Threads      int       // threads for single-token decodes; default runtime.NumCPU()
+	ThreadsBatch int       // threads for batches; default Threads
+	FlashAttn    FlashAttn // default off
+}
+
+// FlashAttn selects llama.cpp's attention kernel.
+type FlashAttn int8
+
+// Flash-attention modes. FlashAttnDefault means off for an oracle Context
+// (results must not hang on llama.cpp's automatic choice) and auto for a
+// bench, as in llama-bench.
+const (
+	FlashAttnDefault FlashAttn = iota
+	FlashAttnOff
+	FlashAttnOn   // llama.cpp's fused flash-attention kernel
+	FlashAttnAuto // llama.cpp decides
+)
+
+// String returns the mode as llama-bench spells it: "off", "on", "auto"
+// ("default" for the zero value).
+func (f FlashAttn) String() string {
+	switch f {
+	case FlashAttnOff:
+		return "off"
+	case FlashAttnOn:
+		return "on"
+	case FlashAttnAuto:
+		return "auto"
+	}
+	return "default"
+}
+
+// MarshalText writes the mode as String does.
+func (f FlashAttn) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+// UnmarshalText reads a mode as ParseFlashAttn does.
+func (f *FlashAttn) UnmarshalText(b []byte) error {
+	v, err := ParseFlashAttn(string(b))
+	if err != nil {
+		return err
+	}
+	*f = v
+	return nil
+}
+
+// ParseFlashAttn reads "on", "off" or "auto" (also "1", "0", "-1").
+func ParseFlashAttn(s string) (FlashAttn, error) {
+	switch s {
+	case "on", "1":
+		return FlashAttnOn, nil
+	case "off", "0":
+		return FlashAttnOff, nil
+	case "default", "":
+		return FlashAttnDefault, nil
+	case "auto", "-1":
+		return FlashAttnAuto, nil
+	}
+	return 0, fmt.Errorf("flash attention mode %q: want on, off or auto", s)
 }
 
 func (o ContextOptions) withDefaults() ContextOptions {
@@ -42,13 +97,15 @@ func (o ContextOptions) withDefaults() ContextOptions {
 // Context is a llama.cpp inference context on a Model: the logits oracle and
 // the bench's engine. It is not safe for concurrent use; methods lock it.
 type Context struct {
-	m      *Model
-	mu     sync.Mutex
-	h      uintptr // struct llama_context *
-	opts   ContextOptions
-	nBatch int
-	nCtx   int
-	nVocab int
+	m  *Model
+	mu sync.Mutex
+	h  uintptr // struct llama_context *
+	// threadpool is a ggml threadpool attached by the bench, freed after the context.
+	threadpool uintptr
+	opts       ContextOptions
+	nBatch     int
+	nCtx       int
+	nVocab     int
 }
 
 // NewContext creates a context; Close frees it (before the model).
@@ -67,9 +124,13 @@ func (m *Model) NewContext(opts ContextOptions) (*Context, error) {
 	p.nUbatch = uint32(o.NUbatch)
 	p.nThreads = int32(o.Threads)
 	p.nThreadsBatch = int32(o.ThreadsBatch)
-	p.flashAttnType = flashAttnDisabled
-	if o.FlashAttn {
+	switch o.FlashAttn {
+	case FlashAttnOn:
 		p.flashAttnType = flashAttnEnabled
+	case FlashAttnAuto:
+		p.flashAttnType = flashAttnAuto
+	default:
+		p.flashAttnType = flashAttnDisabled
 	}
 	h := m.l.llama.initFromModel(mh, p)
 	if h == 0 {
@@ -94,6 +155,10 @@ func (c *Context) Close() error {
 	}
 	c.m.l.llama.free(c.h)
 	c.h = 0
+	if c.threadpool != 0 {
+		c.m.l.ggmlThreadpoolFree(c.threadpool)
+		c.threadpool = 0
+	}
 	runtime.SetFinalizer(c, nil)
 	return nil
 }

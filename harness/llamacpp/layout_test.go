@@ -13,14 +13,15 @@ var cOffsets = map[string][]uintptr{
 	"modelParams": {0, 8, 16, 20, 24, 28, 32, 40, 48, 56, 64, 72, 73, 74, 75, 76, 77},
 	"contextParams": {0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84,
 		88, 96, 104, 108, 112, 120, 128, 129, 130, 131, 132, 133, 136, 144, 152},
-	"quantizeParams": {0, 4, 8, 12, 16, 17, 18, 19, 20, 21, 24, 32, 40, 48, 56},
-	"batch":          {0, 8, 16, 24, 32, 40, 48},
-	"typeTraits":     {0, 8, 16, 24, 32, 40, 48},
-	"typeTraitsCPU":  {0, 8, 16, 24},
+	"quantizeParams":   {0, 4, 8, 12, 16, 17, 18, 19, 20, 21, 24, 32, 40, 48, 56},
+	"batch":            {0, 8, 16, 24, 32, 40, 48},
+	"typeTraits":       {0, 8, 16, 24, 32, 40, 48},
+	"typeTraitsCPU":    {0, 8, 16, 24},
+	"threadpoolParams": {0, 512, 516, 520, 524, 525},
 }
 
 func TestStructOffsetsMatchC(t *testing.T) {
-	for _, v := range []any{modelParams{}, contextParams{}, quantizeParams{}, batch{}, typeTraits{}, typeTraitsCPU{}} {
+	for _, v := range []any{modelParams{}, contextParams{}, quantizeParams{}, batch{}, typeTraits{}, typeTraitsCPU{}, threadpoolParams{}} {
 		typ := reflect.TypeOf(v)
 		want := cOffsets[typ.Name()]
 		var got []uintptr
@@ -44,7 +45,7 @@ func TestDefaultsReadBack(t *testing.T) {
 	requireLib(t)
 	l, _ := get()
 	m := l.llama.modelDefaultParams()
-	if m.nGPULayers != -1 || m.splitMode != 1 || m.loadMode != loadModeAuto || m.lazyMode != 1 ||
+	if m.nGPULayers != -1 || m.splitMode != splitModeLayer || m.loadMode != loadModeAuto || m.lazyMode != 1 ||
 		m.vocabOnly || !m.useExtraBufts || m.noAlloc || m.loadMTP {
 		t.Errorf("llama_model_default_params read back as %+v", m)
 	}
@@ -54,6 +55,13 @@ func TestDefaultsReadBack(t *testing.T) {
 		c.typeK != 1 || c.typeV != 1 || c.embeddings || !c.offloadKQV || !c.noPerf || !c.opOffload || !c.swaFull ||
 		c.kvUnified || c.samplers != 0 || c.ctxOther != 0 {
 		t.Errorf("llama_context_default_params read back as %+v", c)
+	}
+	var tp threadpoolParams
+	tp.cpumask[3] = true
+	l.ggmlThreadpoolParamsInit(&tp, 7)
+	if tp.nThreads != 7 || tp.prio != 0 || tp.poll != 50 || tp.strictCPU || tp.paused || tp.cpumask[3] {
+		t.Errorf("ggml_threadpool_params_init(7) gave n_threads %d prio %d poll %d strict %v paused %v mask[3] %v",
+			tp.nThreads, tp.prio, tp.poll, tp.strictCPU, tp.paused, tp.cpumask[3])
 	}
 	q := l.llama.quantizeDefaultParams()
 	if q.nthread != 0 || q.ftype != 7 || q.outputTensorType != ggmlTypeCount || q.tokenEmbeddingType != ggmlTypeCount ||

@@ -105,8 +105,12 @@ type lib struct {
 	ggmlQuantizeNeedIM func(t uint32) bool
 	ggmlValidateRow    func(t uint32, data unsafe.Pointer, nbytes uintptr) bool
 
+	ggmlThreadpoolParamsInit func(p *threadpoolParams, nThreads int32)
+
 	// libggml-cpu-<variant>
 	ggmlGetTypeTraitsCPU func(t uint32) *typeTraitsCPU
+	ggmlThreadpoolNew    func(p *threadpoolParams) uintptr
+	ggmlThreadpoolFree   func(tp uintptr)
 
 	// libllama
 	llama llamaFuncs
@@ -186,6 +190,7 @@ func load(variant string) (*lib, error) {
 	b.bind(hBase, "ggml_quantize_chunk", &l.ggmlQuantizeChunk)
 	b.bind(hBase, "ggml_quantize_requires_imatrix", &l.ggmlQuantizeNeedIM)
 	b.bind(hBase, "ggml_validate_row_data", &l.ggmlValidateRow)
+	b.bind(hBase, "ggml_threadpool_params_init", &l.ggmlThreadpoolParamsInit)
 	var (
 		backendLoad        func(path string) uintptr
 		backendLoadAllFrom func(dir string)
@@ -223,6 +228,8 @@ func load(variant string) (*lib, error) {
 	var cpuInit func()
 	b.bind(hCPU, "ggml_get_type_traits_cpu", &l.ggmlGetTypeTraitsCPU)
 	b.bind(hCPU, "ggml_cpu_init", &cpuInit)
+	b.bind(hCPU, "ggml_threadpool_new", &l.ggmlThreadpoolNew)
+	b.bind(hCPU, "ggml_threadpool_free", &l.ggmlThreadpoolFree)
 	if b.err != nil {
 		return nil, fmt.Errorf("pinned llama.cpp CPU backend %s: %w", l.variantPath, b.err)
 	}

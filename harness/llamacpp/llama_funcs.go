@@ -36,6 +36,8 @@ type llamaFuncs struct {
 	getMemory     func(ctx uintptr) uintptr
 	memoryClear   func(mem uintptr, data bool)
 	setNThreads   func(ctx uintptr, nThreads, nThreadsBatch int32)
+	attachTP      func(ctx uintptr, tp, tpBatch uintptr)
+	detachTP      func(ctx uintptr)
 
 	vocabNTokens   func(vocab uintptr) int32
 	vocabType      func(vocab uintptr) int32
@@ -78,6 +80,8 @@ func (f *llamaFuncs) bind(b *binder, h uintptr) {
 	b.bind(h, "llama_get_memory", &f.getMemory)
 	b.bind(h, "llama_memory_clear", &f.memoryClear)
 	b.bind(h, "llama_set_n_threads", &f.setNThreads)
+	b.bind(h, "llama_attach_threadpool", &f.attachTP)
+	b.bind(h, "llama_detach_threadpool", &f.detachTP)
 
 	b.bind(h, "llama_vocab_n_tokens", &f.vocabNTokens)
 	b.bind(h, "llama_vocab_type", &f.vocabType)

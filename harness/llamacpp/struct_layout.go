@@ -89,6 +89,9 @@ const (
 	flashAttnEnabled  int32 = 1
 )
 
+// enum llama_split_mode: LLAMA_SPLIT_MODE_LAYER, the default.
+const splitModeLayer int32 = 1
+
 // quantizeParams is struct llama_model_quantize_params (64 bytes).
 type quantizeParams struct {
 	nthread              int32
@@ -143,6 +146,17 @@ type typeTraitsCPU struct {
 	nrows      int64
 }
 
+// threadpoolParams is struct ggml_threadpool_params (528 bytes).
+type threadpoolParams struct {
+	cpumask   [512]bool // GGML_MAX_N_THREADS
+	nThreads  int32
+	prio      int32 // enum ggml_sched_priority
+	poll      uint32
+	strictCPU bool
+	paused    bool
+	_         [2]byte
+}
+
 // Sizes the C compiler reported for the headers at commit 5b4ebc5.
 const (
 	sizeofModelParams    = 80
@@ -151,6 +165,7 @@ const (
 	sizeofBatch          = 56
 	sizeofTypeTraits     = 56
 	sizeofTypeTraitsCPU  = 32
+	sizeofThreadpool     = 528
 )
 
 // Compile-time size checks: a mismatch makes one of these array lengths negative.
@@ -167,4 +182,6 @@ var (
 	_ [sizeofTypeTraits - unsafe.Sizeof(typeTraits{})]byte
 	_ [unsafe.Sizeof(typeTraitsCPU{}) - sizeofTypeTraitsCPU]byte
 	_ [sizeofTypeTraitsCPU - unsafe.Sizeof(typeTraitsCPU{})]byte
+	_ [unsafe.Sizeof(threadpoolParams{}) - sizeofThreadpool]byte
+	_ [sizeofThreadpool - unsafe.Sizeof(threadpoolParams{})]byte
 )

@@ -1,0 +1,357 @@
+package llamacpp
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// BenchConfig is one llama-bench style run on one model: every prompt size
+// (ppN) and generation length (tgN) is a test with a fresh context, a warmup
+// run that is not timed, then Reps timed repetitions with the KV cache
+// cleared before each. Zero values take llama-bench's defaults.
+type BenchConfig struct {
+	Model     string
+	Prompt    []int     // ppN sizes: one batch of N tokens, fed in NBatch chunks
+	Gen       []int     // tgN lengths: N single-token decodes
+	Threads   int       // default runtime.NumCPU()
+	NBatch    int       // default 2048
+	NUbatch   int       // default 512
+	Reps      int       // default 5
+	NoWarmup  bool      // skip the untimed warmup run
+	NoMmap    bool      // load weights into anonymous memory instead of mapping the file
+	NoRepack  bool      // disable llama.cpp's load-time weight repacking (extra buffer types)
+	FlashAttn FlashAttn // default FlashAttnAuto, as llama-bench
+	Poll      int       // threadpool polling level 1..100; 0 means 50, as llama-bench; PollOff for none
+	// Variant is the ggml CPU variant library ("sapphirerapids", "icelake",
+	// ...); "" lets ggml choose. It must be fixed before the libraries load,
+	// so set it for a spawned bench (RunBench); in-process it must match.
+	Variant string
+	Seed    uint64 // seed of the random prompt tokens; default 1
+}
+
+func (c BenchConfig) withDefaults() BenchConfig {
+	if c.Threads <= 0 {
+		c.Threads = runtime.NumCPU()
+	}
+	if c.NBatch <= 0 {
+		c.NBatch = 2048
+	}
+	if c.NUbatch <= 0 {
+		c.NUbatch = 512
+	}
+	if c.Reps <= 0 {
+		c.Reps = 5
+	}
+	if c.FlashAttn == FlashAttnDefault {
+		c.FlashAttn = FlashAttnAuto
+	}
+	if c.Poll == 0 {
+		c.Poll = 50
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	return c
+}
+
+// BenchResult is the record of one bench run: what ran, where, and the raw samples.
+type BenchResult struct {
+	LlamaCpp      LlamaCppBuild `json:"llama_cpp"`
+	SystemInfo    string        `json:"system_info"` // llama_print_system_info(), e.g. "CPU : ... AMX_INT8 = 1 | ..."
+	CPUVariant    string        `json:"cpu_variant"` // e.g. "sapphirerapids"
+	CPUVariantLib string        `json:"cpu_variant_lib"`
+	CPUModel      string        `json:"cpu_model"`
+	NumCPU        int           `json:"num_cpu"`
+	GlibcTunables string        `json:"glibc_tunables"` // as the bench process saw it
+	THPMode       string        `json:"thp_mode"`       // /sys/kernel/mm/transparent_hugepage/enabled
+	// AnonHugePagesKB is the process's anonymous memory on huge pages after
+	// the last test, from /proc/self/smaps_rollup (-1 when unreadable).
+	AnonHugePagesKB int64 `json:"anon_huge_pages_kb"`
+	// FileHugePagesKB is file-backed memory (an mmap'd model) on huge pages.
+	FileHugePagesKB int64       `json:"file_huge_pages_kb"`
+	Model           string      `json:"model"`
+	ModelDesc       string      `json:"model_desc"`
+	ModelSize       uint64      `json:"model_size"`
+	ModelParams     uint64      `json:"model_params"`
+	Config          BenchConfig `json:"config"`
+	Started         time.Time   `json:"started"`
+	Tests           []BenchTest `json:"tests"`
+	LoadNs          int64       `json:"load_ns"`
+}
+
+// LlamaCppBuild identifies the llama.cpp the numbers come from.
+type LlamaCppBuild struct {
+	Package string `json:"package"` // npm package@version
+	Tag     string `json:"tag"`
+	Commit  string `json:"commit"`
+	Version string `json:"version"` // llama_version()
+	LibDir  string `json:"lib_dir"`
+}
+
+// BenchTest is one ppN or tgN test.
+type BenchTest struct {
+	Name      string  `json:"name"` // "pp512", "tg128"
+	NPrompt   int     `json:"n_prompt"`
+	NGen      int     `json:"n_gen"`
+	SamplesNs []int64 `json:"samples_ns"` // one per repetition
+	// TokensPerSec are the per-repetition rates, tokens / seconds.
+	TokensPerSec []float64 `json:"tokens_per_sec"`
+	AvgTS        float64   `json:"avg_ts"`
+	StdevTS      float64   `json:"stdev_ts"`
+}
+
+// Bench runs cfg in this process. Prefer RunBench, which measures in a fresh
+// process where GLIBC_TUNABLES and the CPU variant can be chosen.
+func Bench(cfg BenchConfig) (*BenchResult, error) {
+	cfg = cfg.withDefaults()
+	if err := UseCPUVariant(cfg.Variant); err != nil {
+		return nil, err
+	}
+	l, err := get()
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Prompt) == 0 && len(cfg.Gen) == 0 {
+		return nil, fmt.Errorf("llama.cpp bench: no tests (give prompt sizes or generation lengths)")
+	}
+	for _, n := range append(append([]int(nil), cfg.Prompt...), cfg.Gen...) {
+		if n <= 0 {
+			return nil, fmt.Errorf("llama.cpp bench: test size %d must be positive", n)
+		}
+	}
+	if cfg.Poll < PollOff || cfg.Poll > 100 {
+		return nil, fmt.Errorf("llama.cpp bench: poll %d outside 1..100 (or PollOff)", cfg.Poll)
+	}
+	res := &BenchResult{
+		LlamaCpp: LlamaCppBuild{
+			Package: PinnedPackage, Tag: PinnedTag, Commit: PinnedCommit,
+			Version: l.llama.version(), LibDir: l.dir,
+		},
+		SystemInfo:    l.llama.printSystemInfo(),
+		CPUVariant:    variantName(l.variantPath),
+		CPUVariantLib: l.variantPath,
+		CPUModel:      cpuModel(),
+		NumCPU:        runtime.NumCPU(),
+		GlibcTunables: os.Getenv("GLIBC_TUNABLES"),
+		THPMode:       thpMode(),
+		Model:         cfg.Model,
+		Config:        cfg,
+		Started:       time.Now().UTC(),
+	}
+	start := time.Now()
+	m, err := OpenModel(cfg.Model, ModelOptions{NoMmap: cfg.NoMmap, NoRepack: cfg.NoRepack})
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	res.LoadNs = time.Since(start).Nanoseconds()
+	info, err := m.Info()
+	if err != nil {
+		return nil, err
+	}
+	res.ModelDesc, res.ModelSize, res.ModelParams = info.Desc, info.Size, info.NParams
+
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6c6c616d61))
+	for _, n := range cfg.Prompt {
+		t, err := benchOne(m, cfg, n, 0, rng)
+		if err != nil {
+			return nil, err
+		}
+		res.Tests = append(res.Tests, t)
+	}
+	for _, n := range cfg.Gen {
+		t, err := benchOne(m, cfg, 0, n, rng)
+		if err != nil {
+			return nil, err
+		}
+		res.Tests = append(res.Tests, t)
+	}
+	res.AnonHugePagesKB, res.FileHugePagesKB = hugePagesKB()
+	return res, nil
+}
+
+// benchOne runs one ppN (nPrompt > 0) or tgN test as llama-bench does:
+// a fresh context sized for the test, its own ggml threadpool, a warmup
+// (the whole prompt, or one generated token), then the timed repetitions.
+func benchOne(m *Model, cfg BenchConfig, nPrompt, nGen int, rng *rand.Rand) (BenchTest, error) {
+	t := BenchTest{NPrompt: nPrompt, NGen: nGen}
+	if nPrompt > 0 {
+		t.Name = "pp" + strconv.Itoa(nPrompt)
+	} else {
+		t.Name = "tg" + strconv.Itoa(nGen)
+	}
+	c, err := m.NewContext(ContextOptions{
+		NCtx: nPrompt + nGen, NBatch: cfg.NBatch, NUbatch: cfg.NUbatch,
+		Threads: cfg.Threads, ThreadsBatch: cfg.Threads, FlashAttn: cfg.FlashAttn,
+	})
+	if err != nil {
+		return t, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	defer c.Close()
+	if err := c.attachThreadpool(cfg.Threads, cfg.Poll); err != nil {
+		return t, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	nVocab := int32(m.vocab.NTokens())
+	first := func() int32 {
+		if m.vocab.AddsBOS() && m.vocab.BOS() >= 0 {
+			return m.vocab.BOS()
+		}
+		return rng.Int32N(nVocab)
+	}
+	prompt := func(n int) error {
+		toks := make([]int32, min(n, c.nBatch))
+		for done := 0; done < n; {
+			k := min(n-done, c.nBatch)
+			for i := range k {
+				toks[i] = rng.Int32N(nVocab)
+			}
+			if done == 0 {
+				toks[0] = first()
+			}
+			if err := c.decode(toks[:k], done, nil); err != nil {
+				return err
+			}
+			done += k
+		}
+		c.m.l.llama.synchronize(c.h)
+		return nil
+	}
+	gen := func(n int) error {
+		tok := []int32{first()}
+		for i := range n {
+			if err := c.decode(tok, i, nil); err != nil {
+				return err
+			}
+			c.m.l.llama.synchronize(c.h)
+			tok[0] = rng.Int32N(nVocab)
+		}
+		return nil
+	}
+
+	c.m.l.llama.memoryClear(c.m.l.llama.getMemory(c.h), false)
+	if !cfg.NoWarmup {
+		var err error
+		if nPrompt > 0 {
+			err = prompt(nPrompt)
+		} else {
+			err = gen(1)
+		}
+		if err != nil {
+			return t, fmt.Errorf("%s warmup: %w", t.Name, err)
+		}
+	}
+	for range cfg.Reps {
+		c.m.l.llama.memoryClear(c.m.l.llama.getMemory(c.h), false)
+		start := time.Now()
+		var err error
+		if nPrompt > 0 {
+			err = prompt(nPrompt)
+		} else {
+			err = gen(nGen)
+		}
+		ns := time.Since(start).Nanoseconds()
+		if err != nil {
+			return t, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		t.SamplesNs = append(t.SamplesNs, ns)
+		t.TokensPerSec = append(t.TokensPerSec, float64(nPrompt+nGen)*1e9/float64(ns))
+	}
+	t.AvgTS, t.StdevTS = meanStdev(t.TokensPerSec)
+	return t, nil
+}
+
+// attachThreadpool gives the context its own persistent ggml threadpool, as
+// llama-bench does; without one ggml starts threads for every graph.
+func (c *Context) attachThreadpool(threads, poll int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.m.l
+	var p threadpoolParams
+	l.ggmlThreadpoolParamsInit(&p, int32(threads))
+	p.poll = uint32(max(poll, 0)) // PollOff: no polling
+	tp := l.ggmlThreadpoolNew(&p)
+	if tp == 0 {
+		return fmt.Errorf("ggml_threadpool_new(%d threads) failed: %s", threads, lastLog())
+	}
+	l.llama.attachTP(c.h, tp, tp)
+	c.threadpool = tp
+	return nil
+}
+
+// meanStdev returns the mean and sample standard deviation, as llama-bench reports them.
+func meanStdev(x []float64) (mean, stdev float64) {
+	if len(x) == 0 {
+		return 0, 0
+	}
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	if len(x) < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, v := range x {
+		ss += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(x)-1))
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func thpMode() string {
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// hugePagesKB reads AnonHugePages and FilePmdMapped from /proc/self/smaps_rollup.
+func hugePagesKB() (anon, file int64) {
+	anon, file = -1, -1
+	b, err := os.ReadFile("/proc/self/smaps_rollup")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		v, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch f[0] {
+		case "AnonHugePages:":
+			anon = v
+		case "FilePmdMapped:":
+			file = v
+		}
+	}
+	return
+}

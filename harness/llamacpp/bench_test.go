@@ -1,0 +1,131 @@
+package llamacpp
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/damascus-llm/damascus/internal/testdata"
+)
+
+// benchChildEnv makes the test binary act as `ledger llama-bench`, so
+// RunBench's spawn protocol is tested without building cmd/ledger.
+const benchChildEnv = "DAMASCUS_LLAMACPP_TEST_BENCH_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(benchChildEnv) == "1" {
+		args := os.Args[1:]
+		if len(args) == 0 || args[0] != BenchCommand {
+			fmt.Fprintf(os.Stderr, "bench child: first argument %v, want %s\n", args, BenchCommand)
+			os.Exit(2)
+		}
+		if err := BenchMain(args[1:], os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func checkBenchResult(t *testing.T, res *BenchResult, reps int) {
+	t.Helper()
+	if len(res.Tests) != 2 || res.Tests[0].Name != "pp8" || res.Tests[1].Name != "tg4" {
+		t.Fatalf("tests %+v; want pp8 and tg4", res.Tests)
+	}
+	for _, bt := range res.Tests {
+		if len(bt.SamplesNs) != reps || len(bt.TokensPerSec) != reps {
+			t.Errorf("%s: %d samples, %d rates; want %d", bt.Name, len(bt.SamplesNs), len(bt.TokensPerSec), reps)
+		}
+		for i, ns := range bt.SamplesNs {
+			if ns <= 0 || bt.TokensPerSec[i] <= 0 {
+				t.Errorf("%s sample %d: %d ns, %v tok/s", bt.Name, i, ns, bt.TokensPerSec[i])
+			}
+		}
+	}
+	if res.LlamaCpp.Commit != PinnedCommit || res.LlamaCpp.Version == "" {
+		t.Errorf("llama.cpp build %+v", res.LlamaCpp)
+	}
+	if !strings.Contains(res.SystemInfo, "CPU :") {
+		t.Errorf("system info %q names no CPU backend", res.SystemInfo)
+	}
+	lib := filepath.Join(res.LlamaCpp.LibDir, "libggml-cpu-"+res.CPUVariant+".so")
+	if res.CPUVariant == "" || res.CPUVariantLib != lib {
+		t.Errorf("CPU variant %q from %q; want the library %s", res.CPUVariant, res.CPUVariantLib, lib)
+	}
+	if res.ModelParams == 0 || res.ModelSize == 0 {
+		t.Errorf("model params %d, size %d", res.ModelParams, res.ModelSize)
+	}
+}
+
+func TestBenchInProcess(t *testing.T) {
+	requireLib(t)
+	model := testdata.Stories260KGGUF.Require(t)
+	res, err := Bench(BenchConfig{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 2, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBenchResult(t, res, 2)
+	loaded, _ := CPUVariant()
+	if res.CPUVariant != loaded {
+		t.Errorf("result says variant %q, the process loaded %q", res.CPUVariant, loaded)
+	}
+	// Every variant ggml would pick on an x86-64 CPU with AVX reports it.
+	if loaded != "x64" && loaded != "sse42" && !strings.Contains(res.SystemInfo, "AVX") {
+		t.Errorf("variant %s, system info %q lacks AVX", loaded, res.SystemInfo)
+	}
+	if _, err := Bench(BenchConfig{Model: model, Gen: []int{0}}); err == nil {
+		t.Error("Bench accepted tg0")
+	}
+}
+
+// TestRunBenchSpawned runs the bench in a child process with huge pages
+// asked for and the portable x64 CPU variant forced, and reads its JSON.
+func TestRunBenchSpawned(t *testing.T) {
+	requireLib(t)
+	model := testdata.Stories260KGGUF.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := BenchConfig{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 1, Threads: 1, Variant: "x64"}
+	res, err := RunBench(ctx, cfg, SpawnOptions{
+		Ledger:    os.Args[0],
+		HugePages: true,
+		Env:       []string{benchChildEnv + "=1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBenchResult(t, res, 1)
+	if res.CPUVariant != "x64" {
+		t.Errorf("child loaded variant %q, asked for x64", res.CPUVariant)
+	}
+	if res.GlibcTunables != HugePagesTunable {
+		t.Errorf("child saw GLIBC_TUNABLES=%q", res.GlibcTunables)
+	}
+	if res.Config.FlashAttn != FlashAttnAuto || res.Config.NBatch != 2048 || res.Config.Poll != 50 {
+		t.Errorf("child's config %+v lacks llama-bench's defaults", res.Config)
+	}
+}
+
+func TestBenchConfigArgsRoundTrip(t *testing.T) {
+	in := BenchConfig{
+		Model: "/m.gguf", Prompt: []int{512, 1024}, Gen: []int{128}, Threads: 2, NBatch: 256, NUbatch: 128,
+		Reps: 10, NoWarmup: true, NoMmap: true, NoRepack: true, FlashAttn: FlashAttnOn, Poll: PollOff,
+		Variant: "icelake", Seed: 9,
+	}
+	var out BenchConfig
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	out.RegisterFlags(fs)
+	if err := fs.Parse(in.Args()); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Errorf("round trip through flags:\n in %+v\nout %+v", in, out)
+	}
+}

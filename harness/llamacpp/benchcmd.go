@@ -1,0 +1,187 @@
+package llamacpp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// BenchCommand is the subcommand name under which the ledger binary runs
+// BenchMain; RunBench spawns `<ledger> llama-bench ...`.
+const BenchCommand = "llama-bench"
+
+// HugePagesTunable makes glibc's malloc back large allocations with
+// transparent huge pages; it must be in the environment at process start.
+const HugePagesTunable = "glibc.malloc.hugetlb=1"
+
+// PollOff in BenchConfig.Poll turns threadpool polling off (level 0).
+const PollOff = -1
+
+// intList is a comma-separated list of ints, as llama-bench's -p and -n take.
+type intList struct{ p *[]int }
+
+func (l intList) String() string {
+	if l.p == nil {
+		return ""
+	}
+	s := make([]string, len(*l.p))
+	for i, v := range *l.p {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l intList) Set(s string) error {
+	*l.p = (*l.p)[:0]
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			return fmt.Errorf("not a number: %q", f)
+		}
+		*l.p = append(*l.p, v)
+	}
+	return nil
+}
+
+// RegisterFlags defines cfg's flags on fs, with llama-bench's names where it has them.
+func (cfg *BenchConfig) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&cfg.Model, "m", cfg.Model, "GGUF model file")
+	fs.Var(intList{&cfg.Prompt}, "p", "prompt sizes, comma-separated (ppN tests)")
+	fs.Var(intList{&cfg.Gen}, "n", "generation lengths, comma-separated (tgN tests)")
+	fs.IntVar(&cfg.Threads, "t", cfg.Threads, "threads (0: all CPUs)")
+	fs.IntVar(&cfg.NBatch, "b", cfg.NBatch, "n_batch (0: 2048)")
+	fs.IntVar(&cfg.NUbatch, "ub", cfg.NUbatch, "n_ubatch (0: 512)")
+	fs.IntVar(&cfg.Reps, "r", cfg.Reps, "timed repetitions per test (0: 5)")
+	fs.BoolVar(&cfg.NoWarmup, "no-warmup", cfg.NoWarmup, "skip the untimed warmup run")
+	fs.BoolVar(&cfg.NoMmap, "no-mmap", cfg.NoMmap, "read weights into anonymous memory instead of mapping the file")
+	fs.BoolVar(&cfg.NoRepack, "no-repack", cfg.NoRepack, "disable llama.cpp's load-time weight repacking")
+	fs.Func("fa", "flash attention: on, off or auto (default auto)", func(s string) error {
+		v, err := ParseFlashAttn(s)
+		cfg.FlashAttn = v
+		return err
+	})
+	fs.IntVar(&cfg.Poll, "poll", cfg.Poll, "threadpool polling level 1..100 (0: 50; -1: off)")
+	fs.StringVar(&cfg.Variant, "cpu-variant", cfg.Variant, "ggml CPU variant library, e.g. sapphirerapids or icelake (default: ggml's choice)")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the random prompt tokens (0: 1)")
+}
+
+// Args renders cfg as the flags RegisterFlags reads.
+func (cfg BenchConfig) Args() []string {
+	var a []string
+	add := func(name, v string) { a = append(a, "-"+name+"="+v) }
+	add("m", cfg.Model)
+	if len(cfg.Prompt) > 0 {
+		add("p", intList{&cfg.Prompt}.String())
+	}
+	if len(cfg.Gen) > 0 {
+		add("n", intList{&cfg.Gen}.String())
+	}
+	add("t", strconv.Itoa(cfg.Threads))
+	add("b", strconv.Itoa(cfg.NBatch))
+	add("ub", strconv.Itoa(cfg.NUbatch))
+	add("r", strconv.Itoa(cfg.Reps))
+	add("no-warmup", strconv.FormatBool(cfg.NoWarmup))
+	add("no-mmap", strconv.FormatBool(cfg.NoMmap))
+	add("no-repack", strconv.FormatBool(cfg.NoRepack))
+	add("fa", cfg.FlashAttn.String())
+	add("poll", strconv.Itoa(cfg.Poll))
+	if cfg.Variant != "" {
+		add("cpu-variant", cfg.Variant)
+	}
+	add("seed", strconv.FormatUint(cfg.Seed, 10))
+	return a
+}
+
+// BenchMain is the body of `ledger llama-bench`: it parses the flags, runs
+// the bench in this process and writes the BenchResult as JSON on stdout.
+func BenchMain(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet(BenchCommand, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg BenchConfig
+	cfg.RegisterFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: ledger llama-bench -m MODEL.gguf [-p 512] [-n 128] [flags]")
+		fmt.Fprintln(stderr, "Runs the pinned llama.cpp like llama-bench, in this process, and prints JSON.")
+		fmt.Fprintf(stderr, "Start it with GLIBC_TUNABLES=%s for huge-page weight buffers.\n", HugePagesTunable)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if cfg.Model == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return flag.ErrHelp
+	}
+	res, err := Bench(cfg)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}
+
+// SpawnOptions say how RunBench starts the measuring process.
+type SpawnOptions struct {
+	// Ledger is the path of the ledger binary (or any binary whose first
+	// argument "llama-bench" runs BenchMain).
+	Ledger string
+	// HugePages sets GLIBC_TUNABLES=glibc.malloc.hugetlb=1 for the process.
+	HugePages bool
+	// Env holds extra KEY=VALUE entries added to this process's environment.
+	Env []string
+	// Stderr receives the child's stderr (llama.cpp's log when
+	// DAMASCUS_LLAMACPP_LOG is set); nil keeps it for error messages only.
+	Stderr io.Writer
+}
+
+// RunBench measures cfg in a fresh process (`<ledger> llama-bench ...`), so
+// that the environment (huge pages) and the CPU variant apply from the
+// start and nothing else in this process disturbs the timing.
+func RunBench(ctx context.Context, cfg BenchConfig, sp SpawnOptions) (*BenchResult, error) {
+	if sp.Ledger == "" {
+		return nil, errors.New("llama.cpp bench: no ledger binary given")
+	}
+	if _, err := LibDir(); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, sp.Ledger, append([]string{BenchCommand}, cfg.Args()...)...)
+	env := os.Environ()
+	if sp.HugePages {
+		env = append(env, "GLIBC_TUNABLES="+HugePagesTunable)
+	}
+	cmd.Env = append(env, sp.Env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if sp.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, sp.Stderr)
+	}
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("llama.cpp bench (%s): %w: %s", sp.Ledger, err, tail(stderr.String(), 2000))
+	}
+	var res BenchResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		return nil, fmt.Errorf("llama.cpp bench: reading its JSON: %w (stdout %q)", err, tail(stdout.String(), 500))
+	}
+	return &res, nil
+}
+
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
