@@ -17,6 +17,8 @@ var matVecCases = []struct {
 }{
 	{"avx512", quant.Q4_K, MatVecQ4K, []string{"avx512f", "avx512bw", "avx512vl"}},
 	{"avx512vnni", quant.Q4_K, MatVecQ4KVNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
+	{"avx512", quant.Q8_0, MatVecQ8_0, []string{"avx512f", "avx512bw", "avx512vl"}},
+	{"avx512vnni", quant.Q8_0, MatVecQ8_0VNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 	{"avx512", quant.Q6_K, MatVecQ6K, []string{"avx512f", "avx512bw", "avx512vl"}},
 	{"avx512vnni", quant.Q6_K, MatVecQ6KVNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 }
