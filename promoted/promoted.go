@@ -22,6 +22,8 @@ import (
 	"github.com/damascus-llm/damascus/model/quant"
 
 	// Every variant family registers itself here.
+	_ "github.com/damascus-llm/damascus/variants/avx512"
+	_ "github.com/damascus-llm/damascus/variants/gounrolled"
 	_ "github.com/damascus-llm/damascus/variants/naive"
 )
 
