@@ -1,0 +1,134 @@
+// Package pool is a persistent worker pool for the forward pass: n goroutines
+// started once, woken by a barrier-style dispatch for every parallel op. A
+// dispatch allocates nothing; workers spin briefly before parking, so the
+// back-to-back ops of one token find them awake.
+package pool
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// spinLimit is how many polls a worker makes before parking. Ops of one token
+// follow each other within microseconds; between tokens workers park.
+const spinLimit = 20000
+
+const (
+	spinning int32 = iota
+	parked
+)
+
+// A Pool runs a function on Size() workers at once; the caller of Run is
+// worker 0. A Pool's methods must not be called concurrently.
+type Pool struct {
+	n       int
+	fn      func(worker, n int)
+	gen     atomic.Uint64 // bumped once per Run
+	pending atomic.Int32  // workers (other than the caller) still running fn
+	state   []atomic.Int32
+	wake    []chan struct{}
+	quit    atomic.Bool
+	wg      sync.WaitGroup
+}
+
+// New starts a pool of n workers (n-1 goroutines plus the caller); n < 1 means 1.
+func New(n int) *Pool {
+	n = max(n, 1)
+	p := &Pool{n: n, state: make([]atomic.Int32, n), wake: make([]chan struct{}, n)}
+	for w := 1; w < n; w++ {
+		p.wake[w] = make(chan struct{}, 1)
+		p.wg.Add(1)
+		go p.worker(w, 0) // gen is 0 until the first Run, whenever the goroutine starts
+	}
+	return p
+}
+
+// Size is the number of workers, the caller included.
+func (p *Pool) Size() int { return p.n }
+
+// Run calls fn(w, n) on every worker w < n and returns when all have returned.
+// fn should be a value made once (a method value stored in a field), so the
+// call allocates nothing.
+func (p *Pool) Run(fn func(worker, n int)) {
+	if p.n == 1 {
+		fn(0, 1)
+		return
+	}
+	p.fn = fn
+	p.pending.Store(int32(p.n - 1))
+	p.gen.Add(1)
+	for w := 1; w < p.n; w++ {
+		if p.state[w].Swap(spinning) == parked {
+			p.wake[w] <- struct{}{}
+		}
+	}
+	fn(0, p.n)
+	for i := 0; p.pending.Load() != 0; i++ {
+		if i%64 == 63 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// Close stops the workers. The pool must not be used afterwards.
+func (p *Pool) Close() {
+	if p.n == 1 || p.quit.Swap(true) {
+		return
+	}
+	p.gen.Add(1)
+	for w := 1; w < p.n; w++ {
+		if p.state[w].Swap(spinning) == parked {
+			p.wake[w] <- struct{}{}
+		}
+	}
+	p.wg.Wait()
+}
+
+func (p *Pool) worker(w int, seen uint64) {
+	defer p.wg.Done()
+	for {
+		p.await(w, seen)
+		seen = p.gen.Load()
+		if p.quit.Load() {
+			return
+		}
+		p.fn(w, p.n)
+		p.pending.Add(-1)
+	}
+}
+
+// await returns once gen has moved past seen: first by polling, then parked
+// on the worker's channel. The state word settles the race with Run: whoever
+// swaps it second learns the other's intent.
+func (p *Pool) await(w int, seen uint64) {
+	for i := 0; i < spinLimit; i++ {
+		if p.gen.Load() != seen {
+			return
+		}
+		if i%64 == 63 {
+			runtime.Gosched()
+		}
+	}
+	if !p.state[w].CompareAndSwap(spinning, parked) {
+		return
+	}
+	if p.gen.Load() != seen && p.state[w].CompareAndSwap(parked, spinning) {
+		return // a Run came in between; it saw us spinning and sent nothing
+	}
+	<-p.wake[w]
+}
+
+// Split returns the half-open share [lo, hi) of n items for worker w of
+// workers, in chunks that are multiples of align (the last may be shorter).
+func Split(n, w, workers, align int) (lo, hi int) {
+	align = max(align, 1)
+	chunks := (n + align - 1) / align
+	per, extra := chunks/workers, chunks%workers
+	c0 := w*per + min(w, extra)
+	c1 := c0 + per
+	if w < extra {
+		c1++
+	}
+	return min(c0*align, n), min(c1*align, n)
+}

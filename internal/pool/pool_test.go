@@ -1,0 +1,97 @@
+package pool
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestRunCoversEveryWorker(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 8} {
+		p := New(n)
+		var hits [8]atomic.Int32
+		fn := func(w, workers int) {
+			if workers != n {
+				t.Errorf("n=%d: fn saw %d workers", n, workers)
+			}
+			hits[w].Add(1)
+		}
+		for range 1000 {
+			p.Run(fn)
+		}
+		p.Close()
+		for w := range n {
+			if got := hits[w].Load(); got != 1000 {
+				t.Errorf("n=%d: worker %d ran %d times, want 1000", n, w, got)
+			}
+		}
+	}
+}
+
+// Runs spaced out long enough for the workers to park must still complete.
+func TestRunAfterParking(t *testing.T) {
+	p := New(3)
+	defer p.Close()
+	var sum atomic.Int64
+	fn := func(w, _ int) { sum.Add(int64(w + 1)) }
+	for range 5 {
+		time.Sleep(20 * time.Millisecond) // long enough for the workers to park
+		p.Run(fn)
+	}
+	if got := sum.Load(); got != 5*(1+2+3) {
+		t.Fatalf("sum %d, want %d", got, 5*6)
+	}
+}
+
+func TestSplit(t *testing.T) {
+	for _, c := range []struct{ n, workers, align int }{{10, 3, 1}, {100, 4, 8}, {5, 8, 1}, {257, 2, 32}, {0, 3, 4}} {
+		covered := 0
+		prev := 0
+		for w := range c.workers {
+			lo, hi := Split(c.n, w, c.workers, c.align)
+			if lo != prev || hi < lo {
+				t.Fatalf("%+v: worker %d got [%d,%d) after %d", c, w, lo, hi, prev)
+			}
+			if hi < c.n && hi%c.align != 0 {
+				t.Fatalf("%+v: worker %d ends at %d, not aligned", c, w, hi)
+			}
+			covered += hi - lo
+			prev = hi
+		}
+		if covered != c.n {
+			t.Fatalf("%+v: covered %d", c, covered)
+		}
+	}
+}
+
+type addTask struct {
+	x   []float32
+	run func(w, n int)
+}
+
+func (a *addTask) do(w, n int) {
+	lo, hi := Split(len(a.x), w, n, 16)
+	for i := lo; i < hi; i++ {
+		a.x[i]++
+	}
+}
+
+// BenchmarkDispatch measures the cost of one Run with a trivial body: the
+// fixed overhead every parallel op of the forward pass pays.
+func BenchmarkDispatch(b *testing.B) {
+	for _, n := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("variant=spin-park/workers=%d", n), func(b *testing.B) {
+			p := New(n)
+			defer p.Close()
+			task := &addTask{x: make([]float32, 64)}
+			task.run = task.do
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				p.Run(task.run)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/dispatch")
+		})
+	}
+}

@@ -1,0 +1,209 @@
+// Package sample turns logits into the next token: llama.cpp's sampler chain
+// (penalties, top-k, top-p, min-p, temperature, a seeded draw) and a
+// bit-exact copy of llama2.c's run.c sampler.
+package sample
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Params configures a Sampler. Zero values switch a stage off, except the
+// penalties, whose neutral value is 1 for RepeatPenalty (0 is read as 1).
+type Params struct {
+	Temperature      float32 // <= 0: greedy (argmax after penalties)
+	TopK             int     // <= 0: off
+	TopP             float32 // >= 1 or <= 0: off
+	MinP             float32 // <= 0: off
+	RepeatPenalty    float32 // 1: off; divides positive logits, multiplies negative ones
+	FrequencyPenalty float32 // subtracted once per occurrence
+	PresencePenalty  float32 // subtracted once if present
+	PenaltyLastN     int     // window of recent tokens the penalties see; 0: 64, -1: all
+	Seed             uint64
+}
+
+// DefaultParams are llama.cpp's common defaults.
+func DefaultParams() Params {
+	return Params{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, RepeatPenalty: 1, PenaltyLastN: 64}
+}
+
+// Validate reports parameters outside their domain.
+func (p Params) Validate() error {
+	switch {
+	case p.TopP < 0 || p.TopP > 1:
+		return fmt.Errorf("top-p %g is outside [0, 1]", p.TopP)
+	case p.MinP < 0 || p.MinP > 1:
+		return fmt.Errorf("min-p %g is outside [0, 1]", p.MinP)
+	case p.RepeatPenalty < 0:
+		return fmt.Errorf("repeat penalty %g is negative", p.RepeatPenalty)
+	case p.PenaltyLastN < -1:
+		return fmt.Errorf("penalty window %d is below -1", p.PenaltyLastN)
+	}
+	return nil
+}
+
+type candidate struct {
+	id    int
+	logit float32
+	p     float32
+}
+
+// Sampler applies llama.cpp's default chain in its order: penalties, top-k,
+// top-p, min-p, temperature, then a draw from the remaining distribution. It
+// is deterministic for a seed. It is not safe for concurrent use.
+type Sampler struct {
+	p       Params
+	rng     *RNG
+	cand    []candidate
+	history []int // tokens accepted so far, newest last
+	counts  map[int]int
+}
+
+// New returns a sampler for a vocabulary of n tokens.
+func New(n int, p Params) (*Sampler, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if p.RepeatPenalty == 0 {
+		p.RepeatPenalty = 1
+	}
+	if p.PenaltyLastN == 0 {
+		p.PenaltyLastN = 64
+	}
+	return &Sampler{p: p, rng: NewRNG(p.Seed), cand: make([]candidate, 0, n), counts: map[int]int{}}, nil
+}
+
+// Accept records a token of the context (prompt or generated) for the penalties.
+func (s *Sampler) Accept(token int) { s.history = append(s.history, token) }
+
+// Reset forgets the accepted tokens; the RNG continues.
+func (s *Sampler) Reset() { s.history = s.history[:0] }
+
+// Sample picks the next token. logits is left unchanged.
+func (s *Sampler) Sample(logits []float32) int {
+	c := s.cand[:0]
+	for i, l := range logits {
+		c = append(c, candidate{id: i, logit: l})
+	}
+	s.penalize(c)
+	if s.p.Temperature <= 0 {
+		best := 0
+		for i := range c {
+			if c[i].logit > c[best].logit {
+				best = i
+			}
+		}
+		return c[best].id
+	}
+	c = topK(c, s.p.TopK)
+	c = topP(c, s.p.TopP)
+	c = minP(c, s.p.MinP)
+	for i := range c {
+		c[i].logit /= s.p.Temperature
+	}
+	softmax(c)
+	coin := float64(s.rng.Uint32()>>8) / (1 << 24)
+	var cdf float64
+	for _, x := range c {
+		cdf += float64(x.p)
+		if coin < cdf {
+			return x.id
+		}
+	}
+	return c[len(c)-1].id
+}
+
+// penalize is llama.cpp's llama_sampler_penalties over the recent window.
+func (s *Sampler) penalize(c []candidate) {
+	if s.p.RepeatPenalty == 1 && s.p.FrequencyPenalty == 0 && s.p.PresencePenalty == 0 {
+		return
+	}
+	window := s.history
+	if n := s.p.PenaltyLastN; n >= 0 && len(window) > n {
+		window = window[len(window)-n:]
+	}
+	clear(s.counts)
+	for _, t := range window {
+		s.counts[t]++
+	}
+	for t, n := range s.counts {
+		if t < 0 || t >= len(c) {
+			continue
+		}
+		l := c[t].logit
+		if l <= 0 {
+			l *= s.p.RepeatPenalty
+		} else {
+			l /= s.p.RepeatPenalty
+		}
+		l -= float32(n)*s.p.FrequencyPenalty + s.p.PresencePenalty
+		c[t].logit = l
+	}
+}
+
+func sortByLogit(c []candidate) {
+	slices.SortStableFunc(c, func(a, b candidate) int { return cmp.Compare(b.logit, a.logit) })
+}
+
+func topK(c []candidate, k int) []candidate {
+	if k <= 0 || k >= len(c) {
+		return c
+	}
+	sortByLogit(c)
+	return c[:k]
+}
+
+// topP keeps the smallest prefix, by descending probability, whose mass
+// reaches p (llama.cpp: cumulative >= p, the crossing token included).
+func topP(c []candidate, p float32) []candidate {
+	if p <= 0 || p >= 1 {
+		return c
+	}
+	sortByLogit(c)
+	softmax(c)
+	var cum float32
+	for i := range c {
+		cum += c[i].p
+		if cum >= p {
+			return c[:i+1]
+		}
+	}
+	return c
+}
+
+// minP keeps tokens whose probability is at least p times the largest one.
+func minP(c []candidate, p float32) []candidate {
+	if p <= 0 {
+		return c
+	}
+	maxl := c[0].logit
+	for _, x := range c {
+		maxl = max(maxl, x.logit)
+	}
+	minl := maxl + float32(math.Log(float64(p)))
+	kept := c[:0]
+	for _, x := range c {
+		if x.logit >= minl {
+			kept = append(kept, x)
+		}
+	}
+	return kept
+}
+
+func softmax(c []candidate) {
+	maxl := c[0].logit
+	for _, x := range c {
+		maxl = max(maxl, x.logit)
+	}
+	var sum float64
+	for i := range c {
+		e := math.Exp(float64(c[i].logit - maxl))
+		c[i].p = float32(e)
+		sum += e
+	}
+	for i := range c {
+		c[i].p = float32(float64(c[i].p) / sum)
+	}
+}
