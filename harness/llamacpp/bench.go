@@ -279,9 +279,10 @@ func (c *Context) attachThreadpool(threads, poll int) error {
 	var p threadpoolParams
 	l.ggmlThreadpoolParamsInit(&p, int32(threads))
 	p.poll = uint32(max(poll, 0)) // PollOff: no polling
+	mark := logMark()
 	tp := l.ggmlThreadpoolNew(&p)
 	if tp == 0 {
-		return fmt.Errorf("ggml_threadpool_new(%d threads) failed: %s", threads, lastLog())
+		return fmt.Errorf("ggml_threadpool_new(%d threads) failed: %s", threads, logSince(mark, 2))
 	}
 	l.llama.attachTP(c.h, tp, tp)
 	c.threadpool = tp

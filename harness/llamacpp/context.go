@@ -132,9 +132,10 @@ func (m *Model) NewContext(opts ContextOptions) (*Context, error) {
 	default:
 		p.flashAttnType = flashAttnDisabled
 	}
+	mark := logMark()
 	h := m.l.llama.initFromModel(mh, p)
 	if h == 0 {
-		return nil, fmt.Errorf("llama.cpp could not create a context (n_ctx %d) for %s: %s", o.NCtx, m.path, recentLog(3))
+		return nil, fmt.Errorf("llama.cpp could not create a context (n_ctx %d) for %s: %s", o.NCtx, m.path, logSince(mark, 3))
 	}
 	c := &Context{
 		m: m, h: h, opts: o,
@@ -253,6 +254,7 @@ func (c *Context) decode(tokens []int32, pos0 int, want []bool) error {
 		seqID:   &seqs[0],
 		logits:  &logits[0],
 	}
+	mark := logMark()
 	rc := c.m.l.llama.decode(c.h, b)
 	runtime.KeepAlive(tokens)
 	runtime.KeepAlive(pos)
@@ -261,7 +263,7 @@ func (c *Context) decode(tokens []int32, pos0 int, want []bool) error {
 	runtime.KeepAlive(seq0)
 	runtime.KeepAlive(logits)
 	if rc != 0 {
-		return fmt.Errorf("llama_decode of %d tokens at position %d returned %d: %s", n, pos0, rc, recentLog(2))
+		return fmt.Errorf("llama_decode of %d tokens at position %d returned %d: %s", n, pos0, rc, logSince(mark, 2))
 	}
 	return nil
 }

@@ -206,20 +206,21 @@ func load(variant string) (*lib, error) {
 	l.llama.logSet(logCallback(), nil)
 	l.llama.backendInit()
 
+	mark := logMark()
 	if variant != "" {
 		p := filepath.Join(dir, "libggml-cpu-"+variant+".so")
 		if !fileExists(p) {
 			return nil, fmt.Errorf("llama.cpp CPU variant %q: no %s", variant, p)
 		}
 		if backendLoad(p) == 0 {
-			return nil, fmt.Errorf("llama.cpp CPU variant %q failed to load (CPU lacks its instructions?): %s", variant, lastLog())
+			return nil, fmt.Errorf("llama.cpp CPU variant %q failed to load (CPU lacks its instructions?): %s", variant, logSince(mark, 2))
 		}
 	} else {
 		backendLoadAllFrom(dir)
 	}
 	l.variantPath = loadedCPUVariant()
 	if l.variantPath == "" {
-		return nil, fmt.Errorf("llama.cpp loaded no ggml CPU backend from %s: %s", dir, lastLog())
+		return nil, fmt.Errorf("llama.cpp loaded no ggml CPU backend from %s: %s", dir, logSince(mark, 2))
 	}
 	hCPU, err := purego.Dlopen(l.variantPath, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
@@ -292,13 +293,14 @@ func (b *binder) bind(handle uintptr, name string, fptr any) {
 // forwards them to stderr only when $DAMASCUS_LLAMACPP_LOG is set.
 var (
 	logMu       sync.Mutex
-	logTail     []string
+	logTail     []string // the last logTailLines lines
+	logLines    int      // lines logged so far; logTail ends with line logLines-1
 	logToStderr = os.Getenv(LogEnv) != ""
 	logCBOnce   sync.Once
 	logCBPtr    uintptr
 )
 
-const logTailLines = 40
+const logTailLines = 64
 
 func logCallback() uintptr {
 	logCBOnce.Do(func() {
@@ -315,6 +317,7 @@ func logCallback() uintptr {
 				return
 			}
 			logTail = append(logTail, s)
+			logLines++
 			if len(logTail) > logTailLines {
 				logTail = append(logTail[:0], logTail[len(logTail)-logTailLines:]...)
 			}
@@ -323,26 +326,31 @@ func logCallback() uintptr {
 	return logCBPtr
 }
 
-// lastLog returns the last warning or error llama.cpp logged, for error messages.
-func lastLog() string {
+// logMark returns a position in the log for logSince.
+func logMark() int {
 	logMu.Lock()
 	defer logMu.Unlock()
-	for i := len(logTail) - 1; i >= 0; i-- {
-		if s := strings.TrimSpace(logTail[i]); s != "" {
-			return s
-		}
-	}
-	return "(no log)"
+	return logLines
 }
 
-// recentLog returns the last n log lines, joined.
-func recentLog(n int) string {
+// logSince returns the last n lines llama.cpp logged after mark, on one line,
+// to explain a failed call.
+func logSince(mark, n int) string {
 	logMu.Lock()
 	defer logMu.Unlock()
-	if n > len(logTail) {
-		n = len(logTail)
+	first := logLines - len(logTail) // line number of logTail[0]
+	var lines []string
+	for i, s := range logTail {
+		if first+i >= mark {
+			if s = strings.TrimSpace(s); s != "" {
+				lines = append(lines, s)
+			}
+		}
 	}
-	return strings.TrimSpace(strings.Join(logTail[len(logTail)-n:], ""))
+	if len(lines) == 0 {
+		return "(llama.cpp logged nothing)"
+	}
+	return strings.Join(lines[max(0, len(lines)-n):], "; ")
 }
 
 // goString copies a NUL-terminated C string.

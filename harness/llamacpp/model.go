@@ -47,9 +47,10 @@ func OpenModel(path string, opts ModelOptions) (*Model, error) {
 	} else {
 		p.loadMode = loadModeMmap
 	}
+	mark := logMark()
 	h := l.llama.modelLoadFromFile(path, p)
 	if h == 0 {
-		return nil, fmt.Errorf("llama.cpp could not load %s: %s", path, recentLog(3))
+		return nil, fmt.Errorf("llama.cpp could not load %s: %s", path, logSince(mark, 3))
 	}
 	m := &Model{l: l, h: h, path: path}
 	m.vocab = &Vocab{l: l, h: l.llama.modelGetVocab(h), model: m}
