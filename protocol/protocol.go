@@ -1,0 +1,116 @@
+// Package protocol is the benchmark protocol as data — what is measured, how
+// often, against which pinned rival — the record of the conditions every
+// result was taken under, and the rule that decides a promotion.
+package protocol
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/damascus-llm/damascus/harness/sysinfo"
+)
+
+// The pinned rival: llama.cpp as shipped in the npm package
+// @node-llama-cpp/linux-x64@3.21.1 (baseline/llama.cpp/package-lock.json).
+const (
+	LlamaCppRevision = "5b4ebc5"
+	LlamaCppPackage  = "@node-llama-cpp/linux-x64@3.21.1"
+)
+
+// E2E is the end-to-end protocol (the original design's baseline.md).
+type E2E struct {
+	PromptTokens int `json:"prompt_tokens"` // prefill test: ppN
+	GenTokens    int `json:"gen_tokens"`    // decode test: tgN
+	Runs         int `json:"runs"`          // recorded repetitions per engine and test
+	WarmupRuns   int `json:"warmup_runs"`   // discarded repetitions before them
+	Threads      int `json:"threads"`       // the same for both engines
+	// SustainedSeconds is how long the sustained-decode test runs;
+	// throughput of its first and last SustainedWindow is the throttling proxy.
+	SustainedSeconds int `json:"sustained_seconds"`
+	SustainedWindow  int `json:"sustained_window_seconds"`
+	// Interleaved: engines alternate run by run (order reversed every other
+	// run), so drift hits both alike.
+	Interleaved bool `json:"interleaved"`
+}
+
+// DefaultE2E is the protocol of record: pp1024 and tg256, 10 runs after one
+// warmup, 2 threads (this machine's cores), 60 s sustained decode.
+func DefaultE2E() E2E {
+	return E2E{PromptTokens: 1024, GenTokens: 256, Runs: 10, WarmupRuns: 1, Threads: 2,
+		SustainedSeconds: 60, SustainedWindow: 10, Interleaved: true}
+}
+
+// PromptTest and GenTest name the tests the way llama-bench does.
+func (e E2E) PromptTest() string { return fmt.Sprintf("pp%d", e.PromptTokens) }
+func (e E2E) GenTest() string    { return fmt.Sprintf("tg%d", e.GenTokens) }
+
+// Validate rejects a protocol that cannot produce a result.
+func (e E2E) Validate() error {
+	switch {
+	case e.PromptTokens < 0 || e.GenTokens < 0 || e.PromptTokens+e.GenTokens == 0:
+		return fmt.Errorf("protocol: need prompt or generated tokens (pp %d, tg %d)", e.PromptTokens, e.GenTokens)
+	case e.Runs < 1:
+		return fmt.Errorf("protocol: runs %d < 1", e.Runs)
+	case e.WarmupRuns < 0:
+		return fmt.Errorf("protocol: warmup runs %d < 0", e.WarmupRuns)
+	case e.Threads < 1:
+		return fmt.Errorf("protocol: threads %d < 1", e.Threads)
+	}
+	return nil
+}
+
+// Kernel is the kernel head-to-head protocol.
+type Kernel struct {
+	Runs      int           `json:"runs"`       // interleaved samples per variant and shape
+	MinSample time.Duration `json:"min_sample"` // each sample repeats the call at least this long
+	Warmup    time.Duration `json:"warmup"`     // untimed calls before calibration
+	Threads   int           `json:"threads"`    // kernels are timed single-threaded: the caller splits rows
+}
+
+// DefaultKernel: 10 runs, 20 ms samples, 50 ms warmup, one thread.
+func DefaultKernel() Kernel {
+	return Kernel{Runs: 10, MinSample: 20 * time.Millisecond, Warmup: 50 * time.Millisecond, Threads: 1}
+}
+
+// Model identifies the weights an end-to-end result was measured on.
+type Model struct {
+	Path     string         `json:"path"`
+	SHA256   string         `json:"sha256"`
+	Bytes    int64          `json:"bytes"`
+	Name     string         `json:"name,omitempty"`      // general.name or the preset
+	FileType string         `json:"file_type,omitempty"` // e.g. "Q4_K_M"
+	QuantMix map[string]int `json:"quant_mix"`           // tensor type → tensor count
+}
+
+// LlamaCpp says which build of the rival ran.
+type LlamaCpp struct {
+	Revision   string `json:"revision"`
+	Package    string `json:"package"`
+	CPUVariant string `json:"cpu_variant"` // the libggml-cpu-*.so it loaded, e.g. "sapphirerapids"
+	LibDir     string `json:"lib_dir"`
+}
+
+// Engine describes how one engine held its weights.
+type Engine struct {
+	Name string `json:"name"` // "damascus" or "llama.cpp"
+	// WeightsOnHugePages: "yes", "no", "partly (N MiB)" or "unavailable".
+	WeightsOnHugePages string   `json:"weights_on_huge_pages"`
+	Kernels            []string `json:"kernels,omitempty"` // op:variant the engine dispatched to
+	Notes              string   `json:"notes,omitempty"`
+}
+
+// Record is attached to every result: what was measured under which
+// conditions. Fields not applicable to a result are left empty; machine
+// facts a machine does not expose say "unavailable" (sysinfo), never a guess.
+type Record struct {
+	Date     time.Time    `json:"date"`
+	Machine  sysinfo.Info `json:"machine"`
+	Model    *Model       `json:"model,omitempty"`
+	LlamaCpp *LlamaCpp    `json:"llama_cpp,omitempty"`
+	Engines  []Engine     `json:"engines,omitempty"`
+	E2E      *E2E         `json:"e2e,omitempty"`
+	Kernel   *Kernel      `json:"kernel,omitempty"`
+	// PageCache says whether the model file was in the page cache before a
+	// cold start ("cold: dropped", "warm", or "unknown: <why>").
+	PageCache string `json:"page_cache,omitempty"`
+}

@@ -1,0 +1,59 @@
+package protocol
+
+import (
+	"strings"
+	"testing"
+)
+
+func seq(base, step float64, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = base + step*float64(i%5) // a little spread
+	}
+	return v
+}
+
+func TestRule(t *testing.T) {
+	r := DefaultRule()
+	inc := seq(100, 1, 10)
+	for _, tc := range []struct {
+		name    string
+		ch      []float64
+		gate    bool
+		promote bool
+		reason  string
+	}{
+		{"clearly faster", seq(80, 1, 10), true, true, "below incumbent p5"},
+		{"failed gate", seq(50, 1, 10), false, false, "gate"},
+		{"slower", seq(110, 1, 10), true, false, "not faster"},
+		{"same", seq(100, 1, 10), true, false, "not faster"},
+		{"2% faster", seq(98, 1, 10), true, false, ""},
+		{"faster, few runs", seq(80, 1, 4), true, true, "Mann-Whitney"},
+	} {
+		d := r.Decide(inc, tc.ch, tc.gate)
+		if d.Promote != tc.promote || !strings.Contains(d.Reason, tc.reason) {
+			t.Errorf("%s: promote %v (%s), want %v (%q)", tc.name, d.Promote, d.Reason, tc.promote, tc.reason)
+		}
+	}
+	// Significant but small, ranges overlapping (one fast incumbent outlier):
+	// Mann-Whitney alone is not enough under 5%.
+	inc = []float64{90, 100.1, 100.2, 100.3, 100.4, 100.5, 100.6, 100.7, 100.8, 100.9}
+	ch := []float64{97, 97.1, 97.2, 97.3, 97.4, 97.5, 97.6, 97.7, 97.8, 97.9}
+	if d := r.Decide(inc, ch, true); d.Promote || !strings.Contains(d.Reason, "below 5%") {
+		t.Errorf("small gain: %+v", d)
+	}
+}
+
+func TestE2EValidate(t *testing.T) {
+	if err := DefaultE2E().Validate(); err != nil {
+		t.Error(err)
+	}
+	bad := DefaultE2E()
+	bad.Runs = 0
+	if err := bad.Validate(); err == nil {
+		t.Error("zero runs accepted")
+	}
+	if DefaultE2E().PromptTest() != "pp1024" || DefaultE2E().GenTest() != "tg256" {
+		t.Error("test names")
+	}
+}
