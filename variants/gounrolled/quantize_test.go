@@ -17,52 +17,6 @@ import (
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 
-// quantizeInputs are activation rows that probe every rounding decision:
-// Gaussian values, exact ties at .5 after scaling, ±max of equal magnitude
-// (the first decides the sign of d), zeros, subnormals and huge values.
-func quantizeInputs(n int) map[string][]float32 {
-	r := kerneltest.NewRand(7)
-	in := map[string][]float32{"gauss": kerneltest.Floats(r, n)}
-	ties := make([]float32, n)
-	for i := range ties {
-		ties[i] = float32(i%200-100) + 0.5 // with max 127 the scale is ±1: exact ties
-		if i%32 == 0 {
-			ties[i] = 127
-		}
-	}
-	in["ties"] = ties
-	pm := kerneltest.Floats(r, n)
-	for b := 0; b < n; b += 32 {
-		pm[b+3], pm[b+9] = -1000, 1000
-		if b/32%2 == 1 {
-			pm[b+3], pm[b+9] = 1000, -1000
-		}
-	}
-	in["plusminus"] = pm
-	zero := kerneltest.Floats(r, n)
-	clear(zero[:n/2])
-	in["zeros"] = zero
-	tiny := make([]float32, n)
-	for i := range tiny {
-		tiny[i] = math.Float32frombits(uint32(r.IntN(1 << 23))) // subnormal
-		if i%3 == 0 {
-			tiny[i] = -tiny[i]
-		}
-	}
-	in["subnormal"] = tiny
-	huge := kerneltest.Floats(r, n)
-	for i := range huge {
-		huge[i] *= 1e35
-	}
-	in["huge"] = huge
-	ints := make([]float32, n)
-	for i := range ints {
-		ints[i] = float32(r.IntN(255) - 127)
-	}
-	in["integers"] = ints
-	return in
-}
-
 var (
 	refOnce sync.Once
 	refQ8K  func(x *float32, y unsafe.Pointer, k int64)
@@ -102,7 +56,7 @@ func ggmlQ8KRef(t *testing.T) func(x *float32, y unsafe.Pointer, k int64) {
 func TestQuantizeQ8KMatchesGGMLRef(t *testing.T) {
 	ref := ggmlQ8KRef(t)
 	const n = 256 * 6
-	for name, x := range quantizeInputs(n) {
+	for name, x := range kerneltest.QuantizeInputs(n) {
 		want := make([]byte, n/256*kerneltest.Q8KBytes)
 		ref(&x[0], unsafe.Pointer(&want[0]), n)
 		got := make([]byte, len(want))
@@ -128,7 +82,7 @@ func TestQuantizeQ8_0MatchesGGMLRef(t *testing.T) {
 		t.Skipf("pinned llama.cpp not usable (run make baseline): %v", err)
 	}
 	const n = 32 * 40
-	for name, x := range quantizeInputs(n) {
+	for name, x := range kerneltest.QuantizeInputs(n) {
 		want, err := llamacpp.Quantize(quant.Q8_0, x, 1, n)
 		if err != nil {
 			t.Fatal(err)
