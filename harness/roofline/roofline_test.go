@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -222,5 +223,25 @@ func TestReportRendering(t *testing.T) {
 	js, err := json.Marshal(r)
 	if err != nil || !strings.Contains(string(js), `"per_second":380000000000`) {
 		t.Errorf("JSON: %s, %v", js, err)
+	}
+}
+
+// TestFullProbe runs every probe at full size (1 GiB buffer, all default
+// thread counts) and prints the report; too slow for the unit suite, so it
+// runs only with DAMASCUS_ROOFLINE_FULL=1.
+func TestFullProbe(t *testing.T) {
+	if os.Getenv("DAMASCUS_ROOFLINE_FULL") == "" {
+		t.Skip("set DAMASCUS_ROOFLINE_FULL=1 to run the full-size probes")
+	}
+	r := Run(Options{})
+	var buf bytes.Buffer
+	if err := r.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", buf.String())
+	for _, m := range r.Measurements {
+		if m.Skipped == "" && (!(m.Best > 0) || !finite(m.Best)) {
+			t.Errorf("%+v", m)
+		}
 	}
 }

@@ -56,11 +56,14 @@ func TestGatherFacts(t *testing.T) {
 	if _, err := exec.LookPath("nvidia-smi"); err != nil && info.GPU.Status != "none" {
 		t.Errorf("no nvidia-smi but GPU status %q", info.GPU.Status)
 	}
-	// The tests run inside the checkout, so git must answer.
-	if _, err := exec.LookPath("git"); err == nil {
-		if info.Repo.Source != "git" || len(info.Repo.Commit) < 40 {
-			t.Errorf("repo %+v", info.Repo)
+	// Where git answers (the tests normally run inside the checkout), the
+	// recorded commit must be its HEAD.
+	if head, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		if info.Repo.Source != "git" || info.Repo.Commit != strings.TrimSpace(string(head)) {
+			t.Errorf("repo %+v, git HEAD %s", info.Repo, head)
 		}
+	} else if info.Repo.Source == "git" {
+		t.Errorf("git failed (%v) but repo source is git: %+v", err, info.Repo)
 	}
 }
 
