@@ -80,7 +80,7 @@ func Quantize(t *testing.T, typ quant.Type, f QuantizeFunc) {
 			const pad = 64
 			buf := bytes.Repeat([]byte{0xa5}, len(want)+2*pad+1)
 			got := buf[pad+1 : pad+1+len(want)] // odd offset
-			xs := make([]float32, n+1)[1:] // misaligned input
+			xs := make([]float32, n+1)[1:]      // misaligned input
 			copy(xs, x)
 			f(got, xs)
 			for i := range buf {
@@ -99,4 +99,3 @@ func Quantize(t *testing.T, typ quant.Type, f QuantizeFunc) {
 		}
 	}
 }
-
