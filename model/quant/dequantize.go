@@ -256,9 +256,9 @@ func DequantizeQ3K(dst []float32, src []byte) {
 	}
 }
 
-// scaleMinK4 unpacks scale and min j (0..7) from the twelve packed bytes of
+// ScaleMinK4 unpacks scale and min j (0..7) from the twelve packed bytes of
 // a Q4_K or Q5_K super-block (ggml's get_scale_min_k4).
-func scaleMinK4(j int, q []byte) (sc, m byte) {
+func ScaleMinK4(j int, q []byte) (sc, m byte) {
 	if j < 4 {
 		return q[j] & 63, q[j+4] & 63
 	}
@@ -275,9 +275,9 @@ func DequantizeQ4K(dst []float32, src []byte) {
 		d, min := half(x), half(x[2:])
 		scales, q := x[4:16], x[16:144]
 		for j, is := 0, 0; j < QK_K; j, is = j+64, is+2 {
-			sc, m := scaleMinK4(is, scales)
+			sc, m := ScaleMinK4(is, scales)
 			d1, m1 := d*float32(sc), min*float32(m)
-			sc, m = scaleMinK4(is+1, scales)
+			sc, m = ScaleMinK4(is+1, scales)
 			d2, m2 := d*float32(sc), min*float32(m)
 			for l := 0; l < 32; l++ {
 				y[j+l] = float32(d1*float32(q[l]&0x0f)) - m1
@@ -298,9 +298,9 @@ func DequantizeQ5K(dst []float32, src []byte) {
 		scales, qh, ql := x[4:16], x[16:48], x[48:176]
 		u1, u2 := byte(1), byte(2)
 		for j, is := 0, 0; j < QK_K; j, is = j+64, is+2 {
-			sc, m := scaleMinK4(is, scales)
+			sc, m := ScaleMinK4(is, scales)
 			d1, m1 := d*float32(sc), min*float32(m)
-			sc, m = scaleMinK4(is+1, scales)
+			sc, m = ScaleMinK4(is+1, scales)
 			d2, m2 := d*float32(sc), min*float32(m)
 			for l := 0; l < 32; l++ {
 				q1, q2 := ql[l]&0x0f, ql[l]>>4

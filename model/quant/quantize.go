@@ -606,9 +606,9 @@ func QuantizeQ3K(dst []byte, src []float32) {
 	}
 }
 
-// packScaleMinK4 stores eight 6-bit scales and mins in the twelve bytes of
-// a Q4_K/Q5_K super-block (the inverse of scaleMinK4).
-func packScaleMinK4(dst []byte, ls, lm *[8]uint8) {
+// PutScaleMinK4 stores eight 6-bit scales and mins in the twelve bytes of
+// a Q4_K/Q5_K super-block (the inverse of ScaleMinK4). dst must be zero.
+func PutScaleMinK4(dst []byte, ls, lm *[8]uint8) {
 	for j := 0; j < 8; j++ {
 		if j < 4 {
 			dst[j] = ls[j]
@@ -662,12 +662,12 @@ func kQuantScaleMins(dst []byte, x []float32, L *[QK_K]uint8, nmax int32, rmin, 
 		lm[j] = min(63, uint8(nearestInt(invMin*mins[j])))
 	}
 	clear(dst[4:16])
-	packScaleMinK4(dst[4:16], &ls, &lm)
+	PutScaleMinK4(dst[4:16], &ls, &lm)
 	putHalf(dst, maxScale/63)
 	putHalf(dst[2:], maxMin/63)
 	dAll, mAll := half(dst), half(dst[2:])
 	for j := 0; j < 8; j++ {
-		sc, m := scaleMinK4(j, dst[4:16])
+		sc, m := ScaleMinK4(j, dst[4:16])
 		d := dAll * float32(sc)
 		if d == 0 {
 			continue

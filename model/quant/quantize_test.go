@@ -141,7 +141,7 @@ func TestQuantizeQ4KGrid(t *testing.T) {
 		t.Errorf("dmin = %#04x, want 0", dmin)
 	}
 	for s := 0; s < 8; s++ {
-		if sc, m := scaleMinK4(s, b[4:16]); sc != 63 || m != 0 {
+		if sc, m := ScaleMinK4(s, b[4:16]); sc != 63 || m != 0 {
 			t.Errorf("sub-block %d: scale %d min %d, want 63, 0", s, sc, m)
 		}
 	}

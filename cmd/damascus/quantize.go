@@ -1,0 +1,105 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/damascus-llm/damascus/model/ftype"
+	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/model/requant"
+)
+
+func init() {
+	register(command{
+		name:    "quantize",
+		summary: "convert a GGUF model to another file type (Q4_K_M, Q8_0, F16, …)",
+		run:     runQuantize,
+	})
+}
+
+// quantizeWithLlamaCpp, when set by another file of this command, has the
+// pinned llama.cpp quantize in to out (llama_model_quantize): the
+// --with-llama.cpp option. It is nil until that is built in.
+var quantizeWithLlamaCpp func(in, out string, ft ftype.FileType, threads int, stdout, stderr io.Writer) error
+
+func runQuantize(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	typ := fs.String("type", "Q4_K_M", "file type: "+strings.Join(ftype.Names(), ", "))
+	threads := fs.Int("threads", runtime.NumCPU(), "goroutines quantizing each tensor")
+	withLlama := fs.Bool("with-llama.cpp", false, "quantize with the pinned llama.cpp (llama_model_quantize) instead of our quantizer")
+	dryRun := fs.Bool("dry-run", false, "print the type each tensor would get and write nothing")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: damascus quantize IN.gguf OUT.gguf --type T [--threads N] [--with-llama.cpp] [--dry-run]")
+		fs.PrintDefaults()
+	}
+	paths, err := parseFlagsAnywhere(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(paths) != 2 && !(*dryRun && len(paths) == 1) {
+		fs.Usage()
+		return errUsage
+	}
+	ft, err := ftype.Parse(*typ)
+	if err != nil {
+		return err
+	}
+	if *withLlama {
+		if quantizeWithLlamaCpp == nil {
+			return fmt.Errorf("--with-llama.cpp is not available in this build")
+		}
+		return quantizeWithLlamaCpp(paths[0], paths[1], ft, *threads, stdout, stderr)
+	}
+
+	in, err := gguf.Open(paths[0])
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if *dryRun {
+		plan, err := requant.Plan(in, ft)
+		if err != nil {
+			return err
+		}
+		for _, t := range plan {
+			fmt.Fprintf(stdout, "%-32s %-6s -> %-6s %v\n", t.Name, t.From, t.To, t.Dims)
+		}
+		return nil
+	}
+	start := time.Now()
+	bar := newBytesBar(stderr, *quiet, fmt.Sprintf("quantize %s", ft))
+	w, total, err := requant.Convert(in, ft, max(*threads, 1), bar.add)
+	if err != nil {
+		return err
+	}
+	bar.start(total)
+	if err := w.WriteFile(paths[1]); err != nil {
+		return err
+	}
+	bar.finish()
+	fmt.Fprintf(stdout, "wrote %s: %s, %.1f MiB of tensors in %s\n",
+		paths[1], ft, float64(total)/(1<<20), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// parseFlagsAnywhere parses fs from args with flags allowed before, between
+// and after the positional arguments, which it returns.
+func parseFlagsAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/damascus-llm/damascus/model/ftype"
+	"github.com/damascus-llm/damascus/model/synth"
+	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
+)
+
+func init() {
+	register(command{
+		name:    "synth",
+		summary: "make a synthetic Llama 3.2 GGUF (real tokenizer, pseudo-random weights)",
+		run:     runSynth,
+	})
+}
+
+func runSynth(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("synth", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var names []string
+	for _, p := range synth.Presets() {
+		names = append(names, p.Name)
+	}
+	preset := fs.String("preset", "tiny", "model shape: "+strings.Join(names, ", "))
+	typ := fs.String("type", "Q4_K_M", "file type: "+strings.Join(ftype.Names(), ", "))
+	seed := fs.Uint64("seed", 1, "seed of the pseudo-random weights")
+	out := fs.String("o", "", "output `FILE` (required)")
+	threads := fs.Int("threads", runtime.NumCPU(), "goroutines generating each tensor")
+	tokJSON := fs.String("tokenizer", "", "Llama 3 tokenizer.json[.gz] (default: the shared test data)")
+	tmpl := fs.String("chat-template", "", "chat template file (default: the shared Llama 3.2 template)")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: damascus synth --preset P --type T [--seed S] -o FILE")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" || fs.NArg() != 0 {
+		fs.Usage()
+		return errUsage
+	}
+	p, err := synth.LookupPreset(*preset)
+	if err != nil {
+		return err
+	}
+	ft, err := ftype.Parse(*typ)
+	if err != nil {
+		return err
+	}
+	if (*tokJSON == "") != (*tmpl == "") {
+		return fmt.Errorf("--tokenizer and --chat-template go together")
+	}
+	var vocab *llama3vocab.Vocab
+	if *tokJSON != "" {
+		vocab, err = llama3vocab.LoadFiles(*tokJSON, *tmpl)
+	} else {
+		vocab, err = llama3vocab.Load()
+	}
+	if err != nil {
+		return err
+	}
+
+	start := time.Now()
+	bar := newBytesBar(stderr, *quiet, fmt.Sprintf("%s %s", p.Name, ft))
+	w, total, err := synth.Build(synth.Options{
+		Preset: p, Type: ft, Seed: *seed, Tokenizer: vocab.Metadata(),
+		Workers: max(*threads, 1), Progress: bar.add,
+	})
+	if err != nil {
+		return err
+	}
+	bar.start(total)
+	if err := w.WriteFile(*out); err != nil {
+		return err
+	}
+	bar.finish()
+	fmt.Fprintf(stdout, "wrote %s: %s %s, seed %d, %.1f MiB of tensors in %s\n",
+		*out, p.Name, ft, *seed, float64(total)/(1<<20), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// A bytesBar is a progress bar over bytes on stderr, or nothing when quiet.
+type bytesBar struct {
+	w     io.Writer
+	quiet bool
+	desc  string
+	bar   *progressbar.ProgressBar
+}
+
+func newBytesBar(w io.Writer, quiet bool, desc string) *bytesBar {
+	return &bytesBar{w: w, quiet: quiet, desc: desc}
+}
+
+func (b *bytesBar) start(total int64) {
+	if b.quiet {
+		return
+	}
+	b.bar = progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(b.w),
+		progressbar.OptionSetDescription(b.desc),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(b.w) }),
+	)
+}
+
+func (b *bytesBar) add(n int64) {
+	if b.bar != nil {
+		b.bar.Add64(n)
+	}
+}
+
+func (b *bytesBar) finish() {
+	if b.bar != nil {
+		b.bar.Finish()
+	}
+}
