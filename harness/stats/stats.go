@@ -26,7 +26,7 @@ type Summary struct {
 	Stddev float64 `json:"stddev"` // sample standard deviation (n−1)
 	CV     float64 `json:"cv"`     // Stddev/Mean
 	// CILo and CIHi bound the median at Confidence (order statistics; with
-	// fewer than 6 values the interval is the whole range and benchmath warns).
+	// fewer than 6 values the interval is the whole range and a warning says so).
 	CILo     float64  `json:"ci_lo"`
 	CIHi     float64  `json:"ci_hi"`
 	Warnings []string `json:"warnings,omitempty"`
@@ -58,6 +58,15 @@ func Summarize(values []float64) Summary {
 	}
 	sum95 := benchmath.AssumeNothing.Summary(benchmath.NewSample(sorted, &benchmath.DefaultThresholds), Confidence)
 	s.Median, s.CILo, s.CIHi = sum95.Center, sum95.Lo, sum95.Hi
+	// Too few values for the confidence asked: benchmath reports an infinite
+	// interval (and a warning). JSON cannot hold infinities; the sample's
+	// range is the honest finite stand-in.
+	if math.IsInf(s.CILo, 0) {
+		s.CILo = s.Min
+	}
+	if math.IsInf(s.CIHi, 0) {
+		s.CIHi = s.Max
+	}
 	for _, w := range sum95.Warnings {
 		s.Warnings = append(s.Warnings, w.Error())
 	}

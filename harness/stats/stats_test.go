@@ -23,6 +23,10 @@ func TestSummarize(t *testing.T) {
 	if v[0] != 10 {
 		t.Error("Summarize reordered its input")
 	}
+	few := Summarize([]float64{3, 1, 2})
+	if few.CILo != 1 || few.CIHi != 3 || len(few.Warnings) == 0 {
+		t.Errorf("3 values: CI [%v, %v], warnings %v; want the range and a warning", few.CILo, few.CIHi, few.Warnings)
+	}
 	if s := Summarize(nil); s.N != 0 || s.Median != 0 {
 		t.Error("empty sample")
 	}

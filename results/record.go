@@ -1,0 +1,229 @@
+// Package results stores what the workbench measured — one JSON record per
+// line in a JSONL file under results/ — and renders it: Markdown tables
+// (baseline.md), benchstat-format files and SVG charts.
+package results
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/harness/roofline"
+	"github.com/damascus-llm/damascus/harness/stats"
+	"github.com/damascus-llm/damascus/protocol"
+)
+
+// DefaultStore is the results file of the repository, relative to its root.
+const DefaultStore = "results/ledger.jsonl"
+
+// Kind of record.
+type Kind string
+
+const (
+	KindRun       Kind = "run"       // one command invocation: its protocol record
+	KindGate      Kind = "gate"      // a variant's gate verdict at one shape
+	KindKernel    Kind = "kernel"    // a variant's timing at one shape
+	KindE2E       Kind = "e2e"       // an engine's end-to-end test
+	KindPromotion Kind = "promotion" // a promotion decision
+)
+
+// A Record is one line of the store. Exactly one of the payload fields is
+// set, matching Kind. Records of one invocation share RunID; the KindRun
+// record carries the conditions they were measured under.
+type Record struct {
+	ID        string       `json:"id"`
+	RunID     string       `json:"run_id"`
+	Kind      Kind         `json:"kind"`
+	Time      time.Time    `json:"time"`
+	Run       *Run         `json:"run,omitempty"`
+	Gate      *gate.Result `json:"gate,omitempty"`
+	Kernel    *Kernel      `json:"kernel,omitempty"`
+	E2E       *E2E         `json:"e2e,omitempty"`
+	Promotion *Promotion   `json:"promotion,omitempty"`
+}
+
+// Run describes one invocation.
+type Run struct {
+	Command  string           `json:"command"`
+	Protocol protocol.Record  `json:"protocol"`
+	Roofline *roofline.Report `json:"roofline,omitempty"`
+}
+
+// Kernel is one variant timed at one shape.
+type Kernel struct {
+	Op      string        `json:"op"`
+	Variant string        `json:"variant"`
+	Family  string        `json:"family"`
+	Shape   string        `json:"shape"`
+	Label   string        `json:"label"` // shape with its origin, e.g. "2048x8192 (1B ffn_down)"
+	FLOPs   float64       `json:"flops"`
+	Bytes   float64       `json:"bytes"`
+	Iters   int           `json:"iters"`
+	NsPerOp []float64     `json:"ns_per_op"` // raw samples, in run order
+	Order   []int         `json:"order"`     // position within each interleaved run
+	Summary stats.Summary `json:"summary"`   // of NsPerOp
+	GFLOPS  float64       `json:"gflops"`    // at the median
+	GBps    float64       `json:"gbps"`      // at the median
+	// Fractions of this machine's single-thread roofline (memory read
+	// bandwidth, and peak compute of the relevant unit); 0 when not probed.
+	BandwidthFraction float64 `json:"bandwidth_fraction,omitempty"`
+	ComputeFraction   float64 `json:"compute_fraction,omitempty"`
+	ComputePeak       string  `json:"compute_peak,omitempty"` // which probe the compute fraction refers to
+}
+
+// E2E is one engine's samples of one end-to-end test.
+type E2E struct {
+	Engine  string        `json:"engine"` // "damascus" or "llama.cpp"
+	Test    string        `json:"test"`   // "pp1024", "tg256", "cold-start", "peak-rss", "sustained"
+	Unit    string        `json:"unit"`   // "tok/s", "s", "B"
+	Samples []float64     `json:"samples"`
+	Summary stats.Summary `json:"summary"`
+	Notes   string        `json:"notes,omitempty"`
+	// Sustained decode: throughput of the first and last window.
+	FirstWindow float64 `json:"first_window,omitempty"`
+	LastWindow  float64 `json:"last_window,omitempty"`
+}
+
+// Promotion records one decision of `ledger promote`.
+type Promotion struct {
+	Op         string          `json:"op"`
+	Challenger string          `json:"challenger"`
+	Incumbent  string          `json:"incumbent"`
+	Shapes     []ShapeDecision `json:"shapes"`
+	Promote    bool            `json:"promote"`
+	Reason     string          `json:"reason"`
+	Rule       protocol.Rule   `json:"rule"`
+	Evidence   []string        `json:"evidence"` // kernel record ids compared
+}
+
+// ShapeDecision is the rule applied at one shape.
+type ShapeDecision struct {
+	Shape    string            `json:"shape"`
+	Decision protocol.Decision `json:"decision"`
+}
+
+// NewRunID returns a fresh invocation id: UTC time plus random hex.
+func NewRunID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// A Batch numbers the records of one invocation.
+type Batch struct {
+	RunID string
+	n     int
+	Recs  []Record
+}
+
+// NewBatch starts the records of an invocation.
+func NewBatch(now time.Time) *Batch { return &Batch{RunID: NewRunID(now)} }
+
+// Add stamps r with an id, the run id and the time, keeps it and returns it.
+func (b *Batch) Add(r Record) Record {
+	b.n++
+	r.RunID = b.RunID
+	r.ID = fmt.Sprintf("%s/%d", b.RunID, b.n)
+	if r.Time.IsZero() {
+		r.Time = time.Now().UTC()
+	}
+	b.Recs = append(b.Recs, r)
+	return r
+}
+
+// Append writes records to the JSONL file at path, creating it (and its
+// directory) if needed.
+func Append(path string, recs ...Record) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	for _, r := range recs {
+		if err := enc.Encode(r); err != nil {
+			f.Close()
+			return fmt.Errorf("results: record %s: %w", r.ID, err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
+}
+
+// Load reads every record of the JSONL file at path. A missing file is an
+// empty store.
+func Load(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	defer f.Close()
+	return Read(f, path)
+}
+
+// Read decodes JSONL records; name is used in errors.
+func Read(r io.Reader, name string) ([]Record, error) {
+	var recs []Record
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var rec Record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return nil, fmt.Errorf("results: %s:%d: %w", name, line, err)
+		}
+		recs = append(recs, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("results: %s: %w", name, err)
+	}
+	return recs, nil
+}
+
+// LatestRun returns the records of the most recent invocation that produced
+// records of kind k.
+func LatestRun(recs []Record, k Kind) []Record {
+	runID := ""
+	for _, r := range recs {
+		if r.Kind == k {
+			runID = r.RunID
+		}
+	}
+	if runID == "" {
+		return nil
+	}
+	return OfRun(recs, runID)
+}
+
+// OfRun returns the records with the given run id.
+func OfRun(recs []Record, runID string) []Record {
+	var out []Record
+	for _, r := range recs {
+		if r.RunID == runID {
+			out = append(out, r)
+		}
+	}
+	return out
+}
