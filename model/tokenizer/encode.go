@@ -134,6 +134,36 @@ type scratch struct {
 	spmSyms       []spmSymbol
 	spmHeap       spmHeap
 	spmText       []byte
+
+	// Words already merged, for the tokenizer cacheOwner.
+	cacheOwner *Tokenizer
+	cache      map[string]span
+	cacheIDs   []int32
+}
+
+type span struct{ start, end int32 }
+
+// maxCachedWords bounds the per-scratch word cache.
+const maxCachedWords = 1 << 15
+
+// cachedBPEWord is bpeWord behind a cache: natural text repeats its words.
+func (t *Tokenizer) cachedBPEWord(dst []int32, word string, s *scratch) []int32 {
+	if s.cacheOwner != t || len(s.cache) >= maxCachedWords {
+		s.cacheOwner = t
+		s.cache = make(map[string]span, 1024)
+		s.cacheIDs = s.cacheIDs[:0]
+	}
+	if sp, ok := s.cache[word]; ok {
+		return append(dst, s.cacheIDs[sp.start:sp.end]...)
+	}
+	n := len(dst)
+	dst = t.bpeWord(dst, word, &s.bpe)
+	if len(word) <= 64 {
+		start := int32(len(s.cacheIDs))
+		s.cacheIDs = append(s.cacheIDs, dst[n:]...)
+		s.cache[strings.Clone(word)] = span{start, int32(len(s.cacheIDs))} // not a view into the caller's text
+	}
+	return dst
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -170,7 +200,7 @@ func (t *Tokenizer) bpeFragment(dst []int32, text string, s *scratch) ([]int32, 
 	ends := t.pre.Split(s.ends[:0], cpts)
 	start := 0
 	for _, end := range ends {
-		dst = t.bpeWord(dst, text[offs[start]:offs[end]], &s.bpe)
+		dst = t.cachedBPEWord(dst, text[offs[start]:offs[end]], s)
 		start = end
 	}
 	s.cpts, s.offs, s.ends = cpts, offs, ends

@@ -36,7 +36,12 @@ func llama3(tb testing.TB) *Tokenizer {
 // openGGUF opens a shared GGUF and builds its tokenizer.
 func openGGUF(tb testing.TB, f testdata.File) *Tokenizer {
 	tb.Helper()
-	path := f.Require(tb)
+	return openPath(tb, f.Require(tb))
+}
+
+// openPath builds the tokenizer of the GGUF at path.
+func openPath(tb testing.TB, path string) *Tokenizer {
+	tb.Helper()
 	gf, err := gguf.Open(path)
 	if err != nil {
 		tb.Fatal(err)

@@ -1,6 +1,9 @@
 package tokenizer
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // spaceMark is SentencePiece's escaped space, U+2581 (▁).
 const spaceMark = "\u2581"
@@ -65,6 +68,12 @@ func (h *spmHeap) pop() spmBigram {
 // llm_tokenizer_spm_session: escape spaces, start from UTF-8 characters,
 // merge the best-scoring pair that is a token until none is left, and spell
 // leftovers as byte tokens.
+//
+// llama.cpp merges over the whole fragment at once. When no token has a ▁
+// after another character (true of Llama 2's and stories260K's
+// vocabularies), no merge can cross the start of a ▁ that follows another
+// character, so merging each such segment alone takes the same decisions —
+// in a small heap instead of one the size of the text.
 func (t *Tokenizer) spmFragment(dst []int32, frag string, prevSpecial bool, s *scratch) ([]int32, error) {
 	buf := s.spmText[:0]
 	if t.addSpacePrefix && prevSpecial {
@@ -79,7 +88,27 @@ func (t *Tokenizer) spmFragment(dst []int32, frag string, prevSpecial bool, s *s
 	}
 	s.spmText = buf
 	text := string(buf)
+	if !t.spmSplitAtSpace {
+		return t.spmSegment(dst, text, s)
+	}
+	var err error
+	seg, prevChar := 0, 0
+	for off := 0; off < len(text); {
+		n := min(utf8Len(text[off]), len(text)-off)
+		if off > seg && strings.HasPrefix(text[off:], spaceMark) && text[prevChar:off] != spaceMark {
+			if dst, err = t.spmSegment(dst, text[seg:off], s); err != nil {
+				return dst, err
+			}
+			seg = off
+		}
+		prevChar = off
+		off += n
+	}
+	return t.spmSegment(dst, text[seg:], s)
+}
 
+// spmSegment merges one escaped segment (non-empty).
+func (t *Tokenizer) spmSegment(dst []int32, text string, s *scratch) ([]int32, error) {
 	syms := s.spmSyms[:0]
 	for off := 0; off < len(text); {
 		n := min(utf8Len(text[off]), len(text)-off)
@@ -145,6 +174,17 @@ func (t *Tokenizer) spmByteToken(b byte) (int32, error) {
 		return id, nil
 	}
 	return NoToken, fmt.Errorf("tokenizer: SPM vocabulary has no token for byte 0x%02X (neither <0x%02X> nor the byte itself)", b, b)
+}
+
+// spmSplittable reports whether no token has a ▁ after another character,
+// which makes spmFragment's segmentation exact.
+func (t *Tokenizer) spmSplittable() bool {
+	for _, p := range t.pieces {
+		if strings.Contains(strings.TrimLeft(p, spaceMark), spaceMark) {
+			return false
+		}
+	}
+	return true
 }
 
 func (t *Tokenizer) findByteTokens() {

@@ -125,8 +125,9 @@ type Tokenizer struct {
 
 	specials []int32 // control, user-defined and unknown tokens, longest text first
 
-	bpe        *bpeModel  // BPE only
-	byteTokens [256]int32 // SPM only: the token for each byte, or NoToken
+	bpe             *bpeModel  // BPE only
+	byteTokens      [256]int32 // SPM only: the token for each byte, or NoToken
+	spmSplitAtSpace bool       // SPM only: see spmFragment
 
 	decoded [][]byte // token_to_piece(id, special = true) for every id
 
@@ -211,6 +212,7 @@ func New(spec Spec) (*Tokenizer, error) {
 
 	if t.kind == SPM {
 		t.findByteTokens()
+		t.spmSplitAtSpace = t.spmSplittable()
 	}
 	if t.kind == BPE {
 		m, err := newBPEModel(t, spec.Merges)

@@ -1,0 +1,59 @@
+package tokenizer
+
+import (
+	"os"
+	"testing"
+
+	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/testdata"
+)
+
+// BenchmarkEncode encodes tinyshakespeare (1.1 MB) whole, ours against the
+// pinned llama.cpp on the same GGUF vocabulary and the same flags.
+func BenchmarkEncode(b *testing.B) {
+	raw, err := os.ReadFile(testdata.TinyShakespeare.Require(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := string(raw)
+	for _, v := range []struct {
+		name string
+		path func(testing.TB) string
+	}{
+		{"llama3", llama3GGUF},
+		{"llama2-spm", testdata.Llama2VocabGGUF.Require},
+	} {
+		path := v.path(b)
+		b.Run("vocab="+v.name+"/impl=damascus", func(b *testing.B) {
+			tok := openPath(b, path)
+			b.SetBytes(int64(len(text)))
+			var n int
+			for b.Loop() {
+				ids, err := tok.Encode(text, AddSpecial)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(ids)
+			}
+			b.ReportMetric(float64(n), "tokens")
+		})
+		b.Run("vocab="+v.name+"/impl=llama.cpp", func(b *testing.B) {
+			requireOracle(b)
+			ref, err := llamacpp.OpenVocab(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ref.Close()
+			b.SetBytes(int64(len(text)))
+			var n int
+			for b.Loop() {
+				ids, err := ref.Tokenize(text, true, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(ids)
+			}
+			b.ReportMetric(float64(n), "tokens")
+		})
+	}
+}

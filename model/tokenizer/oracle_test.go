@@ -1,0 +1,234 @@
+package tokenizer
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/testdata"
+	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
+)
+
+// requireOracle skips when the pinned llama.cpp is not installed.
+func requireOracle(tb testing.TB) {
+	tb.Helper()
+	if err := llamacpp.Available(); err != nil {
+		if errors.Is(err, llamacpp.ErrNotInstalled) {
+			tb.Skip(err)
+		}
+		tb.Fatal(err)
+	}
+}
+
+var (
+	llama3GGUFOnce sync.Once
+	llama3GGUFPath string
+	llama3GGUFErr  error
+)
+
+// llama3GGUF writes the Llama 3 vocabulary with llama3vocab into a
+// temporary directory (once per test binary) and returns its path.
+func llama3GGUF(tb testing.TB) string {
+	tb.Helper()
+	testdata.Llama3TokenizerJSON.Require(tb)
+	testdata.Llama32Template.Require(tb)
+	llama3GGUFOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "damascus-tokenizer-")
+		if err != nil {
+			llama3GGUFErr = err
+			return
+		}
+		llama3GGUFPath = filepath.Join(dir, "llama3-vocab.gguf")
+		llama3GGUFErr = llama3vocab.WriteVocabGGUF(llama3GGUFPath)
+	})
+	if llama3GGUFErr != nil {
+		tb.Fatal(llama3GGUFErr)
+	}
+	return llama3GGUFPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if llama3GGUFPath != "" {
+		os.RemoveAll(filepath.Dir(llama3GGUFPath))
+	}
+	os.Exit(code)
+}
+
+// oraclePair opens one GGUF vocabulary both ways.
+func oraclePair(t *testing.T, path string) (*Tokenizer, *llamacpp.Vocab) {
+	t.Helper()
+	gf, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gf.Close()
+	ours, err := FromGGUF(gf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := llamacpp.OpenVocab(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ref.Close() })
+	return ours, ref
+}
+
+// corpusLines returns every line (newline kept) of the three shared corpora.
+func corpusLines(t *testing.T) []string {
+	var lines []string
+	for _, f := range []testdata.File{testdata.TinyShakespeare, testdata.PrideAndPrejudice, testdata.TinyStoriesSample} {
+		raw, err := os.ReadFile(f.Require(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.SplitAfter(string(raw), "\n")...)
+	}
+	return lines
+}
+
+type mismatches struct {
+	t     *testing.T
+	n     int
+	total int
+}
+
+func (m *mismatches) check(what, input string, got, want []int32) {
+	m.total++
+	if slices.Equal(got, want) {
+		return
+	}
+	m.n++
+	if m.n <= 10 {
+		m.t.Errorf("%s: %q\n  ours:      %v\n  llama.cpp: %v", what, input, got, want)
+	}
+}
+
+func (m *mismatches) report(name string) {
+	m.t.Logf("%s: %d inputs compared, %d mismatches", name, m.total, m.n)
+	if m.n > 10 {
+		m.t.Errorf("%s: %d mismatches in all (first 10 shown)", name, m.n)
+	}
+}
+
+// TestOracleEncode compares token ids with the pinned llama.cpp on every
+// corpus line and 10,000 adversarial strings, for the Llama 3 vocabulary
+// (written by llama3vocab) and the Llama 2 SPM vocabulary, with and without
+// special-token parsing. It also checks Decode(Encode(x)) == x.
+func TestOracleEncode(t *testing.T) {
+	requireOracle(t)
+	lines := corpusLines(t)
+	adv := adversarial(1, 10000)
+	for _, v := range []struct {
+		name string
+		path func(testing.TB) string
+	}{
+		{"llama3", llama3GGUF},
+		{"llama2-spm", testdata.Llama2VocabGGUF.Require},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			ours, ref := oraclePair(t, v.path(t))
+			m := &mismatches{t: t}
+			compare := func(what, s string, flags EncodeFlags) {
+				got, err := ours.Encode(s, flags)
+				if err != nil {
+					t.Fatalf("%s: Encode(%q): %v", what, s, err)
+				}
+				want, err := ref.Tokenize(s, flags&AddSpecial != 0, flags&ParseSpecial != 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m.check(what, s, got, want)
+			}
+			for _, s := range lines {
+				compare("corpus line", s, AddSpecial)
+			}
+			for _, s := range adv {
+				compare("adversarial", s, AddSpecial)
+				compare("adversarial, parse special", s, AddSpecial|ParseSpecial)
+			}
+			m.report(v.name)
+
+			roundTrips := 0
+			for _, s := range append(slices.Clip(lines), adv...) {
+				// Invalid UTF-8 is not kept by byte-level BPE (it becomes
+				// U+FFFD), and SPM reads a literal ▁ as a space.
+				if !utf8.ValidString(s) || ours.Kind() == SPM && strings.Contains(s, spaceMark) {
+					continue
+				}
+				ids, _ := ours.Encode(s, AddSpecial)
+				back, err := ours.Decode(ids, false)
+				if err != nil || string(back) != s {
+					t.Errorf("Decode(Encode(%q)) = %q, %v", s, back, err)
+					break
+				}
+				roundTrips++
+			}
+			t.Logf("%s: %d round trips", v.name, roundTrips)
+		})
+	}
+}
+
+// TestOracleDecode compares every token's piece, and the detokenization of
+// adversarial encodings, with llama.cpp.
+func TestOracleDecode(t *testing.T) {
+	requireOracle(t)
+	adv := adversarial(2, 500)
+	for _, v := range []struct {
+		name string
+		path func(testing.TB) string
+	}{
+		{"llama3", llama3GGUF},
+		{"llama2-spm", testdata.Llama2VocabGGUF.Require},
+		{"stories260K", testdata.Stories260KGGUF.Require},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			ours, ref := oraclePair(t, v.path(t))
+			if ours.NumTokens() != ref.NTokens() || ours.BOS() != ref.BOS() || ours.EOS() != ref.EOS() || ours.AddBOS() != ref.AddsBOS() {
+				t.Errorf("vocab: ours %d tokens, bos %d, eos %d, add bos %v; llama.cpp %d, %d, %d, %v",
+					ours.NumTokens(), ours.BOS(), ours.EOS(), ours.AddBOS(), ref.NTokens(), ref.BOS(), ref.EOS(), ref.AddsBOS())
+			}
+			bad := 0
+			for id := int32(0); id < int32(ours.NumTokens()); id++ {
+				for _, special := range []bool{false, true} {
+					got, _ := ours.Piece(id, special)
+					want, err := ref.TokenToPiece(id, special)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if string(got) != want {
+						if bad++; bad <= 10 {
+							t.Errorf("Piece(%d, special=%v) = %q, llama.cpp %q", id, special, got, want)
+						}
+					}
+				}
+			}
+			for _, s := range adv {
+				ids, err := ours.Encode(s, AddSpecial|ParseSpecial)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, flags := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+					got, _ := ours.Detokenize(ids, flags[0], flags[1])
+					want, err := ref.Detokenize(ids, flags[0], flags[1])
+					if err != nil {
+						t.Fatal(err)
+					}
+					if string(got) != want {
+						if bad++; bad <= 10 {
+							t.Errorf("Detokenize(%v, remove=%v, unparse=%v) = %q, llama.cpp %q", ids, flags[0], flags[1], got, want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
