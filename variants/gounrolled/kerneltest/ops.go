@@ -12,7 +12,7 @@ var Lengths = []int{1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 100, 12
 
 // OpTolerance is the relative error allowed to the fp32 ops against float64:
 // a few float32 roundings per value, plus an exp approximation's error.
-const OpTolerance = 2e-6
+const OpTolerance = 1e-6
 
 // guardedCopy returns a guarded buffer holding x in its middle.
 func guardedCopy(x []float32) (buf, mid []float32) {

@@ -1,0 +1,14 @@
+//go:build !noasm
+
+package avx512
+
+import (
+	"testing"
+
+	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+)
+
+func TestRMSNorm(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.RMSNorm(t, RMSNorm) }
+func TestSiLUMul(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.SiLUMul(t, SiLUMul) }
+func TestSoftmax(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.Softmax(t, Softmax) }
+func TestRoPE(t *testing.T)    { need(t, "avx512f", "avx512vl"); kerneltest.RoPE(t, RoPE) }
