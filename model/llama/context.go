@@ -1,0 +1,397 @@
+package llama
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+
+	"github.com/damascus-llm/damascus/internal/pool"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/promoted"
+)
+
+// Options configure a production Context.
+type Options struct {
+	NCtx    int        // KV cache length in positions; 0: the model's context length
+	NBatch  int        // most tokens one prefill step takes; 0: 512
+	Threads int        // workers of the pool; 0: runtime.NumCPU()
+	KVType  quant.Type // F32 (the zero value) or F16
+	// Capture, when set, receives every layer's output hidden state for
+	// every token evaluated (debugging and per-layer comparisons).
+	Capture CaptureFunc
+}
+
+// linear is one weight matrix bound to its kernels.
+type linear struct {
+	w  *Matrix
+	at quant.Type // activation type its kernels take
+	mv ledger.MatVec
+	mm ledger.MatMul
+}
+
+type layerOps struct{ q, k, v, out, gate, up, down linear }
+
+// Context is the production forward pass: quantized weights straight into
+// the promoted kernels, activations quantized to each weight type's
+// activation type as llama.cpp does, a KV cache, prefill in batches through
+// MatMul and single-token decode through MatVec, all on a persistent pool.
+// It is not safe for concurrent use.
+type Context struct {
+	m    *Model
+	cfg  Config
+	opts Options
+	pool *pool.Pool
+	pos  int
+
+	layers []layerOps
+	output linear
+	quant  map[quant.Type]ledger.Quantize
+	rms    ledger.RMSNorm
+	silu   ledger.SiLUMul
+	rope   ledger.RoPE
+	attn   ledger.Attention
+
+	// KV cache per layer, laid out [kvHead][position][headDim] so that one
+	// key/value head's history is contiguous for the attention kernel.
+	k32, v32 [][]float32
+	k16, v16 [][]uint16
+
+	// Batch buffers: NBatch rows each. xq holds the activation rows at
+	// xqSrc quantized to xqType, reused by matrices sharing an input (Q, K,
+	// V; gate, up) until invalidate.
+	x, xn, q, kb, vb, att, tmp, gate, up []float32
+	xq                                   []byte
+	xqType                               quant.Type
+	xqRows                               int
+	xqSrc                                *float32
+	cos, sin                             []float32
+	logits                               []float32
+	f16k, f16v                           [][]float32 // per-worker F16→F32 scratch
+
+	// Current parallel task; the method values are made once so that
+	// dispatching allocates nothing.
+	lin    linTask
+	linFn  func(w, n int)
+	at     attnTask
+	attnFn func(w, n int)
+}
+
+type linTask struct {
+	l   *linear
+	dst []float32
+	xq  []byte
+	n   int
+}
+
+type attnTask struct {
+	layer int
+	pos0  int // position of the first token of the batch
+	n     int
+}
+
+// NewContext prepares a production context: kernels resolved for every weight
+// type, cache and buffers allocated once, the worker pool started.
+func (m *Model) NewContext(opts Options) (*Context, error) {
+	cfg := m.Config
+	if opts.NCtx == 0 {
+		opts.NCtx = cfg.ContextLength
+	}
+	if opts.NCtx < 0 {
+		return nil, fmt.Errorf("context length %d is negative", opts.NCtx)
+	}
+	if opts.NBatch <= 0 {
+		opts.NBatch = 512
+	}
+	opts.NBatch = min(opts.NBatch, opts.NCtx)
+	if opts.Threads <= 0 {
+		opts.Threads = runtime.NumCPU()
+	}
+	switch opts.KVType {
+	case quant.F32, quant.F16:
+	default:
+		return nil, fmt.Errorf("KV cache type %s is not supported (F32, F16)", opts.KVType)
+	}
+	c := &Context{m: m, cfg: cfg, opts: opts, quant: map[quant.Type]ledger.Quantize{},
+		rms: promoted.RMSNorm(), silu: promoted.SiLUMul(), rope: promoted.RoPE(), attn: promoted.Attention()}
+	var err error
+	bind := func(w *Matrix) linear {
+		if err != nil {
+			return linear{}
+		}
+		l := linear{w: w, at: ledger.ActivationType(w.Type)}
+		if l.mv, err = promoted.MatVec(w.Type); err != nil {
+			err = fmt.Errorf("%s: %w", w.Name, err)
+			return l
+		}
+		if l.mm, err = promoted.MatMul(w.Type); err != nil {
+			err = fmt.Errorf("%s: %w", w.Name, err)
+			return l
+		}
+		if _, ok := c.quant[l.at]; !ok {
+			var q ledger.Quantize
+			if q, err = promoted.Quantize(l.at); err != nil {
+				err = fmt.Errorf("%s: %w", w.Name, err)
+				return l
+			}
+			c.quant[l.at] = q
+		}
+		for _, k := range []int{w.Cols} {
+			if _, e := quant.RowSize(l.at, int64(k)); e != nil {
+				err = fmt.Errorf("%s: activations of %d values in %s: %w", w.Name, k, l.at, e)
+			}
+		}
+		return l
+	}
+	c.layers = make([]layerOps, cfg.Layers)
+	for i := range m.Layers {
+		L := &m.Layers[i]
+		c.layers[i] = layerOps{q: bind(&L.Q), k: bind(&L.K), v: bind(&L.V), out: bind(&L.Out),
+			gate: bind(&L.Gate), up: bind(&L.Up), down: bind(&L.Down)}
+	}
+	c.output = bind(&m.Output)
+	if err != nil {
+		return nil, err
+	}
+
+	nb, nctx, kvd := opts.NBatch, opts.NCtx, cfg.KVDim()
+	if opts.KVType == quant.F16 {
+		c.k16, c.v16 = make([][]uint16, cfg.Layers), make([][]uint16, cfg.Layers)
+		for l := range cfg.Layers {
+			c.k16[l], c.v16[l] = make([]uint16, nctx*kvd), make([]uint16, nctx*kvd)
+		}
+		c.f16k, c.f16v = make([][]float32, opts.Threads), make([][]float32, opts.Threads)
+		for w := range opts.Threads {
+			c.f16k[w], c.f16v[w] = make([]float32, nctx*cfg.HeadDim), make([]float32, nctx*cfg.HeadDim)
+		}
+	} else {
+		c.k32, c.v32 = make([][]float32, cfg.Layers), make([][]float32, cfg.Layers)
+		for l := range cfg.Layers {
+			c.k32[l], c.v32[l] = make([]float32, nctx*kvd), make([]float32, nctx*kvd)
+		}
+	}
+	c.x, c.xn = make([]float32, nb*cfg.Dim), make([]float32, nb*cfg.Dim)
+	c.q, c.att = make([]float32, nb*cfg.QDim()), make([]float32, nb*cfg.QDim())
+	c.kb, c.vb = make([]float32, nb*kvd), make([]float32, nb*kvd)
+	c.tmp = make([]float32, nb*cfg.Dim)
+	c.gate, c.up = make([]float32, nb*cfg.FFNDim), make([]float32, nb*cfg.FFNDim)
+	c.xq = make([]byte, nb*max(cfg.Dim, cfg.QDim(), cfg.FFNDim)*4)
+	c.cos, c.sin = make([]float32, nb*cfg.HeadDim/2), make([]float32, nb*cfg.HeadDim/2)
+	c.logits = make([]float32, cfg.Vocab)
+	c.pool = pool.New(opts.Threads)
+	c.linFn = c.linWork
+	c.attnFn = c.attnWork
+	return c, nil
+}
+
+// Close stops the worker pool.
+func (c *Context) Close() { c.pool.Close() }
+
+// Pos is the number of positions in the KV cache.
+func (c *Context) Pos() int { return c.pos }
+
+// NCtx is the KV cache length.
+func (c *Context) NCtx() int { return c.opts.NCtx }
+
+// Options returns the options in effect, defaults filled in.
+func (c *Context) Options() Options { return c.opts }
+
+// Truncate drops the cached positions from n on, so evaluation continues at n.
+func (c *Context) Truncate(n int) error {
+	if n < 0 || n > c.pos {
+		return fmt.Errorf("truncate to %d: cache holds %d positions", n, c.pos)
+	}
+	c.pos = n
+	return nil
+}
+
+// Eval appends tokens to the sequence and returns logits: for the last token
+// only (Vocab values), or with all set for every token (len(tokens)×Vocab,
+// row-major). The slice is reused by the next call. Tokens run through the
+// model in batches of at most NBatch.
+func (c *Context) Eval(tokens []int32, all bool) ([]float32, error) {
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("no tokens to evaluate")
+	}
+	if c.pos+len(tokens) > c.opts.NCtx {
+		return nil, fmt.Errorf("%d tokens at position %d exceed the context length %d", len(tokens), c.pos, c.opts.NCtx)
+	}
+	for _, t := range tokens {
+		if t < 0 || int(t) >= c.cfg.Vocab {
+			return nil, fmt.Errorf("token %d is outside the vocabulary of %d", t, c.cfg.Vocab)
+		}
+	}
+	V := c.cfg.Vocab
+	if all && len(c.logits) < len(tokens)*V {
+		c.logits = make([]float32, len(tokens)*V)
+	}
+	for i := 0; i < len(tokens); i += c.opts.NBatch {
+		batch := tokens[i:min(i+c.opts.NBatch, len(tokens))]
+		last := i+len(batch) == len(tokens)
+		var dst []float32
+		switch {
+		case all:
+			dst = c.logits[i*V : (i+len(batch))*V]
+		case last:
+			dst = c.logits[:V]
+		}
+		if err := c.forward(batch, dst, all); err != nil {
+			return nil, err
+		}
+	}
+	if all {
+		return c.logits[:len(tokens)*V], nil
+	}
+	return c.logits[:V], nil
+}
+
+// forward runs one batch. dst receives logits for every row (all) or for the
+// last row, or nothing when nil.
+func (c *Context) forward(tokens []int32, dst []float32, all bool) error {
+	cfg, m := c.cfg, c.m
+	n, dim, qd, kvd, hd := len(tokens), cfg.Dim, cfg.QDim(), cfg.KVDim(), cfg.HeadDim
+	half := hd / 2
+	for j, t := range tokens {
+		if err := m.Embed.DequantizeRow(c.x[j*dim:(j+1)*dim], int(t)); err != nil {
+			return err
+		}
+		m.ropeAngles(c.cos[j*half:(j+1)*half], c.sin[j*half:(j+1)*half], c.pos+j)
+	}
+	for l := range cfg.Layers {
+		L, ops := &m.Layers[l], &c.layers[l]
+		c.norm(c.xn, c.x, L.AttnNorm, n)
+		c.linearRun(&ops.q, c.q, c.xn, n)
+		c.linearRun(&ops.k, c.kb, c.xn, n)
+		c.linearRun(&ops.v, c.vb, c.xn, n)
+		for j := range n {
+			cs, sn := c.cos[j*half:(j+1)*half], c.sin[j*half:(j+1)*half]
+			c.rope(c.q[j*qd:(j+1)*qd], cfg.Heads, hd, cs, sn, ropeNeoX)
+			c.rope(c.kb[j*kvd:(j+1)*kvd], cfg.KVHeads, hd, cs, sn, ropeNeoX)
+			c.store(l, c.pos+j, c.kb[j*kvd:(j+1)*kvd], c.vb[j*kvd:(j+1)*kvd])
+		}
+		c.at = attnTask{layer: l, pos0: c.pos, n: n}
+		c.invalidate()
+		c.pool.Run(c.attnFn)
+		c.linearRun(&ops.out, c.tmp, c.att, n)
+		add(c.x[:n*dim], c.tmp[:n*dim])
+
+		c.norm(c.xn, c.x, L.FFNNorm, n)
+		c.linearRun(&ops.gate, c.gate, c.xn, n)
+		c.linearRun(&ops.up, c.up, c.xn, n)
+		f := cfg.FFNDim
+		c.invalidate()
+		for j := range n {
+			c.silu(c.gate[j*f:(j+1)*f], c.gate[j*f:(j+1)*f], c.up[j*f:(j+1)*f])
+		}
+		c.linearRun(&ops.down, c.tmp, c.gate, n)
+		add(c.x[:n*dim], c.tmp[:n*dim])
+		if c.opts.Capture != nil {
+			for j := range n {
+				c.opts.Capture(l, c.pos+j, c.x[j*dim:(j+1)*dim])
+			}
+		}
+	}
+	c.pos += n
+	if dst == nil {
+		return nil
+	}
+	rows := c.x[:n*dim]
+	if !all {
+		rows = c.x[(n-1)*dim : n*dim]
+	}
+	nr := len(rows) / dim
+	c.norm(c.xn, rows, m.Norm, nr)
+	c.linearRun(&c.output, dst, c.xn, nr)
+	return nil
+}
+
+func (c *Context) norm(dst, x, w []float32, n int) {
+	c.invalidate()
+	d := c.cfg.Dim
+	for j := range n {
+		c.rms(dst[j*d:(j+1)*d], x[j*d:(j+1)*d], w, c.cfg.RMSEps)
+	}
+}
+
+func add(x, y []float32) {
+	for i := range x {
+		x[i] += y[i]
+	}
+}
+
+// linearRun computes dst (n rows of l.w.Rows) = W·x for n activation rows of
+// l.w.Cols, quantizing x first unless xq already holds it in that type.
+func (c *Context) linearRun(l *linear, dst, x []float32, n int) {
+	k := l.w.Cols
+	rs, _ := quant.RowSize(l.at, int64(k)) // checked in NewContext
+	xq := c.xq[:int(rs)*n]
+	if c.xqSrc != &x[0] || c.xqType != l.at || c.xqRows != n {
+		c.quant[l.at](xq, x[:n*k])
+		c.xqSrc, c.xqType, c.xqRows = &x[0], l.at, n
+	}
+	c.lin = linTask{l: l, dst: dst, xq: xq, n: n}
+	c.pool.Run(c.linFn)
+}
+
+// invalidate forgets the quantized input: its source buffer is being rewritten.
+func (c *Context) invalidate() { c.xqSrc = nil }
+
+func (c *Context) linWork(w, nw int) {
+	t := &c.lin
+	lo, hi := pool.Split(t.l.w.Rows, w, nw, 8)
+	if lo >= hi {
+		return
+	}
+	rs := t.l.w.RowSize
+	wd := t.l.w.Data[lo*rs : hi*rs]
+	if t.n == 1 {
+		t.l.mv(t.dst[lo:hi], wd, t.xq, t.l.w.Cols)
+		return
+	}
+	t.l.mm(t.dst[lo:], t.l.w.Rows, wd, hi-lo, t.xq, t.n, t.l.w.Cols)
+}
+
+// store writes one position's keys and values into the cache.
+func (c *Context) store(l, pos int, k, v []float32) {
+	hd, nctx := c.cfg.HeadDim, c.opts.NCtx
+	for h := range c.cfg.KVHeads {
+		off := (h*nctx + pos) * hd
+		if c.k32 != nil {
+			copy(c.k32[l][off:off+hd], k[h*hd:(h+1)*hd])
+			copy(c.v32[l][off:off+hd], v[h*hd:(h+1)*hd])
+			continue
+		}
+		for i := range hd {
+			c.k16[l][off+i] = quant.Float32ToFP16(k[h*hd+i])
+			c.v16[l][off+i] = quant.Float32ToFP16(v[h*hd+i])
+		}
+	}
+}
+
+// attnWork runs the (token, KV head) pairs of the batch assigned to worker w:
+// each query head of the group attends causally over the cache.
+func (c *Context) attnWork(w, nw int) {
+	t := &c.at
+	cfg := c.cfg
+	hd, nctx, group := cfg.HeadDim, c.opts.NCtx, cfg.Heads/cfg.KVHeads
+	qd := cfg.QDim()
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	lo, hi := pool.Split(t.n*cfg.KVHeads, w, nw, 1)
+	for task := lo; task < hi; task++ {
+		j, h := task/cfg.KVHeads, task%cfg.KVHeads
+		ctx := t.pos0 + j + 1
+		base := h * nctx * hd
+		var k, v []float32
+		if c.k32 != nil {
+			k, v = c.k32[t.layer][base:base+ctx*hd], c.v32[t.layer][base:base+ctx*hd]
+		} else {
+			k, v = c.f16k[w][:ctx*hd], c.f16v[w][:ctx*hd]
+			for i := range k {
+				k[i] = quant.FP16ToFloat32(c.k16[t.layer][base+i])
+				v[i] = quant.FP16ToFloat32(c.v16[t.layer][base+i])
+			}
+		}
+		qo := j*qd + h*group*hd
+		c.attn(c.att[qo:qo+group*hd], c.q[qo:qo+group*hd], k, v, group, 1, hd, ctx, scale)
+	}
+}
