@@ -1,0 +1,241 @@
+// Package kernelrun runs the kernel ledger's head-to-head: for each selected
+// op it gates every selected variant at every selected shape, then times the
+// variants that passed everywhere against each other, shape by shape,
+// interleaved. Variants that fail are recorded and never timed.
+package kernelrun
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/harness/roofline"
+	"github.com/damascus-llm/damascus/harness/stats"
+	"github.com/damascus-llm/damascus/harness/timing"
+	"github.com/damascus-llm/damascus/harness/workload"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/results"
+)
+
+// Options select and pace a run.
+type Options struct {
+	Ops      []string    // op names or prefixes; empty: all
+	Variants []string    // variant names; empty: all
+	Shapes   gate.Shapes // which shapes
+	Seed     uint64
+	Protocol protocol.Kernel
+	// Roofline, if set, turns GB/s and GFLOP/s into fractions of this
+	// machine's single-thread peaks.
+	Roofline *roofline.Report
+	// Progress, if set, is told about every step.
+	Progress func(Event)
+}
+
+// An Event reports progress.
+type Event struct {
+	Phase string // "gate" or "time"
+	Op    string
+	Shape string
+	Done  int // steps of this phase finished
+	Total int
+	Gate  *gate.Result // set after a gate step
+}
+
+// Outcome is what a run found.
+type Outcome struct {
+	Gates   []gate.Result
+	Kernels []results.Kernel
+}
+
+type plan struct {
+	op       *ledger.Op
+	shapes   []ledger.Shape
+	variants []ledger.Variant
+}
+
+// Run gates, then times.
+func Run(reg *ledger.Registry, opt Options) (Outcome, error) {
+	var out Outcome
+	var plans []plan
+	gateSteps := 0
+	for _, op := range gate.Selected(opt.Ops) {
+		p := plan{op: op}
+		for _, v := range reg.Variants(op.Name) {
+			if len(opt.Variants) == 0 || contains(opt.Variants, v.Name) {
+				p.variants = append(p.variants, v)
+			}
+		}
+		for _, s := range op.Shapes {
+			if opt.Shapes.Match(s) {
+				p.shapes = append(p.shapes, s)
+			}
+		}
+		if len(p.variants) > 0 && len(p.shapes) > 0 {
+			plans = append(plans, p)
+			gateSteps += len(p.variants) * len(p.shapes)
+		}
+	}
+	if len(plans) == 0 {
+		return out, fmt.Errorf("kernelrun: nothing selected (ops %v, variants %v, shapes %q)", opt.Ops, opt.Variants, opt.Shapes)
+	}
+
+	// Gate everything first: a variant failing anywhere is timed nowhere.
+	passed := map[string]bool{} // variant ID → passed every shape
+	done := 0
+	for _, p := range plans {
+		for _, v := range p.variants {
+			passed[v.ID()] = true
+		}
+		for _, s := range p.shapes {
+			gs := gate.GateShape(p.op, s)
+			c, err := gate.NewCase(p.op, gs, opt.Seed)
+			if err != nil {
+				return out, fmt.Errorf("kernelrun: %s %s: %w", p.op.Name, gs.Key(p.op.Kind), err)
+			}
+			for _, v := range p.variants {
+				if c.Dirty() {
+					if c, err = gate.NewCase(p.op, gs, opt.Seed); err != nil {
+						return out, err
+					}
+				}
+				r := gate.Result{Op: p.op.Name, Variant: v.Name, Family: string(v.Family), Shape: gs.Key(p.op.Kind)}
+				if miss := v.Missing(); len(miss) > 0 {
+					r.Outcome, r.Error = gate.Skip, "needs "+strings.Join(miss, ", ")
+					passed[v.ID()] = false
+				} else if m, err := c.Check(v); err != nil {
+					r.Outcome, r.Error, r.Metrics = gate.Fail, err.Error(), m
+					passed[v.ID()] = false
+				} else {
+					r.Outcome, r.Metrics = gate.Pass, m
+				}
+				out.Gates = append(out.Gates, r)
+				done++
+				if opt.Progress != nil {
+					opt.Progress(Event{Phase: "gate", Op: p.op.Name, Shape: r.Shape, Done: done, Total: gateSteps, Gate: &r})
+				}
+			}
+		}
+	}
+
+	// Then time the survivors, shape by shape.
+	prot := opt.Protocol
+	if prot.Runs == 0 {
+		prot = protocol.DefaultKernel()
+	}
+	timeSteps := 0
+	for _, p := range plans {
+		timeSteps += len(p.shapes) * len(survivors(p.variants, passed)) * prot.Runs
+	}
+	done = 0
+	for _, p := range plans {
+		vs := survivors(p.variants, passed)
+		if len(vs) == 0 {
+			continue
+		}
+		for _, s := range p.shapes {
+			key := s.Key(p.op.Kind)
+			w, err := workload.New(p.op, s, opt.Seed)
+			if err != nil {
+				return out, fmt.Errorf("kernelrun: %s %s: %w", p.op.Name, key, err)
+			}
+			cs := make([]timing.Contender, len(vs))
+			for i, v := range vs {
+				dst := make([]float32, 0)
+				var dstb []byte
+				if w.BytesOut() {
+					dstb = make([]byte, w.OutLen())
+				} else {
+					dst = make([]float32, w.OutLen())
+					w.Prepare(dst)
+				}
+				call, err := w.Bind(v.Impl, dst, dstb)
+				if err != nil {
+					return out, err
+				}
+				cs[i] = timing.Contender{Name: v.Name, Run: call}
+			}
+			samples, err := timing.Interleaved(cs, timing.Options{Runs: prot.Runs, MinSample: prot.MinSample, Warmup: prot.Warmup,
+				Progress: func(run, _ int) {
+					done++
+					if opt.Progress != nil {
+						opt.Progress(Event{Phase: "time", Op: p.op.Name, Shape: key, Done: done, Total: timeSteps})
+					}
+				}})
+			if err != nil {
+				return out, fmt.Errorf("kernelrun: %s %s: %w", p.op.Name, key, err)
+			}
+			for i, smp := range samples {
+				out.Kernels = append(out.Kernels, kernelResult(p.op, s, vs[i], smp, opt.Roofline))
+			}
+		}
+	}
+	return out, nil
+}
+
+func survivors(vs []ledger.Variant, passed map[string]bool) []ledger.Variant {
+	var out []ledger.Variant
+	for _, v := range vs {
+		if passed[v.ID()] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func kernelResult(op *ledger.Op, s ledger.Shape, v ledger.Variant, smp timing.Samples, rl *roofline.Report) results.Kernel {
+	k := results.Kernel{Op: op.Name, Variant: v.Name, Family: string(v.Family), Shape: s.Key(op.Kind), Label: s.Label(op.Kind),
+		FLOPs: op.FLOPs(s), Bytes: op.Bytes(s), Iters: smp.Iters, NsPerOp: smp.NsPerOp, Order: smp.Order,
+		Summary: stats.Summarize(smp.NsPerOp)}
+	if med := k.Summary.Median; med > 0 {
+		k.GFLOPS = k.FLOPs / med
+		k.GBps = k.Bytes / med
+	}
+	if rl != nil {
+		if bw, ok := SingleThread(*rl, roofline.ProbeMemRead); ok && bw > 0 {
+			k.BandwidthFraction = k.GBps * 1e9 / bw
+		}
+		probe := computeProbe(op)
+		if peak, ok := SingleThread(*rl, probe); ok && peak > 0 {
+			k.ComputeFraction = k.GFLOPS * 1e9 / peak
+			k.ComputePeak = probe + " (1 thread)"
+		}
+	}
+	return k
+}
+
+// computeProbe is the roofline probe whose peak bounds op: int8 dot products
+// for the quantized types, fp32 FMA otherwise.
+func computeProbe(op *ledger.Op) string {
+	if (op.Kind == ledger.KindMatVec || op.Kind == ledger.KindMatMul) && op.Type.BlockSize() > 1 {
+		return roofline.ProbeInt8VNNI
+	}
+	return roofline.ProbeFP32FMA
+}
+
+// SingleThread returns a probe's best one-thread rate per second; for memory
+// it takes ordinary 4 KiB pages, which is where Go heap buffers live.
+func SingleThread(r roofline.Report, probe string) (float64, bool) {
+	best, ok := 0.0, false
+	for _, m := range r.Measurements {
+		if m.Probe != probe || m.Threads != 1 || m.Skipped != "" {
+			continue
+		}
+		if probe == roofline.ProbeMemRead && m.Pages != string(roofline.Pages4K) {
+			continue
+		}
+		if m.PerSecond > best {
+			best, ok = m.PerSecond, true
+		}
+	}
+	return best, ok
+}
