@@ -378,6 +378,9 @@ func (p *parser) tensorInfos(f *File, n int) error {
 		if err != nil {
 			return err
 		}
+		if name == "" {
+			return p.errorf(at, "tensor %d of %d has an empty name", i+1, n)
+		}
 		if _, dup := f.tensorIndex[name]; dup {
 			return p.errorf(at, "duplicate tensor name %q", name)
 		}
