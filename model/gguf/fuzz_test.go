@@ -121,6 +121,12 @@ func FuzzParse(f *testing.F) {
 			f.Add(flipped)
 		}
 	}
+	// Every malformed case, and a valid file with the rarer shapes (version
+	// 2, a scalar, an empty tensor), give the mutator every path to start from.
+	for _, c := range badFiles() {
+		f.Add(c.data)
+	}
+	f.Add(edgeCaseFile())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if err := checkParse(data); errors.Is(err, errInvariant) {
 			t.Fatal(err)

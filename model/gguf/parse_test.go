@@ -42,16 +42,19 @@ func (r *raw) tensor(name string, typ quant.Type, offset uint64, dims ...uint64)
 	return r.u32(uint32(typ)).u64(offset)
 }
 
-func TestParseErrors(t *testing.T) {
-	type tc struct {
-		name   string
-		data   []byte
-		offset int
-		msg    string
-	}
-	var cases []tc
+// A badFile is a malformed input and the error it must give.
+type badFile struct {
+	name   string
+	data   []byte
+	offset int
+	msg    string
+}
+
+// badFiles returns one malformed input per check the reader makes.
+func badFiles() []badFile {
+	var cases []badFile
 	add := func(name string, r *raw, offset int, msg string) {
-		cases = append(cases, tc{name, r.b, offset, msg})
+		cases = append(cases, badFile{name, r.b, offset, msg})
 	}
 
 	add("empty", &raw{}, 0, "file ends inside the magic number")
@@ -164,7 +167,11 @@ func TestParseErrors(t *testing.T) {
 	at = r.pos() + 8 + 1 + 4 + 8 + 4 // b's offset field
 	add("overlap", r.tensor("b", quant.F32, 32, 16).pad(32).zeros(128), at, `tensor "b" data overlaps tensor "a"`)
 
-	for _, c := range cases {
+	return cases
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, c := range badFiles() {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := gguf.Parse(c.data)
 			if err == nil {
@@ -184,14 +191,21 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-func TestParseEdgeCases(t *testing.T) {
-	// Version 2 is read like 3. A zero-dims tensor is a scalar, a zero-sized
-	// one takes no bytes; neither overlaps its neighbours.
+// edgeCaseFile is a valid version 2 file with alignment 8, a scalar (no
+// dims), a zero-sized tensor and a tensor sharing its offset.
+func edgeCaseFile() []byte {
 	r := &raw{b: []byte("GGUF")}
 	r.u32(2).u64(3).u64(1).str("general.alignment").u32(uint32(gguf.TypeUint32)).u32(8)
 	r.tensor("scalar", quant.F32, 0).tensor("empty", quant.Q8_0, 8, 0, 5).tensor("v", quant.I8, 8, 3)
 	r.pad(8).u32(math.Float32bits(2.5)).u32(0).u8(1).u8(2).u8(3)
-	f, err := gguf.Parse(r.b)
+	return r.b
+}
+
+func TestParseEdgeCases(t *testing.T) {
+	// Version 2 is read like 3. A zero-dims tensor is a scalar, a zero-sized
+	// one takes no bytes; neither overlaps its neighbours.
+	data := edgeCaseFile()
+	f, err := gguf.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,8 +218,8 @@ func TestParseEdgeCases(t *testing.T) {
 	if s.Size != 4 || s.Elements() != 1 || e.Size != 0 || e.Elements() != 0 || string(f.TensorData(v)) != "\x01\x02\x03" {
 		t.Fatalf("scalar %d bytes, empty %d bytes, v %q", s.Size, e.Size, f.TensorData(v))
 	}
-	if got := f.Size(); got != int64(len(r.b)) {
-		t.Errorf("Size %d, want %d", got, len(r.b))
+	if got := f.Size(); got != int64(len(data)) {
+		t.Errorf("Size %d, want %d", got, len(data))
 	}
 }
 
