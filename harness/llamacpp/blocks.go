@@ -212,6 +212,27 @@ func VecDot(t quant.Type, n int, x, y []byte) (float32, error) {
 	return s, nil
 }
 
+// ValidRowData runs ggml_validate_row_data on data, whole blocks of type t:
+// false means ggml would reject the tensor (NaN or Inf in a value or a block
+// scale). It is the check llama.cpp applies to tensors with check_tensors.
+func ValidRowData(t quant.Type, data []byte) (bool, error) {
+	l, err := get()
+	if err != nil {
+		return false, err
+	}
+	tt, err := l.traits(t)
+	if err != nil {
+		return false, err
+	}
+	if len(data)%int(tt.typeSize) != 0 {
+		return false, fmt.Errorf("ggml validate %s: %d bytes is not a whole number of %d-byte blocks", t, len(data), tt.typeSize)
+	}
+	if len(data) == 0 {
+		return true, nil
+	}
+	return l.ggmlValidateRow(uint32(t), unsafe.Pointer(&data[0]), uintptr(len(data))), nil
+}
+
 func checkSize(t quant.Type, tt *typeTraits, nbytes, n int) error {
 	bs, ts := int(tt.blckSize), int(tt.typeSize)
 	if n < 0 || n%bs != 0 {

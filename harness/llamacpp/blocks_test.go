@@ -251,3 +251,21 @@ func dequantizeQ8K(b []byte) []float32 {
 	}
 	return out
 }
+
+func TestValidRowData(t *testing.T) {
+	requireLib(t)
+	q, err := Quantize(quant.Q8_0, make([]float32, 64), 2, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := ValidRowData(quant.Q8_0, q); !ok || err != nil {
+		t.Errorf("zero Q8_0 blocks: valid %v, %v", ok, err)
+	}
+	q[34], q[35] = 0x00, 0x7e // second block's scale: fp16 NaN
+	if ok, err := ValidRowData(quant.Q8_0, q); ok || err != nil {
+		t.Errorf("Q8_0 block with a NaN scale: valid %v, %v", ok, err)
+	}
+	if _, err := ValidRowData(quant.Q8_0, q[:33]); err == nil {
+		t.Error("ValidRowData accepted a partial block")
+	}
+}

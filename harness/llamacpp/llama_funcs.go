@@ -29,7 +29,6 @@ type llamaFuncs struct {
 	free          func(ctx uintptr)
 	nCtx          func(ctx uintptr) uint32
 	nBatch        func(ctx uintptr) uint32
-	nUbatch       func(ctx uintptr) uint32
 	decode        func(ctx uintptr, b batch) int32
 	synchronize   func(ctx uintptr)
 	getLogitsIth  func(ctx uintptr, i int32) *float32
@@ -37,7 +36,6 @@ type llamaFuncs struct {
 	memoryClear   func(mem uintptr, data bool)
 	setNThreads   func(ctx uintptr, nThreads, nThreadsBatch int32)
 	attachTP      func(ctx uintptr, tp, tpBatch uintptr)
-	detachTP      func(ctx uintptr)
 
 	vocabNTokens   func(vocab uintptr) int32
 	vocabType      func(vocab uintptr) int32
@@ -73,7 +71,6 @@ func (f *llamaFuncs) bind(b *binder, h uintptr) {
 	b.bind(h, "llama_free", &f.free)
 	b.bind(h, "llama_n_ctx", &f.nCtx)
 	b.bind(h, "llama_n_batch", &f.nBatch)
-	b.bind(h, "llama_n_ubatch", &f.nUbatch)
 	b.bind(h, "llama_decode", &f.decode)
 	b.bind(h, "llama_synchronize", &f.synchronize)
 	b.bind(h, "llama_get_logits_ith", &f.getLogitsIth)
@@ -81,7 +78,6 @@ func (f *llamaFuncs) bind(b *binder, h uintptr) {
 	b.bind(h, "llama_memory_clear", &f.memoryClear)
 	b.bind(h, "llama_set_n_threads", &f.setNThreads)
 	b.bind(h, "llama_attach_threadpool", &f.attachTP)
-	b.bind(h, "llama_detach_threadpool", &f.detachTP)
 
 	b.bind(h, "llama_vocab_n_tokens", &f.vocabNTokens)
 	b.bind(h, "llama_vocab_type", &f.vocabType)

@@ -34,10 +34,9 @@ type modelParams struct {
 
 // enum llama_load_mode
 const (
-	loadModeAuto  int32 = -1
-	loadModeNone  int32 = 0
-	loadModeMmap  int32 = 1
-	loadModeMlock int32 = 2
+	loadModeAuto int32 = -1
+	loadModeNone int32 = 0
+	loadModeMmap int32 = 1
 )
 
 // contextParams is struct llama_context_params (160 bytes).
