@@ -19,6 +19,10 @@ var matVecCases = []struct {
 	{"avx512vnni", quant.Q4_K, MatVecQ4KVNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 	{"avx512", quant.Q8_0, MatVecQ8_0, []string{"avx512f", "avx512bw", "avx512vl"}},
 	{"avx512vnni", quant.Q8_0, MatVecQ8_0VNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
+	{"avx512", quant.F32, MatVecF32, []string{"avx512f", "avx512bw", "avx512vl"}},
+	{"avx512", quant.F16, MatVecF16, []string{"avx512f", "avx512bw", "avx512vl"}},
+	{"avx512", quant.BF16, MatVecBF16, []string{"avx512f", "avx512bw", "avx512vl"}},
+	{"avx512bf16", quant.BF16, MatVecBF16Dot, []string{"avx512f", "avx512bw", "avx512vl", "avx512bf16"}},
 	{"avx512", quant.Q6_K, MatVecQ6K, []string{"avx512f", "avx512bw", "avx512vl"}},
 	{"avx512vnni", quant.Q6_K, MatVecQ6KVNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 }

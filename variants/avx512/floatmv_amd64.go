@@ -1,0 +1,66 @@
+//go:build !noasm
+
+package avx512
+
+import (
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+//go:noescape
+func f32RowsAVX512(dst *float32, rows int, w, xq *byte, k int)
+
+//go:noescape
+func f16RowsAVX512(dst *float32, rows int, w, xq *byte, k int)
+
+//go:noescape
+func bf16RowsAVX512(dst *float32, rows int, w, xq *byte, k int)
+
+//go:noescape
+func bf16RowsDot(dst *float32, rows int, w, xq *byte, k int)
+
+type rowsKernel func(dst *float32, rows int, w, xq *byte, k int)
+
+// floatMatVec adapts a rows kernel to ledger.MatVec's shape.
+func floatMatVec(kernel rowsKernel) ledger.MatVec {
+	return func(dst []float32, w, xq []byte, k int) {
+		if len(dst) == 0 {
+			return
+		}
+		if k == 0 {
+			clear(dst)
+			return
+		}
+		kernel(&dst[0], len(dst), &w[0], &xq[0], k)
+	}
+}
+
+// Float matrix-vector products: F32 with FMA, F16 widened by VCVTPH2PS, BF16
+// widened by a shift, and BF16 through AVX512_BF16's VDPBF16PS.
+var (
+	MatVecF32     = floatMatVec(f32RowsAVX512)
+	MatVecF16     = floatMatVec(f16RowsAVX512)
+	MatVecBF16    = floatMatVec(bf16RowsAVX512)
+	MatVecBF16Dot = floatMatVec(bf16RowsDot)
+)
+
+func init() {
+	base := []string{"avx512f", "avx512bw", "avx512vl"}
+	for _, v := range []struct {
+		wt       quant.Type
+		name     string
+		family   ledger.Family
+		f        ledger.MatVec
+		features []string
+		notes    string
+	}{
+		{quant.F32, "avx512", ledger.FamilyAVX512, MatVecF32, base, "four 16-lane FMA accumulators, masked tail"},
+		{quant.F16, "avx512", ledger.FamilyAVX512, MatVecF16, append(base, "f16c"), "VCVTPH2PS both operands, FMA in float32"},
+		{quant.BF16, "avx512", ledger.FamilyAVX512, MatVecBF16, base, "bf16 widened by VPMOVZXWD+VPSLLD, FMA in float32"},
+		{quant.BF16, "avx512-bf16", ledger.FamilyAVX512, MatVecBF16Dot, append(base, "avx512bf16"),
+			"VDPBF16PS (BYTE-encoded), 32 products per instruction; flushes bf16 denormals"},
+	} {
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(v.wt), Name: v.name, Family: v.family,
+			Features: v.features, Impl: v.f, Notes: v.notes})
+	}
+}
