@@ -108,6 +108,12 @@ func TestRunBenchSpawned(t *testing.T) {
 	if res.GlibcTunables != HugePagesTunable {
 		t.Errorf("child saw GLIBC_TUNABLES=%q", res.GlibcTunables)
 	}
+	// A variant that is not installed fails in the child with a clear error.
+	cfg.Variant = "nosuch"
+	if _, err := RunBench(ctx, cfg, SpawnOptions{Ledger: os.Args[0], Env: []string{benchChildEnv + "=1"}}); err == nil ||
+		!strings.Contains(err.Error(), `variant "nosuch"`) {
+		t.Errorf("bench with CPU variant nosuch: %v", err)
+	}
 	if res.Config.FlashAttn != FlashAttnAuto || res.Config.NBatch != 2048 || res.Config.Poll != 50 {
 		t.Errorf("child's config %+v lacks llama-bench's defaults", res.Config)
 	}

@@ -212,6 +212,13 @@ func load(variant string) (*lib, error) {
 		if !fileExists(p) {
 			return nil, fmt.Errorf("llama.cpp CPU variant %q: no %s", variant, p)
 		}
+		// ggml_backend_load does not check the CPU: a variant built for
+		// instructions this CPU lacks would die of SIGILL later.
+		if score, err := variantScore(p); err != nil {
+			return nil, err
+		} else if score <= 0 {
+			return nil, fmt.Errorf("llama.cpp CPU variant %q cannot run on this CPU (ggml scores it 0)", variant)
+		}
 		if backendLoad(p) == 0 {
 			return nil, fmt.Errorf("llama.cpp CPU variant %q failed to load (CPU lacks its instructions?): %s", variant, logSince(mark, 2))
 		}
