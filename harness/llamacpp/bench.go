@@ -2,10 +2,12 @@ package llamacpp
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -88,7 +90,7 @@ type BenchResult struct {
 
 // LlamaCppBuild identifies the llama.cpp the numbers come from.
 type LlamaCppBuild struct {
-	Package string `json:"package"` // npm package@version
+	Package string `json:"package"` // npm name@version as installed (package.json beside bins/)
 	Tag     string `json:"tag"`
 	Commit  string `json:"commit"`
 	Version string `json:"version"` // llama_version()
@@ -131,7 +133,7 @@ func Bench(cfg BenchConfig) (*BenchResult, error) {
 	}
 	res := &BenchResult{
 		LlamaCpp: LlamaCppBuild{
-			Package: PinnedPackage, Tag: PinnedTag, Commit: PinnedCommit,
+			Package: installedPackage(l.dir), Tag: PinnedTag, Commit: PinnedCommit,
 			Version: l.llama.version(), LibDir: l.dir,
 		},
 		SystemInfo:    l.llama.printSystemInfo(),
@@ -306,6 +308,21 @@ func meanStdev(x []float64) (mean, stdev float64) {
 		ss += (v - mean) * (v - mean)
 	}
 	return mean, math.Sqrt(ss / float64(len(x)-1))
+}
+
+// installedPackage reads name@version from the npm package holding the
+// libraries (dir is <package>/bins/linux-x64), or returns "" if absent (a
+// library directory given by $DAMASCUS_LLAMACPP_DIR need not be one).
+func installedPackage(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "..", "..", "package.json"))
+	if err != nil {
+		return ""
+	}
+	var pkg struct{ Name, Version string }
+	if json.Unmarshal(b, &pkg) != nil || pkg.Name == "" {
+		return ""
+	}
+	return pkg.Name + "@" + pkg.Version
 }
 
 func cpuModel() string {

@@ -49,7 +49,8 @@ func checkBenchResult(t *testing.T, res *BenchResult, reps int) {
 			}
 		}
 	}
-	if res.LlamaCpp.Commit != PinnedCommit || res.LlamaCpp.Version == "" {
+	if res.LlamaCpp.Commit != PinnedCommit || res.LlamaCpp.Version == "" ||
+		(os.Getenv(DirEnv) == "" && res.LlamaCpp.Package != PinnedPackage) {
 		t.Errorf("llama.cpp build %+v", res.LlamaCpp)
 	}
 	if !strings.Contains(res.SystemInfo, "CPU :") {
