@@ -19,23 +19,23 @@ import (
 // run that is not timed, then Reps timed repetitions with the KV cache
 // cleared before each. Zero values take llama-bench's defaults.
 type BenchConfig struct {
-	Model     string
-	Prompt    []int     // ppN sizes: one batch of N tokens, fed in NBatch chunks
-	Gen       []int     // tgN lengths: N single-token decodes
-	Threads   int       // default runtime.NumCPU()
-	NBatch    int       // default 2048
-	NUbatch   int       // default 512
-	Reps      int       // default 5
-	NoWarmup  bool      // skip the untimed warmup run
-	NoMmap    bool      // load weights into anonymous memory instead of mapping the file
-	NoRepack  bool      // disable llama.cpp's load-time weight repacking (extra buffer types)
-	FlashAttn FlashAttn // default FlashAttnAuto, as llama-bench
-	Poll      int       // threadpool polling level 1..100; 0 means 50, as llama-bench; PollOff for none
+	Model     string    `json:"model"`
+	Prompt    []int     `json:"prompt"`     // ppN sizes: one batch of N tokens, fed in NBatch chunks
+	Gen       []int     `json:"gen"`        // tgN lengths: N single-token decodes
+	Threads   int       `json:"threads"`    // default runtime.NumCPU()
+	NBatch    int       `json:"n_batch"`    // default 2048
+	NUbatch   int       `json:"n_ubatch"`   // default 512
+	Reps      int       `json:"reps"`       // default 5
+	NoWarmup  bool      `json:"no_warmup"`  // skip the untimed warmup run
+	NoMmap    bool      `json:"no_mmap"`    // load weights into anonymous memory instead of mapping the file
+	NoRepack  bool      `json:"no_repack"`  // disable llama.cpp's load-time weight repacking (extra buffer types)
+	FlashAttn FlashAttn `json:"flash_attn"` // default FlashAttnAuto, as llama-bench
+	Poll      int       `json:"poll"`       // threadpool polling level 1..100; 0 means 50, as llama-bench; PollOff for none
 	// Variant is the ggml CPU variant library ("sapphirerapids", "icelake",
 	// ...); "" lets ggml choose. It must be fixed before the libraries load,
 	// so set it for a spawned bench (RunBench); in-process it must match.
-	Variant string
-	Seed    uint64 // seed of the random prompt tokens; default 1
+	Variant string `json:"cpu_variant"`
+	Seed    uint64 `json:"seed"` // seed of the random prompt tokens; default 1
 }
 
 func (c BenchConfig) withDefaults() BenchConfig {
