@@ -90,10 +90,11 @@ func describeModel(w io.Writer, path string, f *gguf.File) {
 	arch, archErr := f.String("general.architecture")
 	line("architecture", meta.str("general.architecture"))
 	// Hyperparameters live under "<arch>."; without an architecture there is
-	// no prefix to look them up by, so every one of them is absent.
+	// no prefix to look them up by, so every one of them is absent (no file
+	// has the empty key).
 	k := func(suffix string) string {
 		if archErr != nil {
-			return "\x00absent" // no key has a NUL, so this one is never found
+			return ""
 		}
 		return arch + "." + suffix
 	}
@@ -195,7 +196,7 @@ type metaReader struct{ f *gguf.File }
 func show[T any](key string, get func(string) (T, error), format func(T) string) string {
 	x, err := get(key)
 	switch {
-	case errors.Is(err, gguf.ErrKeyNotFound) || strings.HasPrefix(key, "\x00"):
+	case errors.Is(err, gguf.ErrKeyNotFound):
 		return "absent"
 	case err != nil:
 		return "invalid (" + err.Error() + ")"
