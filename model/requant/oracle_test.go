@@ -1,0 +1,99 @@
+package requant_test
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/testdata"
+	"github.com/damascus-llm/damascus/model/ftype"
+	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/model/requant"
+	"github.com/damascus-llm/damascus/model/synth"
+	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
+)
+
+// Our requantizer and llama.cpp's llama_model_quantize, given the same F16
+// model, write the same tensors in the same order with the same types and,
+// since both use ggml's reference quantizers without an importance matrix,
+// the same bytes.
+func TestSameAsLlamaCpp(t *testing.T) {
+	if err := llamacpp.Available(); err != nil {
+		if errors.Is(err, llamacpp.ErrNotInstalled) {
+			t.Skipf("%v (run make baseline)", err)
+		}
+		t.Fatal(err)
+	}
+	testdata.Llama3TokenizerJSON.Require(t)
+	testdata.Llama32Template.Require(t)
+	vocab, err := llama3vocab.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "tiny-f16.gguf")
+	p, _ := synth.LookupPreset("tiny")
+	f16, _ := ftype.Parse("F16")
+	w, _, err := synth.Build(synth.Options{Preset: p, Type: f16, Seed: 5, Tokenizer: vocab.Metadata(), Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFile(src); err != nil {
+		t.Fatal(err)
+	}
+	in, err := gguf.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+
+	for _, name := range []string{"Q4_K_M", "Q8_0", "Q4_0"} {
+		t.Run(name, func(t *testing.T) {
+			ft, _ := ftype.Parse(name)
+			ours := filepath.Join(dir, "ours-"+name+".gguf")
+			theirs := filepath.Join(dir, "llama-"+name+".gguf")
+			w, _, err := requant.Convert(in, ft, 2, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.WriteFile(ours); err != nil {
+				t.Fatal(err)
+			}
+			if err := llamacpp.QuantizeModel(src, theirs, name, 2); err != nil {
+				t.Fatal(err)
+			}
+			a, err := gguf.Open(ours)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			b, err := gguf.Open(theirs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			for _, key := range []string{"general.file_type", "general.quantization_version"} {
+				x, err1 := a.Uint32(key)
+				y, err2 := b.Uint32(key)
+				if err1 != nil || err2 != nil || x != y {
+					t.Errorf("%s: ours %d (%v), llama.cpp %d (%v)", key, x, err1, y, err2)
+				}
+			}
+			if len(a.Tensors) != len(b.Tensors) {
+				t.Fatalf("%d tensors, llama.cpp %d", len(a.Tensors), len(b.Tensors))
+			}
+			for i := range a.Tensors {
+				x, y := &a.Tensors[i], &b.Tensors[i]
+				if x.Name != y.Name || x.Type != y.Type {
+					t.Errorf("tensor %d: ours %s %s, llama.cpp %s %s", i, x.Name, x.Type, y.Name, y.Type)
+					continue
+				}
+				if !bytes.Equal(a.TensorData(x), b.TensorData(y)) {
+					t.Errorf("%s (%s): data differ from llama.cpp's", x.Name, x.Type)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,205 @@
+package synth_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/model/gguf"
+)
+
+func requireLlamaCpp(t *testing.T) {
+	t.Helper()
+	if err := llamacpp.Available(); err != nil {
+		if errors.Is(err, llamacpp.ErrNotInstalled) {
+			t.Skipf("%v (run make baseline)", err)
+		}
+		t.Fatal(err)
+	}
+}
+
+// llama.cpp loads the synthetic files, and the next-token distributions
+// they give look like a trained model's: finite, peaked (not flat),
+// changing with the context; the Q4_K_M and F16 files of one seed hold the
+// same weights (up to F16 rounding), so their logits agree closely.
+func TestLlamaCppLoadsSynth(t *testing.T) {
+	requireLlamaCpp(t)
+	dir := t.TempDir()
+	tokens := []int32{128000, 9906, 1917, 11, 358, 1097, 264, 1296, 315, 279}
+	positions := []int{0, 4, 9}
+	logits := map[string][][]float32{}
+	for _, typ := range []string{"Q4_K_M", "F16"} {
+		path := filepath.Join(dir, typ+".gguf")
+		if err := build(t, "tiny", typ, 21, 2).WriteFile(path); err != nil {
+			t.Fatal(err)
+		}
+		m, err := llamacpp.OpenModel(path, llamacpp.ModelOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := m.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NLayer != 2 || info.NEmbd != 256 || info.NVocab != 128256 {
+			t.Errorf("%s: llama.cpp sees %+v", typ, info)
+		}
+		c, err := m.NewContext(llamacpp.ContextOptions{NCtx: 64, Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := c.Logits(tokens, positions)
+		c.Close()
+		m.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits[typ] = out
+	}
+	for i, l := range logits["Q4_K_M"] {
+		var sum, sq float64
+		for _, v := range l {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("position %d: logit %g", positions[i], v)
+			}
+			sum += float64(v)
+			sq += float64(v) * float64(v)
+		}
+		n := float64(len(l))
+		std := math.Sqrt(sq/n - (sum/n)*(sum/n))
+		p := softmax(l)
+		var pmax, entropy float64
+		for _, q := range p {
+			pmax = max(pmax, q)
+			if q > 0 {
+				entropy -= q * math.Log(q)
+			}
+		}
+		t.Logf("position %d: logit std %.2f, top probability %.4f, entropy %.2f nats (uniform %.2f)", positions[i], std, pmax, entropy, math.Log(n))
+		if std < 1 || std > 10 {
+			t.Errorf("position %d: logit standard deviation %.2f, want 1..10", positions[i], std)
+		}
+		if pmax < 100/n || entropy > math.Log(n)-0.5 {
+			t.Errorf("position %d: distribution nearly flat (top %.5f, entropy %.2f)", positions[i], pmax, entropy)
+		}
+		if c := correlation(l, logits["F16"][i]); c < 0.99 {
+			t.Errorf("position %d: Q4_K_M and F16 logits correlate %.4f, want ≥ 0.99", positions[i], c)
+		}
+	}
+	if correlation(logits["Q4_K_M"][1], logits["Q4_K_M"][2]) > 0.999 {
+		t.Error("the distribution does not change with the context")
+	}
+}
+
+func softmax(l []float32) []float64 {
+	m := math.Inf(-1)
+	for _, v := range l {
+		m = max(m, float64(v))
+	}
+	p := make([]float64, len(l))
+	var s float64
+	for i, v := range l {
+		p[i] = math.Exp(float64(v) - m)
+		s += p[i]
+	}
+	for i := range p {
+		p[i] /= s
+	}
+	return p
+}
+
+func correlation(a, b []float32) float64 {
+	var sa, sb, saa, sbb, sab float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		sa, sb = sa+x, sb+y
+		saa, sbb, sab = saa+x*x, sbb+y*y, sab+x*y
+	}
+	n := float64(len(a))
+	return (sab - sa*sb/n) / math.Sqrt((saa-sa*sa/n)*(sbb-sb*sb/n))
+}
+
+// TestBigPresetAgainstLlamaCpp checks a full-size preset, named by
+// DAMASCUS_SYNTH_PRESET (for example llama3.2-3b; minutes and gigabytes of
+// temporary files): llama.cpp loads our Q4_K_M file and computes finite,
+// peaked logits, and llama.cpp's own quantizer, given our F16 file of the
+// preset, picks the same type for every tensor as our Q4_K_M file has.
+func TestBigPresetAgainstLlamaCpp(t *testing.T) {
+	preset := os.Getenv("DAMASCUS_SYNTH_PRESET")
+	if preset == "" {
+		t.Skip("set DAMASCUS_SYNTH_PRESET to a preset name to run")
+	}
+	requireLlamaCpp(t)
+	dir := t.TempDir()
+	ours := filepath.Join(dir, "ours-Q4_K_M.gguf")
+	start := time.Now()
+	if err := build(t, preset, "Q4_K_M", 1, 2).WriteFile(ours); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("synth %s Q4_K_M: %s", preset, time.Since(start).Round(time.Millisecond))
+
+	m, err := llamacpp.OpenModel(ours, llamacpp.ModelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := m.Info()
+	t.Logf("llama.cpp: %+v", info)
+	c, err := m.NewContext(llamacpp.ContextOptions{NCtx: 64, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Logits([]int32{128000, 9906, 1917, 11, 358}, []int{4})
+	c.Close()
+	m.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := softmax(out[0])
+	var pmax float64
+	for i, q := range p {
+		if math.IsNaN(q) || math.IsNaN(float64(out[0][i])) {
+			t.Fatalf("logit %d is NaN", i)
+		}
+		pmax = max(pmax, q)
+	}
+	t.Logf("top probability %.4f", pmax)
+	if pmax < 100/float64(len(p)) {
+		t.Errorf("next-token distribution nearly flat (top %.5f)", pmax)
+	}
+
+	f16 := filepath.Join(dir, "ours-F16.gguf")
+	if err := build(t, preset, "F16", 1, 2).WriteFile(f16); err != nil {
+		t.Fatal(err)
+	}
+	theirs := filepath.Join(dir, "llama-Q4_K_M.gguf")
+	start = time.Now()
+	if err := llamacpp.QuantizeModel(f16, theirs, "Q4_K_M", 2); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("llama.cpp quantize F16 → Q4_K_M: %s", time.Since(start).Round(time.Millisecond))
+	os.Remove(f16)
+	a, err := gguf.Open(ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := gguf.Open(theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if len(a.Tensors) != len(b.Tensors) {
+		t.Fatalf("%d tensors, llama.cpp %d", len(a.Tensors), len(b.Tensors))
+	}
+	for i := range a.Tensors {
+		x, y := a.Tensors[i], b.Tensors[i]
+		if x.Name != y.Name || x.Type != y.Type || fmt.Sprint(x.Dims) != fmt.Sprint(y.Dims) {
+			t.Errorf("tensor %d: ours %s %s %v, llama.cpp %s %s %v", i, x.Name, x.Type, x.Dims, y.Name, y.Type, y.Dims)
+		}
+	}
+}
