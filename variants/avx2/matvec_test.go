@@ -1,0 +1,57 @@
+//go:build !noasm
+
+package avx2
+
+import (
+	"testing"
+
+	"golang.org/x/sys/cpu"
+
+	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+)
+
+func need(t testing.TB) {
+	t.Helper()
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+		t.Skip("CPU lacks avx2 or fma")
+	}
+}
+
+var matVecCases = []struct {
+	wt quant.Type
+	f  kerneltest.MatVecFunc
+}{
+	{quant.Q4_K, MatVecQ4K},
+	{quant.Q6_K, MatVecQ6K},
+	{quant.Q8_0, MatVecQ8_0},
+}
+
+func TestMatVec(t *testing.T) {
+	for _, c := range matVecCases {
+		t.Run(c.wt.String(), func(t *testing.T) {
+			need(t)
+			kerneltest.MatVec(t, c.wt, c.f)
+		})
+	}
+}
+
+func TestMatVecVsGGML(t *testing.T) {
+	for _, c := range matVecCases {
+		t.Run(c.wt.String(), func(t *testing.T) {
+			need(t)
+			kerneltest.GGML(t, c.wt, c.f)
+		})
+	}
+}
+
+func BenchmarkMatVec(b *testing.B) {
+	for _, c := range matVecCases {
+		for _, s := range kerneltest.Shapes {
+			b.Run("type="+kerneltest.TypeName(c.wt)+"/variant=avx2/shape="+s.String(), func(b *testing.B) {
+				need(b)
+				kerneltest.BenchMatVec(b, c.wt, c.f, s)
+			})
+		}
+	}
+}

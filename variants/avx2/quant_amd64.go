@@ -1,0 +1,58 @@
+//go:build !noasm
+
+package avx2
+
+import (
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+//go:noescape
+func q4kRowsAVX2(dst *float32, rows int, w, xq *byte, nb int)
+
+//go:noescape
+func q6kRowsAVX2(dst *float32, rows int, w, xq *byte, nb int)
+
+//go:noescape
+func q80RowsAVX2(dst *float32, rows int, w, xq *byte, nb int)
+
+type rowsKernel func(dst *float32, rows int, w, xq *byte, nb int)
+
+// blockMatVec adapts a rows kernel over blocks of blockValues values to
+// ledger.MatVec's shape.
+func blockMatVec(kernel rowsKernel, blockValues int) ledger.MatVec {
+	return func(dst []float32, w, xq []byte, k int) {
+		if len(dst) == 0 {
+			return
+		}
+		if k < blockValues {
+			clear(dst)
+			return
+		}
+		kernel(&dst[0], len(dst), &w[0], &xq[0], k/blockValues)
+	}
+}
+
+// Matrix-vector products: Q4_K and Q6_K weights with Q8_K activations, Q8_0
+// with Q8_0 (activations must not hold -128, as ggml's quantizer ensures).
+var (
+	MatVecQ4K  = blockMatVec(q4kRowsAVX2, 256)
+	MatVecQ6K  = blockMatVec(q6kRowsAVX2, 256)
+	MatVecQ8_0 = blockMatVec(q80RowsAVX2, 32)
+)
+
+func init() {
+	features := []string{"avx2", "fma", "f16c"}
+	for _, v := range []struct {
+		wt    quant.Type
+		f     ledger.MatVec
+		notes string
+	}{
+		{quant.Q4_K, MatVecQ4K, "one row at a time; a 32-byte quant load is a whole 64-value chunk, so activations load straight; VPSHUFB-broadcast scale words into VPMADDWD"},
+		{quant.Q6_K, MatVecQ6K, "one row at a time; unsigned 6-bit quants, VPMADDUBSW + VPMADDWD by per-lane scale words; -32 offset from bsums"},
+		{quant.Q8_0, MatVecQ8_0, "one row, one block at a time; VPSIGNB sign trick into VPMADDUBSW + VPMADDWD"},
+	} {
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(v.wt), Name: "avx2", Family: ledger.FamilyAVX2,
+			Features: features, Impl: v.f, Notes: v.notes})
+	}
+}
