@@ -12,3 +12,8 @@ func TestRMSNorm(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.RMSN
 func TestSiLUMul(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.SiLUMul(t, SiLUMul) }
 func TestSoftmax(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.Softmax(t, Softmax) }
 func TestRoPE(t *testing.T)    { need(t, "avx512f", "avx512vl"); kerneltest.RoPE(t, RoPE) }
+
+func BenchmarkOps(b *testing.B) {
+	need(b, "avx512f", "avx512vl")
+	kerneltest.BenchOps(b, "avx512", RMSNorm, SiLUMul, Softmax, RoPE)
+}

@@ -3,6 +3,7 @@
 package avx512
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/damascus-llm/damascus/model/quant"
@@ -12,4 +13,13 @@ import (
 func TestQuantizeQ8K(t *testing.T) {
 	need(t, "avx512f", "avx512bw", "avx512vl")
 	kerneltest.Quantize(t, quant.Q8_K, QuantizeQ8K)
+}
+
+func BenchmarkQuantize(b *testing.B) {
+	need(b, "avx512f", "avx512bw", "avx512vl")
+	for _, n := range kerneltest.Widths {
+		b.Run(fmt.Sprintf("type=q8_k/variant=avx512/n=%d", n), func(b *testing.B) {
+			kerneltest.BenchQuantize(b, quant.Q8_K, QuantizeQ8K, n)
+		})
+	}
 }
