@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -62,15 +63,23 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// oraclePair opens one GGUF vocabulary both ways.
-func oraclePair(t *testing.T, path string) (*Tokenizer, *llamacpp.Vocab) {
+// oraclePair opens one GGUF vocabulary both ways; pre, when not nil,
+// replaces our pre-tokenizer.
+func oraclePair(t *testing.T, path string, pre ...Pretokenizer) (*Tokenizer, *llamacpp.Vocab) {
 	t.Helper()
 	gf, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer gf.Close()
-	ours, err := FromGGUF(gf)
+	spec, err := SpecFromGGUF(gf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pre) > 0 {
+		spec.Pretokenizer = pre[0]
+	}
+	ours, err := New(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,11 +106,14 @@ func corpusLines(t *testing.T) []string {
 
 type mismatches struct {
 	t     *testing.T
+	mu    sync.Mutex
 	n     int
 	total int
 }
 
 func (m *mismatches) check(what, input string, got, want []int32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.total++
 	if slices.Equal(got, want) {
 		return
@@ -117,6 +129,25 @@ func (m *mismatches) report(name string) {
 	if m.n > 10 {
 		m.t.Errorf("%s: %d mismatches in all (first 10 shown)", name, m.n)
 	}
+}
+
+// parallel calls f on every input from GOMAXPROCS goroutines: both
+// tokenizers are safe for concurrent use, and CI has more than one core.
+func parallel(inputs []string, f func(string)) {
+	var wg sync.WaitGroup
+	next := make(chan string, 64)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for s := range next {
+				f(s)
+			}
+		})
+	}
+	for _, s := range inputs {
+		next <- s
+	}
+	close(next)
+	wg.Wait()
 }
 
 // TestOracleEncode compares token ids with the pinned llama.cpp on every
@@ -140,22 +171,25 @@ func TestOracleEncode(t *testing.T) {
 			compare := func(what, s string, flags EncodeFlags) {
 				got, err := ours.Encode(s, flags)
 				if err != nil {
-					t.Fatalf("%s: Encode(%q): %v", what, s, err)
+					t.Errorf("%s: Encode(%q): %v", what, s, err)
+					return
 				}
 				want, err := ref.Tokenize(s, flags&AddSpecial != 0, flags&ParseSpecial != 0)
 				if err != nil {
-					t.Fatal(err)
+					t.Error(err)
+					return
 				}
 				m.check(what, s, got, want)
 			}
-			for _, s := range lines {
-				compare("corpus line", s, AddSpecial)
-			}
-			for _, s := range adv {
+			parallel(lines, func(s string) { compare("corpus line", s, AddSpecial) })
+			parallel(adv, func(s string) {
 				compare("adversarial", s, AddSpecial)
 				compare("adversarial, parse special", s, AddSpecial|ParseSpecial)
-			}
+			})
 			m.report(v.name)
+			if ours.Kind() == BPE {
+				rivalExactness(t, v.path(t), adv)
+			}
 
 			roundTrips := 0
 			for _, s := range append(slices.Clip(lines), adv...) {
@@ -231,4 +265,26 @@ func TestOracleDecode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rivalExactness measures the regexp2 pre-tokenizer against llama.cpp on
+// the same inputs. Its mismatches are reported, not failed: the rival is
+// kept for comparison, the scanner is what the engine uses.
+func rivalExactness(t *testing.T, path string, adv []string) {
+	ours, ref := oraclePair(t, path, Llama3Regexp2)
+	var mu sync.Mutex
+	total, differ := 0, 0
+	parallel(adv, func(s string) {
+		got, err := ours.Encode(s, AddSpecial)
+		want, err2 := ref.Tokenize(s, true, false)
+		mu.Lock()
+		defer mu.Unlock()
+		total++
+		if err != nil || err2 != nil || !slices.Equal(got, want) {
+			if differ++; differ <= 3 {
+				t.Logf("regexp2 rival differs on %q:\n  ours:      %v (%v)\n  llama.cpp: %v (%v)", s, got, err, want, err2)
+			}
+		}
+	})
+	t.Logf("regexp2 rival: %d adversarial inputs compared, %d mismatches", total, differ)
 }
