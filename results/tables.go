@@ -131,18 +131,31 @@ func BaselineTable(recs []Record) table.Writer {
 			if d != nil && l != nil && l.Summary.Median != 0 {
 				ratio = fmt.Sprintf("%.2f×", d.Summary.Median/l.Summary.Median)
 			}
-			var notes []string
-			for _, e := range []*E2E{d, l} {
-				if e != nil && e.Notes != "" {
-					notes = append(notes, e.Engine+": "+e.Notes)
-				}
-			}
-			cells = append(cells, ratio, strings.Join(notes, "; "))
+			cells = append(cells, ratio, joinNotes(d, l))
 			t.AppendRow(cells)
 		}
 	}
 	alignRight(t, 3, 9)
 	return t
+}
+
+// joinNotes states a note shared by both engines once.
+func joinNotes(d, l *E2E) string {
+	switch {
+	case d == nil && l == nil:
+		return ""
+	case d == nil:
+		return l.Notes
+	case l == nil || l.Notes == d.Notes:
+		return d.Notes
+	}
+	var notes []string
+	for _, e := range []*E2E{d, l} {
+		if e.Notes != "" {
+			notes = append(notes, e.Engine+": "+e.Notes)
+		}
+	}
+	return strings.Join(notes, "; ")
 }
 
 func e2eCells(e *E2E, lowerBetter bool) table.Row {

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/harness/kernelrun"
+	"github.com/damascus-llm/damascus/harness/sysinfo"
+	"github.com/damascus-llm/damascus/promoted"
+	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/results"
+)
+
+// Importing promoted registers every variant family.
+var _ = promoted.Default
+
+// selection holds the flags that pick ops, variants and shapes.
+type selection struct {
+	ops, variants, shapes string
+	seed                  uint64
+}
+
+func (s *selection) register(fs *flag.FlagSet, defOps, defShapes string) {
+	fs.StringVar(&s.ops, "op", defOps, "comma-separated op names or prefixes (e.g. matvec/q4_k,matvec/); empty: all")
+	fs.StringVar(&s.variants, "variant", "", "comma-separated variant names; empty: all")
+	fs.StringVar(&s.shapes, "shapes", defShapes, "shapes: all, tails, real, 1B or 3B (a model's shapes plus the tails)")
+	fs.Uint64Var(&s.seed, "seed", 1, "seed of the generated inputs")
+}
+
+func (s *selection) parse() (ops, variants []string, shapes gate.Shapes, err error) {
+	switch strings.ToLower(s.shapes) {
+	case "all", "":
+		shapes = gate.AllShapes
+	case "tails":
+		shapes = gate.TailShapes
+	case "real":
+		shapes = gate.RealShapes
+	case "1b", "3b":
+		shapes = gate.Shapes(strings.ToUpper(s.shapes))
+	default:
+		return nil, nil, "", fmt.Errorf("unknown --shapes %q (all, tails, real, 1B, 3B)", s.shapes)
+	}
+	ops, variants = splitList(s.ops), splitList(s.variants)
+	if len(gate.Selected(ops)) == 0 {
+		return nil, nil, "", fmt.Errorf("--op %q matches no op of the catalogue (see ledger list)", s.ops)
+	}
+	return ops, variants, shapes, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// runRecord describes this invocation: command line, machine, protocol.
+func runRecord(args []string, kernel *protocol.Kernel) *results.Run {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p := protocol.Record{Date: time.Now().UTC(), Machine: sysinfo.Gather(ctx), Kernel: kernel}
+	return &results.Run{Command: "ledger " + strings.Join(args, " "), Protocol: p}
+}
+
+// bar is a progress bar on w that can be advanced to an absolute count.
+type bar struct {
+	pb   *progressbar.ProgressBar
+	last int
+}
+
+func newBar(w io.Writer, total int, desc string) *bar {
+	return &bar{pb: progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+	)}
+}
+
+func (b *bar) set(done int, desc string) {
+	if desc != "" {
+		b.pb.Describe(desc)
+	}
+	_ = b.pb.Add(done - b.last)
+	b.last = done
+}
+
+// progress returns a kernelrun progress callback drawing one bar per phase.
+func progress(w io.Writer) func(kernelrun.Event) {
+	var gateBar, timeBar *bar
+	return func(e kernelrun.Event) {
+		desc := fmt.Sprintf("%-5s %-16s %-14s", e.Phase, e.Op, e.Shape)
+		switch e.Phase {
+		case "gate":
+			if gateBar == nil {
+				gateBar = newBar(w, e.Total, desc)
+			}
+			gateBar.set(e.Done, desc)
+		case "time":
+			if timeBar == nil {
+				timeBar = newBar(w, e.Total, desc)
+			}
+			timeBar.set(e.Done, desc)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/testdata"
+	"github.com/damascus-llm/damascus/results"
+)
+
+// TestMain lets the test binary stand in for the ledger binary when e2e
+// spawns `<self> damascus-bench ...` or `<self> llama-bench ...`.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		if _, ok := commands[os.Args[1]]; ok {
+			os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// TestE2ETiny runs the whole end-to-end comparison on the tiny synthetic
+// preset: both engines spawned, interleaved, cold starts, records and JSON.
+func TestE2ETiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns both engines several times")
+	}
+	if _, err := llamacpp.LibDir(); err != nil {
+		t.Skipf("pinned llama.cpp not installed (make baseline): %v", err)
+	}
+	testdata.Llama3TokenizerJSON.Require(t)
+	testdata.Llama32Template.Require(t)
+	dir := t.TempDir()
+	store := filepath.Join(dir, "results", "ledger.jsonl")
+	jsonOut := filepath.Join(dir, "e2e.json")
+	code, out, errOut := runCLI("e2e", "--preset", "tiny", "--cache", filepath.Join(dir, "cache"), "--pp", "16", "--tg", "4",
+		"--runs", "2", "--threads", "1", "--cold-runs", "1", "--sustained", "0", "--store", store, "--json", jsonOut)
+	if code != 0 {
+		t.Fatalf("e2e: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"decode tok/s", "prefill tok/s", "cold start", "peak RSS"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	var js struct {
+		Engines map[string]map[string]struct {
+			Samples []float64 `json:"samples"`
+			Median  float64   `json:"median"`
+		} `json:"engines"`
+		Ratios map[string]float64 `json:"ratios"`
+	}
+	data, err := os.ReadFile(jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &js); err != nil {
+		t.Fatal(err)
+	}
+	for _, eng := range []string{"damascus", "llama.cpp"} {
+		for _, test := range []string{"pp16", "tg4"} {
+			if s := js.Engines[eng][test]; len(s.Samples) != 2 || s.Median <= 0 {
+				t.Errorf("%s %s: %+v", eng, test, s)
+			}
+		}
+	}
+	if js.Ratios["tg4"] <= 0 || js.Ratios["pp16"] <= 0 {
+		t.Errorf("ratios %v", js.Ratios)
+	}
+	recs, err := results.Load(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run := recs[0].Run; run == nil || run.Protocol.Model == nil || len(run.Protocol.Model.SHA256) != 64 ||
+		run.Protocol.LlamaCpp == nil || run.Protocol.LlamaCpp.CPUVariant == "" || run.Protocol.E2E == nil {
+		t.Errorf("protocol record incomplete: %+v", recs[0].Run)
+	}
+}

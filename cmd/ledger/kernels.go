@@ -1,0 +1,138 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/harness/kernelrun"
+	"github.com/damascus-llm/damascus/harness/roofline"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/results"
+)
+
+func init() {
+	register(command{name: "run", summary: "gated head-to-head of variants, timed interleaved (kernel ledger)", run: runKernels})
+}
+
+// kernelFlags are the flags of the timed kernel ledger, shared by run and quick.
+type kernelFlags struct {
+	sel        selection
+	runs       int
+	minSample  time.Duration
+	warmup     time.Duration
+	store      string
+	noRoofline bool
+}
+
+func (k *kernelFlags) register(fs *flag.FlagSet, defOps string) {
+	k.sel.register(fs, defOps, "1B")
+	def := protocol.DefaultKernel()
+	fs.IntVar(&k.runs, "runs", def.Runs, "interleaved timed runs per variant and shape")
+	fs.DurationVar(&k.minSample, "min-sample", def.MinSample, "minimum duration of one timed sample")
+	fs.DurationVar(&k.warmup, "warmup", def.Warmup, "untimed warmup per variant and shape")
+	fs.StringVar(&k.store, "store", results.DefaultStore, "results file to append to (empty: do not record)")
+	fs.BoolVar(&k.noRoofline, "no-roofline", false, "skip the roofline probe (no fractions of peak)")
+}
+
+func runKernels(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var kf kernelFlags
+	kf.register(fs, "")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: ledger run [--op OPS] [--variant NAMES] [--shapes 1B|3B|real|tails|all] [--runs N] [--store FILE]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return errUsage
+	}
+	_, err := kernelLedger(append([]string{"run"}, args...), kf, stdout, stderr)
+	return err
+}
+
+// kernelLedger probes the roofline, gates and times, prints the tables and
+// records everything. It returns the batch of records.
+func kernelLedger(cmdline []string, kf kernelFlags, stdout, stderr io.Writer) (*results.Batch, error) {
+	ops, variants, shapes, err := kf.sel.parse()
+	if err != nil {
+		fmt.Fprintln(stderr, "ledger:", err)
+		return nil, errUsage
+	}
+	if kf.runs < 1 || kf.minSample <= 0 {
+		fmt.Fprintln(stderr, "ledger: --runs must be ≥ 1 and --min-sample > 0")
+		return nil, errUsage
+	}
+	prot := protocol.Kernel{Runs: kf.runs, MinSample: kf.minSample, Warmup: kf.warmup, Threads: 1}
+	run := runRecord(cmdline, &prot)
+	if !kf.noRoofline {
+		fmt.Fprintln(stderr, "probing the single-thread roofline (memory read, fp32 FMA, int8 VNNI)...")
+		rep := quickRoofline()
+		run.Roofline = &rep
+	}
+	out, err := kernelrun.Run(ledger.Default, kernelrun.Options{Ops: ops, Variants: variants, Shapes: shapes, Seed: kf.sel.seed,
+		Protocol: prot, Roofline: run.Roofline, Progress: progress(stderr)})
+	if err != nil {
+		return nil, err
+	}
+	b := results.NewBatch(time.Now())
+	b.Add(results.Record{Kind: results.KindRun, Run: run})
+	for i := range out.Gates {
+		b.Add(results.Record{Kind: results.KindGate, Gate: &out.Gates[i]})
+	}
+	for i := range out.Kernels {
+		b.Add(results.Record{Kind: results.KindKernel, Kernel: &out.Kernels[i]})
+	}
+	fmt.Fprintln(stdout, results.KernelTable(b.Recs).Render())
+	if fails := gate.Failed(out.Gates); len(fails) > 0 {
+		fmt.Fprintf(stdout, "\n%d gate failure(s), those variants were not timed:\n", len(fails))
+		for _, f := range fails {
+			fmt.Fprintf(stdout, "  %s:%s at %s: %s\n", f.Op, f.Variant, f.Shape, f.Error)
+		}
+	}
+	if kf.store != "" {
+		if err := results.Append(kf.store, b.Recs...); err != nil {
+			return b, err
+		}
+		bench := filepath.Join(filepath.Dir(kf.store), "bench", b.RunID+".txt")
+		if err := writeBenchFile(bench, b.Recs); err != nil {
+			return b, err
+		}
+		fmt.Fprintf(stdout, "\nrecorded run %s in %s; benchstat file %s\n", b.RunID, kf.store, bench)
+	}
+	return b, nil
+}
+
+// quickRoofline probes single-thread peaks, small enough to take seconds.
+func quickRoofline() roofline.Report {
+	opt := roofline.Options{MemBytes: 256 << 20, Threads: []int{1}, Repeats: 3, ComputeTime: 50 * time.Millisecond}
+	r := roofline.Report{Date: time.Now().UTC(), MemBytes: opt.MemBytes, Repeats: opt.Repeats}
+	r.Measurements = append(r.Measurements, roofline.MemoryRead(opt, roofline.Pages4K)...)
+	r.Measurements = append(r.Measurements, roofline.FP32FMA(opt)...)
+	r.Measurements = append(r.Measurements, roofline.Int8VNNI(opt)...)
+	return r
+}
+
+func writeBenchFile(path string, recs []results.Record) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := results.WriteBench(f, recs); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
+}

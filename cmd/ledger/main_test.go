@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/harness/stats"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/promoted"
+	"github.com/damascus-llm/damascus/results"
+	"github.com/damascus-llm/damascus/variants/naive"
+)
+
+// register adds v to the default registry for the duration of the test.
+func registerForTest(t *testing.T, v ledger.Variant) {
+	t.Helper()
+	if err := ledger.Default.Add(v); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ledger.Default.Remove(v.Op, v.Name) })
+}
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// TestGateNamesBrokenVariant registers a deliberately broken matvec (its
+// sums lose the block minimums) and checks that `ledger gate` exits non-zero
+// naming the op, the variant, a shape and the error.
+func TestGateNamesBrokenVariant(t *testing.T) {
+	good := naive.MatVec(quant.Q4_K)
+	registerForTest(t, ledger.Variant{Op: "matvec/q4_k", Name: "broken-sign", Family: ledger.FamilyGoUnrolled,
+		Impl: ledger.MatVec(func(dst []float32, w, xq []byte, k int) {
+			good(dst, w, xq, k)
+			for i := range dst {
+				dst[i] = -dst[i]
+			}
+		})})
+	code, stdout, stderr := runCLI("gate", "--op", "matvec/q4_k", "--variant", "naive,broken-sign", "--shapes", "tails")
+	if code == 0 {
+		t.Fatalf("ledger gate exited 0 with a broken variant registered\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	for _, want := range []string{"op matvec/q4_k variant broken-sign shape 1x256", "NMSE", "cosine"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "variant naive") {
+		t.Errorf("naive reported as failing:\n%s", stderr)
+	}
+	if code, _, stderr := runCLI("gate", "--op", "matvec/q4_k", "--variant", "naive", "--shapes", "tails"); code != 0 {
+		t.Errorf("naive alone: exit %d\n%s", code, stderr)
+	}
+	if code, _, _ := runCLI("gate", "--shapes", "bogus"); code != 2 {
+		t.Errorf("bad --shapes: exit %d, want 2", code)
+	}
+}
+
+func TestList(t *testing.T) {
+	code, out, errOut := runCLI("list")
+	if code != 0 || !strings.Contains(out, "matvec/q4_k") || !strings.Contains(out, "naive") {
+		t.Errorf("list: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runCLI("list", "--ops", "--markdown")
+	if code != 0 || !strings.Contains(out, "| rmsnorm") || !strings.Contains(out, "128256x3072 (3B output)") {
+		t.Errorf("list --ops: exit %d\n%s", code, out)
+	}
+}
+
+// kernelRun writes a store holding one kernel run in which naive, speedy
+// (4× faster) and slowpoke (5% slower) were timed at two shapes, all gated.
+func kernelRun(t *testing.T) string {
+	t.Helper()
+	b := results.NewBatch(time.Now())
+	b.Add(results.Record{Kind: results.KindRun, Run: &results.Run{Command: "test"}})
+	for _, v := range []struct {
+		name  string
+		scale float64
+	}{{"naive", 1}, {"speedy", 0.25}, {"slowpoke", 1.05}} {
+		for _, shape := range []string{"2048x2048", "512x2048"} {
+			b.Add(results.Record{Kind: results.KindGate, Gate: &gate.Result{Op: "rmsnorm", Variant: v.name, Shape: shape, Outcome: gate.Pass}})
+			ns := make([]float64, 10)
+			for i := range ns {
+				ns[i] = v.scale * (1000 + float64(i*7%10))
+			}
+			b.Add(results.Record{Kind: results.KindKernel, Kernel: &results.Kernel{Op: "rmsnorm", Variant: v.name, Shape: shape,
+				Label: shape, NsPerOp: ns, Iters: 1, Summary: stats.Summarize(ns), GBps: 1 / v.scale, FLOPs: 1e3, Bytes: 1e3}})
+		}
+	}
+	store := filepath.Join(t.TempDir(), "ledger.jsonl")
+	if err := results.Append(store, b.Recs...); err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+func writePrefs(t *testing.T) string {
+	path := filepath.Join(t.TempDir(), "preferences.json")
+	data, err := promoted.Preferences{Ops: map[string][]promoted.Choice{}}.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestPromoteRefusesLoser: a variant slower than the incumbent is refused
+// (non-zero exit when named) and the preference file is left as it was; a
+// clearly faster one is promoted with its evidence.
+func TestPromoteRefusesLoser(t *testing.T) {
+	for _, name := range []string{"speedy", "slowpoke"} {
+		registerForTest(t, ledger.Variant{Op: "rmsnorm", Name: name, Family: ledger.FamilyGoUnrolled, Impl: ledger.RMSNorm(naive.RMSNorm)})
+	}
+	store, prefs := kernelRun(t), writePrefs(t)
+	before, _ := os.ReadFile(prefs)
+
+	code, out, errOut := runCLI("promote", "--store", store, "--prefs", prefs, "--variant", "slowpoke")
+	if code == 0 {
+		t.Fatalf("slowpoke promoted:\n%s", out)
+	}
+	if !strings.Contains(out, "slowpoke") || !strings.Contains(out, "refused") || !strings.Contains(errOut, "did not beat the incumbent") {
+		t.Errorf("refusal not explained:\n%s\n%s", out, errOut)
+	}
+	if after, _ := os.ReadFile(prefs); !bytes.Equal(before, after) {
+		t.Errorf("preferences changed by a refusal:\n%s", after)
+	}
+
+	if code, out, errOut := runCLI("promote", "--store", store, "--prefs", prefs); code != 0 {
+		t.Fatalf("promote: exit %d\n%s\n%s", code, out, errOut)
+	}
+	data, _ := os.ReadFile(prefs)
+	p, err := promoted.ParsePreferences(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := p.Ops["rmsnorm"]
+	if len(list) != 1 || list[0].Variant != "speedy" || list[0].Over != "naive" || list[0].Evidence == "" {
+		t.Fatalf("rmsnorm preferences %+v, want [speedy over naive with evidence]", list)
+	}
+	recs, _ := results.Load(store)
+	found := false
+	for _, r := range recs {
+		if r.ID == list[0].Evidence {
+			found = r.Promotion != nil && r.Promotion.Promote && len(r.Promotion.Evidence) == 4
+		}
+	}
+	if !found {
+		t.Errorf("evidence %s is not a promotion record citing the kernel records", list[0].Evidence)
+	}
+}
+
+func TestReportWritesFiles(t *testing.T) {
+	store := kernelRun(t)
+	dir := t.TempDir()
+	code, out, errOut := runCLI("report", "--store", store, "--out", dir)
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s\n%s", code, out, errOut)
+	}
+	doc, err := os.ReadFile(filepath.Join(dir, "baseline.md"))
+	if err != nil || !strings.Contains(string(doc), "speedy") || !strings.Contains(string(doc), "No end-to-end run recorded yet") {
+		t.Errorf("baseline.md (%v):\n%s", err, doc)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "charts", "rmsnorm.svg")); err != nil {
+		t.Error(err)
+	}
+	benches, _ := filepath.Glob(filepath.Join(dir, "bench", "*.txt"))
+	if len(benches) != 1 {
+		t.Fatalf("bench files %v", benches)
+	}
+	f, _ := os.Open(benches[0])
+	defer f.Close()
+	r := benchfmt.NewReader(f, benches[0])
+	n := 0
+	for r.Scan() {
+		if _, ok := r.Result().(*benchfmt.Result); ok {
+			n++
+		}
+	}
+	if r.Err() != nil || n != 60 {
+		t.Errorf("read back %d results (%v), want 60", n, r.Err())
+	}
+	if code, _, _ := runCLI("report", "--store", filepath.Join(dir, "none.jsonl")); code != 1 {
+		t.Errorf("empty store: exit %d, want 1", code)
+	}
+}
+
+func TestRunTimesAndRecords(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "ledger.jsonl")
+	code, out, errOut := runCLI("run", "--op", "rmsnorm", "--variant", "naive", "--shapes", "tails", "--runs", "2",
+		"--min-sample", "100us", "--warmup", "100us", "--no-roofline", "--store", store)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	recs, err := results.Load(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[results.Kind]int{}
+	for _, r := range recs {
+		kinds[r.Kind]++
+	}
+	if kinds[results.KindRun] != 1 || kinds[results.KindKernel] != kinds[results.KindGate] || kinds[results.KindKernel] < 5 {
+		t.Errorf("recorded %v", kinds)
+	}
+	if !strings.Contains(out, "rmsnorm") || !strings.Contains(out, "n257") {
+		t.Errorf("table:\n%s", out)
+	}
+}

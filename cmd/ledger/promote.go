@@ -1,0 +1,247 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/promoted"
+	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/results"
+)
+
+func init() {
+	register(command{name: "promote", summary: "apply the promotion rule to a kernel run and rewrite promoted/preferences.json", run: runPromote})
+}
+
+const defaultPrefs = "promoted/preferences.json"
+
+func runPromote(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("promote", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	store := fs.String("store", results.DefaultStore, "results file to read the evidence from and append decisions to")
+	runID := fs.String("run", "", "kernel run to judge (default: the latest)")
+	ops := fs.String("op", "", "comma-separated ops to consider (default: every op timed in the run)")
+	variant := fs.String("variant", "", "the challenger to judge (default: every variant timed); the command fails if it is refused")
+	prefsPath := fs.String("prefs", defaultPrefs, "preference file to rewrite")
+	dry := fs.Bool("n", false, "dry run: print decisions, write nothing")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: ledger promote [--run ID] [--op OPS] [--variant NAME] [--prefs FILE] [--store FILE] [-n]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return errUsage
+	}
+	all, err := results.Load(*store)
+	if err != nil {
+		return err
+	}
+	var recs []results.Record
+	if *runID == "" {
+		recs = results.LatestRun(all, results.KindKernel)
+	} else {
+		recs = results.OfRun(all, *runID)
+	}
+	if len(recs) == 0 {
+		return fmt.Errorf("no kernel run in %s (run `ledger run` first, or check --run)", *store)
+	}
+	data, err := os.ReadFile(*prefsPath)
+	if err != nil {
+		return fmt.Errorf("reading preferences: %w", err)
+	}
+	prefs, err := promoted.ParsePreferences(data)
+	if err != nil {
+		return err
+	}
+	b := results.NewBatch(time.Now())
+	decisions, newPrefs := decidePromotions(recs, prefs, ledger.Default, protocol.DefaultRule(), splitList(*ops), *variant, b)
+	if len(decisions) == 0 {
+		return fmt.Errorf("nothing to judge in run %s (ops %q, variant %q): need an incumbent and a challenger timed in the same run", recs[0].RunID, *ops, *variant)
+	}
+	refusedNamed := false
+	for _, d := range decisions {
+		verdict := "refused"
+		if d.Promote {
+			verdict = "PROMOTED"
+		} else if d.Challenger == *variant {
+			refusedNamed = true
+		}
+		fmt.Fprintf(stdout, "%-18s %-14s over %-14s %-8s %s\n", d.Op, d.Challenger, d.Incumbent, verdict, d.Reason)
+		for _, s := range d.Shapes {
+			fmt.Fprintf(stdout, "    %-16s gain %+6.1f%%  p %.3g  %s\n", s.Shape, 100*s.Decision.Gain, s.Decision.P, s.Decision.Reason)
+		}
+	}
+	if !*dry {
+		if err := results.Append(*store, b.Recs...); err != nil {
+			return err
+		}
+		out, err := newPrefs.Marshal()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*prefsPath, out, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "decisions recorded in %s; %s rewritten (rebuild to embed it)\n", *store, *prefsPath)
+	}
+	if refusedNamed {
+		return fmt.Errorf("%s was not promoted: it did not beat the incumbent by the rule", *variant)
+	}
+	return nil
+}
+
+// decidePromotions judges, for every op timed in recs, each challenger
+// against the incumbent (the first preference timed in the run, else naive)
+// by rule at every shape both were timed at. A challenger is promoted only
+// if the rule promotes it at every such shape and it passed the gate
+// everywhere in the run. Promoted challengers go to the front of the op's
+// list, best mean gain first, each citing its promotion record; the batch b
+// receives one promotion record per decision.
+func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *ledger.Registry, rule protocol.Rule,
+	ops []string, only string, b *results.Batch) ([]results.Promotion, promoted.Preferences) {
+	type key struct{ op, variant, shape string }
+	timed := map[key]results.Record{}
+	byOp := map[string][]string{} // op → variants in first-seen order
+	shapes := map[string][]string{}
+	for _, r := range recs {
+		k := r.Kernel
+		if k == nil {
+			continue
+		}
+		if len(ops) > 0 && !contains(ops, k.Op) {
+			continue
+		}
+		if _, ok := timed[key{k.Op, k.Variant, ""}]; !ok {
+			byOp[k.Op] = append(byOp[k.Op], k.Variant)
+			timed[key{k.Op, k.Variant, ""}] = r
+		}
+		if !contains(shapes[k.Op], k.Shape) {
+			shapes[k.Op] = append(shapes[k.Op], k.Shape)
+		}
+		timed[key{k.Op, k.Variant, k.Shape}] = r
+	}
+	var gates []gate.Result
+	for _, r := range recs {
+		if r.Gate != nil {
+			gates = append(gates, *r.Gate)
+		}
+	}
+	out := promoted.Preferences{Note: prefs.Note, Ops: map[string][]promoted.Choice{}}
+	for op, list := range prefs.Ops {
+		out.Ops[op] = append([]promoted.Choice(nil), list...)
+	}
+	var decisions []results.Promotion
+	opNames := make([]string, 0, len(byOp))
+	for op := range byOp {
+		opNames = append(opNames, op)
+	}
+	sort.Strings(opNames)
+	for _, op := range opNames {
+		incumbent := ""
+		for _, c := range prefs.Ops[op] {
+			if _, ok := timed[key{op, c.Variant, ""}]; ok {
+				if v, ok := reg.Lookup(op, c.Variant); !ok || v.Status != ledger.Retired {
+					incumbent = c.Variant
+					break
+				}
+			}
+		}
+		if incumbent == "" {
+			if _, ok := timed[key{op, "naive", ""}]; !ok {
+				continue // no incumbent timed in this run: nothing to compare with
+			}
+			incumbent = "naive"
+		}
+		type win struct {
+			choice promoted.Choice
+			gain   float64
+		}
+		var wins []win
+		for _, ch := range byOp[op] {
+			if ch == incumbent || (only != "" && ch != only) {
+				continue
+			}
+			if _, ok := reg.Lookup(op, ch); !ok {
+				continue // not in this binary: it could not be dispatched to
+			}
+			p := results.Promotion{Op: op, Challenger: ch, Incumbent: incumbent, Rule: rule, Promote: true}
+			gatePassed := gate.Passed(gates, op, ch)
+			var gainSum float64
+			for _, s := range shapes[op] {
+				ri, ok1 := timed[key{op, incumbent, s}]
+				rc, ok2 := timed[key{op, ch, s}]
+				if !ok1 || !ok2 {
+					continue
+				}
+				d := rule.Decide(ri.Kernel.NsPerOp, rc.Kernel.NsPerOp, gatePassed)
+				p.Shapes = append(p.Shapes, results.ShapeDecision{Shape: s, Decision: d})
+				p.Evidence = append(p.Evidence, ri.ID, rc.ID)
+				p.Promote = p.Promote && d.Promote
+				gainSum += d.Gain
+			}
+			if len(p.Shapes) == 0 {
+				continue
+			}
+			meanGain := gainSum / float64(len(p.Shapes))
+			switch {
+			case !gatePassed:
+				p.Reason = "did not pass the gate at every shape of the run"
+			case p.Promote:
+				p.Reason = fmt.Sprintf("rule met at all %d shapes (mean gain %.1f%%)", len(p.Shapes), 100*meanGain)
+			default:
+				var lost []string
+				for _, s := range p.Shapes {
+					if !s.Decision.Promote {
+						lost = append(lost, s.Shape)
+					}
+				}
+				p.Reason = fmt.Sprintf("rule not met at %d of %d shapes (%s)", len(lost), len(p.Shapes), strings.Join(lost, ", "))
+			}
+			rec := b.Add(results.Record{Kind: results.KindPromotion, Promotion: &p})
+			decisions = append(decisions, p)
+			if p.Promote {
+				wins = append(wins, win{promoted.Choice{Variant: ch, Evidence: rec.ID, Over: incumbent,
+					Date: time.Now().UTC().Format("2006-01-02")}, meanGain})
+			}
+		}
+		if len(wins) == 0 {
+			continue
+		}
+		sort.SliceStable(wins, func(i, j int) bool { return wins[i].gain > wins[j].gain || math.IsNaN(wins[j].gain) })
+		var list []promoted.Choice
+		for _, w := range wins {
+			list = append(list, w.choice)
+		}
+		for _, c := range out.Ops[op] {
+			dup := false
+			for _, w := range wins {
+				dup = dup || w.choice.Variant == c.Variant
+			}
+			if !dup {
+				list = append(list, c)
+			}
+		}
+		out.Ops[op] = list
+	}
+	return decisions, out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+)
+
+func init() {
+	register(command{name: "quick", summary: "the main job (make run): kernel ledger on the 1B shapes, end to end vs llama.cpp, report", run: runQuick})
+}
+
+// quickOps are the decode-path ops timed by default: matmul is left to the
+// end-to-end prefill test (its naive variant alone would take minutes).
+const quickOps = "matvec/q4_k,matvec/q6_k,matvec/q8_0,quantize/q8_k,rmsnorm,silu_mul,softmax,rope,attention"
+
+func runQuick(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("quick", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var kf kernelFlags
+	kf.register(fs, quickOps)
+	var ef e2eFlags
+	ef.register(fs, true)
+	skipE2E := fs.Bool("no-e2e", false, "kernel ledger only")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: ledger quick [kernel flags] [e2e flags] [--no-e2e]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return errUsage
+	}
+	fmt.Fprintln(stdout, "== kernel ledger (Llama 3.2 1B shapes) ==")
+	if _, err := kernelLedger(append([]string{"quick"}, args...), kf, stdout, stderr); err != nil {
+		return err
+	}
+	if !*skipE2E {
+		fmt.Fprintln(stdout, "\n== end to end: Damascus beside llama.cpp ==")
+		ef.store = kf.store
+		if err := endToEnd(append([]string{"quick"}, args...), ef, stdout, stderr); err != nil {
+			return fmt.Errorf("end to end: %w", err)
+		}
+	}
+	if kf.store == "" {
+		return nil
+	}
+	fmt.Fprintln(stdout)
+	return report(kf.store, filepath.Dir(kf.store), stdout)
+}

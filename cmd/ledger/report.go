@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/damascus-llm/damascus/results"
+)
+
+func init() {
+	register(command{name: "report", summary: "render results: baseline.md, benchstat files, SVG sweep charts", run: runReport})
+}
+
+func runReport(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	store := fs.String("store", results.DefaultStore, "results file to read")
+	out := fs.String("out", "", "directory to write baseline.md, bench/ and charts/ into (default: the store's directory)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintln(stderr, "usage: ledger report [--store FILE] [--out DIR]")
+		return errUsage
+	}
+	if *out == "" {
+		*out = filepath.Dir(*store)
+	}
+	return report(*store, *out, stdout)
+}
+
+// report renders the store into dir and prints the latest tables.
+func report(store, dir string, stdout io.Writer) error {
+	recs, err := results.Load(store)
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 {
+		return fmt.Errorf("no results in %s yet: run `ledger run` or `ledger quick` first", store)
+	}
+	var doc bytes.Buffer
+	if err := results.WriteBaseline(&doc, recs); err != nil {
+		return err
+	}
+	baseline := filepath.Join(dir, "baseline.md")
+	if err := os.WriteFile(baseline, doc.Bytes(), 0o644); err != nil {
+		return err
+	}
+	written := []string{baseline}
+	for _, kind := range []results.Kind{results.KindKernel, results.KindE2E} {
+		latest := results.LatestRun(recs, kind)
+		if len(latest) == 0 {
+			continue
+		}
+		path := filepath.Join(dir, "bench", latest[0].RunID+".txt")
+		if err := writeBenchFile(path, latest); err != nil {
+			return err
+		}
+		written = append(written, path)
+	}
+	kern := results.LatestRun(recs, results.KindKernel)
+	seen := map[string]bool{}
+	for _, r := range kern {
+		if r.Kernel == nil || seen[r.Kernel.Op] {
+			continue
+		}
+		seen[r.Kernel.Op] = true
+		c, ok := results.KernelChart(kern, r.Kernel.Op)
+		if !ok {
+			continue
+		}
+		c.Subtitle += " · run " + r.RunID
+		path := filepath.Join(dir, "charts", strings.ReplaceAll(r.Kernel.Op, "/", "_")+".svg")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		var svg bytes.Buffer
+		if err := c.WriteSVG(&svg); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, svg.Bytes(), 0o644); err != nil {
+			return err
+		}
+		written = append(written, path)
+	}
+	if e2e := results.LatestRun(recs, results.KindE2E); len(e2e) > 0 {
+		fmt.Fprintln(stdout, results.BaselineTable(e2e).Render())
+	}
+	fmt.Fprintln(stdout, "wrote:")
+	for _, w := range written {
+		fmt.Fprintln(stdout, "  "+w)
+	}
+	return nil
+}
