@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"github.com/damascus-llm/damascus/model/quant"
 )
 
 // ContextOptions size a llama.cpp inference context. Zero values take the
@@ -16,6 +18,9 @@ type ContextOptions struct {
 	Threads      int       // threads for single-token decodes; default runtime.NumCPU()
 	ThreadsBatch int       // threads for batches; default Threads
 	FlashAttn    FlashAttn // default off
+	// KVCacheF32 stores keys and values as F32 instead of llama.cpp's
+	// default F16, for an oracle closer to a float reference.
+	KVCacheF32 bool
 }
 
 // FlashAttn selects llama.cpp's attention kernel.
@@ -124,6 +129,9 @@ func (m *Model) NewContext(opts ContextOptions) (*Context, error) {
 	p.nUbatch = uint32(o.NUbatch)
 	p.nThreads = int32(o.Threads)
 	p.nThreadsBatch = int32(o.ThreadsBatch)
+	if o.KVCacheF32 {
+		p.typeK, p.typeV = uint32(quant.F32), uint32(quant.F32)
+	}
 	switch o.FlashAttn {
 	case FlashAttnOn:
 		p.flashAttnType = flashAttnEnabled

@@ -124,3 +124,33 @@ func close32(a, b []float32, tol float64) bool {
 	}
 	return true
 }
+
+// TestLogitsKVCacheF32 checks that an F32 KV cache gives logits close to the
+// F16 cache's (stories260K is small enough that they agree well) and keeps
+// the greedy tokens.
+func TestLogitsKVCacheF32(t *testing.T) {
+	_, f16 := openStories(t, ContextOptions{NCtx: 64, Threads: 1})
+	_, f32 := openStories(t, ContextOptions{NCtx: 64, Threads: 1, KVCacheF32: true})
+	toks := []int32{1, 403, 407, 261, 378}
+	a, err := f16.Logits(toks, []int{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f32.Logits(toks, []int{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := true
+	for i := range a {
+		if argmax(b[i]) != int(toks[i+2]) {
+			t.Errorf("F32 KV position %d: argmax %d, want %d", i+1, argmax(b[i]), toks[i+2])
+		}
+		if !close32(a[i], b[i], 0.05) {
+			t.Errorf("F32 KV position %d: logits far from the F16 cache's", i+1)
+		}
+		same = same && reflect.DeepEqual(a[i], b[i])
+	}
+	if same {
+		t.Error("F32 and F16 KV caches gave bit-identical logits: the option had no effect")
+	}
+}
