@@ -68,7 +68,7 @@ func checkBenchResult(t *testing.T, res *BenchResult, reps int) {
 func TestBenchInProcess(t *testing.T) {
 	requireLib(t)
 	model := testdata.Stories260KGGUF.Require(t)
-	res, err := Bench(BenchConfig{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 2, Threads: 2})
+	res, err := Bench(BenchConfig{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 2, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
