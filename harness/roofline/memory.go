@@ -57,6 +57,9 @@ func MemoryRead(opt Options, pages Pages) []Measurement {
 		if mode := thpMode(); mode != "" {
 			note = "THP " + mode
 		}
+		if huge >= 0 && huge < size/2 {
+			note = joinNote(note, "huge pages mostly NOT obtained")
+		}
 	}
 
 	out := make([]Measurement, 0, len(opt.Threads))

@@ -3,6 +3,7 @@ package sysinfo
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -20,6 +21,7 @@ func (i Info) WriteText(w io.Writer) error {
 	line("cpu", "%s (%s, family %d model %d stepping %d)", c.Model, c.Vendor, c.Family, c.ModelID, c.Stepping)
 	line("cores", "%s physical, %d logical", countOr(c.PhysicalCores), c.LogicalCPUs)
 	line("features", "%s", strings.Join(presentFeatures(c.Features), " "))
+	// Absent features of this architecture only; the JSON lists them all.
 	line("absent", "%s", strings.Join(absentFeatures(c), " "))
 	line("amx permission", "%s", c.AMXPermission)
 	line("caches", "%s (%s)", cacheSummary(c.Caches), c.CacheSource)
@@ -52,7 +54,7 @@ func (i Info) WriteText(w io.Writer) error {
 func absentFeatures(c CPU) []string {
 	var names []string
 	for _, f := range c.Features {
-		if !f.Present {
+		if !f.Present && f.Arch == runtime.GOARCH {
 			names = append(names, f.Name)
 		}
 	}

@@ -44,6 +44,7 @@ type ARM64 struct {
 // Feature is one named feature and whether it is usable on this machine.
 type Feature struct {
 	Name    string `json:"name"`
+	Arch    string `json:"arch"` // GOARCH the feature belongs to: "amd64" or "arm64"
 	Present bool   `json:"present"`
 }
 
@@ -118,6 +119,16 @@ var aliases = map[string]string{
 	"amxfp16":  "amx-fp16",
 }
 
+// arm64Features are the names decided from the ARM64 detection.
+var arm64Features = map[string]bool{"asimd": true, "asimddp": true, "i8mm": true, "asimdhp": true, "sve": true}
+
+func (f feature) arch() string {
+	if arm64Features[f.name] {
+		return "arm64"
+	}
+	return "amd64"
+}
+
 func lookup(name string) (feature, bool) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if a, ok := aliases[n]; ok {
@@ -184,7 +195,7 @@ func Missing(reqs ...string) []string {
 func List() []Feature {
 	out := make([]Feature, len(features))
 	for i, f := range features {
-		out[i] = Feature{Name: f.name, Present: Has(f.name)}
+		out[i] = Feature{Name: f.name, Arch: f.arch(), Present: Has(f.name)}
 	}
 	return out
 }

@@ -185,3 +185,14 @@ func TestAMXReasonIsCachedAndNamed(t *testing.T) {
 	}
 	t.Logf("AMX: %v", err1)
 }
+
+func TestArchOfFeatures(t *testing.T) {
+	for _, f := range List() {
+		if f.Arch != "amd64" && f.Arch != "arm64" {
+			t.Errorf("%s: arch %q", f.Name, f.Arch)
+		}
+		if f.Present && f.Arch != runtime.GOARCH {
+			t.Errorf("%s (%s) present on %s", f.Name, f.Arch, runtime.GOARCH)
+		}
+	}
+}
