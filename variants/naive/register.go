@@ -8,10 +8,10 @@ import (
 func init() {
 	for _, wt := range ledger.WeightTypes {
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(wt), Name: "naive", Family: ledger.FamilyNaive,
-			Status: ledger.Promoted, Impl: MatVec(wt),
+			Impl:  MatVec(wt),
 			Notes: "scalar Go, one row at a time; integer block sums as in ggml's vec_dot generic"})
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(wt), Name: "naive", Family: ledger.FamilyNaive,
-			Status: ledger.Promoted, Impl: MatMul(wt),
+			Impl:  MatMul(wt),
 			Notes: "scalar Go, one dot product per output"})
 	}
 	quantizers := map[quant.Type]ledger.Quantize{
@@ -19,7 +19,7 @@ func init() {
 	}
 	for _, t := range ledger.ActivationTypes {
 		ledger.Register(ledger.Variant{Op: ledger.QuantizeOp(t), Name: "naive", Family: ledger.FamilyNaive,
-			Status: ledger.Promoted, Impl: quantizers[t],
+			Impl:  quantizers[t],
 			Notes: "scalar Go, byte-identical to ggml's quantize_row_*_ref"})
 	}
 	dequantizers := map[quant.Type]ledger.Dequantize{
@@ -29,7 +29,7 @@ func init() {
 	}
 	for _, t := range ledger.DequantizeTypes {
 		ledger.Register(ledger.Variant{Op: ledger.DequantizeOp(t), Name: "naive", Family: ledger.FamilyNaive,
-			Status: ledger.Promoted, Impl: dequantizers[t],
+			Impl:  dequantizers[t],
 			Notes: "model/quant's scalar dequantizer (bit-identical to ggml's dequantize_row_*)"})
 	}
 	for op, impl := range map[string]any{
@@ -40,6 +40,6 @@ func init() {
 		ledger.OpAttention: ledger.Attention(Attention),
 	} {
 		ledger.Register(ledger.Variant{Op: op, Name: "naive", Family: ledger.FamilyNaive,
-			Status: ledger.Promoted, Impl: impl, Notes: "scalar Go"})
+			Impl: impl, Notes: "scalar Go"})
 	}
 }

@@ -1,0 +1,150 @@
+// Package kernelbench turns the kernel ledger into `go test -bench` sweeps.
+// A variant package benchmarks its variants of an op kind with one line,
+//
+//	func BenchmarkMatVec(b *testing.B) { kernelbench.Run(b, ledger.KindMatVec) }
+//
+// which runs every variant whose code lives in the calling package over the
+// op shapes as sub-benchmarks named the way benchstat groups them:
+// BenchmarkMatVec/type=Q4_K/variant=avx512/shape=2048x2048 (untyped ops
+// drop type=). Each variant is gated at the shape first and never timed if
+// it fails; GB/s and GFLOP/s are reported as custom metrics.
+//
+// DAMASCUS_BENCH_SHAPES selects the shapes: tails, real, 1B (the default:
+// the 1B shapes plus the tails), 3B or all.
+package kernelbench
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/harness/workload"
+	"github.com/damascus-llm/damascus/ledger"
+)
+
+// ShapesEnv names the environment variable selecting the shapes.
+const ShapesEnv = "DAMASCUS_BENCH_SHAPES"
+
+// Run benchmarks the calling package's variants of every op of kind.
+func Run(b *testing.B, kind ledger.Kind) {
+	pc, _, _, _ := runtime.Caller(1)
+	// An external test package (naive_test) benchmarks the package it tests.
+	pkg := strings.TrimSuffix(packageOf(runtime.FuncForPC(pc).Name()), "_test")
+	sel, err := shapes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	found := false
+	for _, op := range ledger.Catalogue() {
+		if op.Kind != kind {
+			continue
+		}
+		for _, v := range ledger.Variants(op.Name) {
+			if implPackage(v.Impl) != pkg {
+				continue
+			}
+			found = true
+			for _, s := range op.Shapes {
+				if sel.Match(s) {
+					b.Run(Name(op, v.Name, s), func(b *testing.B) { bench(b, op, v, s) })
+				}
+			}
+		}
+	}
+	if !found {
+		b.Skipf("package %s registers no %s variant", pkg, kind)
+	}
+}
+
+// Name is the sub-benchmark name of variant at shape s of op.
+func Name(op *ledger.Op, variant string, s ledger.Shape) string {
+	switch op.Kind {
+	case ledger.KindMatVec, ledger.KindMatMul, ledger.KindQuantize, ledger.KindDequantize:
+		return fmt.Sprintf("type=%s/variant=%s/shape=%s", op.Type, variant, s.Key(op.Kind))
+	}
+	return fmt.Sprintf("variant=%s/shape=%s", variant, s.Key(op.Kind))
+}
+
+func shapes() (gate.Shapes, error) {
+	switch v := strings.ToLower(os.Getenv(ShapesEnv)); v {
+	case "", "1b":
+		return gate.Shapes("1B"), nil
+	case "3b":
+		return gate.Shapes("3B"), nil
+	case "all":
+		return gate.AllShapes, nil
+	case "tails":
+		return gate.TailShapes, nil
+	case "real":
+		return gate.RealShapes, nil
+	default:
+		return "", fmt.Errorf("%s=%q: want tails, real, 1B, 3B or all", ShapesEnv, v)
+	}
+}
+
+func bench(b *testing.B, op *ledger.Op, v ledger.Variant, s ledger.Shape) {
+	if miss := v.Missing(); len(miss) > 0 {
+		b.Skipf("needs %s", strings.Join(miss, ", "))
+	}
+	c, err := gate.NewCase(op, gate.GateShape(op, s), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.Check(v); err != nil {
+		b.Fatalf("gate failed, not timed: %s:%s at %s: %v", op.Name, v.Name, s.Key(op.Kind), err)
+	}
+	w, err := workload.New(op, s, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var dst []float32
+	var dstb []byte
+	if w.BytesOut() {
+		dstb = make([]byte, w.OutLen())
+	} else {
+		dst = make([]float32, w.OutLen())
+		w.Prepare(dst)
+	}
+	call, err := w.Bind(v.Impl, dst, dstb)
+	if err != nil {
+		b.Fatal(err)
+	}
+	call() // warm caches and page in the output
+	b.ResetTimer()
+	for b.Loop() {
+		call()
+	}
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	if ns > 0 {
+		b.ReportMetric(op.Bytes(s)/ns, "GB/s")
+		b.ReportMetric(op.FLOPs(s)/ns, "GFLOP/s")
+	}
+}
+
+// packageOf returns the import path of a function's full name
+// ("example.com/a/b.F.func1" → "example.com/a/b").
+func packageOf(fn string) string {
+	slash := strings.LastIndex(fn, "/")
+	dot := strings.Index(fn[slash+1:], ".")
+	if dot < 0 {
+		return fn
+	}
+	return fn[:slash+1+dot]
+}
+
+// implPackage is the package that defines a variant's function.
+func implPackage(impl any) string {
+	v := reflect.ValueOf(impl)
+	if v.Kind() != reflect.Func || v.IsNil() {
+		return ""
+	}
+	f := runtime.FuncForPC(v.Pointer())
+	if f == nil {
+		return ""
+	}
+	return packageOf(f.Name())
+}
