@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -369,4 +370,54 @@ func TestArrayPanicsOnMixedTypes(t *testing.T) {
 		}
 	}()
 	gguf.Array(gguf.TypeUint32, gguf.U32(1), gguf.U8(2))
+}
+
+// TestArrayRebuild rebuilds every array from its elements with Array: Index
+// and Array must invert each other for every element type.
+func TestArrayRebuild(t *testing.T) {
+	for _, kv := range everyValue() {
+		v := kv.Value
+		if v.Type() != gguf.TypeArray {
+			continue
+		}
+		elems := make([]gguf.Value, v.Len())
+		for i := range elems {
+			elems[i] = v.Index(i)
+			if elems[i].Type() != v.ElemType() {
+				t.Errorf("%s[%d] is %s, array of %s", kv.Key, i, elems[i].Type(), v.ElemType())
+			}
+		}
+		if got := gguf.Array(v.ElemType(), elems...); !got.Equal(v) {
+			t.Errorf("%s: Array(Index...) = %s, want %s", kv.Key, got, v)
+		}
+	}
+	if gguf.U8s([]uint8{1}).Equal(gguf.I8s([]int8{1})) || gguf.F32(1).Equal(gguf.F64(1)) || gguf.Str("a").Equal(gguf.Str("b")) {
+		t.Error("Equal ignores types or contents")
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bad.gguf")
+	good := buildFile(t, everyValue()[:3], nil, 0)
+	if err := os.WriteFile(path, good[:len(good)-2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := gguf.Open(path)
+	var fe *gguf.FormatError
+	if !errors.As(err, &fe) || !strings.HasPrefix(err.Error(), path+": gguf: ") {
+		t.Errorf("truncated file: %v", err)
+	}
+	for _, p := range []string{filepath.Join(dir, "missing.gguf"), dir} {
+		if _, err := gguf.Open(p); err == nil || errors.As(err, &fe) {
+			t.Errorf("Open(%s) = %v, want an I/O error", p, err)
+		}
+	}
+	empty := filepath.Join(dir, "empty.gguf")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gguf.Open(empty); !errors.As(err, &fe) || fe.Offset != 0 {
+		t.Errorf("empty file: %v", err)
+	}
 }
