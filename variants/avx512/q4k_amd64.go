@@ -33,6 +33,27 @@ func MatVecQ4KVNNI(dst []float32, w, xq []byte, k int) {
 	q4kRowsVNNI(&dst[0], len(dst), &w[0], &xq[0], k/256)
 }
 
+//go:noescape
+func q4kRows4VNNI(dst *float32, rows int, w, xq *byte, nb int)
+
+// MatVecQ4K4VNNI is MatVecQ4KVNNI taking four rows per pass, so the
+// activation loads and loop overhead are shared; the last rows%4 rows go
+// through the one-row kernel.
+func MatVecQ4K4VNNI(dst []float32, w, xq []byte, k int) {
+	if len(dst) == 0 || k < 256 {
+		clear(dst)
+		return
+	}
+	nb := k / 256
+	n4 := len(dst) &^ 3
+	if n4 > 0 {
+		q4kRows4VNNI(&dst[0], n4, &w[0], &xq[0], nb)
+	}
+	if n4 < len(dst) {
+		q4kRowsVNNI(&dst[n4], len(dst)-n4, &w[n4*nb*144], &xq[0], nb)
+	}
+}
+
 func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512", Family: ledger.FamilyAVX512,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "f16c"}, Impl: ledger.MatVec(MatVecQ4K),
@@ -40,4 +61,7 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni", Family: ledger.FamilyAVX512VNNI,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ4KVNNI),
 		Notes: "as avx512, with VPDPWSSD folding the scale multiply and the accumulate"})
+	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-4row", Family: ledger.FamilyAVX512VNNI,
+		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ4K4VNNI),
+		Notes: "as avx512-vnni, four rows per pass sharing activation loads; scales unpacked in XMM; mins folded into one accumulator"})
 }
