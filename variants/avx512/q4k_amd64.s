@@ -217,3 +217,37 @@ vq4kBlock:
 vq4kDone:
 	VZEROUPPER
 	RET
+
+// func q4kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb int)
+//
+// q4kRowsVNNI with software prefetches 2 KiB ahead of the weight stream
+// (three lines per 144-byte block), which keep running across 4 KiB page
+// boundaries where the hardware prefetcher stops.
+TEXT ·q4kRowsVNNIPrefetch(SB), NOSPLIT, $0-40
+	Q4K_PROLOGUE
+pq4kRow:
+	TESTQ R8, R8
+	JZ pq4kDone
+	MOVQ R10, DI
+	MOVQ nb+32(FP), CX
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+pq4kBlock:
+	PREFETCHT0 2048(SI)
+	PREFETCHT0 2112(SI)
+	PREFETCHT0 2176(SI)
+	Q4K_BLOCK_HEAD
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPDPWSSD Z16, Z10, Z4
+	VPDPWSSD Z17, Z11, Z5
+	VPDPWSSD Z18, Z12, Z4
+	VPDPWSSD Z19, Z13, Z5
+	VPADDD Z5, Z4, Z4
+	Q4K_BLOCK_TAIL(pq4kBlock)
+	ROW_STORE
+	DECQ R8
+	JMP pq4kRow
+pq4kDone:
+	VZEROUPPER
+	RET

@@ -176,3 +176,37 @@ vq6kBlock:
 vq6kDone:
 	VZEROUPPER
 	RET
+
+// func q6kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb int)
+//
+// q6kRowsVNNI with software prefetches 2 KiB ahead of the weight stream
+// (four lines per 210-byte block), which keep running across 4 KiB page
+// boundaries where the hardware prefetcher stops.
+TEXT ·q6kRowsVNNIPrefetch(SB), NOSPLIT, $0-40
+	Q6K_PROLOGUE
+pq6kRow:
+	TESTQ R8, R8
+	JZ pq6kDone
+	MOVQ R10, DI
+	MOVQ nb+32(FP), CX
+	VPXORD Z24, Z24, Z24
+pq6kBlock:
+	PREFETCHT0 2048(SI)
+	PREFETCHT0 2112(SI)
+	PREFETCHT0 2176(SI)
+	PREFETCHT0 2240(SI)
+	Q6K_BLOCK_HEAD
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPDPWSSD Z16, Z10, Z4
+	VPDPWSSD Z17, Z11, Z5
+	VPDPWSSD Z18, Z12, Z4
+	VPDPWSSD Z19, Z13, Z5
+	VPADDD Z5, Z4, Z4
+	Q6K_BLOCK_TAIL(pq6kBlock)
+	Q6K_ROW_STORE
+	DECQ R8
+	JMP pq6kRow
+pq6kDone:
+	VZEROUPPER
+	RET
