@@ -67,8 +67,8 @@ func runGate(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	failed := gate.Failed(res)
-	fmt.Fprintf(stdout, "gate: %d checks in %.1fs: %d passed, %d failed, %d skipped (feature absent)\n",
-		len(res), time.Since(start).Seconds(), pass, len(failed), skip)
+	fmt.Fprintf(stdout, "gate: %d checks in %.1fs: %d passed, %d failed, %d skipped (feature absent); ggml cross-check %s\n",
+		len(res), time.Since(start).Seconds(), pass, len(failed), skip, gate.GGMLStatus())
 	if *store != "" {
 		b := results.NewBatch(time.Now())
 		b.Add(results.Record{Kind: results.KindRun, Run: runRecord(append([]string{"gate"}, args...), nil)})

@@ -61,6 +61,10 @@ type Metrics struct {
 	MaxAbs  float64 `json:"max_abs"` // relative to max|reference|
 	Cosine  float64 `json:"cosine"`
 	Checked int     `json:"checked"` // outputs compared with the reference
+	// GGML holds the same measures against ggml's own kernel (vec_dot,
+	// to_float) on the same outputs, when the pinned llama.cpp is installed
+	// and ggml has the op.
+	GGML *Metrics `json:"ggml,omitempty"`
 }
 
 // Compare measures y against r.
@@ -142,7 +146,9 @@ type Case struct {
 	ref []float64
 	// For quantize: the reference quantizer's output.
 	refBytes []byte
-	dirty    bool
+	// ggml's results at idx, nil when unavailable.
+	ggml  []float64
+	dirty bool
 }
 
 // ErrModifiedInput is the failure of a variant that wrote into an input. The
@@ -167,6 +173,9 @@ func NewCase(op *ledger.Op, s ledger.Shape, seed uint64) (*Case, error) {
 		if err := quant.Quantize(op.Type, w.X, c.refBytes); err != nil {
 			return nil, fmt.Errorf("reference quantizer: %w", err)
 		}
+	}
+	if c.ggml, err = ggmlResults(w, c.idx); err != nil {
+		return nil, fmt.Errorf("ggml oracle: %w", err)
 	}
 	return c, nil
 }
@@ -233,6 +242,13 @@ func (c *Case) Check(v ledger.Variant) (m Metrics, err error) {
 	m = Compare(y, c.ref)
 	if err := For(w.Op).Within(m); err != nil {
 		return m, err
+	}
+	if c.ggml != nil {
+		g := Compare(y, c.ggml)
+		m.GGML = &g
+		if err := For(w.Op).Within(g); err != nil {
+			return m, fmt.Errorf("against ggml: %w", err)
+		}
 	}
 	return m, nil
 }

@@ -149,3 +149,37 @@ func TestCompare(t *testing.T) {
 		t.Error("nonzero against zero reference passed")
 	}
 }
+
+// TestGGMLCrossCheck: with the pinned llama.cpp installed, matvec and
+// dequantize are also compared with ggml's vec_dot and to_float.
+func TestGGMLCrossCheck(t *testing.T) {
+	if st := GGMLStatus(); st != "on" {
+		t.Skip("ggml cross-check " + st)
+	}
+	for _, tc := range []struct {
+		op    string
+		shape ledger.Shape
+	}{
+		{"matvec/q4_k", ledger.Shape{Rows: 7, K: 512}},
+		{"matvec/q6_k", ledger.Shape{Rows: 3, K: 256}},
+		{"matvec/q8_0", ledger.Shape{Rows: 5, K: 96}},
+		{"matvec/f16", ledger.Shape{Rows: 3, K: 33}},
+		{"matmul/q4_0", ledger.Shape{Rows: 3, K: 64, N: 2}},
+		{"dequantize/q4_k", ledger.Shape{K: 512}},
+	} {
+		op, _ := ledger.LookupOp(tc.op)
+		c, err := NewCase(op, tc.shape, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := ledger.Lookup(tc.op, "naive")
+		m, err := c.Check(v)
+		if err != nil {
+			t.Errorf("%s: %v", tc.op, err)
+			continue
+		}
+		if m.GGML == nil || m.GGML.Checked != m.Checked || m.GGML.NMSE > 1e-9 {
+			t.Errorf("%s: ggml metrics %+v", tc.op, m.GGML)
+		}
+	}
+}
