@@ -51,6 +51,9 @@ func TestSameAsLlamaCpp(t *testing.T) {
 
 	for _, name := range []string{"Q4_K_M", "Q8_0", "Q4_0"} {
 		t.Run(name, func(t *testing.T) {
+			if testing.Short() && name != "Q4_K_M" {
+				t.Skip("-short: Q4_K_M only")
+			}
 			ft, _ := ftype.Parse(name)
 			ours := filepath.Join(dir, "ours-"+name+".gguf")
 			theirs := filepath.Join(dir, "llama-"+name+".gguf")
