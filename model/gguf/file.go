@@ -25,6 +25,7 @@ type File struct {
 	DataOffset uint64       // file offset where tensor data start
 
 	data        []byte
+	size        int64
 	unmap       func() error
 	kvIndex     map[string]int
 	tensorIndex map[string]int
@@ -77,7 +78,7 @@ func (f *File) Close() error {
 }
 
 // Size returns the length of the file in bytes.
-func (f *File) Size() int64 { return int64(len(f.data)) }
+func (f *File) Size() int64 { return f.size }
 
 // Tensor returns the tensor named name.
 func (f *File) Tensor(name string) (*TensorInfo, bool) {

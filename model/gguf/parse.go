@@ -161,6 +161,7 @@ func (p *parser) file() (*File, error) {
 		Version:     version,
 		Alignment:   DefaultAlignment,
 		data:        p.data,
+		size:        int64(len(p.data)),
 		kvIndex:     make(map[string]int, nKV),
 		tensorIndex: make(map[string]int, nTensors),
 	}
