@@ -1,0 +1,104 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/model/tokenizer"
+)
+
+func init() {
+	register(command{name: "tokenize", summary: "print the token ids (and pieces) of a text with a model's tokenizer", run: runTokenize})
+}
+
+func runTokenize(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("m", "", "GGUF `model` whose tokenizer to use (required)")
+	noBOS := fs.Bool("no-bos", false, "do not add the BOS/EOS tokens the vocabulary asks for")
+	special := fs.Bool("special", false, "recognise special-token text such as <|eot_id|> in the input")
+	idsOnly := fs.Bool("ids-only", false, "print only the ids, on one line, separated by single spaces")
+	file := fs.String("file", "", "read the text from `F` (exact bytes) instead of the argument")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: damascus tokenize -m MODEL [--no-bos] [--special] [--ids-only] (TEXT | --file F)")
+		fs.PrintDefaults()
+	}
+	// Flags may come before or after TEXT.
+	var texts []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		texts = append(texts, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if *model == "" || len(texts) > 1 || (len(texts) == 1) == (*file != "") {
+		fs.Usage()
+		return errUsage
+	}
+	var text string
+	if *file != "" {
+		raw, err := os.ReadFile(*file)
+		if err != nil {
+			return err
+		}
+		text = string(raw)
+	} else {
+		text = texts[0]
+	}
+
+	f, err := gguf.Open(*model)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *model, err)
+	}
+	var flags tokenizer.EncodeFlags
+	if !*noBOS {
+		flags |= tokenizer.AddSpecial
+	}
+	if *special {
+		flags |= tokenizer.ParseSpecial
+	}
+	ids, err := tok.Encode(text, flags)
+	if err != nil {
+		return err
+	}
+	if *idsOnly {
+		strs := make([]string, len(ids))
+		for i, id := range ids {
+			strs[i] = strconv.Itoa(int(id))
+		}
+		_, err := fmt.Fprintln(stdout, strings.Join(strs, " "))
+		return err
+	}
+	for _, id := range ids {
+		piece, err := tok.Piece(id, true)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%6d -> %s\n", id, showPiece(piece))
+	}
+	_, err = fmt.Fprintf(stdout, "%d tokens\n", len(ids))
+	return err
+}
+
+// showPiece quotes a piece so white space and partial UTF-8 are visible.
+func showPiece(p []byte) string {
+	if utf8.Valid(p) {
+		return strconv.Quote(string(p))
+	}
+	return strconv.Quote(string(p)) + " (partial UTF-8)"
+}
