@@ -21,6 +21,7 @@ const (
 const (
 	hugePageSize = 2 << 20
 	sweepBlock   = 512 // readSweep consumes 512 bytes per iteration
+	sweepChunk   = 16 << 20
 )
 
 // MemoryRead measures read bandwidth (GB/s, 10⁹ bytes/s) at each thread
@@ -83,8 +84,12 @@ func MemoryRead(opt Options, pages Pages) []Measurement {
 func sweep(parts [][]byte) time.Duration {
 	sums := make([]uint64, len(parts))
 	return parallel(len(parts), func(i int) {
-		if len(parts[i]) > 0 {
-			sums[i] = readSweep(&parts[i][0], len(parts[i]))
+		// Chunks of a few milliseconds keep the non-preemptible assembly
+		// from delaying the garbage collector's stop-the-world pauses.
+		for p := parts[i]; len(p) > 0; {
+			n := min(len(p), sweepChunk)
+			sums[i] += readSweep(&p[0], n)
+			p = p[n:]
 		}
 	})
 }
