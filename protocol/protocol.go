@@ -65,6 +65,9 @@ type Kernel struct {
 	MinSample time.Duration `json:"min_sample"` // each sample repeats the call at least this long
 	Warmup    time.Duration `json:"warmup"`     // untimed calls before calibration
 	Threads   int           `json:"threads"`    // kernels are timed single-threaded: the caller splits rows
+	// ColdWeightBytes: matvec and matmul calls rotate through copies of the
+	// weights totalling this much, so weights stream from memory as in decode.
+	ColdWeightBytes int64 `json:"cold_weight_bytes"`
 }
 
 // DefaultKernel: 10 runs, 20 ms samples, 50 ms warmup, one thread.

@@ -11,6 +11,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/harness/kernelrun"
 	"github.com/damascus-llm/damascus/harness/roofline"
+	"github.com/damascus-llm/damascus/harness/workload"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/protocol"
 	"github.com/damascus-llm/damascus/results"
@@ -72,7 +73,7 @@ func kernelLedger(cmdline []string, kf kernelFlags, stdout, stderr io.Writer) (*
 		fmt.Fprintln(stderr, "ledger: --runs must be ≥ 1 and --min-sample > 0")
 		return nil, errUsage
 	}
-	prot := protocol.Kernel{Runs: kf.runs, MinSample: kf.minSample, Warmup: kf.warmup, Threads: 1}
+	prot := protocol.Kernel{Runs: kf.runs, MinSample: kf.minSample, Warmup: kf.warmup, Threads: 1, ColdWeightBytes: workload.ColdBytes}
 	run := runRecord(cmdline, &prot)
 	if !kf.noRoofline {
 		fmt.Fprintln(stderr, "probing the single-thread roofline (memory read, fp32 FMA, int8 VNNI)...")

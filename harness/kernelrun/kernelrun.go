@@ -139,9 +139,10 @@ func Run(reg *ledger.Registry, opt Options) (Outcome, error) {
 			if err != nil {
 				return out, fmt.Errorf("kernelrun: %s %s: %w", p.op.Name, key, err)
 			}
+			copies := w.ColdCopies()
 			cs := make([]timing.Contender, len(vs))
 			for i, v := range vs {
-				dst := make([]float32, 0)
+				var dst []float32
 				var dstb []byte
 				if w.BytesOut() {
 					dstb = make([]byte, w.OutLen())
@@ -149,7 +150,7 @@ func Run(reg *ledger.Registry, opt Options) (Outcome, error) {
 					dst = make([]float32, w.OutLen())
 					w.Prepare(dst)
 				}
-				call, err := w.Bind(v.Impl, dst, dstb)
+				call, err := workload.Cycle(copies, v.Impl, dst, dstb)
 				if err != nil {
 					return out, err
 				}

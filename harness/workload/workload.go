@@ -368,3 +368,53 @@ func sample(rng *rand.Rand, n, m int) []int {
 	}
 	return out
 }
+
+// ColdBytes is how much weight memory Cycle spreads calls over: more than
+// any last-level cache of the machines we run on, so each call streams its
+// weights from DRAM as a decode step does (a model is read once per token).
+const ColdBytes = 512 << 20
+
+// maxCopies bounds the copies of small weight matrices.
+const maxCopies = 64
+
+// ColdCopies returns w followed by copies of it that differ only in holding
+// their own copy of the weights, together at least ColdBytes (at most 64
+// workloads), for matvec and matmul; for the other ops, whose inputs are
+// activations that are hot in a real forward pass too, just w.
+func (w *Workload) ColdCopies() []*Workload {
+	if w.Op.Kind != ledger.KindMatVec && w.Op.Kind != ledger.KindMatMul || len(w.W) == 0 {
+		return []*Workload{w}
+	}
+	n := min(maxCopies, max(1, (ColdBytes+len(w.W)-1)/len(w.W)))
+	out := []*Workload{w}
+	for range n - 1 {
+		c := *w
+		c.W = append([]byte(nil), w.W...)
+		out = append(out, &c)
+	}
+	return out
+}
+
+// Cycle binds impl to each workload of copies (ColdCopies) and returns a
+// call that rotates through them, so repeated calls do not find the weights
+// in cache. Every call writes into the same dst or dstb.
+func Cycle(copies []*Workload, impl any, dst []float32, dstb []byte) (func(), error) {
+	calls := make([]func(), len(copies))
+	for i, c := range copies {
+		call, err := c.Bind(impl, dst, dstb)
+		if err != nil {
+			return nil, err
+		}
+		calls[i] = call
+	}
+	if len(calls) == 1 {
+		return calls[0], nil
+	}
+	i := 0
+	return func() {
+		calls[i]()
+		if i++; i == len(calls) {
+			i = 0
+		}
+	}, nil
+}

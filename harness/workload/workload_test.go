@@ -1,0 +1,88 @@
+package workload
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/variants/naive"
+)
+
+func TestEveryOpBuildsAndBinds(t *testing.T) {
+	for _, op := range ledger.Catalogue() {
+		s := op.Shapes[0]
+		w, err := New(op, s, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", op.Name, err)
+		}
+		v, ok := ledger.Lookup(op.Name, "naive")
+		if !ok {
+			t.Fatalf("%s: no naive variant", op.Name)
+		}
+		var dst []float32
+		var dstb []byte
+		if w.BytesOut() {
+			dstb = make([]byte, w.OutLen())
+		} else {
+			dst = make([]float32, w.OutLen())
+			w.Prepare(dst)
+		}
+		call, err := w.Bind(v.Impl, dst, dstb)
+		if err != nil {
+			t.Fatalf("%s: %v", op.Name, err)
+		}
+		call()
+		idx, ref, err := w.Reference()
+		if err != nil || len(idx) != len(ref) || len(ref) == 0 {
+			t.Errorf("%s: reference %d/%d values, %v", op.Name, len(idx), len(ref), err)
+		}
+	}
+	op, _ := ledger.LookupOp("rmsnorm")
+	w, _ := New(op, op.Shapes[0], 1)
+	if _, err := w.Bind(ledger.Softmax(naive.Softmax), nil, nil); err == nil || !strings.Contains(err.Error(), "want ledger.RMSNorm") {
+		t.Errorf("mismatched Impl: %v", err)
+	}
+}
+
+func TestReferenceSamplesLargeMatrices(t *testing.T) {
+	op, _ := ledger.LookupOp("matvec/q8_0")
+	w, err := New(op, ledger.Shape{Rows: 1000, K: 64}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, _, err := w.Reference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(idx) != maxRefOutputs || idx[0] != 0 || idx[len(idx)-1] != 999 {
+		t.Errorf("sampled %d rows from %d to %d", len(idx), idx[0], idx[len(idx)-1])
+	}
+}
+
+func TestColdCopiesRotate(t *testing.T) {
+	op, _ := ledger.LookupOp("matvec/q8_0")
+	w, err := New(op, ledger.Shape{Rows: 64, K: 256}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copies := w.ColdCopies()
+	if len(copies) != maxCopies || copies[0] != w || !bytes.Equal(copies[1].W, w.W) || &copies[1].W[0] == &w.W[0] {
+		t.Fatalf("%d copies (want %d distinct equal weight buffers)", len(copies), maxCopies)
+	}
+	var seen []*byte
+	call, err := Cycle(copies[:3], ledger.MatVec(func(dst []float32, wt, xq []byte, k int) { seen = append(seen, &wt[0]) }), make([]float32, 64), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		call()
+	}
+	if seen[0] != &w.W[0] || seen[1] != &copies[1].W[0] || seen[2] != &copies[2].W[0] || seen[3] != seen[0] {
+		t.Error("Cycle does not rotate through the copies in order")
+	}
+	op, _ = ledger.LookupOp("rmsnorm")
+	if w, _ := New(op, op.Shapes[0], 1); len(w.ColdCopies()) != 1 {
+		t.Error("an elementwise op got weight copies")
+	}
+}
