@@ -3,6 +3,10 @@ package llama
 import (
 	"fmt"
 	"math"
+	"slices"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
 )
 
 // Reference is the oracle forward pass: weights dequantized row by row with
@@ -20,10 +24,18 @@ type Reference struct {
 	// slice is only valid during the call.
 	Capture CaptureFunc
 
+	// RoundActivations makes every matrix product see its input rounded
+	// through the weight type's activation type (quantized and dequantized,
+	// as the production path and llama.cpp feed their kernels), isolating
+	// kernel arithmetic from activation quantization in comparisons.
+	RoundActivations bool
+
 	x, xn, q, att, tmp, gate, up, row []float32
 	cos, sin                          []float32
 	scores                            []float64
 	logits                            []float32
+	xr                                []float32
+	xq                                []byte
 }
 
 // CaptureFunc receives a layer's output hidden state for the token at pos.
@@ -157,6 +169,21 @@ func (r *Reference) Eval(token int32) ([]float32, error) {
 
 // matVec computes dst = W·x with each row dequantized and a float64 sum.
 func (r *Reference) matVec(dst []float32, w *Matrix, x []float32) error {
+	if at := ledger.ActivationType(w.Type); r.RoundActivations && at != quant.F32 {
+		rs, err := quant.RowSize(at, int64(len(x)))
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.Name, err)
+		}
+		r.xq = slices.Grow(r.xq[:0], int(rs))[:rs]
+		r.xr = slices.Grow(r.xr[:0], len(x))[:len(x)]
+		if err := quant.Quantize(at, x, r.xq); err != nil {
+			return fmt.Errorf("%s: activations to %s: %w", w.Name, at, err)
+		}
+		if err := quant.Dequantize(at, r.xq, r.xr); err != nil {
+			return fmt.Errorf("%s: activations from %s: %w", w.Name, at, err)
+		}
+		x = r.xr
+	}
 	row := r.row[:w.Cols]
 	for i := range w.Rows {
 		if err := w.DequantizeRow(row, i); err != nil {

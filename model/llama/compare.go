@@ -1,0 +1,97 @@
+package llama
+
+import (
+	"fmt"
+	"math"
+)
+
+// LayerDiff compares one layer's output hidden states of the production path
+// with the reference over every position evaluated.
+type LayerDiff struct {
+	Layer  int     // Config.Layers for the logits
+	Cosine float64 // smallest per-position cosine similarity
+	MaxAbs float64 // largest absolute difference
+	RelRMS float64 // largest per-position ‖a−b‖/‖b‖
+}
+
+func (d LayerDiff) String() string {
+	return fmt.Sprintf("layer %2d: cos %.8f  max-abs %.3g  rel-rms %.3g", d.Layer, d.Cosine, d.MaxAbs, d.RelRMS)
+}
+
+// CompareLayers evaluates tokens with the production path (opts, as one
+// batched Eval) and with the reference, and compares every layer's output
+// and the final logits, position by position.
+// With roundActivations the reference rounds activations as the kernels'
+// inputs are rounded, so only kernel arithmetic remains to differ.
+func (m *Model) CompareLayers(tokens []int32, opts Options, roundActivations bool) ([]LayerDiff, error) {
+	L, dim := m.Config.Layers, m.Config.Dim
+	type key struct{ layer, pos int }
+	prod := map[key][]float32{}
+	opts.Capture = func(layer, pos int, h []float32) { prod[key{layer, pos}] = append([]float32(nil), h...) }
+	if opts.NCtx == 0 {
+		opts.NCtx = len(tokens)
+	}
+	c, err := m.NewContext(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	pl, err := c.Eval(tokens, true)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := m.NewReference(len(tokens))
+	if err != nil {
+		return nil, err
+	}
+	ref.RoundActivations = roundActivations
+	diffs := make([]LayerDiff, L+1)
+	for i := range diffs {
+		diffs[i] = LayerDiff{Layer: i, Cosine: 1}
+	}
+	ref.Capture = func(layer, pos int, h []float32) {
+		diffs[layer].add(prod[key{layer, pos}][:dim], h)
+	}
+	V := m.Config.Vocab
+	for j, t := range tokens {
+		rl, err := ref.Eval(t)
+		if err != nil {
+			return nil, err
+		}
+		diffs[L].add(pl[j*V:(j+1)*V], rl)
+	}
+	return diffs, nil
+}
+
+func (d *LayerDiff) add(a, b []float32) {
+	var dot, na, nb, nd float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		dot += x * y
+		na += x * x
+		nb += y * y
+		nd += (x - y) * (x - y)
+		d.MaxAbs = max(d.MaxAbs, math.Abs(x-y))
+	}
+	cos := 1.0
+	if na > 0 && nb > 0 {
+		cos = dot / math.Sqrt(na*nb)
+	} else if na != nb {
+		cos = 0
+	}
+	d.Cosine = min(d.Cosine, cos)
+	if nb > 0 {
+		d.RelRMS = max(d.RelRMS, math.Sqrt(nd/nb))
+	}
+}
+
+// FirstDivergence returns the first layer whose cosine falls below minCos,
+// or -1 when none does.
+func FirstDivergence(diffs []LayerDiff, minCos float64) int {
+	for _, d := range diffs {
+		if d.Cosine < minCos || math.IsNaN(d.Cosine) {
+			return d.Layer
+		}
+	}
+	return -1
+}
