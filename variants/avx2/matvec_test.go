@@ -9,6 +9,7 @@ import (
 
 	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest/ggmltest"
 )
 
 func need(t testing.TB) {
@@ -40,7 +41,7 @@ func TestMatVecVsGGML(t *testing.T) {
 	for _, c := range matVecCases {
 		t.Run(c.wt.String(), func(t *testing.T) {
 			need(t)
-			kerneltest.GGML(t, c.wt, c.f)
+			ggmltest.MatVec(t, c.wt, c.f)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest/ggmltest"
 )
 
 var matVecCases = []struct {
@@ -54,7 +55,7 @@ func TestMatVecVsGGML(t *testing.T) {
 	for _, c := range matVecCases {
 		t.Run(c.wt.String()+"/"+c.name, func(t *testing.T) {
 			need(t, c.features...)
-			kerneltest.GGML(t, c.wt, c.f)
+			ggmltest.MatVec(t, c.wt, c.f)
 		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest/ggmltest"
 )
 
 func TestMatVec(t *testing.T) {
@@ -57,6 +58,6 @@ func TestMatVecVsGGML(t *testing.T) {
 		{quant.F16, gounrolled.MatVecF16},
 		{quant.BF16, gounrolled.MatVecBF16},
 	} {
-		t.Run(c.wt.String(), func(t *testing.T) { kerneltest.GGML(t, c.wt, c.f) })
+		t.Run(c.wt.String(), func(t *testing.T) { ggmltest.MatVec(t, c.wt, c.f) })
 	}
 }

@@ -13,8 +13,8 @@ import (
 // MatVecFunc is ledger.MatVec's shape.
 type MatVecFunc = func(dst []float32, w, xq []byte, k int)
 
-// activationType mirrors ledger.ActivationType for the types tested here.
-func activationType(wt quant.Type) quant.Type {
+// ActivationType mirrors ledger.ActivationType for the types tested here.
+func ActivationType(wt quant.Type) quant.Type {
 	switch wt {
 	case quant.Q4_K, quant.Q6_K:
 		return quant.Q8_K
@@ -39,11 +39,11 @@ func Ks(wt quant.Type) []int {
 // Rows are the row counts tested: odd counts leave every multi-row tail.
 var Rows = []int{1, 2, 3, 4, 5, 7, 8, 9, 13}
 
-// tolerance is the allowed |got-want| as a fraction of the terms' magnitude.
+// Tolerance is the allowed |got-want| as a fraction of the terms' magnitude.
 // The integer paths are exact inside a block; float32 rounding enters once
 // per block scale and per accumulation, so the bound grows with the number
 // of blocks (or, for float types, of values per SIMD lane).
-func tolerance(wt quant.Type, k int) float64 {
+func Tolerance(wt quant.Type, k int) float64 {
 	const eps = 1.0 / (1 << 24)
 	switch wt {
 	case quant.Q4_K, quant.Q6_K:
@@ -77,10 +77,10 @@ func weights(r *rand.Rand, wt quant.Type, rows, k int, m Mode) []byte {
 	case Zero:
 		clear(x)
 	}
-	return encode(wt, x)
+	return Encode(wt, x)
 }
 
-func encode(t quant.Type, x []float32) []byte {
+func Encode(t quant.Type, x []float32) []byte {
 	switch t {
 	case quant.F16:
 		return BytesF16(x)
@@ -94,7 +94,7 @@ func encode(t quant.Type, x []float32) []byte {
 // adversarial blocks for the K-quants, otherwise quantized (or encoded)
 // Gaussian values.
 func activations(r *rand.Rand, wt quant.Type, k int, m Mode) []byte {
-	switch activationType(wt) {
+	switch ActivationType(wt) {
 	case quant.Q8_K:
 		if m == Random {
 			x := Floats(r, k)
@@ -127,7 +127,7 @@ func activations(r *rand.Rand, wt quant.Type, k int, m Mode) []byte {
 			x[i] = 1000
 		}
 	}
-	return encode(wt, x)
+	return Encode(wt, x)
 }
 
 // MatVec checks a matvec kernel for weight type wt against the float64
@@ -136,7 +136,7 @@ func activations(r *rand.Rand, wt quant.Type, k int, m Mode) []byte {
 // values around the output.
 func MatVec(t *testing.T, wt quant.Type, f MatVecFunc) {
 	r := NewRand(uint64(wt) + 1)
-	xt := activationType(wt)
+	xt := ActivationType(wt)
 	for _, k := range Ks(wt) {
 		for _, wm := range Modes {
 			for _, xm := range Modes {
@@ -162,7 +162,7 @@ func checkMatVec(t *testing.T, name string, wt, xt quant.Type, f MatVecFunc, w, 
 	f(dst, w, xq, k)
 	CheckGuards(t, buf)
 	rowBytes := len(w) / rows
-	tol := tolerance(wt, k)
+	tol := Tolerance(wt, k)
 	for i := 0; i < rows; i++ {
 		want, scale := Dot(wt, xt, w[i*rowBytes:(i+1)*rowBytes], xq, k)
 		if !Close(dst[i], want, scale, tol) {

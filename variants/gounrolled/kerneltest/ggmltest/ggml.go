@@ -1,4 +1,7 @@
-package kerneltest
+// Package ggmltest checks kernels against the pinned llama.cpp's own CPU
+// code, loaded through purego. It is apart from kerneltest so that tests
+// which cannot load it (cross-built arm64 binaries under qemu) need not link it.
+package ggmltest
 
 import (
 	"fmt"
@@ -6,34 +9,35 @@ import (
 
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 
-// GGML checks a matvec kernel against the pinned llama.cpp's own CPU
+// MatVec checks a matvec kernel against the pinned llama.cpp's own CPU
 // vec_dot, an oracle independent of this package's reference: weights made
 // by ggml's quantizer from Gaussian values, activations by the CPU backend's
 // activation quantizer. It skips when the pinned llama.cpp is not installed.
-func GGML(t *testing.T, wt quant.Type, f MatVecFunc) {
+func MatVec(t *testing.T, wt quant.Type, f kerneltest.MatVecFunc) {
 	if err := llamacpp.Available(); err != nil {
 		t.Skipf("pinned llama.cpp not usable (run make baseline): %v", err)
 	}
-	r := NewRand(uint64(wt) + 100)
-	xt := activationType(wt)
+	r := kerneltest.NewRand(uint64(wt) + 100)
+	xt := kerneltest.ActivationType(wt)
 	for _, k := range []int{256, 3072} {
 		const rows = 7
-		w, err := ggmlWeights(wt, Floats(r, rows*k), rows, k)
+		w, err := ggmlWeights(wt, kerneltest.Floats(r, rows*k), rows, k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		xf := Floats(r, k)
+		xf := kerneltest.Floats(r, k)
 		var xq []byte
 		if xt == wt && (wt == quant.F32 || wt == quant.F16 || wt == quant.BF16) {
-			xq = encode(wt, xf)
+			xq = kerneltest.Encode(wt, xf)
 		} else if xq, err = llamacpp.QuantizeRowCPU(xt, xf); err != nil {
 			t.Fatal(err)
 		}
-		buf, dst := Guarded(rows)
+		buf, dst := kerneltest.Guarded(rows)
 		f(dst, w, xq, k)
-		CheckGuards(t, buf)
+		kerneltest.CheckGuards(t, buf)
 		rowBytes := len(w) / rows
 		for i := 0; i < rows; i++ {
 			row := w[i*rowBytes : (i+1)*rowBytes]
@@ -41,9 +45,9 @@ func GGML(t *testing.T, wt quant.Type, f MatVecFunc) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, scale := Dot(wt, xt, row, xq, k)
-			if !Close(dst[i], float64(want), scale, tolerance(wt, k)) {
-				t.Fatalf("k=%d row %d vs ggml vec_dot: %s", k, i, Describe(dst[i], float64(want), scale))
+			_, scale := kerneltest.Dot(wt, xt, row, xq, k)
+			if !kerneltest.Close(dst[i], float64(want), scale, kerneltest.Tolerance(wt, k)) {
+				t.Fatalf("k=%d row %d vs ggml vec_dot: %s", k, i, kerneltest.Describe(dst[i], float64(want), scale))
 			}
 		}
 	}
@@ -52,7 +56,7 @@ func GGML(t *testing.T, wt quant.Type, f MatVecFunc) {
 func ggmlWeights(wt quant.Type, x []float32, rows, k int) ([]byte, error) {
 	switch wt {
 	case quant.F32, quant.F16, quant.BF16:
-		return encode(wt, x), nil
+		return kerneltest.Encode(wt, x), nil
 	}
 	w, err := llamacpp.Quantize(wt, x, rows, k)
 	if err != nil {

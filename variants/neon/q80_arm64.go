@@ -1,0 +1,27 @@
+//go:build !noasm
+
+package neon
+
+import (
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+//go:noescape
+func q80RowsNEON(dst *float32, rows int, w, xq *byte, nb int)
+
+// MatVecQ8_0 computes dst[r] = W[r]·x for Q8_0 weights and activations with
+// SDOT.
+func MatVecQ8_0(dst []float32, w, xq []byte, k int) {
+	if len(dst) == 0 || k < 32 {
+		clear(dst)
+		return
+	}
+	q80RowsNEON(&dst[0], len(dst), &w[0], &xq[0], k/32)
+}
+
+func init() {
+	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q8_0), Name: "neon-dotprod", Family: ledger.FamilyNEON,
+		Features: []string{"asimd", "asimddp"}, Impl: ledger.MatVec(MatVecQ8_0),
+		Notes: "one row, one block at a time: two SDOT (WORD-encoded), ADDV, scalar float accumulate"})
+}
