@@ -119,9 +119,20 @@ func (m *mismatches) check(what, input string, got, want []int32) {
 		return
 	}
 	m.n++
-	if m.n <= 10 {
-		m.t.Errorf("%s: %q\n  ours:      %v\n  llama.cpp: %v", what, input, got, want)
+	if m.n > 10 {
+		return
 	}
+	if len(input) > 400 { // a whole file: show where the ids part
+		i := 0
+		for i < len(got) && i < len(want) && got[i] == want[i] {
+			i++
+		}
+		lo := max(0, i-8)
+		m.t.Errorf("%s (%d bytes): ids differ from index %d\n  ours:      …%v\n  llama.cpp: …%v",
+			what, len(input), i, got[lo:min(len(got), i+8)], want[lo:min(len(want), i+8)])
+		return
+	}
+	m.t.Errorf("%s: %q\n  ours:      %v\n  llama.cpp: %v", what, input, got, want)
 }
 
 func (m *mismatches) report(name string) {
@@ -182,6 +193,13 @@ func TestOracleEncode(t *testing.T) {
 				m.check(what, s, got, want)
 			}
 			parallel(lines, func(s string) { compare("corpus line", s, AddSpecial) })
+			for _, f := range []testdata.File{testdata.TinyStoriesSample, testdata.PrideAndPrejudice} {
+				raw, err := os.ReadFile(f.Require(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				compare("whole file "+f.Rel, string(raw), AddSpecial|ParseSpecial)
+			}
 			parallel(adv, func(s string) {
 				compare("adversarial", s, AddSpecial)
 				compare("adversarial, parse special", s, AddSpecial|ParseSpecial)
