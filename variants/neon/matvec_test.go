@@ -22,6 +22,7 @@ var matVecCases = []struct {
 	wt quant.Type
 	f  kerneltest.MatVecFunc
 }{
+	{quant.Q4_K, MatVecQ4K},
 	{quant.Q8_0, MatVecQ8_0},
 }
 
