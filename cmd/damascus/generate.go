@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/model/llama"
+	"github.com/damascus-llm/damascus/model/llama/generate"
+	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/model/sample"
+	"github.com/damascus-llm/damascus/model/tokenizer"
+)
+
+func init() {
+	register(command{
+		name:    "generate",
+		summary: "generate text from a prompt (only the text on stdout, timings on stderr)",
+		run:     runGenerate,
+	})
+}
+
+// engineFlags are the flags every command that runs the model shares.
+type engineFlags struct {
+	model   string
+	threads int
+	ctxSize int
+	batch   int
+	kvType  string
+}
+
+func (e *engineFlags) register(fs *flag.FlagSet, defaultCtx int) {
+	fs.StringVar(&e.model, "m", "", "model `file` (GGUF)")
+	fs.IntVar(&e.threads, "threads", 0, "worker threads (0: all cores)")
+	fs.IntVar(&e.ctxSize, "ctx-size", defaultCtx, "context length in tokens (0: the model's, capped by its metadata)")
+	fs.IntVar(&e.batch, "batch-size", 512, "most prompt tokens per prefill step")
+	fs.StringVar(&e.kvType, "kv-type", "f32", "KV cache type: f32 or f16")
+}
+
+// engine is an open model: file, weights, tokenizer and a production context.
+type engine struct {
+	file  *gguf.File
+	model *llama.Model
+	tok   *tokenizer.Tokenizer
+	ctx   *llama.Context
+}
+
+func (e *engineFlags) open() (*engine, error) {
+	if e.model == "" {
+		return nil, errors.New("no model: pass -m MODEL.gguf")
+	}
+	kv, err := quant.ParseType(strings.ToUpper(e.kvType))
+	if err != nil || (kv != quant.F32 && kv != quant.F16) {
+		return nil, fmt.Errorf("--kv-type %q: want f32 or f16", e.kvType)
+	}
+	f, err := gguf.Open(e.model)
+	if err != nil {
+		return nil, err
+	}
+	m, err := llama.FromGGUF(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", e.model, err)
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: tokenizer: %w", e.model, err)
+	}
+	nctx := e.ctxSize
+	if nctx <= 0 || nctx > m.Config.ContextLength {
+		nctx = m.Config.ContextLength
+	}
+	c, err := m.NewContext(llama.Options{NCtx: nctx, NBatch: e.batch, Threads: e.threads, KVType: kv})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &engine{file: f, model: m, tok: tok, ctx: c}, nil
+}
+
+func (e *engine) close() {
+	e.ctx.Close()
+	e.file.Close()
+}
+
+// parseInterspersed parses flags that may come before or after positional
+// arguments, returning the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// samplerFlags are the sampling flags of generate and chat.
+type samplerFlags struct {
+	p       sample.Params
+	seed    int64
+	llama2c bool
+}
+
+func (s *samplerFlags) register(fs *flag.FlagSet) {
+	d := sample.DefaultParams()
+	fs.Func("temp", "temperature (0: greedy)", float32Flag(&s.p.Temperature, d.Temperature))
+	fs.IntVar(&s.p.TopK, "top-k", d.TopK, "top-k sampling (0: off)")
+	fs.Func("top-p", "top-p (nucleus) sampling (1: off)", float32Flag(&s.p.TopP, d.TopP))
+	fs.Func("min-p", "min-p sampling (0: off)", float32Flag(&s.p.MinP, d.MinP))
+	fs.Func("repeat-penalty", "penalty for repeated tokens (1: off)", float32Flag(&s.p.RepeatPenalty, d.RepeatPenalty))
+	fs.IntVar(&s.p.PenaltyLastN, "repeat-last-n", d.PenaltyLastN, "tokens the penalties look back over (-1: all)")
+	fs.Func("frequency-penalty", "subtracted per occurrence (0: off)", float32Flag(&s.p.FrequencyPenalty, 0))
+	fs.Func("presence-penalty", "subtracted once if present (0: off)", float32Flag(&s.p.PresencePenalty, 0))
+	fs.Int64Var(&s.seed, "seed", -1, "RNG seed (-1: from the clock, printed on stderr)")
+	fs.BoolVar(&s.llama2c, "llama2c", false, "llama2.c run.c compatibility: its xorshift64* sampler (--temp, --top-p, --seed only), stop at BOS")
+}
+
+func float32Flag(dst *float32, def float32) func(string) error {
+	*dst = def
+	return func(v string) error {
+		var f float64
+		if _, err := fmt.Sscan(v, &f); err != nil {
+			return fmt.Errorf("not a number: %q", v)
+		}
+		*dst = float32(f)
+		return nil
+	}
+}
+
+// build returns the sampler and the predicate of tokens that end generation.
+func (s *samplerFlags) build(tok *tokenizer.Tokenizer, stderr io.Writer) (generate.Sampler, func(int32) bool, error) {
+	if s.seed < 0 {
+		s.seed = time.Now().UnixNano() & (1<<62 - 1)
+		if s.p.Temperature > 0 {
+			fmt.Fprintf(stderr, "seed: %d\n", s.seed)
+		}
+	}
+	s.p.Seed = uint64(s.seed)
+	if s.llama2c {
+		bos := tok.BOS()
+		return sample.NewLlama2C(tok.NumTokens(), s.p.Temperature, s.p.TopP, s.p.Seed),
+			func(id int32) bool { return id == bos }, nil
+	}
+	smp, err := sample.New(tok.NumTokens(), s.p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return smp, tok.IsEOG, nil
+}
+
+func runGenerate(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var ef engineFlags
+	ef.register(fs, 4096)
+	var sf samplerFlags
+	sf.register(fs)
+	prompt := fs.String("p", "", "prompt (BOS is added as the vocabulary asks)")
+	n := fs.Int("n", 128, "tokens to generate")
+	echo := fs.Bool("echo", false, "print the prompt before the generated text")
+	var stops stringList
+	fs.Var(&stops, "stop", "stop `string` (repeatable); output ends before it")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: damascus generate -m MODEL [-p PROMPT] [-n N] [flags]")
+		fs.PrintDefaults()
+	}
+	if rest, err := parseInterspersed(fs, args); err != nil {
+		return err
+	} else if len(rest) > 0 {
+		fs.Usage()
+		return errUsage
+	}
+	e, err := ef.open()
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	ids, err := e.tok.Encode(*prompt, tokenizer.AddSpecial)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return errors.New("the prompt is empty and the vocabulary adds no BOS: nothing to start from")
+	}
+	smp, stop, err := sf.build(e.tok, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	st, err := generate.Run(ctx, e.ctx, e.tok, smp, ids,
+		generate.Options{MaxTokens: *n, Stop: stops, StopToken: stop, Echo: *echo}, stdout)
+	fmt.Fprintln(stderr)
+	fmt.Fprint(stderr, st.Summary())
+	return err
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/damascus-llm/damascus/internal/testdata"
+	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/model/tokenizer"
+)
+
+// Every golden of goldens.json through the command line: run.c's steps
+// count positions including BOS, so the tokens to generate are
+// steps − len(prompt with BOS) + 1; the goldens include the prompt (--echo).
+func TestGenerateGoldens(t *testing.T) {
+	model := testdata.Stories260KGGUF.Require(t)
+	data, err := os.ReadFile(testdata.Stories260KGoldens.Require(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Cases []struct {
+			Temperature float64  `json:"temperature"`
+			TopP        *float64 `json:"topp"`
+			Seed        *uint64  `json:"seed"`
+			Steps       int      `json:"steps"`
+			Prompt      string   `json:"prompt"`
+			Expected    string   `json:"expected"`
+		}
+	}
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range g.Cases {
+		ids, err := tok.Encode(c.Prompt, tokenizer.AddSpecial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"generate", "-m", model, "-p", c.Prompt, "--echo", "--llama2c", "--threads", "2",
+			"-n", fmt.Sprint(c.Steps - len(ids) + 1), "--temp", fmt.Sprint(c.Temperature)}
+		if c.TopP != nil {
+			args = append(args, "--top-p", fmt.Sprint(*c.TopP))
+		}
+		if c.Seed != nil {
+			args = append(args, "--seed", fmt.Sprint(*c.Seed))
+		}
+		var stdout, stderr bytes.Buffer
+		if rc := run(args, &stdout, &stderr); rc != 0 {
+			t.Fatalf("case %d: %v: exit %d: %s", i, args, rc, stderr.String())
+		}
+		if got := stdout.String(); got != c.Expected {
+			t.Errorf("case %d: %v\n got %q\nwant %q", i, args, got, c.Expected)
+		}
+	}
+}
+
+// Greedy decoding needs no llama2.c mode: the default sampler chain with
+// --temp 0 is argmax too.
+func TestGenerateGreedyDefaultSampler(t *testing.T) {
+	model := testdata.Stories260KGGUF.Require(t)
+	var stdout, stderr bytes.Buffer
+	if rc := run([]string{"generate", "-m", model, "--temp", "0", "-n", "60", "-p", "Once upon a time", "--echo"}, &stdout, &stderr); rc != 0 {
+		t.Fatalf("exit %d: %s", rc, stderr.String())
+	}
+	want := "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. She wanted to play with it, but it was too high.\nLily"
+	if stdout.String() != want {
+		t.Errorf("got %q\nwant %q", stdout.String(), want)
+	}
+	if !bytes.Contains(stderr.Bytes(), []byte("tokens per second")) {
+		t.Errorf("no timing summary on stderr: %q", stderr.String())
+	}
+}
+
+func TestGenerateContextOverflow(t *testing.T) {
+	model := testdata.Stories260KGGUF.Require(t)
+	var stdout, stderr bytes.Buffer
+	rc := run([]string{"generate", "-m", model, "--ctx-size", "16", "-n", "20"}, &stdout, &stderr)
+	if rc == 0 || !bytes.Contains(stderr.Bytes(), []byte("context length 16")) {
+		t.Errorf("exit %d, stderr %q: want an error naming the context length", rc, stderr.String())
+	}
+}
