@@ -23,6 +23,7 @@ var matVecCases = []struct {
 	f  kerneltest.MatVecFunc
 }{
 	{quant.Q4_K, MatVecQ4K},
+	{quant.Q6_K, MatVecQ6K},
 	{quant.Q8_0, MatVecQ8_0},
 }
 

@@ -1,0 +1,27 @@
+//go:build !noasm
+
+package neon
+
+import (
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+//go:noescape
+func q6kRowsNEON(dst *float32, rows int, w, xq *byte, nb int)
+
+// MatVecQ6K computes dst[r] = W[r]·x for Q6_K weights and Q8_K activations
+// with SDOT.
+func MatVecQ6K(dst []float32, w, xq []byte, k int) {
+	if len(dst) == 0 || k < 256 {
+		clear(dst)
+		return
+	}
+	q6kRowsNEON(&dst[0], len(dst), &w[0], &xq[0], k/256)
+}
+
+func init() {
+	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "neon-dotprod", Family: ledger.FamilyNEON,
+		Features: []string{"asimd", "asimddp"}, Impl: ledger.MatVec(MatVecQ6K),
+		Notes: "one row, one super-block at a time: SDOT (WORD-encoded) per 16-value sub-block, ADDV, integer MADD by scales; -32 offset from bsums"})
+}
