@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/testdata"
+	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/model/tokenizer"
+)
+
+// damascus predict lists the same top-5 ids as the pinned llama.cpp on the
+// same file and tokens, with probabilities within 0.5 percentage points.
+func TestPredictMatchesLlamaCpp(t *testing.T) {
+	if err := llamacpp.Available(); err != nil {
+		if errors.Is(err, llamacpp.ErrNotInstalled) {
+			t.Skipf("%v (run make baseline)", err)
+		}
+		t.Fatal(err)
+	}
+	model := testdata.Stories260KGGUF.Require(t)
+	const text = "Once upon a time, there was a little dog named"
+	var stdout, stderr bytes.Buffer
+	if rc := run([]string{"predict", "-m", model, text}, &stdout, &stderr); rc != 0 {
+		t.Fatalf("exit %d: %s", rc, stderr.String())
+	}
+	var ids []int
+	var probs []float64
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		f := strings.Fields(line)
+		id, err1 := strconv.Atoi(f[0])
+		p, err2 := strconv.ParseFloat(strings.TrimSuffix(f[len(f)-1], "%"), 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("unparsable line %q", line)
+		}
+		ids, probs = append(ids, id), append(probs, p)
+	}
+	if len(ids) != 5 {
+		t.Fatalf("got %d lines, want 5:\n%s", len(ids), stdout.String())
+	}
+
+	f, err := gguf.Open(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks, err := tok.Encode(text, tokenizer.AddSpecial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm, err := llamacpp.OpenModel(model, llamacpp.ModelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lm.Close()
+	lc, err := lm.NewContext(llamacpp.ContextOptions{NCtx: 64, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close()
+	logits, err := lc.Logits(toks, []int{len(toks) - 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := softmax64(logits[0])
+	var report strings.Builder
+	for i, id := range ids {
+		fmt.Fprintf(&report, "id %d: ours %.4f%% llama.cpp %.4f%%\n", id, probs[i], 100*p[id])
+		if d := probs[i] - 100*p[id]; d > 0.5 || d < -0.5 {
+			t.Errorf("id %d: probability %.4f%% vs llama.cpp's %.4f%%", id, probs[i], 100*p[id])
+		}
+		for j := range p {
+			if p[j] > p[id] && !slices.Contains(ids[:i], j) {
+				t.Errorf("rank %d: llama.cpp ranks id %d (%.4f%%) above our id %d", i+1, j, 100*p[j], id)
+				break
+			}
+		}
+	}
+	t.Log("\n" + report.String())
+}
