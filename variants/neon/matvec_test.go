@@ -1,4 +1,4 @@
-//go:build !noasm
+//go:build arm64 && !noasm
 
 package neon
 
