@@ -57,3 +57,24 @@ func BenchmarkEncode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoad builds the Llama 3 tokenizer from its vocab-only GGUF, ours
+// against llama.cpp's vocab-only load of the same file.
+func BenchmarkLoad(b *testing.B) {
+	path := llama3GGUF(b)
+	b.Run("impl=damascus", func(b *testing.B) {
+		for b.Loop() {
+			openPath(b, path)
+		}
+	})
+	b.Run("impl=llama.cpp", func(b *testing.B) {
+		requireOracle(b)
+		for b.Loop() {
+			v, err := llamacpp.OpenVocab(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			v.Close()
+		}
+	})
+}

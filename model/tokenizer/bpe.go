@@ -53,7 +53,12 @@ func newBPEModel(t *Tokenizer, mergeList []string) (*bpeModel, error) {
 	for b := range 256 {
 		m.byteSym[b] = sym(string(byteToRune[b]))
 	}
-	for i, line := range mergeList {
+	// Walk the merges from the last so that, for a pair listed twice, the
+	// first rank is the one left in the map (as std::unordered_map::emplace
+	// keeps the first).
+	var joined []byte
+	for i := len(mergeList) - 1; i >= 0; i-- {
+		line := mergeList[i]
 		// llama.cpp splits at the first space after the first byte; a line
 		// without one becomes the pair ("", "").
 		var left, right string
@@ -62,11 +67,12 @@ func newBPEModel(t *Tokenizer, mergeList []string) (*bpeModel, error) {
 				left, right = line[:p+1], line[p+2:]
 			}
 		}
-		key := pairKey(sym(left), sym(right))
-		if _, dup := m.merges[key]; dup {
-			continue // the first rank wins, as with std::unordered_map::emplace
+		joined = append(append(joined[:0], left...), right...)
+		result, ok := t.textToID[string(joined)]
+		if !ok {
+			result = sym(string(joined))
 		}
-		m.merges[key] = merge{rank: int32(i), result: sym(left + right)}
+		m.merges[pairKey(sym(left), sym(right))] = merge{rank: int32(i), result: result}
 	}
 	return m, nil
 }
