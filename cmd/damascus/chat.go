@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/damascus-llm/damascus/model/llama/chat"
+	"github.com/damascus-llm/damascus/model/llama/generate"
+	"github.com/damascus-llm/damascus/model/tokenizer"
+)
+
+func init() {
+	register(command{
+		name:    "chat",
+		summary: "interactive chat with the model's chat template, reusing the KV cache across turns",
+		run:     func(args []string, stdout, stderr io.Writer) error { return runChat(args, os.Stdin, stdout, stderr) },
+	})
+}
+
+func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var ef engineFlags
+	ef.register(fs, 4096)
+	var sf samplerFlags
+	sf.register(fs)
+	system := fs.String("system", "", "system message")
+	format := fs.String("chat-format", "", "chat format (llama3, chatml); default: detected from the model's template")
+	n := fs.Int("n", 1024, "most tokens per reply")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: damascus chat -m MODEL [flags]  (one message per line on stdin; Ctrl-C or EOF ends)")
+		fs.PrintDefaults()
+	}
+	if rest, err := parseInterspersed(fs, args); err != nil {
+		return err
+	} else if len(rest) > 0 {
+		fs.Usage()
+		return errUsage
+	}
+	if sf.llama2c {
+		return errors.New("--llama2c is for plain generation, not chat")
+	}
+	e, err := ef.open()
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	tmpl, err := chat.Detect(e.tok.ChatTemplate(), *format)
+	if err != nil {
+		return err
+	}
+	smp, stop, err := sf.build(e.tok, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+
+	var msgs []chat.Message
+	if *system != "" {
+		msgs = append(msgs, chat.Message{Role: "system", Content: *system})
+	}
+	var cached []int32 // the tokens in the KV cache, in order
+	var total generate.Stats
+	lines := bufio.NewScanner(stdin)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	defer func() {
+		fmt.Fprintln(stderr)
+		fmt.Fprint(stderr, total.Summary())
+	}()
+	for {
+		fmt.Fprint(stderr, "> ")
+		if !lines.Scan() || ctx.Err() != nil {
+			return lines.Err()
+		}
+		line := strings.TrimSpace(lines.Text())
+		if line == "" {
+			continue
+		}
+		msgs = append(msgs, chat.Message{Role: "user", Content: line})
+		ids, err := e.tok.Encode(tmpl.Render(msgs, true), tokenizer.AddSpecial|tokenizer.ParseSpecial)
+		if err != nil {
+			return err
+		}
+		// Keep the cached prefix the new rendering shares; evaluate the rest.
+		keep := commonPrefix(cached, ids)
+		if keep == len(ids) {
+			keep-- // at least one token must be evaluated to get logits
+		}
+		if err := e.ctx.Truncate(keep); err != nil {
+			return err
+		}
+		var reply strings.Builder
+		st, err := generate.Run(ctx, e.ctx, e.tok, smp, ids[keep:],
+			generate.Options{MaxTokens: *n, StopToken: stop}, io.MultiWriter(stdout, &reply))
+		fmt.Fprintln(stdout)
+		total.PromptTokens += st.PromptTokens
+		total.PromptTime += st.PromptTime
+		total.Tokens += st.Tokens
+		total.GenTime += st.GenTime
+		total.Reason = st.Reason
+		if err != nil {
+			return err
+		}
+		// The cache holds the prompt and every sampled token but the last.
+		cached = append(ids[:len(ids):len(ids)], st.Generated...)
+		cached = cached[:e.ctx.Pos()]
+		msgs = append(msgs, chat.Message{Role: "assistant", Content: reply.String()})
+		if st.Reason == "cancelled" {
+			return nil
+		}
+	}
+}
+
+func commonPrefix(a, b []int32) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
