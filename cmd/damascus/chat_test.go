@@ -24,7 +24,7 @@ func TestChatReusesCacheExactly(t *testing.T) {
 	}
 	first, second := replies[0], replies[len(replies)-1]
 	tmpl, _ := chat.Detect("", "chatml")
-	prompt := tmpl.Render([]chat.Message{{"user", "Once upon a time"}, {"assistant", first}, {"user", "The dog ran"}}, true)
+	prompt := tmpl.Render([]chat.Message{{Role: "user", Content: "Once upon a time"}, {Role: "assistant", Content: first}, {Role: "user", Content: "The dog ran"}}, true)
 	var fresh, ferr bytes.Buffer
 	if rc := run([]string{"generate", "-m", model, "-p", prompt, "--temp", "0", "-n", "12"}, &fresh, &ferr); rc != 0 {
 		t.Fatalf("generate: %s", ferr.String())

@@ -1,0 +1,192 @@
+// Package quality measures a model on a text the way llama.cpp's
+// llama-perplexity does: perplexity over chunks of n_ctx tokens, scoring the
+// second half of each chunk, and the KL divergence of one model's next-token
+// distributions from another's (the detector of quantization loss).
+package quality
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Evaluate runs tokens as a fresh sequence from position 0 and returns the
+// logits of positions from..len(tokens)-1, row-major ((len−from)×vocab).
+type Evaluate func(tokens []int32, from int) ([]float32, error)
+
+// Chunks are llama.cpp's perplexity chunks: n_ctx tokens each, the first
+// token replaced by BOS when the vocabulary adds one.
+type Chunks struct {
+	Tokens []int32
+	NCtx   int
+	BOS    int32 // < 0: the vocabulary adds none
+}
+
+// N is the number of whole chunks.
+func (c Chunks) N() int { return len(c.Tokens) / c.NCtx }
+
+// Check refuses texts llama.cpp refuses: fewer than 2·n_ctx tokens.
+func (c Chunks) Check() error {
+	if c.NCtx < 4 {
+		return fmt.Errorf("context of %d tokens is too short to score", c.NCtx)
+	}
+	if len(c.Tokens) < 2*c.NCtx {
+		return fmt.Errorf("the text has %d tokens; perplexity with a context of %d needs at least %d", len(c.Tokens), c.NCtx, 2*c.NCtx)
+	}
+	return nil
+}
+
+// First is the first scored logit row of a chunk: its second half.
+func (c Chunks) First() int { return c.NCtx / 2 }
+
+func (c Chunks) chunk(i int) []int32 {
+	ch := slices.Clone(c.Tokens[i*c.NCtx : (i+1)*c.NCtx])
+	if c.BOS >= 0 {
+		ch[0] = c.BOS
+	}
+	return ch
+}
+
+// Result is a perplexity and its standard error, llama.cpp's "PPL = x +/- y".
+type Result struct {
+	PPL, StdErr float64
+	Count       int // scored tokens
+}
+
+// Perplexity runs llama.cpp's protocol; progress (optional) is told the
+// running perplexity after each chunk.
+func Perplexity(c Chunks, vocab int, eval Evaluate, progress func(chunk int, ppl float64)) (Result, error) {
+	if err := c.Check(); err != nil {
+		return Result{}, err
+	}
+	var nll, nll2 float64
+	count := 0
+	first := c.First()
+	for i := range c.N() {
+		ch := c.chunk(i)
+		logits, err := eval(ch, first)
+		if err != nil {
+			return Result{}, fmt.Errorf("chunk %d: %w", i, err)
+		}
+		for j := first; j < c.NCtx-1; j++ {
+			lp := logProbs(logits[(j-first)*vocab : (j-first+1)*vocab])
+			v := -lp[c.Tokens[i*c.NCtx+j+1]]
+			nll += v
+			nll2 += v * v
+			count++
+		}
+		if progress != nil {
+			progress(i, math.Exp(nll/float64(count)))
+		}
+	}
+	mean := nll / float64(count)
+	r := Result{PPL: math.Exp(mean), Count: count}
+	if v := nll2/float64(count) - mean*mean; v > 0 {
+		r.StdErr = math.Sqrt(v/float64(count-1)) * r.PPL
+	}
+	return r, nil
+}
+
+// logProbs is log-softmax in float64.
+func logProbs(logits []float32) []float64 {
+	m := math.Inf(-1)
+	for _, l := range logits {
+		m = max(m, float64(l))
+	}
+	var sum float64
+	for _, l := range logits {
+		sum += math.Exp(float64(l) - m)
+	}
+	lse := m + math.Log(sum)
+	out := make([]float64, len(logits))
+	for i, l := range logits {
+		out[i] = float64(l) - lse
+	}
+	return out
+}
+
+// KLResult compares a test model's next-token distributions with a base
+// model's over the scored positions.
+type KLResult struct {
+	Base, Test         Result
+	MeanKLD, KLDStdErr float64
+	MedianKLD, P99KLD  float64
+	MaxKLD             float64
+	SameTop1           float64 // fraction of positions where the argmax agrees
+	RMSDeltaP          float64 // RMS of the change in the correct token's probability
+	Positions          int
+}
+
+// KLDivergence evaluates both models on the same chunks and reports
+// KL(base ‖ test) per position, as llama-perplexity --kl-divergence does.
+func KLDivergence(c Chunks, vocab int, base, test Evaluate) (KLResult, error) {
+	if err := c.Check(); err != nil {
+		return KLResult{}, err
+	}
+	var r KLResult
+	var kls []float64
+	var nllB, nllT, dp2 float64
+	same := 0
+	first := c.First()
+	for i := range c.N() {
+		ch := c.chunk(i)
+		lb, err := base(ch, first)
+		if err != nil {
+			return r, fmt.Errorf("base, chunk %d: %w", i, err)
+		}
+		lt, err := test(ch, first)
+		if err != nil {
+			return r, fmt.Errorf("test, chunk %d: %w", i, err)
+		}
+		if len(lb) != len(lt) {
+			return r, errors.New("the models' vocabularies differ")
+		}
+		for j := first; j < c.NCtx-1; j++ {
+			pb := logProbs(lb[(j-first)*vocab : (j-first+1)*vocab])
+			pt := logProbs(lt[(j-first)*vocab : (j-first+1)*vocab])
+			var kl float64
+			ab, at := 0, 0
+			for k := range pb {
+				if p := math.Exp(pb[k]); p > 0 {
+					kl += p * (pb[k] - pt[k])
+				}
+				if pb[k] > pb[ab] {
+					ab = k
+				}
+				if pt[k] > pt[at] {
+					at = k
+				}
+			}
+			kls = append(kls, kl)
+			if ab == at {
+				same++
+			}
+			tok := c.Tokens[i*c.NCtx+j+1]
+			nllB -= pb[tok]
+			nllT -= pt[tok]
+			d := math.Exp(pt[tok]) - math.Exp(pb[tok])
+			dp2 += d * d
+		}
+	}
+	n := float64(len(kls))
+	r.Positions = len(kls)
+	r.Base = Result{PPL: math.Exp(nllB / n), Count: len(kls)}
+	r.Test = Result{PPL: math.Exp(nllT / n), Count: len(kls)}
+	var sum, sum2 float64
+	for _, k := range kls {
+		sum += k
+		sum2 += k * k
+	}
+	r.MeanKLD = sum / n
+	if v := sum2/n - r.MeanKLD*r.MeanKLD; v > 0 && n > 1 {
+		r.KLDStdErr = math.Sqrt(v / (n - 1))
+	}
+	slices.Sort(kls)
+	r.MedianKLD = kls[len(kls)/2]
+	r.P99KLD = kls[min(len(kls)-1, int(0.99*n))]
+	r.MaxKLD = kls[len(kls)-1]
+	r.SameTop1 = float64(same) / n
+	r.RMSDeltaP = math.Sqrt(dp2 / n)
+	return r, nil
+}
