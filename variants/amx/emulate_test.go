@@ -1,0 +1,64 @@
+package amx
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+// emulate is the tile program in plain Go, read straight off the panel and
+// pack layouts: TDPBSUD as integer loops (signed activation bytes ×
+// unsigned digit bytes into int32), then the epilogue in float64. It checks
+// the layouts and the digit/bsum algebra independently of the assembly.
+func emulate(typ quant.Type, dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+	nb := k / qk
+	pack := make([]byte, (n+pairTokens-1)/pairTokens*nb*aSBBytes)
+	packActivations(pack, xq, n, nb)
+	blk, packW := q4kBytes, packQ4K
+	if typ == quant.Q6_K {
+		blk, packW = q6kBytes, packQ6K
+	}
+	panel := make([]byte, nb*wSBBytes)
+	for r0 := 0; r0 < rows; r0 += tileRows {
+		rr := min(tileRows, rows-r0)
+		packW(panel, w[r0*nb*blk:], rr, nb, 0, nb)
+		for t := 0; t < n; t++ {
+			p, tp := t/pairTokens, t%pairTokens
+			for r := 0; r < rr; r++ {
+				var sum float64
+				for sb := 0; sb < nb; sb++ {
+					wp := panel[sb*wSBBytes:]
+					ap := pack[(p*nb+sb)*aSBBytes:]
+					var digit [2]int32
+					for c := 0; c < chunks; c++ {
+						for x := 0; x < 2; x++ {
+							b := wp[wTiles+c*2*tileBytes+x*tileBytes:]
+							a := ap[aTiles+c*2*tileBytes+(tp/tileRows)*tileBytes+(tp%tileRows)*chunkK:]
+							for kk := 0; kk < chunkK; kk++ {
+								digit[x] += int32(int8(a[kk])) * int32(b[(kk/4)*64+r*4+kk%4])
+							}
+						}
+					}
+					s := int64(digit[1])<<digitShift + int64(digit[0])
+					var m int64
+					for h := 0; h < 8; h++ {
+						coef := binary.LittleEndian.Uint32(wp[wCoef+h*64+r*4:])
+						bs := ap[aBsums+32*tp+4*h:]
+						m += int64(int16(coef))*int64(int16(binary.LittleEndian.Uint16(bs))) +
+							int64(int16(coef>>16))*int64(int16(binary.LittleEndian.Uint16(bs[2:])))
+					}
+					d := float64(math.Float32frombits(binary.LittleEndian.Uint32(wp[wD+4*r:])))
+					dmin := float64(math.Float32frombits(binary.LittleEndian.Uint32(wp[wDmin+4*r:])))
+					dx := float64(math.Float32frombits(binary.LittleEndian.Uint32(ap[aD+4*tp:])))
+					if typ == quant.Q6_K {
+						sum += dx * d * float64(s-m)
+					} else {
+						sum += dx * (d*float64(s) - dmin*float64(m))
+					}
+				}
+				dst[t*ldd+r0+r] = float32(sum)
+			}
+		}
+	}
+}

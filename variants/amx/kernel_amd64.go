@@ -1,0 +1,29 @@
+//go:build !noasm
+
+package amx
+
+// kernelArgs is tileKernel's argument block; the offsets are mirrored by
+// the ARG_ defines of kernel_amd64.s.
+type kernelArgs struct {
+	w          *byte    // weight panel of the row tile at the K block
+	x          *byte    // activation pack of pair 0 at the K block
+	dst        *float32 // &dst[first row of the tile]
+	lddBytes   int      // dst row stride in bytes
+	nsb        int      // super-blocks in the K block
+	n          int      // tokens
+	rowMask    uint64   // valid rows of the tile
+	cbuf       *int32   // 4 KiB scratch: C[token tile][digit][16][16]
+	acc        *float32 // 2 KiB scratch: 32 tokens × 16 rows
+	cfg        *byte    // 64-byte tile configuration
+	flags      uint64
+	pairStride int // bytes from one pair's pack to the next
+}
+
+const (
+	flagAMX        = 1 // tile products on AMX (else VPDPBUSD)
+	flagIntMin     = 2 // subtract the bsum term before scaling (one scale d)
+	flagAccumulate = 4 // add to dst instead of storing
+)
+
+//go:noescape
+func tileKernel(a *kernelArgs)

@@ -1,0 +1,158 @@
+//go:build !noasm
+
+package amx
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+
+	iamx "github.com/damascus-llm/damascus/internal/amx"
+	"github.com/damascus-llm/damascus/internal/cpufeat"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+// A weightFormat is a weight type the tile program takes.
+type weightFormat struct {
+	typ      quant.Type
+	blkBytes int
+	pack     func(panel, w []byte, rows, nb, sb0, nsb int)
+	flags    uint64
+}
+
+var (
+	formatQ4K = weightFormat{quant.Q4_K, q4kBytes, packQ4K, 0}
+	formatQ6K = weightFormat{quant.Q6_K, q6kBytes, packQ6K, flagIntMin}
+)
+
+// kBlock is the super-blocks one pass over the row tiles covers: the
+// activation pack of a K block (n × 8 × 292 bytes, 1.2 MB at n = 512) stays
+// in L2 while every row tile streams past it.
+const kBlock = 8
+
+// tileConfig is palette 1 with tiles 0-7 at 16 rows × 64 bytes.
+var tileConfig = func() *iamx.Config {
+	c := iamx.NewConfig()
+	for t := 0; t < 8; t++ {
+		c.SetTile(t, tileRows, chunkK)
+	}
+	return c
+}()
+
+// scratch holds one call's buffers, 64-byte aligned.
+type scratch struct {
+	pack, panel, cbuf, acc []byte
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func aligned(b []byte, n int) []byte {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	b = make([]byte, n+64)
+	off := (64 - int(uintptr(unsafe.Pointer(&b[0]))%64)) % 64
+	return b[off : off+n : off+n]
+}
+
+// matMul returns the tile program's MatMul for format f, its tile products
+// run on AMX or, with useAMX false, by AVX-512 VNNI.
+func matMul(f weightFormat, useAMX bool) ledger.MatMul {
+	flags := f.flags
+	if useAMX {
+		flags |= flagAMX
+	}
+	name := "avx512-vnni-tiles"
+	if useAMX {
+		name = "amx-int8"
+	}
+	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+		if rows <= 0 || n <= 0 {
+			return
+		}
+		nb := k / qk
+		if need := (n-1)*ldd + rows; len(dst) < need || ldd < rows || k%qk != 0 ||
+			len(w) < rows*nb*f.blkBytes || len(xq) < n*nb*q8kBytes {
+			panic(fmt.Sprintf("amx %s %s: bad operands: len(dst)=%d ldd=%d rows=%d n=%d k=%d len(w)=%d len(xq)=%d",
+				f.typ, name, len(dst), ldd, rows, n, k, len(w), len(xq)))
+		}
+		if nb == 0 {
+			for j := 0; j < n; j++ {
+				clear(dst[j*ldd : j*ldd+rows])
+			}
+			return
+		}
+		if useAMX {
+			if err := cpufeat.AMX(); err != nil {
+				panic(fmt.Sprintf("amx %s %s called without AMX: %v", f.typ, name, err))
+			}
+		}
+		s := scratchPool.Get().(*scratch)
+		defer scratchPool.Put(s)
+		pairs := (n + pairTokens - 1) / pairTokens
+		s.pack = aligned(s.pack, pairs*nb*aSBBytes)
+		s.panel = aligned(s.panel, min(kBlock, nb)*wSBBytes)
+		s.cbuf = aligned(s.cbuf, 4*tileBytes)
+		s.acc = aligned(s.acc, pairTokens*tileRows*4)
+		packActivations(s.pack, xq, n, nb)
+		rowBytes := nb * f.blkBytes
+		a := kernelArgs{
+			lddBytes:   4 * ldd,
+			n:          n,
+			cbuf:       (*int32)(unsafe.Pointer(&s.cbuf[0])),
+			acc:        (*float32)(unsafe.Pointer(&s.acc[0])),
+			cfg:        &tileConfig[0],
+			pairStride: nb * aSBBytes,
+			w:          &s.panel[0],
+		}
+		for sb0 := 0; sb0 < nb; sb0 += kBlock {
+			a.nsb = min(kBlock, nb-sb0)
+			a.x = &s.pack[sb0*aSBBytes]
+			a.flags = flags
+			if sb0 > 0 {
+				a.flags |= flagAccumulate
+			}
+			for r0 := 0; r0 < rows; r0 += tileRows {
+				rr := min(tileRows, rows-r0)
+				f.pack(s.panel, w[r0*rowBytes:], rr, nb, sb0, a.nsb)
+				a.dst = &dst[r0]
+				a.rowMask = 1<<rr - 1
+				tileKernel(&a)
+			}
+		}
+	}
+}
+
+// MatMulQ4K is the AMX-INT8 fused-dequantize GEMM for Q4_K weights × Q8_K
+// activations (ledger.MatMul contract). It needs AMX (cpufeat.AMX() == nil)
+// and panics with the reason otherwise.
+var MatMulQ4K = matMul(formatQ4K, true)
+
+// MatMulQ6K is MatMulQ4K for Q6_K weights.
+var MatMulQ6K = matMul(formatQ6K, true)
+
+// MatMulQ4KVNNI runs the same tile program with AVX-512 VNNI tile products
+// (VPDPBUSD, 16 tokens × 16 rows per pass): the non-AMX rival.
+var MatMulQ4KVNNI = matMul(formatQ4K, false)
+
+// MatMulQ6KVNNI is MatMulQ4KVNNI for Q6_K weights.
+var MatMulQ6KVNNI = matMul(formatQ6K, false)
+
+var vnniFeatures = []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}
+
+func init() {
+	amxFeatures := []string{"amx-int8", "avx512f", "avx512bw", "avx512vl", "avx512vnni"}
+	const amxNotes = "fused dequantize→int8 tiles: per call, 16 rows at a time unpacked into two 7-bit digit tiles of q·sc (sub-block scales folded in), " +
+		"TDPBSUD over 2 token tiles × 2 digits per 64-k chunk, per-super-block AVX-512 epilogue (digits, bsum term by VPDPWSSD, d·dx); K blocked by 8 super-blocks"
+	const vnniNotes = "the amx-int8 tile program with each tile product done by VPDPBUSD (16 token accumulators × 16 rows, activation dwords broadcast)"
+	for _, v := range []struct {
+		t         quant.Type
+		amx, vnni ledger.MatMul
+	}{{quant.Q4_K, MatMulQ4K, MatMulQ4KVNNI}, {quant.Q6_K, MatMulQ6K, MatMulQ6KVNNI}} {
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8", Family: ledger.FamilyFusedDequantAMX,
+			Features: amxFeatures, Impl: v.amx, Notes: amxNotes})
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "avx512-vnni-tiles", Family: ledger.FamilyAVX512VNNI,
+			Features: vnniFeatures, Impl: v.vnni, Notes: vnniNotes})
+	}
+}

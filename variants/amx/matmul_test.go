@@ -1,0 +1,165 @@
+//go:build !noasm
+
+package amx
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/harness/reference"
+	"github.com/damascus-llm/damascus/internal/cpufeat"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+)
+
+// testShapes cover row tails (not multiples of 16), token tails (odd n,
+// one short of and one past a 32-token pair) and k across the K-block
+// boundary (9 super-blocks = 8 + 1).
+var testShapes = []ledger.Shape{
+	{Rows: 1, K: 256, N: 1},
+	{Rows: 3, K: 256, N: 3},
+	{Rows: 16, K: 512, N: 17},
+	{Rows: 17, K: 256, N: 31},
+	{Rows: 33, K: 768, N: 32},
+	{Rows: 50, K: 256, N: 33},
+	{Rows: 31, K: 2304, N: 5},
+	{Rows: 64, K: 2304, N: 70},
+}
+
+func skipUnlessAMX(t testing.TB) {
+	t.Helper()
+	if err := cpufeat.AMX(); err != nil {
+		t.Skipf("AMX not available: %v", err)
+	}
+}
+
+func skipUnlessVNNI(t testing.TB) {
+	t.Helper()
+	for _, f := range vnniFeatures {
+		if !cpufeat.Has(f) {
+			t.Skipf("CPU lacks %s", f)
+		}
+	}
+}
+
+// TestEmulatedTileProgram checks the panel and pack layouts and the digit
+// algebra in plain Go against the float64 reference, on any machine.
+func TestEmulatedTileProgram(t *testing.T) {
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
+		for _, s := range testShapes[:6] {
+			t.Run(fmt.Sprintf("%s/%s", typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
+				c, err := gate.NewCase(op, s, 7)
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := ledger.Variant{Op: op.Name, Name: "emulated", Family: ledger.FamilyAMXInt8,
+					Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+						emulate(typ, dst, ldd, w, rows, xq, n, k)
+					})}
+				if m, err := c.Check(v); err != nil {
+					t.Fatalf("%v (metrics %+v)", err, m)
+				}
+			})
+		}
+	}
+}
+
+// gateAll runs the gate (float64 reference at sampled outputs, NMSE ≤ 1e-5,
+// max-abs ≤ 1e-2 of max|ref|, cosine ≥ 1−1e-5, guards on both sides and in
+// the ldd gaps, inputs untouched, no NaN) over testShapes and the real 1B
+// and 3B shapes at 16 tokens.
+func gateAll(t *testing.T, name string) {
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
+		v, ok := ledger.Lookup(op.Name, name)
+		if !ok {
+			t.Fatalf("%s:%s not registered", op.Name, name)
+		}
+		shapes := append([]ledger.Shape(nil), testShapes...)
+		if !testing.Short() {
+			for _, s := range op.Shapes {
+				if s.Real() {
+					shapes = append(shapes, gate.GateShape(op, s))
+				}
+			}
+		}
+		for _, s := range shapes {
+			t.Run(fmt.Sprintf("%s/%s", typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
+				c, err := gate.NewCase(op, s, 11)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, err := c.Check(v)
+				if err != nil {
+					t.Fatalf("%v (metrics %+v)", err, m)
+				}
+				t.Logf("NMSE %.3g max-abs %.3g cosine %.12f", m.NMSE, m.MaxAbs, m.Cosine)
+			})
+		}
+	}
+}
+
+func TestVNNITiles(t *testing.T) {
+	skipUnlessVNNI(t)
+	gateAll(t, "avx512-vnni-tiles")
+}
+
+func TestAMXInt8(t *testing.T) {
+	skipUnlessAMX(t)
+	gateAll(t, "amx-int8")
+}
+
+// extremes checks the integer paths at their limits: every quant at its
+// largest or smallest code, largest scales, activations of ±127 and −128.
+// The int32 sums must not overflow; the result must match float64 to float
+// rounding.
+func extremes(t *testing.T, fs map[quant.Type]ledger.MatMul) {
+	r := kerneltest.NewRand(5)
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+		f := fs[typ]
+		for _, wm := range []kerneltest.Mode{kerneltest.MaxScales, kerneltest.MinValues, kerneltest.Mixed} {
+			for _, xm := range []kerneltest.Mode{kerneltest.MaxScales, kerneltest.MinValues, kerneltest.Mixed} {
+				const rows, n, nb = 18, 5, 2
+				var w []byte
+				if typ == quant.Q4_K {
+					w = kerneltest.Q4K(r, rows*nb, wm)
+				} else {
+					w = kerneltest.Q6K(r, rows*nb, wm)
+				}
+				xq := kerneltest.Q8K(r, n*nb, xm)
+				ldd := rows + 2
+				dst := make([]float32, (n-1)*ldd+rows)
+				f(dst, ldd, w, rows, xq, n, nb*qk)
+				rb := len(w) / rows
+				for j := 0; j < n; j++ {
+					x, _ := reference.Decode(quant.Q8_K, xq[j*nb*q8kBytes:], nb*qk)
+					for i := 0; i < rows; i++ {
+						wr, _ := reference.Decode(typ, w[i*rb:], nb*qk)
+						want := reference.Dot(wr, x)
+						var scale float64
+						for k := range x {
+							scale += math.Abs(wr[k] * x[k])
+						}
+						if got := float64(dst[j*ldd+i]); math.Abs(got-want) > 1e-5*scale+1e-30 {
+							t.Fatalf("%s weights %v × activations %v: out[%d][%d] = %g, want %g (Σ|w·x| %g)", typ, wm, xm, j, i, got, want, scale)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestExtremesVNNI(t *testing.T) {
+	skipUnlessVNNI(t)
+	extremes(t, map[quant.Type]ledger.MatMul{quant.Q4_K: MatMulQ4KVNNI, quant.Q6_K: MatMulQ6KVNNI})
+}
+
+func TestExtremesAMX(t *testing.T) {
+	skipUnlessAMX(t)
+	extremes(t, map[quant.Type]ledger.MatMul{quant.Q4_K: MatMulQ4K, quant.Q6_K: MatMulQ6K})
+}

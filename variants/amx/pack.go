@@ -1,0 +1,176 @@
+package amx
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+// Geometry of the tile program.
+const (
+	qk         = quant.QK_K    // values per super-block
+	tileRows   = 16            // rows of a tile: weight rows or tokens
+	chunkK     = 64            // k per tile product (bytes per tile row)
+	chunks     = qk / chunkK   // tile products per super-block
+	tileBytes  = tileRows * 64 // one 16×64-byte tile
+	pairTokens = 2 * tileRows  // tokens per pass: two token tiles
+
+	q4kBytes = 144
+	q6kBytes = 210
+	q8kBytes = 292
+)
+
+// Weight panel of one row tile, per super-block (wSBBytes each, super-blocks
+// back to back):
+//
+//	[chunk 0..3][lo, hi][16 k-quads][16 rows][4 bytes]   the int8 tiles
+//	[16]float32  d per row
+//	[16]float32  dmin per row (Q4_K; unused by Q6_K)
+//	[8][16]{int16, int16}  per row, the coefficients of Q8_K bsums 2h, 2h+1
+const (
+	wTiles   = 0
+	wD       = chunks * 2 * tileBytes
+	wDmin    = wD + 4*tileRows
+	wCoef    = wDmin + 4*tileRows
+	wSBBytes = wCoef + 8*4*tileRows
+)
+
+// Activation pack of one token pair, per super-block (aSBBytes each):
+//
+//	[chunk 0..3][token tile 0, 1][16 tokens][64 bytes]   Q8_K quants
+//	[32]float32  dx per token
+//	[32][16]int16 Q8_K bsums per token
+//
+// Tokens past n are zero (dx = 0), so they add nothing and are not stored.
+const (
+	aTiles   = 0
+	aD       = chunks * 2 * tileBytes
+	aBsums   = aD + 4*pairTokens
+	aSBBytes = aBsums + 32*pairTokens
+)
+
+// The weight digits: p = 128·hi + lo with lo, hi in 0..127, so both tiles
+// are valid unsigned (TDPBSUD, VPDPBUSD) operands.
+const digitShift = 7
+
+// q6Offset makes Q6_K's signed products sc·q non-negative: p = sc·q + 8192
+// lies in 128..16193, two 7-bit digits. The offset comes back out through
+// the block sums (coefficient 8192 + 32·sc per 16 values also removes the
+// −32 of the quants).
+const q6Offset = 8192
+
+// packActivations writes n Q8_K rows of nb super-blocks (xq) into the
+// activation pack, pairs ⌈n/32⌉ × nb × aSBBytes bytes.
+func packActivations(pack, xq []byte, n, nb int) {
+	rowBytes := nb * q8kBytes
+	pairs := (n + pairTokens - 1) / pairTokens
+	if n%pairTokens != 0 { // padding tokens of the last pair must be zero
+		clear(pack[(pairs-1)*nb*aSBBytes : pairs*nb*aSBBytes])
+	}
+	for t := 0; t < n; t++ {
+		p, tp := t/pairTokens, t%pairTokens
+		tileOff := (tp/tileRows)*tileBytes + (tp%tileRows)*chunkK
+		row := xq[t*rowBytes : (t+1)*rowBytes]
+		for sb := 0; sb < nb; sb++ {
+			blk := row[sb*q8kBytes : (sb+1)*q8kBytes]
+			dst := pack[(p*nb+sb)*aSBBytes : (p*nb+sb+1)*aSBBytes]
+			for c := 0; c < chunks; c++ {
+				copy(dst[aTiles+c*2*tileBytes+tileOff:][:chunkK], blk[4+c*chunkK:])
+			}
+			copy(dst[aD+4*tp:][:4], blk[0:4])
+			copy(dst[aBsums+32*tp:][:32], blk[260:292])
+		}
+	}
+}
+
+// digitTable[sc][q] is q·sc split into its two digits, lo | hi<<8.
+var digitTable = func() (t [64][16]uint16) {
+	for sc := range t {
+		for q := range t[sc] {
+			p := q * sc
+			t[sc][q] = uint16(p&127) | uint16(p>>digitShift)<<8
+		}
+	}
+	return t
+}()
+
+// put stores the digits of the weight of row r at k (0..255) of one
+// super-block's panel.
+func put(panel []byte, r, k int, digits uint16) {
+	c, kk := k/chunkK, k%chunkK
+	off := wTiles + c*2*tileBytes + (kk/4)*64 + r*4 + kk%4
+	panel[off] = byte(digits)
+	panel[off+tileBytes] = byte(digits >> 8)
+}
+
+func putFloat(b []byte, f float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(f)) }
+
+func putCoef(panel []byte, h, r int, a, b int16) {
+	binary.LittleEndian.PutUint32(panel[wCoef+h*64+r*4:], uint32(uint16(a))|uint32(uint16(b))<<16)
+}
+
+// packQ4K writes the panel of rows (≤ 16) Q4_K rows, super-blocks sb0 to
+// sb0+nsb of rows of nb super-blocks, into panel (nsb × wSBBytes). Rows past
+// rows are zero.
+func packQ4K(panel, w []byte, rows, nb, sb0, nsb int) {
+	if rows < tileRows {
+		clear(panel[:nsb*wSBBytes])
+	}
+	for r := 0; r < rows; r++ {
+		for s := 0; s < nsb; s++ {
+			blk := w[(r*nb+sb0+s)*q4kBytes:][:q4kBytes]
+			p := panel[s*wSBBytes : (s+1)*wSBBytes]
+			putFloat(p[wD+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk)))
+			putFloat(p[wDmin+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[2:])))
+			scales, qs := blk[4:16], blk[16:144]
+			for c := 0; c < chunks; c++ {
+				scLo, m0 := quant.ScaleMinK4(2*c, scales)
+				scHi, m1 := quant.ScaleMinK4(2*c+1, scales)
+				putCoef(p, 2*c, r, int16(m0), int16(m0))
+				putCoef(p, 2*c+1, r, int16(m1), int16(m1))
+				lo, hi := &digitTable[scLo], &digitTable[scHi]
+				for j, b := range qs[32*c : 32*c+32] {
+					put(p, r, c*chunkK+j, lo[b&15])
+					put(p, r, c*chunkK+32+j, hi[b>>4])
+				}
+			}
+		}
+	}
+}
+
+// packQ6K is packQ4K for Q6_K rows.
+func packQ6K(panel, w []byte, rows, nb, sb0, nsb int) {
+	if rows < tileRows {
+		clear(panel[:nsb*wSBBytes])
+	}
+	for r := 0; r < rows; r++ {
+		for s := 0; s < nsb; s++ {
+			blk := w[(r*nb+sb0+s)*q6kBytes:][:q6kBytes]
+			p := panel[s*wSBBytes : (s+1)*wSBBytes]
+			d := quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[208:]))
+			putFloat(p[wD+4*r:], d)
+			putFloat(p[wDmin+4*r:], d)
+			ql, qh, sc := blk[0:128], blk[128:192], blk[192:208]
+			for h := 0; h < 8; h++ {
+				putCoef(p, h, r, q6Offset+32*int16(int8(sc[2*h])), q6Offset+32*int16(int8(sc[2*h+1])))
+			}
+			for half := 0; half < 2; half++ {
+				l0, h0 := ql[64*half:], qh[32*half:]
+				for l := 0; l < 32; l++ {
+					q := [4]int{
+						int(l0[l]&15 | (h0[l]&3)<<4),
+						int(l0[l+32]&15 | (h0[l]>>2&3)<<4),
+						int(l0[l]>>4 | (h0[l]>>4&3)<<4),
+						int(l0[l+32]>>4 | (h0[l]>>6&3)<<4),
+					}
+					for quarter, qv := range q {
+						k := 128*half + 32*quarter + l
+						v := int(int8(sc[k/16]))*qv + q6Offset
+						put(p, r, k, uint16(v&127)|uint16(v>>digitShift)<<8)
+					}
+				}
+			}
+		}
+	}
+}
