@@ -3,10 +3,12 @@ package tokenizer
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/damascus-llm/damascus/internal/testdata"
+	"github.com/damascus-llm/damascus/model/gguf"
 )
 
 // TestMergeLinearMatchesHeap checks that the two merge loops of byte-level
@@ -101,4 +103,68 @@ func TestStreamDecoder(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestUnsupportedErrors(t *testing.T) {
+	base := func(model, pre string) []gguf.KV {
+		return []gguf.KV{
+			{Key: "tokenizer.ggml.model", Value: gguf.Str(model)},
+			{Key: "tokenizer.ggml.pre", Value: gguf.Str(pre)},
+			{Key: "tokenizer.ggml.tokens", Value: gguf.Strs([]string{"a", "b", "ab"})},
+			{Key: "tokenizer.ggml.merges", Value: gguf.Strs([]string{"a b"})},
+		}
+	}
+	for _, tc := range []struct {
+		kv   []gguf.KV
+		want string
+	}{
+		{base("bert", ""), `tokenizer model "bert"`},
+		{base("gpt2", "qwen2"), `pre-tokenizer "qwen2"`},
+		{base("gpt2", ""), "without tokenizer.ggml.pre"},
+		{base("", ""), "tokenizer.ggml.model missing"},
+	} {
+		_, err := FromKV(tc.kv)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want one mentioning %q", err, tc.want)
+		}
+	}
+	// llama-bpe adds BOS, so a BOS id is required (llama.cpp throws too).
+	if _, err := FromKV(base("gpt2", "llama-bpe")); err == nil || !strings.Contains(err.Error(), "bos_token_id is not set") {
+		t.Errorf("missing BOS: error %v", err)
+	}
+	// A small byte-level vocabulary builds and merges.
+	tok, err := FromKV(append(base("gpt2", "llama-bpe"), gguf.KV{Key: "tokenizer.ggml.bos_token_id", Value: gguf.U32(0)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := tok.Encode("ab", 0); err != nil || !slices.Equal(ids, []int32{2}) {
+		t.Errorf("Encode(ab) = %v, %v", ids, err)
+	}
+}
+
+// FuzzEncode checks that no input makes the tokenizers panic and that valid
+// UTF-8 comes back from Decode.
+func FuzzEncode(f *testing.F) {
+	for _, s := range adversarial(8, 64) {
+		f.Add(s)
+	}
+	toks := []*Tokenizer{llama3(f), openGGUF(f, testdata.Llama2VocabGGUF)}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, tok := range toks {
+			if ids, err := tok.Encode(s, AddSpecial|ParseSpecial); err == nil {
+				tok.Detokenize(ids, true, true)
+			}
+			ids, err := tok.Encode(s, 0)
+			if err != nil {
+				continue // only a sequence above U+10FFFF, which llama.cpp cannot take either
+			}
+			back, err := tok.Decode(ids, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if utf8.ValidString(s) && !(tok.Kind() == SPM && strings.Contains(s, spaceMark)) && string(back) != s {
+				t.Fatalf("%s: Decode(Encode(%q)) = %q", tok.Kind(), s, back)
+			}
+		}
+	})
 }
