@@ -1,0 +1,152 @@
+package sample
+
+import (
+	"math"
+	"testing"
+)
+
+// Values printed by run.c's random_u32 and random_f32 compiled with gcc.
+func TestRNGMatchesRunC(t *testing.T) {
+	r := NewRNG(42)
+	for i, want := range []uint32{1456360119, 3359763283, 3393612768, 4054632243} {
+		if got := r.Uint32(); got != want {
+			t.Errorf("seed 42, draw %d: %d, want %d", i, got, want)
+		}
+	}
+	r = NewRNG(133742)
+	for i, want := range []float32{0.706299007, 0.622677088, 0.538505733} {
+		if got := r.Float32(); got != want {
+			t.Errorf("seed 133742, f32 draw %d: %.9g, want %.9g", i, got, want)
+		}
+	}
+}
+
+func logitsOf(p []float64) []float32 {
+	l := make([]float32, len(p))
+	for i, v := range p {
+		l[i] = float32(math.Log(v))
+	}
+	return l
+}
+
+// run.c's top-p: with topp 0.5 over {0.4, 0.3, 0.2, 0.1} the nucleus is the
+// first two tokens (cumulative 0.7 first exceeds 0.5); the coin is scaled by
+// their mass, so each is drawn in proportion 4:3 and tokens 2 and 3 never.
+func TestLlama2CTopP(t *testing.T) {
+	logits := logitsOf([]float64{0.1, 0.4, 0.2, 0.3})
+	s := NewLlama2C(4, 1, 0.5, 7)
+	counts := map[int]int{}
+	for range 7000 {
+		counts[s.Sample(logits)]++
+	}
+	if counts[0]+counts[2] != 0 {
+		t.Errorf("tokens outside the nucleus drawn: %v", counts)
+	}
+	if r := float64(counts[1]) / float64(counts[3]); math.Abs(r-4.0/3) > 0.1 {
+		t.Errorf("ratio of token 1 to token 3 is %.3f, want 4/3 (%v)", r, counts)
+	}
+	if got := NewLlama2C(4, 0, 0.9, 1).Sample(logits); got != 1 {
+		t.Errorf("temperature 0: %d, want argmax 1", got)
+	}
+}
+
+func TestSamplerDeterministicForSeed(t *testing.T) {
+	logits := logitsOf([]float64{0.1, 0.25, 0.2, 0.3, 0.15})
+	draw := func(seed uint64) []int {
+		s, err := New(5, Params{Temperature: 1, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for range 50 {
+			out = append(out, s.Sample(logits))
+		}
+		return out
+	}
+	a, b, c := draw(3), draw(3), draw(4)
+	same := func(x, y []int) bool {
+		for i := range x {
+			if x[i] != y[i] {
+				return false
+			}
+		}
+		return true
+	}
+	if !same(a, b) {
+		t.Error("same seed, different draws")
+	}
+	if same(a, c) {
+		t.Error("different seeds, same 50 draws")
+	}
+}
+
+// Each filter leaves only the tokens llama.cpp's would: draws never fall
+// outside them.
+func TestSamplerFilters(t *testing.T) {
+	p := []float64{0.05, 0.4, 0.3, 0.15, 0.1}
+	logits := logitsOf(p)
+	for _, c := range []struct {
+		name    string
+		params  Params
+		allowed []int
+	}{
+		{"greedy", Params{Temperature: 0}, []int{1}},
+		{"top-k 2", Params{Temperature: 1, TopK: 2}, []int{1, 2}},
+		{"top-p 0.7 keeps the crossing token", Params{Temperature: 1, TopP: 0.7}, []int{1, 2}},
+		{"top-p 0.71", Params{Temperature: 1, TopP: 0.71}, []int{1, 2, 3}},
+		{"min-p 0.3 of 0.4", Params{Temperature: 1, MinP: 0.3}, []int{1, 2, 3}},
+	} {
+		s, err := New(len(p), c.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int]bool{}
+		for range 2000 {
+			seen[s.Sample(logits)] = true
+		}
+		for id := range seen {
+			ok := false
+			for _, a := range c.allowed {
+				ok = ok || a == id
+			}
+			if !ok {
+				t.Errorf("%s: drew %d, allowed %v", c.name, id, c.allowed)
+			}
+		}
+		if len(seen) != len(c.allowed) {
+			t.Errorf("%s: drew %v, want all of %v", c.name, seen, c.allowed)
+		}
+	}
+}
+
+// llama.cpp's penalties: positive logits divided, negative multiplied by the
+// repeat penalty; count×frequency and presence subtracted.
+func TestPenalties(t *testing.T) {
+	s, err := New(3, Params{Temperature: 0, RepeatPenalty: 2, FrequencyPenalty: 0.5, PresencePenalty: 0.25, PenaltyLastN: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Accept(0)
+	s.Accept(0)
+	s.Accept(2)
+	c := []candidate{{id: 0, logit: 3}, {id: 1, logit: 1}, {id: 2, logit: -1}}
+	s.penalize(c)
+	want := []float32{3.0/2 - 2*0.5 - 0.25, 1, -1*2 - 0.5 - 0.25}
+	for i := range c {
+		if math.Abs(float64(c[i].logit-want[i])) > 1e-6 {
+			t.Errorf("token %d: %g, want %g", i, c[i].logit, want[i])
+		}
+	}
+	// Greedy sees the penalties: token 0 (3 → 0.25) loses to token 1.
+	if got := s.Sample([]float32{3, 1, -1}); got != 1 {
+		t.Errorf("greedy after penalties chose %d, want 1", got)
+	}
+}
+
+func TestParamsValidate(t *testing.T) {
+	for _, p := range []Params{{TopP: 1.5}, {MinP: -0.1}, {RepeatPenalty: -1}, {PenaltyLastN: -2}} {
+		if _, err := New(4, p); err == nil {
+			t.Errorf("%+v accepted", p)
+		}
+	}
+}
