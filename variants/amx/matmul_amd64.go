@@ -22,7 +22,7 @@ type weightFormat struct {
 }
 
 var (
-	formatQ4K = weightFormat{quant.Q4_K, q4kBytes, packQ4K, 0}
+	formatQ4K = weightFormat{quant.Q4_K, q4kBytes, packQ4KAsm, 0}
 	formatQ6K = weightFormat{quant.Q6_K, q6kBytes, packQ6K, flagIntMin}
 )
 
