@@ -96,9 +96,9 @@ func runTokenize(args []string, stdout, stderr io.Writer) error {
 }
 
 // showPiece quotes a piece so white space and partial UTF-8 are visible.
-func showPiece(p []byte) string {
-	if utf8.Valid(p) {
-		return strconv.Quote(string(p))
+func showPiece(p string) string {
+	if utf8.ValidString(p) {
+		return strconv.Quote(p)
 	}
-	return strconv.Quote(string(p)) + " (partial UTF-8)"
+	return strconv.Quote(p) + " (partial UTF-8)"
 }

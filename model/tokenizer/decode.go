@@ -77,12 +77,12 @@ func byteLevelPiece(text string) []byte {
 // Piece returns the bytes token id stands for, as llama_token_to_piece with
 // lstrip 0: control and unknown tokens give their text only when special.
 // The bytes may be part of a UTF-8 character.
-func (t *Tokenizer) Piece(id int32, special bool) ([]byte, error) {
+func (t *Tokenizer) Piece(id int32, special bool) (string, error) {
 	if id < 0 || int(id) >= len(t.pieces) {
-		return nil, fmt.Errorf("tokenizer: token id %d out of range [0, %d)", id, len(t.pieces))
+		return "", fmt.Errorf("tokenizer: token id %d out of range [0, %d)", id, len(t.pieces))
 	}
 	if !special && t.attrs[id]&(attrUnknown|attrControl) != 0 {
-		return nil, nil
+		return "", nil
 	}
 	return t.decoded[id], nil
 }

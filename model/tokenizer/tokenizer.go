@@ -129,7 +129,7 @@ type Tokenizer struct {
 	byteTokens      [256]int32 // SPM only: the token for each byte, or NoToken
 	spmSplitAtSpace bool       // SPM only: see spmFragment
 
-	decoded [][]byte // token_to_piece(id, special = true) for every id
+	decoded []string // token_to_piece(id, special = true) for every id
 
 	chatTemplate string
 }
@@ -258,9 +258,9 @@ func New(spec Spec) (*Tokenizer, error) {
 		return len(t.pieces[t.specials[i]]) > len(t.pieces[t.specials[j]])
 	})
 
-	t.decoded = make([][]byte, n)
+	t.decoded = make([]string, n)
 	for id := range t.decoded {
-		t.decoded[id] = t.piece(int32(id), true)
+		t.decoded[id] = string(t.piece(int32(id), true))
 	}
 	return t, nil
 }

@@ -3,6 +3,9 @@
 // templates and renders them natively (no Jinja engine): the output is
 // byte-identical to apply_chat_template of transformers.js
 // (@lenml/tokenizers 3.7.2), which the tests use as oracle.
+//
+// The rendered text already begins with the BOS token's text: encode it with
+// tokenizer.ParseSpecial and without tokenizer.AddSpecial to get one BOS.
 package chat
 
 import (
