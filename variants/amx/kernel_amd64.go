@@ -12,7 +12,7 @@ type kernelArgs struct {
 	nsb        int      // super-blocks in the K block
 	n          int      // tokens
 	rowMask    uint64   // valid rows of the tile
-	cbuf       *int32   // 4 KiB scratch: C[token tile][digit][16][16]
+	cbuf       *int32   // 8 KiB scratch: two halves of C[token tile][digit][16][16]
 	acc        *float32 // 2 KiB scratch: 32 tokens × 16 rows
 	cfg        *byte    // 64-byte tile configuration
 	flags      uint64

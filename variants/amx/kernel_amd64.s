@@ -32,14 +32,26 @@
 
 // One tile product chunk on AMX: A tiles tmm4, tmm5 (tokens 0-15, 16-31),
 // B tiles tmm6 (lo digits), tmm7 (hi digits); C tmm0..3 = [token tile][digit].
-#define AMX_CHUNK(off) \
-	LEAQ off(R9), AX; \
+// The four chunks of the super-block at R8+wo, R9+ao into zeroed C tiles.
+#define AMX_SUPERBLOCK(wo, ao) \
+	MOVQ $64, CX; \
+	TILEZERO(0); \
+	TILEZERO(1); \
+	TILEZERO(2); \
+	TILEZERO(3); \
+	AMX_CHUNK2(0+wo, 0+ao); \
+	AMX_CHUNK2(2048+wo, 2048+ao); \
+	AMX_CHUNK2(4096+wo, 4096+ao); \
+	AMX_CHUNK2(6144+wo, 6144+ao)
+
+#define AMX_CHUNK2(wo, ao) \
+	LEAQ ao(R9), AX; \
 	TILELOADD(4, AMX_AX, AMX_CX); \
-	LEAQ (off+1024)(R9), AX; \
+	LEAQ (ao+1024)(R9), AX; \
 	TILELOADD(5, AMX_AX, AMX_CX); \
-	LEAQ off(R8), DX; \
+	LEAQ wo(R8), DX; \
 	TILELOADD(6, AMX_DX, AMX_CX); \
-	LEAQ (off+1024)(R8), DX; \
+	LEAQ (wo+1024)(R8), DX; \
 	TILELOADD(7, AMX_DX, AMX_CX); \
 	TDPBSUD(0, 4, 6); \
 	TDPBSUD(1, 4, 7); \
@@ -54,10 +66,10 @@
 // into acc (32 tokens × 16 rows), then acc into dst under the row mask.
 //
 // Registers: DI args, R8 weight super-block, R9 activation super-block,
-// R10 cbuf, R11 acc, R12 super-blocks left, R13 pair base, R14 tokens left,
+// R10 cbuf (two 4 KiB halves, alternating by super-block), R11 acc, R12 super-blocks left, R13 pair base, R14 tokens left,
 // BX dst of the pair's first token; Z20-Z27 bsum coefficients, Z28 d,
 // Z29 dmin.
-TEXT ·tileKernel(SB), NOSPLIT, $8-8
+TEXT ·tileKernel(SB), NOSPLIT, $16-8
 	MOVQ a+0(FP), DI
 	MOVQ ARG_CBUF(DI), R10
 	MOVQ ARG_ACC(DI), R11
@@ -84,27 +96,32 @@ zeroacc:
 	MOVQ ARG_W(DI), R8
 	MOVQ R13, R9
 	MOVQ ARG_NSB(DI), R12
+	TESTQ $FLAG_AMX, ARG_FLAGS(DI)
+	JZ    superblock
+	AMX_SUPERBLOCK(0, 0)
 
 superblock:
+	// cbuf half of this super-block (R12 parity), 4 KiB each.
+	MOVQ R12, SI
+	ANDQ $1, SI
+	SHLQ $12, SI
+	ADDQ R10, SI
 	TESTQ $FLAG_AMX, ARG_FLAGS(DI)
 	JZ    vnni
 
+	// Software pipeline: store this super-block's C tiles, start the next
+	// one's tile products, and run this one's epilogue while they execute.
 	MOVQ $64, CX
-	TILEZERO(0)
-	TILEZERO(1)
-	TILEZERO(2)
-	TILEZERO(3)
-	AMX_CHUNK(0)
-	AMX_CHUNK(2048)
-	AMX_CHUNK(4096)
-	AMX_CHUNK(6144)
-	TILESTORED(0, AMX_R10, AMX_CX)
-	LEAQ 1024(R10), AX
+	TILESTORED(0, AMX_SI, AMX_CX)
+	LEAQ 1024(SI), AX
 	TILESTORED(1, AMX_AX, AMX_CX)
-	LEAQ 2048(R10), AX
+	LEAQ 2048(SI), AX
 	TILESTORED(2, AMX_AX, AMX_CX)
-	LEAQ 3072(R10), AX
+	LEAQ 3072(SI), AX
 	TILESTORED(3, AMX_AX, AMX_CX)
+	CMPQ R12, $1
+	JEQ  epilogue
+	AMX_SUPERBLOCK(W_SB, A_SB) // clobbers AX, CX, DX only
 	JMP  epilogue
 
 vnni:
@@ -112,6 +129,7 @@ vnni:
 	// Z0-Z15 hold the 16 token rows of C; each k-quad of B is one load,
 	// each token's 4 activation bytes an embedded broadcast.
 	MOVQ BX, dstp-8(SP)
+	MOVQ SI, cbp-16(SP)
 	MOVQ $0, BX // combo j*2+x
 combo:
 	VPXORD Z0, Z0, Z0
@@ -169,7 +187,7 @@ vquad:
 	JNZ  vchunk
 	MOVQ BX, AX
 	SHLQ $10, AX
-	ADDQ R10, AX
+	ADDQ cbp-16(SP), AX
 	VMOVDQU32 Z0, 0(AX)
 	VMOVDQU32 Z1, 64(AX)
 	VMOVDQU32 Z2, 128(AX)
@@ -190,6 +208,7 @@ vquad:
 	CMPQ BX, $4
 	JLT  combo
 	MOVQ dstp-8(SP), BX
+	MOVQ cbp-16(SP), SI
 
 epilogue:
 	// Per token t: S = hi<<7 + lo; M = Σ coef·bsums; acc[t] += dx·(d·S − dmin·M)
@@ -204,7 +223,7 @@ epilogue:
 	VMOVDQU32 (W_COEF+320)(R8), Z25
 	VMOVDQU32 (W_COEF+384)(R8), Z26
 	VMOVDQU32 (W_COEF+448)(R8), Z27
-	MOVQ R10, AX          // lo digits of token t; hi at +1024
+	MOVQ SI, AX           // lo digits of token t; hi at +1024
 	LEAQ A_D(R9), DX      // dx of token t
 	MOVQ $0, SI           // 32·t
 	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)

@@ -93,7 +93,7 @@ func matMul(f weightFormat, useAMX bool) ledger.MatMul {
 		pairs := (n + pairTokens - 1) / pairTokens
 		s.pack = aligned(s.pack, pairs*nb*aSBBytes)
 		s.panel = aligned(s.panel, min(kBlock, nb)*wSBBytes)
-		s.cbuf = aligned(s.cbuf, 4*tileBytes)
+		s.cbuf = aligned(s.cbuf, 8*tileBytes)
 		s.acc = aligned(s.acc, pairTokens*tileRows*4)
 		packActivations(s.pack, xq, n, nb)
 		rowBytes := nb * f.blkBytes

@@ -21,6 +21,7 @@ var matVecCases = []struct {
 	{"avx512vnni4row", quant.Q4_K, MatVecQ4K4VNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 	{"avx512vnniprefetch", quant.Q4_K, MatVecQ4KVNNIPrefetch, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 	{"avx512vnniprefetch", quant.Q6_K, MatVecQ6KVNNIPrefetch, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
+	{"avx512vnni4row", quant.Q6_K, MatVecQ6K4VNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 	{"avx512", quant.Q8_0, MatVecQ8_0, []string{"avx512f", "avx512bw", "avx512vl"}},
 	{"avx512vnni", quant.Q8_0, MatVecQ8_0VNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 	{"avx512", quant.F32, MatVecF32, []string{"avx512f", "avx512bw", "avx512vl"}},

@@ -46,6 +46,27 @@ func MatVecQ6KVNNIPrefetch(dst []float32, w, xq []byte, k int) {
 	q6kRowsVNNIPrefetch(&dst[0], len(dst), &w[0], &xq[0], k/256)
 }
 
+//go:noescape
+func q6kRows4VNNI(dst *float32, rows int, w, xq *byte, nb int)
+
+// MatVecQ6K4VNNI is MatVecQ6KVNNI taking four rows per pass, so the
+// activation loads and loop overhead are shared; the last rows%4 rows go
+// through the one-row kernel.
+func MatVecQ6K4VNNI(dst []float32, w, xq []byte, k int) {
+	if len(dst) == 0 || k < 256 {
+		clear(dst)
+		return
+	}
+	nb := k / 256
+	n4 := len(dst) &^ 3
+	if n4 > 0 {
+		q6kRows4VNNI(&dst[0], n4, &w[0], &xq[0], nb)
+	}
+	if n4 < len(dst) {
+		q6kRowsVNNI(&dst[n4], len(dst)-n4, &w[n4*nb*210], &xq[0], nb)
+	}
+}
+
 func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512", Family: ledger.FamilyAVX512,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "f16c"}, Impl: ledger.MatVec(MatVecQ6K),
@@ -56,4 +77,7 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-prefetch", Family: ledger.FamilyAVX512VNNI,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ6KVNNIPrefetch),
 		Notes: "as avx512-vnni, with PREFETCHT0 2 KiB ahead of the weight stream (crosses 4 KiB pages, where the hardware prefetcher stops)"})
+	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-4row", Family: ledger.FamilyAVX512VNNI,
+		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ6K4VNNI),
+		Notes: "as avx512-vnni, four rows per pass sharing the activation loads"})
 }
