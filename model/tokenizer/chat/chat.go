@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/damascus-llm/damascus/model/tokenizer"
 )
 
 // A Message is one turn of a conversation.
@@ -167,4 +169,18 @@ func isJSSpace(r rune) bool {
 		return true
 	}
 	return r >= 0x2000 && r <= 0x200A
+}
+
+// Prompt renders msgs with the model's own chat template and encodes the
+// result: special-token text is parsed, and no BOS is added beyond the one
+// the template writes.
+func Prompt(tok *tokenizer.Tokenizer, msgs []Message, opt Options) ([]int32, error) {
+	if opt.BOS == "" {
+		opt.BOS, _ = tok.Text(tok.BOS())
+	}
+	text, err := RenderTemplate(tok.ChatTemplate(), msgs, opt)
+	if err != nil {
+		return nil, err
+	}
+	return tok.Encode(text, tokenizer.ParseSpecial)
 }

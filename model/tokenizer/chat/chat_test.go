@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/internal/testdata"
+	"github.com/damascus-llm/damascus/model/tokenizer"
+	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
 )
 
 func readTemplate(t *testing.T, f testdata.File) string {
@@ -191,4 +193,34 @@ func TestRenderMatchesTransformersJS(t *testing.T) {
 		}
 	}
 	t.Logf("%d renderings compared, %d differ", len(cases), bad)
+}
+
+func TestPrompt(t *testing.T) {
+	testdata.Llama3TokenizerJSON.Require(t)
+	testdata.Llama32Template.Require(t)
+	kv, err := llama3vocab.Metadata()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.FromKV(kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := Prompt(tok, []Message{{"user", "Hi"}}, Options{AddGenerationPrompt: true, DateString: "05 Nov 2026"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// <|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n…
+	if len(ids) < 4 || ids[0] != 128000 || ids[1] != 128006 || ids[len(ids)-1] != 271 || ids[len(ids)-2] != 128007 {
+		t.Fatalf("ids %v", ids)
+	}
+	n := 0
+	for _, id := range ids {
+		if id == 128000 {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d BOS tokens in %v", n, ids)
+	}
 }
