@@ -19,6 +19,8 @@ const (
 
 func half(b []byte) float32 { return FP16ToFloat32(binary.LittleEndian.Uint16(b)) }
 
+func bf16(b []byte) float32 { return BF16ToFloat32(binary.LittleEndian.Uint16(b)) }
+
 func f32(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }
 
 // Q4KScales unpacks the 6-bit scales and mins of a Q4_K block's 12 scale

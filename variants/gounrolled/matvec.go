@@ -31,14 +31,16 @@ func dotQ4K(w, x []byte, nb int) float32 {
 
 		var dot int32
 		for c := 0; c < 4; c++ {
-			q := wb[16+32*c : 48+32*c : 48+32*c]
-			y := xb[q8KQsOff+64*c : q8KQsOff+64*c+64 : q8KQsOff+64*c+64]
+			// Array pointers: constant indices below need no bounds checks.
+			q := (*[32]byte)(wb[16+32*c:])
+			y := (*[64]byte)(xb[q8KQsOff+64*c:])
 			var lo0, lo1, hi0, hi1 int32
-			for l := 0; l < 32; l += 2 {
-				lo0 += int32(q[l]&15) * int32(int8(y[l]))
-				lo1 += int32(q[l+1]&15) * int32(int8(y[l+1]))
-				hi0 += int32(q[l]>>4) * int32(int8(y[32+l]))
-				hi1 += int32(q[l+1]>>4) * int32(int8(y[33+l]))
+			for l := 0; l < 32; l += 4 {
+				b0, b1, b2, b3 := int32(q[l]), int32(q[l+1]), int32(q[l+2]), int32(q[l+3])
+				lo0 += (b0&15)*int32(int8(y[l])) + (b2&15)*int32(int8(y[l+2]))
+				lo1 += (b1&15)*int32(int8(y[l+1])) + (b3&15)*int32(int8(y[l+3]))
+				hi0 += (b0>>4)*int32(int8(y[32+l])) + (b2>>4)*int32(int8(y[34+l]))
+				hi1 += (b1>>4)*int32(int8(y[33+l])) + (b3>>4)*int32(int8(y[35+l]))
 			}
 			dot += int32(sc[2*c])*(lo0+lo1) + int32(sc[2*c+1])*(hi0+hi1)
 		}
@@ -118,10 +120,11 @@ func MatVecF32(dst []float32, w, xq []byte, k int) {
 		var s0, s1, s2, s3 float32
 		i := 0
 		for ; i+16 <= 4*k; i += 16 {
-			s0 += f32(row[i:]) * f32(x[i:])
-			s1 += f32(row[i+4:]) * f32(x[i+4:])
-			s2 += f32(row[i+8:]) * f32(x[i+8:])
-			s3 += f32(row[i+12:]) * f32(x[i+12:])
+			a, b := (*[16]byte)(row[i:]), (*[16]byte)(x[i:])
+			s0 += f32(a[0:]) * f32(b[0:])
+			s1 += f32(a[4:]) * f32(b[4:])
+			s2 += f32(a[8:]) * f32(b[8:])
+			s3 += f32(a[12:]) * f32(b[12:])
 		}
 		for ; i < 4*k; i += 4 {
 			s0 += f32(row[i:]) * f32(x[i:])
@@ -133,30 +136,42 @@ func MatVecF32(dst []float32, w, xq []byte, k int) {
 // MatVecF16 computes dst[r] = W[r]·x for half-precision weights and
 // activations, accumulating in float32.
 func MatVecF16(dst []float32, w, xq []byte, k int) {
-	matVec16(dst, w, xq, k, FP16ToFloat32)
-}
-
-// MatVecBF16 computes dst[r] = W[r]·x for bfloat16 weights and activations,
-// accumulating in float32.
-func MatVecBF16(dst []float32, w, xq []byte, k int) {
-	matVec16(dst, w, xq, k, BF16ToFloat32)
-}
-
-func matVec16(dst []float32, w, xq []byte, k int, widen func(uint16) float32) {
 	x := xq[: 2*k : 2*k]
-	u16 := binary.LittleEndian.Uint16
 	for r := range dst {
 		row := w[2*k*r : 2*k*(r+1) : 2*k*(r+1)]
 		var s0, s1, s2, s3 float32
 		i := 0
 		for ; i+8 <= 2*k; i += 8 {
-			s0 += widen(u16(row[i:])) * widen(u16(x[i:]))
-			s1 += widen(u16(row[i+2:])) * widen(u16(x[i+2:]))
-			s2 += widen(u16(row[i+4:])) * widen(u16(x[i+4:]))
-			s3 += widen(u16(row[i+6:])) * widen(u16(x[i+6:]))
+			a, b := (*[8]byte)(row[i:]), (*[8]byte)(x[i:])
+			s0 += half(a[0:]) * half(b[0:])
+			s1 += half(a[2:]) * half(b[2:])
+			s2 += half(a[4:]) * half(b[4:])
+			s3 += half(a[6:]) * half(b[6:])
 		}
 		for ; i < 2*k; i += 2 {
-			s0 += widen(u16(row[i:])) * widen(u16(x[i:]))
+			s0 += half(row[i:]) * half(x[i:])
+		}
+		dst[r] = (s0 + s1) + (s2 + s3)
+	}
+}
+
+// MatVecBF16 computes dst[r] = W[r]·x for bfloat16 weights and activations,
+// accumulating in float32.
+func MatVecBF16(dst []float32, w, xq []byte, k int) {
+	x := xq[: 2*k : 2*k]
+	for r := range dst {
+		row := w[2*k*r : 2*k*(r+1) : 2*k*(r+1)]
+		var s0, s1, s2, s3 float32
+		i := 0
+		for ; i+8 <= 2*k; i += 8 {
+			a, b := (*[8]byte)(row[i:]), (*[8]byte)(x[i:])
+			s0 += bf16(a[0:]) * bf16(b[0:])
+			s1 += bf16(a[2:]) * bf16(b[2:])
+			s2 += bf16(a[4:]) * bf16(b[4:])
+			s3 += bf16(a[6:]) * bf16(b[6:])
+		}
+		for ; i < 2*k; i += 2 {
+			s0 += bf16(row[i:]) * bf16(x[i:])
 		}
 		dst[r] = (s0 + s1) + (s2 + s3)
 	}
