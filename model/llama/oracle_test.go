@@ -146,6 +146,43 @@ func checkAgainstLlamaCpp(t *testing.T, path string, m *Model, tokens []int32, o
 	}
 }
 
+// llamaCppLogits returns llama.cpp's logits after the last token.
+func llamaCppLogits(t *testing.T, path string, tokens []int32) []float32 {
+	t.Helper()
+	lm, err := llamacpp.OpenModel(path, llamacpp.ModelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lm.Close()
+	lc, err := lm.NewContext(llamacpp.ContextOptions{NCtx: max(64, len(tokens)), Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close()
+	l, err := lc.Logits(tokens, []int{len(tokens) - 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l[0]
+}
+
+func probs(logits []float32) []float64 {
+	m := math.Inf(-1)
+	for _, l := range logits {
+		m = max(m, float64(l))
+	}
+	p := make([]float64, len(logits))
+	var sum float64
+	for i, l := range logits {
+		p[i] = math.Exp(float64(l) - m)
+		sum += p[i]
+	}
+	for i := range p {
+		p[i] /= sum
+	}
+	return p
+}
+
 func TestStories260KLogitsMatchLlamaCpp(t *testing.T) {
 	requireLlamaCpp(t)
 	m, tok := openStories(t)

@@ -1,0 +1,47 @@
+package llama
+
+import (
+	"os"
+	"testing"
+
+	"github.com/damascus-llm/damascus/model/tokenizer"
+)
+
+// BigEnv enables the tests on full-size synthetic models (gigabytes, minutes).
+const BigEnv = "DAMASCUS_BIG"
+
+// The predict criterion on the synthetic Llama 3.2 3B in Q4_K_M: the
+// same top-5 ids as llama.cpp, probabilities within 0.5 percentage points.
+func TestSynth3BQ4KMTop5MatchesLlamaCpp(t *testing.T) {
+	if os.Getenv(BigEnv) == "" {
+		t.Skipf("builds a 2 GB synthetic 3B model; set %s=1", BigEnv)
+	}
+	requireLlamaCpp(t)
+	path, m, tk := synthModel(t, "llama3.2-3b", "Q4_K_M")
+	ids, err := tk.Encode("The capital of France is", tokenizer.AddSpecial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAgainstLlamaCpp(t, path, m, ids, Options{Threads: 2}, 0.999, false)
+	c, err := m.NewContext(Options{NCtx: len(ids), Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ours, err := c.Eval(ids, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := llamaCppLogits(t, path, ids)
+	po, pt := probs(ours), probs(theirs)
+	to, tt := topK(ours, 5), topK(theirs, 5)
+	for i := range to {
+		t.Logf("rank %d: ours id %d %.3f%%, llama.cpp id %d %.3f%%", i+1, to[i], 100*po[to[i]], tt[i], 100*pt[tt[i]])
+		if to[i] != tt[i] {
+			t.Errorf("rank %d: id %d, llama.cpp's %d", i+1, to[i], tt[i])
+		}
+		if d := 100 * (po[to[i]] - pt[to[i]]); d > 0.5 || d < -0.5 {
+			t.Errorf("id %d: probability differs by %.3f points", to[i], d)
+		}
+	}
+}
