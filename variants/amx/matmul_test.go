@@ -5,6 +5,7 @@ package amx
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/damascus-llm/damascus/harness/gate"
@@ -164,25 +165,35 @@ func TestExtremesAMX(t *testing.T) {
 	extremes(t, map[quant.Type]ledger.MatMul{quant.Q4_K: MatMulQ4K, quant.Q6_K: MatMulQ6K})
 }
 
-// TestPackQ4KAsm compares the AVX-512 unpack with packQ4K byte for byte,
-// including row tails and a K block that starts past super-block 0.
-func TestPackQ4KAsm(t *testing.T) {
+// TestPackAsm compares the AVX-512 unpackers with the Go ones byte for
+// byte, including row tails and a K block that starts past super-block 0.
+func TestPackAsm(t *testing.T) {
 	skipUnlessVNNI(t)
 	r := kerneltest.NewRand(9)
-	for _, rows := range []int{1, 5, 16} {
-		for _, m := range kerneltest.Modes {
-			const nb, sb0, nsb = 5, 1, 3
-			w := kerneltest.Q4K(r, rows*nb, m)
-			want := make([]byte, nsb*wSBBytes)
-			got := make([]byte, nsb*wSBBytes)
-			for i := range got {
-				got[i] = 0xA5
-			}
-			packQ4K(want, w, rows, nb, sb0, nsb)
-			packQ4KAsm(got, w, rows, nb, sb0, nsb)
-			for i := range want {
-				if got[i] != want[i] {
-					t.Fatalf("rows %d %v: panel byte %d (super-block %d offset %d) = %#x, want %#x", rows, m, i, i/wSBBytes, i%wSBBytes, got[i], want[i])
+	for _, c := range []struct {
+		typ     quant.Type
+		gen     func(*rand.Rand, int, kerneltest.Mode) []byte
+		goPack  func(panel, w []byte, rows, nb, sb0, nsb int)
+		asmPack func(panel, w []byte, rows, nb, sb0, nsb int)
+	}{
+		{quant.Q4_K, kerneltest.Q4K, packQ4K, packQ4KAsm},
+		{quant.Q6_K, kerneltest.Q6K, packQ6K, packQ6KAsm},
+	} {
+		for _, rows := range []int{1, 5, 16} {
+			for _, m := range kerneltest.Modes {
+				const nb, sb0, nsb = 5, 1, 3
+				w := c.gen(r, rows*nb, m)
+				want := make([]byte, nsb*wSBBytes)
+				got := make([]byte, nsb*wSBBytes)
+				for i := range got {
+					got[i] = 0xA5
+				}
+				c.goPack(want, w, rows, nb, sb0, nsb)
+				c.asmPack(got, w, rows, nb, sb0, nsb)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("%s rows %d %v: panel byte %d (super-block %d offset %d) = %#x, want %#x", c.typ, rows, m, i, i/wSBBytes, i%wSBBytes, got[i], want[i])
+					}
 				}
 			}
 		}

@@ -13,7 +13,7 @@ type packArgs struct {
 	w      *byte // row 0 of the first super-block
 	nsb    int
 	mask   uint64 // valid rows
-	consts *[14][64]byte
+	consts *[16][64]byte
 	idx    [16]int32 // row r at r·rowBytes
 }
 
@@ -21,7 +21,7 @@ type packArgs struct {
 func packQ4KTiles(a *packArgs)
 
 // packConsts are the vectors packQ4KTiles keeps in Z17-Z30.
-var packConsts = func() (c [14][64]byte) {
+var packConsts = func() (c [16][64]byte) {
 	for i := 0; i < 64; i++ {
 		c[0][i], c[1][i], c[2][i] = 0x3f, 0x0f, 0x30
 	}
@@ -41,6 +41,35 @@ var packConsts = func() (c [14][64]byte) {
 	}
 	return c
 }()
+
+// packQ6KConsts are packQ6KTiles' vectors: packConsts with 0x2000 words
+// (q6Offset) in place of 0x3f bytes, and two selectors of scale bytes
+// (2b, 2b+1) of each dword into the high bytes of a word pair.
+var packQ6KConsts = func() (c [16][64]byte) {
+	c = packConsts
+	for i := 0; i < 64; i += 2 {
+		binary.LittleEndian.PutUint16(c[0][i:], q6Offset)
+	}
+	for b := 0; b < 2; b++ {
+		for i := 0; i < 64; i += 4 {
+			s := byte(i%16 + 2*b)
+			copy(c[14+b][i:], []byte{0x80, s, 0x80, s + 1})
+		}
+	}
+	return c
+}()
+
+//go:noescape
+func packQ6KTiles(a *packArgs)
+
+// packQ6KAsm is packQ6K by AVX-512.
+func packQ6KAsm(panel, w []byte, rows, nb, sb0, nsb int) {
+	a := packArgs{panel: &panel[0], w: &w[sb0*q6kBytes], nsb: nsb, mask: 1<<rows - 1, consts: &packQ6KConsts}
+	for r := range a.idx {
+		a.idx[r] = int32(r * nb * q6kBytes)
+	}
+	packQ6KTiles(&a)
+}
 
 // packQ4KAsm is packQ4K by AVX-512 (same layout, same signature).
 func packQ4KAsm(panel, w []byte, rows, nb, sb0, nsb int) {

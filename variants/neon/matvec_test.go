@@ -11,26 +11,31 @@ import (
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 
-func needDotProd(t testing.TB) {
+func need(t testing.TB, dotProd bool) {
 	t.Helper()
-	if !cpu.ARM64.HasASIMDDP {
+	if !cpu.ARM64.HasASIMD {
+		t.Skip("CPU lacks asimd")
+	}
+	if dotProd && !cpu.ARM64.HasASIMDDP {
 		t.Skip("CPU lacks asimddp (SDOT)")
 	}
 }
 
 var matVecCases = []struct {
-	wt quant.Type
-	f  kerneltest.MatVecFunc
+	wt      quant.Type
+	f       kerneltest.MatVecFunc
+	dotProd bool // needs SDOT
 }{
-	{quant.Q4_K, MatVecQ4K},
-	{quant.Q6_K, MatVecQ6K},
-	{quant.Q8_0, MatVecQ8_0},
+	{quant.F32, MatVecF32, false},
+	{quant.Q4_K, MatVecQ4K, true},
+	{quant.Q6_K, MatVecQ6K, true},
+	{quant.Q8_0, MatVecQ8_0, true},
 }
 
 func TestMatVec(t *testing.T) {
 	for _, c := range matVecCases {
 		t.Run(c.wt.String(), func(t *testing.T) {
-			needDotProd(t)
+			need(t, c.dotProd)
 			kerneltest.MatVec(t, c.wt, c.f)
 		})
 	}
@@ -40,7 +45,7 @@ func BenchmarkMatVec(b *testing.B) {
 	for _, c := range matVecCases {
 		for _, s := range kerneltest.Shapes {
 			b.Run("type="+kerneltest.TypeName(c.wt)+"/variant=neon/shape="+s.String(), func(b *testing.B) {
-				needDotProd(b)
+				need(b, c.dotProd)
 				kerneltest.BenchMatVec(b, c.wt, c.f, s)
 			})
 		}
