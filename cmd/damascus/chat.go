@@ -69,18 +69,35 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	var cached []int32 // the tokens in the KV cache, in order
 	var total generate.Stats
-	lines := bufio.NewScanner(stdin)
-	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	// Lines are read on their own goroutine so Ctrl-C at the prompt ends
+	// the session at once.
+	lines := make(chan string)
+	var readErr error
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdin)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		readErr = sc.Err()
+	}()
 	defer func() {
 		fmt.Fprintln(stderr)
 		fmt.Fprint(stderr, total.Summary())
 	}()
 	for {
 		fmt.Fprint(stderr, "> ")
-		if !lines.Scan() || ctx.Err() != nil {
-			return lines.Err()
+		var line string
+		select {
+		case <-ctx.Done():
+			return nil
+		case l, ok := <-lines:
+			if !ok {
+				return readErr
+			}
+			line = strings.TrimSpace(l)
 		}
-		line := strings.TrimSpace(lines.Text())
 		if line == "" {
 			continue
 		}
