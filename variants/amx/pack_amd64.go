@@ -15,6 +15,7 @@ type packArgs struct {
 	mask   uint64 // valid rows
 	consts *[16][64]byte
 	idx    [16]int32 // row r at r·rowBytes
+	wmask  uint64    // two bits (words) per valid row
 }
 
 //go:noescape
@@ -64,7 +65,7 @@ func packQ6KTiles(a *packArgs)
 
 // packQ6KAsm is packQ6K by AVX-512.
 func packQ6KAsm(panel, w []byte, rows, nb, sb0, nsb int) {
-	a := packArgs{panel: &panel[0], w: &w[sb0*q6kBytes], nsb: nsb, mask: 1<<rows - 1, consts: &packQ6KConsts}
+	a := packArgs{panel: &panel[0], w: &w[sb0*q6kBytes], nsb: nsb, mask: 1<<rows - 1, wmask: 1<<(2*rows) - 1, consts: &packQ6KConsts}
 	for r := range a.idx {
 		a.idx[r] = int32(r * nb * q6kBytes)
 	}

@@ -26,6 +26,8 @@ var matVecCases = []struct {
 	{quant.Q4_K, MatVecQ4K},
 	{quant.Q6_K, MatVecQ6K},
 	{quant.Q8_0, MatVecQ8_0},
+	{quant.F32, MatVecF32},
+	{quant.F16, MatVecF16},
 }
 
 func TestMatVec(t *testing.T) {

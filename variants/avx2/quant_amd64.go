@@ -16,7 +16,7 @@ func q6kRowsAVX2(dst *float32, rows int, w, xq *byte, nb int)
 //go:noescape
 func q80RowsAVX2(dst *float32, rows int, w, xq *byte, nb int)
 
-type rowsKernel func(dst *float32, rows int, w, xq *byte, nb int)
+type rowsKernel func(dst *float32, rows int, w, xq *byte, n int)
 
 // blockMatVec adapts a rows kernel over blocks of blockValues values to
 // ledger.MatVec's shape.

@@ -1,0 +1,141 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// Float matrix-vector products (F32 and F16 weights with activations of the
+// same type), one row at a time: four 8-lane FMA accumulators over 32
+// values per step, then 8 per step, then a scalar tail.
+
+#define HSUM_STORE \
+	VADDPS Y1, Y0, Y0; \
+	VADDPS Y3, Y2, Y2; \
+	VADDPS Y2, Y0, Y0; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPS X1, X0, X0; \
+	VPSHUFD $0x4e, X0, X1; \
+	VADDPS X1, X0, X0; \
+	VPSHUFD $0xb1, X0, X1; \
+	VADDSS X1, X0, X0; \
+	VADDSS X4, X0, X0; \
+	VMOVSS X0, (DX); \
+	ADDQ $4, DX
+
+#define ROW_START \
+	MOVQ R12, SI; \
+	MOVQ R10, DI; \
+	MOVQ k+32(FP), BX; \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS X4, X4, X4
+
+#define ARGS(shift) \
+	MOVQ dst+0(FP), DX; \
+	MOVQ rows+8(FP), R8; \
+	MOVQ w+16(FP), R12; \
+	MOVQ xq+24(FP), R10; \
+	MOVQ k+32(FP), R13; \
+	SHLQ $shift, R13
+
+// func f32RowsAVX2(dst *float32, rows int, w, xq *byte, k int)
+TEXT ·f32RowsAVX2(SB), NOSPLIT, $0-40
+	ARGS(2)
+f32Row:
+	ROW_START
+f32Main:
+	CMPQ BX, $32
+	JLT f32Eight
+	VMOVUPS (SI), Y8
+	VMOVUPS 32(SI), Y9
+	VMOVUPS 64(SI), Y10
+	VMOVUPS 96(SI), Y11
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS 32(DI), Y9, Y1
+	VFMADD231PS 64(DI), Y10, Y2
+	VFMADD231PS 96(DI), Y11, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, BX
+	JMP f32Main
+f32Eight:
+	CMPQ BX, $8
+	JLT f32One
+	VMOVUPS (SI), Y8
+	VFMADD231PS (DI), Y8, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, BX
+	JMP f32Eight
+f32One:
+	TESTQ BX, BX
+	JZ f32Store
+	VMOVSS (SI), X8
+	VFMADD231SS (DI), X8, X4
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ BX
+	JMP f32One
+f32Store:
+	HSUM_STORE
+	ADDQ R13, R12
+	DECQ R8
+	JNZ f32Row
+	VZEROUPPER
+	RET
+
+// func f16RowsAVX2(dst *float32, rows int, w, xq *byte, k int)
+TEXT ·f16RowsAVX2(SB), NOSPLIT, $0-40
+	ARGS(1)
+f16Row:
+	ROW_START
+f16Main:
+	CMPQ BX, $32
+	JLT f16Eight
+	VCVTPH2PS (SI), Y8
+	VCVTPH2PS 16(SI), Y9
+	VCVTPH2PS 32(SI), Y10
+	VCVTPH2PS 48(SI), Y11
+	VCVTPH2PS (DI), Y12
+	VCVTPH2PS 16(DI), Y13
+	VCVTPH2PS 32(DI), Y14
+	VCVTPH2PS 48(DI), Y15
+	VFMADD231PS Y12, Y8, Y0
+	VFMADD231PS Y13, Y9, Y1
+	VFMADD231PS Y14, Y10, Y2
+	VFMADD231PS Y15, Y11, Y3
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $32, BX
+	JMP f16Main
+f16Eight:
+	CMPQ BX, $8
+	JLT f16One
+	VCVTPH2PS (SI), Y8
+	VCVTPH2PS (DI), Y12
+	VFMADD231PS Y12, Y8, Y0
+	ADDQ $16, SI
+	ADDQ $16, DI
+	SUBQ $8, BX
+	JMP f16Eight
+f16One:
+	TESTQ BX, BX
+	JZ f16Store
+	MOVWLZX (SI), AX
+	VMOVD AX, X8
+	VCVTPH2PS X8, X8
+	MOVWLZX (DI), AX
+	VMOVD AX, X12
+	VCVTPH2PS X12, X12
+	VFMADD231SS X12, X8, X4
+	ADDQ $2, SI
+	ADDQ $2, DI
+	DECQ BX
+	JMP f16One
+f16Store:
+	HSUM_STORE
+	ADDQ R13, R12
+	DECQ R8
+	JNZ f16Row
+	VZEROUPPER
+	RET
