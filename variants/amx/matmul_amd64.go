@@ -23,7 +23,7 @@ type weightFormat struct {
 
 var (
 	formatQ4K = weightFormat{quant.Q4_K, q4kBytes, packQ4KAsm, 0}
-	formatQ6K = weightFormat{quant.Q6_K, q6kBytes, packQ6K, flagIntMin}
+	formatQ6K = weightFormat{quant.Q6_K, q6kBytes, packQ6KAsm, flagIntMin}
 )
 
 // kBlock is the super-blocks one pass over the row tiles covers: the
