@@ -168,8 +168,43 @@ func (t *Tokenizer) cachedBPEWord(dst []int32, word string, s *scratch) []int32 
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
-// bpeFragment pre-tokenizes one text fragment and merges each word.
+// chunkSize is the length above which a fragment is pre-tokenized in
+// pieces, when the pre-tokenizer allows it, to bound working memory.
+const chunkSize = 32 << 10
+
+// bpeFragment pre-tokenizes one text fragment and merges each word, in
+// pieces cut at newlines when the pre-tokenizer says words end there.
 func (t *Tokenizer) bpeFragment(dst []int32, text string, s *scratch) ([]int32, error) {
+	if !t.pre.Options().NewlineEndsWord {
+		return t.bpeChunk(dst, text, s)
+	}
+	for len(text) > chunkSize {
+		cut := newlineCut(text, chunkSize)
+		if cut < 0 {
+			break
+		}
+		var err error
+		if dst, err = t.bpeChunk(dst, text[:cut], s); err != nil {
+			return dst, err
+		}
+		text = text[cut:]
+	}
+	return t.bpeChunk(dst, text, s)
+}
+
+// newlineCut returns the first i ≥ from with text[i-1] a newline and
+// text[i] printable ASCII, or -1.
+func newlineCut(text string, from int) int {
+	for i := from; i < len(text); i++ {
+		if c := text[i]; c > ' ' && c < 0x7F && (text[i-1] == '\n' || text[i-1] == '\r') {
+			return i
+		}
+	}
+	return -1
+}
+
+// bpeChunk pre-tokenizes text and merges each word.
+func (t *Tokenizer) bpeChunk(dst []int32, text string, s *scratch) ([]int32, error) {
 	cpts, offs := s.cpts[:0], s.offs[:0]
 	canonical := true
 	for i := 0; i < len(text); {

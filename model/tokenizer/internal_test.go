@@ -168,3 +168,30 @@ func FuzzEncode(f *testing.F) {
 		}
 	})
 }
+
+// TestChunkedEncodeExact checks that encoding long text in newline-cut
+// pieces gives the ids of encoding it whole.
+func TestChunkedEncodeExact(t *testing.T) {
+	tok := llama3(t)
+	var b strings.Builder
+	for _, s := range adversarial(10, 4000) {
+		b.WriteString(s)
+		b.WriteString([]string{"\n", "\r\n", "\n\n", " \n", "\n "}[len(s)%5])
+	}
+	text := b.String()
+	if len(text) < 4*chunkSize {
+		t.Fatalf("text of %d bytes is too short to be cut", len(text))
+	}
+	var s scratch
+	want, err := tok.bpeChunk(nil, text, &s) // whole, no special tokens in the way
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tok.Encode(text, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("chunked encoding differs from whole (%d vs %d ids)", len(got), len(want))
+	}
+}

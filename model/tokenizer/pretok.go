@@ -27,6 +27,11 @@ type PretokenizerOptions struct {
 	IgnoreMerges bool // a word that is itself a token is emitted whole
 	AddBOS       bool // default for tokenizer.ggml.add_bos_token
 	CleanSpaces  bool // detokenize cleans " ." and similar
+
+	// NewlineEndsWord promises that a word always ends between a \r or \n
+	// and a following printable ASCII character, so long text may be
+	// pre-tokenized in pieces cut there.
+	NewlineEndsWord bool
 }
 
 var (
@@ -93,7 +98,9 @@ func supportedPretokenizers() string {
 // LLAMA3 pre-tokenizer type.
 var llama3Names = []string{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano"}
 
-var llama3Options = PretokenizerOptions{IgnoreMerges: true, AddBOS: true, CleanSpaces: true}
+// No alternative of the Llama 3 regex can hold a newline followed by a
+// non-space character, so newline-then-printable is always a word boundary.
+var llama3Options = PretokenizerOptions{IgnoreMerges: true, AddBOS: true, CleanSpaces: true, NewlineEndsWord: true}
 
 // The scanner is the default: exact and several times faster than the
 // regexp2 rival (see BenchmarkPretokenize), which stays registered.
