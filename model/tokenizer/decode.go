@@ -144,7 +144,8 @@ func (t *Tokenizer) Detokenize(ids []int32, removeSpecial, unparseSpecial bool) 
 	return text, nil
 }
 
-// cleanSpaces repeats llama_detokenize's three clean-up passes.
+// cleanSpaces repeats llama_detokenize's three clean-up passes, in place
+// as llama.cpp runs them (each pass reads the bytes the previous one left).
 func cleanSpaces(text []byte) []byte {
 	// " ?", " !", " .", " ," lose the space.
 	out := text[:min(len(text), 1)]
@@ -161,8 +162,9 @@ func cleanSpaces(text []byte) []byte {
 	for i := 1; i < len(text); i++ {
 		x := text[i]
 		if x == '\'' && i+1 < len(text) && text[i-1] == ' ' && text[i+1] == ' ' {
-			out = out[:len(out)-1]
-			text[i+1] = 0
+			out = out[:len(out)-1] // the space before
+			i++                    // and the one after, which llama.cpp
+			text[i] = 0            // also zeroes (the next test reads it)
 		}
 		out = append(out, x)
 	}

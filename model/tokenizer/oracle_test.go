@@ -233,7 +233,9 @@ func TestOracleEncode(t *testing.T) {
 // adversarial encodings, with llama.cpp.
 func TestOracleDecode(t *testing.T) {
 	requireOracle(t)
-	adv := adversarial(2, 500)
+	adv := append(adversarial(2, 500),
+		"a ' b", "x ' ' y", "it 's", "I 'm", "we 're", "they 've", "don 't", "he 'd", "we 'll", " ' ", "' '",
+		"Hi , there . Why ? No !", " ,", "a '", "' s", "x 'll y", "q 're", " 've", "a ' ' ' b", "end .")
 	for _, v := range []struct {
 		name string
 		path func(testing.TB) string
