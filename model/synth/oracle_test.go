@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/model/synth"
 )
 
 func requireLlamaCpp(t *testing.T) {
@@ -124,6 +127,78 @@ func correlation(a, b []float32) float64 {
 	return (sab - sa*sb/n) / math.Sqrt((saa-sa*sa/n)*(sbb-sb*sb/n))
 }
 
+// llama.cpp's own quantizer, given F16 files of Llama 3.2's layer counts
+// (narrow widths keep it quick; the mix depends on names, layer counts and
+// row lengths), picks the type our Q4_K_M and Q4_0 files have for every
+// tensor, and writes the tensors in the same order.
+func TestMixMatchesLlamaCpp(t *testing.T) {
+	requireLlamaCpp(t)
+	dir := t.TempDir()
+	for _, layers := range []int{16, 28} {
+		p := synth.Preset{Name: fmt.Sprintf("narrow-%dl", layers), SizeLabel: "test",
+			Embedding: 256, Layers: layers, Heads: 4, KVHeads: 1, HeadDim: 64, FFN: 512}
+		f16 := filepath.Join(dir, p.Name+"-F16.gguf")
+		writePreset(t, p, "F16", f16)
+		for _, typ := range []string{"Q4_K_M", "Q4_0"} {
+			if typ == "Q4_0" && layers != 16 {
+				continue // Q4_0's mix does not depend on the layer count
+			}
+			ours := filepath.Join(dir, p.Name+"-"+typ+".gguf")
+			theirs := filepath.Join(dir, p.Name+"-llama-"+typ+".gguf")
+			writePreset(t, p, typ, ours)
+			if err := llamacpp.QuantizeModel(f16, theirs, typ, 2); err != nil {
+				t.Fatal(err)
+			}
+			compareTypes(t, fmt.Sprintf("%d layers %s", layers, typ), ours, theirs)
+		}
+	}
+}
+
+func writePreset(t *testing.T, p synth.Preset, typ, path string) {
+	t.Helper()
+	ft, err := ftype.Parse(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _, err := synth.Build(synth.Options{Preset: p, Type: ft, Seed: 1, Tokenizer: tokenizerKV(t), Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// compareTypes checks that two files hold the same tensors, in the same
+// order, with the same types and shapes.
+func compareTypes(t *testing.T, what, ours, theirs string) {
+	t.Helper()
+	a, err := gguf.Open(ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := gguf.Open(theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if len(a.Tensors) != len(b.Tensors) {
+		t.Fatalf("%s: %d tensors, llama.cpp %d", what, len(a.Tensors), len(b.Tensors))
+	}
+	q6 := 0
+	for i := range a.Tensors {
+		x, y := a.Tensors[i], b.Tensors[i]
+		if x.Name != y.Name || x.Type != y.Type || fmt.Sprint(x.Dims) != fmt.Sprint(y.Dims) {
+			t.Errorf("%s: tensor %d: ours %s %s %v, llama.cpp %s %s %v", what, i, x.Name, x.Type, x.Dims, y.Name, y.Type, y.Dims)
+		}
+		if y.Type == quant.Q6_K {
+			q6++
+		}
+	}
+	t.Logf("%s: %d tensors agree (%d of them Q6_K)", what, len(a.Tensors), q6)
+}
+
 // TestBigPresetAgainstLlamaCpp checks a full-size preset, named by
 // DAMASCUS_SYNTH_PRESET (for example llama3.2-3b; minutes and gigabytes of
 // temporary files): llama.cpp loads our Q4_K_M file and computes finite,
@@ -183,23 +258,5 @@ func TestBigPresetAgainstLlamaCpp(t *testing.T) {
 	}
 	t.Logf("llama.cpp quantize F16 → Q4_K_M: %s", time.Since(start).Round(time.Millisecond))
 	os.Remove(f16)
-	a, err := gguf.Open(ours)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := gguf.Open(theirs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if len(a.Tensors) != len(b.Tensors) {
-		t.Fatalf("%d tensors, llama.cpp %d", len(a.Tensors), len(b.Tensors))
-	}
-	for i := range a.Tensors {
-		x, y := a.Tensors[i], b.Tensors[i]
-		if x.Name != y.Name || x.Type != y.Type || fmt.Sprint(x.Dims) != fmt.Sprint(y.Dims) {
-			t.Errorf("tensor %d: ours %s %s %v, llama.cpp %s %s %v", i, x.Name, x.Type, x.Dims, y.Name, y.Type, y.Dims)
-		}
-	}
+	compareTypes(t, preset+" Q4_K_M", ours, theirs)
 }
