@@ -16,45 +16,30 @@ import (
 // with a register-resident TDPBSSD loop (6.5–7 TOPS, see issue 8).
 const amxPeakOpsPerCore = 6.75e12
 
-// parallel splits rows into threads parts of whole 16-row tiles and runs f
-// on each concurrently, as the engine's row split does.
-func parallel(f ledger.MatMul, threads int, dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int, rowBytes int) {
-	if threads == 1 {
-		f(dst, ldd, w, rows, xq, n, k)
-		return
-	}
-	per := (rows/tileRows + threads - 1) / threads * tileRows
-	var wg sync.WaitGroup
-	for r0 := 0; r0 < rows; r0 += per {
-		rr := min(per, rows-r0)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(dst[r0:], ldd, w[r0*rowBytes:], rr, xq, n, k)
-		}()
-	}
-	wg.Wait()
-}
-
 // BenchmarkMatMul times the tile program at the prefill shapes of the 1B
 // and 3B models (512 tokens) on 1 and 2 threads, reporting GFLOP/s
 // (2·rows·n·k per call) and the fraction of the AMX-INT8 peak of as many
-// cores as threads. Select with -bench, e.g. 'MatMul/type=Q4_K/variant=amx-int8/.*3B'.
+// cores as threads. The -repacked variants use weights repacked at load
+// (Repack, outside the timing). Select with -bench, e.g.
+// 'MatMul/type=Q4_K/variant=amx-int8/.*_3B'.
 func BenchmarkMatMul(b *testing.B) {
 	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
-		for _, name := range []string{"amx-int8", "avx512-vnni-tiles"} {
-			v, _ := ledger.Lookup(op.Name, name)
+		for _, name := range []string{"amx-int8", "amx-int8-repacked", "avx512-vnni-tiles", "avx512-vnni-tiles-repacked"} {
+			useAMX := name == "amx-int8" || name == "amx-int8-repacked"
+			repacked := name != "amx-int8" && name != "avx512-vnni-tiles"
 			for _, s := range op.Shapes {
 				if !s.Real() {
 					continue
 				}
 				for _, threads := range []int{1, 2} {
 					b.Run(fmt.Sprintf("type=%s/variant=%s/shape=%s_%s/threads=%d", typ, name, s.Key(ledger.KindMatMul), s.Model, threads), func(b *testing.B) {
-						if miss := v.Missing(); len(miss) > 0 {
-							b.Skipf("needs %v", miss)
+						if useAMX {
+							skipUnlessAMX(b)
+						} else {
+							skipUnlessVNNI(b)
 						}
-						benchShape(b, op, v.Impl.(ledger.MatMul), s, threads)
+						benchShape(b, op, s, threads, useAMX, repacked)
 					})
 				}
 			}
@@ -62,17 +47,54 @@ func BenchmarkMatMul(b *testing.B) {
 	}
 }
 
-func benchShape(b *testing.B, op *ledger.Op, f ledger.MatMul, s ledger.Shape, threads int) {
+func benchShape(b *testing.B, op *ledger.Op, s ledger.Shape, threads int, useAMX, repacked bool) {
 	w, err := workload.New(op, s, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
 	dst := make([]float32, s.N*s.Rows)
-	rowBytes := len(w.W) / s.Rows
-	parallel(f, threads, dst, s.Rows, w.W, s.Rows, w.XQ, s.N, s.K, rowBytes)
+	// Row ranges of whole tiles, one per thread.
+	per := (s.Rows/tileRows + threads - 1) / threads * tileRows
+	var parts [][2]int
+	for r0 := 0; r0 < s.Rows; r0 += per {
+		parts = append(parts, [2]int{r0, min(r0+per, s.Rows)})
+	}
+	var all *Repacked
+	if repacked {
+		if all, err = Repack(op.Type, w.W, s.Rows, s.K); err != nil {
+			b.Fatal(err)
+		}
+	}
+	calls := make([]func(), len(parts))
+	for i, p := range parts {
+		if repacked {
+			r, err := all.Slice(p[0], p[1])
+			if err != nil {
+				b.Fatal(err)
+			}
+			calls[i] = func() { r.matMul(useAMX, dst[p[0]:], s.Rows, w.XQ, s.N) }
+		} else {
+			f := matMul(map[quant.Type]weightFormat{quant.Q4_K: formatQ4K, quant.Q6_K: formatQ6K}[op.Type], useAMX)
+			rowBytes := len(w.W) / s.Rows
+			calls[i] = func() { f(dst[p[0]:], s.Rows, w.W[p[0]*rowBytes:], p[1]-p[0], w.XQ, s.N, s.K) }
+		}
+	}
+	run := func() {
+		if len(calls) == 1 {
+			calls[0]()
+			return
+		}
+		var wg sync.WaitGroup
+		for _, c := range calls {
+			wg.Add(1)
+			go func() { defer wg.Done(); c() }()
+		}
+		wg.Wait()
+	}
+	run()
 	b.ResetTimer()
 	for b.Loop() {
-		parallel(f, threads, dst, s.Rows, w.W, s.Rows, w.XQ, s.N, s.K, rowBytes)
+		run()
 	}
 	sec := b.Elapsed().Seconds() / float64(b.N)
 	ops := 2 * float64(s.Rows) * float64(s.N) * float64(s.K)

@@ -56,71 +56,90 @@ func aligned(b []byte, n int) []byte {
 	return b[off : off+n : off+n]
 }
 
-// matMul returns the tile program's MatMul for format f, its tile products
-// run on AMX or, with useAMX false, by AVX-512 VNNI.
-func matMul(f weightFormat, useAMX bool) ledger.MatMul {
+// variantName names the tile program by where its products run.
+func variantName(useAMX bool) string {
+	if useAMX {
+		return "amx-int8"
+	}
+	return "avx512-vnni-tiles"
+}
+
+// panelSource yields the weight panel of the row tile at r0 (rr rows),
+// super-blocks sb0 to sb0+nsb: unpacked into s.panel per call, or a view of
+// weights repacked at load.
+type panelSource func(s *scratch, r0, rr, sb0, nsb int) *byte
+
+// run is the tile program's driver: activations packed once, then for each
+// K block of kBlock super-blocks, every row tile's panel through tileKernel.
+func (f weightFormat) run(useAMX bool, dst []float32, ldd, rows int, xq []byte, n, k int, panels panelSource) {
+	nb := k / qk
+	if need := (n-1)*ldd + rows; len(dst) < need || ldd < rows || k%qk != 0 || len(xq) < n*nb*q8kBytes {
+		panic(fmt.Sprintf("amx %s %s: bad operands: len(dst)=%d ldd=%d rows=%d n=%d k=%d len(xq)=%d",
+			f.typ, variantName(useAMX), len(dst), ldd, rows, n, k, len(xq)))
+	}
+	if nb == 0 {
+		for j := 0; j < n; j++ {
+			clear(dst[j*ldd : j*ldd+rows])
+		}
+		return
+	}
 	flags := f.flags
 	if useAMX {
+		if err := cpufeat.AMX(); err != nil {
+			panic(fmt.Sprintf("amx %s %s called without AMX: %v", f.typ, variantName(useAMX), err))
+		}
 		flags |= flagAMX
 	}
-	name := "avx512-vnni-tiles"
-	if useAMX {
-		name = "amx-int8"
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	pairs := (n + pairTokens - 1) / pairTokens
+	s.pack = aligned(s.pack, pairs*nb*aSBBytes)
+	s.cbuf = aligned(s.cbuf, 8*tileBytes)
+	s.acc = aligned(s.acc, pairTokens*tileRows*4)
+	packActivations(s.pack, xq, n, nb)
+	a := kernelArgs{
+		lddBytes:   4 * ldd,
+		n:          n,
+		cbuf:       (*int32)(unsafe.Pointer(&s.cbuf[0])),
+		acc:        (*float32)(unsafe.Pointer(&s.acc[0])),
+		cfg:        &tileConfig[0],
+		pairStride: nb * aSBBytes,
 	}
+	for sb0 := 0; sb0 < nb; sb0 += kBlock {
+		a.nsb = min(kBlock, nb-sb0)
+		a.x = &s.pack[sb0*aSBBytes]
+		a.flags = flags
+		if sb0 > 0 {
+			a.flags |= flagAccumulate
+		}
+		for r0 := 0; r0 < rows; r0 += tileRows {
+			rr := min(tileRows, rows-r0)
+			a.w = panels(s, r0, rr, sb0, a.nsb)
+			a.dst = &dst[r0]
+			a.rowMask = 1<<rr - 1
+			tileKernel(&a)
+		}
+	}
+}
+
+// matMul returns the tile program's MatMul for format f, unpacking the
+// weights per call, its tile products run on AMX or, with useAMX false, by
+// AVX-512 VNNI.
+func matMul(f weightFormat, useAMX bool) ledger.MatMul {
 	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
 		if rows <= 0 || n <= 0 {
 			return
 		}
 		nb := k / qk
-		if need := (n-1)*ldd + rows; len(dst) < need || ldd < rows || k%qk != 0 ||
-			len(w) < rows*nb*f.blkBytes || len(xq) < n*nb*q8kBytes {
-			panic(fmt.Sprintf("amx %s %s: bad operands: len(dst)=%d ldd=%d rows=%d n=%d k=%d len(w)=%d len(xq)=%d",
-				f.typ, name, len(dst), ldd, rows, n, k, len(w), len(xq)))
+		if len(w) < rows*nb*f.blkBytes {
+			panic(fmt.Sprintf("amx %s %s: %d weight bytes for %d rows of %d", f.typ, variantName(useAMX), len(w), rows, k))
 		}
-		if nb == 0 {
-			for j := 0; j < n; j++ {
-				clear(dst[j*ldd : j*ldd+rows])
-			}
-			return
-		}
-		if useAMX {
-			if err := cpufeat.AMX(); err != nil {
-				panic(fmt.Sprintf("amx %s %s called without AMX: %v", f.typ, name, err))
-			}
-		}
-		s := scratchPool.Get().(*scratch)
-		defer scratchPool.Put(s)
-		pairs := (n + pairTokens - 1) / pairTokens
-		s.pack = aligned(s.pack, pairs*nb*aSBBytes)
-		s.panel = aligned(s.panel, min(kBlock, nb)*wSBBytes)
-		s.cbuf = aligned(s.cbuf, 8*tileBytes)
-		s.acc = aligned(s.acc, pairTokens*tileRows*4)
-		packActivations(s.pack, xq, n, nb)
 		rowBytes := nb * f.blkBytes
-		a := kernelArgs{
-			lddBytes:   4 * ldd,
-			n:          n,
-			cbuf:       (*int32)(unsafe.Pointer(&s.cbuf[0])),
-			acc:        (*float32)(unsafe.Pointer(&s.acc[0])),
-			cfg:        &tileConfig[0],
-			pairStride: nb * aSBBytes,
-			w:          &s.panel[0],
-		}
-		for sb0 := 0; sb0 < nb; sb0 += kBlock {
-			a.nsb = min(kBlock, nb-sb0)
-			a.x = &s.pack[sb0*aSBBytes]
-			a.flags = flags
-			if sb0 > 0 {
-				a.flags |= flagAccumulate
-			}
-			for r0 := 0; r0 < rows; r0 += tileRows {
-				rr := min(tileRows, rows-r0)
-				f.pack(s.panel, w[r0*rowBytes:], rr, nb, sb0, a.nsb)
-				a.dst = &dst[r0]
-				a.rowMask = 1<<rr - 1
-				tileKernel(&a)
-			}
-		}
+		f.run(useAMX, dst, ldd, rows, xq, n, k, func(s *scratch, r0, rr, sb0, nsb int) *byte {
+			s.panel = aligned(s.panel, kBlock*wSBBytes)
+			f.pack(s.panel, w[r0*rowBytes:], rr, nb, sb0, nsb)
+			return &s.panel[0]
+		})
 	}
 }
 
@@ -140,6 +159,15 @@ var MatMulQ4KVNNI = matMul(formatQ4K, false)
 var MatMulQ6KVNNI = matMul(formatQ6K, false)
 
 var vnniFeatures = []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}
+
+func vnniAvailable() bool {
+	for _, f := range vnniFeatures {
+		if !cpufeat.Has(f) {
+			return false
+		}
+	}
+	return true
+}
 
 func init() {
 	amxFeatures := []string{"amx-int8", "avx512f", "avx512bw", "avx512vl", "avx512vnni"}

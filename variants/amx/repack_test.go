@@ -1,0 +1,84 @@
+//go:build !noasm
+
+package amx
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+// repackedVariant wraps Repack + MatMul as a ledger MatMul so the gate can
+// check it (the repack is inside the call here; the engine does it once).
+func repackedVariant(t *testing.T, typ quant.Type, useAMX bool) ledger.Variant {
+	return ledger.Variant{Op: ledger.MatMulOp(typ), Name: "repacked", Family: ledger.FamilyAMXInt8,
+		Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+			r, err := Repack(typ, w, rows, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if useAMX {
+				r.MatMul(dst, ldd, xq, n)
+			} else {
+				r.MatMulVNNI(dst, ldd, xq, n)
+			}
+		})}
+}
+
+func gateRepacked(t *testing.T, useAMX bool) {
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
+		v := repackedVariant(t, typ, useAMX)
+		for _, s := range testShapes {
+			t.Run(fmt.Sprintf("%s/%s", typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
+				c, err := gate.NewCase(op, s, 13)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m, err := c.Check(v); err != nil {
+					t.Fatalf("%v (metrics %+v)", err, m)
+				}
+			})
+		}
+	}
+}
+
+func TestRepackedVNNI(t *testing.T) {
+	skipUnlessVNNI(t)
+	gateRepacked(t, false)
+}
+
+func TestRepackedAMX(t *testing.T) {
+	skipUnlessAMX(t)
+	gateRepacked(t, true)
+}
+
+func TestRepackErrors(t *testing.T) {
+	for _, c := range []struct {
+		typ     quant.Type
+		n, rows int
+		k       int
+	}{
+		{quant.Q8_0, 34, 1, 32},   // no tile program
+		{quant.Q4_K, 144, 1, 100}, // k not whole super-blocks
+		{quant.Q4_K, 143, 1, 256}, // short weights
+		{quant.Q6_K, 210, 0, 256}, // no rows
+	} {
+		if _, err := Repack(c.typ, make([]byte, c.n), c.rows, c.k); err == nil {
+			t.Errorf("Repack(%s, %d bytes, %d rows, k=%d) succeeded", c.typ, c.n, c.rows, c.k)
+		}
+	}
+	r, err := Repack(quant.Q4_K, make([]byte, 40*144), 40, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Slice(8, 20); err == nil {
+		t.Error("Slice at a row that is not a multiple of 16 succeeded")
+	}
+	if s, err := r.Slice(32, 40); err != nil || s.Rows != 8 {
+		t.Errorf("Slice(32, 40) = %v, %v", s, err)
+	}
+}
