@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -193,5 +194,35 @@ func TestChunkedEncodeExact(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("chunked encoding differs from whole (%d vs %d ids)", len(got), len(want))
+	}
+}
+
+// TestConcurrentEncode shares one tokenizer between goroutines (run with
+// -race to check the pooled scratch memory).
+func TestConcurrentEncode(t *testing.T) {
+	tok := llama3(t)
+	inputs := adversarial(12, 400)
+	want := make([][]int32, len(inputs))
+	for i, s := range inputs {
+		want[i], _ = tok.Encode(s, AddSpecial)
+	}
+	done := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for i := range inputs {
+				j := (i + g*97) % len(inputs)
+				got, err := tok.Encode(inputs[j], AddSpecial)
+				if err != nil || !slices.Equal(got, want[j]) {
+					done <- fmt.Errorf("%q: %v, %v; want %v", inputs[j], got, err, want[j])
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
