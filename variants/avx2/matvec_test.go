@@ -5,17 +5,19 @@ package avx2
 import (
 	"testing"
 
-	"golang.org/x/sys/cpu"
+	"strings"
 
+	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest/ggmltest"
 )
 
+// need skips t unless this machine (CPU and OS) has what the kernels use.
 func need(t testing.TB) {
 	t.Helper()
-	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
-		t.Skip("CPU lacks avx2 or fma")
+	if missing := cpufeat.Missing("avx2", "fma", "f16c"); len(missing) > 0 {
+		t.Skipf("machine lacks %s", strings.Join(missing, ", "))
 	}
 }
 

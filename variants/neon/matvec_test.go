@@ -5,19 +5,18 @@ package neon
 import (
 	"testing"
 
-	"golang.org/x/sys/cpu"
-
+	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 
 func need(t testing.TB, dotProd bool) {
 	t.Helper()
-	if !cpu.ARM64.HasASIMD {
-		t.Skip("CPU lacks asimd")
+	if !cpufeat.Has("asimd") {
+		t.Skip("machine lacks asimd")
 	}
-	if dotProd && !cpu.ARM64.HasASIMDDP {
-		t.Skip("CPU lacks asimddp (SDOT)")
+	if dotProd && !cpufeat.Has("asimddp") {
+		t.Skip("machine lacks asimddp (SDOT)")
 	}
 }
 

@@ -2,7 +2,6 @@ package kerneltest
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -169,9 +168,4 @@ func checkMatVec(t *testing.T, name string, wt, xt quant.Type, f MatVecFunc, w, 
 			t.Fatalf("%s: row %d: %s (tolerance %.3g)", name, i, Describe(dst[i], want, scale), tol)
 		}
 	}
-}
-
-// WithinFloat32 reports whether a and b agree to rel of their magnitude.
-func WithinFloat32(a, b float32, rel float64) bool {
-	return math.Abs(float64(a)-float64(b)) <= rel*math.Max(math.Abs(float64(a)), math.Abs(float64(b)))+1e-30
 }
