@@ -45,7 +45,32 @@ type scratch struct {
 	pack, panel, cbuf, acc []byte
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+// scratches is a free list rather than a sync.Pool: a pool is emptied by
+// every GC, and reallocating megabytes of pack buffer per call then shows
+// up in the timings.
+var scratches struct {
+	sync.Mutex
+	free []*scratch
+}
+
+func getScratch() *scratch {
+	scratches.Lock()
+	defer scratches.Unlock()
+	if n := len(scratches.free); n > 0 {
+		s := scratches.free[n-1]
+		scratches.free = scratches.free[:n-1]
+		return s
+	}
+	return new(scratch)
+}
+
+func putScratch(s *scratch) {
+	scratches.Lock()
+	defer scratches.Unlock()
+	if len(scratches.free) < 64 { // beyond any sane thread count
+		scratches.free = append(scratches.free, s)
+	}
+}
 
 func aligned(b []byte, n int) []byte {
 	if cap(b) >= n {
@@ -90,8 +115,8 @@ func (f weightFormat) run(useAMX bool, dst []float32, ldd, rows int, xq []byte, 
 		}
 		flags |= flagAMX
 	}
-	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
+	s := getScratch()
+	defer putScratch(s)
 	pairs := (n + pairTokens - 1) / pairTokens
 	s.pack = aligned(s.pack, pairs*nb*aSBBytes)
 	s.cbuf = aligned(s.cbuf, 8*tileBytes)
