@@ -7,13 +7,17 @@ import (
 	"github.com/damascus-llm/damascus/harness/stats"
 )
 
-// Rule is the promotion rule. A challenger replaces the incumbent when it
-// passed the gate, its median time is lower, and either
+// Rule is the promotion rule, applied at each shape. A challenger beats the
+// incumbent at a shape when it passed the gate, its median time is lower,
+// and either
 //   - over at least MinRuns runs each, the samples' central ranges do not
 //     overlap: the challenger's 95th-percentile time is below the incumbent's
 //     5th-percentile time; or
 //   - the Mann-Whitney U test rejects "same distribution" at p < Alpha and the
 //     median gain is at least MinGain.
+//
+// `ledger promote` promotes a challenger that beats the incumbent at every
+// real model shape timed in the run (at every shape if none is real).
 type Rule struct {
 	MinRuns int     `json:"min_runs"`
 	Alpha   float64 `json:"alpha"`

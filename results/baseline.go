@@ -64,6 +64,9 @@ func writeConditions(b *strings.Builder, recs []Record) {
 		p := r.Run.Protocol
 		m := p.Machine
 		fmt.Fprintf(b, "- run `%s`, %s: `%s`\n", r.RunID, p.Date.Format("2006-01-02 15:04 MST"), r.Run.Command)
+		if r.Run.Note != "" {
+			fmt.Fprintf(b, "- note: %s\n", r.Run.Note)
+		}
 		fmt.Fprintf(b, "- machine: %s, %d logical CPUs, %s %s (%s), Go %s\n", m.CPU.Model, m.CPU.LogicalCPUs, m.OS.Distro, m.OS.Kernel, m.OS.GOARCH, m.Go.Version)
 		fmt.Fprintf(b, "- huge pages: THP %s, GLIBC_TUNABLES %s\n", m.HugePages.THPEnabled, m.HugePages.GlibcTunables)
 		dirty := ""

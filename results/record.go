@@ -53,6 +53,7 @@ type Record struct {
 // Run describes one invocation.
 type Run struct {
 	Command  string           `json:"command"`
+	Note     string           `json:"note,omitempty"` // the operator's remark, e.g. on machine load
 	Protocol protocol.Record  `json:"protocol"`
 	Roofline *roofline.Report `json:"roofline,omitempty"`
 }

@@ -29,6 +29,7 @@ type kernelFlags struct {
 	warmup     time.Duration
 	store      string
 	noRoofline bool
+	note       string
 }
 
 func (k *kernelFlags) register(fs *flag.FlagSet, defOps string) {
@@ -39,6 +40,7 @@ func (k *kernelFlags) register(fs *flag.FlagSet, defOps string) {
 	fs.DurationVar(&k.warmup, "warmup", def.Warmup, "untimed warmup per variant and shape")
 	fs.StringVar(&k.store, "store", results.DefaultStore, "results file to append to (empty: do not record)")
 	fs.BoolVar(&k.noRoofline, "no-roofline", false, "skip the roofline probe (no fractions of peak)")
+	fs.StringVar(&k.note, "note", "", "a remark recorded with the run (e.g. other load on the machine)")
 }
 
 func runKernels(args []string, stdout, stderr io.Writer) error {
@@ -75,6 +77,7 @@ func kernelLedger(cmdline []string, kf kernelFlags, stdout, stderr io.Writer) (*
 	}
 	prot := protocol.Kernel{Runs: kf.runs, MinSample: kf.minSample, Warmup: kf.warmup, Threads: 1, ColdWeightBytes: workload.ColdBytes}
 	run := runRecord(cmdline, &prot)
+	run.Note = kf.note
 	if !kf.noRoofline {
 		fmt.Fprintln(stderr, "probing the single-thread roofline (memory read, fp32 FMA, int8 VNNI)...")
 		rep := quickRoofline()

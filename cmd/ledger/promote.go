@@ -103,11 +103,14 @@ func runPromote(args []string, stdout, stderr io.Writer) error {
 
 // decidePromotions judges, for every op timed in recs, each challenger
 // against the incumbent (the first preference timed in the run, else naive)
-// by rule at every shape both were timed at. A challenger is promoted only
-// if the rule promotes it at every such shape and it passed the gate
-// everywhere in the run. Promoted challengers go to the front of the op's
-// list, best mean gain first, each citing its promotion record; the batch b
-// receives one promotion record per decision.
+// by rule at every real model shape both were timed at (every shape when the
+// run timed no real one: the odd tail shapes are there to prove correctness,
+// and at a handful of values call overhead decides the race). A challenger
+// is promoted only if the rule promotes it at every judged shape and it
+// passed the gate everywhere in the run. Promoted challengers go to the
+// front of the op's list, fastest first (geometric mean of their median
+// times), each citing its promotion record; the batch b receives one
+// promotion record per decision.
 func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *ledger.Registry, rule protocol.Rule,
 	ops []string, only string, b *results.Batch) ([]results.Promotion, promoted.Preferences) {
 	type key struct{ op, variant, shape string }
@@ -165,8 +168,9 @@ func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *le
 		}
 		type win struct {
 			choice promoted.Choice
-			gain   float64
+			speed  float64 // geometric mean of median ns over the judged shapes
 		}
+		judged := judgedShapes(op, shapes[op])
 		var wins []win
 		for _, ch := range byOp[op] {
 			if ch == incumbent || (only != "" && ch != only) {
@@ -177,8 +181,8 @@ func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *le
 			}
 			p := results.Promotion{Op: op, Challenger: ch, Incumbent: incumbent, Rule: rule, Promote: true}
 			gatePassed := gate.Passed(gates, op, ch)
-			var gainSum float64
-			for _, s := range shapes[op] {
+			var gainSum, logNs float64
+			for _, s := range judged {
 				ri, ok1 := timed[key{op, incumbent, s}]
 				rc, ok2 := timed[key{op, ch, s}]
 				if !ok1 || !ok2 {
@@ -189,6 +193,7 @@ func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *le
 				p.Evidence = append(p.Evidence, ri.ID, rc.ID)
 				p.Promote = p.Promote && d.Promote
 				gainSum += d.Gain
+				logNs += math.Log(d.ChallengerMedian)
 			}
 			if len(p.Shapes) == 0 {
 				continue
@@ -212,13 +217,14 @@ func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *le
 			decisions = append(decisions, p)
 			if p.Promote {
 				wins = append(wins, win{promoted.Choice{Variant: ch, Evidence: rec.ID, Over: incumbent,
-					Date: time.Now().UTC().Format("2006-01-02")}, meanGain})
+					Date: time.Now().UTC().Format("2006-01-02")}, logNs / float64(len(p.Shapes))})
 			}
 		}
 		if len(wins) == 0 {
 			continue
 		}
-		sort.SliceStable(wins, func(i, j int) bool { return wins[i].gain > wins[j].gain || math.IsNaN(wins[j].gain) })
+		// Fastest first: the engine takes the first one this machine can run.
+		sort.SliceStable(wins, func(i, j int) bool { return wins[i].speed < wins[j].speed })
 		var list []promoted.Choice
 		for _, w := range wins {
 			list = append(list, w.choice)
@@ -235,6 +241,25 @@ func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *le
 		out.Ops[op] = list
 	}
 	return decisions, out
+}
+
+// judgedShapes returns the real model shapes among keys, or all keys when
+// none is real.
+func judgedShapes(op string, keys []string) []string {
+	o, ok := ledger.LookupOp(op)
+	if !ok {
+		return keys
+	}
+	var real []string
+	for _, k := range keys {
+		if s, ok := o.Shape(k); ok && s.Real() {
+			real = append(real, k)
+		}
+	}
+	if len(real) == 0 {
+		return keys
+	}
+	return real
 }
 
 func contains(list []string, s string) bool {
