@@ -2,16 +2,33 @@ package gounrolled
 
 import "math"
 
-// FP16ToFloat32 widens an IEEE half-precision value exactly.
-func FP16ToFloat32(h uint16) float32 {
+// FP16ToFloat32 widens an IEEE half-precision value exactly, by table
+// lookup (as ggml's ggml_table_f32_f16): 256 KiB built once at start.
+func FP16ToFloat32(h uint16) float32 { return fp16Table[h] }
+
+var fp16Table = func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for i := range t {
+		t[i] = fp16Widen(uint16(i))
+	}
+	return &t
+}()
+
+// fp16Widen widens h by its bit fields.
+func fp16Widen(h uint16) float32 {
+	if exp := h >> 10 & 0x1f; exp-1 < 0x1e { // exponent 1..30
+		return math.Float32frombits(uint32(h&0x8000)<<16 | (uint32(h&0x7fff)+0x1c000)<<13)
+	}
+	return fp16Special(h)
+}
+
+// fp16Special widens zeros, subnormals, infinities and NaNs.
+func fp16Special(h uint16) float32 {
 	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
 	man := uint32(h) & 0x3ff
 	switch {
-	case exp == 0x1f: // Inf or NaN
+	case h>>10&0x1f == 0x1f: // Inf or NaN
 		return math.Float32frombits(sign | 0x7f800000 | man<<13)
-	case exp != 0:
-		return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
 	case man == 0:
 		return math.Float32frombits(sign)
 	}
