@@ -4,10 +4,12 @@ package amx
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/damascus-llm/damascus/harness/workload"
+	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/model/quant"
 )
@@ -25,9 +27,11 @@ const amxPeakOpsPerCore = 6.75e12
 func BenchmarkMatMul(b *testing.B) {
 	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
-		for _, name := range []string{"amx-int8", "amx-int8-repacked", "avx512-vnni-tiles", "avx512-vnni-tiles-repacked"} {
-			useAMX := name == "amx-int8" || name == "amx-int8-repacked"
-			repacked := name != "amx-int8" && name != "avx512-vnni-tiles"
+		for _, name := range []string{"amx-int8", "amx-int8-repacked", "avx512-vnni-tiles", "avx512-vnni-tiles-repacked",
+			"amx-bf16-repacked", "avx512-bf16-repacked"} {
+			useAMX := strings.HasPrefix(name, "amx-")
+			repacked := strings.HasSuffix(name, "-repacked")
+			bf16 := strings.Contains(name, "bf16")
 			for _, s := range op.Shapes {
 				if !s.Real() {
 					continue
@@ -39,7 +43,10 @@ func BenchmarkMatMul(b *testing.B) {
 						} else {
 							skipUnlessVNNI(b)
 						}
-						benchShape(b, op, s, threads, useAMX, repacked)
+						if bf16 && !cpufeat.Has("avx512bf16") {
+							b.Skip("CPU lacks avx512bf16")
+						}
+						benchShape(b, op, s, threads, useAMX, repacked, bf16)
 					})
 				}
 			}
@@ -47,7 +54,7 @@ func BenchmarkMatMul(b *testing.B) {
 	}
 }
 
-func benchShape(b *testing.B, op *ledger.Op, s ledger.Shape, threads int, useAMX, repacked bool) {
+func benchShape(b *testing.B, op *ledger.Op, s ledger.Shape, threads int, useAMX, repacked, bf16 bool) {
 	w, err := workload.New(op, s, 1)
 	if err != nil {
 		b.Fatal(err)
@@ -60,14 +67,26 @@ func benchShape(b *testing.B, op *ledger.Op, s ledger.Shape, threads int, useAMX
 		parts = append(parts, [2]int{r0, min(r0+per, s.Rows)})
 	}
 	var all *Repacked
-	if repacked {
+	var allBF16 *RepackedBF16
+	switch {
+	case bf16:
+		if allBF16, err = RepackBF16(op.Type, w.W, s.Rows, s.K); err != nil {
+			b.Fatal(err)
+		}
+	case repacked:
 		if all, err = Repack(op.Type, w.W, s.Rows, s.K); err != nil {
 			b.Fatal(err)
 		}
 	}
 	calls := make([]func(), len(parts))
 	for i, p := range parts {
-		if repacked {
+		if bf16 {
+			r, err := allBF16.Slice(p[0], p[1])
+			if err != nil {
+				b.Fatal(err)
+			}
+			calls[i] = func() { r.matMul(useAMX, dst[p[0]:], s.Rows, w.XQ, s.N) }
+		} else if repacked {
 			r, err := all.Slice(p[0], p[1])
 			if err != nil {
 				b.Fatal(err)
