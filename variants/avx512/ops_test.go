@@ -17,3 +17,13 @@ func BenchmarkOps(b *testing.B) {
 	need(b, "avx512f", "avx512vl")
 	kerneltest.BenchOps(b, "avx512", RMSNorm, SiLUMul, Softmax, RoPE)
 }
+
+func TestAttention(t *testing.T) {
+	need(t, "avx512f", "avx512vl")
+	kerneltest.Attention(t, Attention)
+}
+
+func BenchmarkAttention(b *testing.B) {
+	need(b, "avx512f", "avx512vl")
+	kerneltest.BenchAttention(b, "avx512", Attention)
+}
