@@ -1,5 +1,25 @@
 // Package avx512 holds amd64 assembly kernels that use AVX-512 (F, BW, VL,
-// and where named VNNI and BF16): quantized and float matrix-vector products
-// for the decode hot path. On other architectures, or with the noasm build
-// tag, the package is empty and registers nothing.
+// and where named VNNI and BF16) for the decode hot path, each registered
+// in the ledger next to its code:
+//
+//   - matvec Q4_K×Q8_K and Q6_K×Q8_K: "avx512" (VPMADDUBSW + VPMADDWD),
+//     "avx512-vnni" (VPMADDUBSW + VPDPWSSD), "avx512-vnni-4row" (four rows
+//     per pass sharing the activations), "avx512-vnni-prefetch" (software
+//     prefetch 2 KiB ahead);
+//   - matvec Q8_0×Q8_0: "avx512" and "avx512-vnni" (sign trick);
+//   - matvec F32, F16 and BF16 ("avx512"; BF16 also "avx512-bf16" with
+//     VDPBF16PS, BYTE-encoded);
+//   - activation quantizers to Q8_K and Q8_0, byte-identical to ggml's
+//     quantize_row_*_ref;
+//   - rmsnorm, silu·mul, softmax, rope and decode attention over the KV cache.
+//
+// Integer paths are exact within a block; tests compare every kernel with a
+// float64 reference over adversarial blocks, tails and misaligned inputs,
+// and with the pinned llama.cpp's own vec_dot when it is installed.
+// Benchmarks (single-threaded) report weight GB/s:
+//
+//	go test -run '^$' -bench 'MatVec/type=q4_k' ./variants/avx512
+//
+// On other architectures, or with the noasm build tag, the package is empty
+// and registers nothing.
 package avx512
