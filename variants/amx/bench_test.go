@@ -142,7 +142,7 @@ func BenchmarkPack(b *testing.B) {
 		xq := make([]byte, n*nb*q8kBytes)
 		pack := make([]byte, n/pairTokens*nb*aSBBytes)
 		for b.Loop() {
-			packActivations(pack, xq, n, nb)
+			packActivations(pack, xq, n, nb, true)
 		}
 	})
 }

@@ -14,7 +14,7 @@ import (
 func emulate(typ quant.Type, dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
 	nb := k / qk
 	pack := make([]byte, (n+pairTokens-1)/pairTokens*nb*aSBBytes)
-	packActivations(pack, xq, n, nb)
+	packActivations(pack, xq, n, nb, typ == quant.Q4_K)
 	blk, packW := q4kBytes, packQ4K
 	if typ == quant.Q6_K {
 		blk, packW = q6kBytes, packQ6K

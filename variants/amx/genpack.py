@@ -22,7 +22,8 @@ e("// and odd bytes as words, split into 7-bit digits.")
 e("//")
 e("// Z31 row offsets, Z30 0x3f, Z29 0x0f, Z28 0x30, Z27 0x007f words,")
 e("// Z26 0x7f00 words, Z25 0xff00 words, Z17-Z20 even selectors of scale")
-e("// byte j, Z21-Z24 odd selectors.")
+e("// byte j, Z21-Z24 odd selectors; at DX+896 and DX+960 the selectors of")
+e("// byte pairs (0,1) and (2,3) into words, for the min pairs.")
 e("TEXT ·packQ4KTiles(SB), NOSPLIT, $0-8")
 e("\tMOVQ a+0(FP), AX")
 e("\tMOVQ 0(AX), DI   // panel")
@@ -60,10 +61,12 @@ e("\tVPSRLD $16, Z3, Z10")
 e("\tVPMOVDW Z10, Y10")
 e("\tVCVTPH2PS Y10, Z10")
 e("\tVMOVUPS Z10, 8256(DI)       // dmin")
-for g in range(8):
-    src = 5 if g < 4 else 7
-    e(f"\tVPSHUFB Z{17+g%4}, Z{src}, Z11")
-    e(f"\tVMOVDQU32 Z11, {8320+64*g}(DI)   // (m{g}, m{g})")
+for h in range(4):
+    e(f"\tVPSHUFB {896+64*(h%2)}(DX), Z{5 if h < 2 else 7}, Z11")
+    e(f"\tVMOVDQU32 Z11, {8320+64*h}(DI)   // (m{2*h}, m{2*h+1})")
+e("\tVPXORD Z11, Z11, Z11")
+for h in range(4, 8):
+    e(f"\tVMOVDQU32 Z11, {8320+64*h}(DI)")
 def emit(G, se, so, off):
     e(f"\tVPMADDUBSW Z{se}, Z{G}, Z12")
     e(f"\tVPMADDUBSW Z{so}, Z{G}, Z13")

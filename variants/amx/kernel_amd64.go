@@ -23,6 +23,7 @@ const (
 	flagAMX        = 1 // tile products on AMX (else VPDPBUSD)
 	flagIntMin     = 2 // subtract the bsum term before scaling (one scale d)
 	flagAccumulate = 4 // add to dst instead of storing
+	flagSum32      = 8 // four bsum pairs (sums of 32) instead of eight
 )
 
 //go:noescape

@@ -29,6 +29,7 @@
 #define FLAG_AMX    1
 #define FLAG_INTMIN 2
 #define FLAG_ACC    4
+#define FLAG_SUM32  8
 
 // One tile product chunk on AMX: A tiles tmm4, tmm5 (tokens 0-15, 16-31),
 // B tiles tmm6 (lo digits), tmm7 (hi digits); C tmm0..3 = [token tile][digit].
@@ -228,6 +229,8 @@ epilogue:
 	MOVQ $0, SI           // 32·t
 	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
 	JNZ  epiint
+	TESTQ $FLAG_SUM32, ARG_FLAGS(DI)
+	JNZ  epi32
 
 epitok:
 	VMOVDQU32 1024(AX), Z0
@@ -258,6 +261,33 @@ epitok:
 epinext:
 	CMPQ SI, $1024
 	JLT  epitok
+	JMP  sbdone
+
+epi32:
+	VMOVDQU32 1024(AX), Z0
+	VPSLLD    $7, Z0, Z0
+	VPADDD    (AX), Z0, Z0
+	VPXORD    Z1, Z1, Z1
+	VPDPWSSD.BCST (A_BSUMS+0)(R9)(SI*1), Z20, Z1
+	VPDPWSSD.BCST (A_BSUMS+4)(R9)(SI*1), Z21, Z1
+	VPDPWSSD.BCST (A_BSUMS+8)(R9)(SI*1), Z22, Z1
+	VPDPWSSD.BCST (A_BSUMS+12)(R9)(SI*1), Z23, Z1
+	VCVTDQ2PS Z0, Z0
+	VCVTDQ2PS Z1, Z1
+	VMULPS    Z28, Z0, Z0
+	VFNMADD231PS Z29, Z1, Z0
+	VMULPS.BCST (DX), Z0, Z0
+	VADDPS    (R11)(SI*2), Z0, Z0
+	VMOVUPS   Z0, (R11)(SI*2)
+	ADDQ $64, AX
+	ADDQ $4, DX
+	ADDQ $32, SI
+	CMPQ SI, $512
+	JNE  epi32next
+	ADDQ $1024, AX // token tile 1: its C rows start at cbuf+2048
+epi32next:
+	CMPQ SI, $1024
+	JLT  epi32
 	JMP  sbdone
 
 epiint:

@@ -19,11 +19,12 @@ type weightFormat struct {
 	blkBytes int
 	pack     func(panel, w []byte, rows, nb, sb0, nsb int)
 	flags    uint64
+	sum32    bool // block sums of 32 values (see packActivations)
 }
 
 var (
-	formatQ4K = weightFormat{quant.Q4_K, q4kBytes, packQ4KAsm, 0}
-	formatQ6K = weightFormat{quant.Q6_K, q6kBytes, packQ6KAsm, flagIntMin}
+	formatQ4K = weightFormat{quant.Q4_K, q4kBytes, packQ4KAsm, flagSum32, true}
+	formatQ6K = weightFormat{quant.Q6_K, q6kBytes, packQ6KAsm, flagIntMin, false}
 )
 
 // kBlock is the super-blocks one pass over the row tiles covers: the
@@ -121,7 +122,7 @@ func (f weightFormat) run(useAMX bool, dst []float32, ldd, rows int, xq []byte, 
 	s.pack = aligned(s.pack, pairs*nb*aSBBytes)
 	s.cbuf = aligned(s.cbuf, 8*tileBytes)
 	s.acc = aligned(s.acc, pairTokens*tileRows*4)
-	packActivations(s.pack, xq, n, nb)
+	packActivations(s.pack, xq, n, nb, f.sum32)
 	a := kernelArgs{
 		lddBytes:   4 * ldd,
 		n:          n,

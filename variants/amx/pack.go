@@ -27,7 +27,9 @@ const (
 //	[chunk 0..3][lo, hi][16 k-quads][16 rows][4 bytes]   the int8 tiles
 //	[16]float32  d per row
 //	[16]float32  dmin per row (Q4_K; unused by Q6_K)
-//	[8][16]{int16, int16}  per row, the coefficients of Q8_K bsums 2h, 2h+1
+//	[8][16]{int16, int16}  per row, the coefficients of block sums 2h, 2h+1
+//	                       (Q4_K: mins m_2h, m_2h+1 of the sums of 32 in
+//	                       pairs 0-3, pairs 4-7 zero; Q6_K: 8192 + 32·sc)
 const (
 	wTiles   = 0
 	wD       = chunks * 2 * tileBytes
@@ -40,7 +42,8 @@ const (
 //
 //	[chunk 0..3][token tile 0, 1][16 tokens][64 bytes]   Q8_K quants
 //	[32]float32  dx per token
-//	[32][16]int16 Q8_K bsums per token
+//	[32][16]int16 Q8_K bsums per token, or for Q4_K (sum32) the eight sums
+//	              of 32 values in the first half: sums 2h and 2h+1 in dword h
 //
 // Tokens past n are zero (dx = 0), so they add nothing and are not stored.
 const (
@@ -61,8 +64,10 @@ const digitShift = 7
 const q6Offset = 8192
 
 // packActivations writes n Q8_K rows of nb super-blocks (xq) into the
-// activation pack, pairs ⌈n/32⌉ × nb × aSBBytes bytes.
-func packActivations(pack, xq []byte, n, nb int) {
+// activation pack, pairs ⌈n/32⌉ × nb × aSBBytes bytes. With sum32 the block
+// sums are those of 32 values (Q4_K's sub-blocks), halving the epilogue's
+// VPDPWSSDs.
+func packActivations(pack, xq []byte, n, nb int, sum32 bool) {
 	rowBytes := nb * q8kBytes
 	pairs := (n + pairTokens - 1) / pairTokens
 	if n%pairTokens != 0 { // padding tokens of the last pair must be zero
@@ -79,7 +84,14 @@ func packActivations(pack, xq []byte, n, nb int) {
 				copy(dst[aTiles+c*2*tileBytes+tileOff:][:chunkK], blk[4+c*chunkK:])
 			}
 			copy(dst[aD+4*tp:][:4], blk[0:4])
-			copy(dst[aBsums+32*tp:][:32], blk[260:292])
+			if !sum32 {
+				copy(dst[aBsums+32*tp:][:32], blk[260:292])
+				continue
+			}
+			for g := 0; g < 8; g++ {
+				s := int16(binary.LittleEndian.Uint16(blk[260+4*g:])) + int16(binary.LittleEndian.Uint16(blk[262+4*g:]))
+				binary.LittleEndian.PutUint16(dst[aBsums+32*tp+2*g:], uint16(s))
+			}
 		}
 	}
 }
@@ -127,8 +139,8 @@ func packQ4K(panel, w []byte, rows, nb, sb0, nsb int) {
 			for c := 0; c < chunks; c++ {
 				scLo, m0 := quant.ScaleMinK4(2*c, scales)
 				scHi, m1 := quant.ScaleMinK4(2*c+1, scales)
-				putCoef(p, 2*c, r, int16(m0), int16(m0))
-				putCoef(p, 2*c+1, r, int16(m1), int16(m1))
+				putCoef(p, c, r, int16(m0), int16(m1))
+				putCoef(p, c+4, r, 0, 0)
 				lo, hi := &digitTable[scLo], &digitTable[scHi]
 				for j, b := range qs[32*c : 32*c+32] {
 					put(p, r, c*chunkK+j, lo[b&15])

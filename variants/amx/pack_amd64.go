@@ -39,6 +39,14 @@ var packConsts = func() (c [16][64]byte) {
 			copy(c[10+j][i:], []byte{0x80, b, 0x80, b})
 		}
 	}
+	// Selectors of bytes (2b, 2b+1) of each dword into a word pair: the
+	// min pairs (m_2h, m_2h+1).
+	for b := 0; b < 2; b++ {
+		for i := 0; i < 64; i += 4 {
+			s := byte(i%16 + 2*b)
+			copy(c[14+b][i:], []byte{s, 0x80, s + 1, 0x80})
+		}
+	}
 	return c
 }()
 

@@ -16,7 +16,8 @@
 //
 // Z31 row offsets, Z30 0x3f, Z29 0x0f, Z28 0x30, Z27 0x007f words,
 // Z26 0x7f00 words, Z25 0xff00 words, Z17-Z20 even selectors of scale
-// byte j, Z21-Z24 odd selectors.
+// byte j, Z21-Z24 odd selectors; at DX+896 and DX+960 the selectors of
+// byte pairs (0,1) and (2,3) into words, for the min pairs.
 TEXT ·packQ4KTiles(SB), NOSPLIT, $0-8
 	MOVQ a+0(FP), AX
 	MOVQ 0(AX), DI   // panel
@@ -70,22 +71,19 @@ sb:
 	VPMOVDW Z10, Y10
 	VCVTPH2PS Y10, Z10
 	VMOVUPS Z10, 8256(DI)       // dmin
-	VPSHUFB Z17, Z5, Z11
-	VMOVDQU32 Z11, 8320(DI)   // (m0, m0)
-	VPSHUFB Z18, Z5, Z11
-	VMOVDQU32 Z11, 8384(DI)   // (m1, m1)
-	VPSHUFB Z19, Z5, Z11
-	VMOVDQU32 Z11, 8448(DI)   // (m2, m2)
-	VPSHUFB Z20, Z5, Z11
-	VMOVDQU32 Z11, 8512(DI)   // (m3, m3)
-	VPSHUFB Z17, Z7, Z11
-	VMOVDQU32 Z11, 8576(DI)   // (m4, m4)
-	VPSHUFB Z18, Z7, Z11
-	VMOVDQU32 Z11, 8640(DI)   // (m5, m5)
-	VPSHUFB Z19, Z7, Z11
-	VMOVDQU32 Z11, 8704(DI)   // (m6, m6)
-	VPSHUFB Z20, Z7, Z11
-	VMOVDQU32 Z11, 8768(DI)   // (m7, m7)
+	VPSHUFB 896(DX), Z5, Z11
+	VMOVDQU32 Z11, 8320(DI)   // (m0, m1)
+	VPSHUFB 960(DX), Z5, Z11
+	VMOVDQU32 Z11, 8384(DI)   // (m2, m3)
+	VPSHUFB 896(DX), Z7, Z11
+	VMOVDQU32 Z11, 8448(DI)   // (m4, m5)
+	VPSHUFB 960(DX), Z7, Z11
+	VMOVDQU32 Z11, 8512(DI)   // (m6, m7)
+	VPXORD Z11, Z11, Z11
+	VMOVDQU32 Z11, 8576(DI)
+	VMOVDQU32 Z11, 8640(DI)
+	VMOVDQU32 Z11, 8704(DI)
+	VMOVDQU32 Z11, 8768(DI)
 	VPSHUFB Z17, Z4, Z0
 	VPSHUFB Z21, Z4, Z1
 	VPSHUFB Z18, Z4, Z2
