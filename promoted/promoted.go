@@ -202,11 +202,12 @@ func (d *Dispatcher) Dequantize(t quant.Type) (ledger.Dequantize, error) {
 }
 
 // mustResolve is for the f32 ops, which always have a naive variant (this
-// package imports it), so failure means a bad override.
+// package imports it), so failure means a bad override; Validate reports it
+// as an error beforehand.
 func (d *Dispatcher) mustResolve(op string) ledger.Variant {
 	v, err := d.Resolve(op)
 	if err != nil {
-		panic(err)
+		panic(fmt.Sprintf("%v (call promoted.Validate at start-up to get this as an error)", err))
 	}
 	return v
 }
@@ -237,38 +238,87 @@ func (d *Dispatcher) Attention() ledger.Attention {
 var (
 	defaultOnce sync.Once
 	defaultD    *Dispatcher
+	defaultErr  error
 )
 
-// Default is the dispatcher behind the package functions: the embedded
-// preferences, the default registry and $DAMASCUS_KERNELS. A malformed
-// embedded file or override panics on first use: both are fixed before a run,
-// not handled during one.
-func Default() *Dispatcher {
+func initDefault() {
 	defaultOnce.Do(func() {
 		prefs, err := Embedded()
 		if err != nil {
-			panic(err)
+			defaultErr = err
+			prefs = Preferences{Ops: map[string][]Choice{}}
 		}
 		over, err := ParseOverrides(os.Getenv(OverrideEnv))
-		if err != nil {
-			panic(err)
+		if err != nil && defaultErr == nil {
+			defaultErr = err
 		}
 		defaultD = NewDispatcher(prefs, ledger.Default, over)
 	})
+}
+
+// Validate reports, as an error naming the problem, anything that would make
+// the package functions fail: a malformed embedded preferences file or
+// $DAMASCUS_KERNELS, or an override naming a variant that is unknown or
+// cannot run here. Programs call it at start-up so that a typo in the
+// environment is a clear message, not a failure deep in a forward pass.
+func Validate() error {
+	initDefault()
+	if defaultErr != nil {
+		return defaultErr
+	}
+	ops := make([]string, 0, len(defaultD.overrides))
+	for op := range defaultD.overrides {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	for _, op := range ops {
+		if _, err := defaultD.Resolve(op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Default is the dispatcher behind the package functions: the embedded
+// preferences, the default registry and $DAMASCUS_KERNELS. The functions
+// returning an error report a bad override there; the f32 ops, whose
+// signatures have no error, panic with Validate's message instead.
+func Default() *Dispatcher {
+	initDefault()
 	return defaultD
 }
 
 // MatVec returns the engine's matrix-vector kernel for weight type wt.
-func MatVec(wt quant.Type) (ledger.MatVec, error) { return Default().MatVec(wt) }
+func MatVec(wt quant.Type) (ledger.MatVec, error) {
+	if err := Validate(); err != nil {
+		return nil, err
+	}
+	return Default().MatVec(wt)
+}
 
 // MatMul returns the engine's matrix-matrix kernel for weight type wt.
-func MatMul(wt quant.Type) (ledger.MatMul, error) { return Default().MatMul(wt) }
+func MatMul(wt quant.Type) (ledger.MatMul, error) {
+	if err := Validate(); err != nil {
+		return nil, err
+	}
+	return Default().MatMul(wt)
+}
 
 // Quantize returns the engine's activation quantizer into type t.
-func Quantize(t quant.Type) (ledger.Quantize, error) { return Default().Quantize(t) }
+func Quantize(t quant.Type) (ledger.Quantize, error) {
+	if err := Validate(); err != nil {
+		return nil, err
+	}
+	return Default().Quantize(t)
+}
 
 // Dequantize returns the engine's dequantizer from type t.
-func Dequantize(t quant.Type) (ledger.Dequantize, error) { return Default().Dequantize(t) }
+func Dequantize(t quant.Type) (ledger.Dequantize, error) {
+	if err := Validate(); err != nil {
+		return nil, err
+	}
+	return Default().Dequantize(t)
+}
 
 // RMSNorm returns the engine's RMS normalization kernel.
 func RMSNorm() ledger.RMSNorm { return Default().RMSNorm() }

@@ -114,6 +114,9 @@ func TestMatMulFallsBackToMatVecLoop(t *testing.T) {
 }
 
 func TestPackageFunctions(t *testing.T) {
+	if err := Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
 	for _, wt := range ledger.WeightTypes {
 		if _, err := MatVec(wt); err != nil {
 			t.Errorf("MatVec(%s): %v", wt, err)

@@ -44,7 +44,7 @@ type e2eFlags struct {
 	coldRuns                          int
 	cpuVariant                        string
 	hugePages                         bool
-	jsonOut, store                    string
+	jsonOut, store, note              string
 }
 
 func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
@@ -64,6 +64,7 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 		fs.IntVar(&f.prot.Threads, "threads", f.prot.Threads, "threads, the same for both engines")
 		fs.StringVar(&f.jsonOut, "json", "", "also write the comparison as JSON to this file")
 		fs.StringVar(&f.store, "store", results.DefaultStore, "results file to append to (empty: do not record)")
+		fs.StringVar(&f.note, "note", "", "a remark recorded with the run (e.g. other load on the machine)")
 	}
 	fs.StringVar(&f.preset, "preset", "llama3.2-1b", "synthetic model preset when no -m is given")
 	fs.StringVar(&f.fileType, "type", "Q4_K_M", "synthetic model file type")
@@ -270,6 +271,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 
 	// Records.
 	run := runRecord(cmdline, nil)
+	run.Note = ef.note
 	run.Protocol.Model = model
 	run.Protocol.E2E = &p
 	run.Protocol.PageCache = pageCache

@@ -40,7 +40,7 @@ func runQuick(args []string, stdout, stderr io.Writer) error {
 	}
 	if !*skipE2E {
 		fmt.Fprintln(stdout, "\n== end to end: Damascus beside llama.cpp ==")
-		ef.store = kf.store
+		ef.store, ef.note = kf.store, kf.note
 		if err := endToEnd(append([]string{"quick"}, args...), ef, stdout, stderr); err != nil {
 			return fmt.Errorf("end to end: %w", err)
 		}
