@@ -8,6 +8,7 @@ package enginebench
 
 import (
 	"bufio"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -16,8 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"encoding/json"
 
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/llama"
@@ -77,6 +76,9 @@ func Run(cfg Config) (*Result, error) {
 		if n <= 0 {
 			return nil, fmt.Errorf("damascus bench: test size %d must be positive", n)
 		}
+	}
+	if err := promoted.Validate(); err != nil {
+		return nil, fmt.Errorf("damascus bench: %w", err)
 	}
 	res := &Result{Config: cfg, Started: time.Now().UTC()}
 	start := time.Now()
