@@ -27,11 +27,15 @@ const amxPeakOpsPerCore = 6.75e12
 func BenchmarkMatMul(b *testing.B) {
 	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
-		for _, name := range []string{"amx-int8", "amx-int8-repacked", "avx512-vnni-tiles", "avx512-vnni-tiles-repacked",
-			"amx-bf16-repacked", "avx512-bf16-repacked"} {
+		for _, name := range []string{"amx-int8", "amx-int8-kb2", "amx-int8-kb4", "amx-int8-repacked",
+			"avx512-vnni-tiles", "avx512-vnni-tiles-repacked", "amx-bf16-repacked", "avx512-bf16-repacked"} {
 			useAMX := strings.HasPrefix(name, "amx-")
 			repacked := strings.HasSuffix(name, "-repacked")
 			bf16 := strings.Contains(name, "bf16")
+			kb := kBlock
+			if _, err := fmt.Sscanf(name, "amx-int8-kb%d", &kb); err != nil {
+				kb = kBlock
+			}
 			for _, s := range op.Shapes {
 				if !s.Real() {
 					continue
@@ -46,7 +50,7 @@ func BenchmarkMatMul(b *testing.B) {
 						if bf16 && !cpufeat.Has("avx512bf16") {
 							b.Skip("CPU lacks avx512bf16")
 						}
-						benchShape(b, op, s, threads, useAMX, repacked, bf16)
+						benchShape(b, op, s, threads, useAMX, repacked, bf16, kb)
 					})
 				}
 			}
@@ -54,7 +58,7 @@ func BenchmarkMatMul(b *testing.B) {
 	}
 }
 
-func benchShape(b *testing.B, op *ledger.Op, s ledger.Shape, threads int, useAMX, repacked, bf16 bool) {
+func benchShape(b *testing.B, op *ledger.Op, s ledger.Shape, threads int, useAMX, repacked, bf16 bool, kb int) {
 	w, err := workload.New(op, s, 1)
 	if err != nil {
 		b.Fatal(err)
@@ -93,7 +97,7 @@ func benchShape(b *testing.B, op *ledger.Op, s ledger.Shape, threads int, useAMX
 			}
 			calls[i] = func() { r.matMul(useAMX, dst[p[0]:], s.Rows, w.XQ, s.N) }
 		} else {
-			f := matMul(map[quant.Type]weightFormat{quant.Q4_K: formatQ4K, quant.Q6_K: formatQ6K}[op.Type], useAMX)
+			f := matMul(map[quant.Type]weightFormat{quant.Q4_K: formatQ4K, quant.Q6_K: formatQ6K}[op.Type], useAMX, kb)
 			rowBytes := len(w.W) / s.Rows
 			calls[i] = func() { f(dst[p[0]:], s.Rows, w.W[p[0]*rowBytes:], p[1]-p[0], w.XQ, s.N, s.K) }
 		}

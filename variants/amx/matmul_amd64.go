@@ -29,7 +29,10 @@ var (
 
 // kBlock is the super-blocks one pass over the row tiles covers: the
 // activation pack of a K block (n × 8 × 292 bytes, 1.2 MB at n = 512) stays
-// in L2 while every row tile streams past it.
+// in L2 while every row tile streams past it. The weight panel of a K block
+// (8 × 8.6 KiB) does not fit L1, so each tile product loads both operands
+// from L2; the -kb2 and -kb4 variants keep the panel in L1 at the price of
+// more passes over dst.
 const kBlock = 8
 
 // tileConfig is palette 1 with tiles 0-7 at 16 rows × 64 bytes.
@@ -97,7 +100,7 @@ type panelSource func(s *scratch, r0, rr, sb0, nsb int) *byte
 
 // run is the tile program's driver: activations packed once, then for each
 // K block of kBlock super-blocks, every row tile's panel through tileKernel.
-func (f weightFormat) run(useAMX bool, dst []float32, ldd, rows int, xq []byte, n, k int, panels panelSource) {
+func (f weightFormat) run(useAMX bool, kb int, dst []float32, ldd, rows int, xq []byte, n, k int, panels panelSource) {
 	nb := k / qk
 	if need := (n-1)*ldd + rows; len(dst) < need || ldd < rows || k%qk != 0 || len(xq) < n*nb*q8kBytes {
 		panic(fmt.Sprintf("amx %s %s: bad operands: len(dst)=%d ldd=%d rows=%d n=%d k=%d len(xq)=%d",
@@ -131,8 +134,8 @@ func (f weightFormat) run(useAMX bool, dst []float32, ldd, rows int, xq []byte, 
 		cfg:        &tileConfig[0],
 		pairStride: nb * aSBBytes,
 	}
-	for sb0 := 0; sb0 < nb; sb0 += kBlock {
-		a.nsb = min(kBlock, nb-sb0)
+	for sb0 := 0; sb0 < nb; sb0 += kb {
+		a.nsb = min(kb, nb-sb0)
 		a.x = &s.pack[sb0*aSBBytes]
 		a.flags = flags
 		if sb0 > 0 {
@@ -151,7 +154,7 @@ func (f weightFormat) run(useAMX bool, dst []float32, ldd, rows int, xq []byte, 
 // matMul returns the tile program's MatMul for format f, unpacking the
 // weights per call, its tile products run on AMX or, with useAMX false, by
 // AVX-512 VNNI.
-func matMul(f weightFormat, useAMX bool) ledger.MatMul {
+func matMul(f weightFormat, useAMX bool, kb int) ledger.MatMul {
 	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
 		if rows <= 0 || n <= 0 {
 			return
@@ -161,8 +164,8 @@ func matMul(f weightFormat, useAMX bool) ledger.MatMul {
 			panic(fmt.Sprintf("amx %s %s: %d weight bytes for %d rows of %d", f.typ, variantName(useAMX), len(w), rows, k))
 		}
 		rowBytes := nb * f.blkBytes
-		f.run(useAMX, dst, ldd, rows, xq, n, k, func(s *scratch, r0, rr, sb0, nsb int) *byte {
-			s.panel = aligned(s.panel, kBlock*wSBBytes)
+		f.run(useAMX, kb, dst, ldd, rows, xq, n, k, func(s *scratch, r0, rr, sb0, nsb int) *byte {
+			s.panel = aligned(s.panel, kb*wSBBytes)
 			f.pack(s.panel, w[r0*rowBytes:], rr, nb, sb0, nsb)
 			return &s.panel[0]
 		})
@@ -172,17 +175,17 @@ func matMul(f weightFormat, useAMX bool) ledger.MatMul {
 // MatMulQ4K is the AMX-INT8 fused-dequantize GEMM for Q4_K weights × Q8_K
 // activations (ledger.MatMul contract). It needs AMX (cpufeat.AMX() == nil)
 // and panics with the reason otherwise.
-var MatMulQ4K = matMul(formatQ4K, true)
+var MatMulQ4K = matMul(formatQ4K, true, kBlock)
 
 // MatMulQ6K is MatMulQ4K for Q6_K weights.
-var MatMulQ6K = matMul(formatQ6K, true)
+var MatMulQ6K = matMul(formatQ6K, true, kBlock)
 
 // MatMulQ4KVNNI runs the same tile program with AVX-512 VNNI tile products
 // (VPDPBUSD, 16 tokens × 16 rows per pass): the non-AMX rival.
-var MatMulQ4KVNNI = matMul(formatQ4K, false)
+var MatMulQ4KVNNI = matMul(formatQ4K, false, kBlock)
 
 // MatMulQ6KVNNI is MatMulQ4KVNNI for Q6_K weights.
-var MatMulQ6KVNNI = matMul(formatQ6K, false)
+var MatMulQ6KVNNI = matMul(formatQ6K, false, kBlock)
 
 var vnniFeatures = []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}
 
@@ -208,5 +211,11 @@ func init() {
 			Features: amxFeatures, Impl: v.amx, Notes: amxNotes})
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "avx512-vnni-tiles", Family: ledger.FamilyAVX512VNNI,
 			Features: vnniFeatures, Impl: v.vnni, Notes: vnniNotes})
+		f, _ := formatOf(v.t)
+		for _, kb := range []int{2, 4} {
+			ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: fmt.Sprintf("amx-int8-kb%d", kb), Family: ledger.FamilyFusedDequantAMX,
+				Features: amxFeatures, Impl: matMul(f, true, kb),
+				Notes: fmt.Sprintf("amx-int8 with K blocks of %d super-blocks: the weight panel (%d KiB) stays in L1; not yet timed on AMX", kb, kb*wSBBytes/1024)})
+		}
 	}
 }

@@ -114,6 +114,34 @@ func TestAMXInt8(t *testing.T) {
 	gateAll(t, "amx-int8")
 }
 
+func TestAMXInt8KBlocks(t *testing.T) {
+	skipUnlessAMX(t)
+	gateAll(t, "amx-int8-kb2")
+	gateAll(t, "amx-int8-kb4")
+}
+
+// TestKBlocks runs the driver's other K blockings through the VNNI
+// products (the AMX kb variants differ from amx-int8 only there).
+func TestKBlocks(t *testing.T) {
+	skipUnlessVNNI(t)
+	for _, kb := range []int{1, 2, 4} {
+		for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+			f, _ := formatOf(typ)
+			op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
+			v := ledger.Variant{Op: op.Name, Name: "kb", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, false, kb)}
+			for _, s := range testShapes[5:] {
+				c, err := gate.NewCase(op, s, 19)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m, err := c.Check(v); err != nil {
+					t.Fatalf("%s kb=%d %s: %v (metrics %+v)", typ, kb, s.Key(ledger.KindMatMul), err, m)
+				}
+			}
+		}
+	}
+}
+
 // extremes checks the integer paths at their limits: every quant at its
 // largest or smallest code, largest scales, activations of ±127 and −128.
 // The int32 sums must not overflow; the result must match float64 to float
