@@ -116,4 +116,7 @@ type Record struct {
 	// PageCache says whether the model file was in the page cache before a
 	// cold start ("cold: dropped", "warm", or "unknown: <why>").
 	PageCache string `json:"page_cache,omitempty"`
+	// SensorsAfter are temperatures and CPU frequencies read at the end of
+	// the run, to compare with Machine.Sensors read at its start.
+	SensorsAfter *sysinfo.Sensors `json:"sensors_after,omitempty"`
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/enginebench"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/harness/stats"
+	"github.com/damascus-llm/damascus/harness/sysinfo"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/synth"
@@ -134,6 +135,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 	}
 	ctx := context.Background()
 	p := ef.prot
+	run := runRecord(cmdline, nil) // machine facts and sensors before the runs
 	dcfg := enginebench.Config{Model: path, Threads: p.Threads, Reps: 1, Seed: 1}
 	lcfg := llamacpp.BenchConfig{Model: path, Threads: p.Threads, Reps: 1, Variant: ef.cpuVariant, Seed: 1}
 	if p.PromptTokens > 0 {
@@ -270,11 +272,14 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 	}
 
 	// Records.
-	run := runRecord(cmdline, nil)
 	run.Note = ef.note
 	run.Protocol.Model = model
 	run.Protocol.E2E = &p
 	run.Protocol.PageCache = pageCache
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	after := sysinfo.Gather(sctx).Sensors
+	cancel()
+	run.Protocol.SensorsAfter = &after
 	run.Protocol.LlamaCpp = &protocol.LlamaCpp{Revision: protocol.LlamaCppRevision, Package: protocol.LlamaCppPackage,
 		CPUVariant: eng["llama.cpp"].variant, LibDir: eng["llama.cpp"].libDir}
 	llNote := "GLIBC_TUNABLES unset"
