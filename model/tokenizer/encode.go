@@ -146,23 +146,39 @@ type span struct{ start, end int32 }
 // maxCachedWords bounds the per-scratch word cache.
 const maxCachedWords = 1 << 15
 
-// cachedBPEWord is bpeWord behind a cache: natural text repeats its words.
-func (t *Tokenizer) cachedBPEWord(dst []int32, word string, s *scratch) []int32 {
+// cached returns the ids of a word t encoded before with this scratch.
+func (s *scratch) cached(t *Tokenizer, word string) ([]int32, bool) {
 	if s.cacheOwner != t || len(s.cache) >= maxCachedWords {
 		s.cacheOwner = t
 		s.cache = make(map[string]span, 1024)
 		s.cacheIDs = s.cacheIDs[:0]
 	}
-	if sp, ok := s.cache[word]; ok {
-		return append(dst, s.cacheIDs[sp.start:sp.end]...)
+	sp, ok := s.cache[word]
+	if !ok {
+		return nil, false
+	}
+	return s.cacheIDs[sp.start:sp.end], true
+}
+
+// remember caches the ids of a short word.
+func (s *scratch) remember(word string, ids []int32) {
+	if len(word) > 64 {
+		return
+	}
+	start := int32(len(s.cacheIDs))
+	s.cacheIDs = append(s.cacheIDs, ids...)
+	s.cache[strings.Clone(word)] = span{start, int32(len(s.cacheIDs))} // not a view into the caller's text
+}
+
+// cachedBPEWord is bpeWord behind the per-scratch word cache: natural text
+// repeats its words.
+func (t *Tokenizer) cachedBPEWord(dst []int32, word string, s *scratch) []int32 {
+	if ids, ok := s.cached(t, word); ok {
+		return append(dst, ids...)
 	}
 	n := len(dst)
 	dst = t.bpeWord(dst, word, &s.bpe)
-	if len(word) <= 64 {
-		start := int32(len(s.cacheIDs))
-		s.cacheIDs = append(s.cacheIDs, dst[n:]...)
-		s.cache[strings.Clone(word)] = span{start, int32(len(s.cacheIDs))} // not a view into the caller's text
-	}
+	s.remember(word, dst[n:])
 	return dst
 }
 

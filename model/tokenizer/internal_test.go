@@ -38,11 +38,11 @@ func TestMergeLinearMatchesHeap(t *testing.T) {
 // ids of merging the whole text at once, as llama.cpp does.
 func TestSPMSegmentationExact(t *testing.T) {
 	tok := openGGUF(t, testdata.Llama2VocabGGUF)
-	if !tok.spmSplitAtSpace {
+	if !tok.spmSplitAtSpace || !tok.spmSplitAtNewline {
 		t.Fatal("Llama 2 vocabulary should allow segmentation")
 	}
 	whole := *tok
-	whole.spmSplitAtSpace = false
+	whole.spmSplitAtSpace, whole.spmSplitAtNewline = false, false
 	for _, s := range adversarial(4, 3000) {
 		a, err1 := tok.Encode(s, AddSpecial|ParseSpecial)
 		b, err2 := whole.Encode(s, AddSpecial|ParseSpecial)

@@ -73,7 +73,8 @@ func (h *spmHeap) pop() spmBigram {
 // after another character (true of Llama 2's and stories260K's
 // vocabularies), no merge can cross the start of a ▁ that follows another
 // character, so merging each such segment alone takes the same decisions —
-// in a small heap instead of one the size of the text.
+// in a small heap instead of one the size of the text. When no token holds
+// a newline with other characters, segments are also cut around newlines.
 func (t *Tokenizer) spmFragment(dst []int32, frag string, prevSpecial bool, s *scratch) ([]int32, error) {
 	buf := s.spmText[:0]
 	if t.addSpacePrefix && prevSpecial {
@@ -95,8 +96,10 @@ func (t *Tokenizer) spmFragment(dst []int32, frag string, prevSpecial bool, s *s
 	seg, prevChar := 0, 0
 	for off := 0; off < len(text); {
 		n := min(utf8Len(text[off]), len(text)-off)
-		if off > seg && strings.HasPrefix(text[off:], spaceMark) && text[prevChar:off] != spaceMark {
-			if dst, err = t.spmSegment(dst, text[seg:off], s); err != nil {
+		cut := strings.HasPrefix(text[off:], spaceMark) && text[prevChar:off] != spaceMark ||
+			t.spmSplitAtNewline && (text[off] == '\n' || text[prevChar] == '\n')
+		if off > seg && cut {
+			if dst, err = t.cachedSPMSegment(dst, text[seg:off], s); err != nil {
 				return dst, err
 			}
 			seg = off
@@ -104,7 +107,20 @@ func (t *Tokenizer) spmFragment(dst []int32, frag string, prevSpecial bool, s *s
 		prevChar = off
 		off += n
 	}
-	return t.spmSegment(dst, text[seg:], s)
+	return t.cachedSPMSegment(dst, text[seg:], s)
+}
+
+// cachedSPMSegment is spmSegment behind the per-scratch word cache.
+func (t *Tokenizer) cachedSPMSegment(dst []int32, seg string, s *scratch) ([]int32, error) {
+	if ids, ok := s.cached(t, seg); ok {
+		return append(dst, ids...), nil
+	}
+	n := len(dst)
+	dst, err := t.spmSegment(dst, seg, s)
+	if err == nil {
+		s.remember(seg, dst[n:])
+	}
+	return dst, err
 }
 
 // spmSegment merges one escaped segment (non-empty).
@@ -177,14 +193,19 @@ func (t *Tokenizer) spmByteToken(b byte) (int32, error) {
 }
 
 // spmSplittable reports whether no token has a ▁ after another character,
-// which makes spmFragment's segmentation exact.
-func (t *Tokenizer) spmSplittable() bool {
+// which makes spmFragment's segmentation exact; and whether no token but
+// "\n" itself holds a newline, which makes cutting around newlines exact too.
+func (t *Tokenizer) spmSplittable() (atSpace, atNewline bool) {
+	atSpace, atNewline = true, true
 	for _, p := range t.pieces {
 		if strings.Contains(strings.TrimLeft(p, spaceMark), spaceMark) {
-			return false
+			atSpace = false
+		}
+		if len(p) > 1 && strings.Contains(p, "\n") {
+			atNewline = false
 		}
 	}
-	return true
+	return atSpace, atSpace && atNewline
 }
 
 func (t *Tokenizer) findByteTokens() {

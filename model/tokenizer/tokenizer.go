@@ -125,9 +125,10 @@ type Tokenizer struct {
 
 	specials []int32 // control, user-defined and unknown tokens, longest text first
 
-	bpe             *bpeModel  // BPE only
-	byteTokens      [256]int32 // SPM only: the token for each byte, or NoToken
-	spmSplitAtSpace bool       // SPM only: see spmFragment
+	bpe               *bpeModel  // BPE only
+	byteTokens        [256]int32 // SPM only: the token for each byte, or NoToken
+	spmSplitAtSpace   bool       // SPM only: see spmFragment
+	spmSplitAtNewline bool       // SPM only: see spmFragment
 
 	decoded []string // token_to_piece(id, special = true) for every id
 
@@ -212,7 +213,7 @@ func New(spec Spec) (*Tokenizer, error) {
 
 	if t.kind == SPM {
 		t.findByteTokens()
-		t.spmSplitAtSpace = t.spmSplittable()
+		t.spmSplitAtSpace, t.spmSplitAtNewline = t.spmSplittable()
 	}
 	if t.kind == BPE {
 		m, err := newBPEModel(t, spec.Merges)
