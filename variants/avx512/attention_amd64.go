@@ -14,6 +14,12 @@ func attnScoresAVX512(p, q, k *float32, stride, headDim, n int, scale float32)
 //go:noescape
 func attnWeightedSumAVX512(out, p, v *float32, stride, headDim, n int)
 
+//go:noescape
+func attnScores4AVX512(p, q, k *float32, stride, headDim, n int, scale float32)
+
+//go:noescape
+func attnWeightedSum4AVX512(out, p, v *float32, stride, headDim, n int)
+
 // scoreBufs reuses score rows across calls: no allocation per token.
 var scoreBufs = sync.Pool{New: func() any { return new([]float32) }}
 
@@ -46,8 +52,52 @@ func Attention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scal
 	}
 }
 
+// AttentionGQA is Attention that reads each cached key and value row once
+// per four query heads of a group (Llama 3.2 groups 4 heads in 1B, 3 in
+// 3B) instead of once per head: the four heads' scores and weighted sums
+// are computed together. Groups are taken four heads at a time, the last
+// padded with zero queries whose results are dropped.
+func AttentionGQA(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	if nHeads <= 0 || headDim <= 0 {
+		return
+	}
+	if nCtx <= 0 {
+		clear(out[:nHeads*headDim])
+		return
+	}
+	stride := nKVHeads * headDim
+	_, _, _, _ = out[nHeads*headDim-1], q[nHeads*headDim-1], k[nCtx*stride-1], v[nCtx*stride-1]
+	need := 4*nCtx + 8*headDim
+	buf := scoreBufs.Get().(*[]float32)
+	defer scoreBufs.Put(buf)
+	if cap(*buf) < need {
+		*buf = make([]float32, need)
+	}
+	p := (*buf)[:4*nCtx]
+	q4 := (*buf)[4*nCtx : 4*nCtx+4*headDim]
+	o4 := (*buf)[4*nCtx+4*headDim : need]
+	group := nHeads / nKVHeads
+	for g := 0; g < nKVHeads; g++ {
+		off := g * headDim
+		for h0 := g * group; h0 < (g+1)*group; h0 += 4 {
+			n := min(4, (g+1)*group-h0)
+			copy(q4, q[h0*headDim:(h0+n)*headDim])
+			clear(q4[n*headDim:])
+			attnScores4AVX512(&p[0], &q4[0], &k[off], 4*stride, headDim, nCtx, scale)
+			for j := 0; j < n; j++ {
+				softmaxAVX512(&p[j*nCtx], nCtx)
+			}
+			attnWeightedSum4AVX512(&o4[0], &p[0], &v[off], 4*stride, headDim, nCtx)
+			copy(out[h0*headDim:(h0+n)*headDim], o4[:n*headDim])
+		}
+	}
+}
+
 func init() {
 	ledger.Register(ledger.Variant{Op: ledger.OpAttention, Name: "avx512", Family: ledger.FamilyAVX512,
 		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.Attention(Attention),
 		Notes: "per query head: masked-FMA scores, the avx512 softmax, weighted sum 16 lanes at a time over all positions; K/V reread per head of a group"})
+	ledger.Register(ledger.Variant{Op: ledger.OpAttention, Name: "avx512-gqa", Family: ledger.FamilyAVX512,
+		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.Attention(AttentionGQA),
+		Notes: "four query heads of a KV group at a time: each K and V row read once per four heads; 16 accumulators in the weighted sum"})
 }

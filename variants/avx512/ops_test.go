@@ -23,7 +23,13 @@ func TestAttention(t *testing.T) {
 	kerneltest.Attention(t, Attention)
 }
 
+func TestAttentionGQA(t *testing.T) {
+	need(t, "avx512f", "avx512vl")
+	kerneltest.Attention(t, AttentionGQA)
+}
+
 func BenchmarkAttention(b *testing.B) {
 	need(b, "avx512f", "avx512vl")
 	kerneltest.BenchAttention(b, "avx512", Attention)
+	kerneltest.BenchAttention(b, "avx512-gqa", AttentionGQA)
 }

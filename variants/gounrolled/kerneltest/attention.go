@@ -21,7 +21,7 @@ func Attention(t *testing.T, f AttentionFunc) {
 	r := NewRand(15)
 	for _, c := range []struct{ heads, kvHeads, headDim, ctx int }{
 		{1, 1, 1, 1}, {2, 1, 3, 5}, {4, 2, 16, 17}, {8, 8, 64, 33}, {6, 3, 18, 1},
-		{24, 8, 128, 100}, {32, 8, 64, 257}, {3, 1, 33, 64},
+		{24, 8, 128, 100}, {32, 8, 64, 257}, {3, 1, 33, 64}, {16, 2, 64, 40}, {10, 2, 16, 9},
 	} {
 		name := fmt.Sprintf("h%dkv%dd%dctx%d", c.heads, c.kvHeads, c.headDim, c.ctx)
 		stride := c.kvHeads * c.headDim
