@@ -96,3 +96,12 @@ func Dot(wt, xt quant.Type, wrow, xrow []byte, k int) (dot, scale float64) {
 	}
 	return dot, scale
 }
+
+// Q4KMinMagnitude returns |dmin·m| for value i of a row of Q4_K blocks: the
+// size of the term a float32 dequantizer subtracts, which bounds its
+// cancellation error.
+func Q4KMinMagnitude(row []byte, i int) float64 {
+	blk := row[i/QK*Q4KBytes:]
+	_, m := gounrolled.Q4KScales(blk[4:16])
+	return math.Abs(half(blk[2:]) * float64(m[i%QK/32]))
+}
