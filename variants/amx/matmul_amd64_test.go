@@ -16,20 +16,6 @@ import (
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 
-// testShapes cover row tails (not multiples of 16), token tails (odd n,
-// one short of and one past a 32-token pair) and k across the K-block
-// boundary (9 super-blocks = 8 + 1).
-var testShapes = []ledger.Shape{
-	{Rows: 1, K: 256, N: 1},
-	{Rows: 3, K: 256, N: 3},
-	{Rows: 16, K: 512, N: 17},
-	{Rows: 17, K: 256, N: 31},
-	{Rows: 33, K: 768, N: 32},
-	{Rows: 50, K: 256, N: 33},
-	{Rows: 31, K: 2304, N: 5},
-	{Rows: 64, K: 2304, N: 70},
-}
-
 func skipUnlessAMX(t testing.TB) {
 	t.Helper()
 	if err := cpufeat.AMX(); err != nil {
@@ -42,29 +28,6 @@ func skipUnlessVNNI(t testing.TB) {
 	for _, f := range vnniFeatures {
 		if !cpufeat.Has(f) {
 			t.Skipf("CPU lacks %s", f)
-		}
-	}
-}
-
-// TestEmulatedTileProgram checks the panel and pack layouts and the digit
-// algebra in plain Go against the float64 reference, on any machine.
-func TestEmulatedTileProgram(t *testing.T) {
-	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
-		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
-		for _, s := range testShapes[:6] {
-			t.Run(fmt.Sprintf("%s/%s", typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
-				c, err := gate.NewCase(op, s, 7)
-				if err != nil {
-					t.Fatal(err)
-				}
-				v := ledger.Variant{Op: op.Name, Name: "emulated", Family: ledger.FamilyAMXInt8,
-					Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
-						emulate(typ, dst, ldd, w, rows, xq, n, k)
-					})}
-				if m, err := c.Check(v); err != nil {
-					t.Fatalf("%v (metrics %+v)", err, m)
-				}
-			})
 		}
 	}
 }
