@@ -25,16 +25,17 @@ func RMSNorm(dst, x, weight []float32, eps float32) {
 	}
 }
 
-// SiLUMul sets dst[i] = silu(gate[i]) * up[i].
+// SiLUMul sets dst[i] = silu(gate[i]) * up[i], with a float32 exp.
 func SiLUMul(dst, gate, up []float32) {
 	n := len(dst)
 	gate, up = gate[:n:n], up[:n:n]
 	for i, g := range gate {
-		dst[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+		dst[i] = g / (1 + expf(-g)) * up[i]
 	}
 }
 
-// Softmax replaces x by softmax(x), subtracting the maximum first.
+// Softmax replaces x by softmax(x), subtracting the maximum first; float32
+// exp, float64 sum.
 func Softmax(x []float32) {
 	if len(x) == 0 {
 		return
@@ -47,7 +48,7 @@ func Softmax(x []float32) {
 	}
 	var sum float64
 	for i, v := range x {
-		e := float32(math.Exp(float64(v - max)))
+		e := expf(v - max)
 		x[i] = e
 		sum += float64(e)
 	}
