@@ -19,7 +19,8 @@ func expf(x float32) float32 {
 	case x != x:
 		return x
 	}
-	fn := float32(math.Floor(float64(x*log2e) + 0.5))
+	// Round x·log2 e to an integer by the 1.5·2^23 trick (nearest even).
+	fn := float32(float32(x*log2e)+12582912) - 12582912
 	r := x - fn*c1
 	r -= fn * c2
 	p := float32(1.9875691500e-4)
