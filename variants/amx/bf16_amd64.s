@@ -65,14 +65,14 @@
 #define BF_CHUNK(ao, wo) \
 	LEAQ ao(R9), AX; \
 	TILELOADD(4, AMX_AX, AMX_CX); \
-	LEAQ (ao+1024)(R9), AX; \
-	TILELOADD(5, AMX_AX, AMX_CX); \
 	LEAQ wo(R8), DX; \
 	TILELOADD(6, AMX_DX, AMX_CX); \
+	TDPBF16PS(0, 4, 6); \
 	LEAQ wo(R12), DX; \
 	TILELOADD(7, AMX_DX, AMX_CX); \
-	TDPBF16PS(0, 4, 6); \
 	TDPBF16PS(1, 4, 7); \
+	LEAQ (ao+1024)(R9), AX; \
+	TILELOADD(5, AMX_AX, AMX_CX); \
 	TDPBF16PS(2, 5, 6); \
 	TDPBF16PS(3, 5, 7)
 

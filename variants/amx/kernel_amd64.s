@@ -45,17 +45,21 @@
 	AMX_CHUNK2(4096+wo, 4096+ao); \
 	AMX_CHUNK2(6144+wo, 6144+ao)
 
+// Loads interleaved with the products that first need them, in the order
+// the previous chunk's products free the tiles (A0 after its second
+// product, Blo after its third): tile registers are not renamed, so a
+// reload waits for the last reader.
 #define AMX_CHUNK2(wo, ao) \
 	LEAQ ao(R9), AX; \
 	TILELOADD(4, AMX_AX, AMX_CX); \
-	LEAQ (ao+1024)(R9), AX; \
-	TILELOADD(5, AMX_AX, AMX_CX); \
 	LEAQ wo(R8), DX; \
 	TILELOADD(6, AMX_DX, AMX_CX); \
+	TDPBSUD(0, 4, 6); \
 	LEAQ (wo+1024)(R8), DX; \
 	TILELOADD(7, AMX_DX, AMX_CX); \
-	TDPBSUD(0, 4, 6); \
 	TDPBSUD(1, 4, 7); \
+	LEAQ (ao+1024)(R9), AX; \
+	TILELOADD(5, AMX_AX, AMX_CX); \
 	TDPBSUD(2, 5, 6); \
 	TDPBSUD(3, 5, 7)
 

@@ -1,0 +1,10 @@
+//go:build !noasm
+
+package amx
+
+// The kernels' entry addresses, for the test that disassembles their tile
+// programs (test binaries carry no symbol table).
+
+func tileKernelAddr() *byte
+
+func bf16KernelAddr() *byte
