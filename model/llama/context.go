@@ -67,7 +67,7 @@ type Context struct {
 	xqSrc                                *float32
 	cos, sin                             []float32
 	logits                               []float32
-	f16k, f16v                           [][]float32 // per-worker F16→F32 scratch
+	scores                               [][]float32 // per-worker attention scores (F16 cache)
 
 	// Current parallel task; the method values are made once so that
 	// dispatching allocates nothing.
@@ -160,9 +160,9 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 		for l := range cfg.Layers {
 			c.k16[l], c.v16[l] = make([]uint16, nctx*kvd), make([]uint16, nctx*kvd)
 		}
-		c.f16k, c.f16v = make([][]float32, opts.Threads), make([][]float32, opts.Threads)
+		c.scores = make([][]float32, opts.Threads)
 		for w := range opts.Threads {
-			c.f16k[w], c.f16v[w] = make([]float32, nctx*cfg.HeadDim), make([]float32, nctx*cfg.HeadDim)
+			c.scores[w] = make([]float32, nctx)
 		}
 	} else {
 		c.k32, c.v32 = make([][]float32, cfg.Layers), make([][]float32, cfg.Layers)
@@ -381,17 +381,53 @@ func (c *Context) attnWork(w, nw int) {
 		j, h := task/cfg.KVHeads, task%cfg.KVHeads
 		ctx := t.pos0 + j + 1
 		base := h * nctx * hd
-		var k, v []float32
-		if c.k32 != nil {
-			k, v = c.k32[t.layer][base:base+ctx*hd], c.v32[t.layer][base:base+ctx*hd]
-		} else {
-			k, v = c.f16k[w][:ctx*hd], c.f16v[w][:ctx*hd]
-			for i := range k {
-				k[i] = quant.FP16ToFloat32(c.k16[t.layer][base+i])
-				v[i] = quant.FP16ToFloat32(c.v16[t.layer][base+i])
+		qo := j*qd + h*group*hd
+		if c.k16 != nil {
+			c.attendF16(c.att[qo:qo+group*hd], c.q[qo:qo+group*hd], c.k16[t.layer][base:], c.v16[t.layer][base:],
+				group, ctx, scale, c.scores[w][:ctx])
+			continue
+		}
+		k, v := c.k32[t.layer][base:base+ctx*hd], c.v32[t.layer][base:base+ctx*hd]
+		c.attn(c.att[qo:qo+group*hd], c.q[qo:qo+group*hd], k, v, group, 1, hd, ctx, scale)
+	}
+}
+
+// attendF16 is attention over the F16 cache with the roundings of llama.cpp's
+// CPU graph (no flash attention): the query is converted to F16 for K·q
+// (F16's vec_dot_type), the softmax runs in F32, and the probabilities are
+// converted to F16 for the product with V. nHeads query heads share one
+// key/value head; k and v hold that head's positions, HeadDim apart.
+func (c *Context) attendF16(out, q []float32, k, v []uint16, nHeads, nCtx int, scale float32, scores []float32) {
+	hd := c.cfg.HeadDim
+	for h := range nHeads {
+		qh := q[h*hd : (h+1)*hd]
+		maxs := float32(math.Inf(-1))
+		for t := range nCtx {
+			kt := k[t*hd : (t+1)*hd]
+			var s float32
+			for i, x := range qh {
+				s += quant.FP16ToFloat32(quant.Float32ToFP16(x)) * quant.FP16ToFloat32(kt[i])
+			}
+			scores[t] = s * scale
+			maxs = max(maxs, scores[t])
+		}
+		var sum float64
+		for t := range nCtx {
+			e := float32(math.Exp(float64(scores[t] - maxs)))
+			scores[t] = e
+			sum += float64(e)
+		}
+		inv := float32(1 / sum)
+		for t := range nCtx {
+			scores[t] = quant.FP16ToFloat32(quant.Float32ToFP16(scores[t] * inv))
+		}
+		o := out[h*hd : (h+1)*hd]
+		clear(o)
+		for t := range nCtx {
+			p, vt := scores[t], v[t*hd:(t+1)*hd]
+			for i := range o {
+				o[i] += p * quant.FP16ToFloat32(vt[i])
 			}
 		}
-		qo := j*qd + h*group*hd
-		c.attn(c.att[qo:qo+group*hd], c.q[qo:qo+group*hd], k, v, group, 1, hd, ctx, scale)
 	}
 }

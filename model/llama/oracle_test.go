@@ -146,6 +146,39 @@ func checkAgainstLlamaCpp(t *testing.T, path string, m *Model, tokens []int32, o
 	}
 }
 
+// logLlamaCppSelfConsistency logs how far llama.cpp's repacked CPU kernels
+// and its plain ones disagree on the same file: the floor of any comparison.
+func logLlamaCppSelfConsistency(t *testing.T, path string, tokens []int32) {
+	t.Helper()
+	positions := make([]int, len(tokens))
+	for i := range positions {
+		positions[i] = i
+	}
+	var out [2][][]float32
+	for i, noRepack := range []bool{false, true} {
+		lm, err := llamacpp.OpenModel(path, llamacpp.ModelOptions{NoRepack: noRepack})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lc, err := lm.NewContext(llamacpp.ContextOptions{NCtx: max(64, len(tokens)), Threads: 2})
+		if err != nil {
+			lm.Close()
+			t.Fatal(err)
+		}
+		out[i], err = lc.Logits(tokens, positions)
+		lc.Close()
+		lm.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	worst := 1.0
+	for j := range tokens {
+		worst = min(worst, compareLogits(out[0][j], out[1][j]).cosine)
+	}
+	t.Logf("%s: llama.cpp repacked vs plain kernels: min cosine %.7f", filepath.Base(path), worst)
+}
+
 // llamaCppLogits returns llama.cpp's logits after the last token.
 func llamaCppLogits(t *testing.T, path string, tokens []int32) []float32 {
 	t.Helper()
@@ -251,11 +284,17 @@ func synthModel(t *testing.T, preset, typ string) (string, *Model, *tokenizer.To
 // F32, Q8_0 and Q4_K_M: production against llama.cpp at every position, and
 // production against the reference layer by layer.
 //
-// On F32 the criteria hold (cosine ≥ 0.9999, top-1 on every decisive
-// position). On the quantized files the production path equals the
-// reference with rounded activations to ~1e-7, yet llama.cpp lands at cosine
-// ~0.9998 (Q8_0) and ~0.9995 (Q4_K_M) from both: an open question (see the
-// report), so those get measured bounds, logged against the issue's.
+// With the F16 cache (llama.cpp's default) our attention rounds as
+// llama.cpp's does (query and probabilities to F16). On F32 and Q8_0 the
+// issue's criteria then hold. On Q4_K_M logits are identical for the first
+// ~20 positions, then drift to cosine ~0.9997: any summation-order difference
+// can flip a Q8_K rounding of an activation, and flips grow. llama.cpp is not
+// self-consistent at that level either: its own repacked and plain Q4_K paths
+// differ by cosine ~0.9998 (logged), so Q4_K_M is held to 0.9995.
+//
+// With the F32 cache the quantized files land at ~0.9998 (Q8_0) and ~0.9995
+// (Q4_K_M): llama.cpp's F16 attention perturbs activations by ~5e-4, enough
+// to flip Q8 roundings in the next product. Measured, with looser bounds.
 func TestSynthTinyMatchesLlamaCppAndReference(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three synthetic models (~2 minutes on 2 cores); skipped in -short")
@@ -263,9 +302,10 @@ func TestSynthTinyMatchesLlamaCppAndReference(t *testing.T) {
 	requireLlamaCpp(t)
 	for _, c := range []struct {
 		typ       string
-		minCos    float64 // against llama.cpp
+		minCosF16 float64 // against llama.cpp, with our F16 cache
+		minCosF32 float64 // against llama.cpp, with our F32 cache
 		unrounded float64 // production vs reference without activation rounding
-	}{{"F32", 0.9999, 1 - 1e-8}, {"Q8_0", 0.9995, 0.999}, {"Q4_K_M", 0.999, 0.998}} {
+	}{{"F32", 0.9999, 0.9999, 1 - 1e-8}, {"Q8_0", 0.9999, 0.9995, 0.999}, {"Q4_K_M", 0.9995, 0.999, 0.998}} {
 		t.Run(c.typ, func(t *testing.T) {
 			path, m, tk := synthModel(t, "tiny", c.typ)
 			if m.FreqFactors == nil || !m.Tied {
@@ -275,7 +315,9 @@ func TestSynthTinyMatchesLlamaCppAndReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkAgainstLlamaCpp(t, path, m, ids, Options{Threads: 2, NBatch: 8}, c.minCos, c.typ == "F32")
+			checkAgainstLlamaCpp(t, path, m, ids, Options{Threads: 2, NBatch: 8, KVType: quant.F16}, c.minCosF16, true)
+			logLlamaCppSelfConsistency(t, path, ids)
+			checkAgainstLlamaCpp(t, path, m, ids, Options{Threads: 2, NBatch: 8}, c.minCosF32, c.typ == "F32")
 			for _, round := range []bool{true, false} {
 				diffs, err := m.CompareLayers(ids[:12], Options{Threads: 2, NBatch: 5}, round)
 				if err != nil {
