@@ -1,0 +1,19 @@
+//go:build amd64 && !noasm
+
+package avx2
+
+import (
+	"testing"
+
+	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+)
+
+func TestRMSNorm(t *testing.T) { need(t); kerneltest.RMSNorm(t, RMSNorm) }
+func TestSiLUMul(t *testing.T) { need(t); kerneltest.SiLUMul(t, SiLUMul) }
+func TestSoftmax(t *testing.T) { need(t); kerneltest.Softmax(t, Softmax) }
+func TestRoPE(t *testing.T)    { need(t); kerneltest.RoPE(t, RoPE) }
+
+func BenchmarkOps(b *testing.B) {
+	need(b)
+	kerneltest.BenchOps(b, "avx2", RMSNorm, SiLUMul, Softmax, RoPE)
+}
