@@ -4,6 +4,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/damascus-llm/damascus/harness/llamacpp"
 )
 
 // TestOracleEveryCodePoint puts every code point (surrogates included, as
@@ -17,7 +19,15 @@ func TestOracleEveryCodePoint(t *testing.T) {
 		t.Skip("set DAMASCUS_TOKENIZER_EXHAUSTIVE=1 to compare all 1,114,112 code points")
 	}
 	requireOracle(t)
-	ours, ref := oraclePair(t, llama3GGUF(t))
+	for _, pre := range []Pretokenizer{Llama3Scanner, Llama3Regexp2} {
+		t.Run(pre.Name(), func(t *testing.T) {
+			ours, ref := oraclePair(t, llama3GGUF(t), pre)
+			everyCodePoint(t, ours, ref)
+		})
+	}
+}
+
+func everyCodePoint(t *testing.T, ours *Tokenizer, ref *llamacpp.Vocab) {
 	probe := func(dst []byte, r rune) []byte {
 		for _, ctx := range [][2]string{{"a", "b "}, {"1", "2 "}, {" ", "! "}, {"'", "s "}, {"\n", "\t\n"}, {"x ", "  y"}} {
 			dst = append(dst, ctx[0]...)
