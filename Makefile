@@ -27,10 +27,17 @@ bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./variants/... | tee results/bench-latest.txt
 
 # The pinned llama.cpp (npm @node-llama-cpp/linux-x64@3.21.1, commit 5b4ebc5).
-baseline: $(BASELINE)/node_modules/.installed
+# The chat-template oracle is the npm package @lenml/tokenizers@3.7.2.
+JSTOK     := baseline/jstokenizers
+
+baseline: $(BASELINE)/node_modules/.installed $(JSTOK)/node_modules/.installed
 
 $(BASELINE)/node_modules/.installed: $(BASELINE)/package.json $(BASELINE)/package-lock.json
 	cd $(BASELINE) && npm ci --no-audit --no-fund --ignore-scripts
+	touch $@
+
+$(JSTOK)/node_modules/.installed: $(JSTOK)/package.json $(JSTOK)/package-lock.json
+	cd $(JSTOK) && npm ci --no-audit --no-fund --ignore-scripts
 	touch $@
 
 lint:
