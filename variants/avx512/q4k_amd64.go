@@ -76,7 +76,7 @@ func init() {
 		Notes: "as avx512, with VPDPWSSD folding the scale multiply and the accumulate"})
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-4row", Family: ledger.FamilyAVX512VNNI,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ4K4VNNI),
-		Notes: "as avx512-vnni, four rows per pass sharing activation loads; scales unpacked in XMM; mins folded into one accumulator"})
+		Notes: "as avx512-vnni, four rows per pass sharing activation loads; scales unpacked in XMM; mins folded into one accumulator. A first interleaved ledger run on the shared 2-vCPU VM had it slower than one row on the large shapes (four interleaved weight streams), level on cache-resident ones"})
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-prefetch", Family: ledger.FamilyAVX512VNNI,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ4KVNNIPrefetch),
 		Notes: "as avx512-vnni, with PREFETCHT0 2 KiB ahead of the weight stream (crosses 4 KiB pages, where the hardware prefetcher stops)"})

@@ -79,5 +79,5 @@ func init() {
 		Notes: "as avx512-vnni, with PREFETCHT0 2 KiB ahead of the weight stream (crosses 4 KiB pages, where the hardware prefetcher stops)"})
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-4row", Family: ledger.FamilyAVX512VNNI,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ6K4VNNI),
-		Notes: "as avx512-vnni, four rows per pass sharing the activation loads"})
+		Notes: "as avx512-vnni, four rows per pass sharing the activation loads. A first interleaved ledger run on the shared 2-vCPU VM had it slower than one row on the large shapes (four interleaved weight streams), level on cache-resident ones"})
 }
