@@ -16,7 +16,6 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -36,6 +35,55 @@ import (
 func init() {
 	register(command{name: "e2e", summary: "end to end: Damascus beside llama.cpp (ppN, tgN, cold start, peak RSS, sustained)", run: runE2E})
 	register(command{name: enginebench.Command, summary: "benchmark the Damascus engine like llama-bench (JSON on stdout)", run: enginebench.Main})
+	register(command{name: measuredCommand, summary: "run a ledger command, then print its JSON output with this process's peak RSS (used by e2e)", run: runMeasured})
+}
+
+// measuredCommand wraps a bench so its peak RSS is measured from inside the
+// process: the kernel's rusage of a child also counts the parent's memory
+// at fork time (exec inherits the high-water mark), so ru_maxrss of a
+// spawned bench would report the ledger's own size. VmHWM after exec is the
+// new program's alone.
+const measuredCommand = "measured"
+
+type measuredOutput struct {
+	PeakRSSBytes int64           `json:"peak_rss_bytes"` // VmHWM; -1 when unreadable
+	Output       json.RawMessage `json:"output"`
+}
+
+func runMeasured(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: ledger measured COMMAND [ARGS]")
+		return errUsage
+	}
+	c, ok := commands[args[0]]
+	if !ok || args[0] == measuredCommand {
+		return fmt.Errorf("unknown command %q", args[0])
+	}
+	var out bytes.Buffer
+	if err := c.run(args[1:], &out, stderr); err != nil {
+		return fmt.Errorf("%s: %w", args[0], err)
+	}
+	if !json.Valid(out.Bytes()) {
+		return fmt.Errorf("%s did not print JSON", args[0])
+	}
+	return json.NewEncoder(stdout).Encode(measuredOutput{PeakRSSBytes: vmHWM(), Output: out.Bytes()})
+}
+
+// vmHWM reads this process's peak resident set size from /proc/self/status.
+func vmHWM() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return -1
 }
 
 // e2eFlags configure an end-to-end comparison.
@@ -150,7 +198,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 	}
 	eng := map[string]*engineSamples{"damascus": {tests: map[string][]float64{}}, "llama.cpp": {tests: map[string][]float64{}}}
 	runDamascus := func(cfg enginebench.Config) (*enginebench.Result, *spawned, error) {
-		sp, err := spawn(ctx, exe, append([]string{enginebench.Command}, cfg.Args()...), nil)
+		sp, err := spawn(ctx, exe, append([]string{measuredCommand, enginebench.Command}, cfg.Args()...), nil)
 		if err != nil {
 			return nil, sp, fmt.Errorf("damascus bench: %w", err)
 		}
@@ -161,7 +209,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 		return &res, sp, nil
 	}
 	runLlama := func(cfg llamacpp.BenchConfig) (*llamacpp.BenchResult, *spawned, error) {
-		sp, err := spawn(ctx, exe, append([]string{llamacpp.BenchCommand}, cfg.Args()...), llEnv)
+		sp, err := spawn(ctx, exe, append([]string{measuredCommand, llamacpp.BenchCommand}, cfg.Args()...), llEnv)
 		if err != nil {
 			return nil, sp, fmt.Errorf("llama.cpp bench: %w", err)
 		}
@@ -180,7 +228,9 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 		for _, t := range res.Tests {
 			e.tests[t.Name] = append(e.tests[t.Name], t.TokensPerSec...)
 		}
-		e.rss = append(e.rss, float64(sp.maxRSS))
+		if sp.maxRSS > 0 {
+			e.rss = append(e.rss, float64(sp.maxRSS))
+		}
 		e.kernels = res.Kernels
 		e.huge = hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB)
 		return nil
@@ -194,7 +244,9 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 		for _, t := range res.Tests {
 			e.tests[t.Name] = append(e.tests[t.Name], t.TokensPerSec...)
 		}
-		e.rss = append(e.rss, float64(sp.maxRSS))
+		if sp.maxRSS > 0 {
+			e.rss = append(e.rss, float64(sp.maxRSS))
+		}
 		e.variant, e.libDir = res.CPUVariant, res.LlamaCpp.LibDir
 		e.huge = hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB)
 		return nil
@@ -306,7 +358,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 			add(test, "tok/s", e.tests[test], "")
 		}
 		add("cold-start", "s", e.cold, "fresh process, model evicted from the page cache, one token")
-		add("peak-rss", "B", e.rss, "max RSS of each bench process")
+		add("peak-rss", "B", e.rss, "VmHWM of each bench process")
 		if s := add("sustained", "tok/s", e.sustain, ""); s != nil {
 			s.FirstWindow, s.LastWindow = e.sustain[0], e.sustain[len(e.sustain)-1]
 			s.Notes = fmt.Sprintf("%d windows; first %.2f, last %.2f tok/s", len(e.sustain), s.FirstWindow, s.LastWindow)
@@ -389,7 +441,7 @@ func writeE2EJSON(path string, b *results.Batch) error {
 type spawned struct {
 	stdout []byte
 	wall   time.Duration
-	maxRSS int64 // bytes
+	maxRSS int64 // bytes, from inside the child (measured); -1 when unknown
 }
 
 // spawn runs exe with args (and extra environment) to completion.
@@ -400,18 +452,20 @@ func spawn(ctx context.Context, exe string, args, env []string) (*spawned, error
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
-	sp := &spawned{stdout: stdout.Bytes(), wall: time.Since(start)}
-	if cmd.ProcessState != nil {
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			sp.maxRSS = ru.Maxrss * 1024 // kilobytes on Linux
-		}
-	}
+	sp := &spawned{stdout: stdout.Bytes(), wall: time.Since(start), maxRSS: -1}
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if len(msg) > 2000 {
 			msg = "..." + msg[len(msg)-2000:]
 		}
-		return sp, fmt.Errorf("%s %s: %w: %s", filepath.Base(exe), args[0], err, msg)
+		return sp, fmt.Errorf("%s %s: %w: %s", filepath.Base(exe), strings.Join(args[:min(2, len(args))], " "), err, msg)
+	}
+	if len(args) > 0 && args[0] == measuredCommand {
+		var m measuredOutput
+		if err := json.Unmarshal(sp.stdout, &m); err != nil {
+			return sp, fmt.Errorf("reading %s output: %w", measuredCommand, err)
+		}
+		sp.stdout, sp.maxRSS = m.Output, m.PeakRSSBytes
 	}
 	return sp, nil
 }

@@ -68,6 +68,13 @@ func TestE2ETiny(t *testing.T) {
 			}
 		}
 	}
+	for _, eng := range []string{"damascus", "llama.cpp"} {
+		// VmHWM of the bench process itself: megabytes, not the test
+		// binary's own size inherited through fork.
+		if s := js.Engines[eng]["peak-rss"]; len(s.Samples) != 2 || s.Median < 1<<20 {
+			t.Errorf("%s peak RSS %+v", eng, s)
+		}
+	}
 	if js.Ratios["tg4"] <= 0 || js.Ratios["pp16"] <= 0 {
 		t.Errorf("ratios %v", js.Ratios)
 	}

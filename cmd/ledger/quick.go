@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -38,16 +39,20 @@ func runQuick(args []string, stdout, stderr io.Writer) error {
 	if _, err := kernelLedger(append([]string{"quick"}, args...), kf, stdout, stderr); err != nil {
 		return err
 	}
+	var e2eErr error
 	if !*skipE2E {
 		fmt.Fprintln(stdout, "\n== end to end: Damascus beside llama.cpp ==")
 		ef.store, ef.note = kf.store, kf.note
-		if err := endToEnd(append([]string{"quick"}, args...), ef, stdout, stderr); err != nil {
-			return fmt.Errorf("end to end: %w", err)
+		if e2eErr = endToEnd(append([]string{"quick"}, args...), ef, stdout, stderr); e2eErr != nil {
+			e2eErr = fmt.Errorf("end to end: %w", e2eErr)
+			fmt.Fprintln(stderr, "ledger quick:", e2eErr)
 		}
 	}
-	if kf.store == "" {
-		return nil
+	if kf.store != "" {
+		fmt.Fprintln(stdout)
+		if err := report(kf.store, filepath.Dir(kf.store), stdout); err != nil {
+			return errors.Join(e2eErr, err)
+		}
 	}
-	fmt.Fprintln(stdout)
-	return report(kf.store, filepath.Dir(kf.store), stdout)
+	return e2eErr // the kernel ledger is recorded and reported either way
 }
