@@ -22,9 +22,12 @@ import (
 	"github.com/damascus-llm/damascus/model/quant"
 
 	// Every variant family registers itself here.
+	_ "github.com/damascus-llm/damascus/variants/amx"
+	_ "github.com/damascus-llm/damascus/variants/avx2"
 	_ "github.com/damascus-llm/damascus/variants/avx512"
 	_ "github.com/damascus-llm/damascus/variants/gounrolled"
 	_ "github.com/damascus-llm/damascus/variants/naive"
+	_ "github.com/damascus-llm/damascus/variants/neon"
 )
 
 // OverrideEnv names the environment variable that forces variants.
