@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -216,5 +217,25 @@ func TestRunTimesAndRecords(t *testing.T) {
 	}
 	if !strings.Contains(out, "rmsnorm") || !strings.Contains(out, "n257") {
 		t.Errorf("table:\n%s", out)
+	}
+}
+
+func TestProtocolCommand(t *testing.T) {
+	code, out, errOut := runCLI("protocol")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		E2E struct {
+			PromptTokens int `json:"prompt_tokens"`
+			GenTokens    int `json:"gen_tokens"`
+		} `json:"e2e"`
+		Thresholds map[string]gate.Thresholds `json:"gate_thresholds"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.E2E.PromptTokens != 1024 || doc.E2E.GenTokens != 256 || len(doc.Thresholds) != len(ledger.Catalogue()) {
+		t.Errorf("protocol document: %+v", doc)
 	}
 }

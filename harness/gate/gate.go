@@ -21,9 +21,9 @@ import (
 
 // Thresholds bound a variant's error against the float64 reference.
 type Thresholds struct {
-	NMSE   float64 // Σ(y−r)²/Σr², at most
-	MaxAbs float64 // max|y−r| / max|r|, at most
-	Cosine float64 // cos(y, r), at least
+	NMSE   float64 `json:"nmse"`    // Σ(y−r)²/Σr², at most
+	MaxAbs float64 `json:"max_abs"` // max|y−r| / max|r|, at most
+	Cosine float64 `json:"cosine"`  // cos(y, r), at least
 }
 
 // For returns the thresholds of op. They sit orders of magnitude above
