@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -91,7 +92,7 @@ type e2eFlags struct {
 	model, preset, fileType, cacheDir string
 	prot                              protocol.E2E
 	coldRuns                          int
-	cpuVariant                        string
+	cpuVariant, llamaConfigs          string
 	hugePages                         bool
 	jsonOut, store, note              string
 }
@@ -122,6 +123,7 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 	fs.IntVar(&f.coldRuns, "cold-runs", f.coldRuns, "cold starts per engine (model evicted from the page cache first; 0: skip)")
 	fs.StringVar(&f.cpuVariant, "cpu-variant", "", "ggml CPU variant for llama.cpp, e.g. sapphirerapids (default: ggml's choice)")
 	fs.BoolVar(&f.hugePages, "huge-pages", false, "run llama.cpp with GLIBC_TUNABLES="+llamacpp.HugePagesTunable)
+	fs.StringVar(&f.llamaConfigs, "llama-configs", "", "several llama.cpp configurations, e.g. default,sapphirerapids+huge,icelake: each is measured, and llama.cpp's row takes the best per test")
 }
 
 func runE2E(args []string, stdout, stderr io.Writer) error {
@@ -145,6 +147,92 @@ func runE2E(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	return endToEnd(append([]string{"e2e"}, args...), ef, stdout, stderr)
+}
+
+// A contender is one engine configuration of an end-to-end comparison.
+type contender struct {
+	name  string // "damascus", "llama.cpp" or "llama.cpp/VARIANT[+huge]"
+	llama bool
+	notes string
+	bench func(benchSpec) (*benchOut, *spawned, error) // one fresh bench process
+	s     *engineSamples
+}
+
+// benchSpec is what one bench process runs.
+type benchSpec struct {
+	prompt, gen []int
+	reps        int
+	noWarmup    bool
+	seed        uint64
+}
+
+// benchOut is what one bench process reported.
+type benchOut struct {
+	tests           map[string][]float64 // test → tok/s per repetition
+	huge            string
+	kernels         []string
+	variant, libDir string
+}
+
+func newEngineSamples() *engineSamples { return &engineSamples{tests: map[string][]float64{}} }
+
+// alternate returns cs, reversed on odd rounds.
+func alternate(cs []*contender, round int) []*contender {
+	if round%2 == 0 {
+		return cs
+	}
+	out := make([]*contender, len(cs))
+	for i, c := range cs {
+		out[len(cs)-1-i] = c
+	}
+	return out
+}
+
+// A llamaConfig is one way of running llama.cpp.
+type llamaConfig struct {
+	name, variant string
+	huge          bool
+}
+
+func (c llamaConfig) notes() string {
+	v := c.variant
+	if v == "" {
+		v = "ggml's choice of CPU variant"
+	}
+	if c.huge {
+		return v + ", GLIBC_TUNABLES=" + llamacpp.HugePagesTunable
+	}
+	return v + ", GLIBC_TUNABLES unset"
+}
+
+// parseLlamaConfigs reads --llama-configs ("default,sapphirerapids+huge,
+// icelake"); empty means the one configuration of --cpu-variant and
+// --huge-pages, named plainly "llama.cpp".
+func parseLlamaConfigs(list, variant string, huge bool) ([]llamaConfig, error) {
+	if strings.TrimSpace(list) == "" {
+		return []llamaConfig{{name: "llama.cpp", variant: variant, huge: huge}}, nil
+	}
+	var out []llamaConfig
+	seen := map[string]bool{}
+	for _, item := range splitList(list) {
+		v, h := strings.CutSuffix(item, "+huge")
+		if v == "default" {
+			v = ""
+		}
+		if strings.ContainsAny(v, "/+ ") {
+			return nil, fmt.Errorf("--llama-configs: %q is not VARIANT or VARIANT+huge", item)
+		}
+		name := "llama.cpp/" + item
+		if seen[name] {
+			return nil, fmt.Errorf("--llama-configs: %q twice", item)
+		}
+		seen[name] = true
+		out = append(out, llamaConfig{name: name, variant: v, huge: h})
+	}
+	if len(out) == 1 {
+		out[0].name = "llama.cpp"
+	}
+	return out, nil
 }
 
 // engine results gathered over the rounds.
@@ -184,142 +272,112 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 	ctx := context.Background()
 	p := ef.prot
 	run := runRecord(cmdline, nil) // machine facts and sensors before the runs
-	dcfg := enginebench.Config{Model: path, Threads: p.Threads, Reps: 1, Seed: 1}
-	lcfg := llamacpp.BenchConfig{Model: path, Threads: p.Threads, Reps: 1, Variant: ef.cpuVariant, Seed: 1}
+	var llamaConfigs []llamaConfig
+	if llamaConfigs, err = parseLlamaConfigs(ef.llamaConfigs, ef.cpuVariant, ef.hugePages); err != nil {
+		return err
+	}
+	var prompt, gen []int
 	if p.PromptTokens > 0 {
-		dcfg.Prompt, lcfg.Prompt = []int{p.PromptTokens}, []int{p.PromptTokens}
+		prompt = []int{p.PromptTokens}
 	}
 	if p.GenTokens > 0 {
-		dcfg.Gen, lcfg.Gen = []int{p.GenTokens}, []int{p.GenTokens}
+		gen = []int{p.GenTokens}
 	}
-	var llEnv []string
-	if ef.hugePages {
-		llEnv = append(llEnv, "GLIBC_TUNABLES="+llamacpp.HugePagesTunable)
-	}
-	eng := map[string]*engineSamples{"damascus": {tests: map[string][]float64{}}, "llama.cpp": {tests: map[string][]float64{}}}
-	runDamascus := func(cfg enginebench.Config) (*enginebench.Result, *spawned, error) {
-		sp, err := spawn(ctx, exe, append([]string{measuredCommand, enginebench.Command}, cfg.Args()...), nil)
-		if err != nil {
-			return nil, sp, fmt.Errorf("damascus bench: %w", err)
+	cs := []*contender{{name: "damascus", s: newEngineSamples(),
+		bench: func(b benchSpec) (*benchOut, *spawned, error) {
+			cfg := enginebench.Config{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, Seed: b.seed}
+			sp, err := spawn(ctx, exe, append([]string{measuredCommand, enginebench.Command}, cfg.Args()...), nil)
+			if err != nil {
+				return nil, sp, fmt.Errorf("damascus bench: %w", err)
+			}
+			var res enginebench.Result
+			if err := json.Unmarshal(sp.stdout, &res); err != nil {
+				return nil, sp, fmt.Errorf("damascus bench output: %w", err)
+			}
+			out := &benchOut{tests: map[string][]float64{}, huge: hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB), kernels: res.Kernels}
+			for _, t := range res.Tests {
+				out.tests[t.Name] = t.TokensPerSec
+			}
+			return out, sp, nil
+		}}}
+	for _, lc := range llamaConfigs {
+		var env []string
+		if lc.huge {
+			env = append(env, "GLIBC_TUNABLES="+llamacpp.HugePagesTunable)
 		}
-		var res enginebench.Result
-		if err := json.Unmarshal(sp.stdout, &res); err != nil {
-			return nil, sp, fmt.Errorf("damascus bench output: %w", err)
-		}
-		return &res, sp, nil
-	}
-	runLlama := func(cfg llamacpp.BenchConfig) (*llamacpp.BenchResult, *spawned, error) {
-		sp, err := spawn(ctx, exe, append([]string{measuredCommand, llamacpp.BenchCommand}, cfg.Args()...), llEnv)
-		if err != nil {
-			return nil, sp, fmt.Errorf("llama.cpp bench: %w", err)
-		}
-		var res llamacpp.BenchResult
-		if err := json.Unmarshal(sp.stdout, &res); err != nil {
-			return nil, sp, fmt.Errorf("llama.cpp bench output: %w", err)
-		}
-		return &res, sp, nil
-	}
-	damascusRound := func() error {
-		res, sp, err := runDamascus(dcfg)
-		if err != nil {
-			return err
-		}
-		e := eng["damascus"]
-		for _, t := range res.Tests {
-			e.tests[t.Name] = append(e.tests[t.Name], t.TokensPerSec...)
-		}
-		if sp.maxRSS > 0 {
-			e.rss = append(e.rss, float64(sp.maxRSS))
-		}
-		e.kernels = res.Kernels
-		e.huge = hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB)
-		return nil
-	}
-	llamaRound := func() error {
-		res, sp, err := runLlama(lcfg)
-		if err != nil {
-			return err
-		}
-		e := eng["llama.cpp"]
-		for _, t := range res.Tests {
-			e.tests[t.Name] = append(e.tests[t.Name], t.TokensPerSec...)
-		}
-		if sp.maxRSS > 0 {
-			e.rss = append(e.rss, float64(sp.maxRSS))
-		}
-		e.variant, e.libDir = res.CPUVariant, res.LlamaCpp.LibDir
-		e.huge = hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB)
-		return nil
+		cs = append(cs, &contender{name: lc.name, llama: true, notes: lc.notes(), s: newEngineSamples(),
+			bench: func(b benchSpec) (*benchOut, *spawned, error) {
+				cfg := llamacpp.BenchConfig{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, Variant: lc.variant, Seed: b.seed}
+				sp, err := spawn(ctx, exe, append([]string{measuredCommand, llamacpp.BenchCommand}, cfg.Args()...), env)
+				if err != nil {
+					return nil, sp, fmt.Errorf("llama.cpp bench (%s): %w", lc.name, err)
+				}
+				var res llamacpp.BenchResult
+				if err := json.Unmarshal(sp.stdout, &res); err != nil {
+					return nil, sp, fmt.Errorf("llama.cpp bench output: %w", err)
+				}
+				out := &benchOut{tests: map[string][]float64{}, huge: hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB),
+					variant: res.CPUVariant, libDir: res.LlamaCpp.LibDir}
+				for _, t := range res.Tests {
+					out.tests[t.Name] = t.TokensPerSec
+				}
+				return out, sp, nil
+			}})
 	}
 
 	// Interleaved rounds: one fresh process per engine and round, the order
 	// reversed every other round.
-	pb := newBar(stderr, p.Runs*2, "e2e")
+	pb := newBar(stderr, p.Runs*len(cs), "e2e")
 	for r := range p.Runs {
-		order := []func() error{damascusRound, llamaRound}
-		names := []string{"damascus", "llama.cpp"}
-		if r%2 == 1 {
-			order[0], order[1], names[0], names[1] = order[1], order[0], names[1], names[0]
-		}
-		for i, f := range order {
-			pb.set(2*r+i, fmt.Sprintf("e2e round %d/%d %-9s %s %s", r+1, p.Runs, names[i], p.PromptTest(), p.GenTest()))
-			if err := f(); err != nil {
+		for i, c := range alternate(cs, r) {
+			pb.set(len(cs)*r+i, fmt.Sprintf("e2e round %d/%d %-12s %s %s", r+1, p.Runs, c.name, p.PromptTest(), p.GenTest()))
+			out, sp, err := c.bench(benchSpec{prompt: prompt, gen: gen, reps: 1, seed: 1})
+			if err != nil {
 				return err
 			}
+			for test, tps := range out.tests {
+				c.s.tests[test] = append(c.s.tests[test], tps...)
+			}
+			if sp.maxRSS > 0 {
+				c.s.rss = append(c.s.rss, float64(sp.maxRSS))
+			}
+			c.s.huge, c.s.kernels, c.s.variant, c.s.libDir = out.huge, out.kernels, out.variant, out.libDir
 		}
 	}
-	pb.set(p.Runs*2, "e2e")
+	pb.set(p.Runs*len(cs), "e2e")
 
 	// Cold starts: a fresh process loads the model evicted from the page
 	// cache and evaluates one token; its whole wall time is the sample.
 	pageCache := "warm: the model file stays cached between runs"
 	for r := range ef.coldRuns {
-		for i, name := range []string{"damascus", "llama.cpp"} {
-			if r%2 == 1 {
-				name = []string{"llama.cpp", "damascus"}[i]
-			}
+		for _, c := range alternate(cs, r) {
 			if err := evict(path); err != nil {
 				pageCache = "cold start: eviction failed (" + err.Error() + "), page cache state unknown"
 			} else {
 				pageCache = "tests warm; cold start after posix_fadvise(POSIX_FADV_DONTNEED) of the model file"
 			}
-			fmt.Fprintf(stderr, "cold start %d/%d: %s\n", r+1, ef.coldRuns, name)
-			var sp *spawned
-			var err error
-			if name == "damascus" {
-				_, sp, err = runDamascus(enginebench.Config{Model: path, Threads: p.Threads, Prompt: []int{1}, Reps: 1, NoWarmup: true, Seed: 1})
-			} else {
-				_, sp, err = runLlama(llamacpp.BenchConfig{Model: path, Threads: p.Threads, Prompt: []int{1}, Reps: 1, NoWarmup: true, Variant: ef.cpuVariant, Seed: 1})
-			}
+			fmt.Fprintf(stderr, "cold start %d/%d: %s\n", r+1, ef.coldRuns, c.name)
+			_, sp, err := c.bench(benchSpec{prompt: []int{1}, reps: 1, noWarmup: true, seed: 1})
 			if err != nil {
 				return fmt.Errorf("cold start: %w", err)
 			}
-			eng[name].cold = append(eng[name].cold, sp.wall.Seconds())
+			c.s.cold = append(c.s.cold, sp.wall.Seconds())
 		}
 	}
 
-	// Sustained decode: windows of about SustainedWindow seconds back to back.
+	// Sustained decode: windows of about SustainedWindow seconds back to
+	// back, each engine alone on the machine.
 	if p.SustainedSeconds > 0 && p.GenTokens > 0 {
-		for _, name := range []string{"damascus", "llama.cpp"} {
-			rate := stats.Summarize(eng[name].tests[p.GenTest()]).Median
+		for _, c := range cs {
+			rate := stats.Summarize(c.s.tests[p.GenTest()]).Median
 			n := max(8, int(rate*float64(p.SustainedWindow)))
 			windows := max(2, p.SustainedSeconds/max(p.SustainedWindow, 1))
-			fmt.Fprintf(stderr, "sustained decode: %s, %d windows of tg%d\n", name, windows, n)
-			var tps []float64
-			if name == "damascus" {
-				res, _, err := runDamascus(enginebench.Config{Model: path, Threads: p.Threads, Gen: []int{n}, Reps: windows, Seed: 2})
-				if err != nil {
-					return fmt.Errorf("sustained: %w", err)
-				}
-				tps = res.Tests[0].TokensPerSec
-			} else {
-				res, _, err := runLlama(llamacpp.BenchConfig{Model: path, Threads: p.Threads, Gen: []int{n}, Reps: windows, Variant: ef.cpuVariant, Seed: 2})
-				if err != nil {
-					return fmt.Errorf("sustained: %w", err)
-				}
-				tps = res.Tests[0].TokensPerSec
+			fmt.Fprintf(stderr, "sustained decode: %s, %d windows of tg%d\n", c.name, windows, n)
+			out, _, err := c.bench(benchSpec{gen: []int{n}, reps: windows, seed: 2})
+			if err != nil {
+				return fmt.Errorf("sustained: %w", err)
 			}
-			eng[name].sustain = tps
+			c.s.sustain = out.tests[fmt.Sprintf("tg%d", n)]
 		}
 	}
 
@@ -332,36 +390,68 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 	after := sysinfo.Gather(sctx).Sensors
 	cancel()
 	run.Protocol.SensorsAfter = &after
+	var variants, libDir []string
+	for _, c := range cs {
+		e := protocol.Engine{Name: c.name, WeightsOnHugePages: c.s.huge, Kernels: c.s.kernels, Notes: c.notes}
+		if !c.llama {
+			e.Notes = "weights mmap'd from the file"
+		} else {
+			variants = append(variants, c.s.variant)
+			libDir = append(libDir, c.s.libDir)
+		}
+		run.Protocol.Engines = append(run.Protocol.Engines, e)
+	}
 	run.Protocol.LlamaCpp = &protocol.LlamaCpp{Revision: protocol.LlamaCppRevision, Package: protocol.LlamaCppPackage,
-		CPUVariant: eng["llama.cpp"].variant, LibDir: eng["llama.cpp"].libDir}
-	llNote := "GLIBC_TUNABLES unset"
-	if ef.hugePages {
-		llNote = "GLIBC_TUNABLES=" + llamacpp.HugePagesTunable
-	}
-	run.Protocol.Engines = []protocol.Engine{
-		{Name: "damascus", WeightsOnHugePages: eng["damascus"].huge, Kernels: eng["damascus"].kernels, Notes: "weights mmap'd from the file"},
-		{Name: "llama.cpp", WeightsOnHugePages: eng["llama.cpp"].huge, Notes: llNote},
-	}
+		CPUVariant: strings.Join(variants, ", "), LibDir: libDir[0]}
 	b := results.NewBatch(time.Now())
 	b.Add(results.Record{Kind: results.KindRun, Run: run})
-	for _, name := range []string{"damascus", "llama.cpp"} {
-		e := eng[name]
-		add := func(test, unit string, samples []float64, notes string) *results.E2E {
-			if len(samples) == 0 {
-				return nil
+	tests := []struct {
+		name, unit, notes string
+		lower             bool
+		samples           func(*engineSamples) []float64
+	}{
+		{p.PromptTest(), "tok/s", "", false, func(s *engineSamples) []float64 { return s.tests[p.PromptTest()] }},
+		{p.GenTest(), "tok/s", "", false, func(s *engineSamples) []float64 { return s.tests[p.GenTest()] }},
+		{"cold-start", "s", "fresh process, model evicted from the page cache, one token", true, func(s *engineSamples) []float64 { return s.cold }},
+		{"peak-rss", "B", "VmHWM of each bench process", true, func(s *engineSamples) []float64 { return s.rss }},
+		{"sustained", "tok/s", "", false, func(s *engineSamples) []float64 { return s.sustain }},
+	}
+	record := func(engine string, t int, samples []float64, notes string) {
+		if len(samples) == 0 {
+			return
+		}
+		tt := tests[t]
+		r := &results.E2E{Engine: engine, Test: tt.name, Unit: tt.unit, Samples: samples, Summary: stats.Summarize(samples), Notes: notes}
+		if tt.name == "sustained" {
+			r.FirstWindow, r.LastWindow = samples[0], samples[len(samples)-1]
+			r.Notes = strings.TrimPrefix(notes+"; ", "; ") + fmt.Sprintf("%d windows; first %.2f, last %.2f tok/s", len(samples), r.FirstWindow, r.LastWindow)
+		}
+		b.Add(results.Record{Kind: results.KindE2E, E2E: r})
+	}
+	for t, tt := range tests {
+		for _, c := range cs {
+			record(c.name, t, tt.samples(c.s), tt.notes)
+		}
+		// With several llama.cpp configurations, "llama.cpp" is the best of
+		// them at each test: the rival at its strongest.
+		if len(llamaConfigs) > 1 {
+			var best *contender
+			for _, c := range cs[1:] {
+				m := stats.Summarize(tt.samples(c.s)).Median
+				if len(tt.samples(c.s)) == 0 {
+					continue
+				}
+				if bm := 0.0; best != nil {
+					bm = stats.Summarize(tt.samples(best.s)).Median
+					if (tt.lower && m >= bm) || (!tt.lower && m <= bm) {
+						continue
+					}
+				}
+				best = c
 			}
-			r := &results.E2E{Engine: name, Test: test, Unit: unit, Samples: samples, Summary: stats.Summarize(samples), Notes: notes}
-			b.Add(results.Record{Kind: results.KindE2E, E2E: r})
-			return r
-		}
-		for _, test := range []string{p.PromptTest(), p.GenTest()} {
-			add(test, "tok/s", e.tests[test], "")
-		}
-		add("cold-start", "s", e.cold, "fresh process, model evicted from the page cache, one token")
-		add("peak-rss", "B", e.rss, "VmHWM of each bench process")
-		if s := add("sustained", "tok/s", e.sustain, ""); s != nil {
-			s.FirstWindow, s.LastWindow = e.sustain[0], e.sustain[len(e.sustain)-1]
-			s.Notes = fmt.Sprintf("%d windows; first %.2f, last %.2f tok/s", len(e.sustain), s.FirstWindow, s.LastWindow)
+			if best != nil {
+				record("llama.cpp", t, tt.samples(best.s), strings.TrimPrefix(tt.notes+"; ", "; ")+"best of "+strconv.Itoa(len(llamaConfigs))+" configurations: "+best.name)
+			}
 		}
 	}
 	if p.SustainedSeconds == 0 {

@@ -87,3 +87,57 @@ func TestE2ETiny(t *testing.T) {
 		t.Errorf("protocol record incomplete: %+v", recs[0].Run)
 	}
 }
+
+func TestParseLlamaConfigs(t *testing.T) {
+	cs, err := parseLlamaConfigs("", "icelake", true)
+	if err != nil || len(cs) != 1 || cs[0].name != "llama.cpp" || cs[0].variant != "icelake" || !cs[0].huge {
+		t.Errorf("default: %+v, %v", cs, err)
+	}
+	cs, err = parseLlamaConfigs("default, sapphirerapids+huge", "", false)
+	if err != nil || len(cs) != 2 || cs[0].variant != "" || cs[1].name != "llama.cpp/sapphirerapids+huge" || cs[1].variant != "sapphirerapids" || !cs[1].huge {
+		t.Errorf("list: %+v, %v", cs, err)
+	}
+	for _, bad := range []string{"a,a", "x/y"} {
+		if _, err := parseLlamaConfigs(bad, "", false); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestE2EBestOfLlamaConfigs: with several llama.cpp configurations each is
+// recorded and the llama.cpp row is the best of them per test.
+func TestE2EBestOfLlamaConfigs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns both engines several times")
+	}
+	if _, err := llamacpp.LibDir(); err != nil {
+		t.Skipf("pinned llama.cpp not installed (make baseline): %v", err)
+	}
+	testdata.Llama3TokenizerJSON.Require(t)
+	testdata.Llama32Template.Require(t)
+	dir := t.TempDir()
+	store := filepath.Join(dir, "ledger.jsonl")
+	code, out, errOut := runCLI("e2e", "--preset", "tiny", "--cache", filepath.Join(dir, "cache"), "--pp", "8", "--tg", "2",
+		"--runs", "1", "--threads", "1", "--cold-runs", "0", "--sustained", "0", "--llama-configs", "default,default+huge", "--store", store)
+	if code != 0 {
+		t.Fatalf("e2e: exit %d\n%s\n%s", code, out, errOut)
+	}
+	recs, err := results.Load(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engines := map[string]int{}
+	for _, r := range recs {
+		if r.E2E != nil {
+			engines[r.E2E.Engine]++
+			if r.E2E.Engine == "llama.cpp" && !strings.Contains(r.E2E.Notes, "best of 2 configurations") {
+				t.Errorf("llama.cpp row without its provenance: %q", r.E2E.Notes)
+			}
+		}
+	}
+	for _, e := range []string{"damascus", "llama.cpp", "llama.cpp/default", "llama.cpp/default+huge"} {
+		if engines[e] != 3 { // pp8, tg2, peak-rss
+			t.Errorf("engine %s: %d records (all: %v)", e, engines[e], engines)
+		}
+	}
+}
