@@ -23,6 +23,9 @@ const (
 	FamilyFusedDequantAMX Family = "fused-dequant-amx"
 	FamilyNEON            Family = "neon"
 	FamilyCUDA            Family = "cuda"
+	// FamilyMatVecLoop is a matmul made of the engine's current matvec
+	// kernel applied row by row: the incumbent every matmul must beat.
+	FamilyMatVecLoop Family = "matvec-loop"
 )
 
 // Status is where a variant stands in the ledger.

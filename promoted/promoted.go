@@ -142,7 +142,7 @@ func (d *Dispatcher) MatMul(wt quant.Type) (ledger.MatMul, error) {
 		if err != nil {
 			return nil, fmt.Errorf("matmul for %s weights: %w", wt, err)
 		}
-		if forced || v.Name != "naive" {
+		if forced || (v.Name != "naive" && v.Name != MatVecLoopName) {
 			return v.Impl.(ledger.MatMul), nil
 		}
 	}
@@ -153,6 +153,27 @@ func (d *Dispatcher) MatMul(wt quant.Type) (ledger.MatMul, error) {
 	mvv, _ := d.Resolve(ledger.MatVecOp(wt))
 	d.note(op, op+":matvec-loop("+mvv.Name+")")
 	return matVecLoop(mv, ledger.ActivationType(wt)), nil
+}
+
+// MatVecLoopName is the matmul variant that loops the promoted matvec.
+const MatVecLoopName = "matvec-loop"
+
+// The engine's fallback matmul is a variant too, so the head-to-head can
+// time it against real matmul kernels: each call loops whatever matvec the
+// default dispatcher picks for the weight type.
+func init() {
+	for _, wt := range ledger.WeightTypes {
+		at := ledger.ActivationType(wt)
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(wt), Name: MatVecLoopName, Family: ledger.FamilyMatVecLoop,
+			Notes: "the promoted matvec applied to each activation row: what the engine runs without a promoted matmul",
+			Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+				mv, err := Default().MatVec(wt)
+				if err != nil {
+					panic(err) // the naive matvec always exists: only a bad override gets here
+				}
+				matVecLoop(mv, at)(dst, ldd, w, rows, xq, n, k)
+			})})
+	}
 }
 
 func matVecLoop(mv ledger.MatVec, at quant.Type) ledger.MatMul {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/gate"
@@ -20,6 +21,19 @@ import (
 func init() {
 	register(command{name: "run", summary: "gated head-to-head of variants, timed interleaved (kernel ledger)", run: runKernels})
 }
+
+// defaultRunOps are the ops `ledger run` times unless told otherwise: every
+// op but matmul, whose naive variant needs minutes per call at the real
+// shapes (time it explicitly, e.g. --op matmul/q4_k --variant matvec-loop,amx-int8).
+var defaultRunOps = func() string {
+	var ops []string
+	for _, op := range ledger.Catalogue() {
+		if op.Kind != ledger.KindMatMul {
+			ops = append(ops, op.Name)
+		}
+	}
+	return strings.Join(ops, ",")
+}()
 
 // kernelFlags are the flags of the timed kernel ledger, shared by run and quick.
 type kernelFlags struct {
@@ -47,7 +61,7 @@ func runKernels(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var kf kernelFlags
-	kf.register(fs, "")
+	kf.register(fs, defaultRunOps)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ledger run [--op OPS] [--variant NAMES] [--shapes 1B|3B|real|tails|all] [--runs N] [--store FILE]")
 		fs.PrintDefaults()

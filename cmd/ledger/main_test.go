@@ -16,6 +16,7 @@ import (
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/promoted"
+	"github.com/damascus-llm/damascus/protocol"
 	"github.com/damascus-llm/damascus/results"
 	"github.com/damascus-llm/damascus/variants/naive"
 )
@@ -237,5 +238,41 @@ func TestProtocolCommand(t *testing.T) {
 	}
 	if doc.E2E.PromptTokens != 1024 || doc.E2E.GenTokens != 256 || len(doc.Thresholds) != len(ledger.Catalogue()) {
 		t.Errorf("protocol document: %+v", doc)
+	}
+}
+
+// TestMatMulIncumbentIsMatVecLoop: without a preference the engine runs the
+// matvec loop, so that is what a matmul challenger must beat.
+func TestMatMulIncumbentIsMatVecLoop(t *testing.T) {
+	b := results.NewBatch(time.Now())
+	for _, v := range []struct {
+		name  string
+		scale float64
+	}{{"naive", 10}, {promoted.MatVecLoopName, 1}, {"tiles", 0.99}} {
+		ns := make([]float64, 10)
+		for i := range ns {
+			ns[i] = v.scale * (1000 + 5*float64(i))
+		}
+		b.Add(results.Record{Kind: results.KindGate, Gate: &gate.Result{Op: "matmul/q4_k", Variant: v.name, Shape: "3x256x2", Outcome: gate.Pass}})
+		b.Add(results.Record{Kind: results.KindKernel, Kernel: &results.Kernel{Op: "matmul/q4_k", Variant: v.name, Shape: "3x256x2", NsPerOp: ns}})
+	}
+	reg := ledger.NewRegistry()
+	for _, name := range []string{"naive", promoted.MatVecLoopName, "tiles"} {
+		if err := reg.Add(ledger.Variant{Op: "matmul/q4_k", Name: name, Family: ledger.FamilyNaive, Impl: naive.MatMul(quant.Q4_K)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	decisions, prefs := decidePromotions(b.Recs, promoted.Preferences{Ops: map[string][]promoted.Choice{}}, reg,
+		protocol.DefaultRule(), nil, "", results.NewBatch(time.Now()))
+	for _, d := range decisions {
+		if d.Incumbent != promoted.MatVecLoopName {
+			t.Errorf("%s judged against %s", d.Challenger, d.Incumbent)
+		}
+		if d.Challenger == "tiles" && d.Promote {
+			t.Errorf("a 1%% gain with overlapping ranges promoted: %s", d.Reason)
+		}
+	}
+	if len(prefs.Ops["matmul/q4_k"]) != 0 {
+		t.Errorf("preferences %+v", prefs.Ops)
 	}
 }

@@ -161,10 +161,15 @@ func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *le
 			}
 		}
 		if incumbent == "" {
-			if _, ok := timed[key{op, "naive", ""}]; !ok {
+			// What the engine runs without a preference: the matvec loop for
+			// matmul, the naive variant otherwise.
+			incumbent = "naive"
+			if _, ok := timed[key{op, promoted.MatVecLoopName, ""}]; ok && strings.HasPrefix(op, "matmul/") {
+				incumbent = promoted.MatVecLoopName
+			}
+			if _, ok := timed[key{op, incumbent, ""}]; !ok {
 				continue // no incumbent timed in this run: nothing to compare with
 			}
-			incumbent = "naive"
 		}
 		type win struct {
 			choice promoted.Choice
