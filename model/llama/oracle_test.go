@@ -81,9 +81,9 @@ func topK(x []float32, k int) []int {
 // path and with the pinned llama.cpp on the same file, prints the per-position
 // comparison and fails on the issue's criteria: cosine ≥ minCos everywhere,
 // top-1 agreement wherever llama.cpp's top-2 gap exceeds 1e-3.
-// With strictTop1 unset, top-1 disagreements are only counted: the test then
-// requires agreement on 90% of the decisive positions.
-func checkAgainstLlamaCpp(t *testing.T, path string, m *Model, tokens []int32, opts Options, minCos float64, strictTop1 bool) {
+// maxMiss is the fraction of decisive positions whose top-1 may differ
+// (0: none may).
+func checkAgainstLlamaCpp(t *testing.T, path string, m *Model, tokens []int32, opts Options, minCos, maxMiss float64) {
 	t.Helper()
 	lm, err := llamacpp.OpenModel(path, llamacpp.ModelOptions{})
 	if err != nil {
@@ -126,7 +126,7 @@ func checkAgainstLlamaCpp(t *testing.T, path string, m *Model, tokens []int32, o
 			decisive++
 			if !s.top1Agree {
 				missed++
-				if strictTop1 {
+				if maxMiss == 0 {
 					t.Errorf("position %d: top-1 differs from llama.cpp's (gap > 1e-3)", j)
 				}
 			}
@@ -141,7 +141,7 @@ func checkAgainstLlamaCpp(t *testing.T, path string, m *Model, tokens []int32, o
 	if worstCos < 0.9999 || missed > 0 {
 		t.Logf("issue criteria (cosine ≥ 0.9999, top-1 on every decisive position) NOT met: min cosine %.7f, %d decisive misses", worstCos, missed)
 	}
-	if !strictTop1 && missed*10 > decisive {
+	if maxMiss > 0 && float64(missed) > maxMiss*float64(decisive) {
 		t.Errorf("top-1 differs on %d of %d decisive positions", missed, decisive)
 	}
 }
@@ -228,7 +228,7 @@ func TestStories260KLogitsMatchLlamaCpp(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, kv := range []quant.Type{quant.F32, quant.F16} {
-		checkAgainstLlamaCpp(t, testdata.Stories260KGGUF.Require(t), m, ids, Options{Threads: 2, NBatch: 64, KVType: kv}, 0.9999, true)
+		checkAgainstLlamaCpp(t, testdata.Stories260KGGUF.Require(t), m, ids, Options{Threads: 2, NBatch: 64, KVType: kv}, 0.9999, 0)
 	}
 }
 
@@ -315,9 +315,13 @@ func TestSynthTinyMatchesLlamaCppAndReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkAgainstLlamaCpp(t, path, m, ids, Options{Threads: 2, NBatch: 8, KVType: quant.F16}, c.minCosF16, true)
+			checkAgainstLlamaCpp(t, path, m, ids, Options{Threads: 2, NBatch: 8, KVType: quant.F16}, c.minCosF16, 0)
 			logLlamaCppSelfConsistency(t, path, ids)
-			checkAgainstLlamaCpp(t, path, m, ids, Options{Threads: 2, NBatch: 8}, c.minCosF32, c.typ == "F32")
+			maxMiss := 0.1 // F32 cache on quantized weights: see above
+			if c.typ == "F32" {
+				maxMiss = 0
+			}
+			checkAgainstLlamaCpp(t, path, m, ids, Options{Threads: 2, NBatch: 8}, c.minCosF32, maxMiss)
 			for _, round := range []bool{true, false} {
 				diffs, err := m.CompareLayers(ids[:12], Options{Threads: 2, NBatch: 5}, round)
 				if err != nil {
