@@ -400,13 +400,16 @@ func (c *Context) attnWork(w, nw int) {
 func (c *Context) attendF16(out, q []float32, k, v []uint16, nHeads, nCtx int, scale float32, scores []float32) {
 	hd := c.cfg.HeadDim
 	for h := range nHeads {
-		qh := q[h*hd : (h+1)*hd]
+		qh := out[h*hd : (h+1)*hd] // the head's output doubles as its rounded query
+		for i, x := range q[h*hd : (h+1)*hd] {
+			qh[i] = quant.FP16ToFloat32(quant.Float32ToFP16(x))
+		}
 		maxs := float32(math.Inf(-1))
 		for t := range nCtx {
 			kt := k[t*hd : (t+1)*hd]
 			var s float32
 			for i, x := range qh {
-				s += quant.FP16ToFloat32(quant.Float32ToFP16(x)) * quant.FP16ToFloat32(kt[i])
+				s += x * quant.FP16ToFloat32(kt[i])
 			}
 			scores[t] = s * scale
 			maxs = max(maxs, scores[t])
