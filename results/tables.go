@@ -119,10 +119,12 @@ func BaselineTable(recs []Record) table.Writer {
 		}
 	}
 	for _, row := range baselineRows {
+		found := false
 		for _, test := range tests {
 			if !row.match(test) {
 				continue
 			}
+			found = true
 			d, l := byEngine[test]["damascus"], byEngine[test]["llama.cpp"]
 			cells := table.Row{row.label, test}
 			cells = append(cells, e2eCells(d, row.lower)...)
@@ -133,6 +135,9 @@ func BaselineTable(recs []Record) table.Writer {
 			}
 			cells = append(cells, ratio, joinNotes(d, l))
 			t.AppendRow(cells)
+		}
+		if !found {
+			t.AppendRow(table.Row{row.label, "–", "–", "–", "–", "–", "–", "–", "–", "not measured in this run"})
 		}
 	}
 	alignRight(t, 3, 9)
