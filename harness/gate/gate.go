@@ -8,6 +8,7 @@ package gate
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -342,7 +343,9 @@ func (c *Case) checkQuantized(out []byte) (Metrics, error) {
 	switch t {
 	case quant.F16, quant.BF16:
 		if i := firstDiff(out, c.refBytes); i >= 0 {
-			return Metrics{}, fmt.Errorf("value %d: %#04x, want %#04x (round to nearest even)", i/2, out[i/2*2:i/2*2+2], c.refBytes[i/2*2:i/2*2+2])
+			j := i / 2 * 2
+			return Metrics{}, fmt.Errorf("value %d: %#04x, want %#04x (round to nearest even)", i/2,
+				binary.LittleEndian.Uint16(out[j:]), binary.LittleEndian.Uint16(c.refBytes[j:]))
 		}
 	default:
 		bs := t.BlockSize()

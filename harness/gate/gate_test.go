@@ -188,3 +188,18 @@ func TestGGMLCrossCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestHalfConversionMustRoundToNearestEven(t *testing.T) {
+	op, _ := ledger.LookupOp("quantize/f16")
+	c, err := NewCase(op, ledger.Shape{K: 33}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncating := func(dst []byte, x []float32) {
+		naive.QuantizeF16(dst, x)
+		dst[2*5] ^= 1 // one value off by one unit in the last place
+	}
+	if _, err := c.Check(ledger.Variant{Op: op.Name, Name: "bad", Impl: ledger.Quantize(truncating)}); err == nil || !strings.Contains(err.Error(), "value 5") {
+		t.Errorf("f16 off by an ulp: %v", err)
+	}
+}
