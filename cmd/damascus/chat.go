@@ -56,7 +56,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	smp, stop, err := sf.build(e.tok, stderr)
+	smp, stop, err := sf.build(e.tok, e.model.Config.Vocab, stderr)
 	if err != nil {
 		return err
 	}

@@ -147,7 +147,8 @@ func float32Flag(dst *float32, def float32) func(string) error {
 }
 
 // build returns the sampler and the predicate of tokens that end generation.
-func (s *samplerFlags) build(tok *tokenizer.Tokenizer, stderr io.Writer) (generate.Sampler, func(int32) bool, error) {
+// vocab is the model's (its logits' length), which may exceed the tokenizer's.
+func (s *samplerFlags) build(tok *tokenizer.Tokenizer, vocab int, stderr io.Writer) (generate.Sampler, func(int32) bool, error) {
 	if s.seed < 0 {
 		s.seed = time.Now().UnixNano() & (1<<62 - 1)
 		if s.p.Temperature > 0 {
@@ -157,10 +158,10 @@ func (s *samplerFlags) build(tok *tokenizer.Tokenizer, stderr io.Writer) (genera
 	s.p.Seed = uint64(s.seed)
 	if s.llama2c {
 		bos := tok.BOS()
-		return sample.NewLlama2C(tok.NumTokens(), s.p.Temperature, s.p.TopP, s.p.Seed),
+		return sample.NewLlama2C(vocab, s.p.Temperature, s.p.TopP, s.p.Seed),
 			func(id int32) bool { return id == bos }, nil
 	}
-	smp, err := sample.New(tok.NumTokens(), s.p)
+	smp, err := sample.New(vocab, s.p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -201,7 +202,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if len(ids) == 0 {
 		return errors.New("the prompt is empty and the vocabulary adds no BOS: nothing to start from")
 	}
-	smp, stop, err := sf.build(e.tok, stderr)
+	smp, stop, err := sf.build(e.tok, e.model.Config.Vocab, stderr)
 	if err != nil {
 		return err
 	}

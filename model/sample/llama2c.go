@@ -40,6 +40,9 @@ func (s *Llama2C) Sample(logits []float32) int {
 	if s.Temperature == 0 {
 		return Argmax(logits)
 	}
+	if len(logits) > len(s.probs) {
+		s.probs, s.index = make([]float32, len(logits)), make([]probIndex, len(logits))
+	}
 	probs := s.probs[:len(logits)]
 	for i, l := range logits {
 		probs[i] = l / s.Temperature
