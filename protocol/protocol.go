@@ -77,12 +77,14 @@ func DefaultKernel() Kernel {
 
 // Model identifies the weights an end-to-end result was measured on.
 type Model struct {
-	Path     string         `json:"path"`
-	SHA256   string         `json:"sha256"`
-	Bytes    int64          `json:"bytes"`
-	Name     string         `json:"name,omitempty"`      // general.name or the preset
-	FileType string         `json:"file_type,omitempty"` // e.g. "Q4_K_M"
-	QuantMix map[string]int `json:"quant_mix"`           // tensor type → tensor count
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+	// TensorBytes is the weights' size: what one decode step streams.
+	TensorBytes int64          `json:"tensor_bytes"`
+	Name        string         `json:"name,omitempty"`      // general.name or the preset
+	FileType    string         `json:"file_type,omitempty"` // e.g. "Q4_K_M"
+	QuantMix    map[string]int `json:"quant_mix"`           // tensor type → tensor count
 }
 
 // LlamaCpp says which build of the rival ran.

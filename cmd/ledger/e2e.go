@@ -23,6 +23,7 @@ import (
 
 	"github.com/damascus-llm/damascus/harness/enginebench"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/harness/roofline"
 	"github.com/damascus-llm/damascus/harness/stats"
 	"github.com/damascus-llm/damascus/harness/sysinfo"
 	"github.com/damascus-llm/damascus/model/ftype"
@@ -93,7 +94,7 @@ type e2eFlags struct {
 	prot                              protocol.E2E
 	coldRuns                          int
 	cpuVariant, llamaConfigs          string
-	hugePages                         bool
+	hugePages, noRoofline             bool
 	jsonOut, store, note              string
 }
 
@@ -123,6 +124,9 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 	fs.IntVar(&f.coldRuns, "cold-runs", f.coldRuns, "cold starts per engine (model evicted from the page cache first; 0: skip)")
 	fs.StringVar(&f.cpuVariant, "cpu-variant", "", "ggml CPU variant for llama.cpp, e.g. sapphirerapids (default: ggml's choice)")
 	fs.BoolVar(&f.hugePages, "huge-pages", false, "run llama.cpp with GLIBC_TUNABLES="+llamacpp.HugePagesTunable)
+	if !quick { // quick shares the kernel ledger's --no-roofline
+		fs.BoolVar(&f.noRoofline, "no-roofline", false, "skip the memory-bandwidth probe (no fraction of bandwidth)")
+	}
 	fs.StringVar(&f.llamaConfigs, "llama-configs", "", "several llama.cpp configurations, e.g. default,sapphirerapids+huge,icelake: each is measured, and llama.cpp's row takes the best per test")
 }
 
@@ -381,6 +385,17 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 		}
 	}
 
+	// The memory roofline at the run's thread count: a decode step streams
+	// every weight once, so tok/s × weight bytes against it is the fraction
+	// of the bandwidth an engine reaches.
+	if !ef.noRoofline {
+		fmt.Fprintf(stderr, "probing memory bandwidth at %d threads...\n", p.Threads)
+		opt := roofline.Options{MemBytes: 512 << 20, Threads: []int{p.Threads}, Repeats: 3}
+		rep := roofline.Report{Date: time.Now().UTC(), MemBytes: opt.MemBytes, Repeats: opt.Repeats}
+		rep.Measurements = append(roofline.MemoryRead(opt, roofline.Pages4K), roofline.MemoryRead(opt, roofline.PagesHuge)...)
+		run.Roofline = &rep
+	}
+
 	// Records.
 	run.Note = ef.note
 	run.Protocol.Model = model
@@ -422,6 +437,9 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 		}
 		tt := tests[t]
 		r := &results.E2E{Engine: engine, Test: tt.name, Unit: tt.unit, Samples: samples, Summary: stats.Summarize(samples), Notes: notes}
+		if tt.name == p.GenTest() && run.Roofline != nil {
+			r.Notes = joinNote(r.Notes, bandwidthNote(r.Summary.Median, model.TensorBytes, *run.Roofline))
+		}
 		if tt.name == "sustained" {
 			r.FirstWindow, r.LastWindow = samples[0], samples[len(samples)-1]
 			r.Notes = strings.TrimPrefix(notes+"; ", "; ") + fmt.Sprintf("%d windows; first %.2f, last %.2f tok/s", len(samples), r.FirstWindow, r.LastWindow)
@@ -474,6 +492,26 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "recorded run %s in %s; benchstat file %s\n", b.RunID, ef.store, bench)
 	}
 	return nil
+}
+
+// bandwidthNote states the weight stream a decode rate implies and its
+// fraction of the probed bandwidth (4 KiB and huge pages).
+func bandwidthNote(tokPerSec float64, weightBytes int64, r roofline.Report) string {
+	gbps := tokPerSec * float64(weightBytes) / 1e9
+	note := fmt.Sprintf("≈ %.1f GB/s of weights", gbps)
+	for _, m := range r.Measurements {
+		if m.Skipped == "" && m.PerSecond > 0 {
+			note += fmt.Sprintf(", %.0f%% of %.1f GB/s (%s pages)", 100*gbps*1e9/m.PerSecond, m.PerSecond/1e9, m.Pages)
+		}
+	}
+	return note
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 func hugeNote(anonKB, fileKB int64) string {
@@ -590,6 +628,7 @@ func describeModel(path string) (*protocol.Model, error) {
 	defer g.Close()
 	for _, t := range g.Tensors {
 		m.QuantMix[t.Type.String()]++
+		m.TensorBytes += int64(t.Size)
 	}
 	if name, err := g.String("general.name"); err == nil {
 		m.Name = name

@@ -276,3 +276,14 @@ func TestMatMulIncumbentIsMatVecLoop(t *testing.T) {
 		t.Errorf("preferences %+v", prefs.Ops)
 	}
 }
+
+// TestQuickFlags: quick combines the kernel and e2e flag sets; a clash
+// would panic at parse time.
+func TestQuickFlags(t *testing.T) {
+	if code, _, errOut := runCLI("quick", "-h"); code != 2 || !strings.Contains(errOut, "-no-e2e") || !strings.Contains(errOut, "-preset") {
+		t.Errorf("quick -h: exit %d\n%s", code, errOut)
+	}
+	if code, _, _ := runCLI("e2e", "-h"); code != 2 {
+		t.Errorf("e2e -h: exit %d", code)
+	}
+}

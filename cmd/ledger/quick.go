@@ -42,7 +42,7 @@ func runQuick(args []string, stdout, stderr io.Writer) error {
 	var e2eErr error
 	if !*skipE2E {
 		fmt.Fprintln(stdout, "\n== end to end: Damascus beside llama.cpp ==")
-		ef.store, ef.note = kf.store, kf.note
+		ef.store, ef.note, ef.noRoofline = kf.store, kf.note, kf.noRoofline
 		if e2eErr = endToEnd(append([]string{"quick"}, args...), ef, stdout, stderr); e2eErr != nil {
 			e2eErr = fmt.Errorf("end to end: %w", e2eErr)
 			fmt.Fprintln(stderr, "ledger quick:", e2eErr)
