@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/xml"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -168,5 +170,31 @@ func TestKernelChartSVG(t *testing.T) {
 	}
 	if _, ok := KernelChart(sampleRecords(), "rmsnorm"); ok {
 		t.Error("chart of an op without records")
+	}
+}
+
+// TestBenchstatReadsFile runs the real benchstat on a written file when it
+// is installed (go install golang.org/x/perf/cmd/benchstat@latest).
+func TestBenchstatReadsFile(t *testing.T) {
+	bin, err := exec.LookPath("benchstat")
+	if err != nil {
+		t.Skip("benchstat not on PATH")
+	}
+	path := filepath.Join(t.TempDir(), "bench.txt")
+	var buf bytes.Buffer
+	if err := WriteBench(&buf, sampleRecords()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "-col", "/variant", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchstat: %v\n%s", err, out)
+	}
+	for _, want := range []string{"avx512", "naive", "GB/s", "sec/op"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("benchstat output lacks %q:\n%s", want, out)
+		}
 	}
 }
