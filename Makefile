@@ -5,7 +5,7 @@ GO        ?= go
 BIN       := bin
 BASELINE  := baseline/llama.cpp
 
-.PHONY: all build run test bench baseline lint fuzz clean
+.PHONY: all build run test bench baseline lint fuzz clean device-bins
 
 all: build
 
@@ -51,3 +51,7 @@ fuzz:
 
 clean:
 	rm -rf $(BIN)
+
+# Static binaries for the lent device machine (scripts/device-e2e.sh).
+device-bins:
+	CGO_ENABLED=0 $(GO) build -o .device/bin/ ./cmd/...

@@ -94,6 +94,7 @@ type e2eFlags struct {
 	prot                              protocol.E2E
 	coldRuns                          int
 	cpuVariant, llamaConfigs          string
+	weights                           string // Damascus' weight placement
 	hugePages, noRoofline             bool
 	jsonOut, store, note              string
 }
@@ -124,6 +125,7 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 	fs.IntVar(&f.coldRuns, "cold-runs", f.coldRuns, "cold starts per engine (model evicted from the page cache first; 0: skip)")
 	fs.StringVar(&f.cpuVariant, "cpu-variant", "", "ggml CPU variant for llama.cpp, e.g. sapphirerapids (default: ggml's choice)")
 	fs.BoolVar(&f.hugePages, "huge-pages", false, "run llama.cpp with GLIBC_TUNABLES="+llamacpp.HugePagesTunable)
+	fs.StringVar(&f.weights, "weights", "", "where Damascus keeps its weights: mmap (the file map, default) or huge (anonymous huge pages)")
 	if !quick { // quick shares the kernel ledger's --no-roofline
 		fs.BoolVar(&f.noRoofline, "no-roofline", false, "skip the memory-bandwidth probe (no fraction of bandwidth)")
 	}
@@ -289,7 +291,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 	}
 	cs := []*contender{{name: "damascus", s: newEngineSamples(),
 		bench: func(b benchSpec) (*benchOut, *spawned, error) {
-			cfg := enginebench.Config{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, Seed: b.seed}
+			cfg := enginebench.Config{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, Seed: b.seed, Weights: ef.weights}
 			sp, err := spawn(ctx, exe, append([]string{measuredCommand, enginebench.Command}, cfg.Args()...), nil)
 			if err != nil {
 				return nil, sp, fmt.Errorf("damascus bench: %w", err)

@@ -33,6 +33,9 @@ type Config struct {
 	Reps     int    `json:"reps"`    // default 5
 	NoWarmup bool   `json:"no_warmup"`
 	Seed     uint64 `json:"seed"` // default 1
+	// Weights is where the weights live: llama.PlaceMmap (default) or
+	// llama.PlaceHuge.
+	Weights string `json:"weights,omitempty"`
 }
 
 // Test is one ppN or tgN test, in the fields of llamacpp.BenchTest.
@@ -91,6 +94,15 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("damascus bench: %s: %w", cfg.Model, err)
 	}
+	place, err := llama.ParsePlacement(cfg.Weights)
+	if err != nil {
+		return nil, fmt.Errorf("damascus bench: %w", err)
+	}
+	region, err := m.Place(place)
+	if err != nil {
+		return nil, fmt.Errorf("damascus bench: %w", err)
+	}
+	defer region.Free()
 	res.LoadNs = time.Since(start).Nanoseconds()
 	bos := int32(-1)
 	if v, err := f.Uint32("tokenizer.ggml.bos_token_id"); err == nil {
@@ -225,6 +237,9 @@ func (cfg Config) Args() []string {
 	}
 	a := []string{"-m=" + cfg.Model, "-t=" + strconv.Itoa(cfg.Threads), "-b=" + strconv.Itoa(cfg.NBatch),
 		"-r=" + strconv.Itoa(cfg.Reps), "-no-warmup=" + strconv.FormatBool(cfg.NoWarmup), "-seed=" + strconv.FormatUint(cfg.Seed, 10)}
+	if cfg.Weights != "" {
+		a = append(a, "-weights="+cfg.Weights)
+	}
 	if len(cfg.Prompt) > 0 {
 		a = append(a, "-p="+join(cfg.Prompt))
 	}
@@ -263,6 +278,7 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.Reps, "r", 0, "timed repetitions per test (0: 5)")
 	fs.BoolVar(&cfg.NoWarmup, "no-warmup", false, "skip the untimed warmup run")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random prompt tokens (0: 1)")
+	fs.StringVar(&cfg.Weights, "weights", "", "where the weights live: mmap (in the file map, default) or huge (copied to anonymous huge pages)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
