@@ -12,6 +12,7 @@
 # fits the device's 10-minute limit.
 set -uo pipefail
 B=.device/bin
+export DAMASCUS_TESTDATA=${DAMASCUS_TESTDATA:-$PWD/.device/testdata}
 OUT=${OUT:-/tmp/damascus-out}
 mkdir -p "$OUT"
 STORE="$OUT/ledger.jsonl"
@@ -29,11 +30,12 @@ e2e)
 	# Prefill and decode side by side, 2 threads, AMX kernels for Damascus'
 	# prefill, llama.cpp's AMX variant on huge pages (its best configuration here).
 	log device-info; $B/damascus device-info > "$OUT/device-info.txt" 2>&1
-	log synth; models llama3.2-3b llama3.2-1b
+	MODELS=${MODELS:-llama3.2-3b llama3.2-1b}
+	log synth; models $MODELS
 	export DAMASCUS_KERNELS=${DAMASCUS_KERNELS:-matmul/q4_k=amx-int8,matmul/q6_k=amx-int8}
-	for m in llama3.2-3b llama3.2-1b; do
+	for m in $MODELS; do
 		log "e2e $m"
-		timeout 270 $B/ledger e2e -m "/tmp/$m.gguf" --pp "${PP:-512}" --tg "${TG:-64}" --runs "${RUNS:-5}" \
+		timeout "${E2E_TIMEOUT:-270}" $B/ledger e2e -m "/tmp/$m.gguf" --pp "${PP:-512}" --tg "${TG:-64}" --runs "${RUNS:-5}" \
 			--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 1 \
 			--json "$OUT/e2e-$m.json" --store "$STORE" --note "$NOTE; DAMASCUS_KERNELS=$DAMASCUS_KERNELS" \
 			> "$OUT/e2e-$m.txt" 2>&1
