@@ -343,6 +343,9 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 			}
 			for test, tps := range out.tests {
 				c.s.tests[test] = append(c.s.tests[test], tps...)
+				// Each sample is also logged as it comes, so that a run cut
+				// short (a time limit, a crash) still leaves its raw data.
+				fmt.Fprintf(stderr, "sample round %d %s %s: %v tok/s\n", r+1, c.name, test, tps)
 			}
 			if sp.maxRSS > 0 {
 				c.s.rss = append(c.s.rss, float64(sp.maxRSS))
