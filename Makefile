@@ -5,7 +5,7 @@ GO        ?= go
 BIN       := bin
 BASELINE  := baseline/llama.cpp
 
-.PHONY: all build run test bench baseline lint fuzz clean device-bins
+.PHONY: all build run test test-arm64 bench baseline lint fuzz clean device-bins
 
 all: build
 
@@ -39,6 +39,13 @@ $(BASELINE)/node_modules/.installed: $(BASELINE)/package.json $(BASELINE)/packag
 $(JSTOK)/node_modules/.installed: $(JSTOK)/package.json $(JSTOK)/package-lock.json
 	cd $(JSTOK) && npm ci --no-audit --no-fund --ignore-scripts
 	touch $@
+
+# The arm64 (NEON) kernels under qemu user-mode emulation: correctness only,
+# emulated timings mean nothing. Installs qemu from Debian when missing.
+ARM64_PKGS := ./variants/neon/... ./internal/cpufeat/...
+test-arm64:
+	command -v qemu-aarch64-static >/dev/null || { apt-get update -qq && apt-get install -y -qq qemu-user-static >/dev/null; }
+	GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static $(ARM64_PKGS)
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
