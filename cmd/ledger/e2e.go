@@ -57,12 +57,12 @@ func runMeasured(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: ledger measured COMMAND [ARGS]")
 		return errUsage
 	}
-	c, ok := commands[args[0]]
+	c, ok := commands.Lookup(args[0])
 	if !ok || args[0] == measuredCommand {
 		return fmt.Errorf("unknown command %q", args[0])
 	}
 	var out bytes.Buffer
-	if err := c.run(args[1:], &out, stderr); err != nil {
+	if err := c.Run(args[1:], &out, stderr); err != nil {
 		return fmt.Errorf("%s: %w", args[0], err)
 	}
 	if !json.Valid(out.Bytes()) {

@@ -16,7 +16,7 @@ import (
 // spawns `<self> damascus-bench ...` or `<self> llama-bench ...`.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
-		if _, ok := commands[os.Args[1]]; ok {
+		if _, ok := commands.Lookup(os.Args[1]); ok {
 			os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 		}
 	}

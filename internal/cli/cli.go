@@ -1,0 +1,85 @@
+// Package cli is the subcommand dispatcher shared by the project's commands
+// (damascus, ledger): each subcommand lives in its own file and registers
+// itself, so adding one never touches the dispatcher.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// ErrUsage reports a usage mistake the subcommand has already explained on
+// stderr; Main exits 2 for it without printing anything more.
+var ErrUsage = errors.New("usage")
+
+// A Command is one subcommand.
+type Command struct {
+	Name    string
+	Summary string
+	Run     func(args []string, stdout, stderr io.Writer) error
+}
+
+// A Set is a program's subcommands.
+type Set struct {
+	prog string
+	cmds map[string]Command
+}
+
+// NewSet returns an empty set for the program named prog.
+func NewSet(prog string) *Set { return &Set{prog: prog, cmds: map[string]Command{}} }
+
+// Register adds c; registering a name twice is a programming error.
+func (s *Set) Register(c Command) {
+	if _, dup := s.cmds[c.Name]; dup {
+		panic(s.prog + ": command registered twice: " + c.Name)
+	}
+	s.cmds[c.Name] = c
+}
+
+// Lookup returns the subcommand called name.
+func (s *Set) Lookup(name string) (Command, bool) {
+	c, ok := s.cmds[name]
+	return c, ok
+}
+
+// Main runs the subcommand args[0] and returns the process exit code: 0 on
+// success, 1 when it failed (after printing the error on one line), 2 for a
+// usage mistake.
+func (s *Set) Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		s.usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c, ok := s.cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "%s: unknown command %q\n", s.prog, args[0])
+		s.usage(stderr)
+		return 2
+	}
+	if err := c.Run(args[1:], stdout, stderr); err != nil {
+		if errors.Is(err, ErrUsage) || errors.Is(err, flag.ErrHelp) {
+			return 2
+		}
+		fmt.Fprintf(stderr, "%s %s: %v\n", s.prog, c.Name, err)
+		return 1
+	}
+	return 0
+}
+
+func (s *Set) usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: %s COMMAND [flags] [args]\n\ncommands:\n", s.prog)
+	names := make([]string, 0, len(s.cmds))
+	for n := range s.cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-12s %s\n", n, s.cmds[n].Summary)
+	}
+}

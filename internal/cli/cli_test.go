@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestMainExitCodes(t *testing.T) {
+	s := NewSet("prog")
+	s.Register(Command{Name: "ok", Summary: "works", Run: func(args []string, out, _ io.Writer) error {
+		fmt.Fprint(out, strings.Join(args, ","))
+		return nil
+	}})
+	s.Register(Command{Name: "fail", Summary: "fails", Run: func([]string, io.Writer, io.Writer) error { return errors.New("boom") }})
+	s.Register(Command{Name: "misuse", Summary: "usage error", Run: func([]string, io.Writer, io.Writer) error { return ErrUsage }})
+	for _, tc := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{[]string{"ok", "a", "b"}, 0, "a,b", ""},
+		{[]string{"fail"}, 1, "", "prog fail: boom\n"},
+		{[]string{"misuse"}, 2, "", ""},
+		{[]string{"nope"}, 2, "", `prog: unknown command "nope"`},
+		{nil, 2, "", "usage: prog COMMAND"},
+		{[]string{"help"}, 0, "", "  fail         fails"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := s.Main(tc.args, &out, &errOut); code != tc.code {
+			t.Errorf("%v: exit %d, want %d", tc.args, code, tc.code)
+		}
+		if out.String() != tc.stdout {
+			t.Errorf("%v: stdout %q, want %q", tc.args, out.String(), tc.stdout)
+		}
+		if !strings.Contains(errOut.String(), tc.stderr) {
+			t.Errorf("%v: stderr %q, want it to contain %q", tc.args, errOut.String(), tc.stderr)
+		}
+	}
+	if _, ok := s.Lookup("ok"); !ok {
+		t.Error("Lookup(ok) failed")
+	}
+}
+
+func TestRegisterTwicePanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("registering a name twice did not panic")
+		}
+	}()
+	s := NewSet("prog")
+	s.Register(Command{Name: "x"})
+	s.Register(Command{Name: "x"})
+}
