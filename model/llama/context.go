@@ -71,7 +71,10 @@ type Context struct {
 
 	// Current parallel task; the method values are made once so that
 	// dispatching allocates nothing.
-	lin    linTask
+	// lins[:nlin] are matrices sharing one input, run in one dispatch
+	// (Q, K, V; gate, up) so that decode pays one barrier for them.
+	lins   [3]linTask
+	nlin   int
 	linFn  func(w, n int)
 	at     attnTask
 	attnFn func(w, n int)
@@ -260,9 +263,7 @@ func (c *Context) forward(tokens []int32, dst []float32, all bool) error {
 	for l := range cfg.Layers {
 		L, ops := &m.Layers[l], &c.layers[l]
 		c.norm(c.xn, c.x, L.AttnNorm, n)
-		c.linearRun(&ops.q, c.q, c.xn, n)
-		c.linearRun(&ops.k, c.kb, c.xn, n)
-		c.linearRun(&ops.v, c.vb, c.xn, n)
+		c.linearRun3(&ops.q, c.q, &ops.k, c.kb, &ops.v, c.vb, c.xn, n)
 		for j := range n {
 			cs, sn := c.cos[j*half:(j+1)*half], c.sin[j*half:(j+1)*half]
 			c.rope(c.q[j*qd:(j+1)*qd], cfg.Heads, hd, cs, sn, ropeNeoX)
@@ -276,8 +277,7 @@ func (c *Context) forward(tokens []int32, dst []float32, all bool) error {
 		add(c.x[:n*dim], c.tmp[:n*dim])
 
 		c.norm(c.xn, c.x, L.FFNNorm, n)
-		c.linearRun(&ops.gate, c.gate, c.xn, n)
-		c.linearRun(&ops.up, c.up, c.xn, n)
+		c.linearRun3(&ops.gate, c.gate, &ops.up, c.up, nil, nil, c.xn, n)
 		f := cfg.FFNDim
 		c.invalidate()
 		for j := range n {
@@ -322,6 +322,35 @@ func add(x, y []float32) {
 // linearRun computes dst (n rows of l.w.Rows) = W·x for n activation rows of
 // l.w.Cols, quantizing x first unless xq already holds it in that type.
 func (c *Context) linearRun(l *linear, dst, x []float32, n int) {
+	c.lins[0], c.nlin = linTask{l: l, dst: dst, xq: c.quantized(l, x, n), n: n}, 1
+	c.pool.Run(c.linFn)
+}
+
+// linearRun3 runs two or three matrices that share the input x (cl may be
+// nil) in one dispatch when their kernels take the same activation type, so
+// decode pays one barrier for Q, K and V (and one for gate and up).
+func (c *Context) linearRun3(a *linear, da []float32, b *linear, db []float32, cl *linear, dc []float32, x []float32, n int) {
+	if b.at != a.at || b.w.Cols != a.w.Cols || (cl != nil && (cl.at != a.at || cl.w.Cols != a.w.Cols)) {
+		c.linearRun(a, da, x, n)
+		c.linearRun(b, db, x, n)
+		if cl != nil {
+			c.linearRun(cl, dc, x, n)
+		}
+		return
+	}
+	xq := c.quantized(a, x, n)
+	c.lins[0] = linTask{l: a, dst: da, xq: xq, n: n}
+	c.lins[1] = linTask{l: b, dst: db, xq: xq, n: n}
+	c.nlin = 2
+	if cl != nil {
+		c.lins[2], c.nlin = linTask{l: cl, dst: dc, xq: xq, n: n}, 3
+	}
+	c.pool.Run(c.linFn)
+}
+
+// quantized returns x's n rows quantized to l's activation type, reusing
+// the last quantization while its source is unchanged.
+func (c *Context) quantized(l *linear, x []float32, n int) []byte {
 	k := l.w.Cols
 	rs, _ := quant.RowSize(l.at, int64(k)) // checked in NewContext
 	xq := c.xq[:int(rs)*n]
@@ -329,15 +358,20 @@ func (c *Context) linearRun(l *linear, dst, x []float32, n int) {
 		c.quant[l.at](xq, x[:n*k])
 		c.xqSrc, c.xqType, c.xqRows = &x[0], l.at, n
 	}
-	c.lin = linTask{l: l, dst: dst, xq: xq, n: n}
-	c.pool.Run(c.linFn)
+	return xq
 }
 
 // invalidate forgets the quantized input: its source buffer is being rewritten.
 func (c *Context) invalidate() { c.xqSrc = nil }
 
 func (c *Context) linWork(w, nw int) {
-	t := &c.lin
+	for i := range c.nlin {
+		c.linPart(&c.lins[i], w, nw)
+	}
+}
+
+// linPart computes worker w's share of the rows of one matrix.
+func (c *Context) linPart(t *linTask, w, nw int) {
 	lo, hi := pool.Split(t.l.w.Rows, w, nw, 8)
 	if lo >= hi {
 		return
