@@ -7,6 +7,20 @@ import (
 	"github.com/damascus-llm/damascus/model/quant"
 )
 
+// rowKernel is the shape of the one-row-at-a-time K-quant assembly kernels:
+// rows rows of nb super-blocks each, written to dst[0:rows].
+type rowKernel func(dst *float32, rows int, w, xq *byte, nb int)
+
+// superBlockRows runs a row kernel over dst, or clears dst when there is no
+// whole super-block to multiply (k < 256).
+func superBlockRows(kernel rowKernel, dst []float32, w, xq []byte, k int) {
+	if len(dst) == 0 || k < 256 {
+		clear(dst)
+		return
+	}
+	kernel(&dst[0], len(dst), &w[0], &xq[0], k/256)
+}
+
 //go:noescape
 func q4kRowsAVX512(dst *float32, rows int, w, xq *byte, nb int)
 
@@ -16,21 +30,13 @@ func q4kRowsVNNI(dst *float32, rows int, w, xq *byte, nb int)
 // MatVecQ4K computes dst[r] = W[r]·x for Q4_K weights and Q8_K activations
 // with AVX-512BW (VPMADDUBSW, VPMADDWD).
 func MatVecQ4K(dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 || k < 256 {
-		clear(dst)
-		return
-	}
-	q4kRowsAVX512(&dst[0], len(dst), &w[0], &xq[0], k/256)
+	superBlockRows(q4kRowsAVX512, dst, w, xq, k)
 }
 
 // MatVecQ4KVNNI is MatVecQ4K with the scale multiply-accumulate done by
 // AVX512-VNNI's VPDPWSSD.
 func MatVecQ4KVNNI(dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 || k < 256 {
-		clear(dst)
-		return
-	}
-	q4kRowsVNNI(&dst[0], len(dst), &w[0], &xq[0], k/256)
+	superBlockRows(q4kRowsVNNI, dst, w, xq, k)
 }
 
 //go:noescape
@@ -60,11 +66,7 @@ func q4kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb int)
 // MatVecQ4KVNNIPrefetch is MatVecQ4KVNNI with software prefetches 2 KiB
 // ahead of the weights.
 func MatVecQ4KVNNIPrefetch(dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 || k < 256 {
-		clear(dst)
-		return
-	}
-	q4kRowsVNNIPrefetch(&dst[0], len(dst), &w[0], &xq[0], k/256)
+	superBlockRows(q4kRowsVNNIPrefetch, dst, w, xq, k)
 }
 
 func init() {

@@ -16,21 +16,13 @@ func q6kRowsVNNI(dst *float32, rows int, w, xq *byte, nb int)
 // MatVecQ6K computes dst[r] = W[r]·x for Q6_K weights and Q8_K activations
 // with AVX-512BW (VPMADDUBSW, VPMADDWD).
 func MatVecQ6K(dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 || k < 256 {
-		clear(dst)
-		return
-	}
-	q6kRowsAVX512(&dst[0], len(dst), &w[0], &xq[0], k/256)
+	superBlockRows(q6kRowsAVX512, dst, w, xq, k)
 }
 
 // MatVecQ6KVNNI is MatVecQ6K with the scale multiply-accumulate done by
 // AVX512-VNNI's VPDPWSSD.
 func MatVecQ6KVNNI(dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 || k < 256 {
-		clear(dst)
-		return
-	}
-	q6kRowsVNNI(&dst[0], len(dst), &w[0], &xq[0], k/256)
+	superBlockRows(q6kRowsVNNI, dst, w, xq, k)
 }
 
 //go:noescape
@@ -39,11 +31,7 @@ func q6kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb int)
 // MatVecQ6KVNNIPrefetch is MatVecQ6KVNNI with software prefetches 2 KiB
 // ahead of the weights.
 func MatVecQ6KVNNIPrefetch(dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 || k < 256 {
-		clear(dst)
-		return
-	}
-	q6kRowsVNNIPrefetch(&dst[0], len(dst), &w[0], &xq[0], k/256)
+	superBlockRows(q6kRowsVNNIPrefetch, dst, w, xq, k)
 }
 
 //go:noescape
