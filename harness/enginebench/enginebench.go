@@ -14,6 +14,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -279,8 +280,20 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&cfg.NoWarmup, "no-warmup", false, "skip the untimed warmup run")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random prompt tokens (0: 1)")
 	fs.StringVar(&cfg.Weights, "weights", "", "where the weights live: mmap (in the file map, default) or huge (copied to anonymous huge pages)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if cfg.Model == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "usage: ledger damascus-bench -m MODEL.gguf [-p 512] [-n 128] [-t N] [-r N]")
