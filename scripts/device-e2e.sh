@@ -42,6 +42,63 @@ e2e)
 		tail -12 "$OUT/e2e-$m.txt"
 	done
 	;;
+amx)
+	# One call's worth of issue 8's evidence: a short gated sweep of the AMX
+	# matmul variants at the 3B shapes picks the fastest per weight type, then
+	# the protocol's prefill head-to-head (3B, pp1024, 2 threads, RUNS runs)
+	# with those kernels against llama.cpp's AMX variant on huge pages.
+	log device-info; $B/damascus device-info 2>&1 | head -40
+	log synth; models llama3.2-3b
+	# Where a prefill's time goes on AMX (pprof reads the profile anywhere).
+	log profile
+	DAMASCUS_KERNELS=matmul/q4_k=amx-int8,matmul/q6_k=amx-int8 timeout 90 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf \
+		-p 512 -r 1 -t 2 -no-warmup -cpuprofile "$OUT/pp512-t2.prof" > /tmp/pp512-t2.json 2>&1
+	grep -A1 tokens_per_sec /tmp/pp512-t2.json
+	log sweep
+	timeout "${SWEEP_TIMEOUT:-150}" $B/ledger run --op matmul/q4_k,matmul/q6_k --variant amx-int8,amx-int8-kb2,amx-int8-kb4,avx512-vnni-tiles \
+		--shapes 3B --runs "${SWEEP_RUNS:-3}" --no-roofline --store "$STORE" --note "$NOTE; variant sweep before e2e" > "$OUT/sweep.txt" 2>&1
+	grep -E "^\| matmul" "$OUT/sweep.txt"
+	pick() { # fastest variant of op $1 by the sum of its medians over the real (3B) shapes
+		grep -E "^\| $1 .*\(3B" "$OUT/sweep.txt" | awk -F'|' '
+			function ns(v,  n,u) { n = v + 0; u = v; sub(/^[ 0-9.]+/, "", u); gsub(/ /, "", u)
+				return u == "s" ? n*1e9 : u == "ms" ? n*1e6 : (u == "µs" || u == "us") ? n*1e3 : n }
+			{ v = $4; gsub(/ /, "", v); t[v] += ns($5) }
+			END { best = ""; for (v in t) if (best == "" || t[v] < t[best]) best = v; print best }'
+	}
+	q4=$(pick matmul/q4_k); q6=$(pick matmul/q6_k)
+	export DAMASCUS_KERNELS=${DAMASCUS_KERNELS:-matmul/q4_k=${q4:-amx-int8},matmul/q6_k=${q6:-amx-int8}}
+	log "e2e llama3.2-3b with $DAMASCUS_KERNELS"
+	timeout "${E2E_TIMEOUT:-400}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp "${PP:-1024}" --tg "${TG:-0}" --runs "${RUNS:-10}" \
+		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
+		--json "$OUT/e2e-3b.json" --store "$STORE" --note "$NOTE; DAMASCUS_KERNELS=$DAMASCUS_KERNELS" \
+		> "$OUT/e2e-3b.txt" 2>&1
+	grep -E "sample round|prefill|decode" "$OUT/e2e-3b.txt" | tail -30
+	;;
+more)
+	# The second call: the 1B preset under the same protocol, then prefill
+	# scaling 1→16 threads on the 3B. KERNELS names the matmul variants the
+	# first call's sweep picked.
+	export DAMASCUS_KERNELS=${DAMASCUS_KERNELS:-matmul/q4_k=amx-int8,matmul/q6_k=amx-int8}
+	models llama3.2-1b llama3.2-3b
+	log "e2e llama3.2-1b with $DAMASCUS_KERNELS"
+	timeout "${E2E_TIMEOUT:-240}" $B/ledger e2e -m /tmp/llama3.2-1b.gguf --pp "${PP:-1024}" --tg 0 --runs "${RUNS:-10}" \
+		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
+		--json "$OUT/e2e-1b.json" --store "$STORE" --note "$NOTE; DAMASCUS_KERNELS=$DAMASCUS_KERNELS" \
+		> "$OUT/e2e-1b.txt" 2>&1
+	grep -E "prefill" "$OUT/e2e-1b.txt" | tail -5
+	# Scaling records go to a side store (its benchstat files would pass the
+	# limit on files brought back), then onto the main one.
+	mkdir -p /tmp/scaling
+	for t in ${THREADS_LIST:-1 2 4 8 16}; do
+		log "scaling t=$t"
+		timeout "${SCALE_TIMEOUT:-90}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 256 --tg 0 --runs 3 --threads $t \
+			--cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
+			--store /tmp/scaling/ledger.jsonl --note "$NOTE; scaling run; DAMASCUS_KERNELS=$DAMASCUS_KERNELS" > /tmp/scaling-t$t.txt 2>&1
+		cat /tmp/scaling-t$t.txt >> "$OUT/scaling.txt"
+		grep -vE "sample round|^model|hashing" /tmp/scaling-t$t.txt | tail -8
+	done
+	cat /tmp/scaling/ledger.jsonl >> "$STORE"
+	;;
 kernels)
 	# Gate, then time, the prefill matmul variants where AMX exists.
 	log gate; timeout 120 $B/ledger gate --op matmul/q4_k,matmul/q6_k --shapes 3B --store "$STORE" > "$OUT/gate.txt" 2>&1; tail -5 "$OUT/gate.txt"
