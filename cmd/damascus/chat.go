@@ -35,7 +35,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	format := fs.String("chat-format", "", "chat format (llama3, chatml); default: detected from the model's template")
 	n := fs.Int("n", 1024, "most tokens per reply")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: damascus chat -m MODEL [flags]  (one message per line on stdin; Ctrl-C or EOF ends)")
+		fmt.Fprintln(stderr, "usage: damascus chat -m MODEL [--weights huge|mmap] [flags]  (one message per line on stdin; Ctrl-C or EOF ends)")
 		fs.PrintDefaults()
 	}
 	if rest, err := parseInterspersed(fs, args); err != nil {
@@ -47,7 +47,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if sf.llama2c {
 		return errors.New("--llama2c is for plain generation, not chat")
 	}
-	e, err := ef.open()
+	e, err := ef.open(stderr)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ type engineFlags struct {
 	ctxSize int
 	batch   int
 	kvType  string
+	weights string
 }
 
 func (e *engineFlags) register(fs *flag.FlagSet, defaultCtx int) {
@@ -42,23 +43,32 @@ func (e *engineFlags) register(fs *flag.FlagSet, defaultCtx int) {
 	fs.IntVar(&e.ctxSize, "ctx-size", defaultCtx, "context length in tokens (0: the model's, capped by its metadata)")
 	fs.IntVar(&e.batch, "batch-size", 512, "most prompt tokens per prefill step")
 	fs.StringVar(&e.kvType, "kv-type", "f32", "KV cache type: f32 or f16")
+	fs.StringVar(&e.weights, "weights", string(llama.DefaultPlacement),
+		"where the weights live: huge (copied onto transparent huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
 }
 
 // engine is an open model: file, weights, tokenizer and a production context.
 type engine struct {
-	file  *gguf.File
-	model *llama.Model
-	tok   *tokenizer.Tokenizer
-	ctx   *llama.Context
+	file   *gguf.File
+	model  *llama.Model
+	placed *llama.Placed
+	tok    *tokenizer.Tokenizer
+	ctx    *llama.Context
 }
 
-func (e *engineFlags) open() (*engine, error) {
+// open loads the model; a fallback from huge pages to the file map is told
+// in one line on stderr.
+func (e *engineFlags) open(stderr io.Writer) (*engine, error) {
 	if e.model == "" {
 		return nil, errors.New("no model: pass -m MODEL.gguf")
 	}
 	kv, err := quant.ParseType(strings.ToUpper(e.kvType))
 	if err != nil || (kv != quant.F32 && kv != quant.F16) {
 		return nil, fmt.Errorf("--kv-type %q: want f32 or f16", e.kvType)
+	}
+	place, err := llama.ParsePlacement(e.weights)
+	if err != nil {
+		return nil, fmt.Errorf("--weights: %w", err)
 	}
 	f, err := gguf.Open(e.model)
 	if err != nil {
@@ -74,20 +84,31 @@ func (e *engineFlags) open() (*engine, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: tokenizer: %w", e.model, err)
 	}
+	// Last, once the tokenizer has its metadata: huge placement unmaps f.
+	placed, err := m.PlaceFile(f, place)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", e.model, err)
+	}
+	if placed.Notice != "" {
+		fmt.Fprintln(stderr, placed.Notice)
+	}
 	nctx := e.ctxSize
 	if nctx <= 0 || nctx > m.Config.ContextLength {
 		nctx = m.Config.ContextLength
 	}
 	c, err := m.NewContext(llama.Options{NCtx: nctx, NBatch: e.batch, Threads: e.threads, KVType: kv})
 	if err != nil {
+		placed.Free()
 		f.Close()
 		return nil, err
 	}
-	return &engine{file: f, model: m, tok: tok, ctx: c}, nil
+	return &engine{file: f, model: m, placed: placed, tok: tok, ctx: c}, nil
 }
 
 func (e *engine) close() {
 	e.ctx.Close()
+	e.placed.Free()
 	e.file.Close()
 }
 
@@ -181,7 +202,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	var stops stringList
 	fs.Var(&stops, "stop", "stop `string` (repeatable); output ends before it")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: damascus generate -m MODEL [-p PROMPT] [-n N] [flags]")
+		fmt.Fprintln(stderr, "usage: damascus generate -m MODEL [-p PROMPT] [-n N] [--weights huge|mmap] [flags]")
 		fs.PrintDefaults()
 	}
 	if rest, err := parseInterspersed(fs, args); err != nil {
@@ -190,7 +211,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	e, err := ef.open()
+	e, err := ef.open(stderr)
 	if err != nil {
 		return err
 	}

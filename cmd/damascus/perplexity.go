@@ -27,7 +27,7 @@ func runPerplexity(args []string, stdout, stderr io.Writer) error {
 	file := fs.String("file", "", "text `file` to score")
 	base := fs.String("base", "", "base model `file`: also report KL(base ‖ model) per position (same vocabulary)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: damascus perplexity -m MODEL --file TEXT [--ctx-size N] [--base BASE_MODEL]")
+		fmt.Fprintln(stderr, "usage: damascus perplexity -m MODEL --file TEXT [--ctx-size N] [--base BASE_MODEL] [--weights huge|mmap]")
 		fs.PrintDefaults()
 	}
 	if rest, err := parseInterspersed(fs, args); err != nil {
@@ -40,7 +40,7 @@ func runPerplexity(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	e, err := ef.open()
+	e, err := ef.open(stderr)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func runPerplexity(args []string, stdout, stderr io.Writer) error {
 	}
 	bf := ef
 	bf.model = *base
-	b, err := bf.open()
+	b, err := bf.open(stderr)
 	if err != nil {
 		return fmt.Errorf("base model: %w", err)
 	}

@@ -27,7 +27,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	ef.register(fs, 0)
 	k := fs.Int("k", 5, "how many tokens to list")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: damascus predict -m MODEL [flags] TEXT")
+		fmt.Fprintln(stderr, "usage: damascus predict -m MODEL [--weights huge|mmap] [flags] TEXT")
 		fs.PrintDefaults()
 	}
 	rest, err := parseInterspersed(fs, args)
@@ -44,7 +44,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	ef.ctxSize = ids0
-	e, err := ef.open()
+	e, err := ef.open(stderr)
 	if err != nil {
 		return err
 	}

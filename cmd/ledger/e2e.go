@@ -14,12 +14,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/damascus-llm/damascus/harness/enginebench"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
@@ -28,6 +27,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/sysinfo"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/synth"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
 	"github.com/damascus-llm/damascus/protocol"
@@ -125,7 +125,7 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 	fs.IntVar(&f.coldRuns, "cold-runs", f.coldRuns, "cold starts per engine (model evicted from the page cache first; 0: skip)")
 	fs.StringVar(&f.cpuVariant, "cpu-variant", "", "ggml CPU variant for llama.cpp, e.g. sapphirerapids (default: ggml's choice)")
 	fs.BoolVar(&f.hugePages, "huge-pages", false, "run llama.cpp with GLIBC_TUNABLES="+llamacpp.HugePagesTunable)
-	fs.StringVar(&f.weights, "weights", "", "where Damascus keeps its weights: mmap (the file map, default) or huge (anonymous huge pages)")
+	fs.StringVar(&f.weights, "weights", string(llama.DefaultPlacement), "where Damascus keeps its weights: huge (copied to anonymous huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
 	if !quick { // quick shares the kernel ledger's --no-roofline
 		fs.BoolVar(&f.noRoofline, "no-roofline", false, "skip the memory-bandwidth probe (no fraction of bandwidth)")
 	}
@@ -178,6 +178,7 @@ type benchOut struct {
 	huge            string
 	kernels         []string
 	variant, libDir string
+	placement       string // Damascus: where its weights were (the engine's own account)
 }
 
 func newEngineSamples() *engineSamples { return &engineSamples{tests: map[string][]float64{}} }
@@ -251,6 +252,9 @@ type engineSamples struct {
 	kernels []string
 	variant string
 	libDir  string
+	// placement: Damascus' account of where its weights were; each
+	// process's, joined when they differ (a fallback in some only).
+	placement []string
 }
 
 func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
@@ -300,7 +304,8 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 			if err := json.Unmarshal(sp.stdout, &res); err != nil {
 				return nil, sp, fmt.Errorf("damascus bench output: %w", err)
 			}
-			out := &benchOut{tests: map[string][]float64{}, huge: hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB), kernels: res.Kernels}
+			out := &benchOut{tests: map[string][]float64{}, huge: hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB), kernels: res.Kernels,
+				placement: placementNote(res)}
 			for _, t := range res.Tests {
 				out.tests[t.Name] = t.TokensPerSec
 			}
@@ -351,6 +356,9 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 				c.s.rss = append(c.s.rss, float64(sp.maxRSS))
 			}
 			c.s.huge, c.s.kernels, c.s.variant, c.s.libDir = out.huge, out.kernels, out.variant, out.libDir
+			if out.placement != "" && !slices.Contains(c.s.placement, out.placement) {
+				c.s.placement = append(c.s.placement, out.placement)
+			}
 		}
 	}
 	pb.set(p.Runs*len(cs), "e2e")
@@ -414,7 +422,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 	for _, c := range cs {
 		e := protocol.Engine{Name: c.name, WeightsOnHugePages: c.s.huge, Kernels: c.s.kernels, Notes: c.notes}
 		if !c.llama {
-			e.Notes = "weights mmap'd from the file"
+			e.Notes = strings.Join(c.s.placement, "; ")
 		} else {
 			variants = append(variants, c.s.variant)
 			libDir = append(libDir, c.s.libDir)
@@ -519,6 +527,19 @@ func joinNote(a, b string) string {
 	return a + "; " + b
 }
 
+// placementNote says where a Damascus bench process kept its weights.
+func placementNote(res enginebench.Result) string {
+	switch {
+	case res.Placement == string(llama.PlaceHuge) && res.FileReleased:
+		return "weights copied to anonymous huge pages (--weights huge), file map released after the copy"
+	case res.Placement == string(llama.PlaceHuge):
+		return "weights copied to anonymous huge pages (--weights huge)"
+	case res.PlacementNotice != "":
+		return "weights mmap'd from the file: --weights " + res.Config.Weights + " fell back (" + res.PlacementNotice + ")"
+	}
+	return "weights mmap'd from the file (--weights mmap)"
+}
+
 func hugeNote(anonKB, fileKB int64) string {
 	if anonKB < 0 && fileKB < 0 {
 		return "unavailable"
@@ -601,16 +622,6 @@ func spawn(ctx context.Context, exe string, args, env []string) (*spawned, error
 		sp.stdout, sp.maxRSS = m.Output, m.PeakRSSBytes
 	}
 	return sp, nil
-}
-
-// evict drops the file's pages from the page cache.
-func evict(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }
 
 // describeModel hashes the model and counts its tensor types.

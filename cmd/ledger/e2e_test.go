@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/damascus-llm/damascus/harness/enginebench"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/results"
@@ -85,6 +86,28 @@ func TestE2ETiny(t *testing.T) {
 	if run := recs[0].Run; run == nil || run.Protocol.Model == nil || len(run.Protocol.Model.SHA256) != 64 ||
 		run.Protocol.LlamaCpp == nil || run.Protocol.LlamaCpp.CPUVariant == "" || run.Protocol.E2E == nil {
 		t.Errorf("protocol record incomplete: %+v", recs[0].Run)
+	}
+	// The record says where Damascus kept its weights: huge pages by default.
+	if run := recs[0].Run; run != nil && (len(run.Protocol.Engines) == 0 || run.Protocol.Engines[0].Name != "damascus" ||
+		!strings.Contains(run.Protocol.Engines[0].Notes, "weights") || run.Protocol.Engines[0].WeightsOnHugePages == "") {
+		t.Errorf("damascus placement not recorded: %+v", run.Protocol.Engines)
+	} else if run != nil {
+		t.Logf("damascus: %s; on huge pages: %s", run.Protocol.Engines[0].Notes, run.Protocol.Engines[0].WeightsOnHugePages)
+	}
+}
+
+func TestPlacementNote(t *testing.T) {
+	for _, c := range []struct {
+		res  enginebench.Result
+		want string
+	}{
+		{enginebench.Result{Config: enginebench.Config{Weights: "huge"}, Placement: "huge", FileReleased: true}, "huge pages (--weights huge), file map released"},
+		{enginebench.Result{Config: enginebench.Config{Weights: "mmap"}, Placement: "mmap"}, "mmap'd from the file (--weights mmap)"},
+		{enginebench.Result{Config: enginebench.Config{Weights: "huge"}, Placement: "mmap", PlacementNotice: "THP never"}, "--weights huge fell back (THP never)"},
+	} {
+		if got := placementNote(c.res); !strings.Contains(got, c.want) {
+			t.Errorf("placementNote(%+v) = %q, want it to contain %q", c.res, got, c.want)
+		}
 	}
 }
 

@@ -34,8 +34,8 @@ type Config struct {
 	Reps     int    `json:"reps"`    // default 5
 	NoWarmup bool   `json:"no_warmup"`
 	Seed     uint64 `json:"seed"` // default 1
-	// Weights is where the weights live: llama.PlaceMmap (default) or
-	// llama.PlaceHuge.
+	// Weights is the placement asked for: llama.PlaceHuge (the default,
+	// "" included) or llama.PlaceMmap. Result.Placement says what was used.
 	Weights string `json:"weights,omitempty"`
 }
 
@@ -60,6 +60,13 @@ type Result struct {
 	// last test (smaps_rollup; -1 when unreadable).
 	AnonHugePagesKB int64 `json:"anon_huge_pages_kb"`
 	FileHugePagesKB int64 `json:"file_huge_pages_kb"`
+	// Placement is where the weights were: "huge" or "mmap" (asked, or a
+	// fallback from huge that PlacementNotice explains).
+	Placement       string `json:"placement"`
+	PlacementNotice string `json:"placement_notice,omitempty"`
+	// FileReleased: after the copy to huge pages the file map was released
+	// page by page and unmapped, so the peak RSS holds one copy of the weights.
+	FileReleased bool `json:"file_released,omitempty"`
 }
 
 // Run measures cfg in this process.
@@ -81,6 +88,11 @@ func Run(cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("damascus bench: test size %d must be positive", n)
 		}
 	}
+	place, err := llama.ParsePlacement(cfg.Weights)
+	if err != nil {
+		return nil, fmt.Errorf("damascus bench: %w", err)
+	}
+	cfg.Weights = string(place)
 	if err := promoted.Validate(); err != nil {
 		return nil, fmt.Errorf("damascus bench: %w", err)
 	}
@@ -95,17 +107,15 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("damascus bench: %s: %w", cfg.Model, err)
 	}
-	place, err := llama.ParsePlacement(cfg.Weights)
+	// The copy (and the release of the file map) is part of loading.
+	placed, err := m.PlaceFile(f, place)
 	if err != nil {
 		return nil, fmt.Errorf("damascus bench: %w", err)
 	}
-	region, err := m.Place(place)
-	if err != nil {
-		return nil, fmt.Errorf("damascus bench: %w", err)
-	}
-	defer region.Free()
+	defer placed.Free()
 	res.LoadNs = time.Since(start).Nanoseconds()
-	bos := int32(-1)
+	res.Placement, res.PlacementNotice, res.FileReleased = string(placed.Placement), placed.Notice, placed.FileReleased
+	bos := int32(-1) // metadata stay readable after the release
 	if v, err := f.Uint32("tokenizer.ggml.bos_token_id"); err == nil {
 		bos = int32(v)
 	}
@@ -279,7 +289,7 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.Reps, "r", 0, "timed repetitions per test (0: 5)")
 	fs.BoolVar(&cfg.NoWarmup, "no-warmup", false, "skip the untimed warmup run")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random prompt tokens (0: 1)")
-	fs.StringVar(&cfg.Weights, "weights", "", "where the weights live: mmap (in the file map, default) or huge (copied to anonymous huge pages)")
+	fs.StringVar(&cfg.Weights, "weights", string(llama.DefaultPlacement), "where the weights live: huge (copied to anonymous huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -296,12 +306,15 @@ func Main(args []string, stdout, stderr io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 	if cfg.Model == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: ledger damascus-bench -m MODEL.gguf [-p 512] [-n 128] [-t N] [-r N]")
+		fmt.Fprintln(stderr, "usage: ledger damascus-bench -m MODEL.gguf [-p 512] [-n 128] [-t N] [-r N] [-weights huge|mmap]")
 		return flag.ErrHelp
 	}
 	res, err := Run(cfg)
 	if err != nil {
 		return err
+	}
+	if res.PlacementNotice != "" {
+		fmt.Fprintln(stderr, res.PlacementNotice)
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/damascus-llm/damascus/internal/testdata"
 )
 
 func TestArgs(t *testing.T) {
@@ -29,5 +31,47 @@ func TestBadConfigs(t *testing.T) {
 	var stderr bytes.Buffer
 	if err := Main([]string{"-p", "x"}, &bytes.Buffer{}, &stderr); err == nil || !strings.Contains(stderr.String()+err.Error(), "not a number") {
 		t.Errorf("bad -p: %v %s", err, stderr.String())
+	}
+}
+
+// TestRunPlacement: huge pages by default (or the file map, explained, where
+// they are unavailable), the file map on request, and the result says which.
+func TestRunPlacement(t *testing.T) {
+	model := testdata.Stories260KGGUF.Require(t)
+	for _, w := range []string{"", "huge", "mmap"} {
+		res, err := Run(Config{Model: model, Gen: []int{4}, Reps: 1, Threads: 1, Weights: w})
+		if err != nil {
+			t.Fatalf("weights %q: %v", w, err)
+		}
+		want := "huge"
+		if w == "mmap" {
+			want = "mmap"
+		}
+		if res.Config.Weights != want {
+			t.Errorf("weights %q: recorded as asked %q", w, res.Config.Weights)
+		}
+		switch {
+		case want == "mmap":
+			if res.Placement != "mmap" || res.PlacementNotice != "" || res.FileReleased {
+				t.Errorf("weights mmap: %q %q %v", res.Placement, res.PlacementNotice, res.FileReleased)
+			}
+		case res.Placement == "huge":
+			if !res.FileReleased || res.PlacementNotice != "" {
+				t.Errorf("weights %q on huge pages: released %v, notice %q", w, res.FileReleased, res.PlacementNotice)
+			}
+		case res.Placement != "mmap" || res.PlacementNotice == "":
+			t.Errorf("weights %q: placement %q without a notice", w, res.Placement)
+		default:
+			t.Logf("huge pages unavailable: %s", res.PlacementNotice)
+		}
+		if len(res.Tests) != 1 || len(res.Tests[0].TokensPerSec) != 1 {
+			t.Errorf("weights %q: tests %+v", w, res.Tests)
+		}
+	}
+	if _, err := Run(Config{Model: model, Gen: []int{4}, Weights: "hugetlbfs"}); err == nil {
+		t.Error("unknown placement accepted")
+	}
+	if a := (Config{Model: "m.gguf", Weights: "mmap"}).Args(); !slices.Contains(a, "-weights=mmap") {
+		t.Errorf("Args() = %v lacks -weights=mmap", a)
 	}
 }

@@ -46,6 +46,22 @@ func THPMode() string {
 	return strings.TrimSpace(s)
 }
 
+// Unavailable says why this system cannot back memory with transparent huge
+// pages (not linux, THP compiled out, or the "never" mode), or returns ""
+// when Alloc's advice can take effect. Callers fall back to 4 KiB pages.
+func Unavailable() string {
+	if !supported {
+		return "huge pages are only supported on linux"
+	}
+	switch mode := THPMode(); mode {
+	case "unavailable":
+		return "this kernel has no transparent huge pages (/sys/kernel/mm/transparent_hugepage/enabled is missing)"
+	case "never":
+		return "transparent huge pages are disabled (/sys/kernel/mm/transparent_hugepage/enabled: never)"
+	}
+	return ""
+}
+
 // HugeBytes returns how many bytes of the mapping that contains addr are
 // backed by anonymous huge pages, read from /proc/self/smaps.
 func HugeBytes(r *Region) (int64, error) {

@@ -7,6 +7,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+const supported = true
+
 // Alloc maps n bytes of anonymous memory, aligned to HugePageSize and advised
 // with MADV_HUGEPAGE so that, in the kernel's "madvise" THP mode, it is backed
 // by 2 MiB pages. A refused advice is not an error: the memory still works on

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 )
 
+const supported = false
+
 var errUnsupported = errors.New("hugemem: huge pages are only supported on linux")
 
 // Alloc returns ordinary Go memory on systems without transparent huge pages.

@@ -72,3 +72,13 @@ func TestTHPModeParses(t *testing.T) {
 		t.Errorf("THPMode() = %q", m)
 	}
 }
+
+func TestUnavailableAgreesWithTHPMode(t *testing.T) {
+	why := Unavailable()
+	mode := THPMode()
+	t.Logf("THP mode %s; unavailable: %q", mode, why)
+	usable := runtime.GOOS == "linux" && (mode == "always" || mode == "madvise")
+	if usable != (why == "") {
+		t.Errorf("THP mode %s on %s, but Unavailable() = %q", mode, runtime.GOOS, why)
+	}
+}

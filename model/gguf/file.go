@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"unsafe"
 
 	"github.com/damascus-llm/damascus/model/quant"
 )
@@ -27,6 +29,7 @@ type File struct {
 	data        []byte
 	size        int64
 	unmap       func() error
+	mapped      bool // data is a read-only shared memory map of the file
 	kvIndex     map[string]int
 	tensorIndex map[string]int
 }
@@ -54,7 +57,7 @@ func (t *TensorInfo) Elements() uint64 {
 // map; tensor data returned by TensorData are invalid after Close, metadata
 // stays valid.
 func Open(path string) (*File, error) {
-	data, unmap, err := mapFile(path)
+	data, unmap, mapped, err := mapFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +66,7 @@ func Open(path string) (*File, error) {
 		unmap()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f.unmap = unmap
+	f.unmap, f.mapped = unmap, mapped
 	return f, nil
 }
 
@@ -73,8 +76,59 @@ func (f *File) Close() error {
 		return nil
 	}
 	err := f.unmap()
-	f.unmap, f.data = nil, nil
+	f.unmap, f.data, f.mapped = nil, nil, false
 	return err
+}
+
+// Mapped reports whether f's tensor data are a memory map of the file
+// (Open on unix, until Close), the only case where ReleasePages acts.
+func (f *File) Mapped() bool { return f.mapped }
+
+// Holds reports whether b (not empty) lies in f's data, as the views
+// TensorData returns do until Close.
+func (f *File) Holds(b []byte) bool {
+	_, ok := f.offsetOf(b)
+	return ok
+}
+
+// offsetOf returns where b starts in f's data, if b lies entirely in it.
+func (f *File) offsetOf(b []byte) (uintptr, bool) {
+	if len(b) == 0 || len(f.data) == 0 {
+		return 0, false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(f.data)))
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if start < base || start-base >= uintptr(len(f.data)) || uintptr(len(b)) > uintptr(len(f.data))-(start-base) {
+		return 0, false
+	}
+	return start - base, true
+}
+
+// ReleasePages drops the pages under b, a view into f's data (from
+// TensorData), from this process's resident set: madvise(MADV_DONTNEED) on
+// the read-only shared file map, rounded out to whole pages. Nothing is lost,
+// neither b nor the neighbouring bytes on its first and last pages: touching
+// them again maps them back from the page cache, or reads them from the file.
+// The page cache itself is left alone. A copy of the weights calls it as it
+// goes so that the copy and the file pages it was made from are not both
+// resident. Where f is not a memory map (a Parse of bytes, a system without
+// mmap) and on systems other than linux it does nothing; b outside f's data
+// is an error.
+func (f *File) ReleasePages(b []byte) error {
+	if !f.mapped || len(b) == 0 {
+		return nil
+	}
+	off, ok := f.offsetOf(b)
+	if !ok {
+		return errors.New("gguf: ReleasePages: the bytes are not in the file's map")
+	}
+	ps := uintptr(pageSize)
+	lo := off &^ (ps - 1) // the map starts on a page boundary
+	hi := min((off+uintptr(len(b))+ps-1)&^(ps-1), uintptr(len(f.data)))
+	if err := releasePages(f.data[lo:hi]); err != nil {
+		return fmt.Errorf("gguf: releasing pages: %w", err)
+	}
+	return nil
 }
 
 // Size returns the length of the file in bytes.
@@ -96,6 +150,8 @@ func (f *File) TensorData(t *TensorInfo) []byte {
 	end := start + t.Size
 	return f.data[start:end:end]
 }
+
+var pageSize = os.Getpagesize()
 
 // ErrKeyNotFound is wrapped by the typed getters' errors for a missing key.
 var ErrKeyNotFound = errors.New("not found")

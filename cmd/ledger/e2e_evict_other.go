@@ -1,0 +1,11 @@
+//go:build !linux
+
+package main
+
+import "errors"
+
+// evict is linux only (posix_fadvise); elsewhere e2e records the page cache
+// state of its cold starts as unknown.
+func evict(path string) error {
+	return errors.New("evicting a file from the page cache is implemented on linux only")
+}
