@@ -146,6 +146,32 @@ func attentionShapes() []Shape {
 	return s
 }
 
+// PrefillAttentionTokens is the number of query tokens attention_batch is
+// timed at: one slice of a prefill batch as a worker would take it.
+const PrefillAttentionTokens = 64
+
+// attentionBatchShapes are odd layouts (grouped and not, head sizes off the
+// 16-lane grid, batches that split a KV group's query rows unevenly, a first
+// batch at position 0 and later ones) and, per model, a 64-token slice of a
+// prefill at the start, middle and end of a 1024-token prompt.
+func attentionBatchShapes() []Shape {
+	s := []Shape{
+		{Heads: 2, KVHeads: 1, HeadDim: 4, N: 1},
+		{Heads: 4, KVHeads: 2, HeadDim: 8, N: 3, Pos0: 5},
+		{Heads: 3, KVHeads: 3, HeadDim: 6, N: 9},
+		{Heads: 8, KVHeads: 2, HeadDim: 16, N: 5, Pos0: 30},
+		{Heads: 6, KVHeads: 2, HeadDim: 20, N: 7, Pos0: 17},
+		{Heads: 8, KVHeads: 2, HeadDim: 33, N: 9, Pos0: 40},
+	}
+	for _, m := range RealModels {
+		for _, pos0 := range []int{0, 448, 960} {
+			s = append(s, Shape{Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim, N: PrefillAttentionTokens,
+				Pos0: pos0, Model: m.Name, Role: fmt.Sprintf("prefill@%d", pos0)})
+		}
+	}
+	return s
+}
+
 // WeightTypes are the weight types with matvec and matmul ops.
 var WeightTypes = []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.F32, quant.F16, quant.BF16}
 
@@ -190,6 +216,9 @@ func buildCatalogue() []*Op {
 			Shapes: lengthShapes(quant.F32, realLengths("ffn", func(m ModelShape) int { return m.FFN })[:1]...)},
 		&Op{Name: OpAttention, Kind: KindAttention, Type: quant.F32, Summary: "one token's GQA attention over an f32 KV cache",
 			Shapes: attentionShapes()},
+		&Op{Name: OpAttentionBatch, Kind: KindAttentionBatch, Type: quant.F32,
+			Summary: "causal GQA attention of a batch of query tokens over an f32 KV cache (prefill)",
+			Shapes:  attentionBatchShapes()},
 	)
 	return ops
 }

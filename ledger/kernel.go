@@ -44,6 +44,17 @@ type (
 	// t < nCtx. q and out hold nHeads×headDim values; k and v hold nCtx rows
 	// of nKVHeads×headDim values back to back (row t at t*nKVHeads*headDim).
 	Attention func(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32)
+
+	// AttentionBatch is causal attention for nTokens query tokens at
+	// positions pos0 … pos0+nTokens-1 (prefill): token j attends over the
+	// cached positions t ≤ pos0+j, exactly as Attention with nCtx = pos0+j+1
+	// would. Token j's nHeads×headDim query values are q[j*ld:], its output
+	// out[j*ld:] (ld ≥ nHeads*headDim; the ld-nHeads*headDim values between
+	// rows of out belong to the caller and are left untouched). k and v are
+	// laid out as for Attention (position t at t*nKVHeads*headDim) and hold
+	// at least pos0+nTokens positions. Batching lets a kernel read each
+	// cached key and value row once for several query tokens.
+	AttentionBatch func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32)
 )
 
 // ActivationType is the block type a weight type's dot products take their

@@ -43,7 +43,7 @@ func TestCatalogueShapesAreValid(t *testing.T) {
 				if s.HeadDim%2 != 0 {
 					t.Errorf("%s %s: odd head dim", op.Name, key)
 				}
-			case KindAttention:
+			case KindAttention, KindAttentionBatch:
 				if s.Heads%s.KVHeads != 0 {
 					t.Errorf("%s %s: heads not a multiple of kv heads", op.Name, key)
 				}
@@ -53,7 +53,7 @@ func TestCatalogueShapesAreValid(t *testing.T) {
 			t.Errorf("%s: no real model shape", op.Name)
 		}
 	}
-	for _, want := range []string{"matvec/q4_k", "matvec/q6_k", "matmul/q4_k", "quantize/q8_k", "dequantize/q6_k", "rmsnorm", "attention"} {
+	for _, want := range []string{"matvec/q4_k", "matvec/q6_k", "matmul/q4_k", "quantize/q8_k", "dequantize/q6_k", "rmsnorm", "attention", "attention_batch"} {
 		if !seen[want] {
 			t.Errorf("catalogue lacks %s", want)
 		}
@@ -74,6 +74,41 @@ func TestMatVecRealShapes(t *testing.T) {
 	}
 	if got, want := op.FLOPs(s), float64(2*2048*2048); got != want {
 		t.Errorf("flops = %v, want %v", got, want)
+	}
+}
+
+func TestAttentionBatchShapes(t *testing.T) {
+	op, ok := LookupOp(OpAttentionBatch)
+	if !ok || op.Kind != KindAttentionBatch {
+		t.Fatalf("attention_batch: %v %v", op, ok)
+	}
+	for _, key := range []string{"h32kv8d64n64pos0", "h32kv8d64n64pos960", "h24kv8d128n64pos448", "h24kv8d128n64pos960"} {
+		if _, ok := op.Shape(key); !ok {
+			t.Errorf("attention_batch lacks shape %s", key)
+		}
+	}
+	// Two tokens after three cached positions see 4 and 5 positions: 9
+	// pairs, each a dot product and an axpy of headDim plus softmax work.
+	s := Shape{Heads: 2, KVHeads: 1, HeadDim: 8, N: 2, Pos0: 3}
+	if got, want := op.FLOPs(s), float64(2*(4*8+4)*9); got != want {
+		t.Errorf("flops = %v, want %v", got, want)
+	}
+	if got, want := op.Bytes(s), float64(2*4*5*8+8*2*2*8); got != want {
+		t.Errorf("bytes = %v, want %v", got, want)
+	}
+	ok = false
+	r := NewRegistry()
+	err := r.Add(Variant{Op: OpAttentionBatch, Name: "x", Family: FamilyNaive,
+		Impl: func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+			ok = true
+		}})
+	if err != nil {
+		t.Fatalf("func literal of the right signature rejected: %v", err)
+	}
+	v, _ := r.Lookup(OpAttentionBatch, "x")
+	v.Impl.(AttentionBatch)(nil, nil, 0, nil, nil, 0, 0, 0, 0, 0, 0)
+	if !ok {
+		t.Error("registered Impl not called")
 	}
 }
 

@@ -21,18 +21,20 @@ const (
 	KindSoftmax
 	KindRoPE
 	KindAttention
+	KindAttentionBatch
 )
 
 var kindNames = map[Kind]string{
-	KindMatVec:     "MatVec",
-	KindMatMul:     "MatMul",
-	KindQuantize:   "Quantize",
-	KindDequantize: "Dequantize",
-	KindRMSNorm:    "RMSNorm",
-	KindSiLUMul:    "SiLUMul",
-	KindSoftmax:    "Softmax",
-	KindRoPE:       "RoPE",
-	KindAttention:  "Attention",
+	KindMatVec:         "MatVec",
+	KindMatMul:         "MatMul",
+	KindQuantize:       "Quantize",
+	KindDequantize:     "Dequantize",
+	KindRMSNorm:        "RMSNorm",
+	KindSiLUMul:        "SiLUMul",
+	KindSoftmax:        "Softmax",
+	KindRoPE:           "RoPE",
+	KindAttention:      "Attention",
+	KindAttentionBatch: "AttentionBatch",
 }
 
 // String is the kernel func type's name, e.g. "MatVec".
@@ -111,6 +113,13 @@ func (k Kind) normalize(impl any) (any, error) {
 		case func([]float32, []float32, []float32, []float32, int, int, int, int, float32):
 			impl, ok = Attention(f), f != nil
 		}
+	case KindAttentionBatch:
+		switch f := impl.(type) {
+		case AttentionBatch:
+			impl, ok = f, f != nil
+		case func([]float32, []float32, int, []float32, []float32, int, int, int, int, int, float32):
+			impl, ok = AttentionBatch(f), f != nil
+		}
 	}
 	if !ok {
 		return nil, fmt.Errorf("Impl is %T, want a non-nil ledger.%s", impl, k)
@@ -146,9 +155,11 @@ func (o *Op) ActType() quant.Type {
 //	RMSNorm/SiLUMul/Softmax: K values
 //	RoPE:                Heads × HeadDim
 //	Attention:           Heads, KVHeads, HeadDim over N cached positions
+//	AttentionBatch:      Heads, KVHeads, HeadDim; N query tokens at positions Pos0 … Pos0+N-1
 type Shape struct {
 	Rows, K, N              int
 	Heads, KVHeads, HeadDim int
+	Pos0                    int
 	// Model and Role say where a real shape comes from ("1B", "attn_q");
 	// both are empty for the odd sizes that exercise tails.
 	Model, Role string
@@ -171,6 +182,8 @@ func (s Shape) Key(k Kind) string {
 		return fmt.Sprintf("%dx%d", s.Heads, s.HeadDim)
 	case KindAttention:
 		return fmt.Sprintf("h%dkv%dd%dctx%d", s.Heads, s.KVHeads, s.HeadDim, s.N)
+	case KindAttentionBatch:
+		return fmt.Sprintf("h%dkv%dd%dn%dpos%d", s.Heads, s.KVHeads, s.HeadDim, s.N, s.Pos0)
 	default:
 		return fmt.Sprintf("n%d", s.K)
 	}
@@ -208,6 +221,8 @@ func (o *Op) FLOPs(s Shape) float64 {
 	case KindAttention:
 		hd, ctx := float64(s.HeadDim), float64(s.N)
 		return float64(s.Heads) * (4*hd*ctx + 4*ctx) // q·k, p·v, softmax
+	case KindAttentionBatch:
+		return float64(s.Heads) * (4*float64(s.HeadDim) + 4) * s.causalPairs()
 	}
 	return 0
 }
@@ -238,8 +253,18 @@ func (o *Op) Bytes(s Shape) float64 {
 	case KindAttention:
 		kv := 2 * 4 * float64(s.N) * float64(s.KVHeads) * float64(s.HeadDim)
 		return kv + 8*float64(s.Heads)*float64(s.HeadDim)
+	case KindAttentionBatch:
+		kv := 2 * 4 * float64(s.Pos0+s.N) * float64(s.KVHeads) * float64(s.HeadDim)
+		return kv + 8*float64(s.N)*float64(s.Heads)*float64(s.HeadDim)
 	}
 	return 0
+}
+
+// causalPairs is the number of (query token, cached position) pairs of a
+// causal batch: token j sees Pos0+j+1 positions.
+func (s Shape) causalPairs() float64 {
+	n := float64(s.N)
+	return n*float64(s.Pos0) + n*(n+1)/2
 }
 
 // Shape returns the op's shape whose Key is key.
@@ -274,4 +299,7 @@ const (
 	OpSoftmax   = "softmax"
 	OpSiLUMul   = "silu_mul"
 	OpAttention = "attention"
+	// OpAttentionBatch is causal attention over a batch of query tokens
+	// (prefill).
+	OpAttentionBatch = "attention_batch"
 )

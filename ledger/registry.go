@@ -26,6 +26,10 @@ const (
 	// FamilyMatVecLoop is a matmul made of the engine's current matvec
 	// kernel applied row by row: the incumbent every matmul must beat.
 	FamilyMatVecLoop Family = "matvec-loop"
+	// FamilyPerToken is a batched attention made of the engine's current
+	// single-token attention kernel applied token by token: the incumbent
+	// every attention_batch variant must beat.
+	FamilyPerToken Family = "per-token"
 )
 
 // Status is where a variant stands in the ledger.
@@ -52,9 +56,9 @@ type Variant struct {
 	Status   Status   // experimental unless stated
 	Notes    string   // what it tries, what was learnt
 	// Impl is the kernel, one of this package's func types (MatVec, MatMul,
-	// Quantize, Dequantize, RMSNorm, SiLUMul, Softmax, RoPE, Attention), the
-	// one matching the op's Kind. A plain func literal of the same signature is
-	// accepted and converted.
+	// Quantize, Dequantize, RMSNorm, SiLUMul, Softmax, RoPE, Attention,
+	// AttentionBatch), the one matching the op's Kind. A plain func literal
+	// of the same signature is accepted and converted.
 	Impl any
 }
 

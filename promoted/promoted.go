@@ -259,6 +259,50 @@ func (d *Dispatcher) Attention() ledger.Attention {
 	return d.mustResolve(ledger.OpAttention).Impl.(ledger.Attention)
 }
 
+// AttentionBatch returns the causal batch attention kernel of prefill.
+// Without a promoted (or forced) attention_batch variant it loops the
+// promoted single-token attention over the batch's tokens, which is what
+// the engine ran before the op existed.
+func (d *Dispatcher) AttentionBatch() ledger.AttentionBatch {
+	op := ledger.OpAttentionBatch
+	_, forced := d.overrides[op]
+	if forced || len(d.prefs.Ops[op]) > 0 {
+		v := d.mustResolve(op)
+		if forced || (v.Name != "naive" && v.Name != PerTokenName) {
+			return v.Impl.(ledger.AttentionBatch)
+		}
+	}
+	attn := d.mustResolve(ledger.OpAttention)
+	d.note(op, op+":"+PerTokenName+"("+attn.Name+")")
+	return perToken(attn.Impl.(ledger.Attention))
+}
+
+// PerTokenName is the attention_batch variant that loops the promoted
+// single-token attention.
+const PerTokenName = "per-token"
+
+// The engine's fallback batch attention is a variant too, so the
+// head-to-head times batched kernels against it: each call loops whatever
+// attention the default dispatcher picks.
+func init() {
+	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: PerTokenName, Family: ledger.FamilyPerToken,
+		Notes: "the promoted single-token attention applied to each token of the batch: K/V read once per token",
+		Impl: ledger.AttentionBatch(func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+			perToken(Default().Attention())(out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+		})})
+}
+
+func perToken(attn ledger.Attention) ledger.AttentionBatch {
+	return func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+		width, stride := nHeads*headDim, nKVHeads*headDim
+		for j := range nTokens {
+			ctx := pos0 + j + 1
+			attn(out[j*ld:j*ld+width], q[j*ld:j*ld+width], k[:ctx*stride], v[:ctx*stride],
+				nHeads, nKVHeads, headDim, ctx, scale)
+		}
+	}
+}
+
 var (
 	defaultOnce sync.Once
 	defaultD    *Dispatcher
@@ -358,6 +402,9 @@ func RoPE() ledger.RoPE { return Default().RoPE() }
 
 // Attention returns the engine's single-token attention kernel.
 func Attention() ledger.Attention { return Default().Attention() }
+
+// AttentionBatch returns the engine's causal batch attention kernel (prefill).
+func AttentionBatch() ledger.AttentionBatch { return Default().AttentionBatch() }
 
 // Chosen lists what the engine's ops resolved to so far.
 func Chosen() []string { return Default().Chosen() }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 	"github.com/damascus-llm/damascus/variants/naive"
 )
 
@@ -134,7 +135,41 @@ func TestPackageFunctions(t *testing.T) {
 	if _, err := Dequantize(quant.Q5_K); err != nil {
 		t.Errorf("Dequantize(Q5_K) (outside the catalogue): %v", err)
 	}
-	if RMSNorm() == nil || SiLUMul() == nil || Softmax() == nil || RoPE() == nil || Attention() == nil {
+	if RMSNorm() == nil || SiLUMul() == nil || Softmax() == nil || RoPE() == nil || Attention() == nil || AttentionBatch() == nil {
 		t.Error("an f32 op resolved to nil")
 	}
+}
+
+func TestAttentionBatchFallsBackToPerToken(t *testing.T) {
+	r := ledger.NewRegistry()
+	for _, v := range []ledger.Variant{
+		{Op: ledger.OpAttention, Name: "naive", Family: ledger.FamilyNaive, Impl: ledger.Attention(naive.Attention)},
+		{Op: ledger.OpAttentionBatch, Name: "naive", Family: ledger.FamilyNaive, Impl: ledger.AttentionBatch(naive.AttentionBatch)},
+		{Op: ledger.OpAttentionBatch, Name: "fast", Family: ledger.FamilyAVX512, Impl: ledger.AttentionBatch(naive.AttentionBatch)},
+	} {
+		if err := r.Add(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := NewDispatcher(Preferences{}, r, nil)
+	kerneltest.AttentionBatch(t, d.AttentionBatch())
+	if got := d.Chosen(); len(got) != 2 || got[0] != "attention:naive" || got[1] != "attention_batch:per-token(naive)" {
+		t.Errorf("Chosen = %v, want the per-token loop over the naive attention", got)
+	}
+	d = NewDispatcher(Preferences{Ops: map[string][]Choice{ledger.OpAttentionBatch: {{Variant: "fast"}}}}, r, nil)
+	d.AttentionBatch()
+	if got := d.Chosen(); len(got) != 1 || got[0] != "attention_batch:fast" {
+		t.Errorf("Chosen = %v, want the preferred attention_batch:fast", got)
+	}
+}
+
+// TestPerTokenVariant checks the registered incumbent, which loops the
+// default dispatcher's attention.
+func TestPerTokenVariant(t *testing.T) {
+	v, ok := ledger.Lookup(ledger.OpAttentionBatch, PerTokenName)
+	if !ok {
+		t.Fatal("per-token attention_batch variant not registered")
+	}
+	kerneltest.AttentionBatch(t, v.Impl.(ledger.AttentionBatch))
+	kerneltest.AttentionBatch(t, AttentionBatch())
 }

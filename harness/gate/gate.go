@@ -49,7 +49,7 @@ func For(op *ledger.Op) Thresholds {
 		return Thresholds{NMSE: 2e-3, MaxAbs: 1e-2, Cosine: 1 - 1e-3} // 8-bit blocks (outliers make ~5e-4)
 	case ledger.KindDequantize, ledger.KindRoPE:
 		return Thresholds{NMSE: 1e-10, MaxAbs: 1e-5, Cosine: 1 - 1e-10}
-	case ledger.KindAttention:
+	case ledger.KindAttention, ledger.KindAttentionBatch:
 		return Thresholds{NMSE: 1e-7, MaxAbs: 1e-3, Cosine: 1 - 1e-7}
 	}
 	// rmsnorm, silu_mul, softmax
@@ -289,11 +289,13 @@ func checkGuardBytes(buf []byte, n int) error {
 	return nil
 }
 
-// checkUnwritten finds outputs left at the fill value, and for matmul writes
-// into the gaps between output rows (ldd > rows), which belong to the caller.
+// checkUnwritten finds outputs left at the fill value, and for strided
+// outputs (matmul with ldd > rows, attention_batch with ld > heads·headDim)
+// writes into the gaps between output rows, which belong to the caller.
 func (c *Case) checkUnwritten(out []float32) error {
 	w := c.W
-	if w.Op.Kind != ledger.KindMatMul {
+	rows, width, strided := w.Strided()
+	if !strided {
 		for i, f := range out {
 			if isGuard(f) {
 				return fmt.Errorf("left output %d unwritten", i)
@@ -301,18 +303,22 @@ func (c *Case) checkUnwritten(out []float32) error {
 		}
 		return nil
 	}
-	s := w.Shape
-	for j := range s.N {
+	matmul := w.Op.Kind == ledger.KindMatMul
+	for j := range rows {
 		for r := range w.LDD {
 			i := j*w.LDD + r
 			if i >= len(out) {
 				break
 			}
 			switch written := !isGuard(out[i]); {
-			case r < s.Rows && !written:
+			case r < width && !written && matmul:
 				return fmt.Errorf("left output row %d, column %d unwritten", r, j)
-			case r >= s.Rows && written:
-				return fmt.Errorf("wrote into the gap after output column %d (ldd %d, rows %d)", j, w.LDD, s.Rows)
+			case r < width && !written:
+				return fmt.Errorf("left output %d of token %d unwritten", r, j)
+			case r >= width && written && matmul:
+				return fmt.Errorf("wrote into the gap after output column %d (ldd %d, rows %d)", j, w.LDD, width)
+			case r >= width && written:
+				return fmt.Errorf("wrote into the gap after token %d's output (ld %d, heads·headDim %d)", j, w.LDD, width)
 			}
 		}
 	}

@@ -203,3 +203,35 @@ func TestHalfConversionMustRoundToNearestEven(t *testing.T) {
 		t.Errorf("f16 off by an ulp: %v", err)
 	}
 }
+
+// TestBrokenAttentionBatchFails: a batch kernel that lets tokens see the
+// future, or writes between the output rows, is caught.
+func TestBrokenAttentionBatchFails(t *testing.T) {
+	op, _ := ledger.LookupOp(ledger.OpAttentionBatch)
+	shape := ledger.Shape{Heads: 4, KVHeads: 2, HeadDim: 8, N: 5, Pos0: 3}
+	for name, tc := range map[string]struct {
+		f    ledger.AttentionBatch
+		want string
+	}{
+		"acausal": {func(out, q []float32, ld int, k, v []float32, n, h, kv, d, pos0 int, scale float32) {
+			for j := range n { // every token sees the whole batch
+				naive.Attention(out[j*ld:j*ld+h*d], q[j*ld:j*ld+h*d], k, v, h, kv, d, pos0+n, scale)
+			}
+		}, "NMSE"},
+		"gap-writer": {func(out, q []float32, ld int, k, v []float32, n, h, kv, d, pos0 int, scale float32) {
+			naive.AttentionBatch(out, q, ld, k, v, n, h, kv, d, pos0, scale)
+			out[h*d] = 0
+		}, "gap"},
+		"dense": {func(out, q []float32, ld int, k, v []float32, n, h, kv, d, pos0 int, scale float32) {
+			naive.AttentionBatch(out, q, h*d, k, v, n, h, kv, d, pos0, scale) // ignores ld
+		}, "gap"},
+	} {
+		c, err := NewCase(op, shape, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Check(ledger.Variant{Op: op.Name, Name: name, Impl: tc.f}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one mentioning %q", name, err, tc.want)
+		}
+	}
+}

@@ -212,3 +212,16 @@ func Attention(q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale flo
 	}
 	return out
 }
+
+// AttentionBatch: causal attention of nTokens query tokens at positions
+// pos0 … pos0+nTokens-1, token j's query at q[j*ld:], over the cached
+// positions t ≤ pos0+j. It returns the outputs densely, nTokens rows of
+// nHeads×headDim.
+func AttentionBatch(q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) []float64 {
+	width := nHeads * headDim
+	out := make([]float64, 0, nTokens*width)
+	for j := range nTokens {
+		out = append(out, Attention(q[j*ld:j*ld+width], k, v, nHeads, nKVHeads, headDim, pos0+j+1, scale)...)
+	}
+	return out
+}

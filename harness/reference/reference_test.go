@@ -62,4 +62,10 @@ func TestFormulas(t *testing.T) {
 	if math.Abs(a[0]-3) > 1e-15 { // equal scores: mean of values
 		t.Errorf("attention = %v", a)
 	}
+	// Two tokens at positions 1 and 2 (ld 3: one ignored value between the
+	// queries): the first sees positions 0-1, the second 0-2.
+	b := AttentionBatch([]float32{1, 0, 99, 1, 0}, 3, []float32{1, 0, 1, 0, 1, 0}, []float32{2, 0, 4, 0, 9, 0}, 2, 1, 1, 2, 1, 1)
+	if len(b) != 4 || math.Abs(b[0]-3) > 1e-15 || math.Abs(b[2]-5) > 1e-15 {
+		t.Errorf("attention batch = %v", b)
+	}
 }

@@ -30,7 +30,7 @@ type Workload struct {
 	K, V []float32 // attention cache
 	Cos  []float32 // rope tables
 	Sin  []float32
-	LDD  int // matmul output row stride (≥ Rows)
+	LDD  int // matmul output row stride (≥ Rows); attention_batch query and output row stride (≥ Heads·HeadDim)
 
 	Eps   float32 // rmsnorm
 	Scale float32 // attention
@@ -89,6 +89,15 @@ func New(op *ledger.Op, s ledger.Shape, seed uint64) (*Workload, error) {
 	case ledger.KindAttention:
 		kv := s.N * s.KVHeads * s.HeadDim
 		w.X, w.K, w.V = w.floats(s.Heads*s.HeadDim, 1), w.floats(kv, 1), w.floats(kv, 1)
+		w.Scale = float32(1 / math.Sqrt(float64(s.HeadDim)))
+	case ledger.KindAttentionBatch:
+		width := s.Heads * s.HeadDim
+		w.LDD = width
+		if !s.Real() {
+			w.LDD = width + 3 // leaves gaps the gate checks stay untouched
+		}
+		kv := (s.Pos0 + s.N) * s.KVHeads * s.HeadDim
+		w.X, w.K, w.V = w.floats((s.N-1)*w.LDD+width, 1), w.floats(kv, 1), w.floats(kv, 1)
 		w.Scale = float32(1 / math.Sqrt(float64(s.HeadDim)))
 	default:
 		return nil, fmt.Errorf("workload: op %s: unknown kind %v", op.Name, op.Kind)
@@ -184,8 +193,23 @@ func (w *Workload) OutLen() int {
 		return s.Heads * s.HeadDim
 	case ledger.KindAttention:
 		return s.Heads * s.HeadDim
+	case ledger.KindAttentionBatch:
+		return (s.N-1)*w.LDD + s.Heads*s.HeadDim
 	}
 	return 0
+}
+
+// Strided reports whether the output is rows of width values LDD apart
+// (matmul, attention_batch): the LDD-width values after each row but the
+// last belong to the caller, and a variant must leave them untouched.
+func (w *Workload) Strided() (rows, width int, ok bool) {
+	switch w.Op.Kind {
+	case ledger.KindMatMul:
+		return w.Shape.N, w.Shape.Rows, true
+	case ledger.KindAttentionBatch:
+		return w.Shape.N, w.Shape.Heads * w.Shape.HeadDim, true
+	}
+	return 0, 0, false
 }
 
 // BytesOut reports whether the output is bytes (quantize) rather than float32.
@@ -259,6 +283,11 @@ func (w *Workload) Bind(impl any, dst []float32, dstb []byte) (func(), error) {
 			return bad()
 		}
 		return func() { f(dst, w.X, w.K, w.V, s.Heads, s.KVHeads, s.HeadDim, s.N, w.Scale) }, nil
+	case ledger.AttentionBatch:
+		if w.Op.Kind != ledger.KindAttentionBatch {
+			return bad()
+		}
+		return func() { f(dst, w.X, w.LDD, w.K, w.V, s.N, s.Heads, s.KVHeads, s.HeadDim, s.Pos0, w.Scale) }, nil
 	}
 	return bad()
 }
@@ -338,6 +367,14 @@ func (w *Workload) Reference() (idx []int, ref []float64, err error) {
 		ref = reference.RoPE(w.X, s.Heads, s.HeadDim, w.Cos, w.Sin, w.NeoX)
 	case ledger.KindAttention:
 		ref = reference.Attention(w.X, w.K, w.V, s.Heads, s.KVHeads, s.HeadDim, s.N, w.Scale)
+	case ledger.KindAttentionBatch:
+		ref = reference.AttentionBatch(w.X, w.LDD, w.K, w.V, s.N, s.Heads, s.KVHeads, s.HeadDim, s.Pos0, w.Scale)
+		width := s.Heads * s.HeadDim
+		idx = make([]int, len(ref))
+		for i := range idx {
+			idx[i] = i/width*w.LDD + i%width
+		}
+		return idx, ref, nil
 	}
 	idx = make([]int, len(ref))
 	for i := range idx {

@@ -33,3 +33,19 @@ func BenchmarkAttention(b *testing.B) {
 	kerneltest.BenchAttention(b, "avx512", Attention)
 	kerneltest.BenchAttention(b, "avx512-gqa", AttentionGQA)
 }
+
+func TestAttentionBatch(t *testing.T) {
+	need(t, "avx512f", "avx512vl")
+	kerneltest.AttentionBatch(t, AttentionBatch)
+}
+
+func BenchmarkAttentionBatch(b *testing.B) {
+	need(b, "avx512f", "avx512vl")
+	kerneltest.BenchAttentionBatch(b, "avx512", AttentionBatch)
+	kerneltest.BenchAttentionBatch(b, "per-token-gqa", func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+		w, stride := nHeads*headDim, nKVHeads*headDim
+		for j := range nTokens {
+			AttentionGQA(out[j*ld:j*ld+w], q[j*ld:j*ld+w], k[:(pos0+j+1)*stride], v, nHeads, nKVHeads, headDim, pos0+j+1, scale)
+		}
+	})
+}

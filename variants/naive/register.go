@@ -33,11 +33,12 @@ func init() {
 			Notes: "model/quant's scalar dequantizer (bit-identical to ggml's dequantize_row_*)"})
 	}
 	for op, impl := range map[string]any{
-		ledger.OpRMSNorm:   ledger.RMSNorm(RMSNorm),
-		ledger.OpSiLUMul:   ledger.SiLUMul(SiLUMul),
-		ledger.OpSoftmax:   ledger.Softmax(Softmax),
-		ledger.OpRoPE:      ledger.RoPE(RoPE),
-		ledger.OpAttention: ledger.Attention(Attention),
+		ledger.OpRMSNorm:        ledger.RMSNorm(RMSNorm),
+		ledger.OpSiLUMul:        ledger.SiLUMul(SiLUMul),
+		ledger.OpSoftmax:        ledger.Softmax(Softmax),
+		ledger.OpRoPE:           ledger.RoPE(RoPE),
+		ledger.OpAttention:      ledger.Attention(Attention),
+		ledger.OpAttentionBatch: ledger.AttentionBatch(AttentionBatch),
 	} {
 		ledger.Register(ledger.Variant{Op: op, Name: "naive", Family: ledger.FamilyNaive,
 			Impl: impl, Notes: "scalar Go"})

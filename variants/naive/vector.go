@@ -101,3 +101,43 @@ func Attention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scal
 		}
 	}
 }
+
+// AttentionBatch is causal attention for a batch of query tokens, token by
+// token and head by head: token j's scores against the first pos0+j+1
+// cached keys (dot products summed in float64, as ggml's scalar
+// ggml_vec_dot_f32 does), their softmax, the weighted sum of the values.
+func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+	if nTokens <= 0 {
+		return
+	}
+	buf := scores.Get().(*[]float32)
+	defer scores.Put(buf)
+	if n := pos0 + nTokens; cap(*buf) < n {
+		*buf = make([]float32, n)
+	}
+	group, stride := nHeads/nKVHeads, nKVHeads*headDim
+	for j := range nTokens {
+		p := (*buf)[:pos0+j+1]
+		for h := range nHeads {
+			qh := q[j*ld+h*headDim : j*ld+(h+1)*headDim]
+			off := (h / group) * headDim
+			for t := range p {
+				kt := k[t*stride+off : t*stride+off+headDim]
+				var s float64
+				for i, qv := range qh {
+					s += float64(qv * kt[i])
+				}
+				p[t] = float32(s) * scale
+			}
+			Softmax(p)
+			oh := out[j*ld+h*headDim : j*ld+(h+1)*headDim]
+			clear(oh)
+			for t, pt := range p {
+				vt := v[t*stride+off : t*stride+off+headDim]
+				for i, vv := range vt {
+					oh[i] += pt * vv
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,127 @@
+//go:build !noasm
+
+package avx512
+
+import (
+	"math"
+	"sync"
+
+	"github.com/damascus-llm/damascus/ledger"
+)
+
+//go:noescape
+func attnbScores16(s, qt, k *float32, stride, headDim, n int)
+
+//go:noescape
+func attnbSoftmax16(s *float32, n int, inv *float32)
+
+//go:noescape
+func attnbWeightedSum16(o, p, v *float32, stride, headDim, n int, inv *float32)
+
+// attnbRows is the number of query rows (token, head) a block takes: one
+// per lane of a vector.
+const attnbRows = 16
+
+// attnbScratch holds a call's buffers: the block's transposed queries, its
+// scores (position-major), its outputs and reciprocal sums.
+type attnbScratch struct {
+	qt, s, o []float32
+	inv      [attnbRows]float32
+}
+
+var attnbBufs = sync.Pool{New: func() any { return new(attnbScratch) }}
+
+func attnbGrow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+// AttentionBatch is causal attention for a batch of query tokens
+// (ledger.AttentionBatch's contract) that reads each cached key and value
+// row once per sixteen query rows instead of once per token. For each KV
+// head, the query rows of its group — (token, head) pairs, token-major —
+// are taken sixteen at a time, one per vector lane: the block's scores
+// against every position the block's last token sees (query rows
+// transposed, key elements broadcast), the causal mask on the ragged tail
+// (at most fifteen positions, where earlier tokens of the block stop), a
+// per-lane softmax, and one pass over the values for all sixteen rows.
+// Llama 3.2's groups of 4 (1B) and 3 (3B) heads make every block full
+// when the batch has a multiple of 4 (1B) or 16 (3B) tokens. A single
+// token (decode) would fill only a group's lanes of a block: it goes to
+// AttentionGQA, twice as fast there.
+func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+	if nTokens <= 0 || nHeads <= 0 || headDim <= 0 {
+		return
+	}
+	width, stride, nPos := nHeads*headDim, nKVHeads*headDim, pos0+nTokens
+	if nTokens == 1 {
+		AttentionGQA(out[:width], q[:width], k[:nPos*stride], v[:nPos*stride], nHeads, nKVHeads, headDim, nPos, scale)
+		return
+	}
+	_, _ = out[(nTokens-1)*ld+width-1], q[(nTokens-1)*ld+width-1]
+	_, _ = k[nPos*stride-1], v[nPos*stride-1]
+	sc := attnbBufs.Get().(*attnbScratch)
+	defer attnbBufs.Put(sc)
+	sc.qt = attnbGrow(sc.qt, attnbRows*headDim)
+	sc.s = attnbGrow(sc.s, attnbRows*nPos)
+	sc.o = attnbGrow(sc.o, attnbRows*headDim)
+	qt, o := sc.qt, sc.o
+	negInf := float32(math.Inf(-1))
+	group := nHeads / nKVHeads
+	rows := nTokens * group
+	var lim [attnbRows]int // positions each lane's row sees
+	for g := range nKVHeads {
+		for r0 := 0; r0 < rows; r0 += attnbRows {
+			nr := min(attnbRows, rows-r0)
+			for l := range nr {
+				r := r0 + l
+				lim[l] = pos0 + r/group + 1
+				off := r/group*ld + (g*group+r%group)*headDim
+				for i, x := range q[off : off+headDim] {
+					qt[i*attnbRows+l] = x * scale
+				}
+			}
+			for l := nr; l < attnbRows; l++ {
+				// Padding lanes: zero queries, masked like the last row;
+				// their outputs are dropped.
+				lim[l] = lim[nr-1]
+				for i := range headDim {
+					qt[i*attnbRows+l] = 0
+				}
+			}
+			nLo, n := lim[0], lim[attnbRows-1]
+			s := sc.s[:n*attnbRows]
+			attnbScores16(&s[0], &qt[0], &k[g*headDim], 4*stride, headDim, n)
+			for t := nLo; t < n; t++ {
+				for l, m := range lim {
+					if t >= m {
+						s[t*attnbRows+l] = negInf
+					}
+				}
+			}
+			attnbSoftmax16(&s[0], n, &sc.inv[0])
+			for t := nLo; t < n; t++ {
+				for l, m := range lim {
+					if t >= m {
+						s[t*attnbRows+l] = 0
+					}
+				}
+			}
+			attnbWeightedSum16(&o[0], &s[0], &v[g*headDim], 4*stride, headDim, n, &sc.inv[0])
+			for l := range nr {
+				r := r0 + l
+				off := r/group*ld + (g*group+r%group)*headDim
+				copy(out[off:off+headDim], o[l*headDim:(l+1)*headDim])
+			}
+		}
+	}
+}
+
+func init() {
+	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "avx512", Family: ledger.FamilyAVX512,
+		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.AttentionBatch(AttentionBatch),
+		Notes: "per KV head, 16 query rows (token, head) in the lanes: scores 8 positions at a time with broadcast key elements, " +
+			"per-lane softmax, one pass over V for all 16 rows; each K/V row read once per 16 query rows"})
+}

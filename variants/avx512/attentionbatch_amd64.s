@@ -1,0 +1,355 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// Building blocks of prefill (batched, causal) attention for one key/value
+// head: sixteen query rows at a time, one row per lane. Scores and
+// probabilities are kept position-major, s[t·16 + l] for row l, so every
+// step is a vector over the sixteen rows and each cached key and value row
+// is read once per sixteen query rows.
+//
+// exp is Cephes' expf, as in ops_amd64.s: n = round(x·log2 e), r = x -
+// n·ln2 (in two parts), a degree-5 polynomial, then VSCALEFPS multiplies by
+// 2^n. x is clamped to [-104, 100] first so the reduction stays exact.
+
+DATA attnbExp<>+0(SB)/4, $0x3fb8aa3b // log2e 1.4426950408889634
+DATA attnbExp<>+4(SB)/4, $0x3f318000 // c1 0.693359375
+DATA attnbExp<>+8(SB)/4, $0xb95e8083 // c2 -0.00021219444
+DATA attnbExp<>+12(SB)/4, $0x39506967 // p0 0.000198756915
+DATA attnbExp<>+16(SB)/4, $0x3ab743ce // p1 0.0013981999507
+DATA attnbExp<>+20(SB)/4, $0x3c088908 // p2 0.0083334519073
+DATA attnbExp<>+24(SB)/4, $0x3d2aa9c1 // p3 0.041665795894
+DATA attnbExp<>+28(SB)/4, $0x3e2aaaaa // p4 0.16666665459
+DATA attnbExp<>+32(SB)/4, $0x3f000000 // p5 0.50000001201
+DATA attnbExp<>+36(SB)/4, $0x3f800000 // one 1.0
+DATA attnbExp<>+40(SB)/4, $0x42c80000 // hi 100.0
+DATA attnbExp<>+44(SB)/4, $0xc2d00000 // lo -104.0
+GLOBL attnbExp<>(SB), RODATA|NOPTR, $48
+
+#define EXP_CONSTS \
+	VBROADCASTSS attnbExp<>+0(SB), Z31; \
+	VBROADCASTSS attnbExp<>+4(SB), Z30; \
+	VBROADCASTSS attnbExp<>+8(SB), Z29; \
+	VBROADCASTSS attnbExp<>+12(SB), Z28; \
+	VBROADCASTSS attnbExp<>+16(SB), Z27; \
+	VBROADCASTSS attnbExp<>+20(SB), Z26; \
+	VBROADCASTSS attnbExp<>+24(SB), Z25; \
+	VBROADCASTSS attnbExp<>+28(SB), Z24; \
+	VBROADCASTSS attnbExp<>+32(SB), Z23; \
+	VBROADCASTSS attnbExp<>+36(SB), Z22; \
+	VBROADCASTSS attnbExp<>+40(SB), Z21; \
+	VBROADCASTSS attnbExp<>+44(SB), Z20
+
+// Z0 = exp(Z0); clobbers Z1-Z3.
+#define EXP \
+	VMINPS Z21, Z0, Z0; \
+	VMAXPS Z20, Z0, Z0; \
+	VMULPS Z31, Z0, Z1; \
+	VRNDSCALEPS $0, Z1, Z1; \
+	VFNMADD231PS Z30, Z1, Z0; \
+	VFNMADD231PS Z29, Z1, Z0; \
+	VMOVAPS Z28, Z2; \
+	VFMADD213PS Z27, Z0, Z2; \
+	VFMADD213PS Z26, Z0, Z2; \
+	VFMADD213PS Z25, Z0, Z2; \
+	VFMADD213PS Z24, Z0, Z2; \
+	VFMADD213PS Z23, Z0, Z2; \
+	VMULPS Z0, Z0, Z3; \
+	VFMADD213PS Z0, Z3, Z2; \
+	VADDPS Z22, Z2, Z2; \
+	VSCALEFPS Z1, Z2, Z0
+
+// K1 = the low min(max(cnt, 0), 16) bits; clobbers AX, CX.
+#define MASK16(cnt) \
+	MOVQ cnt, CX; \
+	XORQ AX, AX; \
+	TESTQ CX, CX; \
+	CMOVQLT AX, CX; \
+	MOVQ $16, AX; \
+	CMPQ CX, AX; \
+	CMOVQGT AX, CX; \
+	MOVL $1, AX; \
+	SHLL CX, AX; \
+	DECL AX; \
+	KMOVW AX, K1
+
+// Eight positions' partial scores: a0..a7 += zq · k[t+u][i], the key
+// element broadcast from off bytes into rows t (DX), t+3 (R13) and t+6
+// (R14), R9 bytes apart.
+#define FMA8(zq, off, a0, a1, a2, a3, a4, a5, a6, a7) \
+	VFMADD231PS.BCST off(DX), zq, a0; \
+	VFMADD231PS.BCST off(DX)(R9*1), zq, a1; \
+	VFMADD231PS.BCST off(DX)(R9*2), zq, a2; \
+	VFMADD231PS.BCST off(R13), zq, a3; \
+	VFMADD231PS.BCST off(R13)(R9*1), zq, a4; \
+	VFMADD231PS.BCST off(R13)(R9*2), zq, a5; \
+	VFMADD231PS.BCST off(R14), zq, a6; \
+	VFMADD231PS.BCST off(R14)(R9*1), zq, a7
+
+// func attnbScores16(s, qt, k *float32, stride, headDim, n int)
+//
+// s[t·16+l] = Σ_i qt[i·16+l]·k[t][i] for t < n, k[t] at k + t·stride
+// bytes: qt holds the sixteen (scaled) query rows transposed, element i of
+// every row in one vector, so a position's sixteen scores are headDim
+// FMAs with the key element broadcast from memory. Eight positions share
+// each qt load; the even and odd elements go to separate accumulators.
+// When n is not a multiple of 8, the last group of eight is moved back to
+// end at n (recomputing a few positions); n < 8 takes one position at a
+// time.
+TEXT ·attnbScores16(SB), NOSPLIT, $0-48
+	MOVQ s+0(FP), DI
+	MOVQ k+16(FP), R10
+	MOVQ stride+24(FP), R9
+	MOVQ n+40(FP), R8
+	LEAQ (R9)(R9*2), R12 // three rows in bytes
+	CMPQ R8, $8
+	JLT sc1Pos
+
+sc8Group:
+	CMPQ R8, $8
+	JGE sc8Body
+	MOVQ $8, AX
+	SUBQ R8, AX // positions to back up
+	MOVQ AX, CX
+	IMULQ R9, AX
+	SUBQ AX, R10
+	SHLQ $6, CX
+	SUBQ CX, DI
+	MOVQ $8, R8
+
+sc8Body:
+	MOVQ qt+8(FP), SI
+	MOVQ R10, DX
+	LEAQ (R10)(R12*1), R13
+	LEAQ (R13)(R12*1), R14
+	MOVQ headDim+32(FP), BX
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+sc8Quad:
+	CMPQ BX, $4
+	JLT sc8Single
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 192(SI), Z3
+	FMA8(Z0, 0, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	FMA8(Z1, 4, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	FMA8(Z2, 8, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	FMA8(Z3, 12, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	ADDQ $256, SI
+	ADDQ $16, DX
+	ADDQ $16, R13
+	ADDQ $16, R14
+	SUBQ $4, BX
+	JMP sc8Quad
+
+sc8Single:
+	TESTQ BX, BX
+	JZ sc8Store
+	VMOVUPS (SI), Z0
+	FMA8(Z0, 0, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	ADDQ $64, SI
+	ADDQ $4, DX
+	ADDQ $4, R13
+	ADDQ $4, R14
+	DECQ BX
+	JMP sc8Single
+
+sc8Store:
+	VADDPS Z16, Z8, Z8
+	VADDPS Z17, Z9, Z9
+	VADDPS Z18, Z10, Z10
+	VADDPS Z19, Z11, Z11
+	VADDPS Z20, Z12, Z12
+	VADDPS Z21, Z13, Z13
+	VADDPS Z22, Z14, Z14
+	VADDPS Z23, Z15, Z15
+	VMOVUPS Z8, (DI)
+	VMOVUPS Z9, 64(DI)
+	VMOVUPS Z10, 128(DI)
+	VMOVUPS Z11, 192(DI)
+	VMOVUPS Z12, 256(DI)
+	VMOVUPS Z13, 320(DI)
+	VMOVUPS Z14, 384(DI)
+	VMOVUPS Z15, 448(DI)
+	LEAQ (R10)(R9*8), R10
+	ADDQ $512, DI
+	SUBQ $8, R8
+	JG sc8Group
+	VZEROUPPER
+	RET
+
+sc1Pos:
+	MOVQ qt+8(FP), SI
+	MOVQ R10, DX
+	MOVQ headDim+32(FP), BX
+	VPXORD Z8, Z8, Z8
+
+sc1Lane:
+	VMOVUPS (SI), Z0
+	VFMADD231PS.BCST (DX), Z0, Z8
+	ADDQ $64, SI
+	ADDQ $4, DX
+	DECQ BX
+	JNZ sc1Lane
+	VMOVUPS Z8, (DI)
+	ADDQ $64, DI
+	ADDQ R9, R10
+	DECQ R8
+	JNZ sc1Pos
+	VZEROUPPER
+	RET
+
+// func attnbSoftmax16(s *float32, n int, inv *float32)
+//
+// Per lane (row) over the n position vectors of s: subtract the row's
+// maximum, exponentiate in place, and store 1/Σ (summed in float64) in
+// inv[l]. n ≥ 1; masked positions hold -Inf and come out as 0 or a
+// denormal that the caller clears.
+TEXT ·attnbSoftmax16(SB), NOSPLIT, $0-24
+	MOVQ s+0(FP), SI
+	MOVQ n+8(FP), BX
+	MOVL $0xff800000, AX // -Inf
+	VPBROADCASTD AX, Z9
+
+smMax:
+	VMAXPS (SI), Z9, Z9
+	ADDQ $64, SI
+	DECQ BX
+	JNZ smMax
+	EXP_CONSTS
+	VPXORQ Z10, Z10, Z10
+	VPXORQ Z11, Z11, Z11
+	MOVQ s+0(FP), SI
+	MOVQ n+8(FP), BX
+
+smExp:
+	VMOVUPS (SI), Z0
+	VSUBPS Z9, Z0, Z0
+	EXP
+	VMOVUPS Z0, (SI)
+	VCVTPS2PD Y0, Z1
+	VEXTRACTF64X4 $1, Z0, Y2
+	VCVTPS2PD Y2, Z2
+	VADDPD Z1, Z10, Z10
+	VADDPD Z2, Z11, Z11
+	ADDQ $64, SI
+	DECQ BX
+	JNZ smExp
+	MOVQ $0x3ff0000000000000, AX // 1.0
+	VPBROADCASTQ AX, Z12
+	VDIVPD Z10, Z12, Z10
+	VDIVPD Z11, Z12, Z11
+	VCVTPD2PS Z10, Y10
+	VCVTPD2PS Z11, Y11
+	VINSERTF64X4 $1, Y11, Z10, Z10
+	MOVQ inv+16(FP), DI
+	VMOVUPS Z10, (DI)
+	VZEROUPPER
+	RET
+
+// Scale a row's accumulator by its 1/Σ (off bytes into inv, R12) and
+// store its 16 (K1-masked) output lanes at AX, then step AX to the next
+// output row (R11 bytes).
+#define STORE_ROW(z, off) \
+	VMULPS.BCST off(R12), z, z; \
+	VMOVUPS z, K1, (AX); \
+	ADDQ R11, AX
+
+// func attnbWeightedSum16(o, p, v *float32, stride, headDim, n int, inv *float32)
+//
+// o[l·headDim + c] = inv[l] · Σ_t p[t·16+l]·v[t][c] for t < n, v[t] at v +
+// t·stride bytes: sixteen output columns of all sixteen rows per pass over
+// the positions (sixteen accumulators), each value row's columns loaded
+// once and multiplied by the sixteen probabilities broadcast from memory.
+TEXT ·attnbWeightedSum16(SB), NOSPLIT, $0-56
+	MOVQ o+0(FP), DI
+	MOVQ v+16(FP), R10
+	MOVQ stride+24(FP), R9
+	MOVQ headDim+32(FP), BX
+	MOVQ inv+48(FP), R12
+	MOVQ BX, R11
+	SHLQ $2, R11 // an output row in bytes
+
+wsChunk:
+	MASK16(BX)
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	MOVQ p+8(FP), SI
+	MOVQ R10, DX
+	MOVQ n+40(FP), R8
+
+wsPos:
+	VMOVUPS.Z (DX), K1, Z0
+	VFMADD231PS.BCST (SI), Z0, Z8
+	VFMADD231PS.BCST 4(SI), Z0, Z9
+	VFMADD231PS.BCST 8(SI), Z0, Z10
+	VFMADD231PS.BCST 12(SI), Z0, Z11
+	VFMADD231PS.BCST 16(SI), Z0, Z12
+	VFMADD231PS.BCST 20(SI), Z0, Z13
+	VFMADD231PS.BCST 24(SI), Z0, Z14
+	VFMADD231PS.BCST 28(SI), Z0, Z15
+	VFMADD231PS.BCST 32(SI), Z0, Z16
+	VFMADD231PS.BCST 36(SI), Z0, Z17
+	VFMADD231PS.BCST 40(SI), Z0, Z18
+	VFMADD231PS.BCST 44(SI), Z0, Z19
+	VFMADD231PS.BCST 48(SI), Z0, Z20
+	VFMADD231PS.BCST 52(SI), Z0, Z21
+	VFMADD231PS.BCST 56(SI), Z0, Z22
+	VFMADD231PS.BCST 60(SI), Z0, Z23
+	ADDQ $64, SI
+	ADDQ R9, DX
+	DECQ R8
+	JNZ wsPos
+	MOVQ DI, AX
+	STORE_ROW(Z8, 0)
+	STORE_ROW(Z9, 4)
+	STORE_ROW(Z10, 8)
+	STORE_ROW(Z11, 12)
+	STORE_ROW(Z12, 16)
+	STORE_ROW(Z13, 20)
+	STORE_ROW(Z14, 24)
+	STORE_ROW(Z15, 28)
+	STORE_ROW(Z16, 32)
+	STORE_ROW(Z17, 36)
+	STORE_ROW(Z18, 40)
+	STORE_ROW(Z19, 44)
+	STORE_ROW(Z20, 48)
+	STORE_ROW(Z21, 52)
+	STORE_ROW(Z22, 56)
+	STORE_ROW(Z23, 60)
+	ADDQ $64, DI
+	ADDQ $64, R10
+	SUBQ $16, BX
+	JG wsChunk
+	VZEROUPPER
+	RET
