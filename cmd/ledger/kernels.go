@@ -24,11 +24,13 @@ func init() {
 
 // defaultRunOps are the ops `ledger run` times unless told otherwise: every
 // op but matmul, whose naive variant needs minutes per call at the real
-// shapes (time it explicitly, e.g. --op matmul/q4_k --variant matvec-loop,amx-int8).
+// shapes (time it explicitly, e.g. --op matmul/q4_k --variant matvec-loop,amx-int8),
+// and batched attention (naive about half a second per call; time it with
+// --op attention_batch --variant per-token,avx512).
 var defaultRunOps = func() string {
 	var ops []string
 	for _, op := range ledger.Catalogue() {
-		if op.Kind != ledger.KindMatMul {
+		if op.Kind != ledger.KindMatMul && op.Kind != ledger.KindAttentionBatch {
 			ops = append(ops, op.Name)
 		}
 	}

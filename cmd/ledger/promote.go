@@ -162,10 +162,14 @@ func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *le
 		}
 		if incumbent == "" {
 			// What the engine runs without a preference: the matvec loop for
-			// matmul, the naive variant otherwise.
+			// matmul, the per-token loop for batched attention, the naive
+			// variant otherwise.
 			incumbent = "naive"
 			if _, ok := timed[key{op, promoted.MatVecLoopName, ""}]; ok && strings.HasPrefix(op, "matmul/") {
 				incumbent = promoted.MatVecLoopName
+			}
+			if _, ok := timed[key{op, promoted.PerTokenName, ""}]; ok && op == ledger.OpAttentionBatch {
+				incumbent = promoted.PerTokenName
 			}
 			if _, ok := timed[key{op, incumbent, ""}]; !ok {
 				continue // no incumbent timed in this run: nothing to compare with
