@@ -78,6 +78,11 @@ type Context struct {
 	linFn  func(w, n int)
 	at     attnTask
 	attnFn func(w, n int)
+	// rt is the per-token work between products (see rowTask); rowErrs
+	// holds each worker's error from it.
+	rt      rowTask
+	rowsFn  func(w, n int)
+	rowErrs []error
 }
 
 type linTask struct {
@@ -184,6 +189,8 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 	c.pool = pool.New(opts.Threads)
 	c.linFn = c.linWork
 	c.attnFn = c.attnWork
+	c.rowsFn = c.rowWork
+	c.rowErrs = make([]error, c.pool.Size())
 	return c, nil
 }
 
@@ -249,42 +256,44 @@ func (c *Context) Eval(tokens []int32, all bool) ([]float32, error) {
 }
 
 // forward runs one batch. dst receives logits for every row (all) or for the
-// last row, or nothing when nil.
+// last row, or nothing when nil. Besides the products and attention, the
+// per-token work (embedding, rope and cache writes, residual adds, norms,
+// SwiGLU, quantizing activations) runs on the pool as row tasks, fused so
+// that each stretch between two products is one dispatch.
 func (c *Context) forward(tokens []int32, dst []float32, all bool) error {
-	cfg, m := c.cfg, c.m
-	n, dim, qd, kvd, hd := len(tokens), cfg.Dim, cfg.QDim(), cfg.KVDim(), cfg.HeadDim
-	half := hd / 2
-	for j, t := range tokens {
-		if err := m.Embed.DequantizeRow(c.x[j*dim:(j+1)*dim], int(t)); err != nil {
-			return err
-		}
-		m.ropeAngles(c.cos[j*half:(j+1)*half], c.sin[j*half:(j+1)*half], c.pos+j)
+	cfg := c.cfg
+	n, dim := len(tokens), cfg.Dim
+	out, first := dst != nil, 0 // rows from first on get logits
+	if !all {
+		first = n - 1
+	}
+	c.rt = rowTask{op: rowEmbed, n: n, tokens: tokens}
+	c.normBefore(0, first, out)
+	c.runRows()
+	if err := c.rowErr(); err != nil {
+		return err
 	}
 	for l := range cfg.Layers {
-		L, ops := &m.Layers[l], &c.layers[l]
-		c.norm(c.xn, c.x, L.AttnNorm, n)
+		L, ops := &c.m.Layers[l], &c.layers[l]
 		c.linearRun3(&ops.q, c.q, &ops.k, c.kb, &ops.v, c.vb, c.xn, n)
-		for j := range n {
-			cs, sn := c.cos[j*half:(j+1)*half], c.sin[j*half:(j+1)*half]
-			c.rope(c.q[j*qd:(j+1)*qd], cfg.Heads, hd, cs, sn, ropeNeoX)
-			c.rope(c.kb[j*kvd:(j+1)*kvd], cfg.KVHeads, hd, cs, sn, ropeNeoX)
-			c.store(l, c.pos+j, c.kb[j*kvd:(j+1)*kvd], c.vb[j*kvd:(j+1)*kvd])
-		}
+		c.rt = rowTask{op: rowRopeStore, n: n, layer: l}
+		c.runRows()
 		c.at = attnTask{layer: l, pos0: c.pos, n: n}
 		c.invalidate()
 		c.pool.Run(c.attnFn)
 		c.linearRun(&ops.out, c.tmp, c.att, n)
-		add(c.x[:n*dim], c.tmp[:n*dim])
 
-		c.norm(c.xn, c.x, L.FFNNorm, n)
+		c.rt = rowTask{op: rowAdd, n: n, norm: L.FFNNorm}
+		c.quantizeFor(&ops.gate, c.xn)
+		c.runRows()
 		c.linearRun3(&ops.gate, c.gate, &ops.up, c.up, nil, nil, c.xn, n)
-		f := cfg.FFNDim
-		c.invalidate()
-		for j := range n {
-			c.silu(c.gate[j*f:(j+1)*f], c.gate[j*f:(j+1)*f], c.up[j*f:(j+1)*f])
-		}
+		c.rt = rowTask{op: rowSiLU, n: n}
+		c.quantizeFor(&ops.down, c.gate)
+		c.runRows()
 		c.linearRun(&ops.down, c.tmp, c.gate, n)
-		add(c.x[:n*dim], c.tmp[:n*dim])
+		c.rt = rowTask{op: rowAdd, n: n}
+		c.normBefore(l+1, first, out)
+		c.runRows()
 		if c.opts.Capture != nil {
 			for j := range n {
 				c.opts.Capture(l, c.pos+j, c.x[j*dim:(j+1)*dim])
@@ -292,25 +301,10 @@ func (c *Context) forward(tokens []int32, dst []float32, all bool) error {
 		}
 	}
 	c.pos += n
-	if dst == nil {
-		return nil
+	if out {
+		c.linearRun(&c.output, dst, c.xn[first*dim:], n-first)
 	}
-	rows := c.x[:n*dim]
-	if !all {
-		rows = c.x[(n-1)*dim : n*dim]
-	}
-	nr := len(rows) / dim
-	c.norm(c.xn, rows, m.Norm, nr)
-	c.linearRun(&c.output, dst, c.xn, nr)
 	return nil
-}
-
-func (c *Context) norm(dst, x, w []float32, n int) {
-	c.invalidate()
-	d := c.cfg.Dim
-	for j := range n {
-		c.rms(dst[j*d:(j+1)*d], x[j*d:(j+1)*d], w, c.cfg.RMSEps)
-	}
 }
 
 func add(x, y []float32) {
@@ -349,14 +343,16 @@ func (c *Context) linearRun3(a *linear, da []float32, b *linear, db []float32, c
 }
 
 // quantized returns x's n rows quantized to l's activation type, reusing
-// the last quantization while its source is unchanged.
+// the last quantization (usually made by the row task that wrote x) while
+// its source is unchanged, else quantizing them as a row task.
 func (c *Context) quantized(l *linear, x []float32, n int) []byte {
 	k := l.w.Cols
 	rs, _ := quant.RowSize(l.at, int64(k)) // checked in NewContext
 	xq := c.xq[:int(rs)*n]
 	if c.xqSrc != &x[0] || c.xqType != l.at || c.xqRows != n {
-		c.quant[l.at](xq, x[:n*k])
-		c.xqSrc, c.xqType, c.xqRows = &x[0], l.at, n
+		c.rt = rowTask{op: rowNone, n: n}
+		c.quantizeFor(l, x)
+		c.runRows()
 	}
 	return xq
 }

@@ -1,9 +1,12 @@
 package llama
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/damascus-llm/damascus/model/quant"
 )
 
 // Decoding a token allocates nothing in this package: buffers, cache and the
@@ -36,6 +39,82 @@ func TestDecodeDoesNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%.1f allocations per decoded token", allocs)
+	}
+}
+
+// Prefill allocates nothing either: its row tasks and products dispatch
+// method values made in NewContext. The F16 cache keeps attention in this
+// package (attendF16 and its per-worker score buffers).
+func TestPrefillDoesNotAllocate(t *testing.T) {
+	m, _ := openStories(t)
+	c, err := m.NewContext(Options{NCtx: 256, Threads: 2, KVType: quant.F16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tokens := make([]int32, 3*minPoolRows) // large enough for the pool
+	for i := range tokens {
+		tokens[i] = int32(1 + i)
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := c.Truncate(0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Eval(tokens, true); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per prefill of %d tokens", allocs, len(tokens))
+	}
+}
+
+// Splitting rows over workers must not change a bit: every row goes through
+// the same kernels whichever worker takes it. The prompt spans several
+// batches, the last of 20 below minPoolRows (run inline), and decode follows.
+func TestEvalSameForAnyThreads(t *testing.T) {
+	m, _ := openStories(t)
+	prompt := make([]int32, 42)
+	for i := range prompt {
+		prompt[i] = int32(1 + i*37%(m.Config.Vocab-1))
+	}
+	next := []int32{7, 99, 311}
+	// run returns the logits of every prompt token, then of each decoded one.
+	run := func(opts Options) []float32 {
+		c, err := m.NewContext(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		lg, err := c.Eval(prompt, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := append([]float32(nil), lg...)
+		for _, tok := range next {
+			lg, err := c.Eval([]int32{tok}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, lg...)
+		}
+		return out
+	}
+	for _, kv := range []quant.Type{quant.F32, quant.F16} {
+		for _, nb := range []int{16, 20} {
+			t.Run(fmt.Sprintf("kv=%s/batch=%d", kv, nb), func(t *testing.T) {
+				opts := Options{NCtx: 64, NBatch: nb, Threads: 1, KVType: kv}
+				want := run(opts)
+				opts.Threads = 3
+				got := run(opts)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						V := m.Config.Vocab
+						t.Fatalf("3 threads: row %d logit %d is %v, 1 thread %v", i/V, i%V, got[i], want[i])
+					}
+				}
+			})
+		}
 	}
 }
 
