@@ -51,6 +51,7 @@ type Context struct {
 	silu   ledger.SiLUMul
 	rope   ledger.RoPE
 	attn   ledger.Attention
+	attnB  ledger.AttentionBatch // prefill over the F32 cache
 
 	// KV cache per layer, laid out [kvHead][position][headDim] so that one
 	// key/value head's history is contiguous for the attention kernel.
@@ -121,7 +122,7 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 		return nil, fmt.Errorf("KV cache type %s is not supported (F32, F16)", opts.KVType)
 	}
 	c := &Context{m: m, cfg: cfg, opts: opts, quant: map[quant.Type]ledger.Quantize{},
-		rms: promoted.RMSNorm(), silu: promoted.SiLUMul(), rope: promoted.RoPE(), attn: promoted.Attention()}
+		rms: promoted.RMSNorm(), silu: promoted.SiLUMul(), rope: promoted.RoPE(), attn: promoted.Attention(), attnB: promoted.AttentionBatch()}
 	var err error
 	bind := func(w *Matrix) linear {
 		if err != nil {
@@ -398,14 +399,36 @@ func (c *Context) store(l, pos int, k, v []float32) {
 	}
 }
 
-// attnWork runs the (token, KV head) pairs of the batch assigned to worker w:
-// each query head of the group attends causally over the cache.
+// attnChunk is the query tokens one batched-attention task takes: 16 rows
+// fill the avx512 kernel's blocks for groups of 3 and 4 heads per KV head.
+const attnChunk = 16
+
+// attnWork runs the attention of the batch's tokens assigned to worker w:
+// each query head of a KV group attends causally over the cache. Decode and
+// the F16 cache go one (token, KV head) pair at a time.
 func (c *Context) attnWork(w, nw int) {
 	t := &c.at
 	cfg := c.cfg
 	hd, nctx, group := cfg.HeadDim, c.opts.NCtx, cfg.Heads/cfg.KVHeads
 	qd := cfg.QDim()
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	if t.n > 1 && c.k32 != nil {
+		// Prefill: (KV head, chunk of attnChunk tokens) tasks through the
+		// batched kernel, which reads each cached row once per chunk. Later
+		// chunks see more positions, so tasks are dealt round-robin rather
+		// than in contiguous ranges.
+		chunks := (t.n + attnChunk - 1) / attnChunk
+		for task := w; task < chunks*cfg.KVHeads; task += nw {
+			ci, h := task/cfg.KVHeads, task%cfg.KVHeads
+			j0 := ci * attnChunk
+			nt := min(attnChunk, t.n-j0)
+			base, end := h*nctx*hd, t.pos0+j0+nt
+			qo := j0*qd + h*group*hd
+			c.attnB(c.att[qo:], c.q[qo:], qd, c.k32[t.layer][base:base+end*hd], c.v32[t.layer][base:base+end*hd],
+				nt, group, 1, hd, t.pos0+j0, scale)
+		}
+		return
+	}
 	lo, hi := pool.Split(t.n*cfg.KVHeads, w, nw, 1)
 	for task := lo; task < hi; task++ {
 		j, h := task/cfg.KVHeads, task%cfg.KVHeads
