@@ -23,7 +23,10 @@ type E2E struct {
 	GenTokens    int `json:"gen_tokens"`    // decode test: tgN
 	Runs         int `json:"runs"`          // recorded repetitions per engine and test
 	WarmupRuns   int `json:"warmup_runs"`   // discarded repetitions before them
-	Threads      int `json:"threads"`       // the same for both engines
+	// WarmupPromptTokens, when > 0, shortens the prefill test's warmup to
+	// that many tokens (both engines alike); 0: the whole prompt.
+	WarmupPromptTokens int `json:"warmup_prompt_tokens,omitempty"`
+	Threads            int `json:"threads"` // the same for both engines
 	// SustainedSeconds is how long the sustained-decode test runs;
 	// throughput of its first and last SustainedWindow is the throttling proxy.
 	SustainedSeconds int `json:"sustained_seconds"`
@@ -53,6 +56,8 @@ func (e E2E) Validate() error {
 		return fmt.Errorf("protocol: runs %d < 1", e.Runs)
 	case e.WarmupRuns < 0:
 		return fmt.Errorf("protocol: warmup runs %d < 0", e.WarmupRuns)
+	case e.WarmupPromptTokens < 0:
+		return fmt.Errorf("protocol: warmup prompt tokens %d < 0", e.WarmupPromptTokens)
 	case e.Threads < 1:
 		return fmt.Errorf("protocol: threads %d < 1", e.Threads)
 	}

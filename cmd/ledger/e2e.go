@@ -113,6 +113,7 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 		fs.IntVar(&f.prot.PromptTokens, "pp", f.prot.PromptTokens, "prompt tokens of the prefill test (0: none)")
 		fs.IntVar(&f.prot.GenTokens, "tg", f.prot.GenTokens, "generated tokens of the decode test (0: none)")
 		fs.IntVar(&f.prot.Runs, "runs", f.prot.Runs, "timed runs per engine and test")
+		fs.IntVar(&f.prot.WarmupPromptTokens, "warmup-prompt", 0, "tokens of the prefill test's untimed warmup in each process, both engines (0: the whole prompt, as llama-bench)")
 		fs.IntVar(&f.prot.Threads, "threads", f.prot.Threads, "threads, the same for both engines")
 		fs.StringVar(&f.jsonOut, "json", "", "also write the comparison as JSON to this file")
 		fs.StringVar(&f.store, "store", results.DefaultStore, "results file to append to (empty: do not record)")
@@ -295,7 +296,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 	}
 	cs := []*contender{{name: "damascus", s: newEngineSamples(),
 		bench: func(b benchSpec) (*benchOut, *spawned, error) {
-			cfg := enginebench.Config{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, Seed: b.seed, Weights: ef.weights}
+			cfg := enginebench.Config{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, WarmupPrompt: p.WarmupPromptTokens, Seed: b.seed, Weights: ef.weights}
 			sp, err := spawn(ctx, exe, append([]string{measuredCommand, enginebench.Command}, cfg.Args()...), nil)
 			if err != nil {
 				return nil, sp, fmt.Errorf("damascus bench: %w", err)
@@ -318,7 +319,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 		}
 		cs = append(cs, &contender{name: lc.name, llama: true, notes: lc.notes(), s: newEngineSamples(),
 			bench: func(b benchSpec) (*benchOut, *spawned, error) {
-				cfg := llamacpp.BenchConfig{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, Variant: lc.variant, Seed: b.seed}
+				cfg := llamacpp.BenchConfig{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, WarmupPrompt: p.WarmupPromptTokens, Variant: lc.variant, Seed: b.seed}
 				sp, err := spawn(ctx, exe, append([]string{measuredCommand, llamacpp.BenchCommand}, cfg.Args()...), env)
 				if err != nil {
 					return nil, sp, fmt.Errorf("llama.cpp bench (%s): %w", lc.name, err)

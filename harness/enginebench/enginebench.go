@@ -33,7 +33,10 @@ type Config struct {
 	NBatch   int    `json:"n_batch"` // default 512 (llama-bench's n_ubatch)
 	Reps     int    `json:"reps"`    // default 5
 	NoWarmup bool   `json:"no_warmup"`
-	Seed     uint64 `json:"seed"` // default 1
+	// WarmupPrompt, when > 0, is the tokens of a prefill test's untimed
+	// warmup instead of the whole prompt.
+	WarmupPrompt int    `json:"warmup_prompt,omitempty"`
+	Seed         uint64 `json:"seed"` // default 1
 	// Weights is the placement asked for: llama.PlaceHuge (the default,
 	// "" included) or llama.PlaceMmap. Result.Placement says what was used.
 	Weights string `json:"weights,omitempty"`
@@ -180,6 +183,8 @@ func benchOne(m *llama.Model, cfg Config, nPrompt, nGen int, bos int32, rng *ran
 			return err
 		}
 		switch {
+		case nPrompt > 0 && warm && cfg.WarmupPrompt > 0:
+			return prompt(min(cfg.WarmupPrompt, nPrompt))
 		case nPrompt > 0:
 			return prompt(nPrompt)
 		case warm:
@@ -251,6 +256,9 @@ func (cfg Config) Args() []string {
 	if cfg.Weights != "" {
 		a = append(a, "-weights="+cfg.Weights)
 	}
+	if cfg.WarmupPrompt > 0 {
+		a = append(a, "-warmup-prompt="+strconv.Itoa(cfg.WarmupPrompt))
+	}
 	if len(cfg.Prompt) > 0 {
 		a = append(a, "-p="+join(cfg.Prompt))
 	}
@@ -288,6 +296,7 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.NBatch, "b", 0, "tokens per prefill step (0: 512)")
 	fs.IntVar(&cfg.Reps, "r", 0, "timed repetitions per test (0: 5)")
 	fs.BoolVar(&cfg.NoWarmup, "no-warmup", false, "skip the untimed warmup run")
+	fs.IntVar(&cfg.WarmupPrompt, "warmup-prompt", 0, "tokens of a prefill test's warmup (0: the whole prompt)")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random prompt tokens (0: 1)")
 	fs.StringVar(&cfg.Weights, "weights", string(llama.DefaultPlacement), "where the weights live: huge (copied to anonymous huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")

@@ -19,18 +19,21 @@ import (
 // run that is not timed, then Reps timed repetitions with the KV cache
 // cleared before each. Zero values take llama-bench's defaults.
 type BenchConfig struct {
-	Model     string    `json:"model"`
-	Prompt    []int     `json:"prompt"`     // ppN sizes: one batch of N tokens, fed in NBatch chunks
-	Gen       []int     `json:"gen"`        // tgN lengths: N single-token decodes
-	Threads   int       `json:"threads"`    // default runtime.NumCPU()
-	NBatch    int       `json:"n_batch"`    // default 2048
-	NUbatch   int       `json:"n_ubatch"`   // default 512
-	Reps      int       `json:"reps"`       // default 5
-	NoWarmup  bool      `json:"no_warmup"`  // skip the untimed warmup run
-	NoMmap    bool      `json:"no_mmap"`    // load weights into anonymous memory instead of mapping the file
-	NoRepack  bool      `json:"no_repack"`  // disable llama.cpp's load-time weight repacking (extra buffer types)
-	FlashAttn FlashAttn `json:"flash_attn"` // default FlashAttnAuto, as llama-bench
-	Poll      int       `json:"poll"`       // threadpool polling level 1..100; 0 means 50, as llama-bench; PollOff for none
+	Model    string `json:"model"`
+	Prompt   []int  `json:"prompt"`    // ppN sizes: one batch of N tokens, fed in NBatch chunks
+	Gen      []int  `json:"gen"`       // tgN lengths: N single-token decodes
+	Threads  int    `json:"threads"`   // default runtime.NumCPU()
+	NBatch   int    `json:"n_batch"`   // default 2048
+	NUbatch  int    `json:"n_ubatch"`  // default 512
+	Reps     int    `json:"reps"`      // default 5
+	NoWarmup bool   `json:"no_warmup"` // skip the untimed warmup run
+	// WarmupPrompt, when > 0, is the tokens of a prefill test's untimed
+	// warmup instead of the whole prompt.
+	WarmupPrompt int       `json:"warmup_prompt,omitempty"`
+	NoMmap       bool      `json:"no_mmap"`    // load weights into anonymous memory instead of mapping the file
+	NoRepack     bool      `json:"no_repack"`  // disable llama.cpp's load-time weight repacking (extra buffer types)
+	FlashAttn    FlashAttn `json:"flash_attn"` // default FlashAttnAuto, as llama-bench
+	Poll         int       `json:"poll"`       // threadpool polling level 1..100; 0 means 50, as llama-bench; PollOff for none
 	// Variant is the ggml CPU variant library ("sapphirerapids", "icelake",
 	// ...); "" lets ggml choose. It must be fixed before the libraries load,
 	// so set it for a spawned bench (RunBench); in-process it must match.
@@ -243,9 +246,12 @@ func benchOne(m *Model, cfg BenchConfig, nPrompt, nGen int, rng *rand.Rand) (Ben
 	c.m.l.llama.memoryClear(c.m.l.llama.getMemory(c.h), false)
 	if !cfg.NoWarmup {
 		var err error
-		if nPrompt > 0 {
+		switch {
+		case nPrompt > 0 && cfg.WarmupPrompt > 0:
+			err = prompt(min(cfg.WarmupPrompt, nPrompt))
+		case nPrompt > 0:
 			err = prompt(nPrompt)
-		} else {
+		default:
 			err = gen(1)
 		}
 		if err != nil {

@@ -64,6 +64,7 @@ func (cfg *BenchConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&cfg.NUbatch, "ub", cfg.NUbatch, "n_ubatch (0: 512)")
 	fs.IntVar(&cfg.Reps, "r", cfg.Reps, "timed repetitions per test (0: 5)")
 	fs.BoolVar(&cfg.NoWarmup, "no-warmup", cfg.NoWarmup, "skip the untimed warmup run")
+	fs.IntVar(&cfg.WarmupPrompt, "warmup-prompt", cfg.WarmupPrompt, "tokens of a prefill test's warmup (0: the whole prompt)")
 	fs.BoolVar(&cfg.NoMmap, "no-mmap", cfg.NoMmap, "read weights into anonymous memory instead of mapping the file")
 	fs.BoolVar(&cfg.NoRepack, "no-repack", cfg.NoRepack, "disable llama.cpp's load-time weight repacking")
 	fs.Func("fa", "flash attention: on, off or auto (default auto)", func(s string) error {
@@ -92,6 +93,9 @@ func (cfg BenchConfig) Args() []string {
 	add("ub", strconv.Itoa(cfg.NUbatch))
 	add("r", strconv.Itoa(cfg.Reps))
 	add("no-warmup", strconv.FormatBool(cfg.NoWarmup))
+	if cfg.WarmupPrompt > 0 {
+		add("warmup-prompt", strconv.Itoa(cfg.WarmupPrompt))
+	}
 	add("no-mmap", strconv.FormatBool(cfg.NoMmap))
 	add("no-repack", strconv.FormatBool(cfg.NoRepack))
 	add("fa", cfg.FlashAttn.String())
