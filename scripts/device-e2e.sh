@@ -49,13 +49,8 @@ amx)
 	# with those kernels against llama.cpp's AMX variant on huge pages.
 	log device-info; $B/damascus device-info 2>&1 | head -40
 	log synth; models llama3.2-3b
-	# Where a prefill's time goes on AMX (pprof reads the profile anywhere).
-	log profile
-	DAMASCUS_KERNELS=matmul/q4_k=amx-int8,matmul/q6_k=amx-int8 timeout 90 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf \
-		-p 512 -r 1 -t 2 -no-warmup -cpuprofile "$OUT/pp512-t2.prof" > /tmp/pp512-t2.json 2>&1
-	grep -A1 tokens_per_sec /tmp/pp512-t2.json
 	log sweep
-	timeout "${SWEEP_TIMEOUT:-150}" $B/ledger run --op matmul/q4_k,matmul/q6_k --variant amx-int8,amx-int8-kb2,amx-int8-kb4,avx512-vnni-tiles \
+	timeout "${SWEEP_TIMEOUT:-90}" $B/ledger run --op matmul/q4_k,matmul/q6_k --variant amx-int8,amx-int8-kb2,amx-int8-kb4,avx512-vnni-tiles \
 		--shapes 3B --runs "${SWEEP_RUNS:-3}" --no-roofline --store "$STORE" --note "$NOTE; variant sweep before e2e" > "$OUT/sweep.txt" 2>&1
 	grep -E "^\| matmul" "$OUT/sweep.txt"
 	pick() { # fastest variant of op $1 by the sum of its medians over the real (3B) shapes
@@ -66,9 +61,9 @@ amx)
 			END { best = ""; for (v in t) if (best == "" || t[v] < t[best]) best = v; print best }'
 	}
 	q4=$(pick matmul/q4_k); q6=$(pick matmul/q6_k)
-	export DAMASCUS_KERNELS=${DAMASCUS_KERNELS:-matmul/q4_k=${q4:-amx-int8},matmul/q6_k=${q6:-amx-int8}}
+	export DAMASCUS_KERNELS=${DAMASCUS_KERNELS:-matmul/q4_k=${q4:-amx-int8},matmul/q6_k=${q6:-amx-int8},attention_batch=avx512}
 	log "e2e llama3.2-3b with $DAMASCUS_KERNELS"
-	timeout "${E2E_TIMEOUT:-400}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp "${PP:-1024}" --tg "${TG:-0}" --runs "${RUNS:-10}" \
+	timeout "${E2E_TIMEOUT:-460}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp "${PP:-1024}" --tg "${TG:-0}" --runs "${RUNS:-10}" --warmup-prompt 64 --no-roofline \
 		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
 		--json "$OUT/e2e-3b.json" --store "$STORE" --note "$NOTE; DAMASCUS_KERNELS=$DAMASCUS_KERNELS" \
 		> "$OUT/e2e-3b.txt" 2>&1
@@ -78,10 +73,20 @@ more)
 	# The second call: the 1B preset under the same protocol, then prefill
 	# scaling 1→16 threads on the 3B. KERNELS names the matmul variants the
 	# first call's sweep picked.
-	export DAMASCUS_KERNELS=${DAMASCUS_KERNELS:-matmul/q4_k=amx-int8,matmul/q6_k=amx-int8}
+	export DAMASCUS_KERNELS=${DAMASCUS_KERNELS:-matmul/q4_k=amx-int8,matmul/q6_k=amx-int8,attention_batch=avx512}
+	mkdir -p /tmp/scaling
 	models llama3.2-1b llama3.2-3b
+	# Where a prefill's time goes on AMX (pprof reads the profile anywhere).
+	log profile
+	DAMASCUS_KERNELS=matmul/q4_k=amx-int8,matmul/q6_k=amx-int8,attention_batch=avx512 timeout 40 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf \
+		-p 512 -r 1 -t 2 -no-warmup -cpuprofile "$OUT/pp512-t2.prof" > /tmp/pp512-t2.json 2>&1
+	grep -A1 tokens_per_sec /tmp/pp512-t2.json
+	log "attention_batch sweep"
+	timeout 60 $B/ledger run --op attention_batch --variant per-token,avx512 --shapes 3B --runs 5 --no-roofline \
+		--store /tmp/scaling/attn.jsonl --note "$NOTE" > /tmp/attn.txt 2>&1
+	grep -E "^\| attention" /tmp/attn.txt; cat /tmp/attn.txt >> "$OUT/scaling.txt"
 	log "e2e llama3.2-1b with $DAMASCUS_KERNELS"
-	timeout "${E2E_TIMEOUT:-240}" $B/ledger e2e -m /tmp/llama3.2-1b.gguf --pp "${PP:-1024}" --tg 0 --runs "${RUNS:-10}" \
+	timeout "${E2E_TIMEOUT:-180}" $B/ledger e2e -m /tmp/llama3.2-1b.gguf --pp "${PP:-1024}" --tg 0 --runs "${RUNS:-10}" --warmup-prompt 64 --no-roofline \
 		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
 		--json "$OUT/e2e-1b.json" --store "$STORE" --note "$NOTE; DAMASCUS_KERNELS=$DAMASCUS_KERNELS" \
 		> "$OUT/e2e-1b.txt" 2>&1
@@ -91,13 +96,14 @@ more)
 	mkdir -p /tmp/scaling
 	for t in ${THREADS_LIST:-1 2 4 8 16}; do
 		log "scaling t=$t"
-		timeout "${SCALE_TIMEOUT:-90}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 256 --tg 0 --runs 3 --threads $t \
+		limit=50; [ "$t" = 1 ] && limit=80
+		timeout "$limit" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 256 --tg 0 --runs 3 --threads $t --warmup-prompt 32 --no-roofline \
 			--cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
 			--store /tmp/scaling/ledger.jsonl --note "$NOTE; scaling run; DAMASCUS_KERNELS=$DAMASCUS_KERNELS" > /tmp/scaling-t$t.txt 2>&1
 		cat /tmp/scaling-t$t.txt >> "$OUT/scaling.txt"
 		grep -vE "sample round|^model|hashing" /tmp/scaling-t$t.txt | tail -8
 	done
-	cat /tmp/scaling/ledger.jsonl >> "$STORE"
+	cat /tmp/scaling/*.jsonl >> "$STORE"
 	;;
 kernels)
 	# Gate, then time, the prefill matmul variants where AMX exists.
