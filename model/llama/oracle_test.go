@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -60,37 +61,51 @@ func compareLogits(ours, theirs []float32) logitStats {
 	return s
 }
 
+// topK returns the indices of the k largest values, largest first; equal
+// values keep index order (as a stable sort would). One pass: the vocabulary
+// is 128256 wide and this runs for every position of every comparison.
 func topK(x []float32, k int) []int {
-	idx := make([]int, len(x))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case x[a] > x[b]:
-			return -1
-		case x[a] < x[b]:
-			return 1
+	idx := make([]int, 0, k+1)
+	for i, v := range x {
+		if len(idx) == k && !(v > x[idx[k-1]]) {
+			continue
 		}
-		return 0
-	})
-	return idx[:k]
+		p := len(idx)
+		for p > 0 && x[idx[p-1]] < v {
+			p--
+		}
+		idx = slices.Insert(idx, p, i)
+		if len(idx) > k {
+			idx = idx[:k]
+		}
+	}
+	return idx
 }
 
-// checkAgainstLlamaCpp evaluates tokens at every position with the production
-// path and with the pinned llama.cpp on the same file, prints the per-position
-// comparison and fails on the issue's criteria: cosine ≥ minCos everywhere,
-// top-1 agreement wherever llama.cpp's top-2 gap exceeds 1e-3.
-// maxMiss is the fraction of decisive positions whose top-1 may differ
-// (0: none may).
-func checkAgainstLlamaCpp(t *testing.T, path string, m *Model, tokens []int32, opts Options, minCos, maxMiss float64) {
+// llamaCppOptions is the llama.cpp context compared with our Context run
+// with opts on n tokens: the same KV cache type (llama.cpp's default is F16;
+// F32 is asked for when ours is F32), the same batch size (n_batch = n_ubatch
+// = our NBatch, so llama.cpp's graph sees the same token groups), flash
+// attention off (our Context has none) and the same thread count.
+func llamaCppOptions(opts Options, n int) llamacpp.ContextOptions {
+	nb := opts.NBatch
+	if nb <= 0 {
+		nb = 512 // our Context's default
+	}
+	nb = min(nb, n)
+	return llamacpp.ContextOptions{NCtx: max(64, n), NBatch: nb, NUbatch: nb, Threads: max(opts.Threads, 1),
+		FlashAttn: llamacpp.FlashAttnOff, KVCacheF32: opts.KVType == quant.F32}
+}
+
+// runLlamaCpp returns llama.cpp's logits at every position of tokens.
+func runLlamaCpp(t *testing.T, path string, mo llamacpp.ModelOptions, co llamacpp.ContextOptions, tokens []int32) [][]float32 {
 	t.Helper()
-	lm, err := llamacpp.OpenModel(path, llamacpp.ModelOptions{})
+	lm, err := llamacpp.OpenModel(path, mo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lm.Close()
-	lc, err := lm.NewContext(llamacpp.ContextOptions{NCtx: max(64, len(tokens)), Threads: 2})
+	lc, err := lm.NewContext(co)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,84 +114,154 @@ func checkAgainstLlamaCpp(t *testing.T, path string, m *Model, tokens []int32, o
 	for i := range positions {
 		positions[i] = i
 	}
-	theirs, err := lc.Logits(tokens, positions)
+	out, err := lc.Logits(tokens, positions)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+// runOurs returns the production path's logits at every position of tokens
+// (one Eval; NBatch 1 takes every token through the decode path, MatVec).
+func runOurs(t *testing.T, m *Model, opts Options, tokens []int32) [][]float32 {
+	t.Helper()
 	opts.NCtx = len(tokens)
 	c, err := m.NewContext(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ours, err := c.Eval(tokens, true)
+	l, err := c.Eval(tokens, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	V := m.Config.Vocab
-	worstCos, worstAbs, agree, decisive, overlap, missed := 1.0, 0.0, 0, 0, 0, 0
+	out := make([][]float32, len(tokens))
+	for j := range out {
+		out[j] = slices.Clone(l[j*V : (j+1)*V])
+	}
+	return out
+}
+
+// spread summarizes two runs' logits over all positions: the smallest
+// cosine, the largest absolute difference, and on how many positions where
+// b's top-2 gap exceeds 1e-3 the top-1 ids differ.
+type spread struct {
+	cosine, maxAbs   float64
+	decisive, misses int
+}
+
+func compareRuns(a, b [][]float32) spread {
+	s := spread{cosine: 1}
+	for j := range a {
+		c := compareLogits(a[j], b[j])
+		s.cosine, s.maxAbs = min(s.cosine, c.cosine), max(s.maxAbs, c.maxAbs)
+		if c.decisive {
+			s.decisive++
+			if !c.top1Agree {
+				s.misses++
+			}
+		}
+	}
+	return s
+}
+
+func (s spread) String() string {
+	return fmt.Sprintf("min cosine %.7f  max-abs %-9.3g top-1 differs on %d of %d decisive positions", s.cosine, s.maxAbs, s.misses, s.decisive)
+}
+
+// checkAgainstLlamaCpp evaluates tokens at every position with the production
+// path and with the pinned llama.cpp on the same file, configured alike (see
+// llamaCppOptions), logs the comparison and fails on the issue's criteria:
+// cosine ≥ minCos everywhere, top-1 agreement wherever llama.cpp's top-2 gap
+// exceeds 1e-3. maxMiss is the fraction of decisive positions whose top-1
+// may differ (0: none may).
+func checkAgainstLlamaCpp(t *testing.T, path string, m *Model, tokens []int32, opts Options, minCos, maxMiss float64) {
+	t.Helper()
+	co := llamaCppOptions(opts, len(tokens))
+	theirs := runLlamaCpp(t, path, llamacpp.ModelOptions{}, co, tokens)
+	ours := runOurs(t, m, opts, tokens)
+	overlap, agree := 0, 0
 	for j := range tokens {
-		s := compareLogits(ours[j*V:(j+1)*V], theirs[j])
-		worstCos, worstAbs = min(worstCos, s.cosine), max(worstAbs, s.maxAbs)
+		s := compareLogits(ours[j], theirs[j])
 		overlap += s.top5Overlap
 		if s.top1Agree {
 			agree++
 		}
-		if s.decisive {
-			decisive++
-			if !s.top1Agree {
-				missed++
-				if maxMiss == 0 {
-					t.Errorf("position %d: top-1 differs from llama.cpp's (gap > 1e-3)", j)
-				}
-			}
+		if s.decisive && !s.top1Agree && maxMiss == 0 {
+			t.Errorf("position %d: top-1 differs from llama.cpp's (gap > 1e-3)", j)
 		}
 		if s.cosine < minCos {
-			t.Errorf("position %d: cosine %.6f < %g", j, s.cosine, minCos)
+			t.Errorf("position %d: cosine %.7f < %g", j, s.cosine, minCos)
 		}
 	}
-	t.Logf("%s KV %s vs llama.cpp (F16 KV): %d positions, min cosine %.7f, max-abs %.4g, top-1 %d/%d (%d decisive), top-5 overlap %.2f/5",
-		filepath.Base(path), opts.KVType, len(tokens), worstCos, worstAbs, agree, len(tokens), decisive,
+	sp := compareRuns(ours, theirs)
+	t.Logf("%s, KV %s, batches of %d, %d threads, ours vs llama.cpp: %d positions, %v; top-1 %d/%d, top-5 overlap %.2f/5",
+		filepath.Base(path), opts.KVType, co.NUbatch, co.Threads, len(tokens), sp, agree, len(tokens),
 		float64(overlap)/float64(len(tokens)))
-	if worstCos < 0.9999 || missed > 0 {
-		t.Logf("issue criteria (cosine ≥ 0.9999, top-1 on every decisive position) NOT met: min cosine %.7f, %d decisive misses", worstCos, missed)
+	if sp.cosine < 0.9999 || sp.misses > 0 {
+		t.Logf("issue criteria (cosine ≥ 0.9999, top-1 on every decisive position) NOT met")
 	}
-	if maxMiss > 0 && float64(missed) > maxMiss*float64(decisive) {
-		t.Errorf("top-1 differs on %d of %d decisive positions", missed, decisive)
+	if maxMiss > 0 && float64(sp.misses) > maxMiss*float64(sp.decisive) {
+		t.Errorf("top-1 differs on %d of %d decisive positions", sp.misses, sp.decisive)
 	}
+}
+
+// logSpread logs how far each engine moves from itself when only one setting
+// changes (kernels, threads, batch size, KV cache type, flash attention), on
+// the same file and tokens: the scale against which a comparison between the
+// two engines is read. opts is our configuration in checkAgainstLlamaCpp
+// (F16 cache); llama.cpp's base run is llamaCppOptions(opts).
+func logSpread(t *testing.T, path string, m *Model, tokens []int32, opts Options) {
+	t.Helper()
+	opts.KVType = quant.F16
+	base := llamaCppOptions(opts, len(tokens))
+	lc := func(mo llamacpp.ModelOptions, edit func(*llamacpp.ContextOptions)) [][]float32 {
+		co := base
+		if edit != nil {
+			edit(&co)
+		}
+		return runLlamaCpp(t, path, mo, co, tokens)
+	}
+	ourWith := func(edit func(*Options)) [][]float32 {
+		o := opts
+		edit(&o)
+		return runOurs(t, m, o, tokens)
+	}
+	lcBase := lc(llamacpp.ModelOptions{}, nil)
+	lcDecode := lc(llamacpp.ModelOptions{}, func(c *llamacpp.ContextOptions) { c.NBatch, c.NUbatch = 1, 1 })
+	ours := runOurs(t, m, opts, tokens)
+	oursDecode := ourWith(func(o *Options) { o.NBatch = 1 })
+	rows := []struct {
+		what string
+		a, b [][]float32
+	}{
+		{"llama.cpp: repacked vs plain CPU kernels", lc(llamacpp.ModelOptions{NoRepack: true}, nil), lcBase},
+		{fmt.Sprintf("llama.cpp: %d threads vs 1", base.Threads), lc(llamacpp.ModelOptions{}, func(c *llamacpp.ContextOptions) { c.Threads = 1 }), lcBase},
+		{fmt.Sprintf("llama.cpp: n_ubatch %d vs 1 (decode path)", base.NUbatch), lcDecode, lcBase},
+		{"llama.cpp: F32 vs F16 KV cache", lc(llamacpp.ModelOptions{}, func(c *llamacpp.ContextOptions) { c.KVCacheF32 = true }), lcBase},
+		{"llama.cpp: flash attention on vs off", lc(llamacpp.ModelOptions{}, func(c *llamacpp.ContextOptions) { c.FlashAttn = llamacpp.FlashAttnOn }), lcBase},
+		{fmt.Sprintf("ours: %d threads vs 1", opts.Threads), ourWith(func(o *Options) { o.Threads = 1 }), ours},
+		{fmt.Sprintf("ours: NBatch %d vs 1 (MatVec decode path)", opts.NBatch), oursDecode, ours},
+		{"ours: F32 vs F16 KV cache", ourWith(func(o *Options) { o.KVType = quant.F32 }), ours},
+		{"ours vs llama.cpp, both token by token", oursDecode, lcDecode},
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, %d positions, F16 KV cache unless said; each engine against itself with one setting changed:", filepath.Base(path), len(tokens))
+	for _, r := range rows {
+		fmt.Fprintf(&b, "\n  %-46s %v", r.what, compareRuns(r.a, r.b))
+	}
+	t.Log(b.String())
 }
 
 // logLlamaCppSelfConsistency logs how far llama.cpp's repacked CPU kernels
 // and its plain ones disagree on the same file: the floor of any comparison.
 func logLlamaCppSelfConsistency(t *testing.T, path string, tokens []int32) {
 	t.Helper()
-	positions := make([]int, len(tokens))
-	for i := range positions {
-		positions[i] = i
-	}
-	var out [2][][]float32
-	for i, noRepack := range []bool{false, true} {
-		lm, err := llamacpp.OpenModel(path, llamacpp.ModelOptions{NoRepack: noRepack})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lc, err := lm.NewContext(llamacpp.ContextOptions{NCtx: max(64, len(tokens)), Threads: 2})
-		if err != nil {
-			lm.Close()
-			t.Fatal(err)
-		}
-		out[i], err = lc.Logits(tokens, positions)
-		lc.Close()
-		lm.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	worst := 1.0
-	for j := range tokens {
-		worst = min(worst, compareLogits(out[0][j], out[1][j]).cosine)
-	}
-	t.Logf("%s: llama.cpp repacked vs plain kernels: min cosine %.7f", filepath.Base(path), worst)
+	co := llamaCppOptions(Options{Threads: 2}, len(tokens))
+	a := runLlamaCpp(t, path, llamacpp.ModelOptions{}, co, tokens)
+	b := runLlamaCpp(t, path, llamacpp.ModelOptions{NoRepack: true}, co, tokens)
+	t.Logf("%s: llama.cpp repacked vs plain kernels: %v", filepath.Base(path), compareRuns(b, a))
 }
 
 // llamaCppLogits returns llama.cpp's logits after the last token.
@@ -227,9 +312,11 @@ func TestStories260KLogitsMatchLlamaCpp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, kv := range []quant.Type{quant.F32, quant.F16} {
-		checkAgainstLlamaCpp(t, testdata.Stories260KGGUF.Require(t), m, ids, Options{Threads: 2, NBatch: 64, KVType: kv}, 0.9999, 0)
+	path := testdata.Stories260KGGUF.Require(t)
+	for _, kv := range []quant.Type{quant.F16, quant.F32} {
+		checkAgainstLlamaCpp(t, path, m, ids, Options{Threads: 2, NBatch: 64, KVType: kv}, 0.9999, 0)
 	}
+	logSpread(t, path, m, ids, Options{Threads: 2, NBatch: 64})
 }
 
 var (
@@ -281,20 +368,32 @@ func synthModel(t *testing.T, preset, typ string) (string, *Model, *tokenizer.To
 }
 
 // The synthetic tiny model (Llama 3.2 shapes, rope_freqs, tied head, GQA) in
-// F32, Q8_0 and Q4_K_M: production against llama.cpp at every position, and
+// F32, Q8_0 and Q4_K_M: production against llama.cpp at every position, with
+// the KV cache in F16 (llama.cpp's default; our F16 attention rounds as its
+// CPU graph does) and in F32, llama.cpp configured alike each time (cache
+// type, batch size, threads, no flash attention: llamaCppOptions); and
 // production against the reference layer by layer.
 //
-// With the F16 cache (llama.cpp's default) our attention rounds as
-// llama.cpp's does (query and probabilities to F16). On F32 and Q8_0 the
-// issue's criteria then hold. On Q4_K_M logits are identical for the first
-// ~20 positions, then drift to cosine ~0.9997: any summation-order difference
-// can flip a Q8_K rounding of an activation, and flips grow. llama.cpp is not
-// self-consistent at that level either: its own repacked and plain Q4_K paths
-// differ by cosine ~0.9998 (logged), so Q4_K_M is held to 0.9995.
-//
-// With the F32 cache the quantized files land at ~0.9998 (Q8_0) and ~0.9995
-// (Q4_K_M): llama.cpp's F16 attention perturbs activations by ~5e-4, enough
-// to flip Q8 roundings in the next product. Measured, with looser bounds.
+// The issue's criteria hold on every file in both cache types. What is left
+// is not a mismatch of configuration or of activation types but float
+// summation order. Measured at commit 3e30c20 with llama.cpp's intermediate
+// tensors read back through its eval callback (tiny Q4_K_M, 25 positions):
+// the embedding and RMSNorm outputs are bit-identical and the activation
+// types are llama.cpp's (Q8_K for Q4_K/Q6_K, Q8_0 for Q8_0), but every
+// quantized product differs from llama.cpp's in the last bit on most outputs:
+// the integer block sums agree, the float terms are added in another order
+// (ggml's repacked Q4_K GEMM FMAs each 64-value pair into a sums and a mins
+// accumulator and subtracts once at the end; our tile epilogue adds
+// dx·(d·S − dmin·M) per super-block). RoPE (ggml builds its angles in
+// float32, theta *= theta_scale) and SiLU differ in the last bit too. With
+// an F32 cache those ulps stay ulps (min cosine 1.0000000, max-abs < 4e-5).
+// With an F16 cache, rounding K, V, the query and the probabilities to F16
+// now and then turns an ulp into an F16 step, which can flip a Q8 rounding
+// downstream: on Q4_K_M once, at position 20 (cosine 0.99993), on Q8_0 twice
+// (0.99996). With the Q4_K products computed in ggml's order (a test-only
+// experiment, not in the engine) position 20 agreed too (cosine 1.0000000).
+// llama.cpp moves further from itself: repacked vs plain kernels, or prompt
+// in one ubatch vs token by token, 0.99982 on Q4_K_M (logged by logSpread).
 func TestSynthTinyMatchesLlamaCppAndReference(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three synthetic models (~2 minutes on 2 cores); skipped in -short")
@@ -302,10 +401,8 @@ func TestSynthTinyMatchesLlamaCppAndReference(t *testing.T) {
 	requireLlamaCpp(t)
 	for _, c := range []struct {
 		typ       string
-		minCosF16 float64 // against llama.cpp, with our F16 cache
-		minCosF32 float64 // against llama.cpp, with our F32 cache
 		unrounded float64 // production vs reference without activation rounding
-	}{{"F32", 0.9999, 0.9999, 1 - 1e-8}, {"Q8_0", 0.9999, 0.9995, 0.999}, {"Q4_K_M", 0.9995, 0.999, 0.998}} {
+	}{{"F32", 1 - 1e-8}, {"Q8_0", 0.999}, {"Q4_K_M", 0.998}} {
 		t.Run(c.typ, func(t *testing.T) {
 			path, m, tk := synthModel(t, "tiny", c.typ)
 			if m.FreqFactors == nil || !m.Tied {
@@ -315,13 +412,12 @@ func TestSynthTinyMatchesLlamaCppAndReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkAgainstLlamaCpp(t, path, m, ids, Options{Threads: 2, NBatch: 8, KVType: quant.F16}, c.minCosF16, 0)
-			logLlamaCppSelfConsistency(t, path, ids)
-			maxMiss := 0.1 // F32 cache on quantized weights: see above
-			if c.typ == "F32" {
-				maxMiss = 0
+			opts := Options{Threads: 2, NBatch: 8}
+			for _, kv := range []quant.Type{quant.F16, quant.F32} {
+				opts.KVType = kv
+				checkAgainstLlamaCpp(t, path, m, ids, opts, 0.9999, 0)
 			}
-			checkAgainstLlamaCpp(t, path, m, ids, Options{Threads: 2, NBatch: 8}, c.minCosF32, maxMiss)
+			logSpread(t, path, m, ids, opts)
 			for _, round := range []bool{true, false} {
 				diffs, err := m.CompareLayers(ids[:12], Options{Threads: 2, NBatch: 5}, round)
 				if err != nil {
