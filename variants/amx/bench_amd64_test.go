@@ -97,7 +97,7 @@ func benchShape(b *testing.B, op *ledger.Op, s ledger.Shape, threads int, useAMX
 			}
 			calls[i] = func() { r.matMul(useAMX, dst[p[0]:], s.Rows, w.XQ, s.N) }
 		} else {
-			f := matMul(map[quant.Type]weightFormat{quant.Q4_K: formatQ4K, quant.Q6_K: formatQ6K}[op.Type], useAMX, kb)
+			f := matMul(map[quant.Type]weightFormat{quant.Q4_K: formatQ4K, quant.Q6_K: formatQ6K}[op.Type], useAMX, kb, false)
 			rowBytes := len(w.W) / s.Rows
 			calls[i] = func() { f(dst[p[0]:], s.Rows, w.W[p[0]*rowBytes:], p[1]-p[0], w.XQ, s.N, s.K) }
 		}

@@ -30,6 +30,7 @@
 #define FLAG_INTMIN 2
 #define FLAG_ACC    4
 #define FLAG_SUM32  8
+#define FLAG_LAG    16
 
 // One tile product chunk on AMX: A tiles tmm4, tmm5 (tokens 0-15, 16-31),
 // B tiles tmm6 (lo digits), tmm7 (hi digits); C tmm0..3 = [token tile][digit].
@@ -74,7 +75,7 @@
 // R10 cbuf (two 4 KiB halves, alternating by super-block), R11 acc, R12 super-blocks left, R13 pair base, R14 tokens left,
 // BX dst of the pair's first token; Z20-Z27 bsum coefficients, Z28 d,
 // Z29 dmin.
-TEXT ·tileKernel(SB), NOSPLIT, $16-8
+TEXT ·tileKernel(SB), NOSPLIT, $32-8
 	MOVQ a+0(FP), DI
 	MOVQ ARG_CBUF(DI), R10
 	MOVQ ARG_ACC(DI), R11
@@ -125,9 +126,9 @@ superblock:
 	LEAQ 3072(SI), AX
 	TILESTORED(3, AMX_AX, AMX_CX)
 	CMPQ R12, $1
-	JEQ  epilogue
+	JEQ  lagged
 	AMX_SUPERBLOCK(W_SB, A_SB) // clobbers AX, CX, DX only
-	JMP  epilogue
+	JMP  lagged
 
 vnni:
 	// The same products with VPDPBUSD: for each (token tile j, digit x),
@@ -215,6 +216,29 @@ vquad:
 	MOVQ dstp-8(SP), BX
 	MOVQ cbp-16(SP), SI
 
+lagged:
+	// The epilogue lags one super-block behind the products: this one's
+	// sums stay in their cbuf half while the previous super-block's half,
+	// stored an iteration ago, is read. Vector loads right after TILESTORED
+	// of the same lines wait for the tile stores to reach the cache (tile
+	// stores do not forward), so reading the fresh half stalled every
+	// super-block.
+	// Without FLAG_LAG the epilogue reads the fresh half at once (the
+	// incumbent program). final-32(SP): 0 no lag, 2 lagged, 1 the last.
+	MOVQ SI, cur-24(SP)
+	MOVQ $0, final-32(SP)
+	TESTQ $FLAG_LAG, ARG_FLAGS(DI)
+	JZ   epilogue
+	CMPQ R12, ARG_NSB(DI)
+	JEQ  sbdone // the pair's first super-block: nothing to finish yet
+	MOVQ SI, AX
+	SUBQ R10, AX
+	XORQ $4096, AX
+	LEAQ (R10)(AX*1), SI
+	SUBQ $W_SB, R8
+	SUBQ $A_SB, R9
+	MOVQ $2, final-32(SP)
+
 epilogue:
 	// Per token t: S = hi<<7 + lo; M = Σ coef·bsums; acc[t] += dx·(d·S − dmin·M)
 	// (Q4_K) or dx·d·(S − M) (Q6_K, FLAG_INTMIN).
@@ -265,7 +289,7 @@ epitok:
 epinext:
 	CMPQ SI, $1024
 	JLT  epitok
-	JMP  sbdone
+	JMP  epidone
 
 epi32:
 	VMOVDQU32 1024(AX), Z0
@@ -292,7 +316,7 @@ epi32:
 epi32next:
 	CMPQ SI, $1024
 	JLT  epi32
-	JMP  sbdone
+	JMP  epidone
 
 epiint:
 	VMOVDQU32 1024(AX), Z0
@@ -323,12 +347,32 @@ epiintnext:
 	CMPQ SI, $1024
 	JLT  epiint
 
+epidone:
+	// Back to the current super-block, or, after the last one's epilogue,
+	// on to storing the pair.
+	CMPQ final-32(SP), $0
+	JEQ  sbdone
+	ADDQ $W_SB, R8
+	ADDQ $A_SB, R9
+	CMPQ final-32(SP), $1
+	JEQ  pairdone
+
 sbdone:
 	ADDQ $W_SB, R8
 	ADDQ $A_SB, R9
 	DECQ R12
 	JNZ  superblock
+	TESTQ $FLAG_LAG, ARG_FLAGS(DI)
+	JZ   pairdone
 
+	// The last super-block's epilogue, from the half it was stored in.
+	MOVQ cur-24(SP), SI
+	MOVQ $1, final-32(SP)
+	SUBQ $W_SB, R8
+	SUBQ $A_SB, R9
+	JMP  epilogue
+
+pairdone:
 	// Store the pair's tokens: min(32, tokens left) rows of dst.
 	MOVQ R14, CX
 	CMPQ CX, $32

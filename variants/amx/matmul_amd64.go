@@ -100,7 +100,7 @@ type panelSource func(s *scratch, r0, rr, sb0, nsb int) *byte
 
 // run is the tile program's driver: activations packed once, then for each
 // K block of kBlock super-blocks, every row tile's panel through tileKernel.
-func (f weightFormat) run(useAMX bool, kb int, dst []float32, ldd, rows int, xq []byte, n, k int, panels panelSource) {
+func (f weightFormat) run(useAMX bool, kb int, lag bool, dst []float32, ldd, rows int, xq []byte, n, k int, panels panelSource) {
 	nb := k / qk
 	if need := (n-1)*ldd + rows; len(dst) < need || ldd < rows || k%qk != 0 || len(xq) < n*nb*q8kBytes {
 		panic(fmt.Sprintf("amx %s %s: bad operands: len(dst)=%d ldd=%d rows=%d n=%d k=%d len(xq)=%d",
@@ -118,6 +118,9 @@ func (f weightFormat) run(useAMX bool, kb int, dst []float32, ldd, rows int, xq 
 			panic(fmt.Sprintf("amx %s %s called without AMX: %v", f.typ, variantName(useAMX), err))
 		}
 		flags |= flagAMX
+	}
+	if lag {
+		flags |= flagLag
 	}
 	s := getScratch()
 	defer putScratch(s)
@@ -153,8 +156,9 @@ func (f weightFormat) run(useAMX bool, kb int, dst []float32, ldd, rows int, xq 
 
 // matMul returns the tile program's MatMul for format f, unpacking the
 // weights per call, its tile products run on AMX or, with useAMX false, by
-// AVX-512 VNNI.
-func matMul(f weightFormat, useAMX bool, kb int) ledger.MatMul {
+// AVX-512 VNNI; with lag each super-block's epilogue runs one super-block
+// late (see tileKernel).
+func matMul(f weightFormat, useAMX bool, kb int, lag bool) ledger.MatMul {
 	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
 		if rows <= 0 || n <= 0 {
 			return
@@ -164,7 +168,7 @@ func matMul(f weightFormat, useAMX bool, kb int) ledger.MatMul {
 			panic(fmt.Sprintf("amx %s %s: %d weight bytes for %d rows of %d", f.typ, variantName(useAMX), len(w), rows, k))
 		}
 		rowBytes := nb * f.blkBytes
-		f.run(useAMX, kb, dst, ldd, rows, xq, n, k, func(s *scratch, r0, rr, sb0, nsb int) *byte {
+		f.run(useAMX, kb, lag, dst, ldd, rows, xq, n, k, func(s *scratch, r0, rr, sb0, nsb int) *byte {
 			s.panel = aligned(s.panel, kb*wSBBytes)
 			f.pack(s.panel, w[r0*rowBytes:], rr, nb, sb0, nsb)
 			return &s.panel[0]
@@ -175,17 +179,17 @@ func matMul(f weightFormat, useAMX bool, kb int) ledger.MatMul {
 // MatMulQ4K is the AMX-INT8 fused-dequantize GEMM for Q4_K weights × Q8_K
 // activations (ledger.MatMul contract). It needs AMX (cpufeat.AMX() == nil)
 // and panics with the reason otherwise.
-var MatMulQ4K = matMul(formatQ4K, true, kBlock)
+var MatMulQ4K = matMul(formatQ4K, true, kBlock, false)
 
 // MatMulQ6K is MatMulQ4K for Q6_K weights.
-var MatMulQ6K = matMul(formatQ6K, true, kBlock)
+var MatMulQ6K = matMul(formatQ6K, true, kBlock, false)
 
 // MatMulQ4KVNNI runs the same tile program with AVX-512 VNNI tile products
 // (VPDPBUSD, 16 tokens × 16 rows per pass): the non-AMX rival.
-var MatMulQ4KVNNI = matMul(formatQ4K, false, kBlock)
+var MatMulQ4KVNNI = matMul(formatQ4K, false, kBlock, false)
 
 // MatMulQ6KVNNI is MatMulQ4KVNNI for Q6_K weights.
-var MatMulQ6KVNNI = matMul(formatQ6K, false, kBlock)
+var MatMulQ6KVNNI = matMul(formatQ6K, false, kBlock, false)
 
 var vnniFeatures = []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}
 
@@ -214,8 +218,15 @@ func init() {
 		f, _ := formatOf(v.t)
 		for _, kb := range []int{2, 4} {
 			ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: fmt.Sprintf("amx-int8-kb%d", kb), Family: ledger.FamilyFusedDequantAMX,
-				Features: amxFeatures, Impl: matMul(f, true, kb),
-				Notes: fmt.Sprintf("amx-int8 with K blocks of %d super-blocks: the weight panel (%d KiB) stays in L1; not yet timed on AMX", kb, kb*wSBBytes/1024)})
+				Features: amxFeatures, Impl: matMul(f, true, kb, false),
+				Notes: fmt.Sprintf("amx-int8 with K blocks of %d super-blocks: the weight panel (%d KiB) stays in L1", kb, kb*wSBBytes/1024)})
 		}
+		const lagNotes = ": each super-block's epilogue one super-block late, so its vector loads never read tile stores that have not reached the cache"
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-lag", Family: ledger.FamilyFusedDequantAMX,
+			Features: amxFeatures, Impl: matMul(f, true, kBlock, true), Notes: "amx-int8" + lagNotes})
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-kb4-lag", Family: ledger.FamilyFusedDequantAMX,
+			Features: amxFeatures, Impl: matMul(f, true, 4, true), Notes: "amx-int8-kb4" + lagNotes})
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "avx512-vnni-tiles-lag", Family: ledger.FamilyAVX512VNNI,
+			Features: vnniFeatures, Impl: matMul(f, false, kBlock, true), Notes: "avx512-vnni-tiles" + lagNotes + " (here plain stores, which forward)"})
 	}
 }

@@ -83,6 +83,33 @@ func TestAMXInt8KBlocks(t *testing.T) {
 	gateAll(t, "amx-int8-kb4")
 }
 
+// TestLag gates the lagged epilogue: through the VNNI products here, on
+// AMX where it exists (the control flow is shared, the tile stores not).
+func TestLag(t *testing.T) {
+	skipUnlessVNNI(t)
+	gateAll(t, "avx512-vnni-tiles-lag")
+	for _, kb := range []int{1, 2, 4} {
+		for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+			f, _ := formatOf(typ)
+			op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
+			v := ledger.Variant{Op: op.Name, Name: "lag-kb", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, false, kb, true)}
+			for _, s := range testShapes {
+				c, err := gate.NewCase(op, s, 23)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m, err := c.Check(v); err != nil {
+					t.Fatalf("%s kb %d %s: %v (metrics %+v)", typ, kb, s.Key(ledger.KindMatMul), err, m)
+				}
+			}
+		}
+	}
+	if cpufeat.AMX() == nil {
+		gateAll(t, "amx-int8-lag")
+		gateAll(t, "amx-int8-kb4-lag")
+	}
+}
+
 // TestKBlocks runs the driver's other K blockings through the VNNI
 // products (the AMX kb variants differ from amx-int8 only there).
 func TestKBlocks(t *testing.T) {
@@ -91,7 +118,7 @@ func TestKBlocks(t *testing.T) {
 		for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 			f, _ := formatOf(typ)
 			op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
-			v := ledger.Variant{Op: op.Name, Name: "kb", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, false, kb)}
+			v := ledger.Variant{Op: op.Name, Name: "kb", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, false, kb, false)}
 			for _, s := range testShapes[5:] {
 				c, err := gate.NewCase(op, s, 19)
 				if err != nil {
