@@ -115,6 +115,19 @@ sweep)
 		--shapes 3B --runs "${SWEEP_RUNS:-10}" --store "$STORE" --note "$NOTE" > "$OUT/sweep.txt" 2>&1
 	grep -E "^\| matmul.*\(3B|recorded|roofline|peak" "$OUT/sweep.txt"
 	;;
+batch)
+	# Prefill batch size (n_batch: tokens per step, so the activation pack
+	# one step's tile products stream) as a variant: pp1024 on the 3B at
+	# each size, 2 threads, alternating sizes round by round.
+	models llama3.2-3b
+	export DAMASCUS_KERNELS=${DAMASCUS_KERNELS:-matmul/q4_k=amx-int8,matmul/q6_k=amx-int8,attention_batch=avx512}
+	for r in 1 2 3; do
+		for b in ${BATCHES:-512 256 128 64}; do
+			printf "round %d n_batch %4d: " $r $b
+			$B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf -p 1024 -r 1 -t 2 -b $b -warmup-prompt 64 2>/dev/null | tr -d ' \n' | grep -o '"tokens_per_sec":\[[0-9.]*' | cut -d[ -f2
+		done
+	done 2>&1 | tee "$OUT/batch.txt"
+	;;
 kernels)
 	# Gate, then time, the prefill matmul variants where AMX exists.
 	log gate; timeout 120 $B/ledger gate --op matmul/q4_k,matmul/q6_k --shapes 3B --store "$STORE" > "$OUT/gate.txt" 2>&1; tail -5 "$OUT/gate.txt"
