@@ -107,6 +107,19 @@ more)
 	done
 	cat /tmp/scaling/*.jsonl >> "$STORE"
 	;;
+promoted)
+	# The protocol of record with the engine as shipped: no kernel override,
+	# promoted/preferences.json decides (AMX where it exists).
+	models llama3.2-3b
+	unset DAMASCUS_KERNELS
+	log "e2e llama3.2-3b, promoted kernels"
+	timeout "${E2E_TIMEOUT:-540}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 1024 --tg 0 --runs "${RUNS:-10}" --warmup-prompt 64 --no-roofline \
+		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
+		--json "$OUT/e2e-3b-promoted.json" --store "$STORE" --note "$NOTE; promoted kernels, no override" \
+		> "$OUT/e2e-3b-promoted.txt" 2>&1
+	grep -aE "prefill|recorded" "$OUT/e2e-3b-promoted.txt" | tail -3
+	grep -a -o "sample round [0-9]* [a-z.]* [a-z0-9]*: \[[0-9.]*" "$OUT/e2e-3b-promoted.txt"
+	;;
 sweep)
 	# The matmul variants head to head at the 3B shapes under the kernel
 	# protocol (10 runs), the evidence `ledger promote` needs.

@@ -6,58 +6,9 @@
 // head: sixteen query rows at a time, one row per lane. Scores and
 // probabilities are kept position-major, s[t·16 + l] for row l, so every
 // step is a vector over the sixteen rows and each cached key and value row
-// is read once per sixteen query rows.
-//
-// exp is Cephes' expf, as in ops_amd64.s: n = round(x·log2 e), r = x -
-// n·ln2 (in two parts), a degree-5 polynomial, then VSCALEFPS multiplies by
-// 2^n. x is clamped to [-104, 100] first so the reduction stays exact.
+// is read once per sixteen query rows. exp is exp_amd64.h's.
 
-DATA attnbExp<>+0(SB)/4, $0x3fb8aa3b // log2e 1.4426950408889634
-DATA attnbExp<>+4(SB)/4, $0x3f318000 // c1 0.693359375
-DATA attnbExp<>+8(SB)/4, $0xb95e8083 // c2 -0.00021219444
-DATA attnbExp<>+12(SB)/4, $0x39506967 // p0 0.000198756915
-DATA attnbExp<>+16(SB)/4, $0x3ab743ce // p1 0.0013981999507
-DATA attnbExp<>+20(SB)/4, $0x3c088908 // p2 0.0083334519073
-DATA attnbExp<>+24(SB)/4, $0x3d2aa9c1 // p3 0.041665795894
-DATA attnbExp<>+28(SB)/4, $0x3e2aaaaa // p4 0.16666665459
-DATA attnbExp<>+32(SB)/4, $0x3f000000 // p5 0.50000001201
-DATA attnbExp<>+36(SB)/4, $0x3f800000 // one 1.0
-DATA attnbExp<>+40(SB)/4, $0x42c80000 // hi 100.0
-DATA attnbExp<>+44(SB)/4, $0xc2d00000 // lo -104.0
-GLOBL attnbExp<>(SB), RODATA|NOPTR, $48
-
-#define EXP_CONSTS \
-	VBROADCASTSS attnbExp<>+0(SB), Z31; \
-	VBROADCASTSS attnbExp<>+4(SB), Z30; \
-	VBROADCASTSS attnbExp<>+8(SB), Z29; \
-	VBROADCASTSS attnbExp<>+12(SB), Z28; \
-	VBROADCASTSS attnbExp<>+16(SB), Z27; \
-	VBROADCASTSS attnbExp<>+20(SB), Z26; \
-	VBROADCASTSS attnbExp<>+24(SB), Z25; \
-	VBROADCASTSS attnbExp<>+28(SB), Z24; \
-	VBROADCASTSS attnbExp<>+32(SB), Z23; \
-	VBROADCASTSS attnbExp<>+36(SB), Z22; \
-	VBROADCASTSS attnbExp<>+40(SB), Z21; \
-	VBROADCASTSS attnbExp<>+44(SB), Z20
-
-// Z0 = exp(Z0); clobbers Z1-Z3.
-#define EXP \
-	VMINPS Z21, Z0, Z0; \
-	VMAXPS Z20, Z0, Z0; \
-	VMULPS Z31, Z0, Z1; \
-	VRNDSCALEPS $0, Z1, Z1; \
-	VFNMADD231PS Z30, Z1, Z0; \
-	VFNMADD231PS Z29, Z1, Z0; \
-	VMOVAPS Z28, Z2; \
-	VFMADD213PS Z27, Z0, Z2; \
-	VFMADD213PS Z26, Z0, Z2; \
-	VFMADD213PS Z25, Z0, Z2; \
-	VFMADD213PS Z24, Z0, Z2; \
-	VFMADD213PS Z23, Z0, Z2; \
-	VMULPS Z0, Z0, Z3; \
-	VFMADD213PS Z0, Z3, Z2; \
-	VADDPS Z22, Z2, Z2; \
-	VSCALEFPS Z1, Z2, Z0
+#include "exp_amd64.h"
 
 // K1 = the low min(max(cnt, 0), 16) bits; clobbers AX, CX.
 #define MASK16(cnt) \

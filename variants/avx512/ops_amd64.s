@@ -4,26 +4,9 @@
 
 // The fp32 ops of a decode step. Every loop runs 16 lanes at a time under
 // the mask K1 (all ones, then the tail's), so tails need no scalar code and
-// masked-off lanes are neither read nor written.
-//
-// exp is Cephes' expf: n = round(x·log2 e), r = x - n·ln2 (in two parts), a
-// degree-5 polynomial, then VSCALEFPS multiplies by 2^n, which over- and
-// underflows to +Inf and 0 correctly. x is clamped to [-104, 100] first so
-// the reduction stays exact. Relative error is about 2 float32 ulps.
+// masked-off lanes are neither read nor written. exp is exp_amd64.h's.
 
-DATA expConst<>+0(SB)/4, $0x3fb8aa3b // log2e 1.4426950408889634
-DATA expConst<>+4(SB)/4, $0x3f318000 // c1 0.693359375
-DATA expConst<>+8(SB)/4, $0xb95e8083 // c2 -0.00021219444
-DATA expConst<>+12(SB)/4, $0x39506967 // p0 0.000198756915
-DATA expConst<>+16(SB)/4, $0x3ab743ce // p1 0.0013981999507
-DATA expConst<>+20(SB)/4, $0x3c088908 // p2 0.0083334519073
-DATA expConst<>+24(SB)/4, $0x3d2aa9c1 // p3 0.041665795894
-DATA expConst<>+28(SB)/4, $0x3e2aaaaa // p4 0.16666665459
-DATA expConst<>+32(SB)/4, $0x3f000000 // p5 0.50000001201
-DATA expConst<>+36(SB)/4, $0x3f800000 // one 1.0
-DATA expConst<>+40(SB)/4, $0x42c80000 // hi 100.0
-DATA expConst<>+44(SB)/4, $0xc2d00000 // lo -104.0
-GLOBL expConst<>(SB), RODATA|NOPTR, $48
+#include "exp_amd64.h"
 
 DATA ropeDup<>+0(SB)/4, $0x00000000
 DATA ropeDup<>+4(SB)/4, $0x00000000
@@ -61,38 +44,6 @@ DATA ropeSign<>+56(SB)/4, $0x80000000
 DATA ropeSign<>+60(SB)/4, $0x00000000
 GLOBL ropeSign<>(SB), RODATA|NOPTR, $64
 
-#define EXP_CONSTS \
-	VBROADCASTSS expConst<>+0(SB), Z31; \
-	VBROADCASTSS expConst<>+4(SB), Z30; \
-	VBROADCASTSS expConst<>+8(SB), Z29; \
-	VBROADCASTSS expConst<>+12(SB), Z28; \
-	VBROADCASTSS expConst<>+16(SB), Z27; \
-	VBROADCASTSS expConst<>+20(SB), Z26; \
-	VBROADCASTSS expConst<>+24(SB), Z25; \
-	VBROADCASTSS expConst<>+28(SB), Z24; \
-	VBROADCASTSS expConst<>+32(SB), Z23; \
-	VBROADCASTSS expConst<>+36(SB), Z22; \
-	VBROADCASTSS expConst<>+40(SB), Z21; \
-	VBROADCASTSS expConst<>+44(SB), Z20
-
-// Z0 = exp(Z0); clobbers Z1-Z3.
-#define EXP \
-	VMINPS Z21, Z0, Z0; \
-	VMAXPS Z20, Z0, Z0; \
-	VMULPS Z31, Z0, Z1; \
-	VRNDSCALEPS $0, Z1, Z1; \
-	VFNMADD231PS Z30, Z1, Z0; \
-	VFNMADD231PS Z29, Z1, Z0; \
-	VMOVAPS Z28, Z2; \
-	VFMADD213PS Z27, Z0, Z2; \
-	VFMADD213PS Z26, Z0, Z2; \
-	VFMADD213PS Z25, Z0, Z2; \
-	VFMADD213PS Z24, Z0, Z2; \
-	VFMADD213PS Z23, Z0, Z2; \
-	VMULPS Z0, Z0, Z3; \
-	VFMADD213PS Z0, Z3, Z2; \
-	VADDPS Z22, Z2, Z2; \
-	VSCALEFPS Z1, Z2, Z0
 
 // K1 = the low min(cnt, 16) bits; clobbers AX, CX.
 #define MASK16(cnt) \
