@@ -376,18 +376,11 @@ func gatherGPU(ctx context.Context) GPU {
 	return g
 }
 
-// gatherRepo asks git about the working directory's checkout, else falls back
-// to the VCS stamp `go build` embeds in binaries.
+// gatherRepo names the code that is running: the VCS stamp `go build` embeds
+// in a binary first (a binary carried to another machine runs there beside
+// whatever checkout that machine has), else git's view of the working
+// directory (go run and go test binaries carry no stamp).
 func gatherRepo(ctx context.Context) Repo {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if commit, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output(); err == nil {
-		r := Repo{Commit: strings.TrimSpace(string(commit)), Source: "git"}
-		if status, err := exec.CommandContext(ctx, "git", "status", "--porcelain").Output(); err == nil {
-			r.Dirty = len(strings.TrimSpace(string(status))) > 0
-		}
-		return r
-	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		r := Repo{Source: "build info"}
 		for _, s := range bi.Settings {
@@ -401,6 +394,15 @@ func gatherRepo(ctx context.Context) Repo {
 		if r.Commit != "" {
 			return r
 		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if commit, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output(); err == nil {
+		r := Repo{Commit: strings.TrimSpace(string(commit)), Source: "git"}
+		if status, err := exec.CommandContext(ctx, "git", "status", "--porcelain").Output(); err == nil {
+			r.Dirty = len(strings.TrimSpace(string(status))) > 0
+		}
+		return r
 	}
 	return Repo{Commit: Unavailable, Source: Unavailable}
 }
