@@ -29,13 +29,18 @@ type Pool struct {
 	state   []atomic.Int32
 	wake    []chan struct{}
 	quit    atomic.Bool
-	wg      sync.WaitGroup
+	// yieldEvery is the polls a spinning goroutine makes per Gosched.
+	yieldEvery int
+	wg         sync.WaitGroup
 }
 
 // New starts a pool of n workers (n-1 goroutines plus the caller); n < 1 means 1.
 func New(n int) *Pool {
 	n = max(n, 1)
-	p := &Pool{n: n, state: make([]atomic.Int32, n), wake: make([]chan struct{}, n)}
+	p := &Pool{n: n, state: make([]atomic.Int32, n), wake: make([]chan struct{}, n), yieldEvery: 64}
+	if n > runtime.GOMAXPROCS(0) {
+		p.yieldEvery = 1
+	}
 	for w := 1; w < n; w++ {
 		p.wake[w] = make(chan struct{}, 1)
 		p.wg.Add(1)
@@ -59,15 +64,16 @@ func (p *Pool) Run(fn func(worker, n int)) {
 	p.pending.Store(int32(p.n - 1))
 	p.gen.Add(1)
 	for w := 1; w < p.n; w++ {
+		if beforeWake != nil {
+			beforeWake(w)
+		}
 		if p.state[w].Swap(spinning) == parked {
 			p.wake[w] <- struct{}{}
 		}
 	}
 	fn(0, p.n)
 	for i := 0; p.pending.Load() != 0; i++ {
-		if i%64 == 63 {
-			runtime.Gosched()
-		}
+		p.spin(i)
 	}
 }
 
@@ -101,22 +107,42 @@ func (p *Pool) worker(w int, seen uint64) {
 // await returns once gen has moved past seen: first by polling, then parked
 // on the worker's channel. The state word settles the race with Run: whoever
 // swaps it second learns the other's intent.
+//
+// A wake can be stale: Run swaps the workers' states one after another, and
+// a worker it reaches late (its thread descheduled, say) may already have
+// seen the new generation, run fn and parked again; Run then finds it
+// parked and sends a token meant for a wait that is over. Returning on that
+// token would run fn twice for one generation and drive pending below zero,
+// leaving Run to spin forever, so every wake re-checks gen.
 func (p *Pool) await(w int, seen uint64) {
-	for i := 0; i < spinLimit; i++ {
+	for {
+		for i := 0; i < spinLimit; i++ {
+			if p.gen.Load() != seen {
+				return
+			}
+			p.spin(i)
+		}
+		p.state[w].Store(parked)
+		if p.gen.Load() != seen && p.state[w].CompareAndSwap(parked, spinning) {
+			return // a Run came in between; it saw us spinning and sent nothing
+		}
+		<-p.wake[w]
 		if p.gen.Load() != seen {
 			return
 		}
-		if i%64 == 63 {
-			runtime.Gosched()
-		}
 	}
-	if !p.state[w].CompareAndSwap(spinning, parked) {
-		return
+}
+
+// beforeWake, when set by a test, runs before Run looks at worker w's state:
+// a stand-in for the caller's thread being descheduled there.
+var beforeWake func(w int)
+
+// spin is one poll's pause. With more workers than Ps, a poll that keeps
+// its P starves the worker it waits for: every poll yields then.
+func (p *Pool) spin(i int) {
+	if i%p.yieldEvery == p.yieldEvery-1 {
+		runtime.Gosched()
 	}
-	if p.gen.Load() != seen && p.state[w].CompareAndSwap(parked, spinning) {
-		return // a Run came in between; it saw us spinning and sent nothing
-	}
-	<-p.wake[w]
 }
 
 // Split returns the half-open share [lo, hi) of n items for worker w of

@@ -44,6 +44,46 @@ func TestRunAfterParking(t *testing.T) {
 	}
 }
 
+// A Run that reaches a worker late, after the worker has already seen the
+// new generation, run fn and parked, sends it a stale wake; fn must still
+// run exactly once per worker and Run.
+func TestStaleWake(t *testing.T) {
+	p := New(3)
+	defer p.Close()
+	var hits [3]atomic.Int32
+	fn := func(w, _ int) { hits[w].Add(1) }
+	p.Run(fn) // workers now spinning on the first generation
+	delay := true
+	beforeWake = func(w int) {
+		if w == 2 && delay {
+			delay = false
+			// Worker 2 sees the new generation, runs fn and parks meanwhile.
+			for deadline := time.Now().Add(10 * time.Second); p.state[2].Load() != parked && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	defer func() { beforeWake = nil }()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 3 {
+			p.Run(fn)
+			time.Sleep(50 * time.Millisecond) // a stale wake acts before the next generation
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return: a stale wake ran fn twice")
+	}
+	for w := range 3 {
+		if got := hits[w].Load(); got != 4 {
+			t.Errorf("worker %d ran fn %d times in 4 Runs", w, got)
+		}
+	}
+}
+
 func TestSplit(t *testing.T) {
 	for _, c := range []struct{ n, workers, align int }{{10, 3, 1}, {100, 4, 8}, {5, 8, 1}, {257, 2, 32}, {0, 3, 4}} {
 		covered := 0
