@@ -64,6 +64,36 @@
 	TDPBSUD(2, 5, 6); \
 	TDPBSUD(3, 5, 7)
 
+// The epilogue's per-token steps shared by its three forms. EPI_DIGITS:
+// Z0 = hi<<7 + lo of token t, Z1 = the first four bsum pairs times their
+// coefficients; EPI_BSUMS8 adds the other four (sums of 16); EPI_NEXT scales
+// Z0 by dx, adds it into acc and steps to the next token (flags set by
+// comparing the token offset with the second token tile's).
+#define EPI_DIGITS \
+	VMOVDQU32 1024(AX), Z0; \
+	VPSLLD    $7, Z0, Z0; \
+	VPADDD    (AX), Z0, Z0; \
+	VPXORD    Z1, Z1, Z1; \
+	VPDPWSSD.BCST (A_BSUMS+0)(R9)(SI*1), Z20, Z1; \
+	VPDPWSSD.BCST (A_BSUMS+4)(R9)(SI*1), Z21, Z1; \
+	VPDPWSSD.BCST (A_BSUMS+8)(R9)(SI*1), Z22, Z1; \
+	VPDPWSSD.BCST (A_BSUMS+12)(R9)(SI*1), Z23, Z1
+
+#define EPI_BSUMS8 \
+	VPDPWSSD.BCST (A_BSUMS+16)(R9)(SI*1), Z24, Z1; \
+	VPDPWSSD.BCST (A_BSUMS+20)(R9)(SI*1), Z25, Z1; \
+	VPDPWSSD.BCST (A_BSUMS+24)(R9)(SI*1), Z26, Z1; \
+	VPDPWSSD.BCST (A_BSUMS+28)(R9)(SI*1), Z27, Z1
+
+#define EPI_NEXT \
+	VMULPS.BCST (DX), Z0, Z0; \
+	VADDPS    (R11)(SI*2), Z0, Z0; \
+	VMOVUPS   Z0, (R11)(SI*2); \
+	ADDQ $64, AX; \
+	ADDQ $4, DX; \
+	ADDQ $32, SI; \
+	CMPQ SI, $512
+
 // func tileKernel(a *kernelArgs)
 //
 // For one row tile: for each pair of token tiles, for each super-block,
@@ -261,29 +291,13 @@ epilogue:
 	JNZ  epi32
 
 epitok:
-	VMOVDQU32 1024(AX), Z0
-	VPSLLD    $7, Z0, Z0
-	VPADDD    (AX), Z0, Z0
-	VPXORD    Z1, Z1, Z1
-	VPDPWSSD.BCST (A_BSUMS+0)(R9)(SI*1), Z20, Z1
-	VPDPWSSD.BCST (A_BSUMS+4)(R9)(SI*1), Z21, Z1
-	VPDPWSSD.BCST (A_BSUMS+8)(R9)(SI*1), Z22, Z1
-	VPDPWSSD.BCST (A_BSUMS+12)(R9)(SI*1), Z23, Z1
-	VPDPWSSD.BCST (A_BSUMS+16)(R9)(SI*1), Z24, Z1
-	VPDPWSSD.BCST (A_BSUMS+20)(R9)(SI*1), Z25, Z1
-	VPDPWSSD.BCST (A_BSUMS+24)(R9)(SI*1), Z26, Z1
-	VPDPWSSD.BCST (A_BSUMS+28)(R9)(SI*1), Z27, Z1
+	EPI_DIGITS
+	EPI_BSUMS8
 	VCVTDQ2PS Z0, Z0
 	VCVTDQ2PS Z1, Z1
 	VMULPS    Z28, Z0, Z0
 	VFNMADD231PS Z29, Z1, Z0
-	VMULPS.BCST (DX), Z0, Z0
-	VADDPS    (R11)(SI*2), Z0, Z0
-	VMOVUPS   Z0, (R11)(SI*2)
-	ADDQ $64, AX
-	ADDQ $4, DX
-	ADDQ $32, SI
-	CMPQ SI, $512
+	EPI_NEXT
 	JNE  epinext
 	ADDQ $1024, AX // token tile 1: its C rows start at cbuf+2048
 epinext:
@@ -292,25 +306,12 @@ epinext:
 	JMP  epidone
 
 epi32:
-	VMOVDQU32 1024(AX), Z0
-	VPSLLD    $7, Z0, Z0
-	VPADDD    (AX), Z0, Z0
-	VPXORD    Z1, Z1, Z1
-	VPDPWSSD.BCST (A_BSUMS+0)(R9)(SI*1), Z20, Z1
-	VPDPWSSD.BCST (A_BSUMS+4)(R9)(SI*1), Z21, Z1
-	VPDPWSSD.BCST (A_BSUMS+8)(R9)(SI*1), Z22, Z1
-	VPDPWSSD.BCST (A_BSUMS+12)(R9)(SI*1), Z23, Z1
+	EPI_DIGITS
 	VCVTDQ2PS Z0, Z0
 	VCVTDQ2PS Z1, Z1
 	VMULPS    Z28, Z0, Z0
 	VFNMADD231PS Z29, Z1, Z0
-	VMULPS.BCST (DX), Z0, Z0
-	VADDPS    (R11)(SI*2), Z0, Z0
-	VMOVUPS   Z0, (R11)(SI*2)
-	ADDQ $64, AX
-	ADDQ $4, DX
-	ADDQ $32, SI
-	CMPQ SI, $512
+	EPI_NEXT
 	JNE  epi32next
 	ADDQ $1024, AX // token tile 1: its C rows start at cbuf+2048
 epi32next:
@@ -319,28 +320,12 @@ epi32next:
 	JMP  epidone
 
 epiint:
-	VMOVDQU32 1024(AX), Z0
-	VPSLLD    $7, Z0, Z0
-	VPADDD    (AX), Z0, Z0
-	VPXORD    Z1, Z1, Z1
-	VPDPWSSD.BCST (A_BSUMS+0)(R9)(SI*1), Z20, Z1
-	VPDPWSSD.BCST (A_BSUMS+4)(R9)(SI*1), Z21, Z1
-	VPDPWSSD.BCST (A_BSUMS+8)(R9)(SI*1), Z22, Z1
-	VPDPWSSD.BCST (A_BSUMS+12)(R9)(SI*1), Z23, Z1
-	VPDPWSSD.BCST (A_BSUMS+16)(R9)(SI*1), Z24, Z1
-	VPDPWSSD.BCST (A_BSUMS+20)(R9)(SI*1), Z25, Z1
-	VPDPWSSD.BCST (A_BSUMS+24)(R9)(SI*1), Z26, Z1
-	VPDPWSSD.BCST (A_BSUMS+28)(R9)(SI*1), Z27, Z1
+	EPI_DIGITS
+	EPI_BSUMS8
 	VPSUBD    Z1, Z0, Z0
 	VCVTDQ2PS Z0, Z0
 	VMULPS    Z28, Z0, Z0
-	VMULPS.BCST (DX), Z0, Z0
-	VADDPS    (R11)(SI*2), Z0, Z0
-	VMOVUPS   Z0, (R11)(SI*2)
-	ADDQ $64, AX
-	ADDQ $4, DX
-	ADDQ $32, SI
-	CMPQ SI, $512
+	EPI_NEXT
 	JNE  epiintnext
 	ADDQ $1024, AX
 epiintnext:
