@@ -120,6 +120,31 @@ promoted)
 	grep -aE "prefill|recorded" "$OUT/e2e-3b-promoted.txt" | tail -3
 	grep -a -o "sample round [0-9]* [a-z.]* [a-z0-9]*: \[[0-9.]*" "$OUT/e2e-3b-promoted.txt"
 	;;
+tiles)
+	# Issue 8's loop-order work in one call: the AMX tests of the tile
+	# kernels (gate, extremes, tile program), one row tile's step timings
+	# (BenchmarkTileStep: data in L1 or L2, with and without the epilogue),
+	# the 10-run sweep of the matmul variants, then the 1B decode head to
+	# head (tg256) on this Intel machine.
+	log amx-tests
+	$B/amx.test -test.run 'TestAMXInt8$|WeightResident|ExtremesAMX|TilePrograms' -test.count 1 2>&1 | tail -3
+	log tilestep
+	$B/amx.test -test.run '^$' -test.bench TileStep -test.count 3 -test.benchtime 0.3s > "$OUT/tilestep.txt" 2>&1
+	grep -E "ns/step" "$OUT/tilestep.txt"
+	log sweep
+	timeout "${SWEEP_TIMEOUT:-300}" $B/ledger run --op matmul/q4_k,matmul/q6_k \
+		--variant "${SWEEP_VARIANTS:-amx-int8,amx-int8-kb4,amx-int8-wres,amx-int8-wres-pf,amx-int8-wres-g8,amx-int8-wres-g4}" \
+		--shapes 3B --runs "${SWEEP_RUNS:-10}" --store "$STORE" --note "$NOTE" > "$OUT/sweep.txt" 2>&1
+	grep -E "^\| matmul.*\(3B|recorded|roofline|peak" "$OUT/sweep.txt"
+	if [ -n "${DECODE:-1}" ]; then
+		models llama3.2-1b
+		log "e2e decode llama3.2-1b"
+		timeout "${E2E_TIMEOUT:-200}" $B/ledger e2e -m /tmp/llama3.2-1b.gguf --pp 0 --tg 256 --runs "${RUNS:-10}" \
+			--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
+			--json "$OUT/e2e-1b-decode.json" --store "$STORE" --note "$NOTE; decode on Intel" > "$OUT/e2e-1b-decode.txt" 2>&1
+		grep -aE "decode|bandwidth|recorded" "$OUT/e2e-1b-decode.txt" | tail -6
+	fi
+	;;
 sweep)
 	# The matmul variants head to head at the 3B shapes under the kernel
 	# protocol (10 runs), the evidence `ledger promote` needs.

@@ -7,4 +7,6 @@ package amx
 
 func tileKernelAddr() *byte
 
+func tileKernelWRAddr() *byte
+
 func bf16KernelAddr() *byte

@@ -13,3 +13,9 @@ TEXT ·bf16KernelAddr(SB), NOSPLIT, $0-8
 	LEAQ ·bf16Kernel(SB), AX
 	MOVQ AX, ret+0(FP)
 	RET
+
+// func tileKernelWRAddr() *byte
+TEXT ·tileKernelWRAddr(SB), NOSPLIT, $0-8
+	LEAQ ·tileKernelWR(SB), AX
+	MOVQ AX, ret+0(FP)
+	RET

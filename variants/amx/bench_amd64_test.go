@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/damascus-llm/damascus/harness/workload"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
@@ -97,7 +98,7 @@ func benchShape(b *testing.B, op *ledger.Op, s ledger.Shape, threads int, useAMX
 			}
 			calls[i] = func() { r.matMul(useAMX, dst[p[0]:], s.Rows, w.XQ, s.N) }
 		} else {
-			f := matMul(map[quant.Type]weightFormat{quant.Q4_K: formatQ4K, quant.Q6_K: formatQ6K}[op.Type], useAMX, kb, false)
+			f := matMul(map[quant.Type]weightFormat{quant.Q4_K: formatQ4K, quant.Q6_K: formatQ6K}[op.Type], program{amx: useAMX, kb: kb})
 			rowBytes := len(w.W) / s.Rows
 			calls[i] = func() { f(dst[p[0]:], s.Rows, w.W[p[0]*rowBytes:], p[1]-p[0], w.XQ, s.N, s.K) }
 		}
@@ -149,4 +150,58 @@ func BenchmarkPack(b *testing.B) {
 			packActivations(pack, xq, n, nb, true)
 		}
 	})
+}
+
+// BenchmarkTileStep times the kernels alone on one row tile, reporting ns
+// per step (16 rows × 32 tokens × one super-block: 16 tile products, 256
+// cycles of TDPBSUD at one per 16 cycles) to locate where a step's time
+// goes: data in L1 (2 super-blocks × 1 pair) or L2 (8 × 16 pairs), and
+// tileKernelWR without its epilogue (flagNoEpilogue, results wrong) or
+// without its products (the VNNI path is not that; products on AMX only).
+func BenchmarkTileStep(b *testing.B) {
+	skipUnlessAMX(b)
+	for _, c := range []struct {
+		name       string
+		nsb, pairs int
+	}{{"l1", 2, 1}, {"l2", 8, 16}} {
+		for _, k := range []struct {
+			name   string
+			kernel func(*kernelArgs)
+			flags  uint64
+			wres   bool
+		}{
+			{"tileKernel", tileKernel, 0, false},
+			{"tileKernelWR", tileKernelWR, 0, true},
+			{"tileKernelWR-pf", tileKernelWR, flagPrefetch, true},
+			{"tileKernelWR-noepilogue", tileKernelWR, flagNoEpilogue, true},
+		} {
+			b.Run(fmt.Sprintf("kernel=%s/data=%s", k.name, c.name), func(b *testing.B) {
+				n := c.pairs * pairTokens
+				panel := aligned(nil, c.nsb*wSBBytes)
+				pack := aligned(nil, c.pairs*c.nsb*aSBBytes)
+				for i := range panel[:wD] {
+					panel[i] = byte(i % 127)
+				}
+				for i := range pack {
+					pack[i] = byte(i % 251)
+				}
+				accTokens := pairTokens
+				if k.wres {
+					accTokens = n
+				}
+				dst := make([]float32, n*tileRows)
+				a := kernelArgs{
+					w: &panel[0], x: &pack[0], dst: &dst[0], lddBytes: 4 * tileRows, nsb: c.nsb, n: n,
+					rowMask: 0xffff, cbuf: (*int32)(unsafe.Pointer(&aligned(nil, 8*tileBytes)[0])),
+					acc: (*float32)(unsafe.Pointer(&aligned(nil, accTokens*tileRows*4)[0])),
+					cfg: &tileConfig[0], flags: flagAMX | flagSum32 | k.flags, pairStride: c.nsb * aSBBytes,
+				}
+				for b.Loop() {
+					k.kernel(&a)
+				}
+				steps := float64(b.N) * float64(c.nsb*c.pairs)
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/steps, "ns/step")
+			})
+		}
+	}
 }

@@ -54,6 +54,7 @@ func TestTilePrograms(t *testing.T) {
 		addr    *byte
 	}{
 		{"tileKernel", "tdpbsud", tileKernelAddr()},
+		{"tileKernelWR", "tdpbsud", tileKernelWRAddr()},
 		{"bf16Kernel", "tdpbf16ps", bf16KernelAddr()},
 	} {
 		prog := tileProgram(t, c.addr)

@@ -25,7 +25,19 @@ const (
 	flagAccumulate = 4  // add to dst instead of storing
 	flagSum32      = 8  // four bsum pairs (sums of 32) instead of eight
 	flagLag        = 16 // each super-block's epilogue one super-block late
+	flagPrefetch   = 32 // tileKernelWR: prefetch the pair after next
+	flagNoEpilogue = 64 // tileKernelWR, benchmarks only: skip the epilogue (wrong results)
 )
 
+// tileKernel runs one row tile: for each token pair, every super-block of
+// the K block (acc: 32 tokens).
+//
 //go:noescape
 func tileKernel(a *kernelArgs)
+
+// tileKernelWR runs one row tile the other way round: for each super-block,
+// every token pair, so the super-block's weight tiles stay in L1 (acc: all
+// ⌈n/32⌉ pairs).
+//
+//go:noescape
+func tileKernelWR(a *kernelArgs)

@@ -3,96 +3,7 @@
 #include "textflag.h"
 #include "../../internal/amx/amx_amd64.h"
 
-// Offsets of pack.go's layouts.
-#define W_D      8192
-#define W_DMIN   8256
-#define W_COEF   8320
-#define W_SB     8832
-#define A_D      8192
-#define A_BSUMS  8320
-#define A_SB     9344
-
-// kernelArgs fields.
-#define ARG_W      0
-#define ARG_X      8
-#define ARG_DST    16
-#define ARG_LDD    24
-#define ARG_NSB    32
-#define ARG_N      40
-#define ARG_MASK   48
-#define ARG_CBUF   56
-#define ARG_ACC    64
-#define ARG_CFG    72
-#define ARG_FLAGS  80
-#define ARG_PAIR   88
-
-#define FLAG_AMX    1
-#define FLAG_INTMIN 2
-#define FLAG_ACC    4
-#define FLAG_SUM32  8
-#define FLAG_LAG    16
-
-// One tile product chunk on AMX: A tiles tmm4, tmm5 (tokens 0-15, 16-31),
-// B tiles tmm6 (lo digits), tmm7 (hi digits); C tmm0..3 = [token tile][digit].
-// The four chunks of the super-block at R8+wo, R9+ao into zeroed C tiles.
-#define AMX_SUPERBLOCK(wo, ao) \
-	MOVQ $64, CX; \
-	TILEZERO(0); \
-	TILEZERO(1); \
-	TILEZERO(2); \
-	TILEZERO(3); \
-	AMX_CHUNK2(0+wo, 0+ao); \
-	AMX_CHUNK2(2048+wo, 2048+ao); \
-	AMX_CHUNK2(4096+wo, 4096+ao); \
-	AMX_CHUNK2(6144+wo, 6144+ao)
-
-// Loads interleaved with the products that first need them, in the order
-// the previous chunk's products free the tiles (A0 after its second
-// product, Blo after its third): tile registers are not renamed, so a
-// reload waits for the last reader.
-#define AMX_CHUNK2(wo, ao) \
-	LEAQ ao(R9), AX; \
-	TILELOADD(4, AMX_AX, AMX_CX); \
-	LEAQ wo(R8), DX; \
-	TILELOADD(6, AMX_DX, AMX_CX); \
-	TDPBSUD(0, 4, 6); \
-	LEAQ (wo+1024)(R8), DX; \
-	TILELOADD(7, AMX_DX, AMX_CX); \
-	TDPBSUD(1, 4, 7); \
-	LEAQ (ao+1024)(R9), AX; \
-	TILELOADD(5, AMX_AX, AMX_CX); \
-	TDPBSUD(2, 5, 6); \
-	TDPBSUD(3, 5, 7)
-
-// The epilogue's per-token steps shared by its three forms. EPI_DIGITS:
-// Z0 = hi<<7 + lo of token t, Z1 = the first four bsum pairs times their
-// coefficients; EPI_BSUMS8 adds the other four (sums of 16); EPI_NEXT scales
-// Z0 by dx, adds it into acc and steps to the next token (flags set by
-// comparing the token offset with the second token tile's).
-#define EPI_DIGITS \
-	VMOVDQU32 1024(AX), Z0; \
-	VPSLLD    $7, Z0, Z0; \
-	VPADDD    (AX), Z0, Z0; \
-	VPXORD    Z1, Z1, Z1; \
-	VPDPWSSD.BCST (A_BSUMS+0)(R9)(SI*1), Z20, Z1; \
-	VPDPWSSD.BCST (A_BSUMS+4)(R9)(SI*1), Z21, Z1; \
-	VPDPWSSD.BCST (A_BSUMS+8)(R9)(SI*1), Z22, Z1; \
-	VPDPWSSD.BCST (A_BSUMS+12)(R9)(SI*1), Z23, Z1
-
-#define EPI_BSUMS8 \
-	VPDPWSSD.BCST (A_BSUMS+16)(R9)(SI*1), Z24, Z1; \
-	VPDPWSSD.BCST (A_BSUMS+20)(R9)(SI*1), Z25, Z1; \
-	VPDPWSSD.BCST (A_BSUMS+24)(R9)(SI*1), Z26, Z1; \
-	VPDPWSSD.BCST (A_BSUMS+28)(R9)(SI*1), Z27, Z1
-
-#define EPI_NEXT \
-	VMULPS.BCST (DX), Z0, Z0; \
-	VADDPS    (R11)(SI*2), Z0, Z0; \
-	VMOVUPS   Z0, (R11)(SI*2); \
-	ADDQ $64, AX; \
-	ADDQ $4, DX; \
-	ADDQ $32, SI; \
-	CMPQ SI, $512
+#include "tile_amd64.h"
 
 // func tileKernel(a *kernelArgs)
 //
@@ -134,7 +45,7 @@ zeroacc:
 	MOVQ ARG_NSB(DI), R12
 	TESTQ $FLAG_AMX, ARG_FLAGS(DI)
 	JZ    superblock
-	AMX_SUPERBLOCK(0, 0)
+	AMX_SUPERBLOCK(R8, 0, R9, 0)
 
 superblock:
 	// cbuf half of this super-block (R12 parity), 4 KiB each.
@@ -157,94 +68,14 @@ superblock:
 	TILESTORED(3, AMX_AX, AMX_CX)
 	CMPQ R12, $1
 	JEQ  lagged
-	AMX_SUPERBLOCK(W_SB, A_SB) // clobbers AX, CX, DX only
+	AMX_SUPERBLOCK(R8, W_SB, R9, A_SB)
 	JMP  lagged
 
 vnni:
-	// The same products with VPDPBUSD: for each (token tile j, digit x),
-	// Z0-Z15 hold the 16 token rows of C; each k-quad of B is one load,
-	// each token's 4 activation bytes an embedded broadcast.
+	// The same products with VPDPBUSD.
 	MOVQ BX, dstp-8(SP)
-	MOVQ SI, cbp-16(SP)
-	MOVQ $0, BX // combo j*2+x
-combo:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	MOVQ BX, AX
-	ANDQ $1, AX
-	SHLQ $10, AX
-	ADDQ R8, AX  // B: weights + x*1024
-	MOVQ BX, SI
-	SHRQ $1, SI
-	SHLQ $10, SI
-	ADDQ R9, SI  // A: activations + j*1024
-	MOVQ $4, CX
-vchunk:
-	MOVQ $16, DX
-vquad:
-	VMOVDQU32 (AX), Z16
-	VPDPBUSD.BCST 0(SI), Z16, Z0
-	VPDPBUSD.BCST 64(SI), Z16, Z1
-	VPDPBUSD.BCST 128(SI), Z16, Z2
-	VPDPBUSD.BCST 192(SI), Z16, Z3
-	VPDPBUSD.BCST 256(SI), Z16, Z4
-	VPDPBUSD.BCST 320(SI), Z16, Z5
-	VPDPBUSD.BCST 384(SI), Z16, Z6
-	VPDPBUSD.BCST 448(SI), Z16, Z7
-	VPDPBUSD.BCST 512(SI), Z16, Z8
-	VPDPBUSD.BCST 576(SI), Z16, Z9
-	VPDPBUSD.BCST 640(SI), Z16, Z10
-	VPDPBUSD.BCST 704(SI), Z16, Z11
-	VPDPBUSD.BCST 768(SI), Z16, Z12
-	VPDPBUSD.BCST 832(SI), Z16, Z13
-	VPDPBUSD.BCST 896(SI), Z16, Z14
-	VPDPBUSD.BCST 960(SI), Z16, Z15
-	ADDQ $64, AX
-	ADDQ $4, SI
-	DECQ DX
-	JNZ  vquad
-	ADDQ $1024, AX // next chunk: 2048 on from this chunk's start
-	ADDQ $1984, SI // 2048 - 64
-	DECQ CX
-	JNZ  vchunk
-	MOVQ BX, AX
-	SHLQ $10, AX
-	ADDQ cbp-16(SP), AX
-	VMOVDQU32 Z0, 0(AX)
-	VMOVDQU32 Z1, 64(AX)
-	VMOVDQU32 Z2, 128(AX)
-	VMOVDQU32 Z3, 192(AX)
-	VMOVDQU32 Z4, 256(AX)
-	VMOVDQU32 Z5, 320(AX)
-	VMOVDQU32 Z6, 384(AX)
-	VMOVDQU32 Z7, 448(AX)
-	VMOVDQU32 Z8, 512(AX)
-	VMOVDQU32 Z9, 576(AX)
-	VMOVDQU32 Z10, 640(AX)
-	VMOVDQU32 Z11, 704(AX)
-	VMOVDQU32 Z12, 768(AX)
-	VMOVDQU32 Z13, 832(AX)
-	VMOVDQU32 Z14, 896(AX)
-	VMOVDQU32 Z15, 960(AX)
-	INCQ BX
-	CMPQ BX, $4
-	JLT  combo
+	VNNI_SUPERBLOCK
 	MOVQ dstp-8(SP), BX
-	MOVQ cbp-16(SP), SI
 
 lagged:
 	// The epilogue lags one super-block behind the products: this one's

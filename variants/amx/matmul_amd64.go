@@ -98,13 +98,30 @@ func variantName(useAMX bool) string {
 // weights repacked at load.
 type panelSource func(s *scratch, r0, rr, sb0, nsb int) *byte
 
+// A program is one way of running the tile products: where they run, the
+// K block, and the loop order of its kernel.
+type program struct {
+	amx      bool // tile products on AMX, else AVX-512 VNNI
+	kb       int  // super-blocks per K block; 0: all of k in one block
+	lag      bool // tileKernel's epilogue one super-block late
+	wres     bool // tileKernelWR: super-blocks outside, token pairs inside
+	prefetch bool // tileKernelWR: prefetch the pair after next
+	// groupPairs, when not 0, splits the tokens into groups of that many
+	// pairs, one kernel call per (row tile, group): the activations one
+	// call streams (groupPairs × kb super-blocks) then stay in L2 even
+	// when kb covers all of k.
+	groupPairs int
+}
+
+func (p program) name() string { return variantName(p.amx) }
+
 // run is the tile program's driver: activations packed once, then for each
-// K block of kBlock super-blocks, every row tile's panel through tileKernel.
-func (f weightFormat) run(useAMX bool, kb int, lag bool, dst []float32, ldd, rows int, xq []byte, n, k int, panels panelSource) {
+// K block of p.kb super-blocks, every row tile's panel through the kernel.
+func (f weightFormat) run(p program, dst []float32, ldd, rows int, xq []byte, n, k int, panels panelSource) {
 	nb := k / qk
 	if need := (n-1)*ldd + rows; len(dst) < need || ldd < rows || k%qk != 0 || len(xq) < n*nb*q8kBytes {
 		panic(fmt.Sprintf("amx %s %s: bad operands: len(dst)=%d ldd=%d rows=%d n=%d k=%d len(xq)=%d",
-			f.typ, variantName(useAMX), len(dst), ldd, rows, n, k, len(xq)))
+			f.typ, p.name(), len(dst), ldd, rows, n, k, len(xq)))
 	}
 	if nb == 0 {
 		for j := 0; j < n; j++ {
@@ -113,21 +130,28 @@ func (f weightFormat) run(useAMX bool, kb int, lag bool, dst []float32, ldd, row
 		return
 	}
 	flags := f.flags
-	if useAMX {
+	if p.amx {
 		if err := cpufeat.AMX(); err != nil {
-			panic(fmt.Sprintf("amx %s %s called without AMX: %v", f.typ, variantName(useAMX), err))
+			panic(fmt.Sprintf("amx %s %s called without AMX: %v", f.typ, p.name(), err))
 		}
 		flags |= flagAMX
 	}
-	if lag {
+	if p.lag {
 		flags |= flagLag
+	}
+	if p.prefetch {
+		flags |= flagPrefetch
+	}
+	kernel, accTokens := tileKernel, pairTokens
+	pairs := (n + pairTokens - 1) / pairTokens
+	if p.wres {
+		kernel, accTokens = tileKernelWR, pairs*pairTokens
 	}
 	s := getScratch()
 	defer putScratch(s)
-	pairs := (n + pairTokens - 1) / pairTokens
 	s.pack = aligned(s.pack, pairs*nb*aSBBytes)
 	s.cbuf = aligned(s.cbuf, 8*tileBytes)
-	s.acc = aligned(s.acc, pairTokens*tileRows*4)
+	s.acc = aligned(s.acc, accTokens*tileRows*4)
 	packActivations(s.pack, xq, n, nb, f.sum32)
 	a := kernelArgs{
 		lddBytes:   4 * ldd,
@@ -137,9 +161,15 @@ func (f weightFormat) run(useAMX bool, kb int, lag bool, dst []float32, ldd, row
 		cfg:        &tileConfig[0],
 		pairStride: nb * aSBBytes,
 	}
+	kb, group := p.kb, p.groupPairs*pairTokens
+	if kb == 0 {
+		kb = nb
+	}
+	if group == 0 {
+		group = n
+	}
 	for sb0 := 0; sb0 < nb; sb0 += kb {
 		a.nsb = min(kb, nb-sb0)
-		a.x = &s.pack[sb0*aSBBytes]
 		a.flags = flags
 		if sb0 > 0 {
 			a.flags |= flagAccumulate
@@ -147,29 +177,31 @@ func (f weightFormat) run(useAMX bool, kb int, lag bool, dst []float32, ldd, row
 		for r0 := 0; r0 < rows; r0 += tileRows {
 			rr := min(tileRows, rows-r0)
 			a.w = panels(s, r0, rr, sb0, a.nsb)
-			a.dst = &dst[r0]
 			a.rowMask = 1<<rr - 1
-			tileKernel(&a)
+			for t0 := 0; t0 < n; t0 += group {
+				a.n = min(group, n-t0)
+				a.x = &s.pack[(t0/pairTokens)*a.pairStride+sb0*aSBBytes]
+				a.dst = &dst[t0*ldd+r0]
+				kernel(&a)
+			}
 		}
 	}
 }
 
-// matMul returns the tile program's MatMul for format f, unpacking the
-// weights per call, its tile products run on AMX or, with useAMX false, by
-// AVX-512 VNNI; with lag each super-block's epilogue runs one super-block
-// late (see tileKernel).
-func matMul(f weightFormat, useAMX bool, kb int, lag bool) ledger.MatMul {
+// matMul returns the tile program p's MatMul for format f, unpacking the
+// weights per call.
+func matMul(f weightFormat, p program) ledger.MatMul {
 	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
 		if rows <= 0 || n <= 0 {
 			return
 		}
 		nb := k / qk
 		if len(w) < rows*nb*f.blkBytes {
-			panic(fmt.Sprintf("amx %s %s: %d weight bytes for %d rows of %d", f.typ, variantName(useAMX), len(w), rows, k))
+			panic(fmt.Sprintf("amx %s %s: %d weight bytes for %d rows of %d", f.typ, p.name(), len(w), rows, k))
 		}
 		rowBytes := nb * f.blkBytes
-		f.run(useAMX, kb, lag, dst, ldd, rows, xq, n, k, func(s *scratch, r0, rr, sb0, nsb int) *byte {
-			s.panel = aligned(s.panel, kb*wSBBytes)
+		f.run(p, dst, ldd, rows, xq, n, k, func(s *scratch, r0, rr, sb0, nsb int) *byte {
+			s.panel = aligned(s.panel, nsb*wSBBytes)
 			f.pack(s.panel, w[r0*rowBytes:], rr, nb, sb0, nsb)
 			return &s.panel[0]
 		})
@@ -179,17 +211,17 @@ func matMul(f weightFormat, useAMX bool, kb int, lag bool) ledger.MatMul {
 // MatMulQ4K is the AMX-INT8 fused-dequantize GEMM for Q4_K weights × Q8_K
 // activations (ledger.MatMul contract). It needs AMX (cpufeat.AMX() == nil)
 // and panics with the reason otherwise.
-var MatMulQ4K = matMul(formatQ4K, true, kBlock, false)
+var MatMulQ4K = matMul(formatQ4K, program{amx: true, kb: kBlock})
 
 // MatMulQ6K is MatMulQ4K for Q6_K weights.
-var MatMulQ6K = matMul(formatQ6K, true, kBlock, false)
+var MatMulQ6K = matMul(formatQ6K, program{amx: true, kb: kBlock})
 
 // MatMulQ4KVNNI runs the same tile program with AVX-512 VNNI tile products
 // (VPDPBUSD, 16 tokens × 16 rows per pass): the non-AMX rival.
-var MatMulQ4KVNNI = matMul(formatQ4K, false, kBlock, false)
+var MatMulQ4KVNNI = matMul(formatQ4K, program{kb: kBlock})
 
 // MatMulQ6KVNNI is MatMulQ4KVNNI for Q6_K weights.
-var MatMulQ6KVNNI = matMul(formatQ6K, false, kBlock, false)
+var MatMulQ6KVNNI = matMul(formatQ6K, program{kb: kBlock})
 
 var vnniFeatures = []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}
 
@@ -218,15 +250,39 @@ func init() {
 		f, _ := formatOf(v.t)
 		for _, kb := range []int{2, 4} {
 			ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: fmt.Sprintf("amx-int8-kb%d", kb), Family: ledger.FamilyFusedDequantAMX,
-				Features: amxFeatures, Impl: matMul(f, true, kb, false),
+				Features: amxFeatures, Impl: matMul(f, program{amx: true, kb: kb}),
 				Notes: fmt.Sprintf("amx-int8 with K blocks of %d super-blocks: the weight panel (%d KiB) stays in L1", kb, kb*wSBBytes/1024)})
 		}
 		const lagNotes = ": each super-block's epilogue one super-block late, so its vector loads never read tile stores that have not reached the cache"
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-lag", Family: ledger.FamilyFusedDequantAMX,
-			Features: amxFeatures, Impl: matMul(f, true, kBlock, true), Notes: "amx-int8" + lagNotes})
+			Features: amxFeatures, Impl: matMul(f, program{amx: true, kb: kBlock, lag: true}), Notes: "amx-int8" + lagNotes})
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-kb4-lag", Family: ledger.FamilyFusedDequantAMX,
-			Features: amxFeatures, Impl: matMul(f, true, 4, true), Notes: "amx-int8-kb4" + lagNotes})
+			Features: amxFeatures, Impl: matMul(f, program{amx: true, kb: 4, lag: true}), Notes: "amx-int8-kb4" + lagNotes})
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "avx512-vnni-tiles-lag", Family: ledger.FamilyAVX512VNNI,
-			Features: vnniFeatures, Impl: matMul(f, false, kBlock, true), Notes: "avx512-vnni-tiles" + lagNotes + " (here plain stores, which forward)"})
+			Features: vnniFeatures, Impl: matMul(f, program{kb: kBlock, lag: true}), Notes: "avx512-vnni-tiles" + lagNotes + " (here plain stores, which forward)"})
+		const wresNotes = "the tile program with super-blocks outside and token pairs inside (tileKernelWR): each super-block's 8 KiB of weight tiles stays in L1 across every token pair " +
+			"instead of the K block's panel (69 KiB) streaming from L2 once per pair"
+		for _, w := range []struct {
+			name     string
+			amx      bool
+			kb       int
+			prefetch bool
+			groups   int
+			notes    string
+		}{
+			{"amx-int8-wres", true, kBlock, false, 0, ""},
+			{"amx-int8-wres-kb4", true, 4, false, 0, "; K blocks of 4"},
+			{"amx-int8-wres-pf", true, kBlock, true, 0, "; the epilogue prefetches the activations of the pair after next into L1"},
+			{"avx512-vnni-tiles-wres", false, kBlock, false, 0, "; tile products by VPDPBUSD"},
+			{"amx-int8-wres-g8", true, 0, false, 8, "; one K block over all of k, tokens in groups of 8 pairs (dst written once, the group's activations in L2)"},
+			{"amx-int8-wres-g4", true, 0, false, 4, "; one K block over all of k, tokens in groups of 4 pairs"},
+		} {
+			features, family := amxFeatures, ledger.FamilyFusedDequantAMX
+			if !w.amx {
+				features, family = vnniFeatures, ledger.FamilyAVX512VNNI
+			}
+			ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: w.name, Family: family, Features: features,
+				Impl: matMul(f, program{amx: w.amx, kb: w.kb, wres: true, prefetch: w.prefetch, groupPairs: w.groups}), Notes: wresNotes + w.notes})
+		}
 	}
 }

@@ -92,7 +92,7 @@ func TestLag(t *testing.T) {
 		for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 			f, _ := formatOf(typ)
 			op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
-			v := ledger.Variant{Op: op.Name, Name: "lag-kb", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, false, kb, true)}
+			v := ledger.Variant{Op: op.Name, Name: "lag-kb", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, program{kb: kb, lag: true})}
 			for _, s := range testShapes {
 				c, err := gate.NewCase(op, s, 23)
 				if err != nil {
@@ -118,7 +118,7 @@ func TestKBlocks(t *testing.T) {
 		for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 			f, _ := formatOf(typ)
 			op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
-			v := ledger.Variant{Op: op.Name, Name: "kb", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, false, kb, false)}
+			v := ledger.Variant{Op: op.Name, Name: "kb", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, program{kb: kb})}
 			for _, s := range testShapes[5:] {
 				c, err := gate.NewCase(op, s, 19)
 				if err != nil {
@@ -215,5 +215,48 @@ func TestPackAsm(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestWeightResident gates tileKernelWR (super-blocks outside, token pairs
+// inside) through the VNNI products here, with and without its prefetching
+// epilogue and across K blockings, and on AMX where it exists.
+func TestWeightResident(t *testing.T) {
+	skipUnlessVNNI(t)
+	gateAll(t, "avx512-vnni-tiles-wres")
+	for _, kb := range []int{0, 1, 2, 4, 8} {
+		for _, pf := range []bool{false, true} {
+			for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+				f, _ := formatOf(typ)
+				op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
+				p := program{kb: kb, wres: true, prefetch: pf}
+				if kb == 0 { // all of k, tokens in groups of 2 pairs
+					p.groupPairs = 2
+				}
+				v := ledger.Variant{Op: op.Name, Name: "wres", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, p)}
+				for _, s := range append(testShapes, ledger.Shape{Rows: 48, K: 1024, N: 130}) {
+					c, err := gate.NewCase(op, s, 29)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if m, err := c.Check(v); err != nil {
+						t.Fatalf("%s kb %d prefetch %v %s: %v (metrics %+v)", typ, kb, pf, s.Key(ledger.KindMatMul), err, m)
+					}
+				}
+			}
+		}
+	}
+	extremes(t, map[quant.Type]ledger.MatMul{
+		quant.Q4_K: matMul(formatQ4K, program{kb: kBlock, wres: true, prefetch: true}),
+		quant.Q6_K: matMul(formatQ6K, program{kb: kBlock, wres: true, prefetch: true}),
+	})
+	if cpufeat.AMX() == nil {
+		for _, name := range []string{"amx-int8-wres", "amx-int8-wres-kb4", "amx-int8-wres-pf", "amx-int8-wres-g8", "amx-int8-wres-g4"} {
+			gateAll(t, name)
+		}
+		extremes(t, map[quant.Type]ledger.MatMul{
+			quant.Q4_K: matMul(formatQ4K, program{amx: true, kb: kBlock, wres: true, prefetch: true}),
+			quant.Q6_K: matMul(formatQ6K, program{amx: true, kb: kBlock, wres: true, prefetch: true}),
+		})
 	}
 }

@@ -68,7 +68,7 @@ func (r *Repacked) matMul(useAMX bool, dst []float32, ldd int, xq []byte, n int)
 		return
 	}
 	nb := r.K / qk
-	r.format.run(useAMX, kBlock, false, dst, ldd, r.Rows, xq, n, r.K, func(_ *scratch, r0, _, sb0, _ int) *byte {
+	r.format.run(program{amx: useAMX, kb: kBlock}, dst, ldd, r.Rows, xq, n, r.K, func(_ *scratch, r0, _, sb0, _ int) *byte {
 		return &r.panels[((r0/tileRows)*nb+sb0)*wSBBytes]
 	})
 }

@@ -1,0 +1,232 @@
+//go:build !noasm
+
+#include "textflag.h"
+#include "../../internal/amx/amx_amd64.h"
+#include "tile_amd64.h"
+
+#define FLAG_PF    32
+#define FLAG_NOEPI 64
+
+// PF5 prefetches five lines of the pair after next (CX) per token of the
+// epilogue: 32 tokens × 5 lines cover its 8 KiB of tiles and its scales and
+// sums (146 lines).
+#define PF5 \
+	PREFETCHT0 (CX); \
+	PREFETCHT0 64(CX); \
+	PREFETCHT0 128(CX); \
+	PREFETCHT0 192(CX); \
+	PREFETCHT0 256(CX); \
+	ADDQ $320, CX
+
+// Epilogue bodies per token (see kernel_amd64.s): Q4_K with sums of 32
+// (four bsum pairs, mins by dmin) and Q6_K (eight pairs, one scale).
+#define EPI32_TOKEN \
+	EPI_DIGITS; \
+	VCVTDQ2PS Z0, Z0; \
+	VCVTDQ2PS Z1, Z1; \
+	VMULPS    Z28, Z0, Z0; \
+	VFNMADD231PS Z29, Z1, Z0; \
+	EPI_NEXT
+
+#define EPIINT_TOKEN \
+	EPI_DIGITS; \
+	EPI_BSUMS8; \
+	VPSUBD    Z1, Z0, Z0; \
+	VCVTDQ2PS Z0, Z0; \
+	VMULPS    Z28, Z0, Z0; \
+	EPI_NEXT
+
+// func tileKernelWR(a *kernelArgs)
+//
+// The tile program with the loops the other way round: for each super-block
+// of the K block, every token pair, so the row tile's 8 KiB of weight tiles
+// for that super-block stay in L1 while the activations stream past (the
+// incumbent tileKernel walks super-blocks inside each pair and re-reads the
+// whole K block's panel, 69 KiB, from L2 for every pair). acc holds all
+// pairs (⌈n/32⌉ × 32 tokens × 16 rows); each super-block's epilogue adds
+// into it and the last one's result goes to dst under the row mask.
+//
+// The products of the next (super-block, pair) are issued before the
+// current epilogue, as in tileKernel. With FLAG_PF the epilogue also
+// prefetches the activations of the pair after next into L1.
+//
+// Registers: DI args, R8 weight super-block, R9 activations of the pair,
+// R10 cbuf (two 4 KiB halves alternating by step), R11 acc of the pair,
+// R12 super-blocks left, R13 activations of pair 0 at this super-block,
+// R14 pairs left, BX the next step's activations; Z20-Z27 bsum
+// coefficients, Z28 d, Z29 dmin. Frame: pairs-8, cbp-16 (VNNI_SUPERBLOCK),
+// half-24 (cbuf half of this step).
+TEXT ·tileKernelWR(SB), NOSPLIT, $32-8
+	MOVQ a+0(FP), DI
+	MOVQ ARG_CBUF(DI), R10
+	MOVQ ARG_MASK(DI), AX
+	KMOVW AX, K1
+
+	// acc = 0 for all pairs.
+	MOVQ ARG_N(DI), CX
+	ADDQ $31, CX
+	SHRQ $5, CX
+	MOVQ CX, pairs-8(SP)
+	SHLQ $11, CX
+	MOVQ ARG_ACC(DI), R11
+	VPXORD Z0, Z0, Z0
+	MOVQ $0, AX
+zeroacc:
+	VMOVUPS Z0, (R11)(AX*1)
+	ADDQ $64, AX
+	CMPQ AX, CX
+	JLT  zeroacc
+
+	MOVQ $0, half-24(SP)
+	MOVQ ARG_W(DI), R8
+	MOVQ ARG_X(DI), R13
+	MOVQ ARG_NSB(DI), R12
+	TESTQ $FLAG_AMX, ARG_FLAGS(DI)
+	JZ   superblock
+	MOVQ ARG_CFG(DI), AX
+	LDTILECFG(AMX_AX)
+	AMX_SUPERBLOCK(R8, 0, R13, 0)
+
+superblock:
+	VMOVUPS W_D(R8), Z28
+	VMOVUPS W_DMIN(R8), Z29
+	VMOVDQU32 (W_COEF+0)(R8), Z20
+	VMOVDQU32 (W_COEF+64)(R8), Z21
+	VMOVDQU32 (W_COEF+128)(R8), Z22
+	VMOVDQU32 (W_COEF+192)(R8), Z23
+	VMOVDQU32 (W_COEF+256)(R8), Z24
+	VMOVDQU32 (W_COEF+320)(R8), Z25
+	VMOVDQU32 (W_COEF+384)(R8), Z26
+	VMOVDQU32 (W_COEF+448)(R8), Z27
+	MOVQ R13, R9
+	MOVQ ARG_ACC(DI), R11
+	MOVQ pairs-8(SP), R14
+
+pair:
+	MOVQ half-24(SP), SI
+	XORQ $4096, half-24(SP)
+	ADDQ R10, SI
+	TESTQ $FLAG_AMX, ARG_FLAGS(DI)
+	JZ   vnni
+
+	// Store this step's C tiles, then start the next step's products: the
+	// next pair at this super-block, or pair 0 of the next super-block.
+	MOVQ $64, CX
+	TILESTORED(0, AMX_SI, AMX_CX)
+	LEAQ 1024(SI), AX
+	TILESTORED(1, AMX_AX, AMX_CX)
+	LEAQ 2048(SI), AX
+	TILESTORED(2, AMX_AX, AMX_CX)
+	LEAQ 3072(SI), AX
+	TILESTORED(3, AMX_AX, AMX_CX)
+	CMPQ R14, $1
+	JEQ  nextsb
+	MOVQ R9, BX
+	ADDQ ARG_PAIR(DI), BX
+	AMX_SUPERBLOCK(R8, 0, BX, 0)
+	JMP  epilogue
+nextsb:
+	CMPQ R12, $1
+	JEQ  epilogue
+	LEAQ A_SB(R13), BX
+	AMX_SUPERBLOCK(R8, W_SB, BX, 0)
+	JMP  epilogue
+
+vnni:
+	VNNI_SUPERBLOCK
+
+epilogue:
+	TESTQ $FLAG_NOEPI, ARG_FLAGS(DI)
+	JNZ   pairdone
+
+	// Per token t of the pair: acc[t] += dx·(d·S − dmin·M) (Q4_K) or
+	// dx·d·(S − M) (Q6_K), as tileKernel's epilogue.
+	MOVQ SI, AX      // lo digits of token t; hi at +1024
+	LEAQ A_D(R9), DX // dx of token t
+	MOVQ $0, SI      // 32·t
+	TESTQ $FLAG_PF, ARG_FLAGS(DI)
+	JZ   noprefetch
+	CMPQ R14, $2
+	JLE  noprefetch // no pair after next at this super-block
+	MOVQ ARG_PAIR(DI), CX
+	LEAQ (R9)(CX*2), CX
+	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
+	JNZ  epiintpf
+
+epi32pf:
+	PF5
+	EPI32_TOKEN
+	JNE  epi32pfnext
+	ADDQ $1024, AX // token tile 1: its C rows start at cbuf+2048
+epi32pfnext:
+	CMPQ SI, $1024
+	JLT  epi32pf
+	JMP  pairdone
+
+epiintpf:
+	PF5
+	EPIINT_TOKEN
+	JNE  epiintpfnext
+	ADDQ $1024, AX
+epiintpfnext:
+	CMPQ SI, $1024
+	JLT  epiintpf
+	JMP  pairdone
+
+noprefetch:
+	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
+	JNZ  epiint
+
+epi32:
+	EPI32_TOKEN
+	JNE  epi32next
+	ADDQ $1024, AX
+epi32next:
+	CMPQ SI, $1024
+	JLT  epi32
+	JMP  pairdone
+
+epiint:
+	EPIINT_TOKEN
+	JNE  epiintnext
+	ADDQ $1024, AX
+epiintnext:
+	CMPQ SI, $1024
+	JLT  epiint
+
+pairdone:
+	ADDQ ARG_PAIR(DI), R9
+	ADDQ $2048, R11
+	DECQ R14
+	JNZ  pair
+	ADDQ $W_SB, R8
+	ADDQ $A_SB, R13
+	DECQ R12
+	JNZ  superblock
+
+	// acc → dst: n rows of 16 floats under the row mask.
+	MOVQ ARG_N(DI), CX
+	SHLQ $6, CX
+	MOVQ ARG_ACC(DI), R11
+	MOVQ ARG_DST(DI), BX
+	MOVQ ARG_LDD(DI), DX
+	MOVQ $0, SI
+store:
+	VMOVUPS (R11)(SI*1), Z0
+	TESTQ $FLAG_ACC, ARG_FLAGS(DI)
+	JZ    storeplain
+	VMOVUPS.Z (BX), K1, Z1
+	VADDPS Z1, Z0, Z0
+storeplain:
+	VMOVUPS Z0, K1, (BX)
+	ADDQ DX, BX
+	ADDQ $64, SI
+	CMPQ SI, CX
+	JLT  store
+
+	TESTQ $FLAG_AMX, ARG_FLAGS(DI)
+	JZ   done
+	TILERELEASE
+done:
+	VZEROUPPER
+	RET
