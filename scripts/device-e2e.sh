@@ -127,7 +127,7 @@ tiles)
 	# the 10-run sweep of the matmul variants, then the 1B decode head to
 	# head (tg256) on this Intel machine.
 	log amx-tests
-	$B/amx.test -test.run 'TestAMXInt8$|WeightResident|ExtremesAMX|TilePrograms' -test.count 1 2>&1 | tail -3
+	$B/amx.test -test.run 'TestAMXInt8$|WeightResident|ExtremesAMX|TilePrograms' -test.count 1 2>&1 | tail -30
 	log tilestep
 	$B/amx.test -test.run '^$' -test.bench TileStep -test.count 3 -test.benchtime 0.3s > "$OUT/tilestep.txt" 2>&1
 	grep -E "ns/step" "$OUT/tilestep.txt"
@@ -136,7 +136,7 @@ tiles)
 		--variant "${SWEEP_VARIANTS:-amx-int8,amx-int8-kb4,amx-int8-wres,amx-int8-wres-pf,amx-int8-wres-g8,amx-int8-wres-g4}" \
 		--shapes 3B --runs "${SWEEP_RUNS:-10}" --store "$STORE" --note "$NOTE" > "$OUT/sweep.txt" 2>&1
 	grep -E "^\| matmul.*\(3B|recorded|roofline|peak" "$OUT/sweep.txt"
-	if [ -n "${DECODE:-1}" ]; then
+	if [ -n "${DECODE:-}" ]; then
 		models llama3.2-1b
 		log "e2e decode llama3.2-1b"
 		timeout "${E2E_TIMEOUT:-200}" $B/ledger e2e -m /tmp/llama3.2-1b.gguf --pp 0 --tg 256 --runs "${RUNS:-10}" \

@@ -9,4 +9,6 @@ func tileKernelAddr() *byte
 
 func tileKernelWRAddr() *byte
 
+func tileKernelILAddr() *byte
+
 func bf16KernelAddr() *byte

@@ -19,3 +19,9 @@ TEXT ·tileKernelWRAddr(SB), NOSPLIT, $0-8
 	LEAQ ·tileKernelWR(SB), AX
 	MOVQ AX, ret+0(FP)
 	RET
+
+// func tileKernelILAddr() *byte
+TEXT ·tileKernelILAddr(SB), NOSPLIT, $0-8
+	LEAQ ·tileKernelIL(SB), AX
+	MOVQ AX, ret+0(FP)
+	RET

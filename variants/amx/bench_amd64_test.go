@@ -174,6 +174,7 @@ func BenchmarkTileStep(b *testing.B) {
 			{"tileKernelWR", tileKernelWR, 0, true},
 			{"tileKernelWR-pf", tileKernelWR, flagPrefetch, true},
 			{"tileKernelWR-noepilogue", tileKernelWR, flagNoEpilogue, true},
+			{"tileKernelIL", tileKernelIL, 0, true},
 		} {
 			b.Run(fmt.Sprintf("kernel=%s/data=%s", k.name, c.name), func(b *testing.B) {
 				n := c.pairs * pairTokens

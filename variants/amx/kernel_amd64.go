@@ -41,3 +41,9 @@ func tileKernel(a *kernelArgs)
 //
 //go:noescape
 func tileKernelWR(a *kernelArgs)
+
+// tileKernelIL is tileKernelWR with the next step's tile products
+// interleaved into this step's epilogue (AMX only).
+//
+//go:noescape
+func tileKernelIL(a *kernelArgs)

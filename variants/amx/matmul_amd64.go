@@ -106,6 +106,9 @@ type program struct {
 	lag      bool // tileKernel's epilogue one super-block late
 	wres     bool // tileKernelWR: super-blocks outside, token pairs inside
 	prefetch bool // tileKernelWR: prefetch the pair after next
+	// interleave runs tileKernelIL: tileKernelWR's loops with the next
+	// step's products interleaved into the epilogue (AMX only).
+	interleave bool
 	// groupPairs, when not 0, splits the tokens into groups of that many
 	// pairs, one kernel call per (row tile, group): the activations one
 	// call streams (groupPairs × kb super-blocks) then stay in L2 even
@@ -144,7 +147,12 @@ func (f weightFormat) run(p program, dst []float32, ldd, rows int, xq []byte, n,
 	}
 	kernel, accTokens := tileKernel, pairTokens
 	pairs := (n + pairTokens - 1) / pairTokens
-	if p.wres {
+	switch {
+	case p.interleave && !p.amx:
+		panic(fmt.Sprintf("amx %s: the interleaved kernel has no VNNI path", f.typ))
+	case p.interleave:
+		kernel, accTokens = tileKernelIL, pairs*pairTokens
+	case p.wres:
 		kernel, accTokens = tileKernelWR, pairs*pairTokens
 	}
 	s := getScratch()
@@ -284,5 +292,11 @@ func init() {
 			ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: w.name, Family: family, Features: features,
 				Impl: matMul(f, program{amx: w.amx, kb: w.kb, wres: true, prefetch: w.prefetch, groupPairs: w.groups}), Notes: wresNotes + w.notes})
 		}
+		const ilNotes = "amx-int8-wres with the next step's tile products interleaved into this step's epilogue (tileKernelIL: one chunk, then eight tokens, four times), " +
+			"so the epilogue does not queue behind 16 in-order TDPBSUDs; prefetches the step after next"
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-il", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
+			Impl: matMul(f, program{amx: true, kb: kBlock, interleave: true}), Notes: ilNotes})
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-il-g8", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
+			Impl: matMul(f, program{amx: true, interleave: true, groupPairs: 8}), Notes: ilNotes + "; one K block over all of k, tokens in groups of 8 pairs"})
 	}
 }

@@ -251,12 +251,32 @@ func TestWeightResident(t *testing.T) {
 		quant.Q6_K: matMul(formatQ6K, program{kb: kBlock, wres: true, prefetch: true}),
 	})
 	if cpufeat.AMX() == nil {
-		for _, name := range []string{"amx-int8-wres", "amx-int8-wres-kb4", "amx-int8-wres-pf", "amx-int8-wres-g8", "amx-int8-wres-g4"} {
+		for _, name := range []string{"amx-int8-wres", "amx-int8-wres-kb4", "amx-int8-wres-pf", "amx-int8-wres-g8", "amx-int8-wres-g4", "amx-int8-il", "amx-int8-il-g8"} {
 			gateAll(t, name)
 		}
 		extremes(t, map[quant.Type]ledger.MatMul{
 			quant.Q4_K: matMul(formatQ4K, program{amx: true, kb: kBlock, wres: true, prefetch: true}),
 			quant.Q6_K: matMul(formatQ6K, program{amx: true, kb: kBlock, wres: true, prefetch: true}),
 		})
+		extremes(t, map[quant.Type]ledger.MatMul{
+			quant.Q4_K: matMul(formatQ4K, program{amx: true, kb: kBlock, interleave: true}),
+			quant.Q6_K: matMul(formatQ6K, program{amx: true, kb: kBlock, interleave: true}),
+		})
+		for _, kb := range []int{1, 2, 3} { // one, two and an odd number of steps per pair
+			for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+				f, _ := formatOf(typ)
+				op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
+				v := ledger.Variant{Op: op.Name, Name: "il", Family: ledger.FamilyFusedDequantAMX, Impl: matMul(f, program{amx: true, kb: kb, interleave: true})}
+				for _, s := range append(testShapes, ledger.Shape{Rows: 48, K: 1024, N: 130}) {
+					c, err := gate.NewCase(op, s, 31)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if m, err := c.Check(v); err != nil {
+						t.Fatalf("%s kb %d %s: %v (metrics %+v)", typ, kb, s.Key(ledger.KindMatMul), err, m)
+					}
+				}
+			}
+		}
 	}
 }

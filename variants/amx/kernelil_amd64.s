@@ -1,0 +1,268 @@
+//go:build !noasm
+
+#include "textflag.h"
+#include "../../internal/amx/amx_amd64.h"
+#include "tile_amd64.h"
+
+// tileKernelIL is tileKernelWR (super-blocks outside, token pairs inside)
+// with the next step's tile products interleaved with this step's epilogue,
+// a quarter of each at a time: one chunk (4 loads, 4 TDPBSUD), then eight
+// tokens of the epilogue. In tileKernelWR the next step's 16 products all
+// sit in the reorder buffer ahead of the epilogue and retire in order, one
+// per 16 cycles, so the epilogue's 500 µops wait on them; here the tile
+// unit is fed as the epilogue proceeds. AMX only (no VPDPBUSD path). The
+// epilogue always prefetches the step after next (see PF5).
+//
+// Registers: DI args, R8 weight super-block, R9 activations of the pair,
+// R11 acc of the pair, R14 pairs left; the next step's weights R13 and
+// activations BX; tile addressing R10 (address) and R12 (stride 64); the
+// epilogue AX, DX, SI, CX (prefetch). Frame: pairs-8, half-24 (cbuf half),
+// sbl-32 (super-blocks left), a0-40 (activations of pair 0 at this
+// super-block).
+
+// Tile products of one 64-wide chunk with R10/R12 addressing.
+#define IL_CHUNK(wb, wo, ab, ao) \
+	LEAQ ao(ab), R10; \
+	TILELOADD(4, AMX_R10, AMX_R12); \
+	LEAQ wo(wb), R10; \
+	TILELOADD(6, AMX_R10, AMX_R12); \
+	TDPBSUD(0, 4, 6); \
+	LEAQ (wo+1024)(wb), R10; \
+	TILELOADD(7, AMX_R10, AMX_R12); \
+	TDPBSUD(1, 4, 7); \
+	LEAQ (ao+1024)(ab), R10; \
+	TILELOADD(5, AMX_R10, AMX_R12); \
+	TDPBSUD(2, 5, 6); \
+	TDPBSUD(3, 5, 7)
+
+#define IL_ZERO \
+	TILEZERO(0); \
+	TILEZERO(1); \
+	TILEZERO(2); \
+	TILEZERO(3)
+
+#define PF5 \
+	PREFETCHT0 (CX); \
+	PREFETCHT0 64(CX); \
+	PREFETCHT0 128(CX); \
+	PREFETCHT0 192(CX); \
+	PREFETCHT0 256(CX); \
+	ADDQ $320, CX
+
+#define EPI32_TOKEN \
+	PF5; \
+	EPI_DIGITS; \
+	VCVTDQ2PS Z0, Z0; \
+	VCVTDQ2PS Z1, Z1; \
+	VMULPS    Z28, Z0, Z0; \
+	VFNMADD231PS Z29, Z1, Z0; \
+	EPI_NEXT
+
+#define EPIINT_TOKEN \
+	PF5; \
+	EPI_DIGITS; \
+	EPI_BSUMS8; \
+	VPSUBD    Z1, Z0, Z0; \
+	VCVTDQ2PS Z0, Z0; \
+	VMULPS    Z28, Z0, Z0; \
+	EPI_NEXT
+
+#define EPI32_8 \
+	EPI32_TOKEN; \
+	EPI32_TOKEN; \
+	EPI32_TOKEN; \
+	EPI32_TOKEN; \
+	EPI32_TOKEN; \
+	EPI32_TOKEN; \
+	EPI32_TOKEN; \
+	EPI32_TOKEN
+
+#define EPIINT_8 \
+	EPIINT_TOKEN; \
+	EPIINT_TOKEN; \
+	EPIINT_TOKEN; \
+	EPIINT_TOKEN; \
+	EPIINT_TOKEN; \
+	EPIINT_TOKEN; \
+	EPIINT_TOKEN; \
+	EPIINT_TOKEN
+
+// func tileKernelIL(a *kernelArgs)
+TEXT ·tileKernelIL(SB), NOSPLIT, $48-8
+	MOVQ a+0(FP), DI
+	MOVQ ARG_MASK(DI), AX
+	KMOVW AX, K1
+
+	// acc = 0 for all pairs.
+	MOVQ ARG_N(DI), CX
+	ADDQ $31, CX
+	SHRQ $5, CX
+	MOVQ CX, pairs-8(SP)
+	SHLQ $11, CX
+	MOVQ ARG_ACC(DI), R11
+	VPXORD Z0, Z0, Z0
+	MOVQ $0, AX
+zeroacc:
+	VMOVUPS Z0, (R11)(AX*1)
+	ADDQ $64, AX
+	CMPQ AX, CX
+	JLT  zeroacc
+
+	MOVQ $0, half-24(SP)
+	MOVQ ARG_NSB(DI), AX
+	MOVQ AX, sbl-32(SP)
+	MOVQ ARG_X(DI), BX
+	MOVQ BX, a0-40(SP)
+	MOVQ ARG_W(DI), R8
+	MOVQ $64, R12
+	MOVQ ARG_CFG(DI), AX
+	LDTILECFG(AMX_AX)
+	IL_ZERO
+	IL_CHUNK(R8, 0, BX, 0)
+	IL_CHUNK(R8, 2048, BX, 2048)
+	IL_CHUNK(R8, 4096, BX, 4096)
+	IL_CHUNK(R8, 6144, BX, 6144)
+
+superblock:
+	VMOVUPS W_D(R8), Z28
+	VMOVUPS W_DMIN(R8), Z29
+	VMOVDQU32 (W_COEF+0)(R8), Z20
+	VMOVDQU32 (W_COEF+64)(R8), Z21
+	VMOVDQU32 (W_COEF+128)(R8), Z22
+	VMOVDQU32 (W_COEF+192)(R8), Z23
+	VMOVDQU32 (W_COEF+256)(R8), Z24
+	VMOVDQU32 (W_COEF+320)(R8), Z25
+	VMOVDQU32 (W_COEF+384)(R8), Z26
+	VMOVDQU32 (W_COEF+448)(R8), Z27
+	MOVQ a0-40(SP), R9
+	MOVQ ARG_ACC(DI), R11
+	MOVQ pairs-8(SP), R14
+
+pair:
+	MOVQ half-24(SP), SI
+	XORQ $4096, half-24(SP)
+	ADDQ ARG_CBUF(DI), SI
+	TILESTORED(0, AMX_SI, AMX_R12)
+	LEAQ 1024(SI), R10
+	TILESTORED(1, AMX_R10, AMX_R12)
+	LEAQ 2048(SI), R10
+	TILESTORED(2, AMX_R10, AMX_R12)
+	LEAQ 3072(SI), R10
+	TILESTORED(3, AMX_R10, AMX_R12)
+
+	// Epilogue pointers; CX the step after next for the prefetches: two
+	// pairs on at this super-block, else pair 2−R14 of the next one (past
+	// the K block at its end, which prefetching does not mind).
+	MOVQ SI, AX      // lo digits of token t; hi at +1024
+	LEAQ A_D(R9), DX // dx of token t
+	MOVQ ARG_PAIR(DI), CX
+	CMPQ R14, $2
+	JLE  pfnextsb
+	LEAQ (R9)(CX*2), CX
+	JMP  pfset
+pfnextsb:
+	MOVQ $2, R10
+	SUBQ R14, R10
+	IMULQ R10, CX
+	ADDQ a0-40(SP), CX
+	ADDQ $A_SB, CX
+pfset:
+	MOVQ $0, SI // 32·t
+
+	// The next step: the next pair here, or pair 0 of the next super-block.
+	CMPQ R14, $1
+	JEQ  nextsb
+	MOVQ R9, BX
+	ADDQ ARG_PAIR(DI), BX
+	MOVQ R8, R13
+	JMP  interleave
+nextsb:
+	CMPQ sbl-32(SP), $1
+	JEQ  last
+	MOVQ a0-40(SP), BX
+	ADDQ $A_SB, BX
+	LEAQ W_SB(R8), R13
+
+interleave:
+	IL_ZERO
+	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
+	JNZ  interleaveint
+	IL_CHUNK(R13, 0, BX, 0)
+	EPI32_8
+	IL_CHUNK(R13, 2048, BX, 2048)
+	EPI32_8
+	ADDQ $1024, AX // token tile 1: its C rows start at cbuf+2048
+	IL_CHUNK(R13, 4096, BX, 4096)
+	EPI32_8
+	IL_CHUNK(R13, 6144, BX, 6144)
+	EPI32_8
+	JMP  pairdone
+
+interleaveint:
+	IL_CHUNK(R13, 0, BX, 0)
+	EPIINT_8
+	IL_CHUNK(R13, 2048, BX, 2048)
+	EPIINT_8
+	ADDQ $1024, AX
+	IL_CHUNK(R13, 4096, BX, 4096)
+	EPIINT_8
+	IL_CHUNK(R13, 6144, BX, 6144)
+	EPIINT_8
+	JMP  pairdone
+
+last:
+	// The last step: no products left to interleave.
+	MOVQ ARG_CBUF(DI), CX // PF5's target: no step after next, so lines already in cache
+	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
+	JNZ  lastint
+last32:
+	EPI32_TOKEN
+	JNE  last32next
+	ADDQ $1024, AX
+last32next:
+	CMPQ SI, $1024
+	JLT  last32
+	JMP  pairdone
+lastint:
+	EPIINT_TOKEN
+	JNE  lastintnext
+	ADDQ $1024, AX
+lastintnext:
+	CMPQ SI, $1024
+	JLT  lastint
+
+pairdone:
+	ADDQ ARG_PAIR(DI), R9
+	ADDQ $2048, R11
+	DECQ R14
+	JNZ  pair
+	ADDQ $W_SB, R8
+	MOVQ a0-40(SP), AX
+	ADDQ $A_SB, AX
+	MOVQ AX, a0-40(SP)
+	DECQ sbl-32(SP)
+	JNZ  superblock
+
+	// acc → dst: n rows of 16 floats under the row mask.
+	MOVQ ARG_N(DI), CX
+	SHLQ $6, CX
+	MOVQ ARG_ACC(DI), R11
+	MOVQ ARG_DST(DI), BX
+	MOVQ ARG_LDD(DI), DX
+	MOVQ $0, SI
+store:
+	VMOVUPS (R11)(SI*1), Z0
+	TESTQ $FLAG_ACC, ARG_FLAGS(DI)
+	JZ    storeplain
+	VMOVUPS.Z (BX), K1, Z1
+	VADDPS Z1, Z0, Z0
+storeplain:
+	VMOVUPS Z0, K1, (BX)
+	ADDQ DX, BX
+	ADDQ $64, SI
+	CMPQ SI, CX
+	JLT  store
+
+	TILERELEASE
+	VZEROUPPER
+	RET
