@@ -114,7 +114,16 @@ type program struct {
 	// call streams (groupPairs × kb super-blocks) then stay in L2 even
 	// when kb covers all of k.
 	groupPairs int
+	// fitL2, when set, picks per call: all of k in one K block with tokens
+	// in groups of groupPairs when such a group's activations fit
+	// l2Budget, else K blocks of kb and no groups.
+	fitL2 bool
 }
+
+// l2Budget is the activation bytes one kernel call may stream per row tile
+// and still find in L2 (2 MB per core on the Xeons measured, less the
+// panel, dst and cbuf traffic).
+const l2Budget = 1 << 20
 
 func (p program) name() string { return variantName(p.amx) }
 
@@ -170,6 +179,13 @@ func (f weightFormat) run(p program, dst []float32, ldd, rows int, xq []byte, n,
 		pairStride: nb * aSBBytes,
 	}
 	kb, group := p.kb, p.groupPairs*pairTokens
+	if p.fitL2 {
+		if p.groupPairs*nb*aSBBytes <= l2Budget {
+			kb = 0
+		} else {
+			group = 0
+		}
+	}
 	if kb == 0 {
 		kb = nb
 	}
@@ -298,5 +314,8 @@ func init() {
 			Impl: matMul(f, program{amx: true, kb: kBlock, interleave: true}), Notes: ilNotes})
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-il-g8", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
 			Impl: matMul(f, program{amx: true, interleave: true, groupPairs: 8}), Notes: ilNotes + "; one K block over all of k, tokens in groups of 8 pairs"})
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-il-auto", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
+			Impl:  matMul(f, program{amx: true, kb: kBlock, interleave: true, groupPairs: 8, fitL2: true}),
+			Notes: ilNotes + "; per call, -il-g8's blocking where a group's activations fit 1 MiB (k ≤ 3584), else -il's"})
 	}
 }

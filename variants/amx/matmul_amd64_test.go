@@ -246,12 +246,26 @@ func TestWeightResident(t *testing.T) {
 			}
 		}
 	}
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} { // fitL2 both ways: k = 2304 fits, k = 16384 does not
+		f, _ := formatOf(typ)
+		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
+		v := ledger.Variant{Op: op.Name, Name: "wres-fit", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, program{kb: 4, wres: true, groupPairs: 2, fitL2: true})}
+		for _, s := range []ledger.Shape{{Rows: 20, K: 2304, N: 70}, {Rows: 20, K: 16384, N: 70}} {
+			c, err := gate.NewCase(op, s, 37)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, err := c.Check(v); err != nil {
+				t.Fatalf("%s fitL2 %s: %v (metrics %+v)", typ, s.Key(ledger.KindMatMul), err, m)
+			}
+		}
+	}
 	extremes(t, map[quant.Type]ledger.MatMul{
 		quant.Q4_K: matMul(formatQ4K, program{kb: kBlock, wres: true, prefetch: true}),
 		quant.Q6_K: matMul(formatQ6K, program{kb: kBlock, wres: true, prefetch: true}),
 	})
 	if cpufeat.AMX() == nil {
-		for _, name := range []string{"amx-int8-wres", "amx-int8-wres-kb4", "amx-int8-wres-pf", "amx-int8-wres-g8", "amx-int8-wres-g4", "amx-int8-il", "amx-int8-il-g8"} {
+		for _, name := range []string{"amx-int8-wres", "amx-int8-wres-kb4", "amx-int8-wres-pf", "amx-int8-wres-g8", "amx-int8-wres-g4", "amx-int8-il", "amx-int8-il-g8", "amx-int8-il-auto"} {
 			gateAll(t, name)
 		}
 		extremes(t, map[quant.Type]ledger.MatMul{
