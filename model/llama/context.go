@@ -74,11 +74,18 @@ type Context struct {
 	// dispatching allocates nothing.
 	// lins[:nlin] are matrices sharing one input, run in one dispatch
 	// (Q, K, V; gate, up) so that decode pays one barrier for them.
-	lins   [3]linTask
-	nlin   int
-	linFn  func(w, n int)
-	at     attnTask
-	attnFn func(w, n int)
+	lins  [3]linTask
+	nlin  int
+	linFn func(w, n int)
+	// deal hands out decode's matvec rows (and attention's heads) in
+	// chunks, so a worker that falls behind is helped instead of waited
+	// for; dealt says the current linear task uses it, and lins[i]'s chunks
+	// end at chunkEnd[i] in the dealt sequence.
+	deal     *pool.Dealer
+	dealt    bool
+	chunkEnd [3]int
+	at       attnTask
+	attnFn   func(w, n int)
 	// rt is the per-token work between products (see rowTask); rowErrs
 	// holds each worker's error from it.
 	rt      rowTask
@@ -87,11 +94,19 @@ type Context struct {
 }
 
 type linTask struct {
-	l   *linear
-	dst []float32
-	xq  []byte
-	n   int
+	l     *linear
+	dst   []float32
+	xq    []byte
+	n     int
+	chunk int // rows per dealt chunk
 }
+
+// dealBytes is about how much weight data one dealt chunk of a matvec
+// streams: large enough that taking a chunk (one uncontended
+// compare-and-swap) costs nothing next to it and the hardware prefetcher
+// runs at speed, small enough that the two workers finish within a few
+// microseconds of each other.
+const dealBytes = 64 << 10
 
 type attnTask struct {
 	layer int
@@ -188,6 +203,7 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 	c.cos, c.sin = make([]float32, nb*cfg.HeadDim/2), make([]float32, nb*cfg.HeadDim/2)
 	c.logits = make([]float32, cfg.Vocab)
 	c.pool = pool.New(opts.Threads)
+	c.deal = pool.NewDealer(c.pool.Size())
 	c.linFn = c.linWork
 	c.attnFn = c.attnWork
 	c.rowsFn = c.rowWork
@@ -281,6 +297,7 @@ func (c *Context) forward(tokens []int32, dst []float32, all bool) error {
 		c.runRows()
 		c.at = attnTask{layer: l, pos0: c.pos, n: n}
 		c.invalidate()
+		c.deal.Reset(n*cfg.KVHeads, c.pool.Size())
 		c.pool.Run(c.attnFn)
 		c.linearRun(&ops.out, c.tmp, c.att, n)
 
@@ -318,7 +335,7 @@ func add(x, y []float32) {
 // l.w.Cols, quantizing x first unless xq already holds it in that type.
 func (c *Context) linearRun(l *linear, dst, x []float32, n int) {
 	c.lins[0], c.nlin = linTask{l: l, dst: dst, xq: c.quantized(l, x, n), n: n}, 1
-	c.pool.Run(c.linFn)
+	c.runLins()
 }
 
 // linearRun3 runs two or three matrices that share the input x (cl may be
@@ -339,6 +356,25 @@ func (c *Context) linearRun3(a *linear, da []float32, b *linear, db []float32, c
 	c.nlin = 2
 	if cl != nil {
 		c.lins[2], c.nlin = linTask{l: cl, dst: dc, xq: xq, n: n}, 3
+	}
+	c.runLins()
+}
+
+// runLins runs c.lins[:nlin] on the pool. A single token's matvecs are
+// dealt in chunks of rows (whole 64-byte lines of dst, about dealBytes of
+// weights each) over all the task's matrices in order; batches split each
+// matrix's rows statically, the matmul kernels tiling their own share.
+func (c *Context) runLins() {
+	c.dealt = c.lins[0].n == 1 && c.pool.Size() > 1
+	if c.dealt {
+		total := 0
+		for i := range c.nlin {
+			t := &c.lins[i]
+			t.chunk = max(16, dealBytes/t.l.w.RowSize&^15)
+			total += (t.l.w.Rows + t.chunk - 1) / t.chunk
+			c.chunkEnd[i] = total
+		}
+		c.deal.Reset(total, c.pool.Size())
 	}
 	c.pool.Run(c.linFn)
 }
@@ -362,8 +398,27 @@ func (c *Context) quantized(l *linear, x []float32, n int) []byte {
 func (c *Context) invalidate() { c.xqSrc = nil }
 
 func (c *Context) linWork(w, nw int) {
-	for i := range c.nlin {
-		c.linPart(&c.lins[i], w, nw)
+	if !c.dealt {
+		for i := range c.nlin {
+			c.linPart(&c.lins[i], w, nw)
+		}
+		return
+	}
+	for {
+		ch, ok := c.deal.Next(w)
+		if !ok {
+			return
+		}
+		i, first := 0, 0
+		for ch >= c.chunkEnd[i] {
+			first = c.chunkEnd[i]
+			i++
+		}
+		t := &c.lins[i]
+		lo := (ch - first) * t.chunk
+		hi := min(lo+t.chunk, t.l.w.Rows)
+		rs := t.l.w.RowSize
+		t.l.mv(t.dst[lo:hi], t.l.w.Data[lo*rs:hi*rs], t.xq, t.l.w.Cols)
 	}
 }
 
@@ -405,7 +460,7 @@ const attnChunk = 16
 
 // attnWork runs the attention of the batch's tokens assigned to worker w:
 // each query head of a KV group attends causally over the cache. Decode and
-// the F16 cache go one (token, KV head) pair at a time.
+// the F16 cache go one (token, KV head) pair at a time, dealt by c.deal.
 func (c *Context) attnWork(w, nw int) {
 	t := &c.at
 	cfg := c.cfg
@@ -429,8 +484,11 @@ func (c *Context) attnWork(w, nw int) {
 		}
 		return
 	}
-	lo, hi := pool.Split(t.n*cfg.KVHeads, w, nw, 1)
-	for task := lo; task < hi; task++ {
+	for {
+		task, ok := c.deal.Next(w)
+		if !ok {
+			return
+		}
 		j, h := task/cfg.KVHeads, task%cfg.KVHeads
 		ctx := t.pos0 + j + 1
 		base := h * nctx * hd

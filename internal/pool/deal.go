@@ -1,0 +1,73 @@
+package pool
+
+import "sync/atomic"
+
+// A Dealer hands out the chunks 0..n-1 of one parallel op to the workers
+// running it, so that a worker slowed down (a busy sibling vCPU, a page
+// walk, a late start) does not hold the others at the barrier. Each worker
+// owns a contiguous share, as Split would give it, and takes its chunks in
+// order from the front, keeping its memory stream sequential; a worker whose
+// share is done steals single chunks from the back of the others' shares.
+//
+// Reset is called by the dispatching goroutine before Run (Run publishes
+// it); Next by the workers inside the Run. A Dealer allocates nothing after
+// NewDealer.
+type Dealer struct {
+	shares []share
+}
+
+// share is one worker's remaining chunks [next, end), packed into one word
+// so that the owner taking the front and a thief taking the back agree
+// through a single compare-and-swap; padded to its own cache line.
+type share struct {
+	v atomic.Uint64
+	_ [56]byte
+}
+
+func pack(next, end int) uint64       { return uint64(uint32(next)) | uint64(uint32(end))<<32 }
+func unpack(v uint64) (next, end int) { return int(uint32(v)), int(uint32(v >> 32)) }
+
+// NewDealer makes a dealer for up to workers workers.
+func NewDealer(workers int) *Dealer { return &Dealer{shares: make([]share, max(workers, 1))} }
+
+// Reset deals n chunks (n < 2³¹) to workers workers in contiguous shares.
+func (d *Dealer) Reset(n, workers int) {
+	workers = min(max(workers, 1), len(d.shares))
+	for w := range d.shares {
+		lo, hi := 0, 0
+		if w < workers {
+			lo, hi = Split(n, w, workers, 1)
+		}
+		d.shares[w].v.Store(pack(lo, hi))
+	}
+}
+
+// Next returns the next chunk for worker w, or false when every chunk has
+// been handed out.
+func (d *Dealer) Next(w int) (int, bool) {
+	own := &d.shares[w].v
+	for {
+		v := own.Load()
+		next, end := unpack(v)
+		if next >= end {
+			break
+		}
+		if own.CompareAndSwap(v, pack(next+1, end)) {
+			return next, true
+		}
+	}
+	for o := 1; o < len(d.shares); o++ {
+		s := &d.shares[(w+o)%len(d.shares)].v
+		for {
+			v := s.Load()
+			next, end := unpack(v)
+			if next >= end {
+				break
+			}
+			if s.CompareAndSwap(v, pack(next, end-1)) {
+				return end - 1, true
+			}
+		}
+	}
+	return 0, false
+}
