@@ -295,10 +295,7 @@ func (c *Context) forward(tokens []int32, dst []float32, all bool) error {
 		c.linearRun3(&ops.q, c.q, &ops.k, c.kb, &ops.v, c.vb, c.xn, n)
 		c.rt = rowTask{op: rowRopeStore, n: n, layer: l}
 		c.runRows()
-		c.at = attnTask{layer: l, pos0: c.pos, n: n}
-		c.invalidate()
-		c.deal.Reset(n*cfg.KVHeads, c.pool.Size())
-		c.pool.Run(c.attnFn)
+		c.runAttn(l, n)
 		c.linearRun(&ops.out, c.tmp, c.att, n)
 
 		c.rt = rowTask{op: rowAdd, n: n, norm: L.FFNNorm}
@@ -452,6 +449,14 @@ func (c *Context) store(l, pos int, k, v []float32) {
 			c.v16[l][off+i] = quant.Float32ToFP16(v[h*hd+i])
 		}
 	}
+}
+
+// runAttn runs layer l's attention for the batch's n tokens on the pool.
+func (c *Context) runAttn(l, n int) {
+	c.at = attnTask{layer: l, pos0: c.pos, n: n}
+	c.invalidate()
+	c.deal.Reset(n*c.cfg.KVHeads, c.pool.Size())
+	c.pool.Run(c.attnFn)
 }
 
 // attnChunk is the query tokens one batched-attention task takes: 16 rows
