@@ -285,3 +285,159 @@ w4Pos:
 	JG w4Block
 	VZEROUPPER
 	RET
+
+// func prefetchLines(p *byte, n int)
+//
+// PREFETCHT0 every cache line of p[0:n], back to back, so that the misses
+// of a short stream overlap instead of waiting on the hardware prefetcher.
+TEXT ·prefetchLines(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	ADDQ SI, CX
+	ANDQ $-64, SI
+pfLine:
+	CMPQ SI, CX
+	JAE pfDone
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	JMP pfLine
+pfDone:
+	RET
+
+
+
+// func attnScores4x4AVX512(p, q, k *float32, stride, headDim, n, ldp int, scale float32)
+//
+// Four query heads against one key head, four positions per pass:
+// p[j·ldp+t] = scale · q_j·k[t] for j < 4 and t < n&^3 (the caller does
+// the rest), q_j at q + j·headDim floats, k[t] at k + t·stride bytes;
+// headDim a multiple of 16. The 16 (position, head) dot products of a pass
+// accumulate in Z16-Z31 (Z16+4t+j) and are reduced by a transposing add
+// tree to one vector whose 128-bit lane j holds head j's four scores.
+TEXT ·attnScores4x4AVX512(SB), NOSPLIT, $0-60
+	MOVQ p+0(FP), DI
+	MOVQ k+16(FP), R10
+	MOVQ stride+24(FP), R9
+	MOVQ n+40(FP), R8
+	SHRQ $2, R8
+	JZ t4Done
+	VBROADCASTSS scale+56(FP), Z8
+	MOVQ headDim+32(FP), R11
+	SHLQ $2, R11 // a head in bytes
+	MOVQ ldp+48(FP), R12
+	SHLQ $2, R12 // a score row in bytes
+	LEAQ (R9)(R9*2), R14 // three rows
+t4Pass:
+	MOVQ q+8(FP), SI
+	LEAQ (SI)(R11*2), R13
+	MOVQ R10, DX
+	MOVQ headDim+32(FP), BX
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+t4Lane:
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R9*1), Z1
+	VMOVUPS (DX)(R9*2), Z2
+	VMOVUPS (DX)(R14*1), Z3
+	VMOVUPS (SI), Z4
+	VMOVUPS (SI)(R11*1), Z5
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R11*1), Z7
+	VFMADD231PS Z0, Z4, Z16
+	VFMADD231PS Z0, Z5, Z17
+	VFMADD231PS Z0, Z6, Z18
+	VFMADD231PS Z0, Z7, Z19
+	VFMADD231PS Z1, Z4, Z20
+	VFMADD231PS Z1, Z5, Z21
+	VFMADD231PS Z1, Z6, Z22
+	VFMADD231PS Z1, Z7, Z23
+	VFMADD231PS Z2, Z4, Z24
+	VFMADD231PS Z2, Z5, Z25
+	VFMADD231PS Z2, Z6, Z26
+	VFMADD231PS Z2, Z7, Z27
+	VFMADD231PS Z3, Z4, Z28
+	VFMADD231PS Z3, Z5, Z29
+	VFMADD231PS Z3, Z6, Z30
+	VFMADD231PS Z3, Z7, Z31
+	ADDQ $64, SI
+	ADDQ $64, R13
+	ADDQ $64, DX
+	SUBQ $16, BX
+	JG t4Lane
+
+	// 16 → 8: (head j, head j+1) pairs of one position.
+	VSHUFF64X2 $0xee, Z17, Z16, Z9
+	VINSERTF64X4 $1, Y17, Z16, Z16
+	VADDPS Z9, Z16, Z16
+	VSHUFF64X2 $0xee, Z19, Z18, Z9
+	VINSERTF64X4 $1, Y19, Z18, Z18
+	VADDPS Z9, Z18, Z18
+	VSHUFF64X2 $0xee, Z21, Z20, Z9
+	VINSERTF64X4 $1, Y21, Z20, Z20
+	VADDPS Z9, Z20, Z20
+	VSHUFF64X2 $0xee, Z23, Z22, Z9
+	VINSERTF64X4 $1, Y23, Z22, Z22
+	VADDPS Z9, Z22, Z22
+	VSHUFF64X2 $0xee, Z25, Z24, Z9
+	VINSERTF64X4 $1, Y25, Z24, Z24
+	VADDPS Z9, Z24, Z24
+	VSHUFF64X2 $0xee, Z27, Z26, Z9
+	VINSERTF64X4 $1, Y27, Z26, Z26
+	VADDPS Z9, Z26, Z26
+	VSHUFF64X2 $0xee, Z29, Z28, Z9
+	VINSERTF64X4 $1, Y29, Z28, Z28
+	VADDPS Z9, Z28, Z28
+	VSHUFF64X2 $0xee, Z31, Z30, Z9
+	VINSERTF64X4 $1, Y31, Z30, Z30
+	VADDPS Z9, Z30, Z30
+	// 8 → 4: one position's four heads, four partials each per 128-bit lane.
+	VSHUFF64X2 $0x88, Z18, Z16, Z9
+	VSHUFF64X2 $0xdd, Z18, Z16, Z10
+	VADDPS Z10, Z9, Z16
+	VSHUFF64X2 $0x88, Z22, Z20, Z9
+	VSHUFF64X2 $0xdd, Z22, Z20, Z10
+	VADDPS Z10, Z9, Z20
+	VSHUFF64X2 $0x88, Z26, Z24, Z9
+	VSHUFF64X2 $0xdd, Z26, Z24, Z10
+	VADDPS Z10, Z9, Z24
+	VSHUFF64X2 $0x88, Z30, Z28, Z9
+	VSHUFF64X2 $0xdd, Z30, Z28, Z10
+	VADDPS Z10, Z9, Z28
+	// 4 → 2: positions (0, 1) and (2, 3), two partials each.
+	VSHUFPS $0x88, Z20, Z16, Z9
+	VSHUFPS $0xdd, Z20, Z16, Z10
+	VADDPS Z10, Z9, Z16
+	VSHUFPS $0x88, Z28, Z24, Z9
+	VSHUFPS $0xdd, Z28, Z24, Z10
+	VADDPS Z10, Z9, Z24
+	// 2 → 1: lane j = head j at positions 0-3.
+	VSHUFPS $0x88, Z24, Z16, Z9
+	VSHUFPS $0xdd, Z24, Z16, Z10
+	VADDPS Z10, Z9, Z16
+	VMULPS Z8, Z16, Z16
+	VMOVUPS X16, (DI)
+	VEXTRACTF32X4 $1, Z16, (DI)(R12*1)
+	LEAQ (DI)(R12*2), AX
+	VEXTRACTF32X4 $2, Z16, (AX)
+	VEXTRACTF32X4 $3, Z16, (AX)(R12*1)
+	ADDQ $16, DI
+	LEAQ (R10)(R9*4), R10
+	DECQ R8
+	JNZ t4Pass
+t4Done:
+	VZEROUPPER
+	RET

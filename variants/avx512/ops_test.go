@@ -28,10 +28,22 @@ func TestAttentionGQA(t *testing.T) {
 	kerneltest.Attention(t, AttentionGQA)
 }
 
+func TestAttentionGQA4x4(t *testing.T) {
+	need(t, "avx512f", "avx512vl")
+	kerneltest.Attention(t, AttentionGQA4x4)
+}
+
+func TestAttentionGQAPrefetch(t *testing.T) {
+	need(t, "avx512f", "avx512vl")
+	kerneltest.Attention(t, AttentionGQAPrefetch)
+}
+
 func BenchmarkAttention(b *testing.B) {
 	need(b, "avx512f", "avx512vl")
 	kerneltest.BenchAttention(b, "avx512", Attention)
 	kerneltest.BenchAttention(b, "avx512-gqa", AttentionGQA)
+	kerneltest.BenchAttention(b, "avx512-gqa-4x4", AttentionGQA4x4)
+	kerneltest.BenchAttention(b, "avx512-gqa-prefetch", AttentionGQAPrefetch)
 }
 
 func TestAttentionBatch(t *testing.T) {
