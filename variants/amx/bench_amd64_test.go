@@ -195,7 +195,7 @@ func BenchmarkTileStep(b *testing.B) {
 					w: &panel[0], x: &pack[0], dst: &dst[0], lddBytes: 4 * tileRows, nsb: c.nsb, n: n,
 					rowMask: 0xffff, cbuf: (*int32)(unsafe.Pointer(&aligned(nil, 8*tileBytes)[0])),
 					acc: (*float32)(unsafe.Pointer(&aligned(nil, accTokens*tileRows*4)[0])),
-					cfg: &tileConfig[0], flags: flagAMX | flagSum32 | k.flags, pairStride: c.nsb * aSBBytes,
+					cfg: &tileConfig[0], flags: flagAMX | k.flags, pairStride: c.nsb * aSBBytes,
 				}
 				for b.Loop() {
 					k.kernel(&a)

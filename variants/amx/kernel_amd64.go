@@ -23,7 +23,6 @@ const (
 	flagAMX        = 1  // tile products on AMX (else VPDPBUSD)
 	flagIntMin     = 2  // subtract the bsum term before scaling (one scale d)
 	flagAccumulate = 4  // add to dst instead of storing
-	flagSum32      = 8  // four bsum pairs (sums of 32) instead of eight
 	flagLag        = 16 // each super-block's epilogue one super-block late
 	flagPrefetch   = 32 // tileKernelWR: prefetch the pair after next
 	flagNoEpilogue = 64 // tileKernelWR, benchmarks only: skip the epilogue (wrong results)

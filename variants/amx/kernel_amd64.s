@@ -103,65 +103,16 @@ lagged:
 epilogue:
 	// Per token t: S = hi<<7 + lo; M = Σ coef·bsums; acc[t] += dx·(d·S − dmin·M)
 	// (Q4_K) or dx·d·(S − M) (Q6_K, FLAG_INTMIN).
-	VMOVUPS W_D(R8), Z28
-	VMOVUPS W_DMIN(R8), Z29
-	VMOVDQU32 (W_COEF+0)(R8), Z20
-	VMOVDQU32 (W_COEF+64)(R8), Z21
-	VMOVDQU32 (W_COEF+128)(R8), Z22
-	VMOVDQU32 (W_COEF+192)(R8), Z23
-	VMOVDQU32 (W_COEF+256)(R8), Z24
-	VMOVDQU32 (W_COEF+320)(R8), Z25
-	VMOVDQU32 (W_COEF+384)(R8), Z26
-	VMOVDQU32 (W_COEF+448)(R8), Z27
+	EPI_COEFS
 	MOVQ SI, AX           // lo digits of token t; hi at +1024
 	LEAQ A_D(R9), DX      // dx of token t
 	MOVQ $0, SI           // 32·t
 	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
 	JNZ  epiint
-	TESTQ $FLAG_SUM32, ARG_FLAGS(DI)
-	JNZ  epi32
-
-epitok:
-	EPI_DIGITS
-	EPI_BSUMS8
-	VCVTDQ2PS Z0, Z0
-	VCVTDQ2PS Z1, Z1
-	VMULPS    Z28, Z0, Z0
-	VFNMADD231PS Z29, Z1, Z0
-	EPI_NEXT
-	JNE  epinext
-	ADDQ $1024, AX // token tile 1: its C rows start at cbuf+2048
-epinext:
-	CMPQ SI, $1024
-	JLT  epitok
+	EPI_LOOP(EPI32_TOKEN, epi32, epi32next)
 	JMP  epidone
-
-epi32:
-	EPI_DIGITS
-	VCVTDQ2PS Z0, Z0
-	VCVTDQ2PS Z1, Z1
-	VMULPS    Z28, Z0, Z0
-	VFNMADD231PS Z29, Z1, Z0
-	EPI_NEXT
-	JNE  epi32next
-	ADDQ $1024, AX // token tile 1: its C rows start at cbuf+2048
-epi32next:
-	CMPQ SI, $1024
-	JLT  epi32
-	JMP  epidone
-
 epiint:
-	EPI_DIGITS
-	EPI_BSUMS8
-	VPSUBD    Z1, Z0, Z0
-	VCVTDQ2PS Z0, Z0
-	VMULPS    Z28, Z0, Z0
-	EPI_NEXT
-	JNE  epiintnext
-	ADDQ $1024, AX
-epiintnext:
-	CMPQ SI, $1024
-	JLT  epiint
+	EPI_LOOP(EPIINT_TOKEN, epiintloop, epiintnext)
 
 epidone:
 	// Back to the current super-block, or, after the last one's epilogue,
@@ -198,18 +149,7 @@ storecount:
 	SHLQ $6, CX
 	MOVQ $0, SI
 	MOVQ ARG_LDD(DI), DX
-store:
-	VMOVUPS (R11)(SI*1), Z0
-	TESTQ $FLAG_ACC, ARG_FLAGS(DI)
-	JZ    storeplain
-	VMOVUPS.Z (BX), K1, Z1
-	VADDPS Z1, Z0, Z0
-storeplain:
-	VMOVUPS Z0, K1, (BX)
-	ADDQ DX, BX
-	ADDQ $64, SI
-	CMPQ SI, CX
-	JLT  store
+	ACC_STORE(store, storeplain)
 
 	ADDQ ARG_PAIR(DI), R13
 	SUBQ $32, R14

@@ -7,35 +7,6 @@
 #define FLAG_PF    32
 #define FLAG_NOEPI 64
 
-// PF5 prefetches five lines of the pair after next (CX) per token of the
-// epilogue: 32 tokens × 5 lines cover its 8 KiB of tiles and its scales and
-// sums (146 lines).
-#define PF5 \
-	PREFETCHT0 (CX); \
-	PREFETCHT0 64(CX); \
-	PREFETCHT0 128(CX); \
-	PREFETCHT0 192(CX); \
-	PREFETCHT0 256(CX); \
-	ADDQ $320, CX
-
-// Epilogue bodies per token (see kernel_amd64.s): Q4_K with sums of 32
-// (four bsum pairs, mins by dmin) and Q6_K (eight pairs, one scale).
-#define EPI32_TOKEN \
-	EPI_DIGITS; \
-	VCVTDQ2PS Z0, Z0; \
-	VCVTDQ2PS Z1, Z1; \
-	VMULPS    Z28, Z0, Z0; \
-	VFNMADD231PS Z29, Z1, Z0; \
-	EPI_NEXT
-
-#define EPIINT_TOKEN \
-	EPI_DIGITS; \
-	EPI_BSUMS8; \
-	VPSUBD    Z1, Z0, Z0; \
-	VCVTDQ2PS Z0, Z0; \
-	VMULPS    Z28, Z0, Z0; \
-	EPI_NEXT
-
 // func tileKernelWR(a *kernelArgs)
 //
 // The tile program with the loops the other way round: for each super-block
@@ -62,20 +33,7 @@ TEXT ·tileKernelWR(SB), NOSPLIT, $32-8
 	MOVQ ARG_MASK(DI), AX
 	KMOVW AX, K1
 
-	// acc = 0 for all pairs.
-	MOVQ ARG_N(DI), CX
-	ADDQ $31, CX
-	SHRQ $5, CX
-	MOVQ CX, pairs-8(SP)
-	SHLQ $11, CX
-	MOVQ ARG_ACC(DI), R11
-	VPXORD Z0, Z0, Z0
-	MOVQ $0, AX
-zeroacc:
-	VMOVUPS Z0, (R11)(AX*1)
-	ADDQ $64, AX
-	CMPQ AX, CX
-	JLT  zeroacc
+	ZERO_ALL_PAIRS
 
 	MOVQ $0, half-24(SP)
 	MOVQ ARG_W(DI), R8
@@ -88,16 +46,7 @@ zeroacc:
 	AMX_SUPERBLOCK(R8, 0, R13, 0)
 
 superblock:
-	VMOVUPS W_D(R8), Z28
-	VMOVUPS W_DMIN(R8), Z29
-	VMOVDQU32 (W_COEF+0)(R8), Z20
-	VMOVDQU32 (W_COEF+64)(R8), Z21
-	VMOVDQU32 (W_COEF+128)(R8), Z22
-	VMOVDQU32 (W_COEF+192)(R8), Z23
-	VMOVDQU32 (W_COEF+256)(R8), Z24
-	VMOVDQU32 (W_COEF+320)(R8), Z25
-	VMOVDQU32 (W_COEF+384)(R8), Z26
-	VMOVDQU32 (W_COEF+448)(R8), Z27
+	EPI_COEFS
 	MOVQ R13, R9
 	MOVQ ARG_ACC(DI), R11
 	MOVQ pairs-8(SP), R14
@@ -153,46 +102,20 @@ epilogue:
 	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
 	JNZ  epiintpf
 
-epi32pf:
-	PF5
-	EPI32_TOKEN
-	JNE  epi32pfnext
-	ADDQ $1024, AX // token tile 1: its C rows start at cbuf+2048
-epi32pfnext:
-	CMPQ SI, $1024
-	JLT  epi32pf
+	EPI_LOOP(EPI32_PF_TOKEN, epi32pf, epi32pfnext)
 	JMP  pairdone
 
-epiintpf:
-	PF5
-	EPIINT_TOKEN
-	JNE  epiintpfnext
-	ADDQ $1024, AX
-epiintpfnext:
-	CMPQ SI, $1024
-	JLT  epiintpf
+	EPI_LOOP(EPIINT_PF_TOKEN, epiintpf, epiintpfnext)
 	JMP  pairdone
 
 noprefetch:
 	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
 	JNZ  epiint
 
-epi32:
-	EPI32_TOKEN
-	JNE  epi32next
-	ADDQ $1024, AX
-epi32next:
-	CMPQ SI, $1024
-	JLT  epi32
+	EPI_LOOP(EPI32_TOKEN, epi32, epi32next)
 	JMP  pairdone
 
-epiint:
-	EPIINT_TOKEN
-	JNE  epiintnext
-	ADDQ $1024, AX
-epiintnext:
-	CMPQ SI, $1024
-	JLT  epiint
+	EPI_LOOP(EPIINT_TOKEN, epiint, epiintnext)
 
 pairdone:
 	ADDQ ARG_PAIR(DI), R9
@@ -211,18 +134,7 @@ pairdone:
 	MOVQ ARG_DST(DI), BX
 	MOVQ ARG_LDD(DI), DX
 	MOVQ $0, SI
-store:
-	VMOVUPS (R11)(SI*1), Z0
-	TESTQ $FLAG_ACC, ARG_FLAGS(DI)
-	JZ    storeplain
-	VMOVUPS.Z (BX), K1, Z1
-	VADDPS Z1, Z0, Z0
-storeplain:
-	VMOVUPS Z0, K1, (BX)
-	ADDQ DX, BX
-	ADDQ $64, SI
-	CMPQ SI, CX
-	JLT  store
+	ACC_STORE(store, storeplain)
 
 	TESTQ $FLAG_AMX, ARG_FLAGS(DI)
 	JZ   done

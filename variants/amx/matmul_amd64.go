@@ -23,7 +23,7 @@ type weightFormat struct {
 }
 
 var (
-	formatQ4K = weightFormat{quant.Q4_K, q4kBytes, packQ4KAsm, flagSum32, true}
+	formatQ4K = weightFormat{quant.Q4_K, q4kBytes, packQ4KAsm, 0, true}
 	formatQ6K = weightFormat{quant.Q6_K, q6kBytes, packQ6KAsm, flagIntMin, false}
 )
 

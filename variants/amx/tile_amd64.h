@@ -29,7 +29,6 @@
 #define FLAG_AMX    1
 #define FLAG_INTMIN 2
 #define FLAG_ACC    4
-#define FLAG_SUM32  8
 #define FLAG_LAG    16
 
 // One tile product chunk on AMX: A tiles tmm4, tmm5 (tokens 0-15, 16-31),
@@ -181,3 +180,96 @@ vquad: \
 	CMPQ BX, $4; \
 	JLT  combo; \
 	MOVQ cbp-16(SP), SI
+
+// Epilogue bodies of one token: Q4_K with sums of 32 (four bsum pairs,
+// mins by dmin) and Q6_K (eight pairs, one scale d). They end comparing the
+// token offset with the second token tile's (EPI_NEXT).
+#define EPI32_TOKEN \
+	EPI_DIGITS; \
+	VCVTDQ2PS Z0, Z0; \
+	VCVTDQ2PS Z1, Z1; \
+	VMULPS    Z28, Z0, Z0; \
+	VFNMADD231PS Z29, Z1, Z0; \
+	EPI_NEXT
+
+#define EPIINT_TOKEN \
+	EPI_DIGITS; \
+	EPI_BSUMS8; \
+	VPSUBD    Z1, Z0, Z0; \
+	VCVTDQ2PS Z0, Z0; \
+	VMULPS    Z28, Z0, Z0; \
+	EPI_NEXT
+
+// PF5 prefetches five lines at CX per token of an epilogue and steps CX:
+// 32 tokens × 5 lines cover a pair's 8 KiB of tiles and its scales and
+// sums (146 lines).
+#define PF5 \
+	PREFETCHT0 (CX); \
+	PREFETCHT0 64(CX); \
+	PREFETCHT0 128(CX); \
+	PREFETCHT0 192(CX); \
+	PREFETCHT0 256(CX); \
+	ADDQ $320, CX
+
+#define EPI32_PF_TOKEN PF5; EPI32_TOKEN
+#define EPIINT_PF_TOKEN PF5; EPIINT_TOKEN
+
+// EPI_LOOP runs token (a body above, with or without PF5) over the pair's
+// 32 tokens, stepping AX to the second token tile's C rows (cbuf+2048)
+// after the sixteenth; loop and next name its labels, unique per TEXT.
+#define EPI_LOOP(token, loop, next) \
+loop: \
+	token; \
+	JNE  next; \
+	ADDQ $1024, AX; \
+next: \
+	CMPQ SI, $1024; \
+	JLT  loop
+
+// ACC_STORE adds or stores (FLAG_ACC) the acc rows at R11 into dst rows at
+// BX, DX bytes apart, under the row mask K1, while SI (acc offset, from 0)
+// is below CX; loop and plain name its labels.
+#define ACC_STORE(loop, plain) \
+loop: \
+	VMOVUPS (R11)(SI*1), Z0; \
+	TESTQ $FLAG_ACC, ARG_FLAGS(DI); \
+	JZ    plain; \
+	VMOVUPS.Z (BX), K1, Z1; \
+	VADDPS Z1, Z0, Z0; \
+plain: \
+	VMOVUPS Z0, K1, (BX); \
+	ADDQ DX, BX; \
+	ADDQ $64, SI; \
+	CMPQ SI, CX; \
+	JLT  loop
+
+// EPI_COEFS loads the epilogue's per-row constants of the weight
+// super-block at R8: bsum coefficients Z20-Z27, d Z28, dmin Z29.
+#define EPI_COEFS \
+	VMOVUPS W_D(R8), Z28; \
+	VMOVUPS W_DMIN(R8), Z29; \
+	VMOVDQU32 (W_COEF+0)(R8), Z20; \
+	VMOVDQU32 (W_COEF+64)(R8), Z21; \
+	VMOVDQU32 (W_COEF+128)(R8), Z22; \
+	VMOVDQU32 (W_COEF+192)(R8), Z23; \
+	VMOVDQU32 (W_COEF+256)(R8), Z24; \
+	VMOVDQU32 (W_COEF+320)(R8), Z25; \
+	VMOVDQU32 (W_COEF+384)(R8), Z26; \
+	VMOVDQU32 (W_COEF+448)(R8), Z27
+
+// ZERO_ALL_PAIRS clears acc (R11 = ARG_ACC) for all ⌈n/32⌉ pairs and keeps
+// the pair count in the frame slot pairs-8; clobbers AX, CX, Z0.
+#define ZERO_ALL_PAIRS \
+	MOVQ ARG_N(DI), CX; \
+	ADDQ $31, CX; \
+	SHRQ $5, CX; \
+	MOVQ CX, pairs-8(SP); \
+	SHLQ $11, CX; \
+	MOVQ ARG_ACC(DI), R11; \
+	VPXORD Z0, Z0, Z0; \
+	MOVQ $0, AX; \
+zeroacc: \
+	VMOVUPS Z0, (R11)(AX*1); \
+	ADDQ $64, AX; \
+	CMPQ AX, CX; \
+	JLT  zeroacc
