@@ -24,6 +24,15 @@ func attnWeightedSum4AVX512(out, p, v *float32, stride, headDim, n int)
 // scoreBufs reuses score rows across calls: no allocation per token.
 var scoreBufs = sync.Pool{New: func() any { return new([]float32) }}
 
+// growScores makes *buf hold at least n floats, doubling its capacity, so
+// that decode (one more position per token) reallocates a logarithmic
+// number of times, not on every token.
+func growScores(buf *[]float32, n int) {
+	if cap(*buf) < n {
+		*buf = make([]float32, max(n, 2*cap(*buf), 1024))
+	}
+}
+
 // Attention computes one query token's grouped-query attention over nCtx
 // cached positions (ledger.Attention's contract): per query head, the
 // scaled scores against every cached key, their softmax, and the weighted
@@ -40,9 +49,7 @@ func Attention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scal
 	_, _, _, _ = out[nHeads*headDim-1], q[nHeads*headDim-1], k[nCtx*stride-1], v[nCtx*stride-1]
 	buf := scoreBufs.Get().(*[]float32)
 	defer scoreBufs.Put(buf)
-	if cap(*buf) < nCtx {
-		*buf = make([]float32, nCtx)
-	}
+	growScores(buf, nCtx)
 	p := (*buf)[:nCtx]
 	group := nHeads / nKVHeads
 	for h := 0; h < nHeads; h++ {
@@ -71,9 +78,7 @@ func AttentionGQA(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, s
 	need := 4*nCtx + 8*headDim
 	buf := scoreBufs.Get().(*[]float32)
 	defer scoreBufs.Put(buf)
-	if cap(*buf) < need {
-		*buf = make([]float32, need)
-	}
+	growScores(buf, need)
 	p := (*buf)[:4*nCtx]
 	q4 := (*buf)[4*nCtx : 4*nCtx+4*headDim]
 	o4 := (*buf)[4*nCtx+4*headDim : need]
@@ -137,9 +142,7 @@ func AttentionGQA4x4(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int
 	need := 4*nCtx + 8*headDim
 	buf := scoreBufs.Get().(*[]float32)
 	defer scoreBufs.Put(buf)
-	if cap(*buf) < need {
-		*buf = make([]float32, need)
-	}
+	growScores(buf, need)
 	p := (*buf)[:4*nCtx]
 	q4 := (*buf)[4*nCtx : 4*nCtx+4*headDim]
 	o4 := (*buf)[4*nCtx+4*headDim : need]

@@ -61,3 +61,27 @@ func BenchmarkAttentionBatch(b *testing.B) {
 		}
 	})
 }
+
+// Decode calls attention with one more position every token: the score
+// buffer grows geometrically, so those calls do not allocate.
+func TestAttentionGrowingContextDoesNotAllocate(t *testing.T) {
+	need(t, "avx512f", "avx512vl")
+	const heads, kvHeads, headDim, maxCtx = 4, 1, 64, 200
+	r := kerneltest.NewRand(3)
+	q, k, v := kerneltest.Floats(r, heads*headDim), kerneltest.Floats(r, maxCtx*headDim), kerneltest.Floats(r, maxCtx*headDim)
+	out := make([]float32, heads*headDim)
+	for _, f := range []struct {
+		name string
+		f    kerneltest.AttentionFunc
+	}{{"avx512", Attention}, {"avx512-gqa", AttentionGQA}, {"avx512-gqa-4x4", AttentionGQA4x4}} {
+		ctx := 1
+		f.f(out, q, k, v, heads, kvHeads, headDim, ctx, 0.125)
+		allocs := testing.AllocsPerRun(maxCtx-2, func() {
+			ctx++
+			f.f(out, q, k, v, heads, kvHeads, headDim, ctx, 0.125)
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %.2f allocations per call", f.name, allocs)
+		}
+	}
+}
