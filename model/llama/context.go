@@ -293,8 +293,13 @@ func (c *Context) forward(tokens []int32, dst []float32, all bool) error {
 	for l := range cfg.Layers {
 		L, ops := &c.m.Layers[l], &c.layers[l]
 		c.linearRun3(&ops.q, c.q, &ops.k, c.kb, &ops.v, c.vb, c.xn, n)
-		c.rt = rowTask{op: rowRopeStore, n: n, layer: l}
-		c.runRows()
+		if n > 1 {
+			// Decode rotates and stores each KV head in its attention
+			// task instead (see attnWork); a batch's tokens attend to
+			// each other's keys, so all are stored first.
+			c.rt = rowTask{op: rowRopeStore, n: n, layer: l}
+			c.runRows()
+		}
 		c.runAttn(l, n)
 		c.linearRun(&ops.out, c.tmp, c.att, n)
 
@@ -436,19 +441,39 @@ func (c *Context) linPart(t *linTask, w, nw int) {
 
 // store writes one position's keys and values into the cache.
 func (c *Context) store(l, pos int, k, v []float32) {
-	hd, nctx := c.cfg.HeadDim, c.opts.NCtx
+	hd := c.cfg.HeadDim
 	for h := range c.cfg.KVHeads {
-		off := (h*nctx + pos) * hd
-		if c.k32 != nil {
-			copy(c.k32[l][off:off+hd], k[h*hd:(h+1)*hd])
-			copy(c.v32[l][off:off+hd], v[h*hd:(h+1)*hd])
-			continue
-		}
-		for i := range hd {
-			c.k16[l][off+i] = quant.Float32ToFP16(k[h*hd+i])
-			c.v16[l][off+i] = quant.Float32ToFP16(v[h*hd+i])
-		}
+		c.storeHead(l, pos, h, k[h*hd:(h+1)*hd], v[h*hd:(h+1)*hd])
 	}
+}
+
+// storeHead writes KV head h's key and value at one position into the cache.
+func (c *Context) storeHead(l, pos, h int, k, v []float32) {
+	hd := c.cfg.HeadDim
+	off := (h*c.opts.NCtx + pos) * hd
+	if c.k32 != nil {
+		copy(c.k32[l][off:off+hd], k)
+		copy(c.v32[l][off:off+hd], v)
+		return
+	}
+	for i := range hd {
+		c.k16[l][off+i] = quant.Float32ToFP16(k[i])
+		c.v16[l][off+i] = quant.Float32ToFP16(v[i])
+	}
+}
+
+// ropeStoreHead is rowRopeStore for decode's one token, restricted to KV
+// head h: its group's query heads and its key rotated, its key and value
+// stored at the token's position. The rope kernels work head by head, so
+// the results are those of the whole-row task.
+func (c *Context) ropeStoreHead(l, h int) {
+	cfg := c.cfg
+	hd, half, group := cfg.HeadDim, cfg.HeadDim/2, cfg.Heads/cfg.KVHeads
+	cs, sn := c.cos[:half], c.sin[:half]
+	k := c.kb[h*hd : (h+1)*hd]
+	c.rope(c.q[h*group*hd:(h+1)*group*hd], group, hd, cs, sn, ropeNeoX)
+	c.rope(k, 1, hd, cs, sn, ropeNeoX)
+	c.storeHead(l, c.pos, h, k, c.vb[h*hd:(h+1)*hd])
 }
 
 // runAttn runs layer l's attention for the batch's n tokens on the pool.
@@ -495,6 +520,9 @@ func (c *Context) attnWork(w, nw int) {
 			return
 		}
 		j, h := task/cfg.KVHeads, task%cfg.KVHeads
+		if t.n == 1 {
+			c.ropeStoreHead(t.layer, h)
+		}
 		ctx := t.pos0 + j + 1
 		base := h * nctx * hd
 		qo := j*qd + h*group*hd
