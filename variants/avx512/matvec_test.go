@@ -19,6 +19,7 @@ var matVecCases = []struct {
 	{"avx512", quant.Q4_K, MatVecQ4K, []string{"avx512f", "avx512bw", "avx512vl"}},
 	{"avx512vnni", quant.Q4_K, MatVecQ4KVNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 	{"avx512vnni4row", quant.Q4_K, MatVecQ4K4VNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
+	{"avx512vnnix", quant.Q4_K, MatVecQ4KVNNIX, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 	{"avx512vnniprefetch", quant.Q4_K, MatVecQ4KVNNIPrefetch, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 	{"avx512vnniprefetch", quant.Q6_K, MatVecQ6KVNNIPrefetch, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 	{"avx512vnni4row", quant.Q6_K, MatVecQ6K4VNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
