@@ -8,12 +8,12 @@ import (
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 
-func TestRMSNorm(t *testing.T) { need(t); kerneltest.RMSNorm(t, RMSNorm) }
-func TestSiLUMul(t *testing.T) { need(t); kerneltest.SiLUMul(t, SiLUMul) }
-func TestSoftmax(t *testing.T) { need(t); kerneltest.Softmax(t, Softmax) }
-func TestRoPE(t *testing.T)    { need(t); kerneltest.RoPE(t, RoPE) }
+func TestRMSNorm(t *testing.T) { need(t); kerneltest.RMSNorm(t, ops.RMSNorm) }
+func TestSiLUMul(t *testing.T) { need(t); kerneltest.SiLUMul(t, ops.SiLUMul) }
+func TestSoftmax(t *testing.T) { need(t); kerneltest.Softmax(t, ops.Softmax) }
+func TestRoPE(t *testing.T)    { need(t); kerneltest.RoPE(t, ops.RoPE) }
 
 func BenchmarkOps(b *testing.B) {
 	need(b)
-	kerneltest.BenchOps(b, "avx2", RMSNorm, SiLUMul, Softmax, RoPE)
+	kerneltest.BenchOps(b, "avx2", ops.RMSNorm, ops.SiLUMul, ops.Softmax, ops.RoPE)
 }

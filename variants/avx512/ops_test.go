@@ -8,14 +8,14 @@ import (
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 
-func TestRMSNorm(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.RMSNorm(t, RMSNorm) }
-func TestSiLUMul(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.SiLUMul(t, SiLUMul) }
-func TestSoftmax(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.Softmax(t, Softmax) }
-func TestRoPE(t *testing.T)    { need(t, "avx512f", "avx512vl"); kerneltest.RoPE(t, RoPE) }
+func TestRMSNorm(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.RMSNorm(t, ops.RMSNorm) }
+func TestSiLUMul(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.SiLUMul(t, ops.SiLUMul) }
+func TestSoftmax(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.Softmax(t, ops.Softmax) }
+func TestRoPE(t *testing.T)    { need(t, "avx512f", "avx512vl"); kerneltest.RoPE(t, ops.RoPE) }
 
 func BenchmarkOps(b *testing.B) {
 	need(b, "avx512f", "avx512vl")
-	kerneltest.BenchOps(b, "avx512", RMSNorm, SiLUMul, Softmax, RoPE)
+	kerneltest.BenchOps(b, "avx512", ops.RMSNorm, ops.SiLUMul, ops.Softmax, ops.RoPE)
 }
 
 func TestAttention(t *testing.T) {

@@ -21,6 +21,24 @@ func superBlockRows(kernel rowKernel, dst []float32, w, xq []byte, k int) {
 	kernel(&dst[0], len(dst), &w[0], &xq[0], k/256)
 }
 
+// fourRows runs a four-rows-per-pass kernel over the rows of dst that fill
+// whole passes and the one-row kernel over the last len(dst)%4 (blockBytes
+// per super-block of a weight row).
+func fourRows(four, one rowKernel, blockBytes int, dst []float32, w, xq []byte, k int) {
+	if len(dst) == 0 || k < 256 {
+		clear(dst)
+		return
+	}
+	nb := k / 256
+	n4 := len(dst) &^ 3
+	if n4 > 0 {
+		four(&dst[0], n4, &w[0], &xq[0], nb)
+	}
+	if n4 < len(dst) {
+		one(&dst[n4], len(dst)-n4, &w[n4*nb*blockBytes], &xq[0], nb)
+	}
+}
+
 //go:noescape
 func q4kRowsAVX512(dst *float32, rows int, w, xq *byte, nb int)
 
@@ -46,18 +64,7 @@ func q4kRows4VNNI(dst *float32, rows int, w, xq *byte, nb int)
 // activation loads and loop overhead are shared; the last rows%4 rows go
 // through the one-row kernel.
 func MatVecQ4K4VNNI(dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 || k < 256 {
-		clear(dst)
-		return
-	}
-	nb := k / 256
-	n4 := len(dst) &^ 3
-	if n4 > 0 {
-		q4kRows4VNNI(&dst[0], n4, &w[0], &xq[0], nb)
-	}
-	if n4 < len(dst) {
-		q4kRowsVNNI(&dst[n4], len(dst)-n4, &w[n4*nb*144], &xq[0], nb)
-	}
+	fourRows(q4kRows4VNNI, q4kRowsVNNI, 144, dst, w, xq, k)
 }
 
 //go:noescape

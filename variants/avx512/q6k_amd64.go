@@ -41,18 +41,7 @@ func q6kRows4VNNI(dst *float32, rows int, w, xq *byte, nb int)
 // activation loads and loop overhead are shared; the last rows%4 rows go
 // through the one-row kernel.
 func MatVecQ6K4VNNI(dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 || k < 256 {
-		clear(dst)
-		return
-	}
-	nb := k / 256
-	n4 := len(dst) &^ 3
-	if n4 > 0 {
-		q6kRows4VNNI(&dst[0], n4, &w[0], &xq[0], nb)
-	}
-	if n4 < len(dst) {
-		q6kRowsVNNI(&dst[n4], len(dst)-n4, &w[n4*nb*210], &xq[0], nb)
-	}
+	fourRows(q6kRows4VNNI, q6kRowsVNNI, 210, dst, w, xq, k)
 }
 
 func init() {
