@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
 
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/model/llama/chat"
 	"github.com/damascus-llm/damascus/model/llama/generate"
 	"github.com/damascus-llm/damascus/model/tokenizer"
@@ -25,8 +25,7 @@ func init() {
 }
 
 func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("chat", "usage: damascus chat -m MODEL [--weights huge|mmap] [flags]  (one message per line on stdin; Ctrl-C or EOF ends)", stderr)
 	var ef engineFlags
 	ef.register(fs, 4096)
 	var sf samplerFlags
@@ -34,10 +33,6 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	system := fs.String("system", "", "system message")
 	format := fs.String("chat-format", "", "chat format (llama3, chatml); default: detected from the model's template")
 	n := fs.Int("n", 1024, "most tokens per reply")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: damascus chat -m MODEL [--weights huge|mmap] [flags]  (one message per line on stdin; Ctrl-C or EOF ends)")
-		fs.PrintDefaults()
-	}
 	if rest, err := parseInterspersed(fs, args); err != nil {
 		return err
 	} else if len(rest) > 0 {

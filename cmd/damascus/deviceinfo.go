@@ -3,11 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"io"
 
 	"github.com/damascus-llm/damascus/harness/sysinfo"
+	"github.com/damascus-llm/damascus/internal/cli"
 )
 
 func init() {
@@ -15,19 +14,10 @@ func init() {
 }
 
 func runDeviceInfo(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("device-info", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("device-info", "usage: damascus device-info [--json]", stderr)
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: damascus device-info [--json]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
 	}
 	info := sysinfo.Gather(context.Background())
 	if *asJSON {

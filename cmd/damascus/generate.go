@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/llama/generate"
@@ -190,8 +191,7 @@ func (s *samplerFlags) build(tok *tokenizer.Tokenizer, vocab int, stderr io.Writ
 }
 
 func runGenerate(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("generate", "usage: damascus generate -m MODEL [-p PROMPT] [-n N] [--weights huge|mmap] [flags]", stderr)
 	var ef engineFlags
 	ef.register(fs, 4096)
 	var sf samplerFlags
@@ -201,10 +201,6 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	echo := fs.Bool("echo", false, "print the prompt before the generated text")
 	var stops stringList
 	fs.Var(&stops, "stop", "stop `string` (repeatable); output ends before it")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: damascus generate -m MODEL [-p PROMPT] [-n N] [--weights huge|mmap] [flags]")
-		fs.PrintDefaults()
-	}
 	if rest, err := parseInterspersed(fs, args); err != nil {
 		return err
 	} else if len(rest) > 0 {

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/quant"
 )
@@ -26,14 +26,9 @@ func init() {
 }
 
 func runInfo(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("info", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("info", "usage: damascus info MODEL.gguf [--sha256] [--tensors]", stderr)
 	withHash := fs.Bool("sha256", false, "print the file's SHA-256")
 	withTensors := fs.Bool("tensors", false, "list every tensor: name, type, shape, offset, bytes")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: damascus info MODEL.gguf [--sha256] [--tensors]")
-		fs.PrintDefaults()
-	}
 	// Flags may come before or after the model path.
 	var paths []string
 	for rest := args; ; {

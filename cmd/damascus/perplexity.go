@@ -2,11 +2,11 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/model/llama/quality"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 )
@@ -20,16 +20,11 @@ func init() {
 }
 
 func runPerplexity(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("perplexity", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("perplexity", "usage: damascus perplexity -m MODEL --file TEXT [--ctx-size N] [--base BASE_MODEL] [--weights huge|mmap]", stderr)
 	var ef engineFlags
 	ef.register(fs, 512)
 	file := fs.String("file", "", "text `file` to score")
 	base := fs.String("base", "", "base model `file`: also report KL(base ‖ model) per position (same vocabulary)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: damascus perplexity -m MODEL --file TEXT [--ctx-size N] [--base BASE_MODEL] [--weights huge|mmap]")
-		fs.PrintDefaults()
-	}
 	if rest, err := parseInterspersed(fs, args); err != nil {
 		return err
 	} else if len(rest) > 0 || *file == "" {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 )
 
@@ -21,15 +21,10 @@ func init() {
 }
 
 func runPredict(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("predict", "usage: damascus predict -m MODEL [--weights huge|mmap] [flags] TEXT", stderr)
 	var ef engineFlags
 	ef.register(fs, 0)
 	k := fs.Int("k", 5, "how many tokens to list")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: damascus predict -m MODEL [--weights huge|mmap] [flags] TEXT")
-		fs.PrintDefaults()
-	}
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/requant"
@@ -27,17 +28,12 @@ func init() {
 var quantizeWithLlamaCpp func(in, out string, ft ftype.FileType, threads int, stdout, stderr io.Writer) error
 
 func runQuantize(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("quantize", "usage: damascus quantize IN.gguf OUT.gguf --type T [--threads N] [--with-llama.cpp] [--dry-run]", stderr)
 	typ := fs.String("type", "Q4_K_M", "file type: "+strings.Join(ftype.Names(), ", "))
 	threads := fs.Int("threads", runtime.NumCPU(), "goroutines quantizing each tensor")
 	withLlama := fs.Bool("with-llama.cpp", false, "quantize with the pinned llama.cpp (llama_model_quantize) instead of our quantizer")
 	dryRun := fs.Bool("dry-run", false, "print the type each tensor would get and write nothing")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: damascus quantize IN.gguf OUT.gguf --type T [--threads N] [--with-llama.cpp] [--dry-run]")
-		fs.PrintDefaults()
-	}
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err

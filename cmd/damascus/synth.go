@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"runtime"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/synth"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
@@ -24,8 +24,7 @@ func init() {
 }
 
 func runSynth(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("synth", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("synth", "usage: damascus synth --preset P --type T [--seed S] -o FILE", stderr)
 	var names []string
 	for _, p := range synth.Presets() {
 		names = append(names, p.Name)
@@ -38,10 +37,6 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	tokJSON := fs.String("tokenizer", "", "Llama 3 tokenizer.json[.gz] (default: the shared test data)")
 	tmpl := fs.String("chat-template", "", "chat template file (default: the shared Llama 3.2 template)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: damascus synth --preset P --type T [--seed S] -o FILE")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

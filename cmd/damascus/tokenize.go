@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 )
@@ -18,17 +18,12 @@ func init() {
 }
 
 func runTokenize(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("tokenize", "usage: damascus tokenize -m MODEL [--no-bos] [--special] [--ids-only] (TEXT | --file F)", stderr)
 	model := fs.String("m", "", "GGUF `model` whose tokenizer to use (required)")
 	noBOS := fs.Bool("no-bos", false, "do not add the BOS/EOS tokens the vocabulary asks for")
 	special := fs.Bool("special", false, "recognise special-token text such as <|eot_id|> in the input")
 	idsOnly := fs.Bool("ids-only", false, "print only the ids, on one line, separated by single spaces")
 	file := fs.String("file", "", "read the text from `F` (exact bytes) instead of the argument")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: damascus tokenize -m MODEL [--no-bos] [--special] [--ids-only] (TEXT | --file F)")
-		fs.PrintDefaults()
-	}
 	// Flags may come before or after TEXT.
 	var texts []string
 	for {

@@ -25,6 +25,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/roofline"
 	"github.com/damascus-llm/damascus/harness/stats"
 	"github.com/damascus-llm/damascus/harness/sysinfo"
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/llama"
@@ -134,20 +135,11 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 }
 
 func runE2E(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("e2e", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("e2e", "usage: ledger e2e [-m MODEL] [--pp N] [--tg N] [--runs R] [--threads T] [--json FILE] [flags]", stderr)
 	var ef e2eFlags
 	ef.register(fs, false)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ledger e2e [-m MODEL] [--pp N] [--tg N] [--runs R] [--threads T] [--json FILE] [flags]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
 	}
 	if err := ef.prot.Validate(); err != nil {
 		fmt.Fprintln(stderr, "ledger e2e:", err)

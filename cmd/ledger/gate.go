@@ -1,13 +1,13 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/results"
 )
@@ -17,22 +17,13 @@ func init() {
 }
 
 func runGate(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("gate", "usage: ledger gate [--op OPS] [--variant NAMES] [--shapes all|tails|real|1B|3B] [--seed N] [-v] [--store FILE]", stderr)
 	var sel selection
 	sel.register(fs, "", "all")
 	verbose := fs.Bool("v", false, "list every result, not only failures")
 	store := fs.String("store", "", "also append the verdicts to this results file (e.g. "+results.DefaultStore+")")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ledger gate [--op OPS] [--variant NAMES] [--shapes all|tails|real|1B|3B] [--seed N] [-v] [--store FILE]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
 	}
 	ops, variants, shapes, err := sel.parse()
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/kernelrun"
 	"github.com/damascus-llm/damascus/harness/roofline"
 	"github.com/damascus-llm/damascus/harness/workload"
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/protocol"
 	"github.com/damascus-llm/damascus/results"
@@ -60,20 +61,11 @@ func (k *kernelFlags) register(fs *flag.FlagSet, defOps string) {
 }
 
 func runKernels(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("run", "usage: ledger run [--op OPS] [--variant NAMES] [--shapes 1B|3B|real|tails|all] [--runs N] [--store FILE]", stderr)
 	var kf kernelFlags
 	kf.register(fs, defaultRunOps)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ledger run [--op OPS] [--variant NAMES] [--shapes 1B|3B|real|tails|all] [--runs N] [--store FILE]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
 	}
 	_, err := kernelLedger(append([]string{"run"}, args...), kf, stdout, stderr)
 	return err

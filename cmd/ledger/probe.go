@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/roofline"
+	"github.com/damascus-llm/damascus/internal/cli"
 )
 
 // `ledger probe` runs the roofline probes (memory bandwidth on 4 KiB and huge
@@ -19,17 +19,12 @@ func init() {
 }
 
 func runProbe(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("probe", "usage: ledger probe [--json] [--mem MiB] [--threads 1,2] [--repeats N] [--compute-ms MS]", stderr)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	memMiB := fs.Int64("mem", 1024, "memory probe buffer in MiB")
 	threads := fs.String("threads", "", "comma-separated thread counts (default 1, 2, 4, … GOMAXPROCS)")
 	repeats := fs.Int("repeats", 5, "timed repeats per point")
 	computeMS := fs.Int("compute-ms", 200, "duration of one compute repeat in milliseconds")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ledger probe [--json] [--mem MiB] [--threads 1,2] [--repeats N] [--compute-ms MS]")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/protocol"
@@ -24,24 +24,15 @@ func init() {
 const defaultPrefs = "promoted/preferences.json"
 
 func runPromote(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("promote", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("promote", "usage: ledger promote [--run ID] [--op OPS] [--variant NAME] [--prefs FILE] [--store FILE] [-n]", stderr)
 	store := fs.String("store", results.DefaultStore, "results file to read the evidence from and append decisions to")
 	runID := fs.String("run", "", "kernel run to judge (default: the latest)")
 	ops := fs.String("op", "", "comma-separated ops to consider (default: every op timed in the run)")
 	variant := fs.String("variant", "", "the challenger to judge (default: every variant timed); the command fails if it is refused")
 	prefsPath := fs.String("prefs", defaultPrefs, "preference file to rewrite")
 	dry := fs.Bool("n", false, "dry run: print decisions, write nothing")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ledger promote [--run ID] [--op OPS] [--variant NAME] [--prefs FILE] [--store FILE] [-n]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
 	}
 	all, err := results.Load(*store)
 	if err != nil {

@@ -2,10 +2,11 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
+
+	"github.com/damascus-llm/damascus/internal/cli"
 )
 
 func init() {
@@ -17,23 +18,14 @@ func init() {
 const quickOps = "matvec/q4_k,matvec/q6_k,matvec/q8_0,quantize/q8_k,rmsnorm,silu_mul,softmax,rope,attention"
 
 func runQuick(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("quick", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("quick", "usage: ledger quick [kernel flags] [e2e flags] [--no-e2e]", stderr)
 	var kf kernelFlags
 	kf.register(fs, quickOps)
 	var ef e2eFlags
 	ef.register(fs, true)
 	skipE2E := fs.Bool("no-e2e", false, "kernel ledger only")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ledger quick [kernel flags] [e2e flags] [--no-e2e]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return errUsage
 	}
 	fmt.Fprintln(stdout, "== kernel ledger (Llama 3.2 1B shapes) ==")
 	if _, err := kernelLedger(append([]string{"quick"}, args...), kf, stdout, stderr); err != nil {

@@ -83,3 +83,28 @@ func (s *Set) usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-12s %s\n", n, s.cmds[n].Summary)
 	}
 }
+
+// Flags returns a subcommand's flag set: errors and usage go to stderr, the
+// usage being line followed by the flags' defaults.
+func Flags(name, line string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, line)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// ParseNoArgs parses args into fs and refuses positional arguments: after
+// printing the usage it returns ErrUsage.
+func ParseNoArgs(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return ErrUsage
+	}
+	return nil
+}

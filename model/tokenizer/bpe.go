@@ -146,7 +146,7 @@ func (m *bpeModel) mergeLinear(syms []int32) []int32 {
 type bpeScratch struct {
 	syms  []int32
 	nodes []bpeNode
-	heap  bigramHeap
+	heap  queue[bigram]
 }
 
 type bpeNode struct {
@@ -161,50 +161,10 @@ type bigram struct {
 	result            int32
 }
 
-// bigramHeap orders by rank, then by left position, like llama.cpp's
+// before orders merges by rank, then by left position, like llama.cpp's
 // llm_bigram_bpe comparator.
-type bigramHeap []bigram
-
-func (h bigramHeap) less(i, j int) bool {
-	return h[i].rank < h[j].rank || h[i].rank == h[j].rank && h[i].left < h[j].left
-}
-
-func (h *bigramHeap) push(b bigram) {
-	*h = append(*h, b)
-	s := *h
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !s.less(i, p) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
-
-func (h *bigramHeap) pop() bigram {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	for i := 0; ; {
-		l, r, small := 2*i+1, 2*i+2, i
-		if l < len(s) && s.less(l, small) {
-			small = l
-		}
-		if r < len(s) && s.less(r, small) {
-			small = r
-		}
-		if small == i {
-			break
-		}
-		s[i], s[small] = s[small], s[i]
-		i = small
-	}
-	*h = s
-	return top
+func (a bigram) before(b bigram) bool {
+	return a.rank < b.rank || a.rank == b.rank && a.left < b.left
 }
 
 func (m *bpeModel) mergeHeap(syms []int32, s *bpeScratch) []int32 {

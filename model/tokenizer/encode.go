@@ -132,7 +132,7 @@ type scratch struct {
 	canon         []byte
 	bpe           bpeScratch
 	spmSyms       []spmSymbol
-	spmHeap       spmHeap
+	spmHeap       queue[spmBigram]
 	spmText       []byte
 
 	// Words already merged, for the tokenizer cacheOwner.

@@ -19,49 +19,10 @@ type spmBigram struct {
 	size        int32
 }
 
-// spmHeap pops the highest score first, then the leftmost, like llama.cpp's
+// before pops the highest score first, then the leftmost, like llama.cpp's
 // llm_bigram_spm comparator.
-type spmHeap []spmBigram
-
-func (h spmHeap) less(i, j int) bool {
-	return h[i].score > h[j].score || h[i].score == h[j].score && h[i].left < h[j].left
-}
-
-func (h *spmHeap) push(b spmBigram) {
-	*h = append(*h, b)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !s.less(i, p) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
-
-func (h *spmHeap) pop() spmBigram {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	for i := 0; ; {
-		l, r, small := 2*i+1, 2*i+2, i
-		if l < len(s) && s.less(l, small) {
-			small = l
-		}
-		if r < len(s) && s.less(r, small) {
-			small = r
-		}
-		if small == i {
-			break
-		}
-		s[i], s[small] = s[small], s[i]
-		i = small
-	}
-	*h = s
-	return top
+func (a spmBigram) before(b spmBigram) bool {
+	return a.score > b.score || a.score == b.score && a.left < b.left
 }
 
 // spmFragment tokenizes one text fragment as llama.cpp's
