@@ -145,6 +145,32 @@ tiles)
 		grep -aE "decode|bandwidth|recorded" "$OUT/e2e-1b-decode.txt" | tail -6
 	fi
 	;;
+decode)
+	# Issue 7 on the Intel cores (Damascus decoded a 1B at ~0.69x llama.cpp
+	# here, while ahead on the AMD dev VM): the matvec variants at the 1B
+	# shapes (single thread, the kernel protocol), then the 1B tg256 head to
+	# head with the fastest Q4_K and Q6_K matvecs of that sweep.
+	log sweep
+	timeout "${SWEEP_TIMEOUT:-150}" $B/ledger run --op matvec/q4_k,matvec/q6_k \
+		--variant "${SWEEP_VARIANTS:-avx512,avx512-vnni,avx512-vnni-prefetch,avx512-vnni-4row,avx512-vnni-x}" \
+		--shapes 1B --runs "${SWEEP_RUNS:-5}" --store "$STORE" --note "$NOTE; decode kernels on Intel" > "$OUT/sweep-matvec.txt" 2>&1
+	grep -E "^\| matvec.*\(1B|recorded" "$OUT/sweep-matvec.txt"
+	pickmv() { # fastest variant of op $1 by the sum of its medians over the 1B shapes
+		grep -E "^\| $1 .*\(1B" "$OUT/sweep-matvec.txt" | awk -F'|' '
+			function ns(v,  n,u) { n = v + 0; u = v; sub(/^[ 0-9.]+/, "", u); gsub(/ /, "", u)
+				return u == "s" ? n*1e9 : u == "ms" ? n*1e6 : (u == "µs" || u == "us") ? n*1e3 : n }
+			{ v = $4; gsub(/ /, "", v); t[v] += ns($5) }
+			END { best = ""; for (v in t) if (best == "" || t[v] < t[best]) best = v; print best }'
+	}
+	q4=$(pickmv matvec/q4_k); q6=$(pickmv matvec/q6_k)
+	export DAMASCUS_KERNELS=${DAMASCUS_KERNELS:-matvec/q4_k=${q4:-avx512-vnni},matvec/q6_k=${q6:-avx512-vnni}}
+	models llama3.2-1b
+	log "e2e decode llama3.2-1b with $DAMASCUS_KERNELS"
+	timeout "${E2E_TIMEOUT:-300}" $B/ledger e2e -m /tmp/llama3.2-1b.gguf --pp 0 --tg 256 --runs "${RUNS:-6}" --no-roofline \
+		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
+		--json "$OUT/e2e-1b-decode.json" --store "$STORE" --note "$NOTE; DAMASCUS_KERNELS=$DAMASCUS_KERNELS" > "$OUT/e2e-1b-decode.txt" 2>&1
+	grep -aE "decode tok|recorded" "$OUT/e2e-1b-decode.txt" | tail -2
+	;;
 sweep)
 	# The matmul variants head to head at the 3B shapes under the kernel
 	# protocol (10 runs), the evidence `ledger promote` needs.
