@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/model/llama/quality"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 )
 
@@ -52,7 +52,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	probs := softmax64(logits)
+	probs := quality.Probs(logits)
 	order := make([]int, len(probs))
 	for i := range order {
 		order[i] = i
@@ -84,21 +84,4 @@ func tokenCount(ef engineFlags, text string) (int, error) {
 		return ef.ctxSize, nil
 	}
 	return max(1, len(text)+2), nil // a token covers at least one byte; BOS and EOS at most
-}
-
-func softmax64(logits []float32) []float64 {
-	m := math.Inf(-1)
-	for _, l := range logits {
-		m = max(m, float64(l))
-	}
-	p := make([]float64, len(logits))
-	var sum float64
-	for i, l := range logits {
-		p[i] = math.Exp(float64(l) - m)
-		sum += p[i]
-	}
-	for i := range p {
-		p[i] /= sum
-	}
-	return p
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/model/llama/quality"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 )
 
@@ -72,7 +73,7 @@ func TestPredictMatchesLlamaCpp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := softmax64(logits[0])
+	p := quality.Probs(logits[0])
 	var report strings.Builder
 	for i, id := range ids {
 		fmt.Fprintf(&report, "id %d: ours %.4f%% llama.cpp %.4f%%\n", id, probs[i], 100*p[id])

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/damascus-llm/damascus/model/llama/quality"
 	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 )
@@ -41,7 +42,7 @@ func TestSynth3BQ4KMTop5MatchesLlamaCpp(t *testing.T) {
 		t.Fatal(err)
 	}
 	theirs := llamaCppLogits(t, path, ids)
-	po, pt := probs(ours), probs(theirs)
+	po, pt := quality.Probs(ours), quality.Probs(theirs)
 	to, tt := topK(ours, 5), topK(theirs, 5)
 	for i := range to {
 		t.Logf("rank %d: ours id %d %.3f%%, llama.cpp id %d %.3f%%", i+1, to[i], 100*po[to[i]], tt[i], 100*pt[tt[i]])

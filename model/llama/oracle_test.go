@@ -284,23 +284,6 @@ func llamaCppLogits(t *testing.T, path string, tokens []int32) []float32 {
 	return l[0]
 }
 
-func probs(logits []float32) []float64 {
-	m := math.Inf(-1)
-	for _, l := range logits {
-		m = max(m, float64(l))
-	}
-	p := make([]float64, len(logits))
-	var sum float64
-	for i, l := range logits {
-		p[i] = math.Exp(float64(l) - m)
-		sum += p[i]
-	}
-	for i := range p {
-		p[i] /= sum
-	}
-	return p
-}
-
 func TestStories260KLogitsMatchLlamaCpp(t *testing.T) {
 	requireLlamaCpp(t)
 	m, tok := openStories(t)

@@ -12,6 +12,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/model/llama/quality"
 	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/model/synth"
 )
@@ -75,7 +76,7 @@ func TestLlamaCppLoadsSynth(t *testing.T) {
 		}
 		n := float64(len(l))
 		std := math.Sqrt(sq/n - (sum/n)*(sum/n))
-		p := softmax(l)
+		p := quality.Probs(l)
 		var pmax, entropy float64
 		for _, q := range p {
 			pmax = max(pmax, q)
@@ -97,23 +98,6 @@ func TestLlamaCppLoadsSynth(t *testing.T) {
 	if correlation(logits["Q4_K_M"][1], logits["Q4_K_M"][2]) > 0.999 {
 		t.Error("the distribution does not change with the context")
 	}
-}
-
-func softmax(l []float32) []float64 {
-	m := math.Inf(-1)
-	for _, v := range l {
-		m = max(m, float64(v))
-	}
-	p := make([]float64, len(l))
-	var s float64
-	for i, v := range l {
-		p[i] = math.Exp(float64(v) - m)
-		s += p[i]
-	}
-	for i := range p {
-		p[i] /= s
-	}
-	return p
 }
 
 func correlation(a, b []float32) float64 {
@@ -234,7 +218,7 @@ func TestBigPresetAgainstLlamaCpp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := softmax(out[0])
+	p := quality.Probs(out[0])
 	var pmax float64
 	for i, q := range p {
 		if math.IsNaN(q) || math.IsNaN(float64(out[0][i])) {

@@ -88,6 +88,24 @@ func Perplexity(c Chunks, vocab int, eval Evaluate, progress func(chunk int, ppl
 	return r, nil
 }
 
+// Probs is softmax in float64: the next-token distribution of logits.
+func Probs(logits []float32) []float64 {
+	m := math.Inf(-1)
+	for _, l := range logits {
+		m = max(m, float64(l))
+	}
+	p := make([]float64, len(logits))
+	var sum float64
+	for i, l := range logits {
+		p[i] = math.Exp(float64(l) - m)
+		sum += p[i]
+	}
+	for i := range p {
+		p[i] /= sum
+	}
+	return p
+}
+
 // logProbs is log-softmax in float64.
 func logProbs(logits []float32) []float64 {
 	m := math.Inf(-1)
