@@ -152,7 +152,7 @@ decode)
 	# head with the fastest Q4_K and Q6_K matvecs of that sweep.
 	log sweep
 	timeout "${SWEEP_TIMEOUT:-150}" $B/ledger run --op matvec/q4_k,matvec/q6_k \
-		--variant "${SWEEP_VARIANTS:-avx512,avx512-vnni,avx512-vnni-prefetch,avx512-vnni-4row,avx512-vnni-x}" \
+		--variant "${SWEEP_VARIANTS:-avx512,avx512-vnni,avx512-vnni-prefetch,avx512-vnni-pf1k,avx512-vnni-pf4k,avx512-vnni-pf8k,avx512-vnni-4row,avx512-vnni-x}" \
 		--shapes 1B --runs "${SWEEP_RUNS:-5}" --store "$STORE" --note "$NOTE; decode kernels on Intel" > "$OUT/sweep-matvec.txt" 2>&1
 	grep -E "^\| matvec.*\(1B|recorded" "$OUT/sweep-matvec.txt"
 	pickmv() { # fastest variant of op $1 by the sum of its medians over the 1B shapes

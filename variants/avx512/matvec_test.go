@@ -22,6 +22,8 @@ var matVecCases = []struct {
 	{"avx512vnnix", quant.Q4_K, MatVecQ4KVNNIX, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 	{"avx512vnniprefetch", quant.Q4_K, MatVecQ4KVNNIPrefetch, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 	{"avx512vnniprefetch", quant.Q6_K, MatVecQ6KVNNIPrefetch, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
+	{"avx512vnnipf8k", quant.Q4_K, matVecQ4KPrefetch(8 << 10), []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
+	{"avx512vnnipf8k", quant.Q6_K, matVecQ6KPrefetch(8 << 10), []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 	{"avx512vnni4row", quant.Q6_K, MatVecQ6K4VNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},
 	{"avx512", quant.Q8_0, MatVecQ8_0, []string{"avx512f", "avx512bw", "avx512vl"}},
 	{"avx512vnni", quant.Q8_0, MatVecQ8_0VNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}},

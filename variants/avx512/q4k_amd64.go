@@ -3,6 +3,8 @@
 package avx512
 
 import (
+	"fmt"
+
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/model/quant"
 )
@@ -68,12 +70,18 @@ func MatVecQ4K4VNNI(dst []float32, w, xq []byte, k int) {
 }
 
 //go:noescape
-func q4kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb int)
+func q4kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb, dist int)
 
 // MatVecQ4KVNNIPrefetch is MatVecQ4KVNNI with software prefetches 2 KiB
 // ahead of the weights.
-func MatVecQ4KVNNIPrefetch(dst []float32, w, xq []byte, k int) {
-	superBlockRows(q4kRowsVNNIPrefetch, dst, w, xq, k)
+var MatVecQ4KVNNIPrefetch = matVecQ4KPrefetch(2048)
+
+// matVecQ4KPrefetch returns MatVecQ4KVNNI with software prefetches dist bytes
+// ahead of the weights (the closures are made once, so calls allocate
+// nothing).
+func matVecQ4KPrefetch(dist int) func(dst []float32, w, xq []byte, k int) {
+	kernel := func(dst *float32, rows int, w, xq *byte, nb int) { q4kRowsVNNIPrefetch(dst, rows, w, xq, nb, dist) }
+	return func(dst []float32, w, xq []byte, k int) { superBlockRows(kernel, dst, w, xq, k) }
 }
 
 func init() {
@@ -89,4 +97,9 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-prefetch", Family: ledger.FamilyAVX512VNNI,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ4KVNNIPrefetch),
 		Notes: "as avx512-vnni, with PREFETCHT0 2 KiB ahead of the weight stream (crosses 4 KiB pages, where the hardware prefetcher stops)"})
+	for _, kib := range []int{1, 4, 8} {
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: fmt.Sprintf("avx512-vnni-pf%dk", kib), Family: ledger.FamilyAVX512VNNI,
+			Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(matVecQ4KPrefetch(kib << 10)),
+			Notes: fmt.Sprintf("avx512-vnni-prefetch with the prefetches %d KiB ahead (a distance sweep for the Intel cores, where decode trails)", kib)})
+	}
 }

@@ -218,13 +218,14 @@ vq4kDone:
 	VZEROUPPER
 	RET
 
-// func q4kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb int)
+// func q4kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb, dist int)
 //
-// q4kRowsVNNI with software prefetches 2 KiB ahead of the weight stream
+// q4kRowsVNNI with software prefetches dist bytes ahead of the weight stream
 // (three lines per 144-byte block), which keep running across 4 KiB page
 // boundaries where the hardware prefetcher stops.
-TEXT ·q4kRowsVNNIPrefetch(SB), NOSPLIT, $0-40
+TEXT ·q4kRowsVNNIPrefetch(SB), NOSPLIT, $0-48
 	Q4K_PROLOGUE
+	MOVQ dist+40(FP), R12
 pq4kRow:
 	TESTQ R8, R8
 	JZ pq4kDone
@@ -233,9 +234,9 @@ pq4kRow:
 	VPXORD Z24, Z24, Z24
 	VPXORD Z25, Z25, Z25
 pq4kBlock:
-	PREFETCHT0 2048(SI)
-	PREFETCHT0 2112(SI)
-	PREFETCHT0 2176(SI)
+	PREFETCHT0 (SI)(R12*1)
+	PREFETCHT0 64(SI)(R12*1)
+	PREFETCHT0 128(SI)(R12*1)
 	Q4K_BLOCK_HEAD
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5

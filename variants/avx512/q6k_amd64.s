@@ -177,13 +177,14 @@ vq6kDone:
 	VZEROUPPER
 	RET
 
-// func q6kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb int)
+// func q6kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb, dist int)
 //
-// q6kRowsVNNI with software prefetches 2 KiB ahead of the weight stream
+// q6kRowsVNNI with software prefetches dist bytes ahead of the weight stream
 // (four lines per 210-byte block), which keep running across 4 KiB page
 // boundaries where the hardware prefetcher stops.
-TEXT ·q6kRowsVNNIPrefetch(SB), NOSPLIT, $0-40
+TEXT ·q6kRowsVNNIPrefetch(SB), NOSPLIT, $0-48
 	Q6K_PROLOGUE
+	MOVQ dist+40(FP), R12
 pq6kRow:
 	TESTQ R8, R8
 	JZ pq6kDone
@@ -191,10 +192,10 @@ pq6kRow:
 	MOVQ nb+32(FP), CX
 	VPXORD Z24, Z24, Z24
 pq6kBlock:
-	PREFETCHT0 2048(SI)
-	PREFETCHT0 2112(SI)
-	PREFETCHT0 2176(SI)
-	PREFETCHT0 2240(SI)
+	PREFETCHT0 (SI)(R12*1)
+	PREFETCHT0 64(SI)(R12*1)
+	PREFETCHT0 128(SI)(R12*1)
+	PREFETCHT0 192(SI)(R12*1)
 	Q6K_BLOCK_HEAD
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
