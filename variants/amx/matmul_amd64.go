@@ -128,7 +128,8 @@ const l2Budget = 1 << 20
 func (p program) name() string { return variantName(p.amx) }
 
 // run is the tile program's driver: activations packed once, then for each
-// K block of p.kb super-blocks, every row tile's panel through the kernel.
+// K block (p.kb super-blocks, or all of k), every row tile's panel through
+// the kernel, once per token group (p.groupPairs pairs, or all tokens).
 func (f weightFormat) run(p program, dst []float32, ldd, rows int, xq []byte, n, k int, panels panelSource) {
 	nb := k / qk
 	if need := (n-1)*ldd + rows; len(dst) < need || ldd < rows || k%qk != 0 || len(xq) < n*nb*q8kBytes {
