@@ -9,42 +9,7 @@
 // Register plan: Z0-Z3 activations, Z4/Z5 int sums, Z6-Z8 scratch, Z9 dx,
 // Z10-Z13 quants and products, Z14 scale words, Z15 offset term, Z16-Z19
 // spread scales, Z20-Z23 the rows' float sums, Z26-Z31 constants; BX = 0 as
-// a null index.
-
-// The scale spreading table of q6k_amd64.s (file-local there).
-DATA q6kScaleIdx<>+0(SB)/8, $0x0000000000000000
-DATA q6kScaleIdx<>+8(SB)/8, $0x0000000000000000
-DATA q6kScaleIdx<>+16(SB)/8, $0x0001000100010001
-DATA q6kScaleIdx<>+24(SB)/8, $0x0001000100010001
-DATA q6kScaleIdx<>+32(SB)/8, $0x0002000200020002
-DATA q6kScaleIdx<>+40(SB)/8, $0x0002000200020002
-DATA q6kScaleIdx<>+48(SB)/8, $0x0003000300030003
-DATA q6kScaleIdx<>+56(SB)/8, $0x0003000300030003
-DATA q6kScaleIdx<>+64(SB)/8, $0x0004000400040004
-DATA q6kScaleIdx<>+72(SB)/8, $0x0004000400040004
-DATA q6kScaleIdx<>+80(SB)/8, $0x0005000500050005
-DATA q6kScaleIdx<>+88(SB)/8, $0x0005000500050005
-DATA q6kScaleIdx<>+96(SB)/8, $0x0006000600060006
-DATA q6kScaleIdx<>+104(SB)/8, $0x0006000600060006
-DATA q6kScaleIdx<>+112(SB)/8, $0x0007000700070007
-DATA q6kScaleIdx<>+120(SB)/8, $0x0007000700070007
-DATA q6kScaleIdx<>+128(SB)/8, $0x0008000800080008
-DATA q6kScaleIdx<>+136(SB)/8, $0x0008000800080008
-DATA q6kScaleIdx<>+144(SB)/8, $0x0009000900090009
-DATA q6kScaleIdx<>+152(SB)/8, $0x0009000900090009
-DATA q6kScaleIdx<>+160(SB)/8, $0x000a000a000a000a
-DATA q6kScaleIdx<>+168(SB)/8, $0x000a000a000a000a
-DATA q6kScaleIdx<>+176(SB)/8, $0x000b000b000b000b
-DATA q6kScaleIdx<>+184(SB)/8, $0x000b000b000b000b
-DATA q6kScaleIdx<>+192(SB)/8, $0x000c000c000c000c
-DATA q6kScaleIdx<>+200(SB)/8, $0x000c000c000c000c
-DATA q6kScaleIdx<>+208(SB)/8, $0x000d000d000d000d
-DATA q6kScaleIdx<>+216(SB)/8, $0x000d000d000d000d
-DATA q6kScaleIdx<>+224(SB)/8, $0x000e000e000e000e
-DATA q6kScaleIdx<>+232(SB)/8, $0x000e000e000e000e
-DATA q6kScaleIdx<>+240(SB)/8, $0x000f000f000f000f
-DATA q6kScaleIdx<>+248(SB)/8, $0x000f000f000f000f
-GLOBL q6kScaleIdx<>(SB), RODATA|NOPTR, $256
+// a null index. The scale spreading table is q6k_amd64.s's ·q6kScaleIdx.
 
 // Quants of half a block at B+I (ql at qlOff, qh at qhOff) into lo (values
 // 0-63) and hi (64-127), multiplied by the activations ylo and yhi.
@@ -117,10 +82,10 @@ TEXT ·q6kRows4VNNI(SB), NOSPLIT, $0-40
 	VPBROADCASTD AX, Z31
 	MOVL $0x30303030, AX
 	VPBROADCASTD AX, Z30
-	VMOVDQU64 q6kScaleIdx<>+0(SB), Z29
-	VMOVDQU64 q6kScaleIdx<>+64(SB), Z28
-	VMOVDQU64 q6kScaleIdx<>+128(SB), Z27
-	VMOVDQU64 q6kScaleIdx<>+192(SB), Z26
+	VMOVDQU64 ·q6kScaleIdx+0(SB), Z29
+	VMOVDQU64 ·q6kScaleIdx+64(SB), Z28
+	VMOVDQU64 ·q6kScaleIdx+128(SB), Z27
+	VMOVDQU64 ·q6kScaleIdx+192(SB), Z26
 group6:
 	MOVQ R13, SI
 	LEAQ (R13)(R9*2), R12
