@@ -133,7 +133,7 @@ tiles)
 	grep -E "ns/step" "$OUT/tilestep.txt"
 	log sweep
 	timeout "${SWEEP_TIMEOUT:-300}" $B/ledger run --op matmul/q4_k,matmul/q6_k \
-		--variant "${SWEEP_VARIANTS:-amx-int8,amx-int8-kb4,amx-int8-wres,amx-int8-wres-pf,amx-int8-wres-g8,amx-int8-wres-g4}" \
+		--variant "${SWEEP_VARIANTS:-amx-int8-il,amx-int8-il-early,amx-int8-il-auto,amx-int8}" \
 		--shapes 3B --runs "${SWEEP_RUNS:-10}" --store "$STORE" --note "$NOTE" > "$OUT/sweep.txt" 2>&1
 	grep -E "^\| matmul.*\(3B|recorded|roofline|peak" "$OUT/sweep.txt"
 	if [ -n "${DECODE:-}" ]; then

@@ -21,7 +21,7 @@ func tileProgram(t *testing.T, addr *byte) []string {
 	if err != nil {
 		t.Skip("GNU objdump not installed")
 	}
-	code := unsafe.Slice(addr, 16384) // longer than any kernel
+	code := unsafe.Slice(addr, 32768) // longer than any kernel
 	bin := filepath.Join(t.TempDir(), "kernel.bin")
 	if err := os.WriteFile(bin, code, 0o644); err != nil {
 		t.Fatal(err)

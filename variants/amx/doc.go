@@ -34,11 +34,13 @@
 //     super-block's 8 KiB of weight tiles stay in L1 across all pairs;
 //     -pf prefetches the pair after next, -g8/-g4 take all of k in one K
 //     block with tokens in groups of 8 or 4 pairs.
-//   - amx-int8-il (-g8, -auto): tileKernelIL, tileKernelWR with the next
+//   - amx-int8-il (-g8, -auto, -early): tileKernelIL, tileKernelWR with the next
 //     step's tile products interleaved into this step's epilogue (a chunk,
 //     then eight tokens), so the epilogue does not queue behind sixteen
 //     in-order TDPBSUDs in the reorder buffer. The promoted AMX matmul
-//     (+10-20% over amx-int8 on the device; see results/).
+//     (+10-20% over amx-int8 on the device; see results/). -early loads
+//     the next step's first operands before this step's tile stores (not
+//     yet timed on AMX).
 //   - avx512-vnni-tiles (-wres): the same programs with each tile product
 //     done by VPDPBUSD; the non-AMX rival, and the twin that tests everything
 //     but the tile instructions on machines without AMX (tileKernelIL has

@@ -20,12 +20,13 @@ type kernelArgs struct {
 }
 
 const (
-	flagAMX        = 1  // tile products on AMX (else VPDPBUSD)
-	flagIntMin     = 2  // subtract the bsum term before scaling (one scale d)
-	flagAccumulate = 4  // add to dst instead of storing
-	flagLag        = 16 // each super-block's epilogue one super-block late
-	flagPrefetch   = 32 // tileKernelWR: prefetch the pair after next
-	flagNoEpilogue = 64 // tileKernelWR, benchmarks only: skip the epilogue (wrong results)
+	flagAMX        = 1   // tile products on AMX (else VPDPBUSD)
+	flagIntMin     = 2   // subtract the bsum term before scaling (one scale d)
+	flagAccumulate = 4   // add to dst instead of storing
+	flagLag        = 16  // each super-block's epilogue one super-block late
+	flagPrefetch   = 32  // tileKernelWR: prefetch the pair after next
+	flagNoEpilogue = 64  // tileKernelWR, benchmarks only: skip the epilogue (wrong results)
+	flagEarly      = 128 // tileKernelIL: load the next step's first operands before the stores
 )
 
 // tileKernel runs one row tile: for each token pair, every super-block of

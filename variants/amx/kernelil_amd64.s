@@ -35,6 +35,27 @@
 	TDPBSUD(2, 5, 6); \
 	TDPBSUD(3, 5, 7)
 
+// The four operand loads and the four products of IL_CHUNK apart, for
+// FLAG_EARLY: the next step's chunk-0 operands are loaded before this
+// step's TILESTOREDs, so they overlap the last products and the stores.
+#define IL_LOADS(wb, wo, ab, ao) \
+	LEAQ ao(ab), R10; \
+	TILELOADD(4, AMX_R10, AMX_R12); \
+	LEAQ wo(wb), R10; \
+	TILELOADD(6, AMX_R10, AMX_R12); \
+	LEAQ (wo+1024)(wb), R10; \
+	TILELOADD(7, AMX_R10, AMX_R12); \
+	LEAQ (ao+1024)(ab), R10; \
+	TILELOADD(5, AMX_R10, AMX_R12)
+
+#define IL_TDPS \
+	TDPBSUD(0, 4, 6); \
+	TDPBSUD(1, 4, 7); \
+	TDPBSUD(2, 5, 6); \
+	TDPBSUD(3, 5, 7)
+
+#define FLAG_EARLY 128
+
 #define IL_ZERO \
 	TILEZERO(0); \
 	TILEZERO(1); \
@@ -91,6 +112,24 @@ superblock:
 	MOVQ pairs-8(SP), R14
 
 pair:
+	TESTQ $FLAG_EARLY, ARG_FLAGS(DI)
+	JZ   stores
+	CMPQ R14, $1
+	JEQ  earlynextsb
+	MOVQ R9, BX
+	ADDQ ARG_PAIR(DI), BX
+	MOVQ R8, R13
+	JMP  earlyload
+earlynextsb:
+	CMPQ sbl-32(SP), $1
+	JEQ  stores // the last step: nothing to load
+	MOVQ a0-40(SP), BX
+	ADDQ $A_SB, BX
+	LEAQ W_SB(R8), R13
+earlyload:
+	IL_LOADS(R13, 0, BX, 0)
+
+stores:
 	MOVQ half-24(SP), SI
 	XORQ $4096, half-24(SP)
 	ADDQ ARG_CBUF(DI), SI
@@ -137,6 +176,8 @@ nextsb:
 
 interleave:
 	IL_ZERO
+	TESTQ $FLAG_EARLY, ARG_FLAGS(DI)
+	JNZ  early
 	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
 	JNZ  interleaveint
 	IL_CHUNK(R13, 0, BX, 0)
@@ -152,6 +193,33 @@ interleave:
 
 interleaveint:
 	IL_CHUNK(R13, 0, BX, 0)
+	EPIINT_8
+	IL_CHUNK(R13, 2048, BX, 2048)
+	EPIINT_8
+	ADDQ $1024, AX
+	IL_CHUNK(R13, 4096, BX, 4096)
+	EPIINT_8
+	IL_CHUNK(R13, 6144, BX, 6144)
+	EPIINT_8
+	JMP  pairdone
+
+early:
+	// As above, chunk 0's operands already loaded (FLAG_EARLY).
+	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
+	JNZ  earlyint
+	IL_TDPS
+	EPI32_8
+	IL_CHUNK(R13, 2048, BX, 2048)
+	EPI32_8
+	ADDQ $1024, AX
+	IL_CHUNK(R13, 4096, BX, 4096)
+	EPI32_8
+	IL_CHUNK(R13, 6144, BX, 6144)
+	EPI32_8
+	JMP  pairdone
+
+earlyint:
+	IL_TDPS
 	EPIINT_8
 	IL_CHUNK(R13, 2048, BX, 2048)
 	EPIINT_8

@@ -109,6 +109,9 @@ type program struct {
 	// interleave runs tileKernelIL: tileKernelWR's loops with the next
 	// step's products interleaved into the epilogue (AMX only).
 	interleave bool
+	// early (with interleave) loads the next step's first tile operands
+	// before this step's tile stores.
+	early bool
 	// groupPairs, when not 0, splits the tokens into groups of that many
 	// pairs, one kernel call per (row tile, group): the activations one
 	// call streams (groupPairs × kb super-blocks) then stay in L2 even
@@ -154,6 +157,9 @@ func (f weightFormat) run(p program, dst []float32, ldd, rows int, xq []byte, n,
 	}
 	if p.prefetch {
 		flags |= flagPrefetch
+	}
+	if p.early {
+		flags |= flagEarly
 	}
 	kernel, accTokens := tileKernel, pairTokens
 	pairs := (n + pairTokens - 1) / pairTokens
@@ -315,6 +321,9 @@ func init() {
 			Impl: matMul(f, program{amx: true, kb: kBlock, interleave: true}), Notes: ilNotes})
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-il-g8", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
 			Impl: matMul(f, program{amx: true, interleave: true, groupPairs: 8}), Notes: ilNotes + "; one K block over all of k, tokens in groups of 8 pairs"})
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-il-early", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
+			Impl:  matMul(f, program{amx: true, kb: kBlock, interleave: true, early: true}),
+			Notes: ilNotes + "; the next step's chunk-0 operands loaded before this step's tile stores (overlapping the last products and the stores)"})
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-il-auto", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
 			Impl:  matMul(f, program{amx: true, kb: kBlock, interleave: true, groupPairs: 8, fitL2: true}),
 			Notes: ilNotes + "; per call, -il-g8's blocking where a group's activations fit 1 MiB (k ≤ 3584), else -il's"})

@@ -265,7 +265,7 @@ func TestWeightResident(t *testing.T) {
 		quant.Q6_K: matMul(formatQ6K, program{kb: kBlock, wres: true, prefetch: true}),
 	})
 	if cpufeat.AMX() == nil {
-		for _, name := range []string{"amx-int8-wres", "amx-int8-wres-kb4", "amx-int8-wres-pf", "amx-int8-wres-g8", "amx-int8-wres-g4", "amx-int8-il", "amx-int8-il-g8", "amx-int8-il-auto"} {
+		for _, name := range []string{"amx-int8-wres", "amx-int8-wres-kb4", "amx-int8-wres-pf", "amx-int8-wres-g8", "amx-int8-wres-g4", "amx-int8-il", "amx-int8-il-g8", "amx-int8-il-auto", "amx-int8-il-early"} {
 			gateAll(t, name)
 		}
 		extremes(t, map[quant.Type]ledger.MatMul{
@@ -280,7 +280,7 @@ func TestWeightResident(t *testing.T) {
 			for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 				f, _ := formatOf(typ)
 				op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
-				v := ledger.Variant{Op: op.Name, Name: "il", Family: ledger.FamilyFusedDequantAMX, Impl: matMul(f, program{amx: true, kb: kb, interleave: true})}
+				v := ledger.Variant{Op: op.Name, Name: "il", Family: ledger.FamilyFusedDequantAMX, Impl: matMul(f, program{amx: true, kb: kb, interleave: true, early: kb != 2})}
 				for _, s := range append(testShapes, ledger.Shape{Rows: 48, K: 1024, N: 130}) {
 					c, err := gate.NewCase(op, s, 31)
 					if err != nil {
