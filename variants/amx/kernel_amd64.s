@@ -59,13 +59,7 @@ superblock:
 	// Software pipeline: store this super-block's C tiles, start the next
 	// one's tile products, and run this one's epilogue while they execute.
 	MOVQ $64, CX
-	TILESTORED(0, AMX_SI, AMX_CX)
-	LEAQ 1024(SI), AX
-	TILESTORED(1, AMX_AX, AMX_CX)
-	LEAQ 2048(SI), AX
-	TILESTORED(2, AMX_AX, AMX_CX)
-	LEAQ 3072(SI), AX
-	TILESTORED(3, AMX_AX, AMX_CX)
+	TILESTORE_C(AX, AMX_AX, AMX_CX)
 	CMPQ R12, $1
 	JEQ  lagged
 	AMX_SUPERBLOCK(R8, W_SB, R9, A_SB)
@@ -107,12 +101,7 @@ epilogue:
 	MOVQ SI, AX           // lo digits of token t; hi at +1024
 	LEAQ A_D(R9), DX      // dx of token t
 	MOVQ $0, SI           // 32·t
-	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
-	JNZ  epiint
-	EPI_LOOP(EPI32_TOKEN, epi32, epi32next)
-	JMP  epidone
-epiint:
-	EPI_LOOP(EPIINT_TOKEN, epiintloop, epiintnext)
+	EPI_FORMS(EPI32_TOKEN, epi32, epi32next, EPIINT_TOKEN, epiint, epiintnext, epidone)
 
 epidone:
 	// Back to the current super-block, or, after the last one's epilogue,

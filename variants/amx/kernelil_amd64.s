@@ -21,19 +21,7 @@
 // super-block).
 
 // Tile products of one 64-wide chunk with R10/R12 addressing.
-#define IL_CHUNK(wb, wo, ab, ao) \
-	LEAQ ao(ab), R10; \
-	TILELOADD(4, AMX_R10, AMX_R12); \
-	LEAQ wo(wb), R10; \
-	TILELOADD(6, AMX_R10, AMX_R12); \
-	TDPBSUD(0, 4, 6); \
-	LEAQ (wo+1024)(wb), R10; \
-	TILELOADD(7, AMX_R10, AMX_R12); \
-	TDPBSUD(1, 4, 7); \
-	LEAQ (ao+1024)(ab), R10; \
-	TILELOADD(5, AMX_R10, AMX_R12); \
-	TDPBSUD(2, 5, 6); \
-	TDPBSUD(3, 5, 7)
+#define IL_CHUNK(wb, wo, ab, ao) AMX_CHUNK_R(wb, wo, ab, ao, R10, AMX_R10, R10, AMX_R10, AMX_R12)
 
 // The four operand loads and the four products of IL_CHUNK apart, for
 // FLAG_EARLY: the next step's chunk-0 operands are loaded before this
@@ -55,6 +43,20 @@
 	TDPBSUD(3, 5, 7)
 
 #define FLAG_EARLY 128
+
+// IL_REST is a step after its chunk-0 products: eight tokens of the
+// epilogue (epi8) after each of chunks 0-2, the products of chunks 1-3
+// between them, and the switch to the second token tile's C rows
+// (cbuf+2048) after the sixteenth token.
+#define IL_REST(epi8) \
+	epi8; \
+	IL_CHUNK(R13, 2048, BX, 2048); \
+	epi8; \
+	ADDQ $1024, AX; \
+	IL_CHUNK(R13, 4096, BX, 4096); \
+	epi8; \
+	IL_CHUNK(R13, 6144, BX, 6144); \
+	epi8
 
 #define IL_ZERO \
 	TILEZERO(0); \
@@ -133,13 +135,7 @@ stores:
 	MOVQ half-24(SP), SI
 	XORQ $4096, half-24(SP)
 	ADDQ ARG_CBUF(DI), SI
-	TILESTORED(0, AMX_SI, AMX_R12)
-	LEAQ 1024(SI), R10
-	TILESTORED(1, AMX_R10, AMX_R12)
-	LEAQ 2048(SI), R10
-	TILESTORED(2, AMX_R10, AMX_R12)
-	LEAQ 3072(SI), R10
-	TILESTORED(3, AMX_R10, AMX_R12)
+	TILESTORE_C(R10, AMX_R10, AMX_R12)
 
 	// Epilogue pointers; CX the step after next for the prefetches: two
 	// pairs on at this super-block, else pair 2−R14 of the next one (past
@@ -181,26 +177,12 @@ interleave:
 	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
 	JNZ  interleaveint
 	IL_CHUNK(R13, 0, BX, 0)
-	EPI32_8
-	IL_CHUNK(R13, 2048, BX, 2048)
-	EPI32_8
-	ADDQ $1024, AX // token tile 1: its C rows start at cbuf+2048
-	IL_CHUNK(R13, 4096, BX, 4096)
-	EPI32_8
-	IL_CHUNK(R13, 6144, BX, 6144)
-	EPI32_8
+	IL_REST(EPI32_8)
 	JMP  pairdone
 
 interleaveint:
 	IL_CHUNK(R13, 0, BX, 0)
-	EPIINT_8
-	IL_CHUNK(R13, 2048, BX, 2048)
-	EPIINT_8
-	ADDQ $1024, AX
-	IL_CHUNK(R13, 4096, BX, 4096)
-	EPIINT_8
-	IL_CHUNK(R13, 6144, BX, 6144)
-	EPIINT_8
+	IL_REST(EPIINT_8)
 	JMP  pairdone
 
 early:
@@ -208,36 +190,18 @@ early:
 	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
 	JNZ  earlyint
 	IL_TDPS
-	EPI32_8
-	IL_CHUNK(R13, 2048, BX, 2048)
-	EPI32_8
-	ADDQ $1024, AX
-	IL_CHUNK(R13, 4096, BX, 4096)
-	EPI32_8
-	IL_CHUNK(R13, 6144, BX, 6144)
-	EPI32_8
+	IL_REST(EPI32_8)
 	JMP  pairdone
 
 earlyint:
 	IL_TDPS
-	EPIINT_8
-	IL_CHUNK(R13, 2048, BX, 2048)
-	EPIINT_8
-	ADDQ $1024, AX
-	IL_CHUNK(R13, 4096, BX, 4096)
-	EPIINT_8
-	IL_CHUNK(R13, 6144, BX, 6144)
-	EPIINT_8
+	IL_REST(EPIINT_8)
 	JMP  pairdone
 
 last:
 	// The last step: no products left to interleave.
 	MOVQ ARG_CBUF(DI), CX // PF5's target: no step after next, so lines already in cache
-	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
-	JNZ  lastint
-	EPI_LOOP(EPI32_PF_TOKEN, last32, last32next)
-	JMP  pairdone
-	EPI_LOOP(EPIINT_PF_TOKEN, lastint, lastintnext)
+	EPI_FORMS(EPI32_PF_TOKEN, last32, last32next, EPIINT_PF_TOKEN, lastint, lastintnext, pairdone)
 
 pairdone:
 	ADDQ ARG_PAIR(DI), R9

@@ -61,13 +61,7 @@ pair:
 	// Store this step's C tiles, then start the next step's products: the
 	// next pair at this super-block, or pair 0 of the next super-block.
 	MOVQ $64, CX
-	TILESTORED(0, AMX_SI, AMX_CX)
-	LEAQ 1024(SI), AX
-	TILESTORED(1, AMX_AX, AMX_CX)
-	LEAQ 2048(SI), AX
-	TILESTORED(2, AMX_AX, AMX_CX)
-	LEAQ 3072(SI), AX
-	TILESTORED(3, AMX_AX, AMX_CX)
+	TILESTORE_C(AX, AMX_AX, AMX_CX)
 	CMPQ R14, $1
 	JEQ  nextsb
 	MOVQ R9, BX
@@ -99,23 +93,11 @@ epilogue:
 	JLE  noprefetch // no pair after next at this super-block
 	MOVQ ARG_PAIR(DI), CX
 	LEAQ (R9)(CX*2), CX
-	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
-	JNZ  epiintpf
-
-	EPI_LOOP(EPI32_PF_TOKEN, epi32pf, epi32pfnext)
-	JMP  pairdone
-
-	EPI_LOOP(EPIINT_PF_TOKEN, epiintpf, epiintpfnext)
+	EPI_FORMS(EPI32_PF_TOKEN, epi32pf, epi32pfnext, EPIINT_PF_TOKEN, epiintpf, epiintpfnext, pairdone)
 	JMP  pairdone
 
 noprefetch:
-	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI)
-	JNZ  epiint
-
-	EPI_LOOP(EPI32_TOKEN, epi32, epi32next)
-	JMP  pairdone
-
-	EPI_LOOP(EPIINT_TOKEN, epiint, epiintnext)
+	EPI_FORMS(EPI32_TOKEN, epi32, epi32next, EPIINT_TOKEN, epiint, epiintnext, pairdone)
 
 pairdone:
 	ADDQ ARG_PAIR(DI), R9

@@ -50,17 +50,22 @@
 // the previous chunk's products free the tiles (A0 after its second
 // product, Blo after its third): tile registers are not renamed, so a
 // reload waits for the last reader.
-#define AMX_CHUNK2(wb, wo, ab, ao) \
-	LEAQ ao(ab), AX; \
-	TILELOADD(4, AMX_AX, AMX_CX); \
-	LEAQ wo(wb), DX; \
-	TILELOADD(6, AMX_DX, AMX_CX); \
+#define AMX_CHUNK2(wb, wo, ab, ao) AMX_CHUNK_R(wb, wo, ab, ao, AX, AMX_AX, DX, AMX_DX, AMX_CX)
+
+// AMX_CHUNK_R is AMX_CHUNK2 with its registers named: activation and weight
+// tile addresses in ar and wr (AMX numbers an, wn, which may be the same
+// register), the stride 64 in the register numbered sn.
+#define AMX_CHUNK_R(wb, wo, ab, ao, ar, an, wr, wn, sn) \
+	LEAQ ao(ab), ar; \
+	TILELOADD(4, an, sn); \
+	LEAQ wo(wb), wr; \
+	TILELOADD(6, wn, sn); \
 	TDPBSUD(0, 4, 6); \
-	LEAQ (wo+1024)(wb), DX; \
-	TILELOADD(7, AMX_DX, AMX_CX); \
+	LEAQ (wo+1024)(wb), wr; \
+	TILELOADD(7, wn, sn); \
 	TDPBSUD(1, 4, 7); \
-	LEAQ (ao+1024)(ab), AX; \
-	TILELOADD(5, AMX_AX, AMX_CX); \
+	LEAQ (ao+1024)(ab), ar; \
+	TILELOADD(5, an, sn); \
 	TDPBSUD(2, 5, 6); \
 	TDPBSUD(3, 5, 7)
 
@@ -273,3 +278,27 @@ zeroacc: \
 	ADDQ $64, AX; \
 	CMPQ AX, CX; \
 	JLT  zeroacc
+
+// TILESTORE_C stores the C tiles tmm0-3 to the 4 KiB at SI in the layout
+// the epilogue reads ([token tile][digit], 1 KiB each): t is the address
+// register (by name and by AMX number tn), sn the AMX number of the register
+// holding the stride 64.
+#define TILESTORE_C(t, tn, sn) \
+	TILESTORED(0, AMX_SI, sn); \
+	LEAQ 1024(SI), t; \
+	TILESTORED(1, tn, sn); \
+	LEAQ 2048(SI), t; \
+	TILESTORED(2, tn, sn); \
+	LEAQ 3072(SI), t; \
+	TILESTORED(3, tn, sn)
+
+// EPI_FORMS runs the epilogue in the form of the weight format (EPI_LOOP
+// with token body t32 for Q4_K, tint for Q6_K under FLAG_INTMIN); the Q4_K
+// loop jumps to done, the Q6_K loop falls through (callers place done next
+// or jump there); the label names are the EPI_LOOPs'.
+#define EPI_FORMS(t32, l32, n32, tint, lint, nint, done) \
+	TESTQ $FLAG_INTMIN, ARG_FLAGS(DI); \
+	JNZ  lint; \
+	EPI_LOOP(t32, l32, n32); \
+	JMP  done; \
+	EPI_LOOP(tint, lint, nint)

@@ -60,6 +60,17 @@ func Attention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scal
 	}
 }
 
+// gqaScratch takes a score buffer from scoreBufs (the caller puts buf
+// back) and carves it into a block of four heads' scores p (4·nCtx), their
+// queries q4 and their outputs o4 (4·headDim each).
+func gqaScratch(nCtx, headDim int) (buf *[]float32, p, q4, o4 []float32) {
+	need := 4*nCtx + 8*headDim
+	buf = scoreBufs.Get().(*[]float32)
+	growScores(buf, need)
+	s := *buf
+	return buf, s[:4*nCtx], s[4*nCtx : 4*nCtx+4*headDim], s[4*nCtx+4*headDim : need]
+}
+
 // AttentionGQA is Attention that reads each cached key and value row once
 // per four query heads of a group (Llama 3.2 groups 4 heads in 1B, 3 in
 // 3B) instead of once per head: the four heads' scores and weighted sums
@@ -75,13 +86,8 @@ func AttentionGQA(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, s
 	}
 	stride := nKVHeads * headDim
 	_, _, _, _ = out[nHeads*headDim-1], q[nHeads*headDim-1], k[nCtx*stride-1], v[nCtx*stride-1]
-	need := 4*nCtx + 8*headDim
-	buf := scoreBufs.Get().(*[]float32)
+	buf, p, q4, o4 := gqaScratch(nCtx, headDim)
 	defer scoreBufs.Put(buf)
-	growScores(buf, need)
-	p := (*buf)[:4*nCtx]
-	q4 := (*buf)[4*nCtx : 4*nCtx+4*headDim]
-	o4 := (*buf)[4*nCtx+4*headDim : need]
 	group := nHeads / nKVHeads
 	for g := 0; g < nKVHeads; g++ {
 		off := g * headDim
@@ -139,13 +145,8 @@ func AttentionGQA4x4(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int
 	pf := min(4*nCtx*stride, prefetchCap)
 	prefetchLines((*byte)(unsafe.Pointer(&k[0])), pf)
 	prefetchLines((*byte)(unsafe.Pointer(&v[0])), pf)
-	need := 4*nCtx + 8*headDim
-	buf := scoreBufs.Get().(*[]float32)
+	buf, p, q4, o4 := gqaScratch(nCtx, headDim)
 	defer scoreBufs.Put(buf)
-	growScores(buf, need)
-	p := (*buf)[:4*nCtx]
-	q4 := (*buf)[4*nCtx : 4*nCtx+4*headDim]
-	o4 := (*buf)[4*nCtx+4*headDim : need]
 	n4 := nCtx &^ 3
 	group := nHeads / nKVHeads
 	for g := 0; g < nKVHeads; g++ {

@@ -306,6 +306,14 @@ pfDone:
 
 
 
+// FOLD_HALVES adds the high 256 bits of a position's accumulator pair into
+// the low ones: lo = [lo.low, hi.low] + [lo.high, hi.high] in 256-bit
+// halves; clobbers Z9.
+#define FOLD_HALVES(lo, hi, yhi) \
+	VSHUFF64X2 $0xee, hi, lo, Z9; \
+	VINSERTF64X4 $1, yhi, lo, lo; \
+	VADDPS Z9, lo, lo
+
 // func attnScores4x4AVX512(p, q, k *float32, stride, headDim, n, ldp int, scale float32)
 //
 // Four query heads against one key head, four positions per pass:
@@ -380,30 +388,14 @@ t4Lane:
 	JG t4Lane
 
 	// 16 → 8: (head j, head j+1) pairs of one position.
-	VSHUFF64X2 $0xee, Z17, Z16, Z9
-	VINSERTF64X4 $1, Y17, Z16, Z16
-	VADDPS Z9, Z16, Z16
-	VSHUFF64X2 $0xee, Z19, Z18, Z9
-	VINSERTF64X4 $1, Y19, Z18, Z18
-	VADDPS Z9, Z18, Z18
-	VSHUFF64X2 $0xee, Z21, Z20, Z9
-	VINSERTF64X4 $1, Y21, Z20, Z20
-	VADDPS Z9, Z20, Z20
-	VSHUFF64X2 $0xee, Z23, Z22, Z9
-	VINSERTF64X4 $1, Y23, Z22, Z22
-	VADDPS Z9, Z22, Z22
-	VSHUFF64X2 $0xee, Z25, Z24, Z9
-	VINSERTF64X4 $1, Y25, Z24, Z24
-	VADDPS Z9, Z24, Z24
-	VSHUFF64X2 $0xee, Z27, Z26, Z9
-	VINSERTF64X4 $1, Y27, Z26, Z26
-	VADDPS Z9, Z26, Z26
-	VSHUFF64X2 $0xee, Z29, Z28, Z9
-	VINSERTF64X4 $1, Y29, Z28, Z28
-	VADDPS Z9, Z28, Z28
-	VSHUFF64X2 $0xee, Z31, Z30, Z9
-	VINSERTF64X4 $1, Y31, Z30, Z30
-	VADDPS Z9, Z30, Z30
+	FOLD_HALVES(Z16, Z17, Y17)
+	FOLD_HALVES(Z18, Z19, Y19)
+	FOLD_HALVES(Z20, Z21, Y21)
+	FOLD_HALVES(Z22, Z23, Y23)
+	FOLD_HALVES(Z24, Z25, Y25)
+	FOLD_HALVES(Z26, Z27, Y27)
+	FOLD_HALVES(Z28, Z29, Y29)
+	FOLD_HALVES(Z30, Z31, Y31)
 	// 8 → 4: one position's four heads, four partials each per 128-bit lane.
 	VSHUFF64X2 $0x88, Z18, Z16, Z9
 	VSHUFF64X2 $0xdd, Z18, Z16, Z10
