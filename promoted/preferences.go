@@ -22,7 +22,15 @@ type Choice struct {
 	Evidence string `json:"evidence,omitempty"` // results record id of the head-to-head it won
 	Over     string `json:"over,omitempty"`     // the incumbent it beat
 	Date     string `json:"date,omitempty"`     // when it was promoted (YYYY-MM-DD)
+	// CPU limits the entry to processors of one CPUID vendor ("GenuineIntel",
+	// "AuthenticAMD"): the vendor of the machine the evidence was measured
+	// on, for a variant whose win does not carry over (software prefetch
+	// distances, for one). Empty: any processor.
+	CPU string `json:"cpu,omitempty"`
 }
+
+// AppliesTo reports whether the entry holds on a processor of vendor.
+func (c Choice) AppliesTo(vendor string) bool { return c.CPU == "" || c.CPU == vendor }
 
 //go:embed preferences.json
 var embedded []byte
@@ -42,15 +50,16 @@ func ParsePreferences(data []byte) (Preferences, error) {
 		p.Ops = map[string][]Choice{}
 	}
 	for op, list := range p.Ops {
-		seen := map[string]bool{}
+		seen := map[Choice]bool{}
 		for i, c := range list {
 			if c.Variant == "" {
 				return Preferences{}, fmt.Errorf("promoted: preferences: %s entry %d has no variant", op, i)
 			}
-			if seen[c.Variant] {
-				return Preferences{}, fmt.Errorf("promoted: preferences: %s lists %s twice", op, c.Variant)
+			key := Choice{Variant: c.Variant, CPU: c.CPU}
+			if seen[key] {
+				return Preferences{}, fmt.Errorf("promoted: preferences: %s lists %s twice (cpu %q)", op, c.Variant, c.CPU)
 			}
-			seen[c.Variant] = true
+			seen[key] = true
 		}
 	}
 	return p, nil

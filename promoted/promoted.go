@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/model/quant"
 
@@ -40,6 +41,7 @@ type Dispatcher struct {
 	prefs     Preferences
 	reg       *ledger.Registry
 	overrides map[string]string
+	vendor    string // this processor's CPUID vendor, for entries limited to one
 
 	mu     sync.Mutex
 	chosen map[string]string // op → variant ID (or description), for records
@@ -47,7 +49,8 @@ type Dispatcher struct {
 
 // NewDispatcher builds a dispatcher. overrides maps op names to variant names.
 func NewDispatcher(prefs Preferences, reg *ledger.Registry, overrides map[string]string) *Dispatcher {
-	return &Dispatcher{prefs: prefs, reg: reg, overrides: overrides, chosen: map[string]string{}}
+	id, _ := cpufeat.CPUIdentity()
+	return &Dispatcher{prefs: prefs, reg: reg, overrides: overrides, vendor: id.Vendor, chosen: map[string]string{}}
 }
 
 // ParseOverrides parses "op=variant,op=variant".
@@ -83,6 +86,9 @@ func (d *Dispatcher) Resolve(op string) (ledger.Variant, error) {
 		return d.record(op, v), nil
 	}
 	for _, c := range d.prefs.Ops[op] {
+		if !c.AppliesTo(d.vendor) {
+			continue
+		}
 		v, ok := d.reg.Lookup(op, c.Variant)
 		if ok && v.Status != ledger.Retired && v.Available() {
 			return d.record(op, v), nil

@@ -67,6 +67,31 @@ func TestResolveTakesFirstAvailable(t *testing.T) {
 	}
 }
 
+// TestResolveSkipsOtherVendors: an entry limited to one CPU vendor is
+// skipped elsewhere, and the same variant may be listed once per vendor.
+func TestResolveSkipsOtherVendors(t *testing.T) {
+	pretendAbsent(t)
+	r := fakeRegistry(t)
+	prefs := Preferences{Ops: map[string][]Choice{
+		ledger.OpRMSNorm: {{Variant: "old", CPU: "GenuineIntel"}, {Variant: "plain", CPU: "GenuineIntel"}, {Variant: "naive"}},
+	}}
+	d := NewDispatcher(prefs, r, nil)
+	for vendor, want := range map[string]string{"GenuineIntel": "plain", "AuthenticAMD": "naive", "": "naive"} {
+		d.vendor = vendor
+		if v, err := d.Resolve(ledger.OpRMSNorm); err != nil || v.Name != want {
+			t.Errorf("on %q: Resolve = %s, %v; want %s", vendor, v.Name, err, want)
+		}
+	}
+	twice := []byte(`{"ops":{"rmsnorm":[{"variant":"plain","cpu":"GenuineIntel"},{"variant":"plain"}]}}`)
+	if _, err := ParsePreferences(twice); err != nil {
+		t.Errorf("one entry per vendor refused: %v", err)
+	}
+	twice = []byte(`{"ops":{"rmsnorm":[{"variant":"plain","cpu":"GenuineIntel"},{"variant":"plain","cpu":"GenuineIntel"}]}}`)
+	if _, err := ParsePreferences(twice); err == nil {
+		t.Error("the same variant twice for one vendor accepted")
+	}
+}
+
 func TestOverrides(t *testing.T) {
 	pretendAbsent(t)
 	r := fakeRegistry(t)

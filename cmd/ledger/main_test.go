@@ -263,7 +263,7 @@ func TestMatMulIncumbentIsMatVecLoop(t *testing.T) {
 		}
 	}
 	decisions, prefs := decidePromotions(b.Recs, promoted.Preferences{Ops: map[string][]promoted.Choice{}}, reg,
-		protocol.DefaultRule(), nil, "", results.NewBatch(time.Now()))
+		protocol.DefaultRule(), nil, "", "", results.NewBatch(time.Now()))
 	for _, d := range decisions {
 		if d.Incumbent != promoted.MatVecLoopName {
 			t.Errorf("%s judged against %s", d.Challenger, d.Incumbent)
@@ -285,5 +285,46 @@ func TestQuickFlags(t *testing.T) {
 	}
 	if code, _, _ := runCLI("e2e", "-h"); code != 2 {
 		t.Errorf("e2e -h: exit %d", code)
+	}
+}
+
+// TestPromoteForOneVendor: with a vendor, the promoted entry is limited to
+// it and an existing entry of the same variant for any CPU stays.
+func TestPromoteForOneVendor(t *testing.T) {
+	b := results.NewBatch(time.Now())
+	for _, v := range []struct {
+		name  string
+		scale float64
+	}{{promoted.MatVecLoopName, 1}, {"tiles", 0.5}} {
+		ns := make([]float64, 10)
+		for i := range ns {
+			ns[i] = v.scale * (1000 + 5*float64(i))
+		}
+		b.Add(results.Record{Kind: results.KindGate, Gate: &gate.Result{Op: "matmul/q4_k", Variant: v.name, Shape: "3x256x2", Outcome: gate.Pass}})
+		b.Add(results.Record{Kind: results.KindKernel, Kernel: &results.Kernel{Op: "matmul/q4_k", Variant: v.name, Shape: "3x256x2", NsPerOp: ns}})
+	}
+	reg := ledger.NewRegistry()
+	for _, name := range []string{"naive", promoted.MatVecLoopName, "tiles"} {
+		if err := reg.Add(ledger.Variant{Op: "matmul/q4_k", Name: name, Family: ledger.FamilyNaive, Impl: naive.MatMul(quant.Q4_K)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": {{Variant: "tiles"}}}}
+	// The incumbent is the first preference timed: tiles itself, so judge
+	// against an empty list and check the vendor, then against one that
+	// lists tiles for any CPU and check both entries remain.
+	_, prefs := decidePromotions(b.Recs, promoted.Preferences{Ops: map[string][]promoted.Choice{}}, reg,
+		protocol.DefaultRule(), nil, "", "GenuineIntel", results.NewBatch(time.Now()))
+	list := prefs.Ops["matmul/q4_k"]
+	if len(list) != 1 || list[0].Variant != "tiles" || list[0].CPU != "GenuineIntel" {
+		t.Fatalf("preferences %+v", list)
+	}
+	merged := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": append(list, old.Ops["matmul/q4_k"]...)}}
+	data, err := merged.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := promoted.ParsePreferences(data); err != nil {
+		t.Errorf("a vendor entry beside an any-CPU entry of the same variant: %v", err)
 	}
 }

@@ -31,6 +31,7 @@ func runPromote(args []string, stdout, stderr io.Writer) error {
 	variant := fs.String("variant", "", "the challenger to judge (default: every variant timed); the command fails if it is refused")
 	prefsPath := fs.String("prefs", defaultPrefs, "preference file to rewrite")
 	dry := fs.Bool("n", false, "dry run: print decisions, write nothing")
+	cpuOnly := fs.Bool("cpu-only", false, "limit the promoted entries to processors of the evidence machine's CPU vendor (for wins that do not carry over to other vendors)")
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -55,8 +56,14 @@ func runPromote(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cpu := ""
+	if *cpuOnly {
+		if cpu = runVendor(recs); cpu == "" {
+			return fmt.Errorf("--cpu-only: run %s does not record its machine's CPU vendor", recs[0].RunID)
+		}
+	}
 	b := results.NewBatch(time.Now())
-	decisions, newPrefs := decidePromotions(recs, prefs, ledger.Default, protocol.DefaultRule(), splitList(*ops), *variant, b)
+	decisions, newPrefs := decidePromotions(recs, prefs, ledger.Default, protocol.DefaultRule(), splitList(*ops), *variant, cpu, b)
 	if len(decisions) == 0 {
 		return fmt.Errorf("nothing to judge in run %s (ops %q, variant %q): need an incumbent and a challenger timed in the same run", recs[0].RunID, *ops, *variant)
 	}
@@ -92,6 +99,17 @@ func runPromote(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// runVendor returns the CPUID vendor of the machine a run's records were
+// measured on, or "" when the run record lacks it.
+func runVendor(recs []results.Record) string {
+	for _, r := range recs {
+		if r.Run != nil {
+			return r.Run.Protocol.Machine.CPU.Vendor
+		}
+	}
+	return ""
+}
+
 // decidePromotions judges, for every op timed in recs, each challenger
 // against the incumbent (the first preference timed in the run, else naive)
 // by rule at every real model shape both were timed at (every shape when the
@@ -101,9 +119,11 @@ func runPromote(args []string, stdout, stderr io.Writer) error {
 // passed the gate everywhere in the run. Promoted challengers go to the
 // front of the op's list, fastest first (geometric mean of their median
 // times), each citing its promotion record; the batch b receives one
-// promotion record per decision.
+// promotion record per decision. A non-empty cpu limits the promoted entries
+// to processors of that vendor (an earlier entry for the same variant on
+// another vendor stays).
 func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *ledger.Registry, rule protocol.Rule,
-	ops []string, only string, b *results.Batch) ([]results.Promotion, promoted.Preferences) {
+	ops []string, only, cpu string, b *results.Batch) ([]results.Promotion, promoted.Preferences) {
 	type key struct{ op, variant, shape string }
 	timed := map[key]results.Record{}
 	byOp := map[string][]string{} // op → variants in first-seen order
@@ -217,7 +237,7 @@ func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *le
 			decisions = append(decisions, p)
 			if p.Promote {
 				wins = append(wins, win{promoted.Choice{Variant: ch, Evidence: rec.ID, Over: incumbent,
-					Date: time.Now().UTC().Format("2006-01-02")}, logNs / float64(len(p.Shapes))})
+					Date: time.Now().UTC().Format("2006-01-02"), CPU: cpu}, logNs / float64(len(p.Shapes))})
 			}
 		}
 		if len(wins) == 0 {
@@ -232,7 +252,7 @@ func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *le
 		for _, c := range out.Ops[op] {
 			dup := false
 			for _, w := range wins {
-				dup = dup || w.choice.Variant == c.Variant
+				dup = dup || (w.choice.Variant == c.Variant && w.choice.CPU == c.CPU)
 			}
 			if !dup {
 				list = append(list, c)

@@ -97,7 +97,7 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-prefetch", Family: ledger.FamilyAVX512VNNI,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ4KVNNIPrefetch),
 		Notes: "as avx512-vnni, with PREFETCHT0 2 KiB ahead of the weight stream (crosses 4 KiB pages, where the hardware prefetcher stops)"})
-	for _, kib := range []int{1, 4, 8} {
+	for _, kib := range []int{1, 4, 8, 16, 32} {
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: fmt.Sprintf("avx512-vnni-pf%dk", kib), Family: ledger.FamilyAVX512VNNI,
 			Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(matVecQ4KPrefetch(kib << 10)),
 			Notes: fmt.Sprintf("avx512-vnni-prefetch with the prefetches %d KiB ahead (a distance sweep for the Intel cores, where decode trails)", kib)})

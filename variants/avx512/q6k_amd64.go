@@ -65,7 +65,7 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-4row", Family: ledger.FamilyAVX512VNNI,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ6K4VNNI),
 		Notes: "as avx512-vnni, four rows per pass sharing the activation loads. A first interleaved ledger run on the shared 2-vCPU VM had it slower than one row on the large shapes (four interleaved weight streams), level on cache-resident ones"})
-	for _, kib := range []int{1, 4, 8} {
+	for _, kib := range []int{1, 4, 8, 16, 32} {
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: fmt.Sprintf("avx512-vnni-pf%dk", kib), Family: ledger.FamilyAVX512VNNI,
 			Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(matVecQ6KPrefetch(kib << 10)),
 			Notes: fmt.Sprintf("avx512-vnni-prefetch with the prefetches %d KiB ahead (a distance sweep for the Intel cores, where decode trails)", kib)})
