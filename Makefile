@@ -68,5 +68,6 @@ clean:
 
 # Static binaries for the lent device machine (scripts/device-e2e.sh).
 device-bins:
-	CGO_ENABLED=0 $(GO) build -o .device/bin/ ./cmd/...
-	CGO_ENABLED=0 $(GO) test -c -o .device/bin/amx.test ./variants/amx
+	CGO_ENABLED=0 $(GO) build -ldflags="-s -w" -o .device/bin/ ./cmd/...
+	CGO_ENABLED=0 $(GO) test -c -ldflags="-s -w" -o .device/bin/amx.test ./variants/amx
+	CGO_ENABLED=0 $(GO) test -c -ldflags="-s -w" -o .device/bin/llama.test ./model/llama

@@ -153,7 +153,9 @@ const PrefillAttentionTokens = 64
 // attentionBatchShapes are odd layouts (grouped and not, head sizes off the
 // 16-lane grid, batches that split a KV group's query rows unevenly, a first
 // batch at position 0 and later ones) and, per model, a 64-token slice of a
-// prefill at the start, middle and end of a 1024-token prompt.
+// prefill at the start, middle and end of a 1024-token prompt, and one KV
+// head's whole batch of 512 tokens (the first and second batch of that
+// prompt), the task the engine hands out when workers are few.
 func attentionBatchShapes() []Shape {
 	s := []Shape{
 		{Heads: 2, KVHeads: 1, HeadDim: 4, N: 1},
@@ -167,6 +169,10 @@ func attentionBatchShapes() []Shape {
 		for _, pos0 := range []int{0, 448, 960} {
 			s = append(s, Shape{Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim, N: PrefillAttentionTokens,
 				Pos0: pos0, Model: m.Name, Role: fmt.Sprintf("prefill@%d", pos0)})
+		}
+		for _, pos0 := range []int{0, 512} {
+			s = append(s, Shape{Heads: m.Heads / m.KVHeads, KVHeads: 1, HeadDim: m.HeadDim, N: 512,
+				Pos0: pos0, Model: m.Name, Role: fmt.Sprintf("kv-head batch@%d", pos0)})
 		}
 	}
 	return s

@@ -55,12 +55,23 @@ type Variant struct {
 	Features []string // CPU/GPU features it needs (internal/cpufeat names, e.g. "avx2", "fma")
 	Status   Status   // experimental unless stated
 	Notes    string   // what it tries, what was learnt
+	// Precision is PrecisionBF16 for a variant that rounds its operands to
+	// bf16 on purpose (AMX-BF16 products); the gate then holds it to the
+	// op's bf16 thresholds. Empty: the op's own precision.
+	Precision Precision
 	// Impl is the kernel, one of this package's func types (MatVec, MatMul,
 	// Quantize, Dequantize, RMSNorm, SiLUMul, Softmax, RoPE, Attention,
 	// AttentionBatch), the one matching the op's Kind. A plain func literal
 	// of the same signature is accepted and converted.
 	Impl any
 }
+
+// Precision names a class of arithmetic a variant commits to.
+type Precision string
+
+// PrecisionBF16: operands rounded to bfloat16 (8 significant bits),
+// products accumulated in float32.
+const PrecisionBF16 Precision = "bf16"
 
 // ID names the variant across the ledger: "op:name".
 func (v Variant) ID() string { return v.Op + ":" + v.Name }

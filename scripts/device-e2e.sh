@@ -145,6 +145,28 @@ tiles)
 		grep -aE "decode|bandwidth|recorded" "$OUT/e2e-1b-decode.txt" | tail -6
 	fi
 	;;
+attn)
+	# The AMX-BF16 prefill attention: its AMX tests (tile programs against
+	# their emulation, the variant through the gate), the engine with it
+	# against llama.cpp on the tiny synthetic Q4_K_M (cosine, top-1), then
+	# the attention_batch variants at the 3B shapes (10 runs), and the
+	# matvec prefetch distances at the 1B and 3B shapes (5 runs).
+	log amx-tests
+	$B/amx.test -test.run 'BF16Converters|AttentionTiles' -test.count 1 -test.v 2>&1 | grep -E "^(---|ok|PASS|FAIL)|NMSE|amx" | grep -v "^=== RUN" | tail -30
+	log "llama.cpp agreement with attention_batch=amx-bf16"
+	DAMASCUS_KERNELS=attention_batch=amx-bf16 timeout 200 $B/llama.test -test.run 'TestSynthTinyMatchesLlamaCppAndReference/Q4_K_M' -test.count 1 -test.v > "$OUT/agree.txt" 2>&1
+	grep -E "ours vs llama.cpp|criteria|FAIL|^ok|^PASS|diverg" "$OUT/agree.txt" | head -12
+	log attention sweep
+	timeout "${SWEEP_TIMEOUT:-150}" $B/ledger run --op attention_batch --variant avx512,amx-bf16 --shapes 3B --runs "${SWEEP_RUNS:-10}" \
+		--store "$STORE" --note "$NOTE" > "$OUT/sweep-attn.txt" 2>&1
+	grep -E "^\| attention_batch.*\(|recorded" "$OUT/sweep-attn.txt"
+	for m in 1B 3B; do
+		log "matvec sweep $m"
+		timeout 120 $B/ledger run --op matvec/q4_k,matvec/q6_k --variant avx512,avx512-vnni,avx512-vnni-pf4k,avx512-vnni-pf8k,avx512-vnni-pf16k \
+			--shapes $m --runs 5 --store "$STORE" --note "$NOTE; prefetch distances on Intel" > "$OUT/sweep-matvec-$m.txt" 2>&1
+		grep -E "^\| matvec.*\($m (attn_q|ffn_down|output)|recorded" "$OUT/sweep-matvec-$m.txt"
+	done
+	;;
 decode)
 	# Issue 7 on the Intel cores (Damascus decoded a 1B at ~0.69x llama.cpp
 	# here, while ahead on the AMD dev VM): the matvec variants at the 1B

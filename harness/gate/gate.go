@@ -56,6 +56,19 @@ func For(op *ledger.Op) Thresholds {
 	return Thresholds{NMSE: 1e-8, MaxAbs: 1e-4, Cosine: 1 - 1e-8}
 }
 
+// ForVariant returns the thresholds v is held to: its op's, or for a
+// variant of bf16 precision, the looser class that bf16 operands (relative
+// rounding 2^-9) need and that a wrong index, scale or sign still fails by
+// orders of magnitude.
+func ForVariant(op *ledger.Op, v ledger.Variant) Thresholds {
+	t := For(op)
+	if v.Precision != ledger.PrecisionBF16 {
+		return t
+	}
+	bf16 := Thresholds{NMSE: 1e-4, MaxAbs: 2e-2, Cosine: 1 - 1e-4}
+	return Thresholds{NMSE: max(t.NMSE, bf16.NMSE), MaxAbs: max(t.MaxAbs, bf16.MaxAbs), Cosine: min(t.Cosine, bf16.Cosine)}
+}
+
 // Metrics are a variant's measured errors.
 type Metrics struct {
 	NMSE    float64 `json:"nmse"`
@@ -241,13 +254,14 @@ func (c *Case) Check(v ledger.Variant) (m Metrics, err error) {
 		y[i] = outF[j]
 	}
 	m = Compare(y, c.ref)
-	if err := For(w.Op).Within(m); err != nil {
+	limits := ForVariant(w.Op, v)
+	if err := limits.Within(m); err != nil {
 		return m, err
 	}
 	if c.ggml != nil {
 		g := Compare(y, c.ggml)
 		m.GGML = &g
-		if err := For(w.Op).Within(g); err != nil {
+		if err := limits.Within(g); err != nil {
 			return m, fmt.Errorf("against ggml: %w", err)
 		}
 	}

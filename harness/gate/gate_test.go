@@ -235,3 +235,18 @@ func TestBrokenAttentionBatchFails(t *testing.T) {
 		}
 	}
 }
+
+// TestForVariantBF16: a bf16 variant gets the looser class, never a
+// tighter one than its op's.
+func TestForVariantBF16(t *testing.T) {
+	for _, op := range ledger.Catalogue() {
+		plain := For(op)
+		if got := ForVariant(op, ledger.Variant{}); got != plain {
+			t.Errorf("%s: plain variant %+v, want %+v", op.Name, got, plain)
+		}
+		b := ForVariant(op, ledger.Variant{Precision: ledger.PrecisionBF16})
+		if b.NMSE < plain.NMSE || b.MaxAbs < plain.MaxAbs || b.Cosine > plain.Cosine || b.NMSE > max(plain.NMSE, 1e-4) {
+			t.Errorf("%s: bf16 class %+v against %+v", op.Name, b, plain)
+		}
+	}
+}

@@ -486,9 +486,16 @@ func (c *Context) runAttn(l, n int) {
 	c.pool.Run(c.attnFn)
 }
 
-// attnChunk is the query tokens one batched-attention task takes: 16 rows
-// fill the avx512 kernel's blocks for groups of 3 and 4 heads per KV head.
-const attnChunk = 16
+// attnChunkTokens is the query tokens of one batched-attention task: a KV
+// head's whole batch when that still gives each of the workers two tasks
+// (a kernel that converts its head's cache into panels then does so once
+// per layer), else equal slices of a multiple of 16 tokens (16 rows fill
+// the avx512 kernel's blocks for groups of 3 and 4 heads per KV head).
+func attnChunkTokens(n, kvHeads, workers int) int {
+	slices := (2*workers + kvHeads - 1) / kvHeads
+	c := (n + slices - 1) / slices
+	return (c + 15) / 16 * 16
+}
 
 // attnWork runs the attention of the batch's tokens assigned to worker w:
 // each query head of a KV group attends causally over the cache. Decode and
@@ -500,15 +507,15 @@ func (c *Context) attnWork(w, nw int) {
 	qd := cfg.QDim()
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	if t.n > 1 && c.k32 != nil {
-		// Prefill: (KV head, chunk of attnChunk tokens) tasks through the
-		// batched kernel, which reads each cached row once per chunk. Later
-		// chunks see more positions, so tasks are dealt round-robin rather
-		// than in contiguous ranges.
-		chunks := (t.n + attnChunk - 1) / attnChunk
+		// Prefill: (KV head, chunk of tokens) tasks through the batched
+		// kernel. Later chunks see more positions, so tasks are dealt
+		// round-robin rather than in contiguous ranges.
+		chunk := attnChunkTokens(t.n, cfg.KVHeads, nw)
+		chunks := (t.n + chunk - 1) / chunk
 		for task := w; task < chunks*cfg.KVHeads; task += nw {
 			ci, h := task/cfg.KVHeads, task%cfg.KVHeads
-			j0 := ci * attnChunk
-			nt := min(attnChunk, t.n-j0)
+			j0 := ci * chunk
+			nt := min(chunk, t.n-j0)
 			base, end := h*nctx*hd, t.pos0+j0+nt
 			qo := j0*qd + h*group*hd
 			c.attnB(c.att[qo:], c.q[qo:], qd, c.k32[t.layer][base:base+end*hd], c.v32[t.layer][base:base+end*hd],

@@ -1,0 +1,181 @@
+//go:build !noasm
+
+package amx
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/damascus-llm/damascus/internal/cpufeat"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/variants/avx512"
+)
+
+// Prefill attention as two tile products per 16 query rows, in AMX-BF16:
+// S = Q·Kᵀ, a float32 softmax per row, then O = P·V. Each call converts its
+// KV head's cached keys and values once into bf16 panels laid out as B
+// tiles want them (the keys transposed by dimension pairs, the values
+// interleaved by position pairs), so the engine should hand it whole
+// batches per KV head, not slices of one.
+//
+// Panels: the K panel holds per 16-position block hd/32 tiles of [16 dim
+// pairs][16 positions][2 bf16]; the V panel per 32-position step one row of
+// hd dimension pairs per position pair: [16 position pairs][hd][2 bf16].
+// Positions past the cache are zero in both.
+
+// attnArgs is what the two tile programs read (offsets in attn_amd64.s).
+type attnArgs struct {
+	q       *byte    // 16 query rows, bf16, hd*2 bytes apart
+	kp      *byte    // K panel
+	s       *float32 // scores, sStride bytes apart
+	sStride int
+	steps   int   // 32-position steps to compute
+	ksteps  int   // hd/32
+	p       *byte // probabilities, bf16, pStride bytes apart
+	pStride int
+	vp      *byte // V panel
+	hd      int
+	o       *float32 // output, [16][hd] float32
+	cfg     *byte
+}
+
+//go:noescape
+func attnScoresAMX(a *attnArgs)
+
+//go:noescape
+func attnPVAMX(a *attnArgs)
+
+//go:noescape
+func cvtBF16Scaled(dst *uint16, src *float32, n int, scale float32)
+
+//go:noescape
+func interleaveBF16(dst *uint32, a, b *float32, n int)
+
+//go:noescape
+func softmaxBF16(p *uint16, s *float32, n, npad int)
+
+// attnTiles are the two tile programs of the attention; the tests run the
+// same driver on plain-Go emulations of them.
+type attnTiles struct{ scores, pv func(*attnArgs) }
+
+var amxAttnTiles = attnTiles{scores: attnScoresAMX, pv: attnPVAMX}
+
+const (
+	attnRows = 16 // query rows per tile program
+	attnStep = 32 // positions per step (a bf16 tile's k)
+)
+
+// attnScratch holds one call's panels and buffers, 64-byte aligned.
+type attnScratch struct {
+	kp, vp, qb, pb, sb, ob, row, zero []byte
+}
+
+var attnScratches = sync.Pool{New: func() any { return new(attnScratch) }}
+
+// attnTilesFit reports whether the tile programs cover head size hd: the
+// scores program keeps all of Q's chunks in tiles (at most four), the P·V
+// program takes dimensions 64 at a time.
+func attnTilesFit(hd int) bool { return hd == 64 || hd == 128 }
+
+// AttentionBatchBF16 is causal attention for a batch of query tokens
+// (ledger.AttentionBatch's contract) on AMX-BF16 tiles: queries, keys,
+// values and probabilities rounded to bf16, products and softmax in
+// float32. Head sizes other than 64 and 128, single tokens, and machines
+// where the OS refuses AMX go to avx512.AttentionBatch.
+func AttentionBatchBF16(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+	if nTokens < 2 || !attnTilesFit(headDim) || cpufeat.AMX() != nil {
+		avx512.AttentionBatch(out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+		return
+	}
+	attentionTiles(amxAttnTiles, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+}
+
+// attentionTiles drives tiles over every KV head: the head's panels, then
+// per query head 16 tokens at a time the scores, the row softmaxes (each
+// token sees the positions up to its own) and the weighted sum.
+func attentionTiles(tiles attnTiles, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, hd, pos0 int, scale float32) {
+	width, stride, nPos := nHeads*hd, nKVHeads*hd, pos0+nTokens
+	_, _ = out[(nTokens-1)*ld+width-1], q[(nTokens-1)*ld+width-1]
+	_, _ = k[nPos*stride-1], v[nPos*stride-1]
+	group := nHeads / nKVHeads
+	npad := (nPos + attnStep - 1) / attnStep * attnStep
+	ks := hd / 32
+
+	sc := attnScratches.Get().(*attnScratch)
+	defer attnScratches.Put(sc)
+	sc.kp = aligned(sc.kp, npad*hd*2)
+	sc.vp = aligned(sc.vp, npad*hd*2)
+	sc.qb = aligned(sc.qb, attnRows*hd*2)
+	sc.pb = aligned(sc.pb, attnRows*npad*2)
+	sc.sb = aligned(sc.sb, attnRows*npad*4)
+	sc.ob = aligned(sc.ob, attnRows*hd*4)
+	sc.row = aligned(sc.row, hd*2)
+	sc.zero = aligned(sc.zero, hd*4)
+	clear(sc.zero)
+	kp := unsafe.Slice((*uint32)(unsafe.Pointer(&sc.kp[0])), npad*hd/2)
+	vp := unsafe.Slice((*uint32)(unsafe.Pointer(&sc.vp[0])), npad*hd/2)
+	row := unsafe.Slice((*uint32)(unsafe.Pointer(&sc.row[0])), hd/2)
+	zero := unsafe.Slice((*float32)(unsafe.Pointer(&sc.zero[0])), hd)
+	qb := unsafe.Slice((*uint16)(unsafe.Pointer(&sc.qb[0])), attnRows*hd)
+	pb := unsafe.Slice((*uint16)(unsafe.Pointer(&sc.pb[0])), attnRows*npad)
+	s := unsafe.Slice((*float32)(unsafe.Pointer(&sc.sb[0])), attnRows*npad)
+	o := unsafe.Slice((*float32)(unsafe.Pointer(&sc.ob[0])), attnRows*hd)
+	a := attnArgs{q: &sc.qb[0], kp: &sc.kp[0], s: &s[0], sStride: npad * 4, ksteps: ks,
+		p: &sc.pb[0], pStride: npad * 2, vp: &sc.vp[0], hd: hd, o: &o[0], cfg: &tileConfig[0]}
+
+	for g := range nKVHeads {
+		// K panel: dword i of position t's bf16 row (dims 2i, 2i+1) goes to
+		// row i%16 of tile i/16 of t's block, column t%16.
+		clear(kp[nPos/16*ks*256:])
+		for t := range nPos {
+			cvtBF16Scaled((*uint16)(unsafe.Pointer(&row[0])), &k[t*stride+g*hd], hd, 1)
+			base := t/16*ks*256 + t%16
+			for i, d := range row {
+				kp[base+16*i] = d
+			}
+		}
+		// V panel: position pair i's row.
+		for i := range npad / 2 {
+			v0, v1 := zero, zero
+			if t := 2 * i; t < nPos {
+				v0 = v[t*stride+g*hd:]
+			}
+			if t := 2*i + 1; t < nPos {
+				v1 = v[t*stride+g*hd:]
+			}
+			interleaveBF16(&vp[i*hd], &v0[0], &v1[0], hd)
+		}
+		for h := range group {
+			hq := (g*group + h) * hd
+			for j0 := 0; j0 < nTokens; j0 += attnRows {
+				rows := min(attnRows, nTokens-j0)
+				for r := range rows {
+					cvtBF16Scaled(&qb[r*hd], &q[(j0+r)*ld+hq], hd, scale)
+				}
+				clear(qb[rows*hd:])
+				a.steps = (pos0 + j0 + rows + attnStep - 1) / attnStep
+				tiles.scores(&a)
+				seen := a.steps * attnStep
+				for r := range rows {
+					softmaxBF16(&pb[r*npad], &s[r*npad], pos0+j0+r+1, seen)
+				}
+				for r := rows; r < attnRows; r++ {
+					clear(pb[r*npad : r*npad+seen])
+				}
+				tiles.pv(&a)
+				for r := range rows {
+					copy(out[(j0+r)*ld+hq:(j0+r)*ld+hq+hd], o[r*hd:(r+1)*hd])
+				}
+			}
+		}
+	}
+}
+
+func init() {
+	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "amx-bf16", Family: ledger.FamilyAMXBF16,
+		Features: []string{"amx-bf16", "avx512f", "avx512bw", "avx512vl"}, Precision: ledger.PrecisionBF16,
+		Impl: ledger.AttentionBatch(AttentionBatchBF16),
+		Notes: "per KV head: keys and values converted once per call into bf16 B-tile panels; per query head 16 tokens at a time " +
+			"S = Q·Kᵀ in TDPBF16PS (Q's chunks held in tiles), float32 softmax per row written as bf16, O = P·V in TDPBF16PS; " +
+			"head sizes 64 and 128 (others, and single tokens, go to avx512)"})
+}

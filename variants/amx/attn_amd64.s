@@ -1,0 +1,310 @@
+//go:build !noasm
+
+#include "textflag.h"
+#include "../../internal/amx/amx_amd64.h"
+#include "../avx512/exp_amd64.h"
+
+// attnArgs fields.
+#define A_Q       0
+#define A_KP      8
+#define A_S       16
+#define A_SSTRIDE 24
+#define A_STEPS   32
+#define A_KSTEPS  40
+#define A_P       48
+#define A_PSTRIDE 56
+#define A_VP      64
+#define A_HD      72
+#define A_O       80
+#define A_CFG     88
+
+// Scores of one 32-position step, two 16-position blocks: C tmm0 (block 0)
+// and tmm1 (block 1) += Q chunk (tmm q) · K chunk c, the K tiles of block 0
+// at R8 + off0, of block 1 at R8 + off1 (64 bytes apart per row).
+#define SCORE_CHUNK(q, off0, off1) \
+	LEAQ off0(R8), AX; \
+	TILELOADD(2, AMX_AX, AMX_CX); \
+	TDPBF16PS(0, q, 2); \
+	LEAQ off1(R8), AX; \
+	TILELOADD(3, AMX_AX, AMX_CX); \
+	TDPBF16PS(1, q, 3)
+
+#define SCORE_STORE \
+	TILESTORED(0, AMX_R9, AMX_R11); \
+	LEAQ 64(R9), AX; \
+	TILESTORED(1, AMX_AX, AMX_R11); \
+	ADDQ $128, R9
+
+// func attnScoresAMX(a *attnArgs)
+//
+// S = Q·Kᵀ for 16 query rows (bf16, hd*2 bytes apart at A_Q; the Q chunks
+// stay in tmm4..) against steps×32 positions of the K panel: per 16-position
+// block, hd/32 tiles of [16 dim pairs][16 positions][2 bf16]. S is float32,
+// row r at A_S + r*A_SSTRIDE. hd is 64 (two chunks) or 128 (four).
+TEXT ·attnScoresAMX(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), DI
+	MOVQ A_CFG(DI), AX
+	LDTILECFG(AMX_AX)
+	MOVQ A_Q(DI), SI
+	MOVQ A_HD(DI), BX
+	SHLQ $1, BX
+	MOVQ A_KP(DI), R8
+	MOVQ A_S(DI), R9
+	MOVQ A_SSTRIDE(DI), R11
+	MOVQ A_STEPS(DI), R10
+	MOVQ $64, CX
+	TILELOADD(4, AMX_SI, AMX_BX)
+	LEAQ 64(SI), AX
+	TILELOADD(5, AMX_AX, AMX_BX)
+	CMPQ A_KSTEPS(DI), $4
+	JEQ  s4
+
+s2:
+	TILEZERO(0)
+	TILEZERO(1)
+	SCORE_CHUNK(4, 0, 2048)
+	SCORE_CHUNK(5, 1024, 3072)
+	SCORE_STORE
+	ADDQ $4096, R8
+	DECQ R10
+	JNZ  s2
+	JMP  sdone
+
+s4:
+	LEAQ 128(SI), AX
+	TILELOADD(6, AMX_AX, AMX_BX)
+	LEAQ 192(SI), AX
+	TILELOADD(7, AMX_AX, AMX_BX)
+
+s4step:
+	TILEZERO(0)
+	TILEZERO(1)
+	SCORE_CHUNK(4, 0, 4096)
+	SCORE_CHUNK(5, 1024, 5120)
+	SCORE_CHUNK(6, 2048, 6144)
+	SCORE_CHUNK(7, 3072, 7168)
+	SCORE_STORE
+	ADDQ $8192, R8
+	DECQ R10
+	JNZ  s4step
+
+sdone:
+	TILERELEASE
+	RET
+
+// func attnPVAMX(a *attnArgs)
+//
+// O = P·V for 16 query rows: P bf16 at A_P (A_PSTRIDE bytes per row), V
+// panel per 32-position step of [16 position pairs][hd dims][2 bf16]. O is
+// float32 [16][hd]. Dims go 64 at a time: C tmm0..3, P tile tmm4, V tiles
+// tmm5..7.
+TEXT ·attnPVAMX(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), DI
+	MOVQ A_CFG(DI), AX
+	LDTILECFG(AMX_AX)
+	MOVQ A_HD(DI), R12
+	SHLQ $2, R12             // V panel row and O row: hd*4 bytes
+	MOVQ R12, DX
+	SHLQ $4, DX              // one step of the V panel: 16 rows
+	MOVQ A_PSTRIDE(DI), R11
+	MOVQ A_O(DI), R13
+	MOVQ A_VP(DI), R14
+	MOVQ A_HD(DI), BX
+	SHRQ $6, BX              // groups of 64 dims
+
+pvgroup:
+	TILEZERO(0)
+	TILEZERO(1)
+	TILEZERO(2)
+	TILEZERO(3)
+	MOVQ A_P(DI), R8
+	MOVQ R14, R9
+	MOVQ A_STEPS(DI), R10
+
+pvstep:
+	TILELOADD(4, AMX_R8, AMX_R11)
+	TILELOADD(5, AMX_R9, AMX_R12)
+	TDPBF16PS(0, 4, 5)
+	LEAQ 64(R9), AX
+	TILELOADD(6, AMX_AX, AMX_R12)
+	TDPBF16PS(1, 4, 6)
+	LEAQ 128(R9), AX
+	TILELOADD(7, AMX_AX, AMX_R12)
+	TDPBF16PS(2, 4, 7)
+	LEAQ 192(R9), AX
+	TILELOADD(5, AMX_AX, AMX_R12)
+	TDPBF16PS(3, 4, 5)
+	ADDQ $64, R8
+	ADDQ DX, R9
+	DECQ R10
+	JNZ  pvstep
+
+	TILESTORED(0, AMX_R13, AMX_R12)
+	LEAQ 64(R13), AX
+	TILESTORED(1, AMX_AX, AMX_R12)
+	LEAQ 128(R13), AX
+	TILESTORED(2, AMX_AX, AMX_R12)
+	LEAQ 192(R13), AX
+	TILESTORED(3, AMX_AX, AMX_R12)
+	ADDQ $256, R13
+	ADDQ $256, R14
+	DECQ BX
+	JNZ  pvgroup
+	TILERELEASE
+	RET
+
+DATA bf16Const<>+0(SB)/4, $0x00007fff
+DATA bf16Const<>+4(SB)/4, $0x00000001
+DATA bf16Const<>+8(SB)/4, $0xffff0000
+GLOBL bf16Const<>(SB), RODATA|NOPTR, $12
+
+#define BF16_CONSTS \
+	VPBROADCASTD bf16Const<>+0(SB), Z19; \
+	VPBROADCASTD bf16Const<>+4(SB), Z18; \
+	VPBROADCASTD bf16Const<>+8(SB), Z17
+
+// z (float32 bits, finite) rounded to nearest even at bf16 precision: the
+// bf16 is z's high 16 bits. Clobbers Z1.
+#define ROUND_BF16(z) \
+	VPSRLD $16, z, Z1; \
+	VPANDD Z18, Z1, Z1; \
+	VPADDD Z19, z, z; \
+	VPADDD Z1, z, z
+
+// K1 = the low min(max(cnt, 0), 16) bits; clobbers AX, CX.
+#define MASK16(cnt) \
+	MOVQ cnt, CX; \
+	XORQ AX, AX; \
+	TESTQ CX, CX; \
+	CMOVQLT AX, CX; \
+	MOVQ $16, AX; \
+	CMPQ CX, AX; \
+	CMOVQGT AX, CX; \
+	MOVL $1, AX; \
+	SHLL CX, AX; \
+	DECL AX; \
+	KMOVW AX, K1
+
+// Every lane of z = op over z's lanes; clobbers Z0.
+#define ALL_LANES(op, z) \
+	VSHUFF64X2 $0x4e, z, z, Z0; \
+	op Z0, z, z; \
+	VSHUFF64X2 $0xb1, z, z, Z0; \
+	op Z0, z, z; \
+	VPERMILPS $0x4e, z, Z0; \
+	op Z0, z, z; \
+	VPERMILPS $0xb1, z, Z0; \
+	op Z0, z, z
+
+// func cvtBF16Scaled(dst *uint16, src *float32, n int, scale float32)
+//
+// dst[i] = bf16(src[i]·scale), rounded to nearest even; n a positive
+// multiple of 16, values finite.
+TEXT ·cvtBF16Scaled(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), DX
+	VBROADCASTSS scale+24(FP), Z2
+	BF16_CONSTS
+
+cvt:
+	VMULPS (SI), Z2, Z0
+	ROUND_BF16(Z0)
+	VPSRLD $16, Z0, Z0
+	VPMOVDW Z0, Y0
+	VMOVDQU Y0, (DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	SUBQ $16, DX
+	JG   cvt
+	VZEROUPPER
+	RET
+
+// func interleaveBF16(dst *uint32, a, b *float32, n int)
+//
+// dst[i] = bf16(a[i]) | bf16(b[i])<<16: two positions' values for one
+// dimension side by side, a row of a VNNI-layout B tile. n a positive
+// multiple of 16, values finite.
+TEXT ·interleaveBF16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), R8
+	MOVQ n+24(FP), DX
+	BF16_CONSTS
+
+ilv:
+	VMOVUPS (SI), Z0
+	ROUND_BF16(Z0)
+	VPSRLD  $16, Z0, Z0
+	VMOVUPS (R8), Z3
+	ROUND_BF16(Z3)
+	VPANDD  Z17, Z3, Z3
+	VPORD   Z3, Z0, Z0
+	VMOVDQU32 Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ $64, DI
+	SUBQ $16, DX
+	JG   ilv
+	VZEROUPPER
+	RET
+
+// func softmaxBF16(p *uint16, s *float32, n, npad int)
+//
+// p[i] = bf16(softmax(s[:n])[i]) for i < n and 0 for n ≤ i < npad (npad a
+// multiple of 16, n ≥ 1); s[:n] is left holding exp(s[i] - max).
+TEXT ·softmaxBF16(SB), NOSPLIT, $0-32
+	MOVQ s+8(FP), SI
+	MOVQ n+16(FP), BX
+	MOVL $0xff800000, AX // -Inf
+	VPBROADCASTD AX, Z8
+	VMOVAPS Z8, Z9
+
+smax:
+	MASK16(BX)
+	VMOVAPS Z8, Z2
+	VMOVUPS (SI), K1, Z2
+	VMAXPS Z2, Z9, Z9
+	ADDQ $64, SI
+	SUBQ $16, BX
+	JG   smax
+	ALL_LANES(VMAXPS, Z9)
+	EXP_CONSTS
+	VPXORD Z10, Z10, Z10
+	MOVQ s+8(FP), SI
+	MOVQ n+16(FP), BX
+
+sexp:
+	MASK16(BX)
+	VMOVUPS.Z (SI), K1, Z0
+	VSUBPS Z9, Z0, Z0
+	EXP
+	VMOVAPS.Z Z0, K1, Z0
+	VMOVUPS Z0, K1, (SI)
+	VADDPS Z0, Z10, Z10
+	ADDQ $64, SI
+	SUBQ $16, BX
+	JG   sexp
+	ALL_LANES(VADDPS, Z10)
+	VDIVPS Z10, Z22, Z10 // Z22 = 1.0 (EXP_CONSTS)
+	BF16_CONSTS
+	MOVQ p+0(FP), DI
+	MOVQ s+8(FP), SI
+	MOVQ n+16(FP), BX
+	MOVQ npad+24(FP), DX
+
+sout:
+	MASK16(BX)
+	VMOVUPS.Z (SI), K1, Z0
+	VMULPS Z10, Z0, Z0
+	ROUND_BF16(Z0)
+	VPSRLD $16, Z0, Z0
+	VPMOVDW Z0, Y0
+	VMOVDQU Y0, (DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	SUBQ $16, BX
+	SUBQ $16, DX
+	JG   sout
+	VZEROUPPER
+	RET

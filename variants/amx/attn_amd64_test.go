@@ -1,0 +1,257 @@
+//go:build !noasm
+
+package amx
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/internal/cpufeat"
+	"github.com/damascus-llm/damascus/ledger"
+)
+
+// bf16RNE is float32 → bfloat16, rounded to nearest even (finite values).
+func bf16RNE(f float32) uint16 {
+	b := math.Float32bits(f)
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
+}
+
+func bf16Float(h uint16) float64 { return float64(math.Float32frombits(uint32(h) << 16)) }
+
+func needAVX512(t *testing.T) {
+	t.Helper()
+	if miss := cpufeat.Missing("avx512f", "avx512bw", "avx512vl"); len(miss) > 0 {
+		t.Skipf("needs %v", miss)
+	}
+}
+
+// TestBF16Converters checks the three vector converters against plain Go
+// over several lengths, with guard values after each output.
+func TestBF16Converters(t *testing.T) {
+	needAVX512(t)
+	const guard = 0xdead
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{16, 32, 64, 128, 272} {
+		src := make([]float32, n)
+		src2 := make([]float32, n)
+		for i := range src {
+			src[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(7)-3)))
+			src2[i] = float32(rng.NormFloat64())
+		}
+		src[0], src[1] = 1.00390625, 1.01171875 // ties: to even down and up
+
+		dst := make([]uint16, n+8)
+		for i := range dst {
+			dst[i] = guard
+		}
+		cvtBF16Scaled(&dst[0], &src[0], n, 0.5)
+		for i := range n {
+			if want := bf16RNE(src[i] * 0.5); dst[i] != want {
+				t.Fatalf("n=%d cvtBF16Scaled[%d] of %g = %#x, want %#x", n, i, src[i]*0.5, dst[i], want)
+			}
+		}
+		for i := n; i < n+8; i++ {
+			if dst[i] != guard {
+				t.Fatalf("n=%d cvtBF16Scaled wrote past its end at %d", n, i)
+			}
+		}
+
+		pairs := make([]uint32, n+4)
+		for i := range pairs {
+			pairs[i] = guard
+		}
+		interleaveBF16(&pairs[0], &src[0], &src2[0], n)
+		for i := range n {
+			if want := uint32(bf16RNE(src[i])) | uint32(bf16RNE(src2[i]))<<16; pairs[i] != want {
+				t.Fatalf("n=%d interleaveBF16[%d] = %#x, want %#x", n, i, pairs[i], want)
+			}
+		}
+		if pairs[n] != guard {
+			t.Fatalf("n=%d interleaveBF16 wrote past its end", n)
+		}
+
+		for _, m := range []int{1, 5, n - 1, n} {
+			s := append([]float32(nil), src2...)
+			p := make([]uint16, n+8)
+			for i := range p {
+				p[i] = guard
+			}
+			softmaxBF16(&p[0], &s[0], m, n)
+			mx := math.Inf(-1)
+			for _, x := range src2[:m] {
+				mx = math.Max(mx, float64(x))
+			}
+			var sum float64
+			for _, x := range src2[:m] {
+				sum += math.Exp(float64(x) - mx)
+			}
+			for i := range n {
+				want := 0.0
+				if i < m {
+					want = math.Exp(float64(src2[i])-mx) / sum
+				}
+				// One bf16 step (2^-8 relative) covers exp's few float32 ulps.
+				if got := bf16Float(p[i]); math.Abs(got-want) > want/256+1e-30 {
+					t.Fatalf("n=%d m=%d softmaxBF16[%d] = %g, want %g", n, m, i, got, want)
+				}
+			}
+			if p[n] != guard {
+				t.Fatalf("n=%d m=%d softmaxBF16 wrote past npad", n, m)
+			}
+		}
+	}
+}
+
+// emulatedAttnTiles are the two tile programs in plain Go, read straight
+// off the panel layouts, with float64 sums.
+var emulatedAttnTiles = attnTiles{scores: emulateScores, pv: emulatePV}
+
+func emulateScores(a *attnArgs) {
+	hd, ks := a.hd, a.ksteps
+	q := unsafe.Slice((*uint16)(unsafe.Pointer(a.q)), attnRows*hd)
+	kp := unsafe.Slice((*uint16)(unsafe.Pointer(a.kp)), a.steps*2*ks*512)
+	s := unsafe.Slice(a.s, attnRows*a.sStride/4)
+	for b := range 2 * a.steps {
+		for m := range attnRows {
+			for n := range 16 {
+				var sum float64
+				for c := range ks {
+					tile := kp[(b*ks+c)*512:]
+					for kpair := range 16 {
+						for e := range 2 {
+							sum += bf16Float(q[m*hd+32*c+2*kpair+e]) * bf16Float(tile[kpair*32+2*n+e])
+						}
+					}
+				}
+				s[m*a.sStride/4+b*16+n] = float32(sum)
+			}
+		}
+	}
+}
+
+func emulatePV(a *attnArgs) {
+	hd := a.hd
+	p := unsafe.Slice((*uint16)(unsafe.Pointer(a.p)), attnRows*a.pStride/2)
+	vp := unsafe.Slice((*uint16)(unsafe.Pointer(a.vp)), a.steps*16*hd*2)
+	o := unsafe.Slice(a.o, attnRows*hd)
+	for m := range attnRows {
+		for d := range hd {
+			var sum float64
+			for st := range a.steps {
+				for kpair := range 16 {
+					for e := range 2 {
+						sum += bf16Float(p[m*a.pStride/2+st*32+2*kpair+e]) * bf16Float(vp[(st*16+kpair)*hd*2+2*d+e])
+					}
+				}
+			}
+			o[m*hd+d] = float32(sum)
+		}
+	}
+}
+
+// attnTileShapes are the attention_batch shapes the tile programs take
+// (head sizes 64 and 128): the catalogue's, and tails of tokens, of
+// positions and of query heads per KV head.
+func attnTileShapes(t *testing.T) []ledger.Shape {
+	op, _ := ledger.LookupOp(ledger.OpAttentionBatch)
+	var shapes []ledger.Shape
+	for _, s := range op.Shapes {
+		if attnTilesFit(s.HeadDim) && s.N >= 2 {
+			shapes = append(shapes, s)
+		}
+	}
+	shapes = append(shapes,
+		ledger.Shape{Heads: 3, KVHeads: 1, HeadDim: 64, N: 17, Pos0: 5},
+		ledger.Shape{Heads: 4, KVHeads: 2, HeadDim: 128, N: 33},
+		ledger.Shape{Heads: 2, KVHeads: 2, HeadDim: 64, N: 2, Pos0: 31},
+		ledger.Shape{Heads: 6, KVHeads: 2, HeadDim: 128, N: 40, Pos0: 100},
+	)
+	if len(shapes) < 6 {
+		t.Fatalf("only %d shapes for the tile programs", len(shapes))
+	}
+	return shapes
+}
+
+func checkAttnTiles(t *testing.T, name string, tiles attnTiles) {
+	op, _ := ledger.LookupOp(ledger.OpAttentionBatch)
+	for _, s := range attnTileShapes(t) {
+		t.Run(s.Key(ledger.KindAttentionBatch), func(t *testing.T) {
+			c, err := gate.NewCase(op, s, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := ledger.Variant{Op: op.Name, Name: name, Family: ledger.FamilyAMXBF16, Precision: ledger.PrecisionBF16,
+				Impl: ledger.AttentionBatch(func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+					attentionTiles(tiles, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+				})}
+			m, err := c.Check(v)
+			if err != nil {
+				t.Fatalf("%v (metrics %+v)", err, m)
+			}
+			t.Logf("NMSE %.2g, max abs %.2g", m.NMSE, m.MaxAbs)
+		})
+	}
+}
+
+// TestAttentionTilesEmulated checks the driver, the panels and the
+// converters with the tile programs emulated, on any AVX-512 machine.
+func TestAttentionTilesEmulated(t *testing.T) {
+	needAVX512(t)
+	checkAttnTiles(t, "emulated", emulatedAttnTiles)
+}
+
+// TestAttentionTilesAMX checks the AMX tile programs: each against its
+// emulation on the same panels, then the whole variant through the gate.
+func TestAttentionTilesAMX(t *testing.T) {
+	if err := cpufeat.AMX(); err != nil || !cpufeat.Has("amx-bf16") {
+		t.Skipf("no AMX-BF16 here (%v)", err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, hd := range []int{64, 128} {
+		for _, steps := range []int{1, 2, 5} {
+			t.Run(fmt.Sprintf("hd%d/steps%d", hd, steps), func(t *testing.T) {
+				npad := steps * attnStep
+				bytes := func(n int) []byte {
+					b := aligned(nil, n)
+					for i := 0; i < n; i += 2 {
+						// Random bf16 values in ±[0.5, 2): no overflow, no denormals.
+						b[i], b[i+1] = byte(rng.Uint32()), byte(0x3f|rng.Uint32()&0x80)
+					}
+					return b
+				}
+				a := attnArgs{q: &bytes(attnRows * hd * 2)[0], kp: &bytes(npad * hd * 2)[0], vp: &bytes(npad * hd * 2)[0],
+					p: &bytes(attnRows * npad * 2)[0], pStride: npad * 2, sStride: npad * 4, steps: steps, ksteps: hd / 32, hd: hd,
+					cfg: &tileConfig[0]}
+				for _, prog := range []struct {
+					name     string
+					amx, emu func(*attnArgs)
+					size     int
+					out      func(*attnArgs, []float32)
+				}{
+					{"scores", attnScoresAMX, emulateScores, attnRows * npad, func(a *attnArgs, b []float32) { a.s = &b[0] }},
+					{"pv", attnPVAMX, emulatePV, attnRows * hd, func(a *attnArgs, b []float32) { a.o = &b[0] }},
+				} {
+					got, want := make([]float32, prog.size+16), make([]float32, prog.size+16)
+					for i := range got {
+						got[i], want[i] = -7, -7
+					}
+					prog.out(&a, got)
+					prog.amx(&a)
+					prog.out(&a, want)
+					prog.emu(&a)
+					for i := range got {
+						if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*math.Max(1, math.Abs(float64(want[i]))) {
+							t.Fatalf("%s[%d] = %g, emulation %g", prog.name, i, got[i], want[i])
+						}
+					}
+				}
+			})
+		}
+	}
+	checkAttnTiles(t, "amx-bf16", amxAttnTiles)
+}
