@@ -97,7 +97,8 @@ sdone:
 // O = P·V for 16 query rows: P bf16 at A_P (A_PSTRIDE bytes per row), V
 // panel per 32-position step of [16 position pairs][hd dims][2 bf16]. O is
 // float32 [16][hd]. Dims go 64 at a time: C tmm0..3, P tile tmm4, V tiles
-// tmm5..7.
+// tmm5..7. (No tile instruction may take BP or R13 as its base: with the
+// SIB encoding of amx_amd64.h that means "no base, disp32 follows".)
 TEXT ·attnPVAMX(SB), NOSPLIT, $0-8
 	MOVQ a+0(FP), DI
 	MOVQ A_CFG(DI), AX
@@ -107,7 +108,7 @@ TEXT ·attnPVAMX(SB), NOSPLIT, $0-8
 	MOVQ R12, DX
 	SHLQ $4, DX              // one step of the V panel: 16 rows
 	MOVQ A_PSTRIDE(DI), R11
-	MOVQ A_O(DI), R13
+	MOVQ A_O(DI), SI
 	MOVQ A_VP(DI), R14
 	MOVQ A_HD(DI), BX
 	SHRQ $6, BX              // groups of 64 dims
@@ -139,14 +140,14 @@ pvstep:
 	DECQ R10
 	JNZ  pvstep
 
-	TILESTORED(0, AMX_R13, AMX_R12)
-	LEAQ 64(R13), AX
+	TILESTORED(0, AMX_SI, AMX_R12)
+	LEAQ 64(SI), AX
 	TILESTORED(1, AMX_AX, AMX_R12)
-	LEAQ 128(R13), AX
+	LEAQ 128(SI), AX
 	TILESTORED(2, AMX_AX, AMX_R12)
-	LEAQ 192(R13), AX
+	LEAQ 192(SI), AX
 	TILESTORED(3, AMX_AX, AMX_R12)
-	ADDQ $256, R13
+	ADDQ $256, SI
 	ADDQ $256, R14
 	DECQ BX
 	JNZ  pvgroup
