@@ -17,6 +17,7 @@
 #define A_HD      72
 #define A_O       80
 #define A_CFG     88
+#define A_QSTRIDE 96
 
 // Scores of one 32-position step, two 16-position blocks: C tmm0 (block 0)
 // and tmm1 (block 1) += Q chunk (tmm q) · K chunk c, the K tiles of block 0
@@ -37,27 +38,30 @@
 
 // func attnScoresAMX(a *attnArgs)
 //
-// S = Q·Kᵀ for 16 query rows (bf16, hd*2 bytes apart at A_Q; the Q chunks
-// stay in tmm4..) against steps×32 positions of the K panel: per 16-position
-// block, hd/32 tiles of [16 dim pairs][16 positions][2 bf16]. S is float32,
-// row r at A_S + r*A_SSTRIDE. hd is 64 (two chunks) or 128 (four).
+// S = Q·Kᵀ for 16 query rows (bf16, A_QSTRIDE bytes apart at A_Q) against
+// steps×32 positions of the K panel: per 16-position block, ksteps tiles of
+// [16 dim pairs][16 positions][2 bf16]. S is float32, row r at A_S +
+// r*A_SSTRIDE. With two or four chunks Q stays in tmm4..; with more (the
+// split hi/lo rows of amx-bf16x3) its chunk is reloaded for every step.
 TEXT ·attnScoresAMX(SB), NOSPLIT, $0-8
 	MOVQ a+0(FP), DI
 	MOVQ A_CFG(DI), AX
 	LDTILECFG(AMX_AX)
 	MOVQ A_Q(DI), SI
-	MOVQ A_HD(DI), BX
-	SHLQ $1, BX
+	MOVQ A_QSTRIDE(DI), BX
 	MOVQ A_KP(DI), R8
 	MOVQ A_S(DI), R9
 	MOVQ A_SSTRIDE(DI), R11
 	MOVQ A_STEPS(DI), R10
 	MOVQ $64, CX
+	MOVQ A_KSTEPS(DI), AX
+	CMPQ AX, $4
+	JEQ  s4
+	CMPQ AX, $2
+	JNE  sgen
 	TILELOADD(4, AMX_SI, AMX_BX)
 	LEAQ 64(SI), AX
 	TILELOADD(5, AMX_AX, AMX_BX)
-	CMPQ A_KSTEPS(DI), $4
-	JEQ  s4
 
 s2:
 	TILEZERO(0)
@@ -71,6 +75,9 @@ s2:
 	JMP  sdone
 
 s4:
+	TILELOADD(4, AMX_SI, AMX_BX)
+	LEAQ 64(SI), AX
+	TILELOADD(5, AMX_AX, AMX_BX)
 	LEAQ 128(SI), AX
 	TILELOADD(6, AMX_AX, AMX_BX)
 	LEAQ 192(SI), AX
@@ -87,6 +94,36 @@ s4step:
 	ADDQ $8192, R8
 	DECQ R10
 	JNZ  s4step
+	JMP  sdone
+
+	// Any number of chunks: R13 = one block's tiles in bytes, R14 the
+	// chunk of block 0, SI the Q chunk, R12 chunks left.
+sgen:
+	MOVQ AX, R13
+	SHLQ $10, R13
+
+sgstep:
+	TILEZERO(0)
+	TILEZERO(1)
+	MOVQ A_Q(DI), SI
+	MOVQ R8, R14
+	MOVQ A_KSTEPS(DI), R12
+
+sgchunk:
+	TILELOADD(4, AMX_SI, AMX_BX)
+	TILELOADD(2, AMX_R14, AMX_CX)
+	TDPBF16PS(0, 4, 2)
+	LEAQ (R14)(R13*1), AX
+	TILELOADD(3, AMX_AX, AMX_CX)
+	TDPBF16PS(1, 4, 3)
+	ADDQ $64, SI
+	ADDQ $1024, R14
+	DECQ R12
+	JNZ  sgchunk
+	SCORE_STORE
+	LEAQ (R8)(R13*2), R8
+	DECQ R10
+	JNZ  sgstep
 
 sdone:
 	TILERELEASE
@@ -218,6 +255,39 @@ cvt:
 	ADDQ $32, DI
 	SUBQ $16, DX
 	JG   cvt
+	VZEROUPPER
+	RET
+
+// func cvtBF16Split(hi, lo *uint16, src *float32, n int, scale float32)
+//
+// hi[i] = bf16(x), lo[i] = bf16(x - hi[i]) for x = src[i]·scale: hi + lo
+// carries 16 significant bits. n a positive multiple of 16, values finite.
+TEXT ·cvtBF16Split(SB), NOSPLIT, $0-36
+	MOVQ hi+0(FP), DI
+	MOVQ lo+8(FP), R8
+	MOVQ src+16(FP), SI
+	MOVQ n+24(FP), DX
+	VBROADCASTSS scale+32(FP), Z2
+	BF16_CONSTS
+
+split:
+	VMULPS (SI), Z2, Z4
+	VMOVAPS Z4, Z0
+	ROUND_BF16(Z0)
+	VPANDD Z17, Z0, Z3   // hi as float32
+	VPSRLD $16, Z0, Z0
+	VPMOVDW Z0, Y0
+	VMOVDQU Y0, (DI)
+	VSUBPS Z3, Z4, Z0    // exact: x - hi
+	ROUND_BF16(Z0)
+	VPSRLD $16, Z0, Z0
+	VPMOVDW Z0, Y0
+	VMOVDQU Y0, (R8)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	ADDQ $32, R8
+	SUBQ $16, DX
+	JG   split
 	VZEROUPPER
 	RET
 

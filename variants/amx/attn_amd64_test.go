@@ -61,6 +61,23 @@ func TestBF16Converters(t *testing.T) {
 			}
 		}
 
+		hi, lo := make([]uint16, n+8), make([]uint16, n+8)
+		for i := range hi {
+			hi[i], lo[i] = guard, guard
+		}
+		cvtBF16Split(&hi[0], &lo[0], &src[0], n, 3)
+		for i := range n {
+			x := src[i] * 3
+			wantHi := bf16RNE(x)
+			wantLo := bf16RNE(x - float32(bf16Float(wantHi)))
+			if hi[i] != wantHi || lo[i] != wantLo {
+				t.Fatalf("n=%d cvtBF16Split[%d] of %g = %#x + %#x, want %#x + %#x", n, i, x, hi[i], lo[i], wantHi, wantLo)
+			}
+		}
+		if hi[n] != guard || lo[n] != guard {
+			t.Fatalf("n=%d cvtBF16Split wrote past its end", n)
+		}
+
 		pairs := make([]uint32, n+4)
 		for i := range pairs {
 			pairs[i] = guard
@@ -112,8 +129,8 @@ func TestBF16Converters(t *testing.T) {
 var emulatedAttnTiles = attnTiles{scores: emulateScores, pv: emulatePV}
 
 func emulateScores(a *attnArgs) {
-	hd, ks := a.hd, a.ksteps
-	q := unsafe.Slice((*uint16)(unsafe.Pointer(a.q)), attnRows*hd)
+	ks, qs := a.ksteps, a.qStride/2
+	q := unsafe.Slice((*uint16)(unsafe.Pointer(a.q)), attnRows*qs)
 	kp := unsafe.Slice((*uint16)(unsafe.Pointer(a.kp)), a.steps*2*ks*512)
 	s := unsafe.Slice(a.s, attnRows*a.sStride/4)
 	for b := range 2 * a.steps {
@@ -124,7 +141,7 @@ func emulateScores(a *attnArgs) {
 					tile := kp[(b*ks+c)*512:]
 					for kpair := range 16 {
 						for e := range 2 {
-							sum += bf16Float(q[m*hd+32*c+2*kpair+e]) * bf16Float(tile[kpair*32+2*n+e])
+							sum += bf16Float(q[m*qs+32*c+2*kpair+e]) * bf16Float(tile[kpair*32+2*n+e])
 						}
 					}
 				}
@@ -157,11 +174,12 @@ func emulatePV(a *attnArgs) {
 // attnTileShapes are the attention_batch shapes the tile programs take
 // (head sizes 64 and 128): the catalogue's, and tails of tokens, of
 // positions and of query heads per KV head.
-func attnTileShapes(t *testing.T) []ledger.Shape {
+// Batches longer than maxN are left out (the emulation is slow).
+func attnTileShapes(t *testing.T, maxN int) []ledger.Shape {
 	op, _ := ledger.LookupOp(ledger.OpAttentionBatch)
 	var shapes []ledger.Shape
 	for _, s := range op.Shapes {
-		if attnTilesFit(s.HeadDim) && s.N >= 2 {
+		if attnTilesFit(s.HeadDim) && s.N >= 2 && s.N <= maxN {
 			shapes = append(shapes, s)
 		}
 	}
@@ -177,32 +195,41 @@ func attnTileShapes(t *testing.T) []ledger.Shape {
 	return shapes
 }
 
-func checkAttnTiles(t *testing.T, name string, tiles attnTiles) {
+// checkAttnTiles gates the driver on tiles, single or split, at every
+// tile shape and returns the worst NMSE.
+func checkAttnTiles(t *testing.T, name string, tiles attnTiles, split bool, maxN int) (worst float64) {
 	op, _ := ledger.LookupOp(ledger.OpAttentionBatch)
-	for _, s := range attnTileShapes(t) {
-		t.Run(s.Key(ledger.KindAttentionBatch), func(t *testing.T) {
+	for _, s := range attnTileShapes(t, maxN) {
+		t.Run(fmt.Sprintf("%s/split=%v/%s", name, split, s.Key(ledger.KindAttentionBatch)), func(t *testing.T) {
 			c, err := gate.NewCase(op, s, 3)
 			if err != nil {
 				t.Fatal(err)
 			}
 			v := ledger.Variant{Op: op.Name, Name: name, Family: ledger.FamilyAMXBF16, Precision: ledger.PrecisionBF16,
 				Impl: ledger.AttentionBatch(func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
-					attentionTiles(tiles, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+					attentionTiles(tiles, split, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 				})}
 			m, err := c.Check(v)
 			if err != nil {
 				t.Fatalf("%v (metrics %+v)", err, m)
 			}
 			t.Logf("NMSE %.2g, max abs %.2g", m.NMSE, m.MaxAbs)
+			worst = max(worst, m.NMSE)
 		})
 	}
+	return worst
 }
 
 // TestAttentionTilesEmulated checks the driver, the panels and the
 // converters with the tile programs emulated, on any AVX-512 machine.
 func TestAttentionTilesEmulated(t *testing.T) {
 	needAVX512(t)
-	checkAttnTiles(t, "emulated", emulatedAttnTiles)
+	single := checkAttnTiles(t, "emulated", emulatedAttnTiles, false, 64)
+	split := checkAttnTiles(t, "emulated", emulatedAttnTiles, true, 64)
+	t.Logf("worst NMSE: single bf16 %.2g, split scores %.2g", single, split)
+	if !(split < 0.75*single) {
+		t.Errorf("split scores (worst NMSE %.2g) no better than single bf16 (%.2g)", split, single)
+	}
 }
 
 // TestAttentionTilesAMX checks the AMX tile programs: each against its
@@ -213,8 +240,9 @@ func TestAttentionTilesAMX(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, hd := range []int{64, 128} {
-		for _, steps := range []int{1, 2, 5} {
-			t.Run(fmt.Sprintf("hd%d/steps%d", hd, steps), func(t *testing.T) {
+		for _, c := range []struct{ steps, qk int }{{1, hd}, {2, hd}, {5, hd}, {1, 3 * hd}, {3, 3 * hd}} {
+			steps, qk := c.steps, c.qk
+			t.Run(fmt.Sprintf("hd%d/qk%d/steps%d", hd, qk, steps), func(t *testing.T) {
 				npad := steps * attnStep
 				bytes := func(n int) []byte {
 					b := aligned(nil, n)
@@ -224,8 +252,8 @@ func TestAttentionTilesAMX(t *testing.T) {
 					}
 					return b
 				}
-				a := attnArgs{q: &bytes(attnRows * hd * 2)[0], kp: &bytes(npad * hd * 2)[0], vp: &bytes(npad * hd * 2)[0],
-					p: &bytes(attnRows * npad * 2)[0], pStride: npad * 2, sStride: npad * 4, steps: steps, ksteps: hd / 32, hd: hd,
+				a := attnArgs{q: &bytes(attnRows * qk * 2)[0], qStride: qk * 2, kp: &bytes(npad * qk * 2)[0], vp: &bytes(npad * hd * 2)[0],
+					p: &bytes(attnRows * npad * 2)[0], pStride: npad * 2, sStride: npad * 4, steps: steps, ksteps: qk / 32, hd: hd,
 					cfg: &tileConfig[0]}
 				for _, prog := range []struct {
 					name     string
@@ -253,5 +281,6 @@ func TestAttentionTilesAMX(t *testing.T) {
 			})
 		}
 	}
-	checkAttnTiles(t, "amx-bf16", amxAttnTiles)
+	checkAttnTiles(t, "amx", amxAttnTiles, false, math.MaxInt)
+	checkAttnTiles(t, "amx", amxAttnTiles, true, math.MaxInt)
 }
