@@ -263,7 +263,7 @@ func TestMatMulIncumbentIsMatVecLoop(t *testing.T) {
 		}
 	}
 	decisions, prefs := decidePromotions(b.Recs, promoted.Preferences{Ops: map[string][]promoted.Choice{}}, reg,
-		protocol.DefaultRule(), nil, "", "", results.NewBatch(time.Now()))
+		protocol.DefaultRule(), nil, "", "", false, results.NewBatch(time.Now()))
 	for _, d := range decisions {
 		if d.Incumbent != promoted.MatVecLoopName {
 			t.Errorf("%s judged against %s", d.Challenger, d.Incumbent)
@@ -314,10 +314,17 @@ func TestPromoteForOneVendor(t *testing.T) {
 	// against an empty list and check the vendor, then against one that
 	// lists tiles for any CPU and check both entries remain.
 	_, prefs := decidePromotions(b.Recs, promoted.Preferences{Ops: map[string][]promoted.Choice{}}, reg,
-		protocol.DefaultRule(), nil, "", "GenuineIntel", results.NewBatch(time.Now()))
+		protocol.DefaultRule(), nil, "", "GenuineIntel", true, results.NewBatch(time.Now()))
 	list := prefs.Ops["matmul/q4_k"]
 	if len(list) != 1 || list[0].Variant != "tiles" || list[0].CPU != "GenuineIntel" {
 		t.Fatalf("preferences %+v", list)
+	}
+	// An entry for another vendor is no incumbent: the run is judged against
+	// the matvec loop and tiles promoted again, for this vendor.
+	amd := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": {{Variant: "tiles", CPU: "AuthenticAMD"}}}}
+	decisions, prefs := decidePromotions(b.Recs, amd, reg, protocol.DefaultRule(), nil, "", "GenuineIntel", true, results.NewBatch(time.Now()))
+	if len(decisions) != 1 || decisions[0].Incumbent != promoted.MatVecLoopName || len(prefs.Ops["matmul/q4_k"]) != 2 {
+		t.Errorf("with an AMD-only entry: decisions %+v, preferences %+v", decisions, prefs.Ops["matmul/q4_k"])
 	}
 	merged := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": append(list, old.Ops["matmul/q4_k"]...)}}
 	data, err := merged.Marshal()

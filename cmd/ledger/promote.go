@@ -56,14 +56,12 @@ func runPromote(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cpu := ""
-	if *cpuOnly {
-		if cpu = runVendor(recs); cpu == "" {
-			return fmt.Errorf("--cpu-only: run %s does not record its machine's CPU vendor", recs[0].RunID)
-		}
+	vendor := runVendor(recs)
+	if *cpuOnly && vendor == "" {
+		return fmt.Errorf("--cpu-only: run %s does not record its machine's CPU vendor", recs[0].RunID)
 	}
 	b := results.NewBatch(time.Now())
-	decisions, newPrefs := decidePromotions(recs, prefs, ledger.Default, protocol.DefaultRule(), splitList(*ops), *variant, cpu, b)
+	decisions, newPrefs := decidePromotions(recs, prefs, ledger.Default, protocol.DefaultRule(), splitList(*ops), *variant, vendor, *cpuOnly, b)
 	if len(decisions) == 0 {
 		return fmt.Errorf("nothing to judge in run %s (ops %q, variant %q): need an incumbent and a challenger timed in the same run", recs[0].RunID, *ops, *variant)
 	}
@@ -119,11 +117,12 @@ func runVendor(recs []results.Record) string {
 // passed the gate everywhere in the run. Promoted challengers go to the
 // front of the op's list, fastest first (geometric mean of their median
 // times), each citing its promotion record; the batch b receives one
-// promotion record per decision. A non-empty cpu limits the promoted entries
-// to processors of that vendor (an earlier entry for the same variant on
-// another vendor stays).
+// promotion record per decision. vendor is the CPU vendor of the machine
+// the run was measured on: the incumbent is the first preference that
+// applies there, and with cpuOnly the promoted entries are limited to it
+// (an entry for the same variant on any CPU stays).
 func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *ledger.Registry, rule protocol.Rule,
-	ops []string, only, cpu string, b *results.Batch) ([]results.Promotion, promoted.Preferences) {
+	ops []string, only, vendor string, cpuOnly bool, b *results.Batch) ([]results.Promotion, promoted.Preferences) {
 	type key struct{ op, variant, shape string }
 	timed := map[key]results.Record{}
 	byOp := map[string][]string{} // op → variants in first-seen order
@@ -164,6 +163,9 @@ func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *le
 	for _, op := range opNames {
 		incumbent := ""
 		for _, c := range prefs.Ops[op] {
+			if !c.AppliesTo(vendor) {
+				continue
+			}
 			if _, ok := timed[key{op, c.Variant, ""}]; ok {
 				if v, ok := reg.Lookup(op, c.Variant); !ok || v.Status != ledger.Retired {
 					incumbent = c.Variant
@@ -236,6 +238,10 @@ func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *le
 			rec := b.Add(results.Record{Kind: results.KindPromotion, Promotion: &p})
 			decisions = append(decisions, p)
 			if p.Promote {
+				cpu := ""
+				if cpuOnly {
+					cpu = vendor
+				}
 				wins = append(wins, win{promoted.Choice{Variant: ch, Evidence: rec.ID, Over: incumbent,
 					Date: time.Now().UTC().Format("2006-01-02"), CPU: cpu}, logNs / float64(len(p.Shapes))})
 			}

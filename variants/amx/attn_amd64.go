@@ -215,10 +215,12 @@ func init() {
 		Features: features, Precision: ledger.PrecisionBF16, Impl: ledger.AttentionBatch(AttentionBatchBF16),
 		Notes: "per KV head: keys and values converted once per call into bf16 B-tile panels; per query head 16 tokens at a time " +
 			"S = Q·Kᵀ in TDPBF16PS (Q's chunks held in tiles), float32 softmax per row written as bf16, O = P·V in TDPBF16PS; " +
-			"head sizes 64 and 128 (others, and single tokens, go to avx512). Passes the gate (NMSE ~1e-5) but the engine with it " +
-			"agreed with llama.cpp only to cosine 0.99934, top-1 24/25 on the tiny synthetic Q4_K_M: bf16 scores are too coarse"})
+			"head sizes 64 and 128 (others, and single tokens, go to avx512). Gate NMSE ~1e-5. The engine with it agrees with " +
+			"llama.cpp (F32 KV) to cosine 0.99934, top-1 24/25 on the tiny synthetic Q4_K_M, where llama.cpp's own F16 KV cache " +
+			"gives 0.99951, 24/25: that model moves ~7e-4 in cosine for any bf16 rounding of Q·K, P or V alone"})
 	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "amx-bf16x3", Family: ledger.FamilyAMXBF16,
 		Features: features, Precision: ledger.PrecisionBF16, Impl: ledger.AttentionBatch(AttentionBatchBF16x3),
 		Notes: "amx-bf16 with split scores: queries and keys as bf16 hi + lo, S = Qhi·Khi + Qlo·Khi + Qhi·Klo in one product over " +
-			"3·hd (about 16 significant bits where the softmax needs them); P·V single bf16"})
+			"3·hd (about 16 significant bits where the softmax needs them); P·V single bf16. Lost: 35-45% slower than amx-bf16 " +
+			"and no closer to llama.cpp (cosine 0.99936, top-1 23/25 on the tiny synthetic), since P and V rounding alone move it as much"})
 }
