@@ -263,7 +263,8 @@ func (c *Context) decode(tokens []int32, pos0 int, want []bool) error {
 		logits:  &logits[0],
 	}
 	mark := logMark()
-	rc := c.m.l.llama.decode(c.h, b)
+	var rc int32
+	onComputeThread(func() { rc = c.m.l.llama.decode(c.h, b) })
 	runtime.KeepAlive(tokens)
 	runtime.KeepAlive(pos)
 	runtime.KeepAlive(nSeq)
