@@ -1,6 +1,7 @@
 // Package amx holds the int8 GEMM (matmul) kernels for K-quant weights ×
-// Q8_K activations built around Intel AMX tiles, and their AVX-512 VNNI twin
-// that runs the same tile program without AMX.
+// Q8_K activations built around Intel AMX tiles, their AVX-512 VNNI twin
+// that runs the same tile program without AMX, and the AMX-BF16 prefill
+// attention.
 //
 // The scheme ("fused dequantize → int8 tiles"): each call unpacks the
 // weights of sixteen rows at a time into int8 tile panels (never float or
@@ -39,13 +40,30 @@
 //     then eight tokens), so the epilogue does not queue behind sixteen
 //     in-order TDPBSUDs in the reorder buffer. The promoted AMX matmul
 //     (+10-20% over amx-int8 on the device; see results/). -early loads
-//     the next step's first operands before this step's tile stores (not
-//     yet timed on AMX).
+//     the next step's first operands before this step's tile stores: level
+//     with -il on AMX (6 runs), kept as a loser.
 //   - avx512-vnni-tiles (-wres): the same programs with each tile product
 //     done by VPDPBUSD; the non-AMX rival, and the twin that tests everything
 //     but the tile instructions on machines without AMX (tileKernelIL has
 //     no twin: its control flow is tileKernelWR's, its tile program is
 //     checked by disassembly here and gated on AMX machines).
+//
+// Prefill attention (op attention_batch, bf16 precision class):
+//
+//   - amx-bf16 (promoted): per KV head the cached keys and values become
+//     bf16 B-tile panels once per call (keys transposed by dimension
+//     pairs, values interleaved by position pairs); per query head, 16
+//     tokens at a time, S = Q·Kᵀ (TDPBF16PS, Q held in tiles), a float32
+//     softmax per row written as bf16, O = P·V (TDPBF16PS). 1.4-3.1× the
+//     float32 avx512 kernel at the 3B shapes on the device. Head sizes 64
+//     and 128; others, single tokens and machines without AMX go to
+//     avx512.AttentionBatch.
+//   - amx-bf16x3: split scores, S = Qhi·Khi + Qlo·Khi + Qhi·Klo as one
+//     product over 3·hd. A loser: slower, and no closer to llama.cpp,
+//     because rounding P or V alone moves the logits as much.
+//
+// The tile programs have plain-Go emulations in the tests, which check the
+// driver and the panel layouts on any AVX-512 machine.
 //
 // Outside the ledger (the MatMul contract takes raw rows, these take
 // weights prepared at load):
