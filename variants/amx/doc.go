@@ -54,7 +54,7 @@
 //     bf16 B-tile panels once per call (keys transposed by dimension
 //     pairs, values interleaved by position pairs); per query head, 16
 //     tokens at a time, S = Q·Kᵀ (TDPBF16PS, Q held in tiles), a float32
-//     softmax per row written as bf16, O = P·V (TDPBF16PS). 1.4-3.1× the
+//     softmax per row written as bf16, O = P·V (TDPBF16PS). 1.6-3.8× the
 //     float32 avx512 kernel at the 3B shapes on the device. Head sizes 64
 //     and 128; others, single tokens and machines without AMX go to
 //     avx512.AttentionBatch.
