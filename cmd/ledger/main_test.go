@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -241,20 +242,24 @@ func TestProtocolCommand(t *testing.T) {
 	}
 }
 
-// TestMatMulIncumbentIsMatVecLoop: without a preference the engine runs the
-// matvec loop, so that is what a matmul challenger must beat.
-func TestMatMulIncumbentIsMatVecLoop(t *testing.T) {
+// matmulRun is a recorded kernel run of matmul/q4_k variants at one shape,
+// each gated and timed at scale × a common sample, and a registry holding
+// naive, the matvec loop and tiles.
+func matmulRun(t *testing.T, scales map[string]float64) (*results.Batch, *ledger.Registry) {
+	t.Helper()
 	b := results.NewBatch(time.Now())
-	for _, v := range []struct {
-		name  string
-		scale float64
-	}{{"naive", 10}, {promoted.MatVecLoopName, 1}, {"tiles", 0.99}} {
+	names := make([]string, 0, len(scales))
+	for name := range scales {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
 		ns := make([]float64, 10)
 		for i := range ns {
-			ns[i] = v.scale * (1000 + 5*float64(i))
+			ns[i] = scales[name] * (1000 + 5*float64(i))
 		}
-		b.Add(results.Record{Kind: results.KindGate, Gate: &gate.Result{Op: "matmul/q4_k", Variant: v.name, Shape: "3x256x2", Outcome: gate.Pass}})
-		b.Add(results.Record{Kind: results.KindKernel, Kernel: &results.Kernel{Op: "matmul/q4_k", Variant: v.name, Shape: "3x256x2", NsPerOp: ns}})
+		b.Add(results.Record{Kind: results.KindGate, Gate: &gate.Result{Op: "matmul/q4_k", Variant: name, Shape: "3x256x2", Outcome: gate.Pass}})
+		b.Add(results.Record{Kind: results.KindKernel, Kernel: &results.Kernel{Op: "matmul/q4_k", Variant: name, Shape: "3x256x2", NsPerOp: ns}})
 	}
 	reg := ledger.NewRegistry()
 	for _, name := range []string{"naive", promoted.MatVecLoopName, "tiles"} {
@@ -262,6 +267,13 @@ func TestMatMulIncumbentIsMatVecLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return b, reg
+}
+
+// TestMatMulIncumbentIsMatVecLoop: without a preference the engine runs the
+// matvec loop, so that is what a matmul challenger must beat.
+func TestMatMulIncumbentIsMatVecLoop(t *testing.T) {
+	b, reg := matmulRun(t, map[string]float64{"naive": 10, promoted.MatVecLoopName: 1, "tiles": 0.99})
 	decisions, prefs := decidePromotions(b.Recs, promoted.Preferences{Ops: map[string][]promoted.Choice{}}, reg,
 		protocol.DefaultRule(), nil, "", "", false, results.NewBatch(time.Now()))
 	for _, d := range decisions {
@@ -291,24 +303,7 @@ func TestQuickFlags(t *testing.T) {
 // TestPromoteForOneVendor: with a vendor, the promoted entry is limited to
 // it and an existing entry of the same variant for any CPU stays.
 func TestPromoteForOneVendor(t *testing.T) {
-	b := results.NewBatch(time.Now())
-	for _, v := range []struct {
-		name  string
-		scale float64
-	}{{promoted.MatVecLoopName, 1}, {"tiles", 0.5}} {
-		ns := make([]float64, 10)
-		for i := range ns {
-			ns[i] = v.scale * (1000 + 5*float64(i))
-		}
-		b.Add(results.Record{Kind: results.KindGate, Gate: &gate.Result{Op: "matmul/q4_k", Variant: v.name, Shape: "3x256x2", Outcome: gate.Pass}})
-		b.Add(results.Record{Kind: results.KindKernel, Kernel: &results.Kernel{Op: "matmul/q4_k", Variant: v.name, Shape: "3x256x2", NsPerOp: ns}})
-	}
-	reg := ledger.NewRegistry()
-	for _, name := range []string{"naive", promoted.MatVecLoopName, "tiles"} {
-		if err := reg.Add(ledger.Variant{Op: "matmul/q4_k", Name: name, Family: ledger.FamilyNaive, Impl: naive.MatMul(quant.Q4_K)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b, reg := matmulRun(t, map[string]float64{promoted.MatVecLoopName: 1, "tiles": 0.5})
 	old := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": {{Variant: "tiles"}}}}
 	// The incumbent is the first preference timed: tiles itself, so judge
 	// against an empty list and check the vendor, then against one that

@@ -3,6 +3,7 @@
 #include "textflag.h"
 #include "../../internal/amx/amx_amd64.h"
 #include "../avx512/exp_amd64.h"
+#include "../avx512/lanes_amd64.h"
 
 // attnArgs fields.
 #define A_Q       0
@@ -209,31 +210,6 @@ GLOBL bf16Const<>(SB), RODATA|NOPTR, $12
 	VPADDD Z19, z, z; \
 	VPADDD Z1, z, z
 
-// K1 = the low min(max(cnt, 0), 16) bits; clobbers AX, CX.
-#define MASK16(cnt) \
-	MOVQ cnt, CX; \
-	XORQ AX, AX; \
-	TESTQ CX, CX; \
-	CMOVQLT AX, CX; \
-	MOVQ $16, AX; \
-	CMPQ CX, AX; \
-	CMOVQGT AX, CX; \
-	MOVL $1, AX; \
-	SHLL CX, AX; \
-	DECL AX; \
-	KMOVW AX, K1
-
-// Every lane of z = op over z's lanes; clobbers Z0.
-#define ALL_LANES(op, z) \
-	VSHUFF64X2 $0x4e, z, z, Z0; \
-	op Z0, z, z; \
-	VSHUFF64X2 $0xb1, z, z, Z0; \
-	op Z0, z, z; \
-	VPERMILPS $0x4e, z, Z0; \
-	op Z0, z, z; \
-	VPERMILPS $0xb1, z, Z0; \
-	op Z0, z, z
-
 // func cvtBF16Scaled(dst *uint16, src *float32, n int, scale float32)
 //
 // dst[i] = bf16(src[i]·scale), rounded to nearest even; n a positive
@@ -332,10 +308,7 @@ TEXT ·softmaxBF16(SB), NOSPLIT, $0-32
 	VMOVAPS Z8, Z9
 
 smax:
-	MASK16(BX)
-	VMOVAPS Z8, Z2
-	VMOVUPS (SI), K1, Z2
-	VMAXPS Z2, Z9, Z9
+	SOFTMAX_MAX_STEP
 	ADDQ $64, SI
 	SUBQ $16, BX
 	JG   smax
@@ -346,12 +319,7 @@ smax:
 	MOVQ n+16(FP), BX
 
 sexp:
-	MASK16(BX)
-	VMOVUPS.Z (SI), K1, Z0
-	VSUBPS Z9, Z0, Z0
-	EXP
-	VMOVAPS.Z Z0, K1, Z0
-	VMOVUPS Z0, K1, (SI)
+	SOFTMAX_EXP_STEP
 	VADDPS Z0, Z10, Z10
 	ADDQ $64, SI
 	SUBQ $16, BX

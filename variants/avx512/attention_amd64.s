@@ -1,25 +1,12 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "lanes_amd64.h"
 
 // Building blocks of decode attention for one query head: the scaled dot
 // products of q with every cached key, and the probability-weighted sum of
 // the cached values. Head vectors are walked 16 lanes at a time under a
 // K-mask, so any head size works.
-
-// K1 = the low min(max(cnt, 0), 16) bits; clobbers AX, CX.
-#define MASK16(cnt) \
-	MOVQ cnt, CX; \
-	XORQ AX, AX; \
-	TESTQ CX, CX; \
-	CMOVQLT AX, CX; \
-	MOVQ $16, AX; \
-	CMPQ CX, AX; \
-	CMOVQGT AX, CX; \
-	MOVL $1, AX; \
-	SHLL CX, AX; \
-	DECL AX; \
-	KMOVW AX, K1
 
 // func attnScoresAVX512(p, q, k *float32, stride, headDim, n int, scale float32)
 //

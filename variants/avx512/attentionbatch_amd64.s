@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "lanes_amd64.h"
 
 // Building blocks of prefill (batched, causal) attention for one key/value
 // head: sixteen query rows at a time, one row per lane. Scores and
@@ -28,20 +29,6 @@
 	VPXORD Z21, Z21, Z21; \
 	VPXORD Z22, Z22, Z22; \
 	VPXORD Z23, Z23, Z23
-
-// K1 = the low min(max(cnt, 0), 16) bits; clobbers AX, CX.
-#define MASK16(cnt) \
-	MOVQ cnt, CX; \
-	XORQ AX, AX; \
-	TESTQ CX, CX; \
-	CMOVQLT AX, CX; \
-	MOVQ $16, AX; \
-	CMPQ CX, AX; \
-	CMOVQGT AX, CX; \
-	MOVL $1, AX; \
-	SHLL CX, AX; \
-	DECL AX; \
-	KMOVW AX, K1
 
 // Eight positions' partial scores: a0..a7 += zq · k[t+u][i], the key
 // element broadcast from off bytes into rows t (DX), t+3 (R13) and t+6

@@ -52,3 +52,22 @@ GLOBL expConst<>(SB), RODATA|NOPTR, $48
 	VFMADD213PS Z0, Z3, Z2; \
 	VADDPS Z22, Z2, Z2; \
 	VSCALEFPS Z1, Z2, Z0
+
+// Softmax building blocks over a row at SI with BX values left (16 at a
+// time, the tail under K1; MASK16 from lanes_amd64.h):
+// SOFTMAX_MAX_STEP folds 16 values into Z9 (Z8 = -Inf fills the masked
+// lanes), SOFTMAX_EXP_STEP replaces them by exp(x - Z9), leaving them in Z0
+// with the masked lanes zero. Both clobber AX, CX; the second Z0-Z3.
+#define SOFTMAX_MAX_STEP \
+	MASK16(BX); \
+	VMOVAPS Z8, Z0; \
+	VMOVUPS (SI), K1, Z0; \
+	VMAXPS Z0, Z9, Z9
+
+#define SOFTMAX_EXP_STEP \
+	MASK16(BX); \
+	VMOVUPS.Z (SI), K1, Z0; \
+	VSUBPS Z9, Z0, Z0; \
+	EXP; \
+	VMOVAPS.Z Z0, K1, Z0; \
+	VMOVUPS Z0, K1, (SI)

@@ -7,6 +7,12 @@
 // masked-off lanes are neither read nor written. exp is exp_amd64.h's.
 
 #include "exp_amd64.h"
+#include "lanes_amd64.h"
+
+// K1 = the low min(cnt, 16) bits, for cnt ≥ 1 (no clamp below: the loops
+// here run while cnt > 0); clobbers AX, CX.
+#undef MASK16
+#define MASK16(cnt) MOVQ cnt, CX; MASK16_CX
 
 DATA ropeDup<>+0(SB)/4, $0x00000000
 DATA ropeDup<>+4(SB)/4, $0x00000000
@@ -44,17 +50,6 @@ DATA ropeSign<>+56(SB)/4, $0x80000000
 DATA ropeSign<>+60(SB)/4, $0x00000000
 GLOBL ropeSign<>(SB), RODATA|NOPTR, $64
 
-
-// K1 = the low min(cnt, 16) bits; clobbers AX, CX.
-#define MASK16(cnt) \
-	MOVQ cnt, CX; \
-	MOVQ $16, AX; \
-	CMPQ CX, AX; \
-	CMOVQGT AX, CX; \
-	MOVL $1, AX; \
-	SHLL CX, AX; \
-	DECL AX; \
-	KMOVW AX, K1
 
 // Sum the 8 doubles of Z10 and Z11 into X10.
 #define HSUM_PD \
@@ -151,33 +146,18 @@ TEXT ·softmaxAVX512(SB), NOSPLIT, $0-16
 	VPBROADCASTD AX, Z8
 	VMOVAPS Z8, Z9
 softMax:
-	MASK16(BX)
-	VMOVAPS Z8, Z0
-	VMOVUPS (SI), K1, Z0
-	VMAXPS Z0, Z9, Z9
+	SOFTMAX_MAX_STEP
 	ADDQ $64, SI
 	SUBQ $16, BX
 	JG softMax
-	VSHUFF64X2 $0x4e, Z9, Z9, Z0
-	VMAXPS Z0, Z9, Z9
-	VSHUFF64X2 $0xb1, Z9, Z9, Z0
-	VMAXPS Z0, Z9, Z9
-	VPERMILPS $0x4e, Z9, Z0
-	VMAXPS Z0, Z9, Z9
-	VPERMILPS $0xb1, Z9, Z0
-	VMAXPS Z0, Z9, Z9
+	ALL_LANES(VMAXPS, Z9)
 	EXP_CONSTS
 	VPXORQ Z10, Z10, Z10
 	VPXORQ Z11, Z11, Z11
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), BX
 softExp:
-	MASK16(BX)
-	VMOVUPS.Z (SI), K1, Z0
-	VSUBPS Z9, Z0, Z0
-	EXP
-	VMOVAPS.Z Z0, K1, Z0
-	VMOVUPS Z0, K1, (SI)
+	SOFTMAX_EXP_STEP
 	WIDEN_PD
 	VADDPD Z1, Z10, Z10
 	VADDPD Z2, Z11, Z11
