@@ -128,7 +128,8 @@ func TestTablesAndBaseline(t *testing.T) {
 		t.Errorf("kernel table:\n%s", k)
 	}
 	e := BaselineTable(recs).RenderMarkdown()
-	if !strings.Contains(e, "| decode tok/s") || !strings.Contains(e, "1.20×") || !strings.Contains(e, "800 MiB") {
+	if !strings.Contains(e, "| decode tok/s") || !strings.Contains(e, "1.20×") || !strings.Contains(e, "800 MiB") ||
+		!strings.Contains(e, "per round D/L: median 1.20×, 1.19–1.23 over 3 rounds") || strings.Count(e, "per round") != 1 {
 		t.Errorf("baseline table:\n%s", e)
 	}
 	var doc bytes.Buffer

@@ -133,7 +133,12 @@ func BaselineTable(recs []Record) table.Writer {
 			if d != nil && l != nil && l.Summary.Median != 0 {
 				ratio = fmt.Sprintf("%.2f×", d.Summary.Median/l.Summary.Median)
 			}
-			cells = append(cells, ratio, joinNotes(d, l))
+			notes := joinNotes(d, l)
+			if r := PairedRatios(d, l); r != nil && !row.lower {
+				notes = strings.TrimPrefix(notes+"; ", "; ") + fmt.Sprintf("per round D/L: median %.2f×, %.2f–%.2f over %d rounds",
+					stats.Quantile(r, 0.5), r[0], r[len(r)-1], len(r))
+			}
+			cells = append(cells, ratio, notes)
 			t.AppendRow(cells)
 		}
 		if !found {
@@ -142,6 +147,26 @@ func BaselineTable(recs []Record) table.Writer {
 	}
 	alignRight(t, 3, 9)
 	return t
+}
+
+// PairedRatios returns Damascus/llama.cpp per round, sorted: the ledger
+// interleaves the engines round by round, so sample i of each comes from
+// round i and their ratio cancels what drifted between rounds (the paired
+// view of a noisy machine). nil unless both have the same number (≥ 2) of
+// positive samples.
+func PairedRatios(d, l *E2E) []float64 {
+	if d == nil || l == nil || len(d.Samples) != len(l.Samples) || len(d.Samples) < 2 {
+		return nil
+	}
+	r := make([]float64, len(d.Samples))
+	for i, x := range d.Samples {
+		if x <= 0 || l.Samples[i] <= 0 {
+			return nil
+		}
+		r[i] = x / l.Samples[i]
+	}
+	slices.Sort(r)
+	return r
 }
 
 // joinNotes states a note shared by both engines once.

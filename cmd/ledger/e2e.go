@@ -559,12 +559,20 @@ func writeE2EJSON(path string, b *results.Batch) error {
 		Protocol protocol.Record               `json:"protocol"`
 		Engines  map[string]map[string]testOut `json:"engines"`
 		Ratios   map[string]float64            `json:"ratios"` // damascus median / llama.cpp median
-	}{RunID: b.RunID, Engines: map[string]map[string]testOut{}, Ratios: map[string]float64{}}
+		// Per-round damascus/llama.cpp ratios, sorted (rounds interleave
+		// the engines, so sample i of each is round i).
+		PairedRatios map[string][]float64 `json:"paired_ratios,omitempty"`
+	}{RunID: b.RunID, Engines: map[string]map[string]testOut{}, Ratios: map[string]float64{}, PairedRatios: map[string][]float64{}}
+	recs := map[string]map[string]*results.E2E{} // test → engine → record
 	for _, r := range b.Recs {
 		if r.Run != nil {
 			out.Protocol = r.Run.Protocol
 		}
 		if e := r.E2E; e != nil {
+			if recs[e.Test] == nil {
+				recs[e.Test] = map[string]*results.E2E{}
+			}
+			recs[e.Test][e.Engine] = e
 			if out.Engines[e.Engine] == nil {
 				out.Engines[e.Engine] = map[string]testOut{}
 			}
@@ -575,6 +583,9 @@ func writeE2EJSON(path string, b *results.Batch) error {
 	for test, d := range out.Engines["damascus"] {
 		if l, ok := out.Engines["llama.cpp"][test]; ok && l.Median != 0 {
 			out.Ratios[test] = d.Median / l.Median
+		}
+		if r := results.PairedRatios(recs[test]["damascus"], recs[test]["llama.cpp"]); r != nil {
+			out.PairedRatios[test] = r
 		}
 	}
 	data, err := json.MarshalIndent(out, "", "  ")

@@ -53,7 +53,8 @@ func TestE2ETiny(t *testing.T) {
 			Samples []float64 `json:"samples"`
 			Median  float64   `json:"median"`
 		} `json:"engines"`
-		Ratios map[string]float64 `json:"ratios"`
+		Ratios       map[string]float64   `json:"ratios"`
+		PairedRatios map[string][]float64 `json:"paired_ratios"`
 	}
 	data, err := os.ReadFile(jsonOut)
 	if err != nil {
@@ -78,6 +79,9 @@ func TestE2ETiny(t *testing.T) {
 	}
 	if js.Ratios["tg4"] <= 0 || js.Ratios["pp16"] <= 0 {
 		t.Errorf("ratios %v", js.Ratios)
+	}
+	if r := js.PairedRatios["tg4"]; len(r) != 2 || r[0] <= 0 || r[0] > r[1] {
+		t.Errorf("paired ratios %v", js.PairedRatios)
 	}
 	recs, err := results.Load(store)
 	if err != nil {
