@@ -143,13 +143,19 @@ func BenchmarkPack(b *testing.B) {
 		}
 		b.ReportMetric(float64(rows*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gweights/s")
 	})
-	b.Run("activations=Q8_K/shape=3072x512", func(b *testing.B) {
-		xq := make([]byte, n*nb*q8kBytes)
-		pack := make([]byte, n/pairTokens*nb*aSBBytes)
-		for b.Loop() {
-			packActivations(pack, xq, n, nb, true)
-		}
-	})
+	for _, v := range []struct {
+		name string
+		pack func(pack, xq []byte, n, nb int, sum32 bool)
+	}{{"go", packActivationsGo}, {"avx512", packActivations}} {
+		b.Run("activations=Q8_K/variant="+v.name+"/shape=3072x512", func(b *testing.B) {
+			xq := make([]byte, n*nb*q8kBytes)
+			pack := make([]byte, n/pairTokens*nb*aSBBytes)
+			for b.Loop() {
+				v.pack(pack, xq, n, nb, true)
+			}
+			b.ReportMetric(float64(len(xq))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
 }
 
 // BenchmarkTileStep times the kernels alone on one row tile, reporting ns

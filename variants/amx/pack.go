@@ -63,11 +63,12 @@ const digitShift = 7
 // −32 of the quants).
 const q6Offset = 8192
 
-// packActivations writes n Q8_K rows of nb super-blocks (xq) into the
+// packActivationsGo writes n Q8_K rows of nb super-blocks (xq) into the
 // activation pack, pairs ⌈n/32⌉ × nb × aSBBytes bytes. With sum32 the block
 // sums are those of 32 values (Q4_K's sub-blocks), halving the epilogue's
-// VPDPWSSDs.
-func packActivations(pack, xq []byte, n, nb int, sum32 bool) {
+// VPDPWSSDs, and the second half of each token's sums is left as it was.
+// packActivations is this, or its AVX-512 twin where that runs.
+func packActivationsGo(pack, xq []byte, n, nb int, sum32 bool) {
 	rowBytes := nb * q8kBytes
 	pairs := (n + pairTokens - 1) / pairTokens
 	if n%pairTokens != 0 { // padding tokens of the last pair must be zero
