@@ -215,14 +215,7 @@ pairdone:
 	DECQ sbl-32(SP)
 	JNZ  superblock
 
-	// acc → dst: n rows of 16 floats under the row mask.
-	MOVQ ARG_N(DI), CX
-	SHLQ $6, CX
-	MOVQ ARG_ACC(DI), R11
-	MOVQ ARG_DST(DI), BX
-	MOVQ ARG_LDD(DI), DX
-	MOVQ $0, SI
-	ACC_STORE(store, storeplain)
+	ACC_STORE_ALL(store, storeplain)
 
 	TILERELEASE
 	VZEROUPPER

@@ -109,14 +109,7 @@ pairdone:
 	DECQ R12
 	JNZ  superblock
 
-	// acc → dst: n rows of 16 floats under the row mask.
-	MOVQ ARG_N(DI), CX
-	SHLQ $6, CX
-	MOVQ ARG_ACC(DI), R11
-	MOVQ ARG_DST(DI), BX
-	MOVQ ARG_LDD(DI), DX
-	MOVQ $0, SI
-	ACC_STORE(store, storeplain)
+	ACC_STORE_ALL(store, storeplain)
 
 	TESTQ $FLAG_AMX, ARG_FLAGS(DI)
 	JZ   done

@@ -302,3 +302,14 @@ zeroacc: \
 	EPI_LOOP(t32, l32, n32); \
 	JMP  done; \
 	EPI_LOOP(tint, lint, nint)
+
+// ACC_STORE_ALL stores (or adds) all n accumulated token rows: acc → dst,
+// n rows of 16 floats under the row mask (the weight-resident kernels).
+#define ACC_STORE_ALL(loop, plain) \
+	MOVQ ARG_N(DI), CX; \
+	SHLQ $6, CX; \
+	MOVQ ARG_ACC(DI), R11; \
+	MOVQ ARG_DST(DI), BX; \
+	MOVQ ARG_LDD(DI), DX; \
+	MOVQ $0, SI; \
+	ACC_STORE(loop, plain)
