@@ -107,6 +107,24 @@ more)
 	done
 	cat /tmp/scaling/*.jsonl >> "$STORE"
 	;;
+profile)
+	# Where the shipped engine's 3B prefill time goes (promoted kernels, 2
+	# threads, pp512; pprof reads the profile anywhere), the tile kernels'
+	# step timings, and the llama.cpp agreement test with AMX attention in
+	# the same process as ggml's AMX (the SIGILL that thread.go fixed).
+	log device-info; $B/damascus device-info 2>&1 | grep -iE "model name|mhz|amx|cores" | head -8
+	models llama3.2-3b
+	unset DAMASCUS_KERNELS
+	log profile
+	timeout 120 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf -p 512 -r 2 -t 2 -cpuprofile "$OUT/pp512-3b-t2.prof" > "$OUT/pp512-3b-t2.json" 2>&1
+	grep -A1 tokens_per_sec "$OUT/pp512-3b-t2.json" | head -4
+	log tilestep
+	$B/amx.test -test.run '^$' -test.bench TileStep -test.count 3 -test.benchtime 0.3s > "$OUT/tilestep.txt" 2>&1
+	grep -E "ns/step" "$OUT/tilestep.txt"
+	log "llama.cpp agreement with attention_batch=amx-bf16"
+	timeout 200 $B/llama.test -test.run 'TestSynthTinyMatchesLlamaCppAndReference/Q4_K_M' -test.count 1 -test.v > "$OUT/agree.txt" 2>&1
+	grep -E "ours vs llama.cpp|criteria|FAIL|^ok|^PASS|diverg|SIGILL" "$OUT/agree.txt" | head -12
+	;;
 promoted)
 	# The protocol of record with the engine as shipped: no kernel override,
 	# promoted/preferences.json decides (AMX where it exists).
