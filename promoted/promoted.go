@@ -1,7 +1,8 @@
 // Package promoted is how the engine reaches kernels: for each op it returns
 // the first variant of the committed preference list (preferences.json,
-// written by `ledger promote`) that is registered and whose CPU features are
-// present, else the op's naive variant.
+// written by `ledger promote`) that is registered, whose CPU features are
+// present and that computes at the op's own precision, else the op's naive
+// variant.
 //
 // The environment variable DAMASCUS_KERNELS overrides the choice for
 // experiments, e.g. DAMASCUS_KERNELS=matvec/q4_k=avx2,rmsnorm=naive; naming a
@@ -90,7 +91,11 @@ func (d *Dispatcher) Resolve(op string) (ledger.Variant, error) {
 			continue
 		}
 		v, ok := d.reg.Lookup(op, c.Variant)
-		if ok && v.Status != ledger.Retired && v.Available() {
+		// A variant of reduced precision (bf16 operands) is never the
+		// engine's choice by preference: with it the model no longer meets
+		// its agreement with llama.cpp at the op's own precision (the
+		// oracle tests), so it runs only when forced.
+		if ok && v.Status != ledger.Retired && v.Available() && v.Precision == "" {
 			return d.record(op, v), nil
 		}
 	}

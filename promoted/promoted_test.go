@@ -31,6 +31,7 @@ func fakeRegistry(t *testing.T) *ledger.Registry {
 		{Op: ledger.OpRMSNorm, Name: "fancy", Family: ledger.FamilyAVX512, Features: []string{"avx512fp16"}, Impl: ledger.RMSNorm(naive.RMSNorm)},
 		{Op: ledger.OpRMSNorm, Name: "plain", Family: ledger.FamilyGoUnrolled, Impl: ledger.RMSNorm(naive.RMSNorm)},
 		{Op: ledger.OpRMSNorm, Name: "old", Family: ledger.FamilyGoUnrolled, Status: ledger.Retired, Impl: ledger.RMSNorm(naive.RMSNorm)},
+		{Op: ledger.OpRMSNorm, Name: "coarse", Family: ledger.FamilyGoUnrolled, Precision: ledger.PrecisionBF16, Impl: ledger.RMSNorm(naive.RMSNorm)},
 		{Op: ledger.MatVecOp(quant.Q8_0), Name: "naive", Family: ledger.FamilyNaive, Impl: naive.MatVec(quant.Q8_0)},
 	} {
 		if err := r.Add(v); err != nil {
@@ -64,6 +65,20 @@ func TestResolveTakesFirstAvailable(t *testing.T) {
 	}
 	if got := d.Chosen(); len(got) != 1 || got[0] != "rmsnorm:plain" {
 		t.Errorf("Chosen = %v", got)
+	}
+}
+
+// TestResolveSkipsReducedPrecision: a bf16-precision variant listed first
+// is passed over for the op's own precision, yet runs when forced.
+func TestResolveSkipsReducedPrecision(t *testing.T) {
+	r := fakeRegistry(t)
+	prefs := Preferences{Ops: map[string][]Choice{ledger.OpRMSNorm: {{Variant: "coarse"}, {Variant: "plain"}}}}
+	if v, err := NewDispatcher(prefs, r, nil).Resolve(ledger.OpRMSNorm); err != nil || v.Name != "plain" {
+		t.Errorf("Resolve = %s, %v; want plain (coarse is bf16)", v.Name, err)
+	}
+	forced := map[string]string{ledger.OpRMSNorm: "coarse"}
+	if v, err := NewDispatcher(prefs, r, forced).Resolve(ledger.OpRMSNorm); err != nil || v.Name != "coarse" {
+		t.Errorf("forced: Resolve = %s, %v; want coarse", v.Name, err)
 	}
 }
 

@@ -50,7 +50,8 @@
 //
 // Prefill attention (op attention_batch, bf16 precision class):
 //
-//   - amx-bf16 (promoted): per KV head the cached keys and values become
+//   - amx-bf16 (first in the preferences, but of bf16 precision, so the
+//     engine runs it only when forced; see package promoted): per KV head the cached keys and values become
 //     bf16 B-tile panels once per call (keys transposed by dimension
 //     pairs, values interleaved by position pairs); per query head, 16
 //     tokens at a time, S = Q·Kᵀ (TDPBF16PS, Q held in tiles), a float32
