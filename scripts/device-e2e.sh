@@ -125,6 +125,25 @@ profile)
 	timeout 200 $B/llama.test -test.run 'TestSynthTinyMatchesLlamaCppAndReference/Q4_K_M' -test.count 1 -test.v > "$OUT/agree.txt" 2>&1
 	grep -E "ours vs llama.cpp|criteria|FAIL|^ok|^PASS|diverg|SIGILL" "$OUT/agree.txt" | head -12
 	;;
+blocking)
+	# The matmul K blocking in the engine (3B pp512, 2 threads): each
+	# KERNEL_SETS entry (q4_k variant/q6_k variant, "default" for the
+	# shipped preferences) ROUNDS times, alternating, 3 repetitions each;
+	# then the shipped engine on 1 thread. JSONs land in $OUT/blocking.
+	models llama3.2-3b
+	mkdir -p "$OUT/blocking"
+	for round in $(seq 1 "${ROUNDS:-2}"); do
+		for ks in ${KERNEL_SETS:-default amx-int8-il/amx-int8-il amx-int8-il-kb4/amx-int8-il-kb4 amx-int8-il-kb2/amx-int8-il-kb2 amx-int8-il-kb16/amx-int8-il-kb16 amx-int8-il-auto/amx-int8-il-auto}; do
+			if [ "$ks" = default ]; then unset DAMASCUS_KERNELS; else export DAMASCUS_KERNELS="matmul/q4_k=${ks%/*},matmul/q6_k=${ks#*/}"; fi
+			f="$OUT/blocking/$(echo "$ks" | tr / _)-r$round.json"
+			timeout 60 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf -p 512 -r 3 -t 2 -warmup-prompt 64 > "$f" 2>&1
+			echo "$ks round $round: $(tr -d ' \n' < "$f" | grep -o '"tokens_per_sec":\[[0-9.,]*' | head -1)"
+		done
+	done
+	unset DAMASCUS_KERNELS
+	timeout 90 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf -p 512 -r 3 -t 1 -warmup-prompt 64 > "$OUT/blocking/default-t1.json" 2>&1
+	echo "default 1 thread: $(tr -d ' \n' < "$OUT/blocking/default-t1.json" | grep -o '"tokens_per_sec":\[[0-9.,]*' | head -1)"
+	;;
 promoted)
 	# The protocol of record with the engine as shipped: no kernel override,
 	# promoted/preferences.json decides (AMX where it exists).
