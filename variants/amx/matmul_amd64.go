@@ -321,7 +321,7 @@ func init() {
 			Impl: matMul(f, program{amx: true, kb: kBlock, interleave: true}), Notes: ilNotes})
 		for _, kb := range []int{2, 4, 16} {
 			ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: fmt.Sprintf("amx-int8-il-kb%d", kb), Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
-				Impl: matMul(f, program{amx: true, kb: kb, interleave: true}),
+				Impl:  matMul(f, program{amx: true, kb: kb, interleave: true}),
 				Notes: fmt.Sprintf("%s; K blocks of %d super-blocks (activations of 512 tokens: %d KiB per block, against 1.2 MiB at 8)", ilNotes, kb, 512/pairTokens*kb*aSBBytes/1024)})
 		}
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-il-g8", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
