@@ -144,6 +144,22 @@ blocking)
 	timeout 90 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf -p 512 -r 3 -t 1 -warmup-prompt 64 > "$OUT/blocking/default-t1.json" 2>&1
 	echo "default 1 thread: $(tr -d ' \n' < "$OUT/blocking/default-t1.json" | grep -o '"tokens_per_sec":\[[0-9.,]*' | head -1)"
 	;;
+pairs)
+	# Do two CPUs share a tile unit? The reported topology, then one row
+	# tile's step time (tileKernelIL, data in L2) alone on a CPU and with a
+	# twin process on another CPU at the same time, for several pairs.
+	lscpu 2>/dev/null | grep -iE "model name|thread|core|socket|numa|mhz|cache" | head -16
+	for c in 0 1 2 8; do echo "cpu$c siblings $(cat /sys/devices/system/cpu/cpu$c/topology/thread_siblings_list 2>/dev/null) core $(cat /sys/devices/system/cpu/cpu$c/topology/core_id 2>/dev/null)"; done
+	tb() { taskset -c "$1" $B/amx.test -test.run '^$' -test.bench 'TileStep/kernel=tileKernelIL/data=l2' -test.count "${COUNT:-4}" -test.benchtime 0.5s 2>&1 | grep -o "[0-9.]* ns/step" | tr '\n' ' '; }
+	for round in 1 2; do
+		echo "solo 0: $(tb 0)"
+		for pair in ${PAIRS:-0,1 0,2 0,8 0,15 3,11}; do
+			a=${pair%,*}; b=${pair#*,}
+			tb "$b" > /tmp/twin.txt & pid=$!
+			echo "pair $pair: cpu$a $(tb "$a") | cpu$b $(wait $pid; cat /tmp/twin.txt)"
+		done
+	done
+	;;
 promoted)
 	# The protocol of record with the engine as shipped: no kernel override,
 	# promoted/preferences.json decides (AMX where it exists).
