@@ -66,8 +66,10 @@ fuzz:
 clean:
 	rm -rf $(BIN)
 
-# Static binaries for the lent device machine (scripts/device-e2e.sh).
+# Static binaries for the lent device machine (scripts/device-e2e.sh), stamped
+# with their commit (-buildvcs=true: GOFLAGS may turn it off, and the device's
+# copy of the checkout does not name the commit reliably).
 device-bins:
-	CGO_ENABLED=0 $(GO) build -ldflags="-s -w" -o .device/bin/ ./cmd/...
-	CGO_ENABLED=0 $(GO) test -c -ldflags="-s -w" -o .device/bin/amx.test ./variants/amx
-	CGO_ENABLED=0 $(GO) test -c -ldflags="-s -w" -o .device/bin/llama.test ./model/llama
+	CGO_ENABLED=0 $(GO) build -buildvcs=true -ldflags="-s -w" -o .device/bin/ ./cmd/...
+	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/amx.test ./variants/amx
+	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/llama.test ./model/llama
