@@ -160,6 +160,23 @@ pairs)
 		done
 	done
 	;;
+prefill1b-decodeprof)
+	# The 1B preset's prefill under the protocol with the shipped engine (5
+	# runs), then CPU profiles of the shipped engine's decode (1B tg128, 3B
+	# tg64, 2 threads) to see what a token costs besides streaming weights.
+	models llama3.2-1b llama3.2-3b
+	unset DAMASCUS_KERNELS
+	log "e2e llama3.2-1b pp1024, promoted kernels"
+	timeout 300 $B/ledger e2e -m /tmp/llama3.2-1b.gguf --pp 1024 --tg 0 --runs "${RUNS:-5}" --warmup-prompt 64 --no-roofline \
+		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
+		--json "$OUT/e2e-1b-promoted.json" --store "$STORE" --note "$NOTE; promoted kernels, no override" > "$OUT/e2e-1b-promoted.txt" 2>&1
+	grep -aE "prefill|recorded" "$OUT/e2e-1b-promoted.txt" | tail -2
+	for m in 1b:128 3b:64; do
+		log "decode profile ${m%:*}"
+		timeout 90 $B/ledger damascus-bench -m /tmp/llama3.2-${m%:*}.gguf -n ${m#*:} -r 2 -t 2 -cpuprofile "$OUT/tg-${m%:*}.prof" > "$OUT/tg-${m%:*}.json" 2>&1
+		tr -d ' \n' < "$OUT/tg-${m%:*}.json" | grep -o '"tokens_per_sec":\[[0-9.,]*' | head -1; echo
+	done
+	;;
 promoted)
 	# The protocol of record with the engine as shipped: no kernel override,
 	# promoted/preferences.json decides (AMX where it exists).
