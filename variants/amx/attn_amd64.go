@@ -8,7 +8,7 @@ import (
 
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/variants/avx512"
+	"github.com/damascus-llm/damascus/variants/naive"
 )
 
 // Prefill attention as two tile products per 16 query rows, in AMX-BF16:
@@ -56,7 +56,7 @@ func cvtBF16Split(hi, lo *uint16, src *float32, n int, scale float32)
 func interleaveBF16(dst *uint32, a, b *float32, n int)
 
 //go:noescape
-func softmaxBF16(p *uint16, s *float32, n, npad int)
+func softmaxBF16(p *uint16, s *float32, n, npad int, scale float32)
 
 // attnTiles are the two tile programs of the attention; the tests run the
 // same driver on plain-Go emulations of them.
@@ -82,10 +82,12 @@ var attnScratches = sync.Pool{New: func() any { return new(attnScratch) }}
 func attnTilesFit(hd int) bool { return hd == 64 || hd == 128 }
 
 // AttentionBatchBF16 is causal attention for a batch of query tokens
-// (ledger.AttentionBatch's contract) on AMX-BF16 tiles: queries, keys,
-// values and probabilities rounded to bf16, products and softmax in
-// float32. Head sizes other than 64 and 128, single tokens, and machines
-// where the OS refuses AMX go to avx512.AttentionBatch.
+// (ledger.AttentionBatch's contract) on AMX-BF16 tiles with the roundings
+// of llama.cpp's graph over a bf16 KV cache: queries (unscaled), keys,
+// values and probabilities rounded to bf16, products and the scaled
+// softmax in float32. Head sizes other than 64 and 128, single tokens, and
+// machines where the OS refuses AMX go to naive.AttentionBatchBF16, the
+// same arithmetic in scalar Go.
 func AttentionBatchBF16(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 	attentionAMX(false, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 }
@@ -101,7 +103,7 @@ func AttentionBatchBF16x3(out, q []float32, ld int, k, v []float32, nTokens, nHe
 
 func attentionAMX(split bool, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 	if nTokens < 2 || !attnTilesFit(headDim) || cpufeat.AMX() != nil {
-		avx512.AttentionBatch(out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+		naive.AttentionBatchBF16(out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 		return
 	}
 	attentionTiles(amxAttnTiles, split, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
@@ -188,14 +190,14 @@ func attentionTiles(tiles attnTiles, split bool, out, q []float32, ld int, k, v 
 			for j0 := 0; j0 < nTokens; j0 += attnRows {
 				rows := min(attnRows, nTokens-j0)
 				for r := range rows {
-					toBF16(qb[r*qk:], &q[(j0+r)*ld+hq], scale, false)
+					toBF16(qb[r*qk:], &q[(j0+r)*ld+hq], 1, false)
 				}
 				clear(qb[rows*qk:])
 				a.steps = (pos0 + j0 + rows + attnStep - 1) / attnStep
 				tiles.scores(&a)
 				seen := a.steps * attnStep
 				for r := range rows {
-					softmaxBF16(&pb[r*npad], &s[r*npad], pos0+j0+r+1, seen)
+					softmaxBF16(&pb[r*npad], &s[r*npad], pos0+j0+r+1, seen, scale)
 				}
 				for r := rows; r < attnRows; r++ {
 					clear(pb[r*npad : r*npad+seen])
@@ -215,9 +217,10 @@ func init() {
 		Features: features, Precision: ledger.PrecisionBF16, Impl: ledger.AttentionBatch(AttentionBatchBF16),
 		Notes: "per KV head: keys and values converted once per call into bf16 B-tile panels; per query head 16 tokens at a time " +
 			"S = Q·Kᵀ in TDPBF16PS (Q's chunks held in tiles), float32 softmax per row written as bf16, O = P·V in TDPBF16PS; " +
-			"head sizes 64 and 128 (others, and single tokens, go to avx512). Gate NMSE ~1e-5. The engine with it agrees with " +
-			"llama.cpp (F32 KV) to cosine 0.99934, top-1 24/25 on the tiny synthetic Q4_K_M, where llama.cpp's own F16 KV cache " +
-			"gives 0.99951, 24/25: that model moves ~7e-4 in cosine for any bf16 rounding of Q·K, P or V alone"})
+			"head sizes 64 and 128 (others, and single tokens, go to naive-bf16). The arithmetic of llama.cpp's graph over a bf16 KV cache " +
+			"(queries rounded unscaled, the scale applied to the float32 scores): the engine's prefill attention for a BF16 cache. " +
+			"Gate NMSE ~1e-5. Over an F32 cache it would cost the engine its float32 agreement with llama.cpp (cosine 0.99934, " +
+			"top-1 24/25 on the tiny synthetic Q4_K_M, where llama.cpp's own F16 cache gives 0.99951, 24/25)"})
 	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "amx-bf16x3", Family: ledger.FamilyAMXBF16,
 		Features: features, Precision: ledger.PrecisionBF16, Impl: ledger.AttentionBatch(AttentionBatchBF16x3),
 		Notes: "amx-bf16 with split scores: queries and keys as bf16 hi + lo, S = Qhi·Khi + Qlo·Khi + Qhi·Klo in one product over " +

@@ -296,11 +296,13 @@ ilv:
 	VZEROUPPER
 	RET
 
-// func softmaxBF16(p *uint16, s *float32, n, npad int)
+// func softmaxBF16(p *uint16, s *float32, n, npad int, scale float32)
 //
-// p[i] = bf16(softmax(s[:n])[i]) for i < n and 0 for n ≤ i < npad (npad a
-// multiple of 16, n ≥ 1); s[:n] is left holding exp(s[i] - max).
-TEXT ·softmaxBF16(SB), NOSPLIT, $0-32
+// p[i] = bf16(softmax(scale·s[:n])[i]) for i < n and 0 for n ≤ i < npad
+// (npad a multiple of 16, n ≥ 1, scale > 0); s[:n] is left holding
+// exp(scale·(s[i] - max)). The scale is applied to the float32 scores, as
+// llama.cpp's soft_max does, rather than to the queries before rounding.
+TEXT ·softmaxBF16(SB), NOSPLIT, $0-36
 	MOVQ s+8(FP), SI
 	MOVQ n+16(FP), BX
 	MOVL $0xff800000, AX // -Inf
@@ -314,12 +316,19 @@ smax:
 	JG   smax
 	ALL_LANES(VMAXPS, Z9)
 	EXP_CONSTS
+	VBROADCASTSS scale+32(FP), Z11
 	VPXORD Z10, Z10, Z10
 	MOVQ s+8(FP), SI
 	MOVQ n+16(FP), BX
 
 sexp:
-	SOFTMAX_EXP_STEP
+	MASK16(BX)
+	VMOVUPS.Z (SI), K1, Z0
+	VSUBPS Z9, Z0, Z0
+	VMULPS Z11, Z0, Z0
+	EXP
+	VMOVAPS.Z Z0, K1, Z0
+	VMOVUPS Z0, K1, (SI)
 	VADDPS Z0, Z10, Z10
 	ADDQ $64, SI
 	SUBQ $16, BX

@@ -12,6 +12,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/variants/naive"
 )
 
 // bf16RNE is float32 → bfloat16, rounded to nearest even (finite values).
@@ -98,19 +99,20 @@ func TestBF16Converters(t *testing.T) {
 			for i := range p {
 				p[i] = guard
 			}
-			softmaxBF16(&p[0], &s[0], m, n)
+			const scale = 0.0883883476 // 1/√128
+			softmaxBF16(&p[0], &s[0], m, n, scale)
 			mx := math.Inf(-1)
 			for _, x := range src2[:m] {
-				mx = math.Max(mx, float64(x))
+				mx = math.Max(mx, scale*float64(x))
 			}
 			var sum float64
 			for _, x := range src2[:m] {
-				sum += math.Exp(float64(x) - mx)
+				sum += math.Exp(scale*float64(x) - mx)
 			}
 			for i := range n {
 				want := 0.0
 				if i < m {
-					want = math.Exp(float64(src2[i])-mx) / sum
+					want = math.Exp(scale*float64(src2[i])-mx) / sum
 				}
 				// One bf16 step (2^-8 relative) covers exp's few float32 ulps.
 				if got := bf16Float(p[i]); math.Abs(got-want) > want/256+1e-30 {
@@ -229,6 +231,45 @@ func TestAttentionTilesEmulated(t *testing.T) {
 	t.Logf("worst NMSE: single bf16 %.2g, split scores %.2g", single, split)
 	if !(split < 0.75*single) {
 		t.Errorf("split scores (worst NMSE %.2g) no better than single bf16 (%.2g)", split, single)
+	}
+}
+
+// TestAttentionTilesMatchBF16Cache checks that the tile driver (programs
+// emulated) computes llama.cpp's bf16-cache arithmetic, which
+// naive.AttentionBatchBF16 spells out in scalar Go: over keys and values
+// already in bf16 the two differ by float32 summation order and the odd
+// probability rounded the other way, far below what a missing or misplaced
+// rounding (the scale before the query's rounding, say) makes.
+func TestAttentionTilesMatchBF16Cache(t *testing.T) {
+	needAVX512(t)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, s := range attnTileShapes(t, 64) {
+		t.Run(s.Key(ledger.KindAttentionBatch), func(t *testing.T) {
+			ld, nPos := s.Heads*s.HeadDim, s.Pos0+s.N
+			q := make([]float32, s.N*ld)
+			k := make([]float32, nPos*s.KVHeads*s.HeadDim)
+			v := make([]float32, len(k))
+			for _, x := range [][]float32{q, k, v} {
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+				}
+			}
+			for i := range k {
+				k[i], v[i] = float32(bf16Float(bf16RNE(k[i]))), float32(bf16Float(bf16RNE(v[i])))
+			}
+			scale := float32(1 / math.Sqrt(float64(s.HeadDim)))
+			got, want := make([]float32, len(q)), make([]float32, len(q))
+			attentionTiles(emulatedAttnTiles, false, got, q, ld, k, v, s.N, s.Heads, s.KVHeads, s.HeadDim, s.Pos0, scale)
+			naive.AttentionBatchBF16(want, q, ld, k, v, s.N, s.Heads, s.KVHeads, s.HeadDim, s.Pos0, scale)
+			var se, rr float64
+			for i, w := range want {
+				d := float64(got[i] - w)
+				se, rr = se+d*d, rr+float64(w)*float64(w)
+			}
+			if se/rr > 1e-9 {
+				t.Errorf("NMSE %.3g against naive-bf16, want ≤ 1e-9", se/rr)
+			}
+		})
 	}
 }
 

@@ -43,4 +43,8 @@ func init() {
 		ledger.Register(ledger.Variant{Op: op, Name: "naive", Family: ledger.FamilyNaive,
 			Impl: impl, Notes: "scalar Go"})
 	}
+	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "naive-bf16", Family: ledger.FamilyNaive,
+		Precision: ledger.PrecisionBF16, Impl: ledger.AttentionBatch(AttentionBatchBF16),
+		Notes: "scalar Go with the roundings of llama.cpp's graph over a bf16 KV cache: queries and probabilities rounded to bf16, " +
+			"scores and softmax in float32; the engine's attention for a BF16 cache where no faster bf16 variant runs"})
 }
