@@ -288,6 +288,44 @@ func (d *Dispatcher) AttentionBatch() ledger.AttentionBatch {
 	return perToken(attn.Impl.(ledger.Attention))
 }
 
+// AttentionBatchAt returns the batch attention kernel of precision p for a
+// KV cache of that precision (ledger.PrecisionBF16 for a BF16 cache): the
+// first preference of that precision that runs here, else the op's
+// naive-<precision> variant. An override applies only if its variant is of
+// precision p, so forcing a float32 kernel never silently changes a bf16
+// cache's arithmetic.
+func (d *Dispatcher) AttentionBatchAt(p ledger.Precision) (ledger.AttentionBatch, error) {
+	op := ledger.OpAttentionBatch
+	if name, ok := d.overrides[op]; ok {
+		if v, ok := d.reg.Lookup(op, name); ok && v.Precision == p {
+			if miss := v.Missing(); len(miss) > 0 {
+				return nil, fmt.Errorf("promoted: %s asks for %s, which needs %s, absent here", OverrideEnv, v.ID(), strings.Join(miss, ", "))
+			}
+			return d.record(op, v).Impl.(ledger.AttentionBatch), nil
+		}
+	}
+	for _, c := range d.prefs.Ops[op] {
+		v, ok := d.reg.Lookup(op, c.Variant)
+		if ok && c.AppliesTo(d.vendor) && v.Status != ledger.Retired && v.Available() && v.Precision == p {
+			return d.record(op, v).Impl.(ledger.AttentionBatch), nil
+		}
+	}
+	name := "naive-" + string(p)
+	v, ok := d.reg.Lookup(op, name)
+	if !ok || v.Precision != p {
+		return nil, fmt.Errorf("promoted: no %s variant of precision %q (not even %s)", op, p, name)
+	}
+	return d.record(op, v).Impl.(ledger.AttentionBatch), nil
+}
+
+// AttentionBatchAt is Default().AttentionBatchAt.
+func AttentionBatchAt(p ledger.Precision) (ledger.AttentionBatch, error) {
+	if err := Validate(); err != nil {
+		return nil, err
+	}
+	return Default().AttentionBatchAt(p)
+}
+
 // PerTokenName is the attention_batch variant that loops the promoted
 // single-token attention.
 const PerTokenName = "per-token"

@@ -82,6 +82,45 @@ func TestResolveSkipsReducedPrecision(t *testing.T) {
 	}
 }
 
+// TestAttentionBatchAt: the first bf16 preference that runs, else
+// naive-bf16; a float32 override does not apply to a bf16 cache.
+func TestAttentionBatchAt(t *testing.T) {
+	pretendAbsent(t)
+	r := ledger.NewRegistry()
+	impl := ledger.AttentionBatch(naive.AttentionBatchBF16)
+	op := ledger.OpAttentionBatch
+	for _, v := range []ledger.Variant{
+		{Op: op, Name: "naive", Family: ledger.FamilyNaive, Impl: ledger.AttentionBatch(naive.AttentionBatch)},
+		{Op: op, Name: "naive-bf16", Family: ledger.FamilyNaive, Precision: ledger.PrecisionBF16, Impl: impl},
+		{Op: op, Name: "fast-bf16", Family: ledger.FamilyAMXBF16, Precision: ledger.PrecisionBF16, Impl: impl},
+		{Op: op, Name: "absent-bf16", Family: ledger.FamilyAMXBF16, Precision: ledger.PrecisionBF16, Features: []string{"avx512fp16"}, Impl: impl},
+		{Op: op, Name: "fast-f32", Family: ledger.FamilyAVX512, Impl: ledger.AttentionBatch(naive.AttentionBatch)},
+	} {
+		if err := r.Add(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chosen := func(prefs []Choice, over map[string]string) string {
+		d := NewDispatcher(Preferences{Ops: map[string][]Choice{op: prefs}}, r, over)
+		if _, err := d.AttentionBatchAt(ledger.PrecisionBF16); err != nil {
+			t.Fatal(err)
+		}
+		return d.Chosen()[0]
+	}
+	if got := chosen([]Choice{{Variant: "fast-f32"}, {Variant: "absent-bf16"}, {Variant: "fast-bf16"}}, nil); got != op+":fast-bf16" {
+		t.Errorf("with a bf16 preference: %s, want fast-bf16", got)
+	}
+	if got := chosen([]Choice{{Variant: "fast-f32"}}, nil); got != op+":naive-bf16" {
+		t.Errorf("without one: %s, want naive-bf16", got)
+	}
+	if got := chosen(nil, map[string]string{op: "fast-f32"}); got != op+":naive-bf16" {
+		t.Errorf("float32 override: %s, want naive-bf16", got)
+	}
+	if got := chosen(nil, map[string]string{op: "fast-bf16"}); got != op+":fast-bf16" {
+		t.Errorf("bf16 override: %s, want fast-bf16", got)
+	}
+}
+
 // TestResolveSkipsOtherVendors: an entry limited to one CPU vendor is
 // skipped elsewhere, and the same variant may be listed once per vendor.
 func TestResolveSkipsOtherVendors(t *testing.T) {

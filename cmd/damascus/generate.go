@@ -43,7 +43,7 @@ func (e *engineFlags) register(fs *flag.FlagSet, defaultCtx int) {
 	fs.IntVar(&e.threads, "threads", 0, "worker threads (0: all cores)")
 	fs.IntVar(&e.ctxSize, "ctx-size", defaultCtx, "context length in tokens (0: the model's, capped by its metadata)")
 	fs.IntVar(&e.batch, "batch-size", 512, "most prompt tokens per prefill step")
-	fs.StringVar(&e.kvType, "kv-type", "f32", "KV cache type: f32 or f16")
+	fs.StringVar(&e.kvType, "kv-type", "f32", "KV cache type: f32, f16 or bf16 (each with the roundings llama.cpp applies to that cache type; bf16 prefills on AMX-BF16 where present)")
 	fs.StringVar(&e.weights, "weights", string(llama.DefaultPlacement),
 		"where the weights live: huge (copied onto transparent huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
 }
@@ -64,8 +64,8 @@ func (e *engineFlags) open(stderr io.Writer) (*engine, error) {
 		return nil, errors.New("no model: pass -m MODEL.gguf")
 	}
 	kv, err := quant.ParseType(strings.ToUpper(e.kvType))
-	if err != nil || (kv != quant.F32 && kv != quant.F16) {
-		return nil, fmt.Errorf("--kv-type %q: want f32 or f16", e.kvType)
+	if err != nil || (kv != quant.F32 && kv != quant.F16 && kv != quant.BF16) {
+		return nil, fmt.Errorf("--kv-type %q: want f32, f16 or bf16", e.kvType)
 	}
 	place, err := llama.ParsePlacement(e.weights)
 	if err != nil {

@@ -98,6 +98,7 @@ type e2eFlags struct {
 	weights                           string // Damascus' weight placement
 	hugePages, noRoofline             bool
 	jsonOut, store, note              string
+	kvType                            string
 }
 
 func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
@@ -131,6 +132,7 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 	if !quick { // quick shares the kernel ledger's --no-roofline
 		fs.BoolVar(&f.noRoofline, "no-roofline", false, "skip the memory-bandwidth probe (no fraction of bandwidth)")
 	}
+	fs.StringVar(&f.kvType, "kv-type", "", "KV cache type of both engines: f32, f16 or bf16 (default: each engine's own, f32 for Damascus and f16 for llama.cpp)")
 	fs.StringVar(&f.llamaConfigs, "llama-configs", "", "several llama.cpp configurations, e.g. default,sapphirerapids+huge,icelake: each is measured, and llama.cpp's row takes the best per test")
 }
 
@@ -143,6 +145,10 @@ func runE2E(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := ef.prot.Validate(); err != nil {
 		fmt.Fprintln(stderr, "ledger e2e:", err)
+		return errUsage
+	}
+	if _, err := enginebench.ParseKVType(ef.kvType); err != nil {
+		fmt.Fprintln(stderr, "ledger e2e: --kv-type:", err)
 		return errUsage
 	}
 	return endToEnd(append([]string{"e2e"}, args...), ef, stdout, stderr)
@@ -288,7 +294,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 	}
 	cs := []*contender{{name: "damascus", s: newEngineSamples(),
 		bench: func(b benchSpec) (*benchOut, *spawned, error) {
-			cfg := enginebench.Config{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, WarmupPrompt: p.WarmupPromptTokens, Seed: b.seed, Weights: ef.weights}
+			cfg := enginebench.Config{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, WarmupPrompt: p.WarmupPromptTokens, Seed: b.seed, Weights: ef.weights, KVType: ef.kvType}
 			sp, err := spawn(ctx, exe, append([]string{measuredCommand, enginebench.Command}, cfg.Args()...), nil)
 			if err != nil {
 				return nil, sp, fmt.Errorf("damascus bench: %w", err)
@@ -311,7 +317,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 		}
 		cs = append(cs, &contender{name: lc.name, llama: true, notes: lc.notes(), s: newEngineSamples(),
 			bench: func(b benchSpec) (*benchOut, *spawned, error) {
-				cfg := llamacpp.BenchConfig{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, WarmupPrompt: p.WarmupPromptTokens, Variant: lc.variant, Seed: b.seed}
+				cfg := llamacpp.BenchConfig{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, WarmupPrompt: p.WarmupPromptTokens, Variant: lc.variant, Seed: b.seed, KVType: ef.kvType}
 				sp, err := spawn(ctx, exe, append([]string{measuredCommand, llamacpp.BenchCommand}, cfg.Args()...), env)
 				if err != nil {
 					return nil, sp, fmt.Errorf("llama.cpp bench (%s): %w", lc.name, err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/llama"
+	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/promoted"
 )
 
@@ -40,6 +41,9 @@ type Config struct {
 	// Weights is the placement asked for: llama.PlaceHuge (the default,
 	// "" included) or llama.PlaceMmap. Result.Placement says what was used.
 	Weights string `json:"weights,omitempty"`
+	// KVType is the KV cache type, "f32" (the default, "" included), "f16"
+	// or "bf16".
+	KVType string `json:"kv_type,omitempty"`
 }
 
 // Test is one ppN or tgN test, in the fields of llamacpp.BenchTest.
@@ -85,6 +89,9 @@ func Run(cfg Config) (*Result, error) {
 	}
 	if len(cfg.Prompt)+len(cfg.Gen) == 0 {
 		return nil, fmt.Errorf("damascus bench: no tests (give prompt sizes or generation lengths)")
+	}
+	if _, err := ParseKVType(cfg.KVType); err != nil {
+		return nil, fmt.Errorf("damascus bench: %w", err)
 	}
 	for _, n := range append(append([]int(nil), cfg.Prompt...), cfg.Gen...) {
 		if n <= 0 {
@@ -147,7 +154,8 @@ func benchOne(m *llama.Model, cfg Config, nPrompt, nGen int, bos int32, rng *ran
 	if nPrompt == 0 {
 		t.Name = "tg" + strconv.Itoa(nGen)
 	}
-	c, err := m.NewContext(llama.Options{NCtx: nPrompt + nGen, NBatch: cfg.NBatch, Threads: cfg.Threads})
+	kv, _ := ParseKVType(cfg.KVType) // checked by Run
+	c, err := m.NewContext(llama.Options{NCtx: nPrompt + nGen, NBatch: cfg.NBatch, Threads: cfg.Threads, KVType: kv})
 	if err != nil {
 		return t, fmt.Errorf("%s: %w", t.Name, err)
 	}
@@ -256,6 +264,9 @@ func (cfg Config) Args() []string {
 	if cfg.Weights != "" {
 		a = append(a, "-weights="+cfg.Weights)
 	}
+	if cfg.KVType != "" {
+		a = append(a, "-kv="+cfg.KVType)
+	}
 	if cfg.WarmupPrompt > 0 {
 		a = append(a, "-warmup-prompt="+strconv.Itoa(cfg.WarmupPrompt))
 	}
@@ -299,6 +310,7 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.WarmupPrompt, "warmup-prompt", 0, "tokens of a prefill test's warmup (0: the whole prompt)")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random prompt tokens (0: 1)")
 	fs.StringVar(&cfg.Weights, "weights", string(llama.DefaultPlacement), "where the weights live: huge (copied to anonymous huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
+	fs.StringVar(&cfg.KVType, "kv", "", "KV cache type: f32 (default), f16 or bf16")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -328,4 +340,17 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(res)
+}
+
+// ParseKVType reads a KV cache type name: f32 ("" too), f16 or bf16.
+func ParseKVType(s string) (quant.Type, error) {
+	switch strings.ToLower(s) {
+	case "", "f32":
+		return quant.F32, nil
+	case "f16":
+		return quant.F16, nil
+	case "bf16":
+		return quant.BF16, nil
+	}
+	return 0, fmt.Errorf("KV cache type %q: want f32, f16 or bf16", s)
 }

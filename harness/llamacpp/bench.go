@@ -39,6 +39,9 @@ type BenchConfig struct {
 	// so set it for a spawned bench (RunBench); in-process it must match.
 	Variant string `json:"cpu_variant"`
 	Seed    uint64 `json:"seed"` // seed of the random prompt tokens; default 1
+	// KVType is the KV cache type: "" (llama.cpp's default, f16), "f16",
+	// "f32" or "bf16" (llama-bench's -ctk/-ctv).
+	KVType string `json:"kv_type,omitempty"`
 }
 
 func (c BenchConfig) withDefaults() BenchConfig {
@@ -195,6 +198,7 @@ func benchOne(m *Model, cfg BenchConfig, nPrompt, nGen int, rng *rand.Rand) (Ben
 	c, err := m.NewContext(ContextOptions{
 		NCtx: nPrompt + nGen, NBatch: cfg.NBatch, NUbatch: cfg.NUbatch,
 		Threads: cfg.Threads, ThreadsBatch: cfg.Threads, FlashAttn: cfg.FlashAttn,
+		KVCacheF32: strings.EqualFold(cfg.KVType, "f32"), KVCacheBF16: strings.EqualFold(cfg.KVType, "bf16"),
 	})
 	if err != nil {
 		return t, fmt.Errorf("%s: %w", t.Name, err)

@@ -75,6 +75,14 @@ func (cfg *BenchConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&cfg.Poll, "poll", cfg.Poll, "threadpool polling level 1..100 (0: 50; -1: off)")
 	fs.StringVar(&cfg.Variant, "cpu-variant", cfg.Variant, "ggml CPU variant library, e.g. sapphirerapids or icelake (default: ggml's choice)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the random prompt tokens (0: 1)")
+	fs.Func("kv", "KV cache type: f16 (default), f32 or bf16", func(s string) error {
+		switch strings.ToLower(s) {
+		case "", "f16", "f32", "bf16":
+			cfg.KVType = strings.ToLower(s)
+			return nil
+		}
+		return fmt.Errorf("KV cache type %q: want f16, f32 or bf16", s)
+	})
 }
 
 // Args renders cfg as the flags RegisterFlags reads.
@@ -104,6 +112,9 @@ func (cfg BenchConfig) Args() []string {
 		add("cpu-variant", cfg.Variant)
 	}
 	add("seed", strconv.FormatUint(cfg.Seed, 10))
+	if cfg.KVType != "" {
+		add("kv", cfg.KVType)
+	}
 	return a
 }
 

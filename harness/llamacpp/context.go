@@ -21,6 +21,8 @@ type ContextOptions struct {
 	// KVCacheF32 stores keys and values as F32 instead of llama.cpp's
 	// default F16, for an oracle closer to a float reference.
 	KVCacheF32 bool
+	// KVCacheBF16 stores them as BF16 (llama-bench's -ctk bf16 -ctv bf16).
+	KVCacheBF16 bool
 }
 
 // FlashAttn selects llama.cpp's attention kernel.
@@ -129,8 +131,13 @@ func (m *Model) NewContext(opts ContextOptions) (*Context, error) {
 	p.nUbatch = uint32(o.NUbatch)
 	p.nThreads = int32(o.Threads)
 	p.nThreadsBatch = int32(o.ThreadsBatch)
-	if o.KVCacheF32 {
+	switch {
+	case o.KVCacheF32 && o.KVCacheBF16:
+		return nil, fmt.Errorf("llama.cpp context on %s: KV cache asked as both F32 and BF16", m.path)
+	case o.KVCacheF32:
 		p.typeK, p.typeV = uint32(quant.F32), uint32(quant.F32)
+	case o.KVCacheBF16:
+		p.typeK, p.typeV = uint32(quant.BF16), uint32(quant.BF16)
 	}
 	switch o.FlashAttn {
 	case FlashAttnOn:

@@ -13,10 +13,13 @@ import (
 
 // Options configure a production Context.
 type Options struct {
-	NCtx    int        // KV cache length in positions; 0: the model's context length
-	NBatch  int        // most tokens one prefill step takes; 0: 512
-	Threads int        // workers of the pool; 0: runtime.NumCPU()
-	KVType  quant.Type // F32 (the zero value) or F16
+	NCtx    int // KV cache length in positions; 0: the model's context length
+	NBatch  int // most tokens one prefill step takes; 0: 512
+	Threads int // workers of the pool; 0: runtime.NumCPU()
+	// KVType is the KV cache's type: F32 (the zero value), F16 or BF16,
+	// each computed with the roundings llama.cpp's graph applies to a cache
+	// of that type (F16 and BF16 round the queries and the probabilities).
+	KVType quant.Type
 	// Capture, when set, receives every layer's output hidden state for
 	// every token evaluated (debugging and per-layer comparisons).
 	Capture CaptureFunc
@@ -52,11 +55,12 @@ type Context struct {
 	rope   ledger.RoPE
 	attn   ledger.Attention
 	attnB  ledger.AttentionBatch // prefill over the F32 cache
+	attnBF ledger.AttentionBatch // any attention over the BF16 cache, on its rows widened
 
 	// KV cache per layer, laid out [kvHead][position][headDim] so that one
 	// key/value head's history is contiguous for the attention kernel.
 	k32, v32 [][]float32
-	k16, v16 [][]uint16
+	k16, v16 [][]uint16 // F16 or BF16 bits
 
 	// Batch buffers: NBatch rows each. xq holds the activation rows at
 	// xqSrc quantized to xqType, reused by matrices sharing an input (Q, K,
@@ -69,6 +73,7 @@ type Context struct {
 	cos, sin                             []float32
 	logits                               []float32
 	scores                               [][]float32 // per-worker attention scores (F16 cache)
+	wide                                 [][]float32 // per-worker keys then values of one KV head, widened (BF16 cache)
 
 	// Current parallel task; the method values are made once so that
 	// dispatching allocates nothing.
@@ -134,13 +139,18 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 		opts.Threads = runtime.NumCPU()
 	}
 	switch opts.KVType {
-	case quant.F32, quant.F16:
+	case quant.F32, quant.F16, quant.BF16:
 	default:
-		return nil, fmt.Errorf("KV cache type %s is not supported (F32, F16)", opts.KVType)
+		return nil, fmt.Errorf("KV cache type %s is not supported (F32, F16, BF16)", opts.KVType)
 	}
 	c := &Context{m: m, cfg: cfg, opts: opts, quant: map[quant.Type]ledger.Quantize{},
 		rms: promoted.RMSNorm(), silu: promoted.SiLUMul(), rope: promoted.RoPE(), attn: promoted.Attention(), attnB: promoted.AttentionBatch()}
 	var err error
+	if opts.KVType == quant.BF16 {
+		if c.attnBF, err = promoted.AttentionBatchAt(ledger.PrecisionBF16); err != nil {
+			return nil, fmt.Errorf("BF16 KV cache: %w", err)
+		}
+	}
 	bind := func(w *Matrix) linear {
 		if err != nil {
 			return linear{}
@@ -181,14 +191,18 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 	}
 
 	nb, nctx, kvd := opts.NBatch, opts.NCtx, cfg.KVDim()
-	if opts.KVType == quant.F16 {
+	if opts.KVType != quant.F32 {
 		c.k16, c.v16 = make([][]uint16, cfg.Layers), make([][]uint16, cfg.Layers)
 		for l := range cfg.Layers {
 			c.k16[l], c.v16[l] = make([]uint16, nctx*kvd), make([]uint16, nctx*kvd)
 		}
-		c.scores = make([][]float32, opts.Threads)
+		c.scores, c.wide = make([][]float32, opts.Threads), make([][]float32, opts.Threads)
 		for w := range opts.Threads {
-			c.scores[w] = make([]float32, nctx)
+			if opts.KVType == quant.F16 {
+				c.scores[w] = make([]float32, nctx)
+			} else {
+				c.wide[w] = make([]float32, 2*nctx*cfg.HeadDim)
+			}
 		}
 	} else {
 		c.k32, c.v32 = make([][]float32, cfg.Layers), make([][]float32, cfg.Layers)
@@ -458,10 +472,32 @@ func (c *Context) storeHead(l, pos, h int, k, v []float32) {
 		copy(c.v32[l][off:off+hd], v)
 		return
 	}
+	if c.opts.KVType == quant.BF16 {
+		for i := range hd {
+			c.k16[l][off+i] = quant.Float32ToBF16(k[i])
+			c.v16[l][off+i] = quant.Float32ToBF16(v[i])
+		}
+		return
+	}
 	for i := range hd {
 		c.k16[l][off+i] = quant.Float32ToFP16(k[i])
 		c.v16[l][off+i] = quant.Float32ToFP16(v[i])
 	}
+}
+
+// widenBF16 returns KV head h's first n cached keys and values of layer l
+// as float32 (exact), in worker w's buffer.
+func (c *Context) widenBF16(w, l, h, n int) (k, v []float32) {
+	hd := c.cfg.HeadDim
+	base := h * c.opts.NCtx * hd
+	k, v = c.wide[w][:n*hd], c.wide[w][n*hd:2*n*hd]
+	for i, b := range c.k16[l][base : base+n*hd] {
+		k[i] = quant.BF16ToFloat32(b)
+	}
+	for i, b := range c.v16[l][base : base+n*hd] {
+		v[i] = quant.BF16ToFloat32(b)
+	}
+	return k, v
 }
 
 // ropeStoreHead is rowRopeStore for decode's one token, restricted to KV
@@ -506,7 +542,7 @@ func (c *Context) attnWork(w, nw int) {
 	hd, nctx, group := cfg.HeadDim, c.opts.NCtx, cfg.Heads/cfg.KVHeads
 	qd := cfg.QDim()
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	if t.n > 1 && c.k32 != nil {
+	if t.n > 1 && c.opts.KVType != quant.F16 {
 		// Prefill: (KV head, chunk of tokens) tasks through the batched
 		// kernel. Later chunks see more positions, so tasks are dealt
 		// round-robin rather than in contiguous ranges.
@@ -518,6 +554,11 @@ func (c *Context) attnWork(w, nw int) {
 			nt := min(chunk, t.n-j0)
 			base, end := h*nctx*hd, t.pos0+j0+nt
 			qo := j0*qd + h*group*hd
+			if c.k32 == nil {
+				k, v := c.widenBF16(w, t.layer, h, end)
+				c.attnBF(c.att[qo:], c.q[qo:], qd, k, v, nt, group, 1, hd, t.pos0+j0, scale)
+				continue
+			}
 			c.attnB(c.att[qo:], c.q[qo:], qd, c.k32[t.layer][base:base+end*hd], c.v32[t.layer][base:base+end*hd],
 				nt, group, 1, hd, t.pos0+j0, scale)
 		}
@@ -535,6 +576,11 @@ func (c *Context) attnWork(w, nw int) {
 		ctx := t.pos0 + j + 1
 		base := h * nctx * hd
 		qo := j*qd + h*group*hd
+		if c.opts.KVType == quant.BF16 {
+			k, v := c.widenBF16(w, t.layer, h, ctx)
+			c.attnBF(c.att[qo:], c.q[qo:], qd, k, v, 1, group, 1, hd, ctx-1, scale)
+			continue
+		}
 		if c.k16 != nil {
 			c.attendF16(c.att[qo:qo+group*hd], c.q[qo:qo+group*hd], c.k16[t.layer][base:], c.v16[t.layer][base:],
 				group, ctx, scale, c.scores[w][:ctx])

@@ -94,7 +94,7 @@ func llamaCppOptions(opts Options, n int) llamacpp.ContextOptions {
 	}
 	nb = min(nb, n)
 	return llamacpp.ContextOptions{NCtx: max(64, n), NBatch: nb, NUbatch: nb, Threads: max(opts.Threads, 1),
-		FlashAttn: llamacpp.FlashAttnOff, KVCacheF32: opts.KVType == quant.F32}
+		FlashAttn: llamacpp.FlashAttnOff, KVCacheF32: opts.KVType == quant.F32, KVCacheBF16: opts.KVType == quant.BF16}
 }
 
 // runLlamaCpp returns llama.cpp's logits at every position of tokens.
@@ -396,7 +396,7 @@ func TestSynthTinyMatchesLlamaCppAndReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			opts := Options{Threads: 2, NBatch: 8}
-			for _, kv := range []quant.Type{quant.F16, quant.F32} {
+			for _, kv := range []quant.Type{quant.F16, quant.F32, quant.BF16} {
 				opts.KVType = kv
 				checkAgainstLlamaCpp(t, path, m, ids, opts, 0.9999, 0)
 			}
