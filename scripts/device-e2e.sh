@@ -177,6 +177,22 @@ prefill1b-decodeprof)
 		tr -d ' \n' < "$OUT/tg-${m%:*}.json" | grep -o '"tokens_per_sec":\[[0-9.,]*' | head -1; echo
 	done
 	;;
+bf16)
+	# The BF16 KV cache on AMX: the llama.cpp agreement test (F16, F32 and
+	# BF16 caches; BF16 prefill on amx-bf16 here), then the prefill protocol
+	# with both engines on a bf16 cache (3B pp1024, RUNS runs).
+	log "llama.cpp agreement"
+	timeout 120 $B/llama.test -test.run 'TestSynthTinyMatchesLlamaCppAndReference/Q4_K_M' -test.count 1 -test.v > "$OUT/agree.txt" 2>&1
+	grep -E "ours vs llama.cpp|criteria|^--- |^ok|^PASS|^FAIL|diverg" "$OUT/agree.txt" | head -12
+	models llama3.2-3b
+	unset DAMASCUS_KERNELS
+	log "e2e llama3.2-3b pp1024, both engines on a bf16 KV cache"
+	timeout "${E2E_TIMEOUT:-540}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 1024 --tg 0 --runs "${RUNS:-10}" --warmup-prompt 64 --no-roofline \
+		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 --kv-type bf16 \
+		--json "$OUT/e2e-3b-bf16.json" --store "$STORE" --note "$NOTE; promoted kernels, no override; both engines on a bf16 KV cache" \
+		> "$OUT/e2e-3b-bf16.txt" 2>&1
+	grep -aE "prefill|recorded" "$OUT/e2e-3b-bf16.txt" | tail -3
+	;;
 promoted)
 	# The protocol of record with the engine as shipped: no kernel override,
 	# promoted/preferences.json decides (AMX where it exists).
