@@ -193,6 +193,19 @@ bf16)
 		> "$OUT/e2e-3b-bf16.txt" 2>&1
 	grep -aE "prefill|recorded" "$OUT/e2e-3b-bf16.txt" | tail -3
 	;;
+bestkv)
+	# Each engine on its fastest 16-bit KV cache: Damascus bf16 (amx-bf16
+	# prefill attention), llama.cpp f16 (its default and its fastest here);
+	# 3B pp1024, RUNS runs.
+	models llama3.2-3b
+	unset DAMASCUS_KERNELS
+	log "e2e llama3.2-3b pp1024, damascus bf16 cache, llama.cpp f16 cache"
+	timeout "${E2E_TIMEOUT:-540}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 1024 --tg 0 --runs "${RUNS:-10}" --warmup-prompt 64 --no-roofline \
+		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 --kv-type bf16 --llama-kv-type f16 \
+		--json "$OUT/e2e-3b-bestkv.json" --store "$STORE" --note "$NOTE; promoted kernels, no override; Damascus on a bf16 KV cache, llama.cpp on f16" \
+		> "$OUT/e2e-3b-bestkv.txt" 2>&1
+	grep -aE "prefill|recorded" "$OUT/e2e-3b-bestkv.txt" | tail -3
+	;;
 promoted)
 	# The protocol of record with the engine as shipped: no kernel override,
 	# promoted/preferences.json decides (AMX where it exists).

@@ -98,7 +98,7 @@ type e2eFlags struct {
 	weights                           string // Damascus' weight placement
 	hugePages, noRoofline             bool
 	jsonOut, store, note              string
-	kvType                            string
+	kvType, llamaKVType               string
 }
 
 func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
@@ -133,7 +133,17 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 		fs.BoolVar(&f.noRoofline, "no-roofline", false, "skip the memory-bandwidth probe (no fraction of bandwidth)")
 	}
 	fs.StringVar(&f.kvType, "kv-type", "", "KV cache type of both engines: f32, f16 or bf16 (default: each engine's own, f32 for Damascus and f16 for llama.cpp)")
+	fs.StringVar(&f.llamaKVType, "llama-kv-type", "", "llama.cpp's KV cache type when it should differ from --kv-type (f32, f16 or bf16)")
 	fs.StringVar(&f.llamaConfigs, "llama-configs", "", "several llama.cpp configurations, e.g. default,sapphirerapids+huge,icelake: each is measured, and llama.cpp's row takes the best per test")
+}
+
+// llamaKV is llama.cpp's KV cache type: --llama-kv-type, else --kv-type
+// (empty: llama.cpp's default, f16).
+func (f *e2eFlags) llamaKV() string {
+	if f.llamaKVType != "" {
+		return strings.ToLower(f.llamaKVType)
+	}
+	return strings.ToLower(f.kvType)
 }
 
 func runE2E(args []string, stdout, stderr io.Writer) error {
@@ -147,9 +157,11 @@ func runE2E(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "ledger e2e:", err)
 		return errUsage
 	}
-	if _, err := enginebench.ParseKVType(ef.kvType); err != nil {
-		fmt.Fprintln(stderr, "ledger e2e: --kv-type:", err)
-		return errUsage
+	for _, kv := range []string{ef.kvType, ef.llamaKVType} {
+		if _, err := enginebench.ParseKVType(kv); err != nil {
+			fmt.Fprintln(stderr, "ledger e2e: KV cache type:", err)
+			return errUsage
+		}
 	}
 	return endToEnd(append([]string{"e2e"}, args...), ef, stdout, stderr)
 }
@@ -317,7 +329,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 		}
 		cs = append(cs, &contender{name: lc.name, llama: true, notes: lc.notes(), s: newEngineSamples(),
 			bench: func(b benchSpec) (*benchOut, *spawned, error) {
-				cfg := llamacpp.BenchConfig{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, WarmupPrompt: p.WarmupPromptTokens, Variant: lc.variant, Seed: b.seed, KVType: ef.kvType}
+				cfg := llamacpp.BenchConfig{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, WarmupPrompt: p.WarmupPromptTokens, Variant: lc.variant, Seed: b.seed, KVType: ef.llamaKV()}
 				sp, err := spawn(ctx, exe, append([]string{measuredCommand, llamacpp.BenchCommand}, cfg.Args()...), env)
 				if err != nil {
 					return nil, sp, fmt.Errorf("llama.cpp bench (%s): %w", lc.name, err)
