@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"sort"
@@ -91,6 +92,7 @@ func writeConditions(b *strings.Builder, recs []Record) {
 		if e := p.E2E; e != nil {
 			fmt.Fprintf(b, "- protocol: %s and %s, %d runs after %d warmup, %d threads, interleaved %v\n",
 				e.PromptTest(), e.GenTest(), e.Runs, e.WarmupRuns, e.Threads, e.Interleaved)
+			fmt.Fprintf(b, "- KV cache: %s\n", KVCaches(r.Run.Command))
 		}
 		if k := p.Kernel; k != nil {
 			fmt.Fprintf(b, "- protocol: %d interleaved runs per variant, samples ≥ %v, warmup %v, %d thread\n", k.Runs, k.MinSample, k.Warmup, k.Threads)
@@ -111,16 +113,17 @@ func short(s string) string {
 }
 
 // LatestE2ERuns returns the records of the latest end-to-end run for each
-// model and set of tests, newest first: a decode-only run does not hide the
-// last full-protocol run, nor a 3B run the last 1B one.
+// model, KV cache types and set of tests, newest first: a decode-only run
+// does not hide the last full-protocol run, nor a 3B run the last 1B one,
+// nor a run on bf16 caches the last one on the engines' defaults.
 func LatestE2ERuns(all []Record) [][]Record {
-	model := map[string]string{} // run id → model sha256
+	model := map[string]string{} // run id → model sha256 and KV caches
 	tests := map[string][]string{}
 	var order []string // run ids in store order
 	for _, r := range all {
 		switch {
 		case r.Kind == KindRun && r.Run != nil && r.Run.Protocol.Model != nil:
-			model[r.RunID] = r.Run.Protocol.Model.SHA256
+			model[r.RunID] = r.Run.Protocol.Model.SHA256 + " " + KVCaches(r.Run.Command)
 		case r.Kind == KindE2E && r.E2E != nil:
 			if _, seen := tests[r.RunID]; !seen {
 				order = append(order, r.RunID)
@@ -142,4 +145,26 @@ func LatestE2ERuns(all []Record) [][]Record {
 		out = append(out, OfRun(all, id))
 	}
 	return out
+}
+
+// KVCaches names the KV cache type of each engine in an e2e command line
+// (its --kv-type and --llama-kv-type flags): each engine's default is F32
+// for Damascus and F16 for llama.cpp.
+func KVCaches(command string) string {
+	var kv, llama string
+	f := strings.Fields(command)
+	for i, a := range f {
+		name, val, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !ok && i+1 < len(f) {
+			val = f[i+1]
+		}
+		switch name {
+		case "kv-type":
+			kv = val
+		case "llama-kv-type":
+			llama = val
+		}
+	}
+	d, l := cmp.Or(kv, "f32"), cmp.Or(llama, kv, "f16")
+	return "damascus " + d + ", llama.cpp " + l
 }
