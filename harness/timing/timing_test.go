@@ -1,6 +1,7 @@
 package timing
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -46,10 +47,12 @@ func TestSlowerContenderMeasuresSlower(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 3 {
-		if s[0].NsPerOp[i] >= s[1].NsPerOp[i] || s[1].NsPerOp[i] < 200e3 {
-			t.Errorf("run %d: fast %v ns, slow %v ns", i, s[0].NsPerOp[i], s[1].NsPerOp[i])
-		}
+	// The fastest run of each: a descheduled process only makes runs slower
+	// (a 2 ms sample of the fast spin was once measured at 207 µs per op),
+	// so the minima keep the order while any run may not.
+	fast, slow := slices.Min(s[0].NsPerOp), slices.Min(s[1].NsPerOp)
+	if fast >= slow/2 || slow < 200e3 {
+		t.Errorf("fastest runs: fast %v ns, slow %v ns (all: %v, %v)", fast, slow, s[0].NsPerOp, s[1].NsPerOp)
 	}
 }
 

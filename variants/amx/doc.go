@@ -50,15 +50,18 @@
 //
 // Prefill attention (op attention_batch, bf16 precision class):
 //
-//   - amx-bf16 (first in the preferences, but of bf16 precision, so the
-//     engine runs it only when forced; see package promoted): per KV head the cached keys and values become
-//     bf16 B-tile panels once per call (keys transposed by dimension
-//     pairs, values interleaved by position pairs); per query head, 16
-//     tokens at a time, S = Q·Kᵀ (TDPBF16PS, Q held in tiles), a float32
-//     softmax per row written as bf16, O = P·V (TDPBF16PS). 1.6-3.8× the
-//     float32 avx512 kernel at the 3B shapes on the device. Head sizes 64
-//     and 128; others, single tokens and machines without AMX go to
-//     avx512.AttentionBatch.
+//   - amx-bf16: the prefill attention of a BF16 KV cache, with the
+//     roundings of llama.cpp's graph over such a cache. Per KV head the
+//     cached keys and values become bf16 B-tile panels once per call (keys
+//     transposed by dimension pairs, values interleaved by position
+//     pairs); per query head, 16 tokens at a time, S = Q·Kᵀ (TDPBF16PS, the
+//     unscaled bf16 queries held in tiles), the scaled float32 softmax per
+//     row written as bf16, O = P·V (TDPBF16PS). 1.6-3.8× the float32 avx512
+//     kernel at the 3B shapes on the device; within NMSE 1e-9 of
+//     naive-bf16, the same arithmetic in scalar Go, to which head sizes
+//     other than 64 and 128, single tokens and machines without AMX go.
+//     Of bf16 precision, so never the engine's choice for an F32 cache
+//     (see package promoted).
 //   - amx-bf16x3: split scores, S = Qhi·Khi + Qlo·Khi + Qhi·Klo as one
 //     product over 3·hd. A loser: slower, and no closer to llama.cpp,
 //     because rounding P or V alone moves the logits as much.
