@@ -330,3 +330,31 @@ func TestPromoteForOneVendor(t *testing.T) {
 		t.Errorf("a vendor entry beside an any-CPU entry of the same variant: %v", err)
 	}
 }
+
+// TestPromoteWithinPrecision: a bf16 challenger is judged against the
+// incumbent of its class (here naive-bf16, there being no bf16 preference),
+// not the float32 one, and a float32 challenger against the float32 one.
+func TestPromoteWithinPrecision(t *testing.T) {
+	b, reg := matmulRun(t, map[string]float64{"naive": 10, "tiles": 1, "naive-bf16": 5, "fast-bf16": 0.5})
+	for _, name := range []string{"naive-bf16", "fast-bf16"} {
+		if err := reg.Add(ledger.Variant{Op: "matmul/q4_k", Name: name, Family: ledger.FamilyNaive, Precision: ledger.PrecisionBF16,
+			Impl: naive.MatMul(quant.Q4_K)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prefs := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": {{Variant: "tiles"}}}}
+	decisions, out := decidePromotions(b.Recs, prefs, reg, protocol.DefaultRule(), nil, "", "", false, results.NewBatch(time.Now()))
+	judged := map[string]string{}
+	for _, d := range decisions {
+		judged[d.Challenger] = d.Incumbent
+		if d.Challenger == "fast-bf16" && !d.Promote {
+			t.Errorf("fast-bf16 (10x naive-bf16) not promoted: %s", d.Reason)
+		}
+	}
+	if judged["fast-bf16"] != "naive-bf16" || judged["naive"] != "tiles" || len(judged) != 2 {
+		t.Errorf("challenger → incumbent: %v; want fast-bf16 → naive-bf16, naive → tiles", judged)
+	}
+	if list := out.Ops["matmul/q4_k"]; len(list) != 2 || list[0].Variant != "fast-bf16" || list[1].Variant != "tiles" {
+		t.Errorf("preferences %+v", list)
+	}
+}

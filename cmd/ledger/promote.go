@@ -109,7 +109,8 @@ func runVendor(recs []results.Record) string {
 }
 
 // decidePromotions judges, for every op timed in recs, each challenger
-// against the incumbent (the first preference timed in the run, else naive)
+// against the incumbent of its precision class (the first preference of
+// that class timed in the run, else naive or naive-<precision>)
 // by rule at every real model shape both were timed at (every shape when the
 // run timed no real one: the odd tail shapes are there to prove correctness,
 // and at a handful of values call overhead decides the race). A challenger
@@ -161,32 +162,39 @@ func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *le
 	}
 	sort.Strings(opNames)
 	for _, op := range opNames {
-		incumbent := ""
-		for _, c := range prefs.Ops[op] {
-			if !c.AppliesTo(vendor) {
-				continue
-			}
-			if _, ok := timed[key{op, c.Variant, ""}]; ok {
-				if v, ok := reg.Lookup(op, c.Variant); !ok || v.Status != ledger.Retired {
-					incumbent = c.Variant
-					break
+		// The incumbent of a challenger is of its precision class: the first
+		// preference of that class timed in the run, else what the engine
+		// runs without one.
+		precision := func(name string) ledger.Precision {
+			v, _ := reg.Lookup(op, name)
+			return v.Precision
+		}
+		incumbentFor := func(prec ledger.Precision) string {
+			for _, c := range prefs.Ops[op] {
+				if !c.AppliesTo(vendor) || precision(c.Variant) != prec {
+					continue
+				}
+				if _, ok := timed[key{op, c.Variant, ""}]; ok {
+					if v, ok := reg.Lookup(op, c.Variant); !ok || v.Status != ledger.Retired {
+						return c.Variant
+					}
 				}
 			}
-		}
-		if incumbent == "" {
 			// What the engine runs without a preference: the matvec loop for
 			// matmul, the per-token loop for batched attention, the naive
-			// variant otherwise.
-			incumbent = "naive"
-			if _, ok := timed[key{op, promoted.MatVecLoopName, ""}]; ok && strings.HasPrefix(op, "matmul/") {
+			// variant (of the class) otherwise.
+			incumbent := "naive"
+			if prec != "" {
+				incumbent = "naive-" + string(prec)
+			} else if _, ok := timed[key{op, promoted.MatVecLoopName, ""}]; ok && strings.HasPrefix(op, "matmul/") {
 				incumbent = promoted.MatVecLoopName
-			}
-			if _, ok := timed[key{op, promoted.PerTokenName, ""}]; ok && op == ledger.OpAttentionBatch {
+			} else if _, ok := timed[key{op, promoted.PerTokenName, ""}]; ok && op == ledger.OpAttentionBatch {
 				incumbent = promoted.PerTokenName
 			}
 			if _, ok := timed[key{op, incumbent, ""}]; !ok {
-				continue // no incumbent timed in this run: nothing to compare with
+				return "" // none timed in this run: nothing to compare with
 			}
+			return incumbent
 		}
 		type win struct {
 			choice promoted.Choice
@@ -195,11 +203,15 @@ func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *le
 		judged := judgedShapes(op, shapes[op])
 		var wins []win
 		for _, ch := range byOp[op] {
-			if ch == incumbent || (only != "" && ch != only) {
+			if only != "" && ch != only {
 				continue
 			}
 			if _, ok := reg.Lookup(op, ch); !ok {
 				continue // not in this binary: it could not be dispatched to
+			}
+			incumbent := incumbentFor(precision(ch))
+			if incumbent == "" || ch == incumbent {
+				continue
 			}
 			p := results.Promotion{Op: op, Challenger: ch, Incumbent: incumbent, Rule: rule, Promote: true}
 			gatePassed := gate.Passed(gates, op, ch)

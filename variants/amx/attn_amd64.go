@@ -8,7 +8,7 @@ import (
 
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/variants/naive"
+	"github.com/damascus-llm/damascus/variants/avx512"
 )
 
 // Prefill attention as two tile products per 16 query rows, in AMX-BF16:
@@ -86,8 +86,8 @@ func attnTilesFit(hd int) bool { return hd == 64 || hd == 128 }
 // of llama.cpp's graph over a bf16 KV cache: queries (unscaled), keys,
 // values and probabilities rounded to bf16, products and the scaled
 // softmax in float32. Head sizes other than 64 and 128, single tokens, and
-// machines where the OS refuses AMX go to naive.AttentionBatchBF16, the
-// same arithmetic in scalar Go.
+// machines where the OS refuses AMX go to avx512.AttentionBatchBF16, the
+// same arithmetic on AVX-512.
 func AttentionBatchBF16(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 	attentionAMX(false, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 }
@@ -103,7 +103,7 @@ func AttentionBatchBF16x3(out, q []float32, ld int, k, v []float32, nTokens, nHe
 
 func attentionAMX(split bool, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 	if nTokens < 2 || !attnTilesFit(headDim) || cpufeat.AMX() != nil {
-		naive.AttentionBatchBF16(out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+		avx512.AttentionBatchBF16(out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 		return
 	}
 	attentionTiles(amxAttnTiles, split, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
@@ -217,7 +217,7 @@ func init() {
 		Features: features, Precision: ledger.PrecisionBF16, Impl: ledger.AttentionBatch(AttentionBatchBF16),
 		Notes: "per KV head: keys and values converted once per call into bf16 B-tile panels; per query head 16 tokens at a time " +
 			"S = Q·Kᵀ in TDPBF16PS (Q's chunks held in tiles), float32 softmax per row written as bf16, O = P·V in TDPBF16PS; " +
-			"head sizes 64 and 128 (others, and single tokens, go to naive-bf16). The arithmetic of llama.cpp's graph over a bf16 KV cache " +
+			"head sizes 64 and 128 (others, and single tokens, go to avx512-bf16). The arithmetic of llama.cpp's graph over a bf16 KV cache " +
 			"(queries rounded unscaled, the scale applied to the float32 scores): the engine's prefill attention for a BF16 cache. " +
 			"Gate NMSE ~1e-5. Over an F32 cache it would cost the engine its float32 agreement with llama.cpp (cosine 0.99934, " +
 			"top-1 24/25 on the tiny synthetic Q4_K_M, where llama.cpp's own F16 cache gives 0.99951, 24/25)"})

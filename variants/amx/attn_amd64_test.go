@@ -12,6 +12,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 	"github.com/damascus-llm/damascus/variants/naive"
 )
 
@@ -271,6 +272,16 @@ func TestAttentionTilesMatchBF16Cache(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAttentionBatchBF16AMX runs the variant itself (AMX tiles, and its
+// avx512-bf16 fallback for the shapes they do not take) through the bf16
+// kernel harness against naive-bf16.
+func TestAttentionBatchBF16AMX(t *testing.T) {
+	if err := cpufeat.AMX(); err != nil || !cpufeat.Has("amx-bf16") {
+		t.Skipf("no AMX-BF16 here (%v)", err)
+	}
+	kerneltest.AttentionBatchBF16(t, AttentionBatchBF16, naive.AttentionBatchBF16)
 }
 
 // TestAttentionTilesAMX checks the AMX tile programs: each against its

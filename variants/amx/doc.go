@@ -58,8 +58,9 @@
 //     unscaled bf16 queries held in tiles), the scaled float32 softmax per
 //     row written as bf16, O = P·V (TDPBF16PS). 1.6-3.8× the float32 avx512
 //     kernel at the 3B shapes on the device; within NMSE 1e-9 of
-//     naive-bf16, the same arithmetic in scalar Go, to which head sizes
-//     other than 64 and 128, single tokens and machines without AMX go.
+//     naive-bf16, the same arithmetic in scalar Go. Head sizes other than
+//     64 and 128, single tokens and machines without AMX go to
+//     avx512-bf16, the same arithmetic on AVX-512.
 //     Of bf16 precision, so never the engine's choice for an F32 cache
 //     (see package promoted).
 //   - amx-bf16x3: split scores, S = Qhi·Khi + Qlo·Khi + Qhi·Klo as one

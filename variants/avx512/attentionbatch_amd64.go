@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
 )
 
 //go:noescape
@@ -52,14 +53,35 @@ func attnbGrow(b []float32, n int) []float32 {
 // token (decode) would fill only a group's lanes of a block: it goes to
 // AttentionGQA, twice as fast there.
 func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+	if nTokens == 1 && nHeads > 0 && headDim > 0 {
+		width, nPos := nHeads*headDim, pos0+1
+		stride := nKVHeads * headDim
+		AttentionGQA(out[:width], q[:width], k[:nPos*stride], v[:nPos*stride], nHeads, nKVHeads, headDim, nPos, scale)
+		return
+	}
+	attentionBlocks(false, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+}
+
+// AttentionBatchBF16 is AttentionBatch with the roundings of llama.cpp's
+// graph over a bf16 KV cache, as naive.AttentionBatchBF16 spells them out:
+// queries rounded to bf16 unscaled, the scale applied to the float32
+// scores, the probabilities normalized and then rounded to bf16 before the
+// pass over the values. Keys and values are used as given (the cache's
+// bf16 values). A single token takes the blocks too (its group's lanes).
+func AttentionBatchBF16(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+	attentionBlocks(true, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+}
+
+// roundBF16 is x rounded to bfloat16 (to nearest even), as a float32.
+func roundBF16(x float32) float32 { return quant.BF16ToFloat32(quant.Float32ToBF16(x)) }
+
+// attentionBlocks runs the sixteen-row blocks of every KV head, in float32
+// or with the bf16 cache's roundings.
+func attentionBlocks(bf16 bool, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 	if nTokens <= 0 || nHeads <= 0 || headDim <= 0 {
 		return
 	}
 	width, stride, nPos := nHeads*headDim, nKVHeads*headDim, pos0+nTokens
-	if nTokens == 1 {
-		AttentionGQA(out[:width], q[:width], k[:nPos*stride], v[:nPos*stride], nHeads, nKVHeads, headDim, nPos, scale)
-		return
-	}
 	_, _ = out[(nTokens-1)*ld+width-1], q[(nTokens-1)*ld+width-1]
 	_, _ = k[nPos*stride-1], v[nPos*stride-1]
 	sc := attnbBufs.Get().(*attnbScratch)
@@ -80,7 +102,11 @@ func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, n
 				lim[l] = pos0 + r/group + 1
 				off := r/group*ld + (g*group+r%group)*headDim
 				for i, x := range q[off : off+headDim] {
-					qt[i*attnbRows+l] = x * scale
+					if bf16 {
+						qt[i*attnbRows+l] = roundBF16(x)
+					} else {
+						qt[i*attnbRows+l] = x * scale
+					}
 				}
 			}
 			for l := nr; l < attnbRows; l++ {
@@ -94,6 +120,11 @@ func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, n
 			nLo, n := lim[0], lim[attnbRows-1]
 			s := sc.s[:n*attnbRows]
 			attnbScores16(&s[0], &qt[0], &k[g*headDim], 4*stride, headDim, n)
+			if bf16 {
+				for i := range s {
+					s[i] *= scale
+				}
+			}
 			for t := nLo; t < n; t++ {
 				for l, m := range lim {
 					if t >= m {
@@ -109,6 +140,17 @@ func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, n
 					}
 				}
 			}
+			if bf16 {
+				// Normalize, then round: the weighted sum then takes p as is.
+				for t := range n {
+					for l, inv := range sc.inv {
+						s[t*attnbRows+l] = roundBF16(s[t*attnbRows+l] * inv)
+					}
+				}
+				for l := range sc.inv {
+					sc.inv[l] = 1
+				}
+			}
 			attnbWeightedSum16(&o[0], &s[0], &v[g*headDim], 4*stride, headDim, n, &sc.inv[0])
 			for l := range nr {
 				r := r0 + l
@@ -120,6 +162,10 @@ func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, n
 }
 
 func init() {
+	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "avx512-bf16", Family: ledger.FamilyAVX512,
+		Features: []string{"avx512f", "avx512vl"}, Precision: ledger.PrecisionBF16, Impl: ledger.AttentionBatch(AttentionBatchBF16),
+		Notes: "the avx512 blocks with the roundings of llama.cpp's graph over a bf16 KV cache (queries rounded unscaled, scale on the " +
+			"float32 scores, probabilities normalized then rounded): a BF16 cache's attention where AMX is absent, and its decode"})
 	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "avx512", Family: ledger.FamilyAVX512,
 		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.AttentionBatch(AttentionBatch),
 		Notes: "per KV head, 16 query rows (token, head) in the lanes: scores 8 positions at a time with broadcast key elements, " +

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+	"github.com/damascus-llm/damascus/variants/naive"
 )
 
 func TestRMSNorm(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.RMSNorm(t, ops.RMSNorm) }
@@ -84,4 +85,9 @@ func TestAttentionGrowingContextDoesNotAllocate(t *testing.T) {
 			t.Errorf("%s: %.2f allocations per call", f.name, allocs)
 		}
 	}
+}
+
+func TestAttentionBatchBF16(t *testing.T) {
+	need(t, "avx512f", "avx512vl")
+	kerneltest.AttentionBatchBF16(t, AttentionBatchBF16, naive.AttentionBatchBF16)
 }

@@ -8,3 +8,9 @@ import (
 )
 
 func TestAttentionBatch(t *testing.T) { kerneltest.AttentionBatch(t, naive.AttentionBatch) }
+
+// TestAttentionBatchBF16Harness runs the bf16 harness on the reference
+// itself: it must find no difference.
+func TestAttentionBatchBF16Harness(t *testing.T) {
+	kerneltest.AttentionBatchBF16(t, naive.AttentionBatchBF16, naive.AttentionBatchBF16)
+}

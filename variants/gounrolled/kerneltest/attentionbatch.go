@@ -182,3 +182,82 @@ func benchAttentionBatch(b *testing.B, r *rand.Rand, variant string, f Attention
 		b.ReportMetric(float64(heads)*pairs*float64(4*headDim)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	})
 }
+
+// AttentionBatchBF16 checks f, a kernel with the roundings of llama.cpp's
+// graph over a bf16 KV cache, against ref (naive.AttentionBatchBF16, the
+// same arithmetic in scalar Go) over attentionBatchCases, keys and values
+// rounded to bf16 as the cache holds them, with attentionBatchCase's guards,
+// NaN gaps and NaN rows past the cache. The two may differ by float32
+// summation order and, rarely, by a probability rounded the other way (one
+// bf16 step): every output must be within 2⁻⁷·max|v| of ref, and at most
+// 0.2% of them more than 10⁻⁵·max|v| away. A kernel that skips a rounding
+// (or scales the queries before rounding them) is off by ~2⁻⁹ nearly
+// everywhere and fails the second.
+func AttentionBatchBF16(t *testing.T, f, ref AttentionBatchFunc) {
+	r := NewRand(19)
+	nan := float32(math.NaN())
+	round := func(x float32) float32 {
+		u := math.Float32bits(x)
+		return math.Float32frombits((u + 0x7fff + (u>>16)&1) &^ 0xffff)
+	}
+	var outputs, far int
+	for _, c := range attentionBatchCases() {
+		width := c.heads * c.headDim
+		ld := width + c.gap
+		stride := c.kvHeads * c.headDim
+		nPos := c.pos0 + c.tokens
+		q := make([]float32, (c.tokens-1)*ld+width)
+		for i := range q {
+			q[i] = nan
+		}
+		for j := range c.tokens {
+			copy(q[j*ld:], Floats(r, width))
+		}
+		var maxV float64
+		kv := func(v bool) []float32 {
+			x := append(Floats(r, nPos*stride), make([]float32, 2*stride+16)...)
+			for i := range x {
+				if i >= nPos*stride {
+					x[i] = nan
+					continue
+				}
+				x[i] = round(x[i])
+				if v {
+					maxV = max(maxV, math.Abs(float64(x[i])))
+				}
+			}
+			return x[: nPos*stride : nPos*stride]
+		}
+		k, v := kv(false), kv(true)
+		scale := float32(1 / math.Sqrt(float64(c.headDim)))
+		buf, out := Guarded((c.tokens-1)*ld + width)
+		f(out, q, ld, k, v, c.tokens, c.heads, c.kvHeads, c.headDim, c.pos0, scale)
+		CheckGuards(t, buf)
+		want := make([]float32, len(out))
+		ref(want, q, ld, k, v, c.tokens, c.heads, c.kvHeads, c.headDim, c.pos0, scale)
+		for j := range c.tokens {
+			for i := range min(ld, len(out)-j*ld) {
+				got := out[j*ld+i]
+				if i >= width {
+					if math.Float32bits(got) != math.Float32bits(Guard) {
+						t.Fatalf("%s: wrote %v into the gap after token %d (element %d)", c, got, j, i)
+					}
+					continue
+				}
+				d := math.Abs(float64(got) - float64(want[j*ld+i]))
+				if !(d <= maxV/128) {
+					t.Fatalf("%s: token %d element %d = %v, reference %v (more than a bf16 step of max|v| = %.3g apart)",
+						c, j, i, got, want[j*ld+i], maxV)
+				}
+				outputs++
+				if d > 1e-5*maxV {
+					far++
+				}
+			}
+		}
+	}
+	if far*500 > outputs {
+		t.Errorf("%d of %d outputs more than 1e-5·max|v| from the reference: roundings differ", far, outputs)
+	}
+	t.Logf("%d of %d outputs more than 1e-5·max|v| from the reference", far, outputs)
+}
