@@ -17,6 +17,12 @@ func attnbScores16(s, qt, k *float32, stride, headDim, n int)
 func attnbSoftmax16(s *float32, n int, inv *float32)
 
 //go:noescape
+func attnbScale16(s *float32, n int, scale float32)
+
+//go:noescape
+func attnbRoundP16(s *float32, n int, inv *float32)
+
+//go:noescape
 func attnbWeightedSum16(o, p, v *float32, stride, headDim, n int, inv *float32)
 
 // attnbRows is the number of query rows (token, head) a block takes: one
@@ -121,9 +127,7 @@ func attentionBlocks(bf16 bool, out, q []float32, ld int, k, v []float32, nToken
 			s := sc.s[:n*attnbRows]
 			attnbScores16(&s[0], &qt[0], &k[g*headDim], 4*stride, headDim, n)
 			if bf16 {
-				for i := range s {
-					s[i] *= scale
-				}
+				attnbScale16(&s[0], n, scale)
 			}
 			for t := nLo; t < n; t++ {
 				for l, m := range lim {
@@ -142,14 +146,8 @@ func attentionBlocks(bf16 bool, out, q []float32, ld int, k, v []float32, nToken
 			}
 			if bf16 {
 				// Normalize, then round: the weighted sum then takes p as is.
-				for t := range n {
-					for l, inv := range sc.inv {
-						s[t*attnbRows+l] = roundBF16(s[t*attnbRows+l] * inv)
-					}
-				}
-				for l := range sc.inv {
-					sc.inv[l] = 1
-				}
+				attnbRoundP16(&s[0], n, &sc.inv[0])
+				sc.inv = [attnbRows]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 			}
 			attnbWeightedSum16(&o[0], &s[0], &v[g*headDim], 4*stride, headDim, n, &sc.inv[0])
 			for l := range nr {

@@ -205,6 +205,54 @@ smExp:
 	VZEROUPPER
 	RET
 
+// func attnbScale16(s *float32, n int, scale float32)
+//
+// s[i] *= scale over the n position vectors of s (n ≥ 1).
+TEXT ·attnbScale16(SB), NOSPLIT, $0-20
+	MOVQ s+0(FP), SI
+	MOVQ n+8(FP), BX
+	VBROADCASTSS scale+16(FP), Z1
+
+scl:
+	VMULPS (SI), Z1, Z0
+	VMOVUPS Z0, (SI)
+	ADDQ $64, SI
+	DECQ BX
+	JNZ scl
+	VZEROUPPER
+	RET
+
+// func attnbRoundP16(s *float32, n int, inv *float32)
+//
+// s[t·16+l] = bf16(s[t·16+l]·inv[l]) as float32, rounded to nearest even
+// by integer arithmetic on the bits (finite, non-negative values: the
+// probabilities), over the n position vectors of s (n ≥ 1).
+TEXT ·attnbRoundP16(SB), NOSPLIT, $0-24
+	MOVQ s+0(FP), SI
+	MOVQ n+8(FP), BX
+	MOVQ inv+16(FP), DI
+	VMOVUPS (DI), Z1
+	MOVL $0x7fff, AX
+	VPBROADCASTD AX, Z2
+	MOVL $1, AX
+	VPBROADCASTD AX, Z3
+	MOVL $0xffff0000, AX
+	VPBROADCASTD AX, Z4
+
+rnd:
+	VMULPS (SI), Z1, Z0
+	VPSRLD $16, Z0, Z5
+	VPANDD Z3, Z5, Z5
+	VPADDD Z2, Z0, Z0
+	VPADDD Z5, Z0, Z0
+	VPANDD Z4, Z0, Z0
+	VMOVUPS Z0, (SI)
+	ADDQ $64, SI
+	DECQ BX
+	JNZ rnd
+	VZEROUPPER
+	RET
+
 // Scale a row's accumulator by its 1/Σ (off bytes into inv, R12) and
 // store its 16 (K1-masked) output lanes at AX, then step AX to the next
 // output row (R11 bytes).

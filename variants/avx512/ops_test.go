@@ -3,6 +3,7 @@
 package avx512
 
 import (
+	"math"
 	"testing"
 
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
@@ -90,4 +91,38 @@ func TestAttentionGrowingContextDoesNotAllocate(t *testing.T) {
 func TestAttentionBatchBF16(t *testing.T) {
 	need(t, "avx512f", "avx512vl")
 	kerneltest.AttentionBatchBF16(t, AttentionBatchBF16, naive.AttentionBatchBF16)
+}
+
+// TestAttnbScaleRound checks the bf16 blocks' two passes against Go on 1-9
+// position vectors with a guard vector after them, ties included.
+func TestAttnbScaleRound(t *testing.T) {
+	need(t, "avx512f", "avx512vl")
+	const guard = float32(-7.25)
+	for n := 1; n <= 9; n++ {
+		s := make([]float32, (n+1)*attnbRows)
+		for i := range s {
+			s[i] = float32(i%37) * 0.1234567
+			if i%5 == 0 { // a tie: exactly halfway between two bf16 values
+				s[i] = math.Float32frombits(0x3f808000 + uint32(i%2)<<16)
+			}
+		}
+		for i := n * attnbRows; i < len(s); i++ {
+			s[i] = guard
+		}
+		want := append([]float32(nil), s...)
+		var inv [attnbRows]float32
+		for l := range inv {
+			inv[l] = 1 / float32(l+1)
+		}
+		attnbScale16(&s[0], n, 0.5)
+		attnbRoundP16(&s[0], n, &inv[0])
+		for i := range want[:n*attnbRows] {
+			want[i] = roundBF16(want[i] * 0.5 * inv[i%attnbRows])
+		}
+		for i := range s {
+			if math.Float32bits(s[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: s[%d] = %v, want %v", n, i, s[i], want[i])
+			}
+		}
+	}
 }
