@@ -19,6 +19,22 @@ STORE="$OUT/ledger.jsonl"
 NOTE="lent device machine (Intel Xeon with AMX, 16 cores; other tenants unknown)"
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
+# pp3b NAME NOTE [FLAGS...]: the prefill protocol of record on the 3B with
+# the shipped preferences (3B pp1024, RUNS runs, 2 threads, llama.cpp's AMX
+# variant on huge pages), extra e2e flags appended; out in $OUT/e2e-3b-NAME.*
+pp3b() {
+	local name=$1 note=$2; shift 2
+	models llama3.2-3b
+	unset DAMASCUS_KERNELS
+	log "e2e llama3.2-3b pp1024: $note"
+	timeout "${E2E_TIMEOUT:-540}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 1024 --tg 0 --runs "${RUNS:-10}" --warmup-prompt 64 --no-roofline \
+		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 "$@" \
+		--json "$OUT/e2e-3b-$name.json" --store "$STORE" --note "$NOTE; promoted kernels, no override; $note" \
+		> "$OUT/e2e-3b-$name.txt" 2>&1
+	grep -aE "prefill|recorded" "$OUT/e2e-3b-$name.txt" | tail -3
+	grep -a -o "sample round [0-9]* [a-z.]* [a-z0-9]*: \[[0-9.]*" "$OUT/e2e-3b-$name.txt"
+}
+
 models() {
 	for p in "$@"; do
 		[ -f "/tmp/$p.gguf" ] || $B/damascus synth --preset "$p" --type Q4_K_M -o "/tmp/$p.gguf" 2>&1 | tail -1
@@ -184,40 +200,18 @@ bf16)
 	log "llama.cpp agreement"
 	timeout 120 $B/llama.test -test.run 'TestSynthTinyMatchesLlamaCppAndReference/Q4_K_M' -test.count 1 -test.v > "$OUT/agree.txt" 2>&1
 	grep -E "ours vs llama.cpp|criteria|^--- |^ok|^PASS|^FAIL|diverg" "$OUT/agree.txt" | head -12
-	models llama3.2-3b
-	unset DAMASCUS_KERNELS
-	log "e2e llama3.2-3b pp1024, both engines on a bf16 KV cache"
-	timeout "${E2E_TIMEOUT:-540}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 1024 --tg 0 --runs "${RUNS:-10}" --warmup-prompt 64 --no-roofline \
-		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 --kv-type bf16 \
-		--json "$OUT/e2e-3b-bf16.json" --store "$STORE" --note "$NOTE; promoted kernels, no override; both engines on a bf16 KV cache" \
-		> "$OUT/e2e-3b-bf16.txt" 2>&1
-	grep -aE "prefill|recorded" "$OUT/e2e-3b-bf16.txt" | tail -3
+	pp3b bf16 "both engines on a bf16 KV cache" --kv-type bf16
 	;;
 bestkv)
 	# Each engine on its fastest 16-bit KV cache: Damascus bf16 (amx-bf16
 	# prefill attention), llama.cpp f16 (its default and its fastest here);
 	# 3B pp1024, RUNS runs.
-	models llama3.2-3b
-	unset DAMASCUS_KERNELS
-	log "e2e llama3.2-3b pp1024, damascus bf16 cache, llama.cpp f16 cache"
-	timeout "${E2E_TIMEOUT:-540}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 1024 --tg 0 --runs "${RUNS:-10}" --warmup-prompt 64 --no-roofline \
-		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 --kv-type bf16 --llama-kv-type f16 \
-		--json "$OUT/e2e-3b-bestkv.json" --store "$STORE" --note "$NOTE; promoted kernels, no override; Damascus on a bf16 KV cache, llama.cpp on f16" \
-		> "$OUT/e2e-3b-bestkv.txt" 2>&1
-	grep -aE "prefill|recorded" "$OUT/e2e-3b-bestkv.txt" | tail -3
+	pp3b bestkv "Damascus on a bf16 KV cache, llama.cpp on f16" --kv-type bf16 --llama-kv-type f16
 	;;
 promoted)
 	# The protocol of record with the engine as shipped: no kernel override,
 	# promoted/preferences.json decides (AMX where it exists).
-	models llama3.2-3b
-	unset DAMASCUS_KERNELS
-	log "e2e llama3.2-3b, promoted kernels"
-	timeout "${E2E_TIMEOUT:-540}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 1024 --tg 0 --runs "${RUNS:-10}" --warmup-prompt 64 --no-roofline \
-		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
-		--json "$OUT/e2e-3b-promoted.json" --store "$STORE" --note "$NOTE; promoted kernels, no override" \
-		> "$OUT/e2e-3b-promoted.txt" 2>&1
-	grep -aE "prefill|recorded" "$OUT/e2e-3b-promoted.txt" | tail -3
-	grep -a -o "sample round [0-9]* [a-z.]* [a-z0-9]*: \[[0-9.]*" "$OUT/e2e-3b-promoted.txt"
+	pp3b promoted "each engine's default KV cache"
 	;;
 tiles)
 	# Issue 8's loop-order work in one call: the AMX tests of the tile

@@ -107,19 +107,33 @@ func Attention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scal
 // cached keys (dot products summed in float64, as ggml's scalar
 // ggml_vec_dot_f32 does), their softmax, the weighted sum of the values.
 func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+	attentionBatch(false, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+}
+
+// attentionBatch is AttentionBatch, or with bf16 AttentionBatchBF16: each
+// query and each probability rounded to bf16.
+func attentionBatch(bf16 bool, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 	if nTokens <= 0 {
 		return
 	}
 	buf := scores.Get().(*[]float32)
 	defer scores.Put(buf)
-	if n := pos0 + nTokens; cap(*buf) < n {
-		*buf = make([]float32, n)
+	n := pos0 + nTokens
+	if cap(*buf) < n+headDim {
+		*buf = make([]float32, n+headDim)
 	}
+	rounded := (*buf)[n : n+headDim]
 	group, stride := nHeads/nKVHeads, nKVHeads*headDim
 	for j := range nTokens {
 		p := (*buf)[:pos0+j+1]
 		for h := range nHeads {
 			qh := q[j*ld+h*headDim : j*ld+(h+1)*headDim]
+			if bf16 {
+				for i, x := range qh {
+					rounded[i] = roundBF16(x)
+				}
+				qh = rounded
+			}
 			off := (h / group) * headDim
 			for t := range p {
 				kt := k[t*stride+off : t*stride+off+headDim]
@@ -133,6 +147,9 @@ func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, n
 			oh := out[j*ld+h*headDim : j*ld+(h+1)*headDim]
 			clear(oh)
 			for t, pt := range p {
+				if bf16 {
+					pt = roundBF16(pt)
+				}
 				vt := v[t*stride+off : t*stride+off+headDim]
 				for i, vv := range vt {
 					oh[i] += pt * vv

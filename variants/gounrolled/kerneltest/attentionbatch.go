@@ -43,6 +43,34 @@ func attentionBatchCases() []attentionBatchCase {
 	)
 }
 
+// batchInputs makes case c's queries (rows ld apart, NaN in the gaps) and
+// its cache's keys and values, each passed through round, with NaN rows
+// past the cache's end (beyond the slices' capacity).
+func batchInputs(r *rand.Rand, c attentionBatchCase, round func(float32) float32) (q, k, v []float32) {
+	nan := float32(math.NaN())
+	width, ld := c.heads*c.headDim, c.heads*c.headDim+c.gap
+	stride, nPos := c.kvHeads*c.headDim, c.pos0+c.tokens
+	q = make([]float32, (c.tokens-1)*ld+width)
+	for i := range q {
+		q[i] = nan
+	}
+	for j := range c.tokens {
+		copy(q[j*ld:], Floats(r, width))
+	}
+	kv := func() []float32 {
+		x := append(Floats(r, nPos*stride), make([]float32, 2*stride+16)...)
+		for i := range x {
+			if i < nPos*stride {
+				x[i] = round(x[i])
+			} else {
+				x[i] = nan
+			}
+		}
+		return x[: nPos*stride : nPos*stride]
+	}
+	return q, kv(), kv()
+}
+
 // AttentionBatch checks f against float64 over attentionBatchCases. Guards
 // surround out and fill the gaps between its rows (which must stay
 // untouched); the gaps of q hold NaN and K/V are followed by NaN rows, so a
@@ -51,27 +79,11 @@ func attentionBatchCases() []attentionBatchCase {
 // Σ_t p_t·|v_t| plus the bound of float32 score rounding (attentionHead).
 func AttentionBatch(t *testing.T, f AttentionBatchFunc) {
 	r := NewRand(17)
-	nan := float32(math.NaN())
 	for _, c := range attentionBatchCases() {
 		width := c.heads * c.headDim
 		ld := width + c.gap
 		stride := c.kvHeads * c.headDim
-		nPos := c.pos0 + c.tokens
-		q := make([]float32, (c.tokens-1)*ld+width)
-		for i := range q {
-			q[i] = nan
-		}
-		for j := range c.tokens {
-			copy(q[j*ld:], Floats(r, width))
-		}
-		kv := func() []float32 {
-			x := append(Floats(r, nPos*stride), make([]float32, 2*stride+16)...)
-			for i := nPos * stride; i < len(x); i++ {
-				x[i] = nan
-			}
-			return x[: nPos*stride : nPos*stride]
-		}
-		k, v := kv(), kv()
+		q, k, v := batchInputs(r, c, func(x float32) float32 { return x })
 		scale := float32(1 / math.Sqrt(float64(c.headDim)))
 		buf, out := Guarded((c.tokens-1)*ld + width)
 		f(out, q, ld, k, v, c.tokens, c.heads, c.kvHeads, c.headDim, c.pos0, scale)
@@ -195,7 +207,6 @@ func benchAttentionBatch(b *testing.B, r *rand.Rand, variant string, f Attention
 // everywhere and fails the second.
 func AttentionBatchBF16(t *testing.T, f, ref AttentionBatchFunc) {
 	r := NewRand(19)
-	nan := float32(math.NaN())
 	round := func(x float32) float32 {
 		u := math.Float32bits(x)
 		return math.Float32frombits((u + 0x7fff + (u>>16)&1) &^ 0xffff)
@@ -204,31 +215,11 @@ func AttentionBatchBF16(t *testing.T, f, ref AttentionBatchFunc) {
 	for _, c := range attentionBatchCases() {
 		width := c.heads * c.headDim
 		ld := width + c.gap
-		stride := c.kvHeads * c.headDim
-		nPos := c.pos0 + c.tokens
-		q := make([]float32, (c.tokens-1)*ld+width)
-		for i := range q {
-			q[i] = nan
-		}
-		for j := range c.tokens {
-			copy(q[j*ld:], Floats(r, width))
-		}
+		q, k, v := batchInputs(r, c, round)
 		var maxV float64
-		kv := func(v bool) []float32 {
-			x := append(Floats(r, nPos*stride), make([]float32, 2*stride+16)...)
-			for i := range x {
-				if i >= nPos*stride {
-					x[i] = nan
-					continue
-				}
-				x[i] = round(x[i])
-				if v {
-					maxV = max(maxV, math.Abs(float64(x[i])))
-				}
-			}
-			return x[: nPos*stride : nPos*stride]
+		for _, x := range v {
+			maxV = max(maxV, math.Abs(float64(x)))
 		}
-		k, v := kv(false), kv(true)
 		scale := float32(1 / math.Sqrt(float64(c.headDim)))
 		buf, out := Guarded((c.tokens-1)*ld + width)
 		f(out, q, ld, k, v, c.tokens, c.heads, c.kvHeads, c.headDim, c.pos0, scale)
