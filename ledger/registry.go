@@ -55,9 +55,10 @@ type Variant struct {
 	Features []string // CPU/GPU features it needs (internal/cpufeat names, e.g. "avx2", "fma")
 	Status   Status   // experimental unless stated
 	Notes    string   // what it tries, what was learnt
-	// Precision is PrecisionBF16 for a variant that rounds its operands to
-	// bf16 on purpose (AMX-BF16 products); the gate then holds it to the
-	// op's bf16 thresholds. Empty: the op's own precision.
+	// Precision is PrecisionBF16 or PrecisionF16 for a variant that rounds
+	// its operands to that type on purpose (a 16-bit KV cache's attention,
+	// AMX-BF16 products); the gate then holds it to the looser thresholds of
+	// that type. Empty: the op's own precision.
 	Precision Precision
 	// Impl is the kernel, one of this package's func types (MatVec, MatMul,
 	// Quantize, Dequantize, RMSNorm, SiLUMul, Softmax, RoPE, Attention,
@@ -69,9 +70,12 @@ type Variant struct {
 // Precision names a class of arithmetic a variant commits to.
 type Precision string
 
-// PrecisionBF16: operands rounded to bfloat16 (8 significant bits),
-// products accumulated in float32.
-const PrecisionBF16 Precision = "bf16"
+// The reduced precisions: operands rounded to bfloat16 (8 significant
+// bits) or to IEEE half (11), products accumulated in float32.
+const (
+	PrecisionBF16 Precision = "bf16"
+	PrecisionF16  Precision = "f16"
+)
 
 // ID names the variant across the ledger: "op:name".
 func (v Variant) ID() string { return v.Op + ":" + v.Name }

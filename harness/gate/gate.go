@@ -57,16 +57,21 @@ func For(op *ledger.Op) Thresholds {
 }
 
 // ForVariant returns the thresholds v is held to: its op's, or for a
-// variant of bf16 precision, the looser class that bf16 operands (relative
-// rounding 2^-9) need and that a wrong index, scale or sign still fails by
-// orders of magnitude.
+// variant of bf16 or f16 precision, the looser class that such operands
+// (relative rounding 2^-9 or 2^-11) need and that a wrong index, scale or
+// sign still fails by orders of magnitude.
 func ForVariant(op *ledger.Op, v ledger.Variant) Thresholds {
 	t := For(op)
-	if v.Precision != ledger.PrecisionBF16 {
+	var r Thresholds
+	switch v.Precision {
+	case ledger.PrecisionBF16:
+		r = Thresholds{NMSE: 1e-4, MaxAbs: 2e-2, Cosine: 1 - 1e-4}
+	case ledger.PrecisionF16:
+		r = Thresholds{NMSE: 5e-6, MaxAbs: 5e-3, Cosine: 1 - 5e-6} // rounding 2^-11: a sixteenth of bf16's squared error
+	default:
 		return t
 	}
-	bf16 := Thresholds{NMSE: 1e-4, MaxAbs: 2e-2, Cosine: 1 - 1e-4}
-	return Thresholds{NMSE: max(t.NMSE, bf16.NMSE), MaxAbs: max(t.MaxAbs, bf16.MaxAbs), Cosine: min(t.Cosine, bf16.Cosine)}
+	return Thresholds{NMSE: max(t.NMSE, r.NMSE), MaxAbs: max(t.MaxAbs, r.MaxAbs), Cosine: min(t.Cosine, r.Cosine)}
 }
 
 // Metrics are a variant's measured errors.

@@ -55,7 +55,7 @@ type Context struct {
 	rope   ledger.RoPE
 	attn   ledger.Attention
 	attnB  ledger.AttentionBatch // prefill over the F32 cache
-	attnBF ledger.AttentionBatch // any attention over the BF16 cache, on its rows widened
+	attnH  ledger.AttentionBatch // any attention over a 16-bit cache, on its rows widened
 
 	// KV cache per layer, laid out [kvHead][position][headDim] so that one
 	// key/value head's history is contiguous for the attention kernel.
@@ -72,8 +72,7 @@ type Context struct {
 	xqSrc                                *float32
 	cos, sin                             []float32
 	logits                               []float32
-	scores                               [][]float32 // per-worker attention scores (F16 cache)
-	wide                                 [][]float32 // per-worker keys then values of one KV head, widened (BF16 cache)
+	wide                                 [][]float32 // per-worker keys then values of one KV head, widened (16-bit cache)
 
 	// Current parallel task; the method values are made once so that
 	// dispatching allocates nothing.
@@ -146,9 +145,9 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 	c := &Context{m: m, cfg: cfg, opts: opts, quant: map[quant.Type]ledger.Quantize{},
 		rms: promoted.RMSNorm(), silu: promoted.SiLUMul(), rope: promoted.RoPE(), attn: promoted.Attention(), attnB: promoted.AttentionBatch()}
 	var err error
-	if opts.KVType == quant.BF16 {
-		if c.attnBF, err = promoted.AttentionBatchAt(ledger.PrecisionBF16); err != nil {
-			return nil, fmt.Errorf("BF16 KV cache: %w", err)
+	if p, ok := cachePrecision[opts.KVType]; ok {
+		if c.attnH, err = promoted.AttentionBatchAt(p); err != nil {
+			return nil, fmt.Errorf("%s KV cache: %w", opts.KVType, err)
 		}
 	}
 	bind := func(w *Matrix) linear {
@@ -196,13 +195,9 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 		for l := range cfg.Layers {
 			c.k16[l], c.v16[l] = make([]uint16, nctx*kvd), make([]uint16, nctx*kvd)
 		}
-		c.scores, c.wide = make([][]float32, opts.Threads), make([][]float32, opts.Threads)
+		c.wide = make([][]float32, opts.Threads)
 		for w := range opts.Threads {
-			if opts.KVType == quant.F16 {
-				c.scores[w] = make([]float32, nctx)
-			} else {
-				c.wide[w] = make([]float32, 2*nctx*cfg.HeadDim)
-			}
+			c.wide[w] = make([]float32, 2*nctx*cfg.HeadDim)
 		}
 	} else {
 		c.k32, c.v32 = make([][]float32, cfg.Layers), make([][]float32, cfg.Layers)
@@ -485,17 +480,24 @@ func (c *Context) storeHead(l, pos, h int, k, v []float32) {
 	}
 }
 
-// widenBF16 returns KV head h's first n cached keys and values of layer l
-// as float32 (exact), in worker w's buffer.
-func (c *Context) widenBF16(w, l, h, n int) (k, v []float32) {
+// cachePrecision is the attention precision class of each 16-bit cache type.
+var cachePrecision = map[quant.Type]ledger.Precision{quant.BF16: ledger.PrecisionBF16, quant.F16: ledger.PrecisionF16}
+
+// widen returns KV head h's first n cached keys and values of layer l as
+// float32 (exact), in worker w's buffer.
+func (c *Context) widen(w, l, h, n int) (k, v []float32) {
 	hd := c.cfg.HeadDim
 	base := h * c.opts.NCtx * hd
 	k, v = c.wide[w][:n*hd], c.wide[w][n*hd:2*n*hd]
+	toF32 := quant.FP16ToFloat32
+	if c.opts.KVType == quant.BF16 {
+		toF32 = quant.BF16ToFloat32
+	}
 	for i, b := range c.k16[l][base : base+n*hd] {
-		k[i] = quant.BF16ToFloat32(b)
+		k[i] = toF32(b)
 	}
 	for i, b := range c.v16[l][base : base+n*hd] {
-		v[i] = quant.BF16ToFloat32(b)
+		v[i] = toF32(b)
 	}
 	return k, v
 }
@@ -534,15 +536,16 @@ func attnChunkTokens(n, kvHeads, workers int) int {
 }
 
 // attnWork runs the attention of the batch's tokens assigned to worker w:
-// each query head of a KV group attends causally over the cache. Decode and
-// the F16 cache go one (token, KV head) pair at a time, dealt by c.deal.
+// each query head of a KV group attends causally over the cache. A 16-bit
+// cache's rows are widened to float32 (exactly) for the kernel of its
+// precision class, which rounds as llama.cpp's graph does for that type.
 func (c *Context) attnWork(w, nw int) {
 	t := &c.at
 	cfg := c.cfg
 	hd, nctx, group := cfg.HeadDim, c.opts.NCtx, cfg.Heads/cfg.KVHeads
 	qd := cfg.QDim()
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	if t.n > 1 && c.opts.KVType != quant.F16 {
+	if t.n > 1 {
 		// Prefill: (KV head, chunk of tokens) tasks through the batched
 		// kernel. Later chunks see more positions, so tasks are dealt
 		// round-robin rather than in contiguous ranges.
@@ -555,8 +558,8 @@ func (c *Context) attnWork(w, nw int) {
 			base, end := h*nctx*hd, t.pos0+j0+nt
 			qo := j0*qd + h*group*hd
 			if c.k32 == nil {
-				k, v := c.widenBF16(w, t.layer, h, end)
-				c.attnBF(c.att[qo:], c.q[qo:], qd, k, v, nt, group, 1, hd, t.pos0+j0, scale)
+				k, v := c.widen(w, t.layer, h, end)
+				c.attnH(c.att[qo:], c.q[qo:], qd, k, v, nt, group, 1, hd, t.pos0+j0, scale)
 				continue
 			}
 			c.attnB(c.att[qo:], c.q[qo:], qd, c.k32[t.layer][base:base+end*hd], c.v32[t.layer][base:base+end*hd],
@@ -564,72 +567,23 @@ func (c *Context) attnWork(w, nw int) {
 		}
 		return
 	}
+	// Decode: one task per KV head, dealt by c.deal: the head's rope and
+	// store, then its group's attention.
 	for {
-		task, ok := c.deal.Next(w)
+		h, ok := c.deal.Next(w)
 		if !ok {
 			return
 		}
-		j, h := task/cfg.KVHeads, task%cfg.KVHeads
-		if t.n == 1 {
-			c.ropeStoreHead(t.layer, h)
-		}
-		ctx := t.pos0 + j + 1
-		base := h * nctx * hd
-		qo := j*qd + h*group*hd
-		if c.opts.KVType == quant.BF16 {
-			k, v := c.widenBF16(w, t.layer, h, ctx)
-			c.attnBF(c.att[qo:], c.q[qo:], qd, k, v, 1, group, 1, hd, ctx-1, scale)
-			continue
-		}
+		c.ropeStoreHead(t.layer, h)
+		ctx := t.pos0 + 1
+		qo := h * group * hd
 		if c.k16 != nil {
-			c.attendF16(c.att[qo:qo+group*hd], c.q[qo:qo+group*hd], c.k16[t.layer][base:], c.v16[t.layer][base:],
-				group, ctx, scale, c.scores[w][:ctx])
+			k, v := c.widen(w, t.layer, h, ctx)
+			c.attnH(c.att[qo:], c.q[qo:], qd, k, v, 1, group, 1, hd, ctx-1, scale)
 			continue
 		}
+		base := h * nctx * hd
 		k, v := c.k32[t.layer][base:base+ctx*hd], c.v32[t.layer][base:base+ctx*hd]
 		c.attn(c.att[qo:qo+group*hd], c.q[qo:qo+group*hd], k, v, group, 1, hd, ctx, scale)
-	}
-}
-
-// attendF16 is attention over the F16 cache with the roundings of llama.cpp's
-// CPU graph (no flash attention): the query is converted to F16 for K·q
-// (F16's vec_dot_type), the softmax runs in F32, and the probabilities are
-// converted to F16 for the product with V. nHeads query heads share one
-// key/value head; k and v hold that head's positions, HeadDim apart.
-func (c *Context) attendF16(out, q []float32, k, v []uint16, nHeads, nCtx int, scale float32, scores []float32) {
-	hd := c.cfg.HeadDim
-	for h := range nHeads {
-		qh := out[h*hd : (h+1)*hd] // the head's output doubles as its rounded query
-		for i, x := range q[h*hd : (h+1)*hd] {
-			qh[i] = quant.FP16ToFloat32(quant.Float32ToFP16(x))
-		}
-		maxs := float32(math.Inf(-1))
-		for t := range nCtx {
-			kt := k[t*hd : (t+1)*hd]
-			var s float32
-			for i, x := range qh {
-				s += x * quant.FP16ToFloat32(kt[i])
-			}
-			scores[t] = s * scale
-			maxs = max(maxs, scores[t])
-		}
-		var sum float64
-		for t := range nCtx {
-			e := float32(math.Exp(float64(scores[t] - maxs)))
-			scores[t] = e
-			sum += float64(e)
-		}
-		inv := float32(1 / sum)
-		for t := range nCtx {
-			scores[t] = quant.FP16ToFloat32(quant.Float32ToFP16(scores[t] * inv))
-		}
-		o := out[h*hd : (h+1)*hd]
-		clear(o)
-		for t := range nCtx {
-			p, vt := scores[t], v[t*hd:(t+1)*hd]
-			for i := range o {
-				o[i] += p * quant.FP16ToFloat32(vt[i])
-			}
-		}
 	}
 }

@@ -23,6 +23,9 @@ func attnbScale16(s *float32, n int, scale float32)
 func attnbRoundP16(s *float32, n int, inv *float32)
 
 //go:noescape
+func attnbRoundP16F16(s *float32, n int, inv *float32)
+
+//go:noescape
 func attnbWeightedSum16(o, p, v *float32, stride, headDim, n int, inv *float32)
 
 // attnbRows is the number of query rows (token, head) a block takes: one
@@ -65,7 +68,7 @@ func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, n
 		AttentionGQA(out[:width], q[:width], k[:nPos*stride], v[:nPos*stride], nHeads, nKVHeads, headDim, nPos, scale)
 		return
 	}
-	attentionBlocks(false, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+	attentionBlocks(float32Cache, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 }
 
 // AttentionBatchBF16 is AttentionBatch with the roundings of llama.cpp's
@@ -75,15 +78,37 @@ func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, n
 // pass over the values. Keys and values are used as given (the cache's
 // bf16 values). A single token takes the blocks too (its group's lanes).
 func AttentionBatchBF16(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
-	attentionBlocks(true, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+	attentionBlocks(bf16Cache, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 }
+
+// AttentionBatchF16 is AttentionBatchBF16 for an F16 cache: queries and
+// probabilities rounded to IEEE half.
+func AttentionBatchF16(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+	attentionBlocks(f16Cache, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+}
+
+// cacheRounding is the arithmetic of the blocks: float32, or a 16-bit
+// cache's roundings (queries and probabilities rounded to its type).
+type cacheRounding struct {
+	query func(float32) float32                 // nil: float32
+	probs func(s *float32, n int, inv *float32) // normalize and round
+}
+
+var (
+	float32Cache = cacheRounding{}
+	bf16Cache    = cacheRounding{roundBF16, attnbRoundP16}
+	f16Cache     = cacheRounding{roundF16, attnbRoundP16F16}
+)
 
 // roundBF16 is x rounded to bfloat16 (to nearest even), as a float32.
 func roundBF16(x float32) float32 { return quant.BF16ToFloat32(quant.Float32ToBF16(x)) }
 
+// roundF16 is x rounded to IEEE half (to nearest even), as a float32.
+func roundF16(x float32) float32 { return quant.FP16ToFloat32(quant.Float32ToFP16(x)) }
+
 // attentionBlocks runs the sixteen-row blocks of every KV head, in float32
-// or with the bf16 cache's roundings.
-func attentionBlocks(bf16 bool, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+// or with a 16-bit cache's roundings.
+func attentionBlocks(rc cacheRounding, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 	if nTokens <= 0 || nHeads <= 0 || headDim <= 0 {
 		return
 	}
@@ -108,8 +133,8 @@ func attentionBlocks(bf16 bool, out, q []float32, ld int, k, v []float32, nToken
 				lim[l] = pos0 + r/group + 1
 				off := r/group*ld + (g*group+r%group)*headDim
 				for i, x := range q[off : off+headDim] {
-					if bf16 {
-						qt[i*attnbRows+l] = roundBF16(x)
+					if rc.query != nil {
+						qt[i*attnbRows+l] = rc.query(x)
 					} else {
 						qt[i*attnbRows+l] = x * scale
 					}
@@ -126,7 +151,7 @@ func attentionBlocks(bf16 bool, out, q []float32, ld int, k, v []float32, nToken
 			nLo, n := lim[0], lim[attnbRows-1]
 			s := sc.s[:n*attnbRows]
 			attnbScores16(&s[0], &qt[0], &k[g*headDim], 4*stride, headDim, n)
-			if bf16 {
+			if rc.query != nil {
 				attnbScale16(&s[0], n, scale)
 			}
 			for t := nLo; t < n; t++ {
@@ -144,9 +169,9 @@ func attentionBlocks(bf16 bool, out, q []float32, ld int, k, v []float32, nToken
 					}
 				}
 			}
-			if bf16 {
+			if rc.query != nil {
 				// Normalize, then round: the weighted sum then takes p as is.
-				attnbRoundP16(&s[0], n, &sc.inv[0])
+				rc.probs(&s[0], n, &sc.inv[0])
 				sc.inv = [attnbRows]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 			}
 			attnbWeightedSum16(&o[0], &s[0], &v[g*headDim], 4*stride, headDim, n, &sc.inv[0])
@@ -164,6 +189,9 @@ func init() {
 		Features: []string{"avx512f", "avx512vl"}, Precision: ledger.PrecisionBF16, Impl: ledger.AttentionBatch(AttentionBatchBF16),
 		Notes: "the avx512 blocks with the roundings of llama.cpp's graph over a bf16 KV cache (queries rounded unscaled, scale on the " +
 			"float32 scores, probabilities normalized then rounded): a BF16 cache's attention where AMX is absent, and its decode"})
+	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "avx512-f16", Family: ledger.FamilyAVX512,
+		Features: []string{"avx512f", "avx512vl"}, Precision: ledger.PrecisionF16, Impl: ledger.AttentionBatch(AttentionBatchF16),
+		Notes: "avx512-bf16 for an F16 KV cache: queries and probabilities rounded to IEEE half (VCVTPS2PH)"})
 	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "avx512", Family: ledger.FamilyAVX512,
 		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.AttentionBatch(AttentionBatch),
 		Notes: "per KV head, 16 query rows (token, head) in the lanes: scores 8 positions at a time with broadcast key elements, " +

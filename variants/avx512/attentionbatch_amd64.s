@@ -253,6 +253,26 @@ rnd:
 	VZEROUPPER
 	RET
 
+// func attnbRoundP16F16(s *float32, n int, inv *float32)
+//
+// attnbRoundP16 rounding to IEEE half (VCVTPS2PH, to nearest even).
+TEXT ·attnbRoundP16F16(SB), NOSPLIT, $0-24
+	MOVQ s+0(FP), SI
+	MOVQ n+8(FP), BX
+	MOVQ inv+16(FP), DI
+	VMOVUPS (DI), Z1
+
+rndh:
+	VMULPS (SI), Z1, Z0
+	VCVTPS2PH $0, Z0, Y2
+	VCVTPH2PS Y2, Z0
+	VMOVUPS Z0, (SI)
+	ADDQ $64, SI
+	DECQ BX
+	JNZ rndh
+	VZEROUPPER
+	RET
+
 // Scale a row's accumulator by its 1/Σ (off bytes into inv, R12) and
 // store its 16 (K1-masked) output lanes at AX, then step AX to the next
 // output row (R11 bytes).

@@ -126,3 +126,8 @@ func TestAttnbScaleRound(t *testing.T) {
 		}
 	}
 }
+
+func TestAttentionBatchF16(t *testing.T) {
+	need(t, "avx512f", "avx512vl")
+	kerneltest.AttentionBatchF16(t, AttentionBatchF16, naive.AttentionBatchF16)
+}

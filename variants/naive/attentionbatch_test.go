@@ -14,3 +14,7 @@ func TestAttentionBatch(t *testing.T) { kerneltest.AttentionBatch(t, naive.Atten
 func TestAttentionBatchBF16Harness(t *testing.T) {
 	kerneltest.AttentionBatchBF16(t, naive.AttentionBatchBF16, naive.AttentionBatchBF16)
 }
+
+func TestAttentionBatchF16Harness(t *testing.T) {
+	kerneltest.AttentionBatchF16(t, naive.AttentionBatchF16, naive.AttentionBatchF16)
+}

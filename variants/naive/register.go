@@ -47,4 +47,7 @@ func init() {
 		Precision: ledger.PrecisionBF16, Impl: ledger.AttentionBatch(AttentionBatchBF16),
 		Notes: "scalar Go with the roundings of llama.cpp's graph over a bf16 KV cache: queries and probabilities rounded to bf16, " +
 			"scores and softmax in float32; the engine's attention for a BF16 cache where no faster bf16 variant runs"})
+	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "naive-f16", Family: ledger.FamilyNaive,
+		Precision: ledger.PrecisionF16, Impl: ledger.AttentionBatch(AttentionBatchF16),
+		Notes: "naive-bf16 for an F16 cache: queries and probabilities rounded to IEEE half"})
 }

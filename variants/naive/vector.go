@@ -107,12 +107,13 @@ func Attention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scal
 // cached keys (dot products summed in float64, as ggml's scalar
 // ggml_vec_dot_f32 does), their softmax, the weighted sum of the values.
 func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
-	attentionBatch(false, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+	attentionBatch(nil, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 }
 
-// attentionBatch is AttentionBatch, or with bf16 AttentionBatchBF16: each
-// query and each probability rounded to bf16.
-func attentionBatch(bf16 bool, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+// attentionBatch is AttentionBatch, or with a rounding (to a 16-bit
+// cache's type) AttentionBatchBF16 and AttentionBatchF16: each query and
+// each probability rounded.
+func attentionBatch(round func(float32) float32, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 	if nTokens <= 0 {
 		return
 	}
@@ -128,9 +129,9 @@ func attentionBatch(bf16 bool, out, q []float32, ld int, k, v []float32, nTokens
 		p := (*buf)[:pos0+j+1]
 		for h := range nHeads {
 			qh := q[j*ld+h*headDim : j*ld+(h+1)*headDim]
-			if bf16 {
+			if round != nil {
 				for i, x := range qh {
-					rounded[i] = roundBF16(x)
+					rounded[i] = round(x)
 				}
 				qh = rounded
 			}
@@ -147,8 +148,8 @@ func attentionBatch(bf16 bool, out, q []float32, ld int, k, v []float32, nTokens
 			oh := out[j*ld+h*headDim : j*ld+(h+1)*headDim]
 			clear(oh)
 			for t, pt := range p {
-				if bf16 {
-					pt = roundBF16(pt)
+				if round != nil {
+					pt = round(pt)
 				}
 				vt := v[t*stride+off : t*stride+off+headDim]
 				for i, vv := range vt {

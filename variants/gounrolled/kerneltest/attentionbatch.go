@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/damascus-llm/damascus/model/quant"
 )
 
 // AttentionBatchFunc is ledger.AttentionBatch's shape.
@@ -196,21 +198,32 @@ func benchAttentionBatch(b *testing.B, r *rand.Rand, variant string, f Attention
 }
 
 // AttentionBatchBF16 checks f, a kernel with the roundings of llama.cpp's
-// graph over a bf16 KV cache, against ref (naive.AttentionBatchBF16, the
-// same arithmetic in scalar Go) over attentionBatchCases, keys and values
-// rounded to bf16 as the cache holds them, with attentionBatchCase's guards,
-// NaN gaps and NaN rows past the cache. The two may differ by float32
-// summation order and, rarely, by a probability rounded the other way (one
-// bf16 step): every output must be within 2⁻⁷·max|v| of ref, and at most
-// 0.2% of them more than 10⁻⁵·max|v| away. A kernel that skips a rounding
-// (or scales the queries before rounding them) is off by ~2⁻⁹ nearly
-// everywhere and fails the second.
+// graph over a bf16 KV cache, against ref (naive.AttentionBatchBF16).
 func AttentionBatchBF16(t *testing.T, f, ref AttentionBatchFunc) {
-	r := NewRand(19)
-	round := func(x float32) float32 {
+	AttentionBatchHalf(t, f, ref, 1e-5, func(x float32) float32 {
 		u := math.Float32bits(x)
 		return math.Float32frombits((u + 0x7fff + (u>>16)&1) &^ 0xffff)
-	}
+	})
+}
+
+// AttentionBatchF16 is AttentionBatchBF16 for an F16 cache.
+func AttentionBatchF16(t *testing.T, f, ref AttentionBatchFunc) {
+	AttentionBatchHalf(t, f, ref, 1e-6, func(x float32) float32 { return quant.FP16ToFloat32(quant.Float32ToFP16(x)) })
+}
+
+// AttentionBatchHalf checks f, a kernel with the roundings of llama.cpp's
+// graph over a 16-bit KV cache, against ref (the same arithmetic in scalar
+// Go) over attentionBatchCases, keys and values passed through round as
+// the cache holds them, with attentionBatchCase's guards,
+// NaN gaps and NaN rows past the cache. The two may differ by float32
+// summation order and, rarely, by a probability rounded the other way (one
+// step of the type): every output must be within 2⁻⁷·max|v| of ref, and at
+// most 0.2% of them more than farther·max|v| away (10⁻⁵ for bf16, 10⁻⁶ for
+// f16). A kernel that skips a rounding (or scales the queries before
+// rounding them) is off by about the type's rounding nearly everywhere and
+// fails the second.
+func AttentionBatchHalf(t *testing.T, f, ref AttentionBatchFunc, farther float64, round func(float32) float32) {
+	r := NewRand(19)
 	var outputs, far int
 	for _, c := range attentionBatchCases() {
 		width := c.heads * c.headDim
@@ -237,18 +250,18 @@ func AttentionBatchBF16(t *testing.T, f, ref AttentionBatchFunc) {
 				}
 				d := math.Abs(float64(got) - float64(want[j*ld+i]))
 				if !(d <= maxV/128) {
-					t.Fatalf("%s: token %d element %d = %v, reference %v (more than a bf16 step of max|v| = %.3g apart)",
+					t.Fatalf("%s: token %d element %d = %v, reference %v (more than 2⁻⁷ of max|v| = %.3g apart)",
 						c, j, i, got, want[j*ld+i], maxV)
 				}
 				outputs++
-				if d > 1e-5*maxV {
+				if d > farther*maxV {
 					far++
 				}
 			}
 		}
 	}
 	if far*500 > outputs {
-		t.Errorf("%d of %d outputs more than 1e-5·max|v| from the reference: roundings differ", far, outputs)
+		t.Errorf("%d of %d outputs more than %g·max|v| from the reference: roundings differ", far, outputs, farther)
 	}
-	t.Logf("%d of %d outputs more than 1e-5·max|v| from the reference", far, outputs)
+	t.Logf("%d of %d outputs more than %g·max|v| from the reference", far, outputs, farther)
 }
