@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"unsafe"
 
 	"github.com/damascus-llm/damascus/internal/pool"
 	"github.com/damascus-llm/damascus/ledger"
@@ -56,6 +57,7 @@ type Context struct {
 	attn   ledger.Attention
 	attnB  ledger.AttentionBatch // prefill over the F32 cache
 	attnH  ledger.AttentionBatch // any attention over a 16-bit cache, on its rows widened
+	widenH ledger.Dequantize     // a 16-bit cache's rows to float32
 
 	// KV cache per layer, laid out [kvHead][position][headDim] so that one
 	// key/value head's history is contiguous for the attention kernel.
@@ -147,6 +149,9 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 	var err error
 	if p, ok := cachePrecision[opts.KVType]; ok {
 		if c.attnH, err = promoted.AttentionBatchAt(p); err != nil {
+			return nil, fmt.Errorf("%s KV cache: %w", opts.KVType, err)
+		}
+		if c.widenH, err = promoted.Dequantize(opts.KVType); err != nil {
 			return nil, fmt.Errorf("%s KV cache: %w", opts.KVType, err)
 		}
 	}
@@ -480,6 +485,14 @@ func (c *Context) storeHead(l, pos, h int, k, v []float32) {
 	}
 }
 
+// bytesOf is the memory of u, little-endian on every platform built for.
+func bytesOf(u []uint16) []byte {
+	if len(u) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&u[0])), 2*len(u))
+}
+
 // cachePrecision is the attention precision class of each 16-bit cache type.
 var cachePrecision = map[quant.Type]ledger.Precision{quant.BF16: ledger.PrecisionBF16, quant.F16: ledger.PrecisionF16}
 
@@ -489,16 +502,8 @@ func (c *Context) widen(w, l, h, n int) (k, v []float32) {
 	hd := c.cfg.HeadDim
 	base := h * c.opts.NCtx * hd
 	k, v = c.wide[w][:n*hd], c.wide[w][n*hd:2*n*hd]
-	toF32 := quant.FP16ToFloat32
-	if c.opts.KVType == quant.BF16 {
-		toF32 = quant.BF16ToFloat32
-	}
-	for i, b := range c.k16[l][base : base+n*hd] {
-		k[i] = toF32(b)
-	}
-	for i, b := range c.v16[l][base : base+n*hd] {
-		v[i] = toF32(b)
-	}
+	c.widenH(k, bytesOf(c.k16[l][base:base+n*hd]))
+	c.widenH(v, bytesOf(c.v16[l][base:base+n*hd]))
 	return k, v
 }
 
