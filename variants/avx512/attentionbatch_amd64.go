@@ -76,15 +76,55 @@ func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, n
 // queries rounded to bf16 unscaled, the scale applied to the float32
 // scores, the probabilities normalized and then rounded to bf16 before the
 // pass over the values. Keys and values are used as given (the cache's
-// bf16 values). A single token takes the blocks too (its group's lanes).
+// bf16 values).
 func AttentionBatchBF16(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
-	attentionBlocks(bf16Cache, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+	attentionHalf(bf16Cache, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 }
 
 // AttentionBatchF16 is AttentionBatchBF16 for an F16 cache: queries and
 // probabilities rounded to IEEE half.
 func AttentionBatchF16(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
-	attentionBlocks(f16Cache, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+	attentionHalf(f16Cache, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+}
+
+// attentionHalf is a 16-bit cache's attention: a batch in sixteen-row
+// blocks, a single token (decode) four heads of a group at a time as
+// AttentionGQA does (a block would leave most of its lanes idle).
+func attentionHalf(rc cacheRounding, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+	if nTokens != 1 || nHeads <= 0 || headDim <= 0 {
+		attentionBlocks(rc, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+		return
+	}
+	nCtx, stride := pos0+1, nKVHeads*headDim
+	_, _, _, _ = out[nHeads*headDim-1], q[nHeads*headDim-1], k[nCtx*stride-1], v[nCtx*stride-1]
+	buf, p, q4, o4 := gqaScratch(nCtx, headDim)
+	defer scoreBufs.Put(buf)
+	ones := [attnbRows]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+	group := nHeads / nKVHeads
+	for g := range nKVHeads {
+		off := g * headDim
+		for h0 := g * group; h0 < (g+1)*group; h0 += 4 {
+			n := min(4, (g+1)*group-h0)
+			for i, x := range q[h0*headDim : (h0+n)*headDim] {
+				q4[i] = rc.query(x)
+			}
+			clear(q4[n*headDim:])
+			attnScores4AVX512(&p[0], &q4[0], &k[off], 4*stride, headDim, nCtx, scale)
+			for j := range n {
+				pj := p[j*nCtx : (j+1)*nCtx]
+				softmaxAVX512(&pj[0], nCtx)
+				// Round the probabilities: whole vectors in assembly, the tail here.
+				if full := nCtx / attnbRows; full > 0 {
+					rc.probs(&pj[0], full, &ones[0])
+				}
+				for t := nCtx / attnbRows * attnbRows; t < nCtx; t++ {
+					pj[t] = rc.query(pj[t])
+				}
+			}
+			attnWeightedSum4AVX512(&o4[0], &p[0], &v[off], 4*stride, headDim, nCtx)
+			copy(out[h0*headDim:(h0+n)*headDim], o4[:n*headDim])
+		}
+	}
 }
 
 // cacheRounding is the arithmetic of the blocks: float32, or a 16-bit
