@@ -11,7 +11,12 @@
 //     VDPBF16PS, BYTE-encoded);
 //   - activation quantizers to Q8_K and Q8_0, byte-identical to ggml's
 //     quantize_row_*_ref;
-//   - rmsnorm, silu·mul, softmax, rope and decode attention over the KV cache.
+//   - rmsnorm, silu·mul, softmax, rope and decode attention over the KV cache;
+//   - prefill (batched) attention: "avx512" in float32, and "avx512-bf16" /
+//     "avx512-f16" with the roundings of llama.cpp's graph over a 16-bit KV
+//     cache (the engine's attention for such a cache where AMX is absent,
+//     and for its decode);
+//   - dequantize F16 and BF16 ("avx512"), which widens a 16-bit cache's rows.
 //
 // Integer paths are exact within a block; tests compare every kernel with a
 // float64 reference over adversarial blocks, tails and misaligned inputs,
