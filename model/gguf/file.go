@@ -29,7 +29,8 @@ type File struct {
 	data        []byte
 	size        int64
 	unmap       func() error
-	mapped      bool // data is a read-only shared memory map of the file
+	mapped      bool     // data is a read-only shared memory map of the file
+	fd          *os.File // the file Open mapped, kept open for ReadInto until Close
 	kvIndex     map[string]int
 	tensorIndex map[string]int
 }
@@ -57,7 +58,7 @@ func (t *TensorInfo) Elements() uint64 {
 // map; tensor data returned by TensorData are invalid after Close, metadata
 // stays valid.
 func Open(path string) (*File, error) {
-	data, unmap, mapped, err := mapFile(path)
+	data, fd, unmap, mapped, err := mapFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +67,7 @@ func Open(path string) (*File, error) {
 		unmap()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f.unmap, f.mapped = unmap, mapped
+	f.unmap, f.mapped, f.fd = unmap, mapped, fd
 	return f, nil
 }
 
@@ -76,7 +77,7 @@ func (f *File) Close() error {
 		return nil
 	}
 	err := f.unmap()
-	f.unmap, f.data, f.mapped = nil, nil, false
+	f.unmap, f.data, f.mapped, f.fd = nil, nil, false, nil
 	return err
 }
 
@@ -127,6 +128,34 @@ func (f *File) ReleasePages(b []byte) error {
 	hi := min((off+uintptr(len(b))+ps-1)&^(ps-1), uintptr(len(f.data)))
 	if err := releasePages(f.data[lo:hi]); err != nil {
 		return fmt.Errorf("gguf: releasing pages: %w", err)
+	}
+	return nil
+}
+
+// ReadInto fills dst[:len(b)] with b, a view into f's data (from
+// TensorData), by reading the file rather than touching the view: the
+// map's pages never enter this process's resident set, and the kernel
+// copies from the page cache at several GB/s where faulting the map in
+// page by page ran at 0.3-1.3 GB/s (a 763 MB 1B model on the dev VM:
+// 0.17 s against 0.57-2.3 s). Without a file to read (a Parse of bytes)
+// it copies.
+func (f *File) ReadInto(dst, b []byte) error {
+	if len(dst) < len(b) {
+		return fmt.Errorf("gguf: ReadInto: %d bytes into %d", len(b), len(dst))
+	}
+	off, ok := f.offsetOf(b)
+	if !ok {
+		if len(b) == 0 {
+			return nil
+		}
+		return errors.New("gguf: ReadInto: the bytes are not in the file's data")
+	}
+	if f.fd == nil {
+		copy(dst, b)
+		return nil
+	}
+	if _, err := f.fd.ReadAt(dst[:len(b)], int64(off)); err != nil {
+		return fmt.Errorf("gguf: ReadInto %s at %d: %w", f.fd.Name(), off, err)
 	}
 	return nil
 }

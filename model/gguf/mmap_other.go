@@ -4,11 +4,12 @@ package gguf
 
 import "os"
 
-// mapFile reads the whole file where memory maps are not available.
-func mapFile(path string) ([]byte, func() error, bool, error) {
+// mapFile reads the whole file where memory maps are not available (no
+// file kept open: File.ReadInto then copies).
+func mapFile(path string) ([]byte, *os.File, func() error, bool, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, false, err
 	}
-	return data, func() error { return nil }, false, nil
+	return data, nil, func() error { return nil }, false, nil
 }

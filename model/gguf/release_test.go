@@ -88,3 +88,56 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestReadInto: a tensor read from the file equals its view, at an odd
+// offset and ragged length; bytes from elsewhere are refused; a File parsed
+// from bytes copies; a short destination is an error.
+func TestReadInto(t *testing.T) {
+	data := make([]byte, 3<<20+77)
+	for i := range data {
+		data[i] = byte(i*13 + i>>10)
+	}
+	w := gguf.NewWriter()
+	w.Set("general.name", gguf.Str("readinto"))
+	if err := w.AddTensor("x", quant.I8, []uint64{uint64(len(data))}, data); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "r.gguf")
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ti, _ := f.Tensor("x")
+	view := f.TensorData(ti)
+	part := view[12345 : len(view)-9]
+	dst := make([]byte, len(part)+5)
+	if err := f.ReadInto(dst, part); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(dst[:len(part)], data[12345:len(data)-9]) {
+		t.Error("ReadInto: bytes differ from the tensor's")
+	}
+	if err := f.ReadInto(dst, data[:10]); err == nil {
+		t.Error("bytes outside the file: no error")
+	}
+	if err := f.ReadInto(dst[:3], part); err == nil {
+		t.Error("short destination: no error")
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := gguf.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv := parsed.TensorData(ti)
+	whole := make([]byte, len(pv))
+	if err := parsed.ReadInto(whole, pv); err != nil || !bytes.Equal(whole, data) {
+		t.Errorf("a parsed File: %v, equal %v", err, bytes.Equal(whole, data))
+	}
+}
