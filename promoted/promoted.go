@@ -72,36 +72,46 @@ func ParseOverrides(s string) (map[string]string, error) {
 }
 
 // Resolve returns the variant the engine should use for op.
-func (d *Dispatcher) Resolve(op string) (ledger.Variant, error) {
+func (d *Dispatcher) Resolve(op string) (ledger.Variant, error) { return d.resolveAt(op, "") }
+
+// resolveAt returns op's variant of precision p: the override when it names
+// a variant of that precision (at the op's own precision, "", any override:
+// forcing a reduced-precision variant is how one is tried), else the first
+// preference of precision p that runs here, else naive (naive-<p>). A
+// variant of reduced precision is never the engine's choice by preference
+// for the op's own precision: with bf16 attention over an F32 cache the
+// model no longer meets its agreement with llama.cpp (the oracle tests).
+func (d *Dispatcher) resolveAt(op string, p ledger.Precision) (ledger.Variant, error) {
 	if _, ok := ledger.LookupOp(op); !ok {
 		return ledger.Variant{}, fmt.Errorf("promoted: unknown op %q", op)
 	}
 	if name, ok := d.overrides[op]; ok {
 		v, ok := d.reg.Lookup(op, name)
-		if !ok {
+		switch {
+		case !ok:
 			return ledger.Variant{}, fmt.Errorf("promoted: %s asks for %s variant %q, which is not registered", OverrideEnv, op, name)
-		}
-		if miss := v.Missing(); len(miss) > 0 {
-			return ledger.Variant{}, fmt.Errorf("promoted: %s asks for %s, which needs %s, absent here", OverrideEnv, v.ID(), strings.Join(miss, ", "))
-		}
-		return d.record(op, v), nil
-	}
-	for _, c := range d.prefs.Ops[op] {
-		if !c.AppliesTo(d.vendor) {
-			continue
-		}
-		v, ok := d.reg.Lookup(op, c.Variant)
-		// A variant of reduced precision (bf16 operands) is never the
-		// engine's choice by preference: with it the model no longer meets
-		// its agreement with llama.cpp at the op's own precision (the
-		// oracle tests), so it runs only when forced.
-		if ok && v.Status != ledger.Retired && v.Available() && v.Precision == "" {
+		case p != "" && v.Precision != p:
+			// Forcing a kernel of another precision never changes a
+			// 16-bit cache's arithmetic: fall through to the preferences.
+		case len(v.Missing()) > 0:
+			return ledger.Variant{}, fmt.Errorf("promoted: %s asks for %s, which needs %s, absent here", OverrideEnv, v.ID(), strings.Join(v.Missing(), ", "))
+		default:
 			return d.record(op, v), nil
 		}
 	}
-	v, ok := d.reg.Lookup(op, "naive")
-	if !ok {
-		return ledger.Variant{}, fmt.Errorf("promoted: op %s has no usable variant (not even naive)", op)
+	for _, c := range d.prefs.Ops[op] {
+		v, ok := d.reg.Lookup(op, c.Variant)
+		if ok && c.AppliesTo(d.vendor) && v.Status != ledger.Retired && v.Available() && v.Precision == p {
+			return d.record(op, v), nil
+		}
+	}
+	name := "naive"
+	if p != "" {
+		name += "-" + string(p)
+	}
+	v, ok := d.reg.Lookup(op, name)
+	if !ok || v.Precision != p {
+		return ledger.Variant{}, fmt.Errorf("promoted: op %s has no usable variant of precision %q (not even %s)", op, p, name)
 	}
 	return d.record(op, v), nil
 }
@@ -295,27 +305,11 @@ func (d *Dispatcher) AttentionBatch() ledger.AttentionBatch {
 // precision p, so forcing a float32 kernel never silently changes a bf16
 // cache's arithmetic.
 func (d *Dispatcher) AttentionBatchAt(p ledger.Precision) (ledger.AttentionBatch, error) {
-	op := ledger.OpAttentionBatch
-	if name, ok := d.overrides[op]; ok {
-		if v, ok := d.reg.Lookup(op, name); ok && v.Precision == p {
-			if miss := v.Missing(); len(miss) > 0 {
-				return nil, fmt.Errorf("promoted: %s asks for %s, which needs %s, absent here", OverrideEnv, v.ID(), strings.Join(miss, ", "))
-			}
-			return d.record(op, v).Impl.(ledger.AttentionBatch), nil
-		}
+	v, err := d.resolveAt(ledger.OpAttentionBatch, p)
+	if err != nil {
+		return nil, err
 	}
-	for _, c := range d.prefs.Ops[op] {
-		v, ok := d.reg.Lookup(op, c.Variant)
-		if ok && c.AppliesTo(d.vendor) && v.Status != ledger.Retired && v.Available() && v.Precision == p {
-			return d.record(op, v).Impl.(ledger.AttentionBatch), nil
-		}
-	}
-	name := "naive-" + string(p)
-	v, ok := d.reg.Lookup(op, name)
-	if !ok || v.Precision != p {
-		return nil, fmt.Errorf("promoted: no %s variant of precision %q (not even %s)", op, p, name)
-	}
-	return d.record(op, v).Impl.(ledger.AttentionBatch), nil
+	return v.Impl.(ledger.AttentionBatch), nil
 }
 
 // AttentionBatchAt is Default().AttentionBatchAt.

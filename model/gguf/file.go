@@ -135,10 +135,9 @@ func (f *File) ReleasePages(b []byte) error {
 // ReadInto fills dst[:len(b)] with b, a view into f's data (from
 // TensorData), by reading the file rather than touching the view: the
 // map's pages never enter this process's resident set, and the kernel
-// copies from the page cache at several GB/s where faulting the map in
-// page by page ran at 0.3-1.3 GB/s (a 763 MB 1B model on the dev VM:
-// 0.17 s against 0.57-2.3 s). Without a file to read (a Parse of bytes)
-// it copies.
+// copies from the page cache in large reads instead of faulting the map in
+// page by page (a 1B's cold start: results/, run 20261130T010840Z-03f673).
+// Without a file to read (a Parse of bytes) it copies.
 func (f *File) ReadInto(dst, b []byte) error {
 	if len(dst) < len(b) {
 		return fmt.Errorf("gguf: ReadInto: %d bytes into %d", len(b), len(dst))

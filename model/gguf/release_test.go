@@ -11,10 +11,11 @@ import (
 	"github.com/damascus-llm/damascus/model/quant"
 )
 
-// TestReleasePagesKeepsData: releasing a tensor's pages from the resident
-// set leaves its bytes readable and unchanged, and metadata survive Close.
-func TestReleasePagesKeepsData(t *testing.T) {
-	big := make([]byte, 5<<20+123) // several pages, a ragged end
+// writeBigTensor writes a file holding a 4-value F32 tensor "small" and
+// an n-byte I8 tensor "big" of a byte pattern, returned with the path.
+func writeBigTensor(t *testing.T, n int) (path string, big []byte) {
+	t.Helper()
+	big = make([]byte, n)
 	for i := range big {
 		big[i] = byte(i*7 + i>>12)
 	}
@@ -23,13 +24,20 @@ func TestReleasePagesKeepsData(t *testing.T) {
 	if err := w.AddTensor("small", quant.F32, []uint64{4}, make([]byte, 16)); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.AddTensor("big", quant.I8, []uint64{uint64(len(big))}, big); err != nil {
+	if err := w.AddTensor("big", quant.I8, []uint64{uint64(n)}, big); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "r.gguf")
+	path = filepath.Join(t.TempDir(), "r.gguf")
 	if err := w.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
+	return path, big
+}
+
+// TestReleasePagesKeepsData: releasing a tensor's pages from the resident
+// set leaves its bytes readable and unchanged, and metadata survive Close.
+func TestReleasePagesKeepsData(t *testing.T) {
+	path, big := writeBigTensor(t, 5<<20+123) // several pages, a ragged end
 	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -93,25 +101,13 @@ func mustRead(t *testing.T, path string) []byte {
 // offset and ragged length; bytes from elsewhere are refused; a File parsed
 // from bytes copies; a short destination is an error.
 func TestReadInto(t *testing.T) {
-	data := make([]byte, 3<<20+77)
-	for i := range data {
-		data[i] = byte(i*13 + i>>10)
-	}
-	w := gguf.NewWriter()
-	w.Set("general.name", gguf.Str("readinto"))
-	if err := w.AddTensor("x", quant.I8, []uint64{uint64(len(data))}, data); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "r.gguf")
-	if err := w.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
+	path, data := writeBigTensor(t, 3<<20+77)
 	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	ti, _ := f.Tensor("x")
+	ti, _ := f.Tensor("big")
 	view := f.TensorData(ti)
 	part := view[12345 : len(view)-9]
 	dst := make([]byte, len(part)+5)

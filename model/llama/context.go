@@ -472,16 +472,13 @@ func (c *Context) storeHead(l, pos, h int, k, v []float32) {
 		copy(c.v32[l][off:off+hd], v)
 		return
 	}
+	narrow := quant.Float32ToFP16
 	if c.opts.KVType == quant.BF16 {
-		for i := range hd {
-			c.k16[l][off+i] = quant.Float32ToBF16(k[i])
-			c.v16[l][off+i] = quant.Float32ToBF16(v[i])
-		}
-		return
+		narrow = quant.Float32ToBF16
 	}
 	for i := range hd {
-		c.k16[l][off+i] = quant.Float32ToFP16(k[i])
-		c.v16[l][off+i] = quant.Float32ToFP16(v[i])
+		c.k16[l][off+i] = narrow(k[i])
+		c.v16[l][off+i] = narrow(v[i])
 	}
 }
 

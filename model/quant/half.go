@@ -66,4 +66,11 @@ func Float32ToBF16(f float32) uint16 {
 	return uint16((u + (0x7fff + (u>>16)&1)) >> 16)
 }
 
+// RoundBF16 is f rounded to bfloat16 (to nearest even) as a float32: what a
+// bf16 KV cache or vec_dot_type keeps of it.
+func RoundBF16(f float32) float32 { return BF16ToFloat32(Float32ToBF16(f)) }
+
+// RoundFP16 is f rounded to IEEE half (to nearest even) as a float32.
+func RoundFP16(f float32) float32 { return FP16ToFloat32(Float32ToFP16(f)) }
+
 func abs32(f float32) float32 { return math.Float32frombits(math.Float32bits(f) &^ 0x80000000) }

@@ -77,6 +77,13 @@ func gqaScratch(nCtx, headDim int) (buf *[]float32, p, q4, o4 []float32) {
 // are computed together. Groups are taken four heads at a time, the last
 // padded with zero queries whose results are dropped.
 func AttentionGQA(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	attentionGQA(float32Cache, out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
+}
+
+// attentionGQA is AttentionGQA in float32 or, with a 16-bit cache's
+// rounding, with the queries rounded before the scores and the
+// probabilities after the softmax.
+func attentionGQA(rc cacheRounding, out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
 	if nHeads <= 0 || headDim <= 0 {
 		return
 	}
@@ -95,9 +102,17 @@ func AttentionGQA(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, s
 			n := min(4, (g+1)*group-h0)
 			copy(q4, q[h0*headDim:(h0+n)*headDim])
 			clear(q4[n*headDim:])
+			if rc.query != nil {
+				for i, x := range q4[:n*headDim] {
+					q4[i] = rc.query(x)
+				}
+			}
 			attnScores4AVX512(&p[0], &q4[0], &k[off], 4*stride, headDim, nCtx, scale)
 			for j := 0; j < n; j++ {
 				softmaxAVX512(&p[j*nCtx], nCtx)
+				if rc.query != nil {
+					rc.roundProbs(p[j*nCtx : (j+1)*nCtx])
+				}
 			}
 			attnWeightedSum4AVX512(&o4[0], &p[0], &v[off], 4*stride, headDim, nCtx)
 			copy(out[h0*headDim:(h0+n)*headDim], o4[:n*headDim])

@@ -91,40 +91,11 @@ func AttentionBatchF16(out, q []float32, ld int, k, v []float32, nTokens, nHeads
 // blocks, a single token (decode) four heads of a group at a time as
 // AttentionGQA does (a block would leave most of its lanes idle).
 func attentionHalf(rc cacheRounding, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
-	if nTokens != 1 || nHeads <= 0 || headDim <= 0 {
-		attentionBlocks(rc, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+	if nTokens == 1 {
+		attentionGQA(rc, out, q, k, v, nHeads, nKVHeads, headDim, pos0+1, scale)
 		return
 	}
-	nCtx, stride := pos0+1, nKVHeads*headDim
-	_, _, _, _ = out[nHeads*headDim-1], q[nHeads*headDim-1], k[nCtx*stride-1], v[nCtx*stride-1]
-	buf, p, q4, o4 := gqaScratch(nCtx, headDim)
-	defer scoreBufs.Put(buf)
-	ones := [attnbRows]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
-	group := nHeads / nKVHeads
-	for g := range nKVHeads {
-		off := g * headDim
-		for h0 := g * group; h0 < (g+1)*group; h0 += 4 {
-			n := min(4, (g+1)*group-h0)
-			for i, x := range q[h0*headDim : (h0+n)*headDim] {
-				q4[i] = rc.query(x)
-			}
-			clear(q4[n*headDim:])
-			attnScores4AVX512(&p[0], &q4[0], &k[off], 4*stride, headDim, nCtx, scale)
-			for j := range n {
-				pj := p[j*nCtx : (j+1)*nCtx]
-				softmaxAVX512(&pj[0], nCtx)
-				// Round the probabilities: whole vectors in assembly, the tail here.
-				if full := nCtx / attnbRows; full > 0 {
-					rc.probs(&pj[0], full, &ones[0])
-				}
-				for t := nCtx / attnbRows * attnbRows; t < nCtx; t++ {
-					pj[t] = rc.query(pj[t])
-				}
-			}
-			attnWeightedSum4AVX512(&o4[0], &p[0], &v[off], 4*stride, headDim, nCtx)
-			copy(out[h0*headDim:(h0+n)*headDim], o4[:n*headDim])
-		}
-	}
+	attentionBlocks(rc, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 }
 
 // cacheRounding is the arithmetic of the blocks: float32, or a 16-bit
@@ -134,17 +105,24 @@ type cacheRounding struct {
 	probs func(s *float32, n int, inv *float32) // normalize and round
 }
 
+// roundProbs rounds one row of normalized probabilities in place: whole
+// vectors by the assembly pass, the tail by query's rounding.
+func (rc cacheRounding) roundProbs(p []float32) {
+	ones := [attnbRows]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+	full := len(p) / attnbRows
+	if full > 0 {
+		rc.probs(&p[0], full, &ones[0])
+	}
+	for t := full * attnbRows; t < len(p); t++ {
+		p[t] = rc.query(p[t])
+	}
+}
+
 var (
 	float32Cache = cacheRounding{}
-	bf16Cache    = cacheRounding{roundBF16, attnbRoundP16}
-	f16Cache     = cacheRounding{roundF16, attnbRoundP16F16}
+	bf16Cache    = cacheRounding{quant.RoundBF16, attnbRoundP16}
+	f16Cache     = cacheRounding{quant.RoundFP16, attnbRoundP16F16}
 )
-
-// roundBF16 is x rounded to bfloat16 (to nearest even), as a float32.
-func roundBF16(x float32) float32 { return quant.BF16ToFloat32(quant.Float32ToBF16(x)) }
-
-// roundF16 is x rounded to IEEE half (to nearest even), as a float32.
-func roundF16(x float32) float32 { return quant.FP16ToFloat32(quant.Float32ToFP16(x)) }
 
 // attentionBlocks runs the sixteen-row blocks of every KV head, in float32
 // or with a 16-bit cache's roundings.

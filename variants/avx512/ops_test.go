@@ -3,6 +3,7 @@
 package avx512
 
 import (
+	"github.com/damascus-llm/damascus/model/quant"
 	"math"
 	"testing"
 
@@ -117,7 +118,7 @@ func TestAttnbScaleRound(t *testing.T) {
 		attnbScale16(&s[0], n, 0.5)
 		attnbRoundP16(&s[0], n, &inv[0])
 		for i := range want[:n*attnbRows] {
-			want[i] = roundBF16(want[i] * 0.5 * inv[i%attnbRows])
+			want[i] = quant.RoundBF16(want[i] * 0.5 * inv[i%attnbRows])
 		}
 		for i := range s {
 			if math.Float32bits(s[i]) != math.Float32bits(want[i]) {

@@ -1,6 +1,7 @@
 package naive
 
 import (
+	"github.com/damascus-llm/damascus/model/quant"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -20,7 +21,7 @@ func bf16Reference(q, k, v []float32, ld, nTokens, nHeads, nKVHeads, hd, pos0 in
 			mx := math.Inf(-1)
 			for t := range n {
 				for i := range hd {
-					s[t] += float64(roundBF16(q[j*ld+h*hd+i])) * float64(k[t*stride+off+i])
+					s[t] += float64(quant.RoundBF16(q[j*ld+h*hd+i])) * float64(k[t*stride+off+i])
 				}
 				s[t] *= scale
 				mx = math.Max(mx, s[t])
@@ -31,7 +32,7 @@ func bf16Reference(q, k, v []float32, ld, nTokens, nHeads, nKVHeads, hd, pos0 in
 				sum += s[t]
 			}
 			for t := range s {
-				p := float64(roundBF16(float32(s[t] / sum)))
+				p := float64(quant.RoundBF16(float32(s[t] / sum)))
 				for i := range hd {
 					out[j*ld+h*hd+i] += p * float64(v[t*stride+off+i])
 				}
@@ -60,7 +61,7 @@ func TestAttentionBatchBF16(t *testing.T) {
 			}
 		}
 		for i := range k { // the cache holds bf16 values
-			k[i], v[i] = roundBF16(k[i]), roundBF16(v[i])
+			k[i], v[i] = quant.RoundBF16(k[i]), quant.RoundBF16(v[i])
 		}
 		scale := float32(1 / math.Sqrt(float64(c.hd)))
 		got := make([]float32, len(q))

@@ -200,15 +200,12 @@ func benchAttentionBatch(b *testing.B, r *rand.Rand, variant string, f Attention
 // AttentionBatchBF16 checks f, a kernel with the roundings of llama.cpp's
 // graph over a bf16 KV cache, against ref (naive.AttentionBatchBF16).
 func AttentionBatchBF16(t *testing.T, f, ref AttentionBatchFunc) {
-	AttentionBatchHalf(t, f, ref, 1e-5, func(x float32) float32 {
-		u := math.Float32bits(x)
-		return math.Float32frombits((u + 0x7fff + (u>>16)&1) &^ 0xffff)
-	})
+	AttentionBatchHalf(t, f, ref, 1e-5, quant.RoundBF16)
 }
 
 // AttentionBatchF16 is AttentionBatchBF16 for an F16 cache.
 func AttentionBatchF16(t *testing.T, f, ref AttentionBatchFunc) {
-	AttentionBatchHalf(t, f, ref, 1e-6, func(x float32) float32 { return quant.FP16ToFloat32(quant.Float32ToFP16(x)) })
+	AttentionBatchHalf(t, f, ref, 1e-6, quant.RoundFP16)
 }
 
 // AttentionBatchHalf checks f, a kernel with the roundings of llama.cpp's
