@@ -57,6 +57,27 @@ type (
 	AttentionBatch func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32)
 )
 
+// A PreparedMatMul is a variant's MatMul in two steps, for a batch that
+// several workers share: Prepare lays the activations out once, in the
+// variant's own layout, and Run computes any range of weight rows from that
+// layout. Without it every worker's MatMul call redoes the whole batch's
+// layout, so a matrix can only be split into as many row ranges as there
+// are workers, and a worker slowed down (a busy vCPU) holds the others at
+// the barrier. Run's results are MatMul's, bit for bit (the gate checks).
+type PreparedMatMul struct {
+	// Align is the multiple of activation rows at which a Prepare range
+	// may start.
+	Align int
+	// Size is the bytes of the layout of n activation rows of k values.
+	Size func(n, k int) int
+	// Prepare lays out activation rows [j0, j1) of xq (n rows of k values,
+	// as MatMul's xq) into prep (Size(n, k) bytes). j0 is a multiple of
+	// Align; calls over disjoint ranges may run at once.
+	Prepare func(prep, xq []byte, j0, j1, n, k int)
+	// Run is MatMul with xq laid out in prep by Prepare over all n rows.
+	Run func(dst []float32, ldd int, w []byte, rows int, prep []byte, n, k int)
+}
+
 // ActivationType is the block type a weight type's dot products take their
 // activations in, as in ggml's vec_dot_type: K-quants pair with Q8_K, the
 // 32-value formats with Q8_0, and float weights with activations of their

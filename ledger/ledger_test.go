@@ -125,6 +125,12 @@ func TestRegistryValidates(t *testing.T) {
 	if _, ok := v.Impl.(MatVec); !ok || v.Status != Experimental {
 		t.Errorf("Impl %T status %q, want MatVec and experimental", v.Impl, v.Status)
 	}
+	mm := func([]float32, int, []byte, int, []byte, int, int) {}
+	prep := &PreparedMatMul{Align: 32, Size: func(n, k int) int { return n * k }, Prepare: func(_, _ []byte, _, _, _, _ int) {},
+		Run: func([]float32, int, []byte, int, []byte, int, int) {}}
+	if err := r.Add(Variant{Op: "matmul/q4_k", Name: "p", Family: FamilyNaive, Impl: mm, Prepared: prep}); err != nil {
+		t.Fatalf("a matmul with a prepared form rejected: %v", err)
+	}
 	for _, tc := range []struct {
 		v    Variant
 		want string
@@ -137,6 +143,8 @@ func TestRegistryValidates(t *testing.T) {
 		{Variant{Op: "rmsnorm", Name: "y", Impl: good}, "no family"},
 		{Variant{Op: "rmsnorm", Name: "y", Family: FamilyNaive, Status: "great"}, "unknown status"},
 		{Variant{Op: "rmsnorm", Name: "y", Family: FamilyAVX2, Features: []string{"avx9000"}, Impl: RMSNorm(func([]float32, []float32, []float32, float32) {})}, "unknown feature"},
+		{Variant{Op: "matvec/q4_k", Name: "p", Family: FamilyNaive, Impl: good, Prepared: prep}, "prepared form needs a matmul"},
+		{Variant{Op: "matmul/q4_k", Name: "p", Family: FamilyNaive, Impl: mm, Prepared: &PreparedMatMul{Align: 32, Size: prep.Size, Run: prep.Run}}, "prepared form needs"},
 	} {
 		err := r.Add(tc.v)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -65,6 +65,9 @@ type Variant struct {
 	// AttentionBatch), the one matching the op's Kind. A plain func literal
 	// of the same signature is accepted and converted.
 	Impl any
+	// Prepared, for a matmul variant, is the same kernel in two steps
+	// (see PreparedMatMul); nil when it has none.
+	Prepared *PreparedMatMul
 }
 
 // Precision names a class of arithmetic a variant commits to.
@@ -154,6 +157,9 @@ func (r *Registry) Add(v Variant) error {
 		return fmt.Errorf("variant %s: %w", v.ID(), err)
 	}
 	v.Impl = impl
+	if p := v.Prepared; p != nil && (op.Kind != KindMatMul || p.Align < 1 || p.Size == nil || p.Prepare == nil || p.Run == nil) {
+		return fmt.Errorf("variant %s: a prepared form needs a matmul op, Align ≥ 1, Size, Prepare and Run", v.ID())
+	}
 	v.Features = append([]string(nil), v.Features...)
 
 	r.mu.Lock()

@@ -149,31 +149,47 @@ func (d *Dispatcher) MatVec(wt quant.Type) (ledger.MatVec, error) {
 	return v.Impl.(ledger.MatVec), nil
 }
 
+// A MatMulKernel is the matrix-matrix kernel of one weight type: the
+// variant's ID, its MatMul, and its prepared form (nil when it has none).
+// Layouts prepared by kernels of the same ID are interchangeable.
+type MatMulKernel struct {
+	ID       string
+	MatMul   ledger.MatMul
+	Prepared *ledger.PreparedMatMul
+}
+
 // MatMul returns the matrix-matrix kernel for weight type wt. Without a
 // promoted (or forced) matmul variant, it loops the promoted matvec over the
 // activation rows: faster than the naive matmul once matvec has a SIMD winner.
 func (d *Dispatcher) MatMul(wt quant.Type) (ledger.MatMul, error) {
+	k, err := d.MatMulKernel(wt)
+	return k.MatMul, err
+}
+
+// MatMulKernel is MatMul with the variant's ID and prepared form.
+func (d *Dispatcher) MatMulKernel(wt quant.Type) (MatMulKernel, error) {
 	op := ledger.MatMulOp(wt)
 	if _, ok := ledger.LookupOp(op); !ok {
-		return nil, fmt.Errorf("matmul for %s weights: promoted: unknown op %q", wt, op)
+		return MatMulKernel{}, fmt.Errorf("matmul for %s weights: promoted: unknown op %q", wt, op)
 	}
 	_, forced := d.overrides[op]
 	if forced || len(d.prefs.Ops[op]) > 0 {
 		v, err := d.Resolve(op)
 		if err != nil {
-			return nil, fmt.Errorf("matmul for %s weights: %w", wt, err)
+			return MatMulKernel{}, fmt.Errorf("matmul for %s weights: %w", wt, err)
 		}
 		if forced || (v.Name != "naive" && v.Name != MatVecLoopName) {
-			return v.Impl.(ledger.MatMul), nil
+			return MatMulKernel{ID: v.ID(), MatMul: v.Impl.(ledger.MatMul), Prepared: v.Prepared}, nil
 		}
 	}
 	mv, err := d.MatVec(wt)
 	if err != nil {
-		return nil, fmt.Errorf("matmul for %s weights: %w", wt, err)
+		return MatMulKernel{}, fmt.Errorf("matmul for %s weights: %w", wt, err)
 	}
 	mvv, _ := d.Resolve(ledger.MatVecOp(wt))
-	d.note(op, op+":matvec-loop("+mvv.Name+")")
-	return matVecLoop(mv, ledger.ActivationType(wt)), nil
+	id := op + ":matvec-loop(" + mvv.Name + ")"
+	d.note(op, id)
+	return MatMulKernel{ID: id, MatMul: matVecLoop(mv, ledger.ActivationType(wt))}, nil
 }
 
 // MatVecLoopName is the matmul variant that loops the promoted matvec.
@@ -413,6 +429,15 @@ func MatMul(wt quant.Type) (ledger.MatMul, error) {
 		return nil, err
 	}
 	return Default().MatMul(wt)
+}
+
+// MatMulFor returns the engine's matrix-matrix kernel for weight type wt
+// with its ID and prepared form.
+func MatMulFor(wt quant.Type) (MatMulKernel, error) {
+	if err := Validate(); err != nil {
+		return MatMulKernel{}, err
+	}
+	return Default().MatMulKernel(wt)
 }
 
 // Quantize returns the engine's activation quantizer into type t.

@@ -202,6 +202,38 @@ bf16)
 	grep -E "ours vs llama.cpp|criteria|^--- |^ok|^PASS|^FAIL|diverg" "$OUT/agree.txt" | head -12
 	pp3b bf16 "both engines on a bf16 KV cache" --kv-type bf16
 	;;
+split)
+	# Prepared batches (activations laid out once, rows dealt in chunks of
+	# 64 to whichever worker is free) against the static split (one call per
+	# worker on half the rows, each laying out the whole batch): the gate of
+	# the prepared forms on AMX, the llama.cpp agreement test, then 3B
+	# pp1024 with each schedule, alternating, ROUNDS rounds of one run.
+	log gate; timeout 120 $B/ledger gate --op matmul/q4_k,matmul/q6_k --shapes 3B > "$OUT/gate.txt" 2>&1; tail -2 "$OUT/gate.txt"
+	grep -a "^fail" "$OUT/gate.txt" | head -5
+	log "llama.cpp agreement"
+	timeout 120 $B/llama.test -test.run 'TestSynthTinyMatchesLlamaCppAndReference/Q4_K_M|TestPreparedBatchSameAsStaticSplit' -test.count 1 -test.v > "$OUT/agree.txt" 2>&1
+	grep -aE "ours vs llama.cpp|criteria|^--- |^ok|^PASS|^FAIL|diverg" "$OUT/agree.txt" | head -12
+	models llama3.2-3b
+	unset DAMASCUS_KERNELS
+	for r in $(seq 1 "${ROUNDS:-4}"); do
+		for mode in prepared static; do
+			flag=; [ $mode = static ] && flag=-static-split
+			printf "round %d %-8s: " $r $mode
+			$B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf -p 1024 -r 1 -t 2 -warmup-prompt 64 $flag 2>/dev/null | tr -d ' \n' | grep -o '"tokens_per_sec":\[[0-9.]*' | cut -d[ -f2
+		done
+	done 2>&1 | tee "$OUT/split.txt"
+	;;
+pp1b)
+	# The prefill protocol of record on the 1B preset (pp1024, RUNS runs).
+	models llama3.2-1b
+	unset DAMASCUS_KERNELS
+	log "e2e llama3.2-1b pp1024"
+	timeout "${E2E_TIMEOUT:-400}" $B/ledger e2e -m /tmp/llama3.2-1b.gguf --pp 1024 --tg 0 --runs "${RUNS:-10}" --warmup-prompt 64 --no-roofline \
+		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
+		--json "$OUT/e2e-1b-promoted.json" --store "$STORE" --note "$NOTE; promoted kernels, no override; each engine's default KV cache" \
+		> "$OUT/e2e-1b-promoted.txt" 2>&1
+	grep -aE "prefill|recorded" "$OUT/e2e-1b-promoted.txt" | tail -3
+	;;
 bestkv)
 	# Each engine on its fastest 16-bit KV cache: Damascus bf16 (amx-bf16
 	# prefill attention), llama.cpp f16 (its default and its fastest here);
@@ -313,10 +345,10 @@ kernels)
 	log run; timeout 300 $B/ledger run --op matmul/q4_k,matmul/q6_k --shapes 3B --runs 10 --store "$STORE" --note "$NOTE" > "$OUT/run.txt" 2>&1; tail -40 "$OUT/run.txt"
 	;;
 scaling)
-	# Prefill scaling 1→16 threads, Damascus beside llama.cpp.
+	# Prefill scaling 1→16 threads, Damascus beside llama.cpp, the promoted
+	# kernels (DAMASCUS_KERNELS, when set, overrides them).
 	models llama3.2-3b
-	export DAMASCUS_KERNELS=${DAMASCUS_KERNELS:-matmul/q4_k=amx-int8,matmul/q6_k=amx-int8}
-	for t in 1 2 4 8 16; do
+	for t in ${THREADS_LIST:-1 2 4 8 16}; do
 		log "scaling t=$t"
 		timeout 150 $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 256 --tg 0 --runs 3 --threads $t \
 			--cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \

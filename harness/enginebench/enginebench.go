@@ -44,6 +44,9 @@ type Config struct {
 	// KVType is the KV cache type, "f32" (the default, "" included), "f16"
 	// or "bf16".
 	KVType string `json:"kv_type,omitempty"`
+	// StaticSplit runs prefill matmuls with the static split of rows
+	// (llama.Options.StaticSplit), to compare with the prepared batches.
+	StaticSplit bool `json:"static_split,omitempty"`
 }
 
 // Test is one ppN or tgN test, in the fields of llamacpp.BenchTest.
@@ -155,7 +158,7 @@ func benchOne(m *llama.Model, cfg Config, nPrompt, nGen int, bos int32, rng *ran
 		t.Name = "tg" + strconv.Itoa(nGen)
 	}
 	kv, _ := ParseKVType(cfg.KVType) // checked by Run
-	c, err := m.NewContext(llama.Options{NCtx: nPrompt + nGen, NBatch: cfg.NBatch, Threads: cfg.Threads, KVType: kv})
+	c, err := m.NewContext(llama.Options{NCtx: nPrompt + nGen, NBatch: cfg.NBatch, Threads: cfg.Threads, KVType: kv, StaticSplit: cfg.StaticSplit})
 	if err != nil {
 		return t, fmt.Errorf("%s: %w", t.Name, err)
 	}
@@ -267,6 +270,9 @@ func (cfg Config) Args() []string {
 	if cfg.KVType != "" {
 		a = append(a, "-kv="+cfg.KVType)
 	}
+	if cfg.StaticSplit {
+		a = append(a, "-static-split")
+	}
 	if cfg.WarmupPrompt > 0 {
 		a = append(a, "-warmup-prompt="+strconv.Itoa(cfg.WarmupPrompt))
 	}
@@ -311,6 +317,7 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random prompt tokens (0: 1)")
 	fs.StringVar(&cfg.Weights, "weights", string(llama.DefaultPlacement), "where the weights live: huge (copied to anonymous huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
 	fs.StringVar(&cfg.KVType, "kv", "", "KV cache type: f32 (default), f16 or bf16")
+	fs.BoolVar(&cfg.StaticSplit, "static-split", false, "prefill matmuls split rows statically, one call per worker (the schedule before prepared batches)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -254,6 +254,15 @@ func (c *Case) Check(v ledger.Variant) (m Metrics, err error) {
 			return m, fmt.Errorf("output %d is %v", i, f)
 		}
 	}
+	if v.Prepared != nil {
+		var mismatch error
+		if err := protect(func() { mismatch = c.checkPrepared(v.Prepared, outF) }); err != nil {
+			return m, fmt.Errorf("prepared form: %w", err)
+		}
+		if mismatch != nil {
+			return m, fmt.Errorf("prepared form: %w", mismatch)
+		}
+	}
 	y := make([]float32, len(c.idx))
 	for i, j := range c.idx {
 		y[i] = outF[j]
@@ -271,6 +280,42 @@ func (c *Case) Check(v ledger.Variant) (m Metrics, err error) {
 		}
 	}
 	return m, nil
+}
+
+// checkPrepared runs a matmul variant's prepared form on the case, the
+// activations laid out in ranges of p.Align rows from the last to the first
+// and the weight rows in three ranges cut anywhere, and requires the output
+// of its MatMul (want) bit for bit, gaps included.
+func (c *Case) checkPrepared(p *ledger.PreparedMatMul, want []float32) error {
+	w := c.W
+	s := w.Shape
+	prep := make([]byte, p.Size(s.N, s.K))
+	for j1 := s.N; j1 > 0; {
+		j0 := (j1 - 1) / p.Align * p.Align
+		p.Prepare(prep, w.XQ, j0, j1, s.N, s.K)
+		j1 = j0
+	}
+	got := make([]float32, len(want))
+	for i := range got {
+		got[i] = guardValue
+	}
+	rb, err := quant.RowSize(w.Op.Type, int64(s.K))
+	if err != nil {
+		return err
+	}
+	cuts := []int{0, s.Rows / 3, s.Rows/3 + (s.Rows+1)/2, s.Rows}
+	for i := 1; i < len(cuts); i++ {
+		lo, hi := cuts[i-1], min(cuts[i], s.Rows)
+		if lo < hi {
+			p.Run(got[lo:], w.LDD, w.W[int64(lo)*rb:int64(hi)*rb], hi-lo, prep, s.N, s.K)
+		}
+	}
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			return fmt.Errorf("output %d (row %d, token %d) is %v, MatMul's %v", i, i%w.LDD, i/w.LDD, got[i], want[i])
+		}
+	}
+	return nil
 }
 
 // protect calls f, turning a panic into an error.

@@ -250,3 +250,50 @@ func TestForVariantBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestPreparedFormMustMatch: a matmul variant's prepared form passes only
+// when it gives its MatMul's output bit for bit, whatever the ranges.
+func TestPreparedFormMustMatch(t *testing.T) {
+	op, _ := ledger.LookupOp("matmul/q4_k")
+	shape := ledger.Shape{Rows: 37, K: 512, N: 5}
+	mm := naive.MatMul(quant.Q4_K)
+	rowBytes, _ := quant.RowSize(quant.Q8_K, 512)
+	copied := func(prep, xq []byte, j0, j1, n, k int) {
+		copy(prep[j0*int(rowBytes):j1*int(rowBytes)], xq[j0*int(rowBytes):])
+	}
+	form := func(prepare func(prep, xq []byte, j0, j1, n, k int), run ledger.MatMul) *ledger.PreparedMatMul {
+		return &ledger.PreparedMatMul{Align: 2, Size: func(n, k int) int { return n * int(rowBytes) }, Prepare: prepare,
+			Run: func(dst []float32, ldd int, w []byte, rows int, prep []byte, n, k int) {
+				run(dst, ldd, w, rows, prep, n, k)
+			}}
+	}
+	for _, c := range []struct {
+		name string
+		p    *ledger.PreparedMatMul
+		want string // "" passes
+	}{
+		{"faithful", form(copied, mm), ""},
+		{"first-range-only", form(func(prep, xq []byte, j0, j1, n, k int) {
+			if j0 == 0 {
+				copied(prep, xq, j0, j1, n, k)
+			}
+		}, mm), "prepared form: output"},
+		{"one-ulp-off", form(copied, func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+			mm(dst, ldd, w, rows, xq, n, k)
+			dst[0] = math.Nextafter32(dst[0], 0)
+		}), "prepared form: output"},
+		{"panicker", form(copied, func([]float32, int, []byte, int, []byte, int, int) { panic("boom") }), "prepared form: panicked: boom"},
+	} {
+		cs, err := NewCase(op, shape, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = cs.Check(ledger.Variant{Op: op.Name, Name: c.name, Impl: mm, Prepared: c.p})
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: err = %v, want one mentioning %q", c.name, err, c.want)
+		}
+	}
+}

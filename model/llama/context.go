@@ -21,6 +21,10 @@ type Options struct {
 	// each computed with the roundings llama.cpp's graph applies to a cache
 	// of that type (F16 and BF16 round the queries and the probabilities).
 	KVType quant.Type
+	// StaticSplit runs every prefill matmul as one call per worker on a
+	// fixed share of the rows, each call laying out the whole batch's
+	// activations: the schedule before prepared kernels, kept to compare.
+	StaticSplit bool
 	// Capture, when set, receives every layer's output hidden state for
 	// every token evaluated (debugging and per-layer comparisons).
 	Capture CaptureFunc
@@ -32,6 +36,11 @@ type linear struct {
 	at quant.Type // activation type its kernels take
 	mv ledger.MatVec
 	mm ledger.MatMul
+	// prep is mm in two steps (nil when its kernel has none): batches then
+	// lay their activations out once and deal the rows in chunks. Tasks
+	// whose kernels share mmID share the layout.
+	prep *ledger.PreparedMatMul
+	mmID string
 }
 
 type layerOps struct{ q, k, v, out, gate, up, down linear }
@@ -83,6 +92,10 @@ type Context struct {
 	lins  [3]linTask
 	nlin  int
 	linFn func(w, n int)
+	// prepFn lays out a prepared batch's activations (prepWork) into
+	// prepBufs, one buffer per task at most.
+	prepFn   func(w, n int)
+	prepBufs [3][]byte
 	// deal hands out decode's matvec rows (and attention's heads) in
 	// chunks, so a worker that falls behind is helped instead of waited
 	// for; dealt says the current linear task uses it, and lins[i]'s chunks
@@ -105,7 +118,18 @@ type linTask struct {
 	xq    []byte
 	n     int
 	chunk int // rows per dealt chunk
+	// prep is the activations laid out for l.prep (a batch run prepared);
+	// owner says this task lays it out (the first task of its layout).
+	prep  []byte
+	owner bool
 }
+
+// batchChunkRows is the rows per dealt chunk of a prepared batch matmul:
+// four row tiles of the tile kernels. A chunk of the 3B's up projection at
+// 1024 tokens is then about 1.5 ms of tile work, so taking one costs
+// nothing next to it, while a matrix is still 16 to 128 chunks for the
+// workers to even out.
+const batchChunkRows = 64
 
 // dealBytes is about how much weight data one dealt chunk of a matvec
 // streams: large enough that taking a chunk (one uncontended
@@ -164,9 +188,14 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 			err = fmt.Errorf("%s: %w", w.Name, err)
 			return l
 		}
-		if l.mm, err = promoted.MatMul(w.Type); err != nil {
-			err = fmt.Errorf("%s: %w", w.Name, err)
+		mk, e := promoted.MatMulFor(w.Type)
+		if e != nil {
+			err = fmt.Errorf("%s: %w", w.Name, e)
 			return l
+		}
+		l.mm, l.mmID = mk.MatMul, mk.ID
+		if !opts.StaticSplit {
+			l.prep = mk.Prepared
 		}
 		if _, ok := c.quant[l.at]; !ok {
 			var q ledger.Quantize
@@ -221,6 +250,7 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 	c.pool = pool.New(opts.Threads)
 	c.deal = pool.NewDealer(c.pool.Size())
 	c.linFn = c.linWork
+	c.prepFn = c.prepWork
 	c.attnFn = c.attnWork
 	c.rowsFn = c.rowWork
 	c.rowErrs = make([]error, c.pool.Size())
@@ -380,21 +410,76 @@ func (c *Context) linearRun3(a *linear, da []float32, b *linear, db []float32, c
 
 // runLins runs c.lins[:nlin] on the pool. A single token's matvecs are
 // dealt in chunks of rows (whole 64-byte lines of dst, about dealBytes of
-// weights each) over all the task's matrices in order; batches split each
-// matrix's rows statically, the matmul kernels tiling their own share.
+// weights each) over all the task's matrices in order. A batch whose
+// kernels have a prepared form lays its activations out once (each worker a
+// share of the tokens) and deals batchChunkRows rows at a time the same
+// way; other batches split each matrix's rows statically, the matmul
+// kernels laying out the activations and tiling their own share.
 func (c *Context) runLins() {
-	c.dealt = c.lins[0].n == 1 && c.pool.Size() > 1
-	if c.dealt {
-		total := 0
-		for i := range c.nlin {
-			t := &c.lins[i]
-			t.chunk = max(16, dealBytes/t.l.w.RowSize&^15)
-			total += (t.l.w.Rows + t.chunk - 1) / t.chunk
-			c.chunkEnd[i] = total
-		}
-		c.deal.Reset(total, c.pool.Size())
+	n := c.lins[0].n
+	c.dealt = c.pool.Size() > 1 && (n == 1 || c.prepared())
+	if !c.dealt {
+		c.pool.Run(c.linFn)
+		return
 	}
+	if n > 1 {
+		c.pool.Run(c.prepFn)
+	}
+	total := 0
+	for i := range c.nlin {
+		t := &c.lins[i]
+		if n == 1 {
+			t.chunk = max(16, dealBytes/t.l.w.RowSize&^15)
+		} else {
+			t.chunk = batchChunkRows
+		}
+		total += (t.l.w.Rows + t.chunk - 1) / t.chunk
+		c.chunkEnd[i] = total
+	}
+	c.deal.Reset(total, c.pool.Size())
 	c.pool.Run(c.linFn)
+}
+
+// prepared reports whether every matrix of the batch task has a prepared
+// form, and if so gives each task its layout buffer, shared by the tasks
+// of one kernel (they share their input).
+func (c *Context) prepared() bool {
+	for i := range c.nlin {
+		if c.lins[i].l.prep == nil {
+			return false
+		}
+	}
+	for i := range c.nlin {
+		t := &c.lins[i]
+		t.owner = true
+		for j := range i {
+			if c.lins[j].l.mmID == t.l.mmID && &c.lins[j].xq[0] == &t.xq[0] {
+				t.prep, t.owner = c.lins[j].prep, false
+				break
+			}
+		}
+		if t.owner {
+			size := t.l.prep.Size(t.n, t.l.w.Cols)
+			if cap(c.prepBufs[i]) < size {
+				c.prepBufs[i] = make([]byte, size)
+			}
+			t.prep = c.prepBufs[i][:size]
+		}
+	}
+	return true
+}
+
+// prepWork lays out worker w's share of the batch's tokens for each layout
+// the task needs.
+func (c *Context) prepWork(w, nw int) {
+	for i := range c.nlin {
+		t := &c.lins[i]
+		if t.owner {
+			if lo, hi := pool.Split(t.n, w, nw, t.l.prep.Align); lo < hi {
+				t.l.prep.Prepare(t.prep, t.xq, lo, hi, t.n, t.l.w.Cols)
+			}
+		}
+	}
 }
 
 // quantized returns x's n rows quantized to l's activation type, reusing
@@ -436,7 +521,11 @@ func (c *Context) linWork(w, nw int) {
 		lo := (ch - first) * t.chunk
 		hi := min(lo+t.chunk, t.l.w.Rows)
 		rs := t.l.w.RowSize
-		t.l.mv(t.dst[lo:hi], t.l.w.Data[lo*rs:hi*rs], t.xq, t.l.w.Cols)
+		if t.n == 1 {
+			t.l.mv(t.dst[lo:hi], t.l.w.Data[lo*rs:hi*rs], t.xq, t.l.w.Cols)
+		} else {
+			t.l.prep.Run(t.dst[lo:], t.l.w.Rows, t.l.w.Data[lo*rs:hi*rs], hi-lo, t.prep, t.n, t.l.w.Cols)
+		}
 	}
 }
 

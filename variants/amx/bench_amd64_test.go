@@ -145,13 +145,13 @@ func BenchmarkPack(b *testing.B) {
 	})
 	for _, v := range []struct {
 		name string
-		pack func(pack, xq []byte, n, nb int, sum32 bool)
+		pack func(pack, xq []byte, j0, j1, n, nb int, sum32 bool)
 	}{{"go", packActivationsGo}, {"avx512", packActivations}} {
 		b.Run("activations=Q8_K/variant="+v.name+"/shape=3072x512", func(b *testing.B) {
 			xq := make([]byte, n*nb*q8kBytes)
 			pack := make([]byte, n/pairTokens*nb*aSBBytes)
 			for b.Loop() {
-				v.pack(pack, xq, n, nb, true)
+				v.pack(pack, xq, 0, n, n, nb, true)
 			}
 			b.ReportMetric(float64(len(xq))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 		})

@@ -48,6 +48,13 @@
 //     no twin: its control flow is tileKernelWR's, its tile program is
 //     checked by disassembly here and gated on AMX machines).
 //
+// Every tile-program variant also has a prepared form (ledger.PreparedMatMul):
+// the activation pack made once per batch, a pair of token tiles at a time
+// in ranges the engine's workers share out, then the kernel on any range
+// of rows. The engine deals such a batch's rows in chunks instead of
+// splitting them once per worker, and the pack is no longer made by every
+// worker over the whole batch.
+//
 // Prefill attention (op attention_batch, bf16 precision class):
 //
 //   - amx-bf16: the prefill attention of a BF16 KV cache, with the

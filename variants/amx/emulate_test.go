@@ -54,8 +54,8 @@ func TestEmulatedTileProgram(t *testing.T) {
 // the layouts and the digit/bsum algebra independently of the assembly.
 func emulate(typ quant.Type, dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
 	nb := k / qk
-	pack := make([]byte, (n+pairTokens-1)/pairTokens*nb*aSBBytes)
-	packActivations(pack, xq, n, nb, typ == quant.Q4_K)
+	pack := make([]byte, activationPackBytes(n, nb))
+	packActivations(pack, xq, 0, n, n, nb, typ == quant.Q4_K)
 	blk, packW := q4kBytes, packQ4K
 	if typ == quant.Q6_K {
 		blk, packW = q6kBytes, packQ6K

@@ -130,20 +130,43 @@ const l2Budget = 1 << 20
 
 func (p program) name() string { return variantName(p.amx) }
 
-// run is the tile program's driver: activations packed once, then for each
+// run is the tile program's driver: activations packed once, then
+// runPacked.
+func (f weightFormat) run(p program, dst []float32, ldd, rows int, xq []byte, n, k int, panels panelSource) {
+	f.check(p, dst, ldd, rows, n, k)
+	nb := k / qk
+	if len(xq) < n*nb*q8kBytes {
+		panic(fmt.Sprintf("amx %s %s: %d activation bytes for %d rows of %d", f.typ, p.name(), len(xq), n, k))
+	}
+	s := getScratch()
+	defer putScratch(s)
+	s.pack = aligned(s.pack, activationPackBytes(n, nb))
+	packActivations(s.pack, xq, 0, n, n, nb, f.sum32)
+	f.runPacked(p, s, dst, ldd, rows, s.pack, n, k, panels)
+}
+
+// check panics on operands the tile program cannot take.
+func (f weightFormat) check(p program, dst []float32, ldd, rows, n, k int) {
+	if need := (n-1)*ldd + rows; len(dst) < need || ldd < rows || k%qk != 0 {
+		panic(fmt.Sprintf("amx %s %s: bad operands: len(dst)=%d ldd=%d rows=%d n=%d k=%d",
+			f.typ, p.name(), len(dst), ldd, rows, n, k))
+	}
+}
+
+// runPacked runs the kernel over the activation pack of n tokens: for each
 // K block (p.kb super-blocks, or all of k), every row tile's panel through
 // the kernel, once per token group (p.groupPairs pairs, or all tokens).
-func (f weightFormat) run(p program, dst []float32, ldd, rows int, xq []byte, n, k int, panels panelSource) {
+// s holds the call's other buffers.
+func (f weightFormat) runPacked(p program, s *scratch, dst []float32, ldd, rows int, pack []byte, n, k int, panels panelSource) {
 	nb := k / qk
-	if need := (n-1)*ldd + rows; len(dst) < need || ldd < rows || k%qk != 0 || len(xq) < n*nb*q8kBytes {
-		panic(fmt.Sprintf("amx %s %s: bad operands: len(dst)=%d ldd=%d rows=%d n=%d k=%d len(xq)=%d",
-			f.typ, p.name(), len(dst), ldd, rows, n, k, len(xq)))
-	}
 	if nb == 0 {
 		for j := 0; j < n; j++ {
 			clear(dst[j*ldd : j*ldd+rows])
 		}
 		return
+	}
+	if len(pack) < activationPackBytes(n, nb) {
+		panic(fmt.Sprintf("amx %s %s: activation pack of %d bytes for %d rows of %d", f.typ, p.name(), len(pack), n, k))
 	}
 	flags := f.flags
 	if p.amx {
@@ -171,12 +194,8 @@ func (f weightFormat) run(p program, dst []float32, ldd, rows int, xq []byte, n,
 	case p.wres:
 		kernel, accTokens = tileKernelWR, pairs*pairTokens
 	}
-	s := getScratch()
-	defer putScratch(s)
-	s.pack = aligned(s.pack, pairs*nb*aSBBytes)
 	s.cbuf = aligned(s.cbuf, 8*tileBytes)
 	s.acc = aligned(s.acc, accTokens*tileRows*4)
-	packActivations(s.pack, xq, n, nb, f.sum32)
 	a := kernelArgs{
 		lddBytes:   4 * ldd,
 		n:          n,
@@ -211,7 +230,7 @@ func (f weightFormat) run(p program, dst []float32, ldd, rows int, xq []byte, n,
 			a.rowMask = 1<<rr - 1
 			for t0 := 0; t0 < n; t0 += group {
 				a.n = min(group, n-t0)
-				a.x = &s.pack[(t0/pairTokens)*a.pairStride+sb0*aSBBytes]
+				a.x = &pack[(t0/pairTokens)*a.pairStride+sb0*aSBBytes]
 				a.dst = &dst[t0*ldd+r0]
 				kernel(&a)
 			}
@@ -226,17 +245,59 @@ func matMul(f weightFormat, p program) ledger.MatMul {
 		if rows <= 0 || n <= 0 {
 			return
 		}
-		nb := k / qk
-		if len(w) < rows*nb*f.blkBytes {
-			panic(fmt.Sprintf("amx %s %s: %d weight bytes for %d rows of %d", f.typ, p.name(), len(w), rows, k))
-		}
-		rowBytes := nb * f.blkBytes
-		f.run(p, dst, ldd, rows, xq, n, k, func(s *scratch, r0, rr, sb0, nsb int) *byte {
-			s.panel = aligned(s.panel, nsb*wSBBytes)
-			f.pack(s.panel, w[r0*rowBytes:], rr, nb, sb0, nsb)
-			return &s.panel[0]
-		})
+		f.run(p, dst, ldd, rows, xq, n, k, f.unpacked(p, w, rows, k))
 	}
+}
+
+// unpacked is the panel source that unpacks row tiles of w (rows rows of
+// k) per call.
+func (f weightFormat) unpacked(p program, w []byte, rows, k int) panelSource {
+	nb := k / qk
+	if len(w) < rows*nb*f.blkBytes {
+		panic(fmt.Sprintf("amx %s %s: %d weight bytes for %d rows of %d", f.typ, p.name(), len(w), rows, k))
+	}
+	rowBytes := nb * f.blkBytes
+	return func(s *scratch, r0, rr, sb0, nsb int) *byte {
+		s.panel = aligned(s.panel, nsb*wSBBytes)
+		f.pack(s.panel, w[r0*rowBytes:], rr, nb, sb0, nsb)
+		return &s.panel[0]
+	}
+}
+
+// prepared is matMul(f, p) in two steps: the activation pack (a pair of
+// token tiles at a time) made once for all workers, then any row range's
+// kernel calls on it.
+func prepared(f weightFormat, p program) *ledger.PreparedMatMul {
+	return &ledger.PreparedMatMul{
+		Align: pairTokens,
+		Size:  func(n, k int) int { return activationPackBytes(n, k/qk) },
+		Prepare: func(prep, xq []byte, j0, j1, n, k int) {
+			nb := k / qk
+			if j0%pairTokens != 0 || j0 < 0 || j1 > n || len(xq) < n*nb*q8kBytes || len(prep) < activationPackBytes(n, nb) {
+				panic(fmt.Sprintf("amx %s %s: bad prepare: rows [%d, %d) of %d, k=%d, %d activation bytes, pack of %d",
+					f.typ, p.name(), j0, j1, n, k, len(xq), len(prep)))
+			}
+			if j0 < j1 {
+				packActivations(prep, xq, j0, j1, n, nb, f.sum32)
+			}
+		},
+		Run: func(dst []float32, ldd int, w []byte, rows int, prep []byte, n, k int) {
+			if rows <= 0 || n <= 0 {
+				return
+			}
+			f.check(p, dst, ldd, rows, n, k)
+			s := getScratch()
+			defer putScratch(s)
+			f.runPacked(p, s, dst, ldd, rows, prep, n, k, f.unpacked(p, w, rows, k))
+		},
+	}
+}
+
+// tileVariant is v with the tile program p for format f as its kernel, in
+// one step (Impl) and in two (Prepared).
+func tileVariant(f weightFormat, p program, v ledger.Variant) ledger.Variant {
+	v.Impl, v.Prepared = matMul(f, p), prepared(f, p)
+	return v
 }
 
 // MatMulQ4K is the AMX-INT8 fused-dequantize GEMM for Q4_K weights × Q8_K
@@ -270,27 +331,23 @@ func init() {
 	const amxNotes = "fused dequantize→int8 tiles: per call, 16 rows at a time unpacked into two 7-bit digit tiles of q·sc (sub-block scales folded in), " +
 		"TDPBSUD over 2 token tiles × 2 digits per 64-k chunk, per-super-block AVX-512 epilogue (digits, bsum term by VPDPWSSD, d·dx); K blocked by 8 super-blocks"
 	const vnniNotes = "the amx-int8 tile program with each tile product done by VPDPBUSD (16 token accumulators × 16 rows, activation dwords broadcast)"
-	for _, v := range []struct {
-		t         quant.Type
-		amx, vnni ledger.MatMul
-	}{{quant.Q4_K, MatMulQ4K, MatMulQ4KVNNI}, {quant.Q6_K, MatMulQ6K, MatMulQ6KVNNI}} {
-		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8", Family: ledger.FamilyFusedDequantAMX,
-			Features: amxFeatures, Impl: v.amx, Notes: amxNotes})
-		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "avx512-vnni-tiles", Family: ledger.FamilyAVX512VNNI,
-			Features: vnniFeatures, Impl: v.vnni, Notes: vnniNotes})
-		f, _ := formatOf(v.t)
+	for _, t := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+		f, _ := formatOf(t)
+		ledger.Register(tileVariant(f, program{amx: true, kb: kBlock}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "amx-int8", Family: ledger.FamilyFusedDequantAMX,
+			Features: amxFeatures, Notes: amxNotes}))
+		ledger.Register(tileVariant(f, program{kb: kBlock}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "avx512-vnni-tiles", Family: ledger.FamilyAVX512VNNI,
+			Features: vnniFeatures, Notes: vnniNotes}))
 		for _, kb := range []int{2, 4} {
-			ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: fmt.Sprintf("amx-int8-kb%d", kb), Family: ledger.FamilyFusedDequantAMX,
-				Features: amxFeatures, Impl: matMul(f, program{amx: true, kb: kb}),
-				Notes: fmt.Sprintf("amx-int8 with K blocks of %d super-blocks: the weight panel (%d KiB) stays in L1", kb, kb*wSBBytes/1024)})
+			ledger.Register(tileVariant(f, program{amx: true, kb: kb}, ledger.Variant{Op: ledger.MatMulOp(t), Name: fmt.Sprintf("amx-int8-kb%d", kb), Family: ledger.FamilyFusedDequantAMX,
+				Features: amxFeatures, Notes: fmt.Sprintf("amx-int8 with K blocks of %d super-blocks: the weight panel (%d KiB) stays in L1", kb, kb*wSBBytes/1024)}))
 		}
 		const lagNotes = ": each super-block's epilogue one super-block late, so its vector loads never read tile stores that have not reached the cache"
-		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-lag", Family: ledger.FamilyFusedDequantAMX,
-			Features: amxFeatures, Impl: matMul(f, program{amx: true, kb: kBlock, lag: true}), Notes: "amx-int8" + lagNotes})
-		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-kb4-lag", Family: ledger.FamilyFusedDequantAMX,
-			Features: amxFeatures, Impl: matMul(f, program{amx: true, kb: 4, lag: true}), Notes: "amx-int8-kb4" + lagNotes})
-		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "avx512-vnni-tiles-lag", Family: ledger.FamilyAVX512VNNI,
-			Features: vnniFeatures, Impl: matMul(f, program{kb: kBlock, lag: true}), Notes: "avx512-vnni-tiles" + lagNotes + " (here plain stores, which forward)"})
+		ledger.Register(tileVariant(f, program{amx: true, kb: kBlock, lag: true}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "amx-int8-lag", Family: ledger.FamilyFusedDequantAMX,
+			Features: amxFeatures, Notes: "amx-int8" + lagNotes}))
+		ledger.Register(tileVariant(f, program{amx: true, kb: 4, lag: true}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "amx-int8-kb4-lag", Family: ledger.FamilyFusedDequantAMX,
+			Features: amxFeatures, Notes: "amx-int8-kb4" + lagNotes}))
+		ledger.Register(tileVariant(f, program{kb: kBlock, lag: true}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "avx512-vnni-tiles-lag", Family: ledger.FamilyAVX512VNNI,
+			Features: vnniFeatures, Notes: "avx512-vnni-tiles" + lagNotes + " (here plain stores, which forward)"}))
 		const wresNotes = "the tile program with super-blocks outside and token pairs inside (tileKernelWR): each super-block's 8 KiB of weight tiles stays in L1 across every token pair " +
 			"instead of the K block's panel (69 KiB) streaming from L2 once per pair"
 		for _, w := range []struct {
@@ -312,25 +369,22 @@ func init() {
 			if !w.amx {
 				features, family = vnniFeatures, ledger.FamilyAVX512VNNI
 			}
-			ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: w.name, Family: family, Features: features,
-				Impl: matMul(f, program{amx: w.amx, kb: w.kb, wres: true, prefetch: w.prefetch, groupPairs: w.groups}), Notes: wresNotes + w.notes})
+			ledger.Register(tileVariant(f, program{amx: w.amx, kb: w.kb, wres: true, prefetch: w.prefetch, groupPairs: w.groups}, ledger.Variant{Op: ledger.MatMulOp(t), Name: w.name, Family: family, Features: features,
+				Notes: wresNotes + w.notes}))
 		}
 		const ilNotes = "amx-int8-wres with the next step's tile products interleaved into this step's epilogue (tileKernelIL: one chunk, then eight tokens, four times), " +
 			"so the epilogue does not queue behind 16 in-order TDPBSUDs; prefetches the step after next"
-		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-il", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
-			Impl: matMul(f, program{amx: true, kb: kBlock, interleave: true}), Notes: ilNotes})
+		ledger.Register(tileVariant(f, program{amx: true, kb: kBlock, interleave: true}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "amx-int8-il", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
+			Notes: ilNotes}))
 		for _, kb := range []int{2, 4, 16} {
-			ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: fmt.Sprintf("amx-int8-il-kb%d", kb), Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
-				Impl:  matMul(f, program{amx: true, kb: kb, interleave: true}),
-				Notes: fmt.Sprintf("%s; K blocks of %d super-blocks (activations of 512 tokens: %d KiB per block, against 1.2 MiB at 8)", ilNotes, kb, 512/pairTokens*kb*aSBBytes/1024)})
+			ledger.Register(tileVariant(f, program{amx: true, kb: kb, interleave: true}, ledger.Variant{Op: ledger.MatMulOp(t), Name: fmt.Sprintf("amx-int8-il-kb%d", kb), Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
+				Notes: fmt.Sprintf("%s; K blocks of %d super-blocks (activations of 512 tokens: %d KiB per block, against 1.2 MiB at 8)", ilNotes, kb, 512/pairTokens*kb*aSBBytes/1024)}))
 		}
-		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-il-g8", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
-			Impl: matMul(f, program{amx: true, interleave: true, groupPairs: 8}), Notes: ilNotes + "; one K block over all of k, tokens in groups of 8 pairs"})
-		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-il-early", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
-			Impl:  matMul(f, program{amx: true, kb: kBlock, interleave: true, early: true}),
-			Notes: ilNotes + "; the next step's chunk-0 operands loaded before this step's tile stores (overlapping the last products and the stores)"})
-		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(v.t), Name: "amx-int8-il-auto", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
-			Impl:  matMul(f, program{amx: true, kb: kBlock, interleave: true, groupPairs: 8, fitL2: true}),
-			Notes: ilNotes + "; per call, -il-g8's blocking where a group's activations fit 1 MiB (k ≤ 3584), else -il's"})
+		ledger.Register(tileVariant(f, program{amx: true, interleave: true, groupPairs: 8}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "amx-int8-il-g8", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
+			Notes: ilNotes + "; one K block over all of k, tokens in groups of 8 pairs"}))
+		ledger.Register(tileVariant(f, program{amx: true, kb: kBlock, interleave: true, early: true}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "amx-int8-il-early", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
+			Notes: ilNotes + "; the next step's chunk-0 operands loaded before this step's tile stores (overlapping the last products and the stores)"}))
+		ledger.Register(tileVariant(f, program{amx: true, kb: kBlock, interleave: true, groupPairs: 8, fitL2: true}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "amx-int8-il-auto", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
+			Notes: ilNotes + "; per call, -il-g8's blocking where a group's activations fit 1 MiB (k ≤ 3584), else -il's"}))
 	}
 }

@@ -63,18 +63,17 @@ const digitShift = 7
 // −32 of the quants).
 const q6Offset = 8192
 
-// packActivationsGo writes n Q8_K rows of nb super-blocks (xq) into the
-// activation pack, pairs ⌈n/32⌉ × nb × aSBBytes bytes. With sum32 the block
-// sums are those of 32 values (Q4_K's sub-blocks), halving the epilogue's
-// VPDPWSSDs, and the second half of each token's sums is left as it was.
-// packActivations is this, or its AVX-512 twin where that runs.
-func packActivationsGo(pack, xq []byte, n, nb int, sum32 bool) {
+// packActivationsGo writes Q8_K rows [j0, j1) of the n rows of nb
+// super-blocks in xq into the activation pack of all n rows, pairs ⌈n/32⌉ ×
+// nb × aSBBytes bytes; j0 is a multiple of pairTokens, so ranges split at
+// such multiples write disjoint bytes. With sum32 the block sums are those
+// of 32 values (Q4_K's sub-blocks), halving the epilogue's VPDPWSSDs, and
+// the second half of each token's sums is left as it was. packActivations
+// is this, or its AVX-512 twin where that runs.
+func packActivationsGo(pack, xq []byte, j0, j1, n, nb int, sum32 bool) {
 	rowBytes := nb * q8kBytes
-	pairs := (n + pairTokens - 1) / pairTokens
-	if n%pairTokens != 0 { // padding tokens of the last pair must be zero
-		clear(pack[(pairs-1)*nb*aSBBytes : pairs*nb*aSBBytes])
-	}
-	for t := 0; t < n; t++ {
+	clearPadding(pack, j1, n, nb)
+	for t := j0; t < j1; t++ {
 		p, tp := t/pairTokens, t%pairTokens
 		tileOff := (tp/tileRows)*tileBytes + (tp%tileRows)*chunkK
 		row := xq[t*rowBytes : (t+1)*rowBytes]
@@ -96,6 +95,20 @@ func packActivationsGo(pack, xq []byte, n, nb int, sum32 bool) {
 		}
 	}
 }
+
+// clearPadding zeroes the last pair of the pack when the range ending at j1
+// includes its first token and n leaves padding tokens in it: they must add
+// nothing. Cleared before the pair's tokens are written.
+func clearPadding(pack []byte, j1, n, nb int) {
+	pairs := (n + pairTokens - 1) / pairTokens
+	if n%pairTokens != 0 && j1 == n {
+		clear(pack[(pairs-1)*nb*aSBBytes : pairs*nb*aSBBytes])
+	}
+}
+
+// activationPackBytes is the size of the activation pack of n tokens of nb
+// super-blocks.
+func activationPackBytes(n, nb int) int { return (n + pairTokens - 1) / pairTokens * nb * aSBBytes }
 
 // digitTable[sc][q] is q·sc split into its two digits, lo | hi<<8.
 var digitTable = func() (t [64][16]uint16) {

@@ -21,18 +21,15 @@ var packAsm = len(cpufeat.Missing("avx512f", "avx512bw", "avx512vl")) == 0
 // packActivations is packActivationsGo with each token's super-blocks
 // moved by packTokenQ8K: 64-byte vector copies of the quants and the sums
 // of 32 by VPMADDWD, instead of a copy call per 64 bytes.
-func packActivations(pack, xq []byte, n, nb int, sum32 bool) {
-	if !packAsm || n <= 0 || nb <= 0 {
-		packActivationsGo(pack, xq, n, nb, sum32)
+func packActivations(pack, xq []byte, j0, j1, n, nb int, sum32 bool) {
+	if !packAsm || j0 >= j1 || nb <= 0 {
+		packActivationsGo(pack, xq, j0, j1, n, nb, sum32)
 		return
 	}
 	rowBytes := nb * q8kBytes
-	pairs := (n + pairTokens - 1) / pairTokens
-	_, _ = pack[pairs*nb*aSBBytes-1], xq[n*rowBytes-1]
-	if n%pairTokens != 0 { // padding tokens of the last pair must be zero
-		clear(pack[(pairs-1)*nb*aSBBytes : pairs*nb*aSBBytes])
-	}
-	for t := 0; t < n; t++ {
+	_, _ = pack[activationPackBytes(n, nb)-1], xq[j1*rowBytes-1]
+	clearPadding(pack, j1, n, nb)
+	for t := j0; t < j1; t++ {
 		p, tp := t/pairTokens, t%pairTokens
 		base := p * nb * aSBBytes
 		tileOff := (tp/tileRows)*tileBytes + (tp%tileRows)*chunkK
