@@ -144,6 +144,7 @@ type attnTask struct {
 	layer int
 	pos0  int // position of the first token of the batch
 	n     int
+	chunk int // query tokens per prefill task
 }
 
 // NewContext prepares a production context: kernels resolved for every weight
@@ -607,21 +608,37 @@ func (c *Context) ropeStoreHead(l, h int) {
 	c.storeHead(l, c.pos, h, k, c.vb[h*hd:(h+1)*hd])
 }
 
-// runAttn runs layer l's attention for the batch's n tokens on the pool.
+// runAttn runs layer l's attention for the batch's n tokens on the pool:
+// decode's tasks are the KV heads, a batch's are (KV head, chunk of
+// tokens), all dealt by c.deal.
 func (c *Context) runAttn(l, n int) {
 	c.at = attnTask{layer: l, pos0: c.pos, n: n}
 	c.invalidate()
-	c.deal.Reset(n*c.cfg.KVHeads, c.pool.Size())
+	tasks := c.cfg.KVHeads
+	if n > 1 {
+		perWorker := attnTasksPerWorker
+		if c.k32 == nil {
+			perWorker = 2 // each task widens its head's whole history
+		}
+		c.at.chunk = attnChunkTokens(n, c.cfg.KVHeads, c.pool.Size(), perWorker)
+		tasks *= (n + c.at.chunk - 1) / c.at.chunk
+	}
+	c.deal.Reset(tasks, c.pool.Size())
 	c.pool.Run(c.attnFn)
 }
 
-// attnChunkTokens is the query tokens of one batched-attention task: a KV
-// head's whole batch when that still gives each of the workers two tasks
-// (a kernel that converts its head's cache into panels then does so once
-// per layer), else equal slices of a multiple of 16 tokens (16 rows fill
-// the avx512 kernel's blocks for groups of 3 and 4 heads per KV head).
-func attnChunkTokens(n, kvHeads, workers int) int {
-	slices := (2*workers + kvHeads - 1) / kvHeads
+// attnTasksPerWorker is about how many prefill attention tasks each worker
+// gets over a float32 cache, where a task costs nothing beyond its blocks:
+// enough that dealing them evens out a worker slowed down for a while.
+const attnTasksPerWorker = 8
+
+// attnChunkTokens is the query tokens of one batched-attention task: equal
+// slices of a multiple of 16 tokens (16 rows fill the avx512 kernel's
+// blocks for groups of 3 and 4 heads per KV head), so that each of the
+// workers gets about perWorker tasks, or a KV head's whole batch when that
+// already does.
+func attnChunkTokens(n, kvHeads, workers, perWorker int) int {
+	slices := (perWorker*workers + kvHeads - 1) / kvHeads
 	c := (n + slices - 1) / slices
 	return (c + 15) / 16 * 16
 }
@@ -638,12 +655,16 @@ func (c *Context) attnWork(w, nw int) {
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	if t.n > 1 {
 		// Prefill: (KV head, chunk of tokens) tasks through the batched
-		// kernel. Later chunks see more positions, so tasks are dealt
-		// round-robin rather than in contiguous ranges.
-		chunk := attnChunkTokens(t.n, cfg.KVHeads, nw)
+		// kernel, dealt latest chunk first: later chunks see more
+		// positions, so the cheap tasks are left to even out the end.
+		chunk := t.chunk
 		chunks := (t.n + chunk - 1) / chunk
-		for task := w; task < chunks*cfg.KVHeads; task += nw {
-			ci, h := task/cfg.KVHeads, task%cfg.KVHeads
+		for {
+			task, ok := c.deal.Next(w)
+			if !ok {
+				return
+			}
+			ci, h := chunks-1-task/cfg.KVHeads, task%cfg.KVHeads
 			j0 := ci * chunk
 			nt := min(chunk, t.n-j0)
 			base, end := h*nctx*hd, t.pos0+j0+nt
@@ -656,7 +677,6 @@ func (c *Context) attnWork(w, nw int) {
 			c.attnB(c.att[qo:], c.q[qo:], qd, c.k32[t.layer][base:base+end*hd], c.v32[t.layer][base:base+end*hd],
 				nt, group, 1, hd, t.pos0+j0, scale)
 		}
-		return
 	}
 	// Decode: one task per KV head, dealt by c.deal: the head's rope and
 	// store, then its group's attention.
