@@ -96,9 +96,9 @@ type Context struct {
 	// prepBufs, one buffer per task at most.
 	prepFn   func(w, n int)
 	prepBufs [3][]byte
-	// deal hands out decode's matvec rows (and attention's heads) in
-	// chunks, so a worker that falls behind is helped instead of waited
-	// for; dealt says the current linear task uses it, and lins[i]'s chunks
+	// deal hands out the rows of decode's matvecs and of prepared batch
+	// matmuls, and attention's tasks, in chunks, so a worker that falls
+	// behind is helped instead of waited for; dealt says the current linear task uses it, and lins[i]'s chunks
 	// end at chunkEnd[i] in the dealt sequence.
 	deal     *pool.Dealer
 	dealt    bool
@@ -418,7 +418,7 @@ func (c *Context) linearRun3(a *linear, da []float32, b *linear, db []float32, c
 // kernels laying out the activations and tiling their own share.
 func (c *Context) runLins() {
 	n := c.lins[0].n
-	c.dealt = c.pool.Size() > 1 && (n == 1 || c.prepared())
+	c.dealt = c.pool.Size() > 1 && (n == 1 || c.planPrepared())
 	if !c.dealt {
 		c.pool.Run(c.linFn)
 		return
@@ -441,10 +441,10 @@ func (c *Context) runLins() {
 	c.pool.Run(c.linFn)
 }
 
-// prepared reports whether every matrix of the batch task has a prepared
-// form, and if so gives each task its layout buffer, shared by the tasks
-// of one kernel (they share their input).
-func (c *Context) prepared() bool {
+// planPrepared reports whether every matrix of the batch task has a
+// prepared form, and if so gives each task its layout buffer, shared by
+// the tasks of one kernel and input.
+func (c *Context) planPrepared() bool {
 	for i := range c.nlin {
 		if c.lins[i].l.prep == nil {
 			return false

@@ -47,6 +47,9 @@ var tileConfig = func() *iamx.Config {
 // scratch holds one call's buffers, 64-byte aligned.
 type scratch struct {
 	pack, panel, cbuf, acc []byte
+	// args is the kernel's argument block: the assembly is called through
+	// a func value, so a local one would escape and allocate per call.
+	args kernelArgs
 }
 
 // scratches is a free list rather than a sync.Pool: a pool is emptied by
@@ -196,7 +199,8 @@ func (f weightFormat) runPacked(p program, s *scratch, dst []float32, ldd, rows 
 	}
 	s.cbuf = aligned(s.cbuf, 8*tileBytes)
 	s.acc = aligned(s.acc, accTokens*tileRows*4)
-	a := kernelArgs{
+	a := &s.args
+	*a = kernelArgs{
 		lddBytes:   4 * ldd,
 		n:          n,
 		cbuf:       (*int32)(unsafe.Pointer(&s.cbuf[0])),
@@ -232,7 +236,7 @@ func (f weightFormat) runPacked(p program, s *scratch, dst []float32, ldd, rows 
 				a.n = min(group, n-t0)
 				a.x = &pack[(t0/pairTokens)*a.pairStride+sb0*aSBBytes]
 				a.dst = &dst[t0*ldd+r0]
-				kernel(&a)
+				kernel(a)
 			}
 		}
 	}
@@ -245,22 +249,28 @@ func matMul(f weightFormat, p program) ledger.MatMul {
 		if rows <= 0 || n <= 0 {
 			return
 		}
-		f.run(p, dst, ldd, rows, xq, n, k, f.unpacked(p, w, rows, k))
+		f.checkWeights(p, w, rows, k)
+		nb := k / qk
+		f.run(p, dst, ldd, rows, xq, n, k, func(s *scratch, r0, rr, sb0, nsb int) *byte {
+			return f.unpackPanel(s, w, nb, r0, rr, sb0, nsb)
+		})
 	}
 }
 
-// unpacked is the panel source that unpacks row tiles of w (rows rows of
-// k) per call.
-func (f weightFormat) unpacked(p program, w []byte, rows, k int) panelSource {
-	nb := k / qk
-	if len(w) < rows*nb*f.blkBytes {
+// unpackPanel unpacks the row tile at r0 (rr rows), super-blocks sb0 to
+// sb0+nsb, of w (rows of nb super-blocks) into s.panel: the panel source of
+// the variants that unpack per call. Callers wrap it in a func literal
+// passed straight to runPacked, which does not let it escape.
+func (f weightFormat) unpackPanel(s *scratch, w []byte, nb, r0, rr, sb0, nsb int) *byte {
+	s.panel = aligned(s.panel, nsb*wSBBytes)
+	f.pack(s.panel, w[r0*nb*f.blkBytes:], rr, nb, sb0, nsb)
+	return &s.panel[0]
+}
+
+// checkWeights panics unless w holds rows rows of k values.
+func (f weightFormat) checkWeights(p program, w []byte, rows, k int) {
+	if len(w) < rows*(k/qk)*f.blkBytes {
 		panic(fmt.Sprintf("amx %s %s: %d weight bytes for %d rows of %d", f.typ, p.name(), len(w), rows, k))
-	}
-	rowBytes := nb * f.blkBytes
-	return func(s *scratch, r0, rr, sb0, nsb int) *byte {
-		s.panel = aligned(s.panel, nsb*wSBBytes)
-		f.pack(s.panel, w[r0*rowBytes:], rr, nb, sb0, nsb)
-		return &s.panel[0]
 	}
 }
 
@@ -286,9 +296,13 @@ func prepared(f weightFormat, p program) *ledger.PreparedMatMul {
 				return
 			}
 			f.check(p, dst, ldd, rows, n, k)
+			f.checkWeights(p, w, rows, k)
+			nb := k / qk
 			s := getScratch()
 			defer putScratch(s)
-			f.runPacked(p, s, dst, ldd, rows, prep, n, k, f.unpacked(p, w, rows, k))
+			f.runPacked(p, s, dst, ldd, rows, prep, n, k, func(s *scratch, r0, rr, sb0, nsb int) *byte {
+				return f.unpackPanel(s, w, nb, r0, rr, sb0, nsb)
+			})
 		},
 	}
 }
