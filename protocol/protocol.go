@@ -106,7 +106,10 @@ type Engine struct {
 	// WeightsOnHugePages: "yes", "no", "partly (N MiB)" or "unavailable".
 	WeightsOnHugePages string   `json:"weights_on_huge_pages"`
 	Kernels            []string `json:"kernels,omitempty"` // op:variant the engine dispatched to
-	Notes              string   `json:"notes,omitempty"`
+	// KVCache is the engine's KV cache type: "f32", "f16" or "bf16"
+	// (empty in records made before it was kept).
+	KVCache string `json:"kv_cache,omitempty"`
+	Notes   string `json:"notes,omitempty"`
 }
 
 // Record is attached to every result: what was measured under which

@@ -92,7 +92,7 @@ func writeConditions(b *strings.Builder, recs []Record) {
 		if e := p.E2E; e != nil {
 			fmt.Fprintf(b, "- protocol: %s and %s, %d runs after %d warmup, %d threads, interleaved %v\n",
 				e.PromptTest(), e.GenTest(), e.Runs, e.WarmupRuns, e.Threads, e.Interleaved)
-			fmt.Fprintf(b, "- KV cache: %s\n", KVCaches(r.Run.Command))
+			fmt.Fprintf(b, "- KV cache: %s\n", KVCaches(r.Run))
 		}
 		if k := p.Kernel; k != nil {
 			fmt.Fprintf(b, "- protocol: %d interleaved runs per variant, samples ≥ %v, warmup %v, %d thread\n", k.Runs, k.MinSample, k.Warmup, k.Threads)
@@ -123,7 +123,7 @@ func LatestE2ERuns(all []Record) [][]Record {
 	for _, r := range all {
 		switch {
 		case r.Kind == KindRun && r.Run != nil && r.Run.Protocol.Model != nil:
-			model[r.RunID] = r.Run.Protocol.Model.SHA256 + " " + KVCaches(r.Run.Command)
+			model[r.RunID] = r.Run.Protocol.Model.SHA256 + " " + KVCaches(r.Run)
 		case r.Kind == KindE2E && r.E2E != nil:
 			if _, seen := tests[r.RunID]; !seen {
 				order = append(order, r.RunID)
@@ -147,10 +147,29 @@ func LatestE2ERuns(all []Record) [][]Record {
 	return out
 }
 
-// KVCaches names the KV cache type of each engine in an e2e command line
-// (its --kv-type and --llama-kv-type flags): each engine's default is F32
-// for Damascus and F16 for llama.cpp.
-func KVCaches(command string) string {
+// KVCaches names the KV cache type of each engine of an e2e run, as its
+// protocol record keeps them; records made before it kept them have them
+// read back from the command line (kvCachesOfCommand).
+func KVCaches(run *Run) string {
+	var d, l string
+	for _, e := range run.Protocol.Engines {
+		switch e.Name {
+		case "damascus":
+			d = e.KVCache
+		case "llama.cpp":
+			l = e.KVCache
+		}
+	}
+	if d == "" || l == "" {
+		return kvCachesOfCommand(run.Command)
+	}
+	return "damascus " + d + ", llama.cpp " + l
+}
+
+// kvCachesOfCommand names the KV cache type of each engine in an e2e
+// command line (its --kv-type and --llama-kv-type flags): each engine's
+// default is F32 for Damascus and F16 for llama.cpp.
+func kvCachesOfCommand(command string) string {
 	var kv, llama string
 	f := strings.Fields(command)
 	for i, a := range f {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -433,8 +434,10 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 	for _, c := range cs {
 		e := protocol.Engine{Name: c.name, WeightsOnHugePages: c.s.huge, Kernels: c.s.kernels, Notes: c.notes}
 		if !c.llama {
+			e.KVCache = cmp.Or(strings.ToLower(ef.kvType), "f32")
 			e.Notes = strings.Join(c.s.placement, "; ")
 		} else {
+			e.KVCache = cmp.Or(ef.llamaKV(), "f16")
 			variants = append(variants, c.s.variant)
 			libDir = append(libDir, c.s.libDir)
 		}

@@ -98,6 +98,12 @@ func TestE2ETiny(t *testing.T) {
 	} else if run != nil {
 		t.Logf("damascus: %s; on huge pages: %s", run.Protocol.Engines[0].Notes, run.Protocol.Engines[0].WeightsOnHugePages)
 	}
+	// Each engine's KV cache type, its default here.
+	if run := recs[0].Run; run != nil {
+		if got, want := results.KVCaches(run), "damascus f32, llama.cpp f16"; got != want || len(run.Protocol.Engines) < 2 || run.Protocol.Engines[1].KVCache != "f16" {
+			t.Errorf("KV caches recorded as %q (engines %+v), want %q", got, run.Protocol.Engines, want)
+		}
+	}
 }
 
 func TestPlacementNote(t *testing.T) {
