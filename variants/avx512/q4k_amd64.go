@@ -74,14 +74,27 @@ func q4kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb, dist int)
 
 // MatVecQ4KVNNIPrefetch is MatVecQ4KVNNI with software prefetches 2 KiB
 // ahead of the weights.
-var MatVecQ4KVNNIPrefetch = matVecQ4KPrefetch(2048)
+var MatVecQ4KVNNIPrefetch = matVecPrefetch(q4kRowsVNNIPrefetch, 2048)
 
-// matVecQ4KPrefetch returns MatVecQ4KVNNI with software prefetches dist bytes
-// ahead of the weights (the closures are made once, so calls allocate
-// nothing).
-func matVecQ4KPrefetch(dist int) func(dst []float32, w, xq []byte, k int) {
-	kernel := func(dst *float32, rows int, w, xq *byte, nb int) { q4kRowsVNNIPrefetch(dst, rows, w, xq, nb, dist) }
-	return func(dst []float32, w, xq []byte, k int) { superBlockRows(kernel, dst, w, xq, k) }
+// prefetchRowKernel is a rowKernel that prefetches dist bytes ahead of the
+// weights.
+type prefetchRowKernel func(dst *float32, rows int, w, xq *byte, nb, dist int)
+
+// matVecPrefetch returns the MatVec of kernel with its prefetches dist bytes
+// ahead (the closures are made once, so calls allocate nothing).
+func matVecPrefetch(kernel prefetchRowKernel, dist int) ledger.MatVec {
+	rows := func(dst *float32, n int, w, xq *byte, nb int) { kernel(dst, n, w, xq, nb, dist) }
+	return func(dst []float32, w, xq []byte, k int) { superBlockRows(rows, dst, w, xq, k) }
+}
+
+// registerPrefetchSweep registers kernel as matvec/t's avx512-vnni-pfNk at
+// each distance of the sweep made for the Intel cores, where decode trailed.
+func registerPrefetchSweep(t quant.Type, kernel prefetchRowKernel) {
+	for _, kib := range []int{1, 4, 8, 16, 32} {
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(t), Name: fmt.Sprintf("avx512-vnni-pf%dk", kib), Family: ledger.FamilyAVX512VNNI,
+			Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: matVecPrefetch(kernel, kib<<10),
+			Notes: fmt.Sprintf("avx512-vnni-prefetch with the prefetches %d KiB ahead (a distance sweep for the Intel cores, where decode trails)", kib)})
+	}
 }
 
 func init() {
@@ -97,9 +110,5 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-prefetch", Family: ledger.FamilyAVX512VNNI,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ4KVNNIPrefetch),
 		Notes: "as avx512-vnni, with PREFETCHT0 2 KiB ahead of the weight stream (crosses 4 KiB pages, where the hardware prefetcher stops)"})
-	for _, kib := range []int{1, 4, 8, 16, 32} {
-		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: fmt.Sprintf("avx512-vnni-pf%dk", kib), Family: ledger.FamilyAVX512VNNI,
-			Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(matVecQ4KPrefetch(kib << 10)),
-			Notes: fmt.Sprintf("avx512-vnni-prefetch with the prefetches %d KiB ahead (a distance sweep for the Intel cores, where decode trails)", kib)})
-	}
+	registerPrefetchSweep(quant.Q4_K, q4kRowsVNNIPrefetch)
 }

@@ -3,8 +3,6 @@
 package avx512
 
 import (
-	"fmt"
-
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/model/quant"
 )
@@ -32,15 +30,7 @@ func q6kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb, dist int)
 
 // MatVecQ6KVNNIPrefetch is MatVecQ6KVNNI with software prefetches 2 KiB
 // ahead of the weights.
-var MatVecQ6KVNNIPrefetch = matVecQ6KPrefetch(2048)
-
-// matVecQ6KPrefetch returns MatVecQ6KVNNI with software prefetches dist bytes
-// ahead of the weights (the closures are made once, so calls allocate
-// nothing).
-func matVecQ6KPrefetch(dist int) func(dst []float32, w, xq []byte, k int) {
-	kernel := func(dst *float32, rows int, w, xq *byte, nb int) { q6kRowsVNNIPrefetch(dst, rows, w, xq, nb, dist) }
-	return func(dst []float32, w, xq []byte, k int) { superBlockRows(kernel, dst, w, xq, k) }
-}
+var MatVecQ6KVNNIPrefetch = matVecPrefetch(q6kRowsVNNIPrefetch, 2048)
 
 //go:noescape
 func q6kRows4VNNI(dst *float32, rows int, w, xq *byte, nb int)
@@ -65,9 +55,5 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-4row", Family: ledger.FamilyAVX512VNNI,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ6K4VNNI),
 		Notes: "as avx512-vnni, four rows per pass sharing the activation loads. A first interleaved ledger run on the shared 2-vCPU VM had it slower than one row on the large shapes (four interleaved weight streams), level on cache-resident ones"})
-	for _, kib := range []int{1, 4, 8, 16, 32} {
-		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: fmt.Sprintf("avx512-vnni-pf%dk", kib), Family: ledger.FamilyAVX512VNNI,
-			Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(matVecQ6KPrefetch(kib << 10)),
-			Notes: fmt.Sprintf("avx512-vnni-prefetch with the prefetches %d KiB ahead (a distance sweep for the Intel cores, where decode trails)", kib)})
-	}
+	registerPrefetchSweep(quant.Q6_K, q6kRowsVNNIPrefetch)
 }
