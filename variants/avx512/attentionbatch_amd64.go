@@ -28,6 +28,22 @@ func attnbRoundP16F16(s *float32, n int, inv *float32)
 //go:noescape
 func attnbWeightedSum16(o, p, v *float32, stride, headDim, n int, inv *float32)
 
+//go:noescape
+func attnbWeightedSum8x2(o, p, v *float32, stride, headDim, n int, inv *float32)
+
+// A weightedSum is a block's pass over the values: o[l·headDim + c] =
+// inv[l]·Σ_t p[t·16+l]·v[t][c] (attnbWeightedSum16 or attnbWeightedSum8x2).
+type weightedSum func(o, p, v *float32, stride, headDim, n int, inv *float32)
+
+// weightedSumFor is attnbWeightedSum8x2 when it takes headDim (a multiple
+// of 32), else attnbWeightedSum16; the two give the same bits.
+func weightedSumFor(headDim int) weightedSum {
+	if headDim%32 == 0 {
+		return attnbWeightedSum8x2
+	}
+	return attnbWeightedSum16
+}
+
 // attnbRows is the number of query rows (token, head) a block takes: one
 // per lane of a vector.
 const attnbRows = 16
@@ -68,7 +84,18 @@ func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, n
 		AttentionGQA(out[:width], q[:width], k[:nPos*stride], v[:nPos*stride], nHeads, nKVHeads, headDim, nPos, scale)
 		return
 	}
-	attentionBlocks(float32Cache, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+	attentionBlocks(float32Cache, attnbWeightedSum16, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+}
+
+// AttentionBatchWS is AttentionBatch with the pass over the values in
+// register tiles of eight rows × 32 columns (attnbWeightedSum8x2) where the
+// head size allows: fewer loads per FMA, the same results bit for bit.
+func AttentionBatchWS(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+	if nTokens == 1 && nHeads > 0 && headDim > 0 {
+		AttentionBatch(out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+		return
+	}
+	attentionBlocks(float32Cache, weightedSumFor(headDim), out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 }
 
 // AttentionBatchBF16 is AttentionBatch with the roundings of llama.cpp's
@@ -95,7 +122,7 @@ func attentionHalf(rc cacheRounding, out, q []float32, ld int, k, v []float32, n
 		attentionGQA(rc, out, q, k, v, nHeads, nKVHeads, headDim, pos0+1, scale)
 		return
 	}
-	attentionBlocks(rc, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+	attentionBlocks(rc, attnbWeightedSum16, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 }
 
 // cacheRounding is the arithmetic of the blocks: float32, or a 16-bit
@@ -125,8 +152,8 @@ var (
 )
 
 // attentionBlocks runs the sixteen-row blocks of every KV head, in float32
-// or with a 16-bit cache's roundings.
-func attentionBlocks(rc cacheRounding, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+// or with a 16-bit cache's roundings, ws passing over the values.
+func attentionBlocks(rc cacheRounding, ws weightedSum, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 	if nTokens <= 0 || nHeads <= 0 || headDim <= 0 {
 		return
 	}
@@ -192,7 +219,7 @@ func attentionBlocks(rc cacheRounding, out, q []float32, ld int, k, v []float32,
 				rc.probs(&s[0], n, &sc.inv[0])
 				sc.inv = [attnbRows]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 			}
-			attnbWeightedSum16(&o[0], &s[0], &v[g*headDim], 4*stride, headDim, n, &sc.inv[0])
+			ws(&o[0], &s[0], &v[g*headDim], 4*stride, headDim, n, &sc.inv[0])
 			for l := range nr {
 				r := r0 + l
 				off := r/group*ld + (g*group+r%group)*headDim
@@ -210,6 +237,12 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "avx512-f16", Family: ledger.FamilyAVX512,
 		Features: []string{"avx512f", "avx512vl"}, Precision: ledger.PrecisionF16, Impl: ledger.AttentionBatch(AttentionBatchF16),
 		Notes: "avx512-bf16 for an F16 KV cache: queries and probabilities rounded to IEEE half (VCVTPS2PH)"})
+	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "avx512-ws8x2", Family: ledger.FamilyAVX512,
+		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.AttentionBatch(AttentionBatchWS),
+		Notes: "avx512 with the pass over V in register tiles of 8 rows × 32 columns (2 value loads and 8 broadcasts per 16 FMAs, " +
+			"against 1 load and 16 broadcasts); bit for bit avx512's; head sizes not a multiple of 32 take avx512's pass. Level with avx512 " +
+			"on the dev VM (AMD Zen 5, 3B shapes, 10 runs, 20261130T022102Z-617d6d: -3% to +3%); not yet timed on Intel, whose two load ports " +
+			"are where avx512's 17 loads per 16 FMAs would bind"})
 	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "avx512", Family: ledger.FamilyAVX512,
 		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.AttentionBatch(AttentionBatch),
 		Notes: "per KV head, 16 query rows (token, head) in the lanes: scores 8 positions at a time with broadcast key elements, " +

@@ -348,3 +348,84 @@ wsPos:
 	JG wsChunk
 	VZEROUPPER
 	RET
+
+// Two columns' worth of one row's output: scale both accumulators by the
+// row's 1/Σ (off bytes into inv at R12, plus the half's CX) and store them
+// at AX and AX+64, then step AX to the next output row (R11 bytes).
+#define STORE_ROW2(za, zb, off) \
+	VMULPS.BCST off(R12)(CX*1), za, za; \
+	VMULPS.BCST off(R12)(CX*1), zb, zb; \
+	VMOVUPS za, (AX); \
+	VMOVUPS zb, 64(AX); \
+	ADDQ R11, AX
+
+// Eight rows' products with one position's 32 columns (Z0, Z1): row r's
+// probability broadcast once (off bytes into p at SI) for both halves.
+#define WS_ROW(off, za, zb) \
+	VBROADCASTSS off(SI), Z2; \
+	VFMADD231PS Z2, Z0, za; \
+	VFMADD231PS Z2, Z1, zb
+
+// func attnbWeightedSum8x2(o, p, v *float32, stride, headDim, n int, inv *float32)
+//
+// attnbWeightedSum16 with the register tile the other way: eight rows ×
+// thirty-two columns per pass over the positions (sixteen accumulators),
+// so a position costs two value loads and eight probability broadcasts for
+// sixteen FMAs instead of one load and sixteen broadcasts. Each output is
+// the same FMAs in the same order: bit for bit attnbWeightedSum16's.
+// headDim must be a multiple of 32.
+TEXT ·attnbWeightedSum8x2(SB), NOSPLIT, $0-56
+	MOVQ o+0(FP), DI
+	MOVQ v+16(FP), R10
+	MOVQ stride+24(FP), R9
+	MOVQ headDim+32(FP), BX
+	MOVQ inv+48(FP), R12
+	MOVQ BX, R11
+	SHLQ $2, R11 // an output row in bytes
+
+ws2Cols:
+	XORQ CX, CX // the half of the rows, as a byte offset into p's rows: 0 or 32
+
+ws2Half:
+	ZERO_Z8_Z23
+	MOVQ p+8(FP), SI
+	ADDQ CX, SI
+	MOVQ R10, DX
+	MOVQ n+40(FP), R8
+
+ws2Pos:
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	WS_ROW(0, Z8, Z9)
+	WS_ROW(4, Z10, Z11)
+	WS_ROW(8, Z12, Z13)
+	WS_ROW(12, Z14, Z15)
+	WS_ROW(16, Z16, Z17)
+	WS_ROW(20, Z18, Z19)
+	WS_ROW(24, Z20, Z21)
+	WS_ROW(28, Z22, Z23)
+	ADDQ $64, SI
+	ADDQ R9, DX
+	DECQ R8
+	JNZ ws2Pos
+	MOVQ CX, AX
+	SHRQ $2, AX
+	IMULQ R11, AX
+	ADDQ DI, AX // row 8·half's output, these columns
+	STORE_ROW2(Z8, Z9, 0)
+	STORE_ROW2(Z10, Z11, 4)
+	STORE_ROW2(Z12, Z13, 8)
+	STORE_ROW2(Z14, Z15, 12)
+	STORE_ROW2(Z16, Z17, 16)
+	STORE_ROW2(Z18, Z19, 20)
+	STORE_ROW2(Z20, Z21, 24)
+	STORE_ROW2(Z22, Z23, 28)
+	ADDQ $32, CX
+	CMPQ CX, $64
+	JLT ws2Half
+	ADDQ $128, DI
+	ADDQ $128, R10
+	SUBQ $32, BX
+	JG ws2Cols
+	VZEROUPPER
+	RET

@@ -54,9 +54,40 @@ func TestAttentionBatch(t *testing.T) {
 	kerneltest.AttentionBatch(t, AttentionBatch)
 }
 
+// AttentionBatchWS passes the reference check, and gives AttentionBatch's
+// bits (the same FMAs in the same order) over head sizes that take its
+// 8×32 pass (multiples of 32) and some that do not, tokens filling blocks
+// and not, with guards around the output and NaN in its gaps.
+func TestAttentionBatchWS(t *testing.T) {
+	need(t, "avx512f", "avx512vl")
+	kerneltest.AttentionBatch(t, AttentionBatchWS)
+	r := kerneltest.NewRand(5)
+	for _, c := range []struct{ heads, kvHeads, headDim, tokens, pos0, gap int }{
+		{3, 1, 128, 11, 250, 0}, {4, 1, 64, 13, 300, 3}, {8, 2, 32, 9, 17, 0}, {6, 3, 96, 21, 0, 5},
+		{4, 2, 160, 7, 40, 1}, {24, 8, 128, 17, 100, 0}, {2, 1, 48, 5, 9, 0},
+	} {
+		width, stride := c.heads*c.headDim, c.kvHeads*c.headDim
+		ld, nPos := width+c.gap, c.pos0+c.tokens
+		q := kerneltest.Floats(r, (c.tokens-1)*ld+width)
+		k, v := kerneltest.Floats(r, nPos*stride), kerneltest.Floats(r, nPos*stride)
+		wantBuf, want := kerneltest.Guarded((c.tokens-1)*ld + width)
+		gotBuf, got := kerneltest.Guarded((c.tokens-1)*ld + width)
+		scale := float32(1 / math.Sqrt(float64(c.headDim)))
+		AttentionBatch(want, q, ld, k, v, c.tokens, c.heads, c.kvHeads, c.headDim, c.pos0, scale)
+		AttentionBatchWS(got, q, ld, k, v, c.tokens, c.heads, c.kvHeads, c.headDim, c.pos0, scale)
+		kerneltest.CheckGuards(t, gotBuf)
+		for i := range gotBuf {
+			if math.Float32bits(gotBuf[i]) != math.Float32bits(wantBuf[i]) {
+				t.Fatalf("%+v: element %d is %v, AttentionBatch's %v", c, i, gotBuf[i], wantBuf[i])
+			}
+		}
+	}
+}
+
 func BenchmarkAttentionBatch(b *testing.B) {
 	need(b, "avx512f", "avx512vl")
 	kerneltest.BenchAttentionBatch(b, "avx512", AttentionBatch)
+	kerneltest.BenchAttentionBatch(b, "avx512-ws8x2", AttentionBatchWS)
 	kerneltest.BenchAttentionBatch(b, "per-token-gqa", func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 		w, stride := nHeads*headDim, nKVHeads*headDim
 		for j := range nTokens {
