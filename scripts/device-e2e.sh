@@ -229,6 +229,15 @@ split)
 		done
 	done 2>&1 | tee "$OUT/split.txt"
 	;;
+attnws)
+	# The float32 prefill attention's pass over V: avx512 against its 8x32
+	# register-tiled twin avx512-ws8x2 (level on the AMD dev VM) at the 3B
+	# shapes, 10 runs, for `ledger promote`.
+	log "attention sweep"
+	timeout "${SWEEP_TIMEOUT:-300}" $B/ledger run --op attention_batch --variant avx512,avx512-ws8x2 --shapes 3B --runs "${SWEEP_RUNS:-10}" \
+		--store "$STORE" --note "$NOTE" > "$OUT/sweep-attnws.txt" 2>&1
+	grep -E "^\| attention_batch.*\(3B|recorded" "$OUT/sweep-attnws.txt"
+	;;
 pp1b)
 	# The prefill protocol of record on the 1B preset (pp1024, RUNS runs).
 	models llama3.2-1b
