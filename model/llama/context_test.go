@@ -217,6 +217,7 @@ func TestPreparedBatchSameAsStaticSplit(t *testing.T) {
 	want := run(Options{NCtx: 128, NBatch: 64, Threads: 1})
 	for _, opts := range []Options{
 		{NCtx: 128, NBatch: 64, Threads: 3},
+		{NCtx: 128, NBatch: 20, Threads: 16}, // more workers than token pairs and than some matrices' chunks
 		{NCtx: 128, NBatch: 64, Threads: 2, StaticSplit: true},
 	} {
 		got := run(opts)
