@@ -27,6 +27,9 @@ type E2E struct {
 	// that many tokens (both engines alike); 0: the whole prompt.
 	WarmupPromptTokens int `json:"warmup_prompt_tokens,omitempty"`
 	Threads            int `json:"threads"` // the same for both engines
+	// Depth, when > 0, is the tokens already in the KV cache when each test
+	// starts (llama-bench's -d): tests then run at that context depth.
+	Depth int `json:"depth,omitempty"`
 	// SustainedSeconds is how long the sustained-decode test runs;
 	// throughput of its first and last SustainedWindow is the throttling proxy.
 	SustainedSeconds int `json:"sustained_seconds"`
@@ -44,8 +47,22 @@ func DefaultE2E() E2E {
 }
 
 // PromptTest and GenTest name the tests the way llama-bench does.
-func (e E2E) PromptTest() string { return fmt.Sprintf("pp%d", e.PromptTokens) }
-func (e E2E) GenTest() string    { return fmt.Sprintf("tg%d", e.GenTokens) }
+func (e E2E) PromptTest() string { return TestName(e.PromptTokens, 0, e.Depth) }
+func (e E2E) GenTest() string    { return TestName(0, e.GenTokens, e.Depth) }
+
+// TestName names a test as both engines' benches report it: ppN for a
+// prompt of N tokens, else tgN for N generated, with "@dD" when it runs
+// at context depth D.
+func TestName(prompt, gen, depth int) string {
+	name := fmt.Sprintf("pp%d", prompt)
+	if prompt == 0 {
+		name = fmt.Sprintf("tg%d", gen)
+	}
+	if depth > 0 {
+		name += fmt.Sprintf("@d%d", depth)
+	}
+	return name
+}
 
 // Validate rejects a protocol that cannot produce a result.
 func (e E2E) Validate() error {
@@ -56,6 +73,8 @@ func (e E2E) Validate() error {
 		return fmt.Errorf("protocol: runs %d < 1", e.Runs)
 	case e.WarmupRuns < 0:
 		return fmt.Errorf("protocol: warmup runs %d < 0", e.WarmupRuns)
+	case e.Depth < 0:
+		return fmt.Errorf("protocol: depth %d < 0", e.Depth)
 	case e.WarmupPromptTokens < 0:
 		return fmt.Errorf("protocol: warmup prompt tokens %d < 0", e.WarmupPromptTokens)
 	case e.Threads < 1:

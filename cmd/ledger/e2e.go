@@ -116,6 +116,7 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 		fs.IntVar(&f.prot.PromptTokens, "pp", f.prot.PromptTokens, "prompt tokens of the prefill test (0: none)")
 		fs.IntVar(&f.prot.GenTokens, "tg", f.prot.GenTokens, "generated tokens of the decode test (0: none)")
 		fs.IntVar(&f.prot.Runs, "runs", f.prot.Runs, "timed runs per engine and test")
+		fs.IntVar(&f.prot.Depth, "depth", 0, "tokens in the KV cache before each prefill and decode test, both engines (llama-bench's -d; 0: none); cold starts and sustained decode start empty")
 		fs.IntVar(&f.prot.WarmupPromptTokens, "warmup-prompt", 0, "tokens of the prefill test's untimed warmup in each process, both engines (0: the whole prompt, as llama-bench)")
 		fs.IntVar(&f.prot.Threads, "threads", f.prot.Threads, "threads, the same for both engines")
 		fs.StringVar(&f.jsonOut, "json", "", "also write the comparison as JSON to this file")
@@ -182,6 +183,7 @@ type benchSpec struct {
 	reps        int
 	noWarmup    bool
 	seed        uint64
+	depth       int // tokens in the cache before each test
 }
 
 // benchOut is what one bench process reported.
@@ -307,7 +309,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 	}
 	cs := []*contender{{name: "damascus", s: newEngineSamples(),
 		bench: func(b benchSpec) (*benchOut, *spawned, error) {
-			cfg := enginebench.Config{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, WarmupPrompt: p.WarmupPromptTokens, Seed: b.seed, Weights: ef.weights, KVType: ef.kvType}
+			cfg := enginebench.Config{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, WarmupPrompt: p.WarmupPromptTokens, Seed: b.seed, Weights: ef.weights, KVType: ef.kvType, Depth: b.depth}
 			sp, err := spawn(ctx, exe, append([]string{measuredCommand, enginebench.Command}, cfg.Args()...), nil)
 			if err != nil {
 				return nil, sp, fmt.Errorf("damascus bench: %w", err)
@@ -330,7 +332,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 		}
 		cs = append(cs, &contender{name: lc.name, llama: true, notes: lc.notes(), s: newEngineSamples(),
 			bench: func(b benchSpec) (*benchOut, *spawned, error) {
-				cfg := llamacpp.BenchConfig{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, WarmupPrompt: p.WarmupPromptTokens, Variant: lc.variant, Seed: b.seed, KVType: ef.llamaKV()}
+				cfg := llamacpp.BenchConfig{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, WarmupPrompt: p.WarmupPromptTokens, Variant: lc.variant, Seed: b.seed, KVType: ef.llamaKV(), Depth: b.depth}
 				sp, err := spawn(ctx, exe, append([]string{measuredCommand, llamacpp.BenchCommand}, cfg.Args()...), env)
 				if err != nil {
 					return nil, sp, fmt.Errorf("llama.cpp bench (%s): %w", lc.name, err)
@@ -354,7 +356,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 	for r := range p.Runs {
 		for i, c := range alternate(cs, r) {
 			pb.set(len(cs)*r+i, fmt.Sprintf("e2e round %d/%d %-12s %s %s", r+1, p.Runs, c.name, p.PromptTest(), p.GenTest()))
-			out, sp, err := c.bench(benchSpec{prompt: prompt, gen: gen, reps: 1, seed: 1})
+			out, sp, err := c.bench(benchSpec{prompt: prompt, gen: gen, reps: 1, seed: 1, depth: p.Depth})
 			if err != nil {
 				return err
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/promoted"
+	"github.com/damascus-llm/damascus/protocol"
 )
 
 // Config is one bench run. Zero values take llama-bench's defaults.
@@ -47,6 +48,10 @@ type Config struct {
 	// StaticSplit runs prefill matmuls with the static split of rows
 	// (llama.Options.StaticSplit), to compare with the prepared batches.
 	StaticSplit bool `json:"static_split,omitempty"`
+	// Depth, when > 0, is the tokens of a random prompt in the KV cache
+	// before each test (llama-bench's -d): made once per test, untimed, and
+	// each repetition starts from it again.
+	Depth int `json:"depth,omitempty"`
 }
 
 // Test is one ppN or tgN test, in the fields of llamacpp.BenchTest.
@@ -101,6 +106,9 @@ func Run(cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("damascus bench: test size %d must be positive", n)
 		}
 	}
+	if cfg.Depth < 0 {
+		return nil, fmt.Errorf("damascus bench: depth %d must not be negative", cfg.Depth)
+	}
 	place, err := llama.ParsePlacement(cfg.Weights)
 	if err != nil {
 		return nil, fmt.Errorf("damascus bench: %w", err)
@@ -153,12 +161,10 @@ func Run(cfg Config) (*Result, error) {
 }
 
 func benchOne(m *llama.Model, cfg Config, nPrompt, nGen int, bos int32, rng *rand.Rand) (Test, error) {
-	t := Test{NPrompt: nPrompt, NGen: nGen, Name: "pp" + strconv.Itoa(nPrompt)}
-	if nPrompt == 0 {
-		t.Name = "tg" + strconv.Itoa(nGen)
-	}
+	t := Test{NPrompt: nPrompt, NGen: nGen, Name: protocol.TestName(nPrompt, nGen, cfg.Depth)}
+	depth := cfg.Depth
 	kv, _ := ParseKVType(cfg.KVType) // checked by Run
-	c, err := m.NewContext(llama.Options{NCtx: nPrompt + nGen, NBatch: cfg.NBatch, Threads: cfg.Threads, KVType: kv, StaticSplit: cfg.StaticSplit})
+	c, err := m.NewContext(llama.Options{NCtx: depth + nPrompt + nGen, NBatch: cfg.NBatch, Threads: cfg.Threads, KVType: kv, StaticSplit: cfg.StaticSplit})
 	if err != nil {
 		return t, fmt.Errorf("%s: %w", t.Name, err)
 	}
@@ -170,12 +176,16 @@ func benchOne(m *llama.Model, cfg Config, nPrompt, nGen int, bos int32, rng *ran
 		}
 		return rng.Int32N(vocab)
 	}
+	// prompt evaluates n random tokens after the cached ones (a BOS first
+	// in an empty cache).
 	prompt := func(n int) error {
 		toks := make([]int32, n)
 		for i := range toks {
 			toks[i] = rng.Int32N(vocab)
 		}
-		toks[0] = first()
+		if c.Pos() == 0 {
+			toks[0] = first()
+		}
 		_, err := c.Eval(toks, false)
 		return err
 	}
@@ -189,8 +199,13 @@ func benchOne(m *llama.Model, cfg Config, nPrompt, nGen int, bos int32, rng *ran
 		}
 		return nil
 	}
+	if depth > 0 {
+		if err := prompt(depth); err != nil {
+			return t, fmt.Errorf("%s: depth prompt: %w", t.Name, err)
+		}
+	}
 	run := func(warm bool) error {
-		if err := c.Truncate(0); err != nil {
+		if err := c.Truncate(depth); err != nil {
 			return err
 		}
 		switch {
@@ -273,6 +288,9 @@ func (cfg Config) Args() []string {
 	if cfg.StaticSplit {
 		a = append(a, "-static-split")
 	}
+	if cfg.Depth > 0 {
+		a = append(a, "-d="+strconv.Itoa(cfg.Depth))
+	}
 	if cfg.WarmupPrompt > 0 {
 		a = append(a, "-warmup-prompt="+strconv.Itoa(cfg.WarmupPrompt))
 	}
@@ -317,6 +335,7 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random prompt tokens (0: 1)")
 	fs.StringVar(&cfg.Weights, "weights", string(llama.DefaultPlacement), "where the weights live: huge (copied to anonymous huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
 	fs.StringVar(&cfg.KVType, "kv", "", "KV cache type: f32 (default), f16 or bf16")
+	fs.IntVar(&cfg.Depth, "d", 0, "tokens in the KV cache before each test (llama-bench's -d; 0: none)")
 	fs.BoolVar(&cfg.StaticSplit, "static-split", false, "prefill matmuls split rows statically, one call per worker (the schedule before prepared batches)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {

@@ -10,8 +10,8 @@ import (
 )
 
 func TestArgs(t *testing.T) {
-	a := Config{Model: "m.gguf", Prompt: []int{512, 1024}, Gen: []int{128}, Threads: 2, NBatch: 256, Reps: 3, Seed: 7}.Args()
-	for _, want := range []string{"-m=m.gguf", "-p=512,1024", "-n=128", "-t=2", "-b=256", "-r=3", "-seed=7", "-no-warmup=false"} {
+	a := Config{Model: "m.gguf", Prompt: []int{512, 1024}, Gen: []int{128}, Threads: 2, NBatch: 256, Reps: 3, Seed: 7, Depth: 4096}.Args()
+	for _, want := range []string{"-m=m.gguf", "-p=512,1024", "-n=128", "-t=2", "-b=256", "-r=3", "-seed=7", "-no-warmup=false", "-d=4096"} {
 		if !slices.Contains(a, want) {
 			t.Errorf("Args() = %v lacks %s", a, want)
 		}
@@ -23,6 +23,7 @@ func TestBadConfigs(t *testing.T) {
 		{Model: "m.gguf"},
 		{Model: "m.gguf", Prompt: []int{0}},
 		{Model: "/nonexistent/m.gguf", Gen: []int{4}},
+		{Model: "m.gguf", Gen: []int{4}, Depth: -1},
 	} {
 		if _, err := Run(cfg); err == nil {
 			t.Errorf("Run(%+v): no error", cfg)
@@ -31,6 +32,26 @@ func TestBadConfigs(t *testing.T) {
 	var stderr bytes.Buffer
 	if err := Main([]string{"-p", "x"}, &bytes.Buffer{}, &stderr); err == nil || !strings.Contains(stderr.String()+err.Error(), "not a number") {
 		t.Errorf("bad -p: %v %s", err, stderr.String())
+	}
+}
+
+// With a depth the tests run after that many cached tokens, named as
+// llama-bench's "@d" tests; each repetition starts from the depth prompt
+// again (the context holds depth and one test, so a repetition that did
+// not would overflow it and fail).
+func TestRunDepth(t *testing.T) {
+	model := testdata.Stories260KGGUF.Require(t)
+	res, err := Run(Config{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 3, Threads: 1, Depth: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tests) != 2 || res.Tests[0].Name != "pp8@d40" || res.Tests[1].Name != "tg4@d40" {
+		t.Fatalf("tests %+v; want pp8@d40 and tg4@d40", res.Tests)
+	}
+	for _, bt := range res.Tests {
+		if len(bt.TokensPerSec) != 3 {
+			t.Errorf("%s: %d samples, want 3", bt.Name, len(bt.TokensPerSec))
+		}
 	}
 }
 

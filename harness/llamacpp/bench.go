@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/damascus-llm/damascus/protocol"
 )
 
 // BenchConfig is one llama-bench style run on one model: every prompt size
@@ -42,6 +44,10 @@ type BenchConfig struct {
 	// KVType is the KV cache type: "" (llama.cpp's default, f16), "f16",
 	// "f32" or "bf16" (llama-bench's -ctk/-ctv).
 	KVType string `json:"kv_type,omitempty"`
+	// Depth, when > 0, is the tokens of a random prompt in the KV cache
+	// before each test (llama-bench's -d): made once per test, untimed, and
+	// each repetition starts from it again.
+	Depth int `json:"depth,omitempty"`
 }
 
 func (c BenchConfig) withDefaults() BenchConfig {
@@ -134,6 +140,9 @@ func Bench(cfg BenchConfig) (*BenchResult, error) {
 			return nil, fmt.Errorf("llama.cpp bench: test size %d must be positive", n)
 		}
 	}
+	if cfg.Depth < 0 {
+		return nil, fmt.Errorf("llama.cpp bench: depth %d must not be negative", cfg.Depth)
+	}
 	if cfg.Poll < PollOff || cfg.Poll > 100 {
 		return nil, fmt.Errorf("llama.cpp bench: poll %d outside 1..100 (or PollOff)", cfg.Poll)
 	}
@@ -189,14 +198,10 @@ func Bench(cfg BenchConfig) (*BenchResult, error) {
 // a fresh context sized for the test, its own ggml threadpool, a warmup
 // (the whole prompt, or one generated token), then the timed repetitions.
 func benchOne(m *Model, cfg BenchConfig, nPrompt, nGen int, rng *rand.Rand) (BenchTest, error) {
-	t := BenchTest{NPrompt: nPrompt, NGen: nGen}
-	if nPrompt > 0 {
-		t.Name = "pp" + strconv.Itoa(nPrompt)
-	} else {
-		t.Name = "tg" + strconv.Itoa(nGen)
-	}
+	t := BenchTest{NPrompt: nPrompt, NGen: nGen, Name: protocol.TestName(nPrompt, nGen, cfg.Depth)}
+	depth := cfg.Depth
 	c, err := m.NewContext(ContextOptions{
-		NCtx: nPrompt + nGen, NBatch: cfg.NBatch, NUbatch: cfg.NUbatch,
+		NCtx: depth + nPrompt + nGen, NBatch: cfg.NBatch, NUbatch: cfg.NUbatch,
 		Threads: cfg.Threads, ThreadsBatch: cfg.Threads, FlashAttn: cfg.FlashAttn,
 		KVCacheF32: strings.EqualFold(cfg.KVType, "f32"), KVCacheBF16: strings.EqualFold(cfg.KVType, "bf16"),
 	})
@@ -217,17 +222,19 @@ func benchOne(m *Model, cfg BenchConfig, nPrompt, nGen int, rng *rand.Rand) (Ben
 		}
 		return rng.Int32N(nVocab)
 	}
-	prompt := func(n int) error {
+	// prompt decodes n random tokens at positions pos0 on (the first a
+	// BOS at position 0).
+	prompt := func(n, pos0 int) error {
 		toks := make([]int32, min(n, c.nBatch))
 		for done := 0; done < n; {
 			k := min(n-done, c.nBatch)
 			for i := range k {
 				toks[i] = rng.Int32N(nVocab)
 			}
-			if done == 0 {
+			if done == 0 && pos0 == 0 {
 				toks[0] = first()
 			}
-			if err := c.decode(toks[:k], done, nil); err != nil {
+			if err := c.decode(toks[:k], pos0+done, nil); err != nil {
 				return err
 			}
 			done += k
@@ -235,10 +242,10 @@ func benchOne(m *Model, cfg BenchConfig, nPrompt, nGen int, rng *rand.Rand) (Ben
 		c.m.l.llama.synchronize(c.h)
 		return nil
 	}
-	gen := func(n int) error {
+	gen := func(n, pos0 int) error {
 		tok := []int32{first()}
 		for i := range n {
-			if err := c.decode(tok, i, nil); err != nil {
+			if err := c.decode(tok, pos0+i, nil); err != nil {
 				return err
 			}
 			c.m.l.llama.synchronize(c.h)
@@ -247,29 +254,48 @@ func benchOne(m *Model, cfg BenchConfig, nPrompt, nGen int, rng *rand.Rand) (Ben
 		return nil
 	}
 
-	c.m.l.llama.memoryClear(c.m.l.llama.getMemory(c.h), false)
+	mem := c.m.l.llama.getMemory(c.h)
+	c.m.l.llama.memoryClear(mem, false)
+	// reset empties the cache down to the depth prompt.
+	reset := func() error {
+		if depth == 0 {
+			c.m.l.llama.memoryClear(mem, false)
+			return nil
+		}
+		if !c.m.l.llama.memorySeqRm(mem, 0, int32(depth), -1) {
+			return fmt.Errorf("llama_memory_seq_rm from position %d failed", depth)
+		}
+		return nil
+	}
+	if depth > 0 {
+		if err := prompt(depth, 0); err != nil {
+			return t, fmt.Errorf("%s: depth prompt: %w", t.Name, err)
+		}
+	}
 	if !cfg.NoWarmup {
 		var err error
 		switch {
 		case nPrompt > 0 && cfg.WarmupPrompt > 0:
-			err = prompt(min(cfg.WarmupPrompt, nPrompt))
+			err = prompt(min(cfg.WarmupPrompt, nPrompt), depth)
 		case nPrompt > 0:
-			err = prompt(nPrompt)
+			err = prompt(nPrompt, depth)
 		default:
-			err = gen(1)
+			err = gen(1, depth)
 		}
 		if err != nil {
 			return t, fmt.Errorf("%s warmup: %w", t.Name, err)
 		}
 	}
 	for range cfg.Reps {
-		c.m.l.llama.memoryClear(c.m.l.llama.getMemory(c.h), false)
+		if err := reset(); err != nil {
+			return t, fmt.Errorf("%s: %w", t.Name, err)
+		}
 		start := time.Now()
 		var err error
 		if nPrompt > 0 {
-			err = prompt(nPrompt)
+			err = prompt(nPrompt, depth)
 		} else {
-			err = gen(nGen)
+			err = gen(nGen, depth)
 		}
 		ns := time.Since(start).Nanoseconds()
 		if err != nil {

@@ -120,11 +120,35 @@ func TestRunBenchSpawned(t *testing.T) {
 	}
 }
 
+// With a depth the tests run after that many cached tokens: named as
+// llama-bench's "@d" tests, the context sized for depth and test, each
+// repetition starting from the depth prompt again (two repetitions of a
+// test that fills the context would overflow it otherwise).
+func TestBenchDepth(t *testing.T) {
+	requireLib(t)
+	model := testdata.Stories260KGGUF.Require(t)
+	res, err := Bench(BenchConfig{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 2, Threads: 1, Depth: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tests) != 2 || res.Tests[0].Name != "pp8@d40" || res.Tests[1].Name != "tg4@d40" {
+		t.Fatalf("tests %+v; want pp8@d40 and tg4@d40", res.Tests)
+	}
+	for _, bt := range res.Tests {
+		if len(bt.TokensPerSec) != 2 {
+			t.Errorf("%s: %d samples, want 2", bt.Name, len(bt.TokensPerSec))
+		}
+	}
+	if _, err := Bench(BenchConfig{Model: model, Gen: []int{4}, Depth: -1}); err == nil {
+		t.Error("negative depth accepted")
+	}
+}
+
 func TestBenchConfigArgsRoundTrip(t *testing.T) {
 	in := BenchConfig{
 		Model: "/m.gguf", Prompt: []int{512, 1024}, Gen: []int{128}, Threads: 2, NBatch: 256, NUbatch: 128,
 		Reps: 10, NoWarmup: true, NoMmap: true, NoRepack: true, FlashAttn: FlashAttnOn, Poll: PollOff,
-		Variant: "icelake", Seed: 9,
+		Variant: "icelake", Seed: 9, KVType: "bf16", WarmupPrompt: 64, Depth: 4096,
 	}
 	var out BenchConfig
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)

@@ -65,6 +65,7 @@ func (cfg *BenchConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&cfg.Reps, "r", cfg.Reps, "timed repetitions per test (0: 5)")
 	fs.BoolVar(&cfg.NoWarmup, "no-warmup", cfg.NoWarmup, "skip the untimed warmup run")
 	fs.IntVar(&cfg.WarmupPrompt, "warmup-prompt", cfg.WarmupPrompt, "tokens of a prefill test's warmup (0: the whole prompt)")
+	fs.IntVar(&cfg.Depth, "d", cfg.Depth, "tokens in the KV cache before each test (llama-bench's -d; 0: none)")
 	fs.BoolVar(&cfg.NoMmap, "no-mmap", cfg.NoMmap, "read weights into anonymous memory instead of mapping the file")
 	fs.BoolVar(&cfg.NoRepack, "no-repack", cfg.NoRepack, "disable llama.cpp's load-time weight repacking")
 	fs.Func("fa", "flash attention: on, off or auto (default auto)", func(s string) error {
@@ -103,6 +104,9 @@ func (cfg BenchConfig) Args() []string {
 	add("no-warmup", strconv.FormatBool(cfg.NoWarmup))
 	if cfg.WarmupPrompt > 0 {
 		add("warmup-prompt", strconv.Itoa(cfg.WarmupPrompt))
+	}
+	if cfg.Depth > 0 {
+		add("d", strconv.Itoa(cfg.Depth))
 	}
 	add("no-mmap", strconv.FormatBool(cfg.NoMmap))
 	add("no-repack", strconv.FormatBool(cfg.NoRepack))

@@ -34,6 +34,7 @@ type llamaFuncs struct {
 	getLogitsIth  func(ctx uintptr, i int32) *float32
 	getMemory     func(ctx uintptr) uintptr
 	memoryClear   func(mem uintptr, data bool)
+	memorySeqRm   func(mem uintptr, seq, p0, p1 int32) bool
 	setNThreads   func(ctx uintptr, nThreads, nThreadsBatch int32)
 	attachTP      func(ctx uintptr, tp, tpBatch uintptr)
 
@@ -76,6 +77,7 @@ func (f *llamaFuncs) bind(b *binder, h uintptr) {
 	b.bind(h, "llama_get_logits_ith", &f.getLogitsIth)
 	b.bind(h, "llama_get_memory", &f.getMemory)
 	b.bind(h, "llama_memory_clear", &f.memoryClear)
+	b.bind(h, "llama_memory_seq_rm", &f.memorySeqRm)
 	b.bind(h, "llama_set_n_threads", &f.setNThreads)
 	b.bind(h, "llama_attach_threadpool", &f.attachTP)
 
