@@ -47,19 +47,22 @@ func DefaultE2E() E2E {
 }
 
 // PromptTest and GenTest name the tests the way llama-bench does.
-func (e E2E) PromptTest() string { return TestName(e.PromptTokens, 0, e.Depth) }
-func (e E2E) GenTest() string    { return TestName(0, e.GenTokens, e.Depth) }
+func (e E2E) PromptTest() string { return atDepth(fmt.Sprintf("pp%d", e.PromptTokens), e.Depth) }
+func (e E2E) GenTest() string    { return atDepth(fmt.Sprintf("tg%d", e.GenTokens), e.Depth) }
 
 // TestName names a test as both engines' benches report it: ppN for a
 // prompt of N tokens, else tgN for N generated, with "@dD" when it runs
 // at context depth D.
 func TestName(prompt, gen, depth int) string {
-	name := fmt.Sprintf("pp%d", prompt)
-	if prompt == 0 {
-		name = fmt.Sprintf("tg%d", gen)
+	if prompt > 0 {
+		return atDepth(fmt.Sprintf("pp%d", prompt), depth)
 	}
+	return atDepth(fmt.Sprintf("tg%d", gen), depth)
+}
+
+func atDepth(name string, depth int) string {
 	if depth > 0 {
-		name += fmt.Sprintf("@d%d", depth)
+		return fmt.Sprintf("%s@d%d", name, depth)
 	}
 	return name
 }

@@ -57,3 +57,31 @@ func TestE2EValidate(t *testing.T) {
 		t.Error("test names")
 	}
 }
+
+func TestTestNames(t *testing.T) {
+	for _, c := range []struct {
+		e             E2E
+		prompt, gen   string
+		named, named0 string
+	}{
+		{E2E{PromptTokens: 1024, GenTokens: 256}, "pp1024", "tg256", "pp1024", "tg256"},
+		{E2E{PromptTokens: 0, GenTokens: 64, Depth: 4096}, "pp0@d4096", "tg64@d4096", "tg64@d4096", "tg64@d4096"},
+		{E2E{PromptTokens: 512, Depth: 8}, "pp512@d8", "tg0@d8", "pp512@d8", "tg0@d8"},
+	} {
+		if got := c.e.PromptTest(); got != c.prompt {
+			t.Errorf("%+v: PromptTest %q, want %q", c.e, got, c.prompt)
+		}
+		if got := c.e.GenTest(); got != c.gen {
+			t.Errorf("%+v: GenTest %q, want %q", c.e, got, c.gen)
+		}
+		if got := TestName(c.e.PromptTokens, c.e.GenTokens, c.e.Depth); got != c.named {
+			t.Errorf("%+v: TestName %q, want %q", c.e, got, c.named)
+		}
+		if got := TestName(0, c.e.GenTokens, c.e.Depth); got != c.named0 {
+			t.Errorf("%+v: TestName of its decode test %q, want %q", c.e, got, c.named0)
+		}
+	}
+	if err := (E2E{GenTokens: 4, Runs: 1, Threads: 1, Depth: -1}).Validate(); err == nil {
+		t.Error("negative depth validated")
+	}
+}
