@@ -466,7 +466,9 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 		}
 		tt := tests[t]
 		r := &results.E2E{Engine: engine, Test: tt.name, Unit: tt.unit, Samples: samples, Summary: stats.Summarize(samples), Notes: notes}
-		if tt.name == p.GenTest() && run.Roofline != nil {
+		// At a depth a decode step streams the KV cache too, in each
+		// engine's cache type: the weights alone no longer say the traffic.
+		if tt.name == p.GenTest() && run.Roofline != nil && p.Depth == 0 {
 			r.Notes = joinNote(r.Notes, bandwidthNote(r.Summary.Median, model.TensorBytes, *run.Roofline))
 		}
 		if tt.name == "sustained" {
