@@ -40,7 +40,7 @@ func everyValue() []gguf.KV {
 		{"arr.u16", gguf.U16s([]uint16{0, 65535})}, {"arr.i16", gguf.I16s([]int16{-32768, 32767})},
 		{"arr.u32", gguf.U32s([]uint32{1, math.MaxUint32})}, {"arr.i32", gguf.I32s([]int32{-1, math.MinInt32})},
 		{"arr.u64", gguf.U64s([]uint64{math.MaxUint64})}, {"arr.i64", gguf.I64s([]int64{math.MinInt64, 7})},
-		{"arr.f32", gguf.F32s([]float32{1.5, nan32, -0.0})}, {"arr.f64", gguf.F64s([]float64{nan64, 1e300})},
+		{"arr.f32", gguf.F32s([]float32{1.5, nan32, float32(math.Copysign(0, -1))})}, {"arr.f64", gguf.F64s([]float64{nan64, 1e300})},
 		{"arr.bool", gguf.Bools([]bool{true, false, true})},
 		{"arr.str", gguf.Strs([]string{"", "<s>", "▁a", "\x00"})},
 		{"arr.empty.u8", gguf.U8s(nil)}, {"arr.empty.str", gguf.Strs([]string{})},

@@ -77,14 +77,6 @@ func newBPEModel(t *Tokenizer, mergeList []string) (*bpeModel, error) {
 	return m, nil
 }
 
-// symText returns a symbol's byte-level text.
-func (m *bpeModel) symText(t *Tokenizer, id int32) string {
-	if id < m.nTokens {
-		return t.pieces[id]
-	}
-	return m.virtText[id-m.nTokens]
-}
-
 // encodeWord appends the ids of one pre-tokenized word (raw bytes).
 func (t *Tokenizer) bpeWord(dst []int32, word string, s *bpeScratch) []int32 {
 	m := t.bpe

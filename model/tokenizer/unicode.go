@@ -142,15 +142,6 @@ var byteToRune, runeToByte = func() (b2r [256]rune, r2b map[rune]byte) {
 	return b2r, r2b
 }()
 
-// byteLevelEncode maps raw bytes to their byte-level (GPT-2) text.
-func byteLevelEncode(raw string) string {
-	out := make([]byte, 0, 2*len(raw))
-	for i := 0; i < len(raw); i++ {
-		out = appendRune(out, byteToRune[raw[i]])
-	}
-	return string(out)
-}
-
 // byteLevelDecode maps byte-level text back to raw bytes; ok is false when
 // text holds a character outside the 256-character alphabet.
 func byteLevelDecode(text string) (raw []byte, ok bool) {
