@@ -1,7 +1,6 @@
 package llama
 
 import (
-	"github.com/damascus-llm/damascus/internal/pool"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/model/quant"
 )
@@ -78,6 +77,7 @@ func (c *Context) runRows() {
 	if t.n < minPoolRows {
 		c.rowWork(0, 1)
 	} else {
+		c.deal.Reset((t.n+rowChunk-1)/rowChunk, c.pool.Size())
 		c.pool.Run(c.rowsFn)
 	}
 	if t.qz != nil {
@@ -96,14 +96,33 @@ func (c *Context) rowErr() error {
 	return nil
 }
 
-// rowWork does worker w's run of rows of c.rt, with the same kernels per row
-// as a serial loop: results do not depend on the number of workers.
+// rowChunk is the rows of a row task dealt at a time on the pool.
+const rowChunk = 16
+
+// rowWork does worker w's rows of c.rt: all of them alone, else chunks of
+// rowChunk dealt by c.deal. Every row goes through the same kernels as in a
+// serial loop: results do not depend on the number of workers.
 func (c *Context) rowWork(w, nw int) {
+	if nw == 1 {
+		c.rowRange(w, 0, c.rt.n)
+		return
+	}
+	for {
+		ch, ok := c.deal.Next(w)
+		if !ok || c.rowErrs[w] != nil {
+			return
+		}
+		lo := ch * rowChunk
+		c.rowRange(w, lo, min(lo+rowChunk, c.rt.n))
+	}
+}
+
+// rowRange does rows [lo, hi) of c.rt as worker w.
+func (c *Context) rowRange(w, lo, hi int) {
 	t := &c.rt
 	cfg := c.cfg
 	d, half, f := cfg.Dim, cfg.HeadDim/2, cfg.FFNDim
 	qd, kvd, hd := cfg.QDim(), cfg.KVDim(), cfg.HeadDim
-	lo, hi := pool.Split(t.n, w, nw, 1)
 	for j := lo; j < hi; j++ {
 		x := c.x[j*d : (j+1)*d]
 		switch t.op {
