@@ -226,6 +226,10 @@ func buildCatalogue() []*Op {
 			Summary: "causal GQA attention of a batch of query tokens over an f32 KV cache (prefill)",
 			Shapes:  attentionBatchShapes()},
 	)
+	for _, t := range []quant.Type{quant.F16, quant.BF16} {
+		ops = append(ops, &Op{Name: AttentionHalfOp(t), Kind: KindAttentionHalf, Type: t, Shapes: attentionShapes(),
+			Summary: fmt.Sprintf("one token's GQA attention over a %s KV cache as stored, with llama.cpp's roundings for it", t)})
+	}
 	return ops
 }
 

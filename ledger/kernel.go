@@ -55,6 +55,14 @@ type (
 	// at least pos0+nTokens positions. Batching lets a kernel read each
 	// cached key and value row once for several query tokens.
 	AttentionBatch func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32)
+
+	// AttentionHalf is Attention over a 16-bit KV cache as stored: k and v
+	// hold the op type's bits (F16 or BF16), laid out as Attention's. Its
+	// arithmetic is llama.cpp's graph over such a cache: the query rounded
+	// to the type, the scale and softmax in float32, the probabilities
+	// normalized and then rounded to the type, products accumulated in
+	// float32.
+	AttentionHalf func(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32)
 )
 
 // A PreparedMatMul is a variant's MatMul in two steps, for a batch that

@@ -22,6 +22,7 @@ const (
 	KindRoPE
 	KindAttention
 	KindAttentionBatch
+	KindAttentionHalf
 )
 
 var kindNames = map[Kind]string{
@@ -35,6 +36,7 @@ var kindNames = map[Kind]string{
 	KindRoPE:           "RoPE",
 	KindAttention:      "Attention",
 	KindAttentionBatch: "AttentionBatch",
+	KindAttentionHalf:  "AttentionHalf",
 }
 
 // String is the kernel func type's name, e.g. "MatVec".
@@ -120,6 +122,13 @@ func (k Kind) normalize(impl any) (any, error) {
 		case func([]float32, []float32, int, []float32, []float32, int, int, int, int, int, float32):
 			impl, ok = AttentionBatch(f), f != nil
 		}
+	case KindAttentionHalf:
+		switch f := impl.(type) {
+		case AttentionHalf:
+			impl, ok = f, f != nil
+		case func([]float32, []float32, []uint16, []uint16, int, int, int, int, float32):
+			impl, ok = AttentionHalf(f), f != nil
+		}
 	}
 	if !ok {
 		return nil, fmt.Errorf("Impl is %T, want a non-nil ledger.%s", impl, k)
@@ -155,6 +164,7 @@ func (o *Op) ActType() quant.Type {
 //	RMSNorm/SiLUMul/Softmax: K values
 //	RoPE:                Heads × HeadDim
 //	Attention:           Heads, KVHeads, HeadDim over N cached positions
+//	AttentionHalf:       as Attention
 //	AttentionBatch:      Heads, KVHeads, HeadDim; N query tokens at positions Pos0 … Pos0+N-1
 type Shape struct {
 	Rows, K, N              int
@@ -180,7 +190,7 @@ func (s Shape) Key(k Kind) string {
 		return fmt.Sprintf("%dx%dx%d", s.Rows, s.K, s.N)
 	case KindRoPE:
 		return fmt.Sprintf("%dx%d", s.Heads, s.HeadDim)
-	case KindAttention:
+	case KindAttention, KindAttentionHalf:
 		return fmt.Sprintf("h%dkv%dd%dctx%d", s.Heads, s.KVHeads, s.HeadDim, s.N)
 	case KindAttentionBatch:
 		return fmt.Sprintf("h%dkv%dd%dn%dpos%d", s.Heads, s.KVHeads, s.HeadDim, s.N, s.Pos0)
@@ -218,7 +228,7 @@ func (o *Op) FLOPs(s Shape) float64 {
 		return 4 * float64(s.K) // max, subtract+exp, sum, scale
 	case KindRoPE:
 		return 3 * float64(s.Heads) * float64(s.HeadDim) // 4 mul + 2 add per pair
-	case KindAttention:
+	case KindAttention, KindAttentionHalf:
 		hd, ctx := float64(s.HeadDim), float64(s.N)
 		return float64(s.Heads) * (4*hd*ctx + 4*ctx) // q·k, p·v, softmax
 	case KindAttentionBatch:
@@ -253,6 +263,9 @@ func (o *Op) Bytes(s Shape) float64 {
 	case KindAttention:
 		kv := 2 * 4 * float64(s.N) * float64(s.KVHeads) * float64(s.HeadDim)
 		return kv + 8*float64(s.Heads)*float64(s.HeadDim)
+	case KindAttentionHalf:
+		kv := 2 * 2 * float64(s.N) * float64(s.KVHeads) * float64(s.HeadDim)
+		return kv + 8*float64(s.Heads)*float64(s.HeadDim)
 	case KindAttentionBatch:
 		kv := 2 * 4 * float64(s.Pos0+s.N) * float64(s.KVHeads) * float64(s.HeadDim)
 		return kv + 8*float64(s.N)*float64(s.Heads)*float64(s.HeadDim)
@@ -282,6 +295,10 @@ func TypeName(t quant.Type) string { return strings.ToLower(t.String()) }
 
 // MatVecOp is the name of the matrix-vector op for weight type wt.
 func MatVecOp(wt quant.Type) string { return "matvec/" + TypeName(wt) }
+
+// AttentionHalfOp is the name of the single-token attention op over a KV
+// cache of 16-bit type t (F16 or BF16).
+func AttentionHalfOp(t quant.Type) string { return "attention/" + TypeName(t) }
 
 // MatMulOp is the name of the matrix-matrix op for weight type wt.
 func MatMulOp(wt quant.Type) string { return "matmul/" + TypeName(wt) }

@@ -296,6 +296,24 @@ func (d *Dispatcher) Attention() ledger.Attention {
 	return d.mustResolve(ledger.OpAttention).Impl.(ledger.Attention)
 }
 
+// AttentionHalf returns the single-token attention over a 16-bit KV cache
+// of type t (F16 or BF16) as stored.
+func (d *Dispatcher) AttentionHalf(t quant.Type) (ledger.AttentionHalf, error) {
+	v, err := d.Resolve(ledger.AttentionHalfOp(t))
+	if err != nil {
+		return nil, fmt.Errorf("attention over a %s cache: %w", t, err)
+	}
+	return v.Impl.(ledger.AttentionHalf), nil
+}
+
+// AttentionHalf is Default().AttentionHalf.
+func AttentionHalf(t quant.Type) (ledger.AttentionHalf, error) {
+	if err := Validate(); err != nil {
+		return nil, err
+	}
+	return Default().AttentionHalf(t)
+}
+
 // AttentionBatch returns the causal batch attention kernel of prefill.
 // Without a promoted (or forced) attention_batch variant it loops the
 // promoted single-token attention over the batch's tokens, which is what

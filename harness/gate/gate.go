@@ -51,6 +51,15 @@ func For(op *ledger.Op) Thresholds {
 		return Thresholds{NMSE: 1e-10, MaxAbs: 1e-5, Cosine: 1 - 1e-10}
 	case ledger.KindAttention, ledger.KindAttentionBatch:
 		return Thresholds{NMSE: 1e-7, MaxAbs: 1e-3, Cosine: 1 - 1e-7}
+	case ledger.KindAttentionHalf:
+		// Rounding the query and the probabilities to the cache's type is
+		// the op: held to that type's class against the float64 attention
+		// of the cache's (exact) values.
+		p := ledger.PrecisionF16
+		if op.Type == quant.BF16 {
+			p = ledger.PrecisionBF16
+		}
+		return reduced[p]
 	}
 	// rmsnorm, silu_mul, softmax
 	return Thresholds{NMSE: 1e-8, MaxAbs: 1e-4, Cosine: 1 - 1e-8}
@@ -62,16 +71,17 @@ func For(op *ledger.Op) Thresholds {
 // sign still fails by orders of magnitude.
 func ForVariant(op *ledger.Op, v ledger.Variant) Thresholds {
 	t := For(op)
-	var r Thresholds
-	switch v.Precision {
-	case ledger.PrecisionBF16:
-		r = Thresholds{NMSE: 1e-4, MaxAbs: 2e-2, Cosine: 1 - 1e-4}
-	case ledger.PrecisionF16:
-		r = Thresholds{NMSE: 5e-6, MaxAbs: 5e-3, Cosine: 1 - 5e-6} // rounding 2^-11: a sixteenth of bf16's squared error
-	default:
+	r, ok := reduced[v.Precision]
+	if !ok {
 		return t
 	}
 	return Thresholds{NMSE: max(t.NMSE, r.NMSE), MaxAbs: max(t.MaxAbs, r.MaxAbs), Cosine: min(t.Cosine, r.Cosine)}
+}
+
+// reduced are the thresholds of the reduced precision classes.
+var reduced = map[ledger.Precision]Thresholds{
+	ledger.PrecisionBF16: {NMSE: 1e-4, MaxAbs: 2e-2, Cosine: 1 - 1e-4},
+	ledger.PrecisionF16:  {NMSE: 5e-6, MaxAbs: 5e-3, Cosine: 1 - 5e-6}, // rounding 2^-11: a sixteenth of bf16's squared error
 }
 
 // Metrics are a variant's measured errors.

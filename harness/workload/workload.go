@@ -27,10 +27,12 @@ type Workload struct {
 	XQ   []byte    // activations in the op's activation type (matvec, matmul)
 	X    []float32 // f32 input: quantize source, rmsnorm/softmax/rope input, silu gate, attention query
 	Aux  []float32 // rmsnorm weight, silu up
-	K, V []float32 // attention cache
-	Cos  []float32 // rope tables
-	Sin  []float32
-	LDD  int // matmul output row stride (≥ Rows); attention_batch query and output row stride (≥ Heads·HeadDim)
+	K, V []float32 // attention cache (attention/f16, /bf16: K16 and V16 widened, exactly)
+	// K16 and V16 are a 16-bit attention cache in the op's type.
+	K16, V16 []uint16
+	Cos      []float32 // rope tables
+	Sin      []float32
+	LDD      int // matmul output row stride (≥ Rows); attention_batch query and output row stride (≥ Heads·HeadDim)
 
 	Eps   float32 // rmsnorm
 	Scale float32 // attention
@@ -90,6 +92,12 @@ func New(op *ledger.Op, s ledger.Shape, seed uint64) (*Workload, error) {
 		kv := s.N * s.KVHeads * s.HeadDim
 		w.X, w.K, w.V = w.floats(s.Heads*s.HeadDim, 1), w.floats(kv, 1), w.floats(kv, 1)
 		w.Scale = float32(1 / math.Sqrt(float64(s.HeadDim)))
+	case ledger.KindAttentionHalf:
+		kv := s.N * s.KVHeads * s.HeadDim
+		w.X = w.floats(s.Heads*s.HeadDim, 1)
+		w.K16, w.K = w.halves(kv)
+		w.V16, w.V = w.halves(kv)
+		w.Scale = float32(1 / math.Sqrt(float64(s.HeadDim)))
 	case ledger.KindAttentionBatch:
 		width := s.Heads * s.HeadDim
 		w.LDD = width
@@ -111,6 +119,21 @@ func (w *Workload) floats(n int, sigma float64) []float32 {
 		x[i] = float32(w.rng.NormFloat64() * sigma)
 	}
 	return x
+}
+
+// halves are n normal values in the op's 16-bit type (F16 or BF16), as
+// bits and widened (exactly).
+func (w *Workload) halves(n int) ([]uint16, []float32) {
+	narrow, widen := quant.Float32ToFP16, quant.FP16ToFloat32
+	if w.Op.Type == quant.BF16 {
+		narrow, widen = quant.Float32ToBF16, quant.BF16ToFloat32
+	}
+	h, x := make([]uint16, n), w.floats(n, 1)
+	for i, v := range x {
+		h[i] = narrow(v)
+		x[i] = widen(h[i])
+	}
+	return h, x
 }
 
 // activations are normal values with a few outliers (the largest value of a
@@ -191,7 +214,7 @@ func (w *Workload) OutLen() int {
 		return s.K
 	case ledger.KindRoPE:
 		return s.Heads * s.HeadDim
-	case ledger.KindAttention:
+	case ledger.KindAttention, ledger.KindAttentionHalf:
 		return s.Heads * s.HeadDim
 	case ledger.KindAttentionBatch:
 		return (s.N-1)*w.LDD + s.Heads*s.HeadDim
@@ -283,6 +306,11 @@ func (w *Workload) Bind(impl any, dst []float32, dstb []byte) (func(), error) {
 			return bad()
 		}
 		return func() { f(dst, w.X, w.K, w.V, s.Heads, s.KVHeads, s.HeadDim, s.N, w.Scale) }, nil
+	case ledger.AttentionHalf:
+		if w.Op.Kind != ledger.KindAttentionHalf {
+			return bad()
+		}
+		return func() { f(dst, w.X, w.K16, w.V16, s.Heads, s.KVHeads, s.HeadDim, s.N, w.Scale) }, nil
 	case ledger.AttentionBatch:
 		if w.Op.Kind != ledger.KindAttentionBatch {
 			return bad()
@@ -301,6 +329,11 @@ func (w *Workload) Checksum() uint32 {
 	for _, f := range [][]float32{w.X, w.Aux, w.K, w.V, w.Cos, w.Sin} {
 		if len(f) > 0 {
 			h.Write(unsafe.Slice((*byte)(unsafe.Pointer(&f[0])), 4*len(f)))
+		}
+	}
+	for _, u := range [][]uint16{w.K16, w.V16} {
+		if len(u) > 0 {
+			h.Write(unsafe.Slice((*byte)(unsafe.Pointer(&u[0])), 2*len(u)))
 		}
 	}
 	return h.Sum32()
@@ -365,7 +398,7 @@ func (w *Workload) Reference() (idx []int, ref []float64, err error) {
 		ref = reference.Softmax(x)
 	case ledger.KindRoPE:
 		ref = reference.RoPE(w.X, s.Heads, s.HeadDim, w.Cos, w.Sin, w.NeoX)
-	case ledger.KindAttention:
+	case ledger.KindAttention, ledger.KindAttentionHalf:
 		ref = reference.Attention(w.X, w.K, w.V, s.Heads, s.KVHeads, s.HeadDim, s.N, w.Scale)
 	case ledger.KindAttentionBatch:
 		ref = reference.AttentionBatch(w.X, w.LDD, w.K, w.V, s.N, s.Heads, s.KVHeads, s.HeadDim, s.Pos0, w.Scale)

@@ -65,8 +65,9 @@ type Context struct {
 	rope   ledger.RoPE
 	attn   ledger.Attention
 	attnB  ledger.AttentionBatch // prefill over the F32 cache
-	attnH  ledger.AttentionBatch // any attention over a 16-bit cache, on its rows widened
+	attnH  ledger.AttentionBatch // prefill attention over a 16-bit cache, on its rows widened
 	widenH ledger.Dequantize     // a 16-bit cache's rows to float32
+	attn16 ledger.AttentionHalf  // decode attention over a 16-bit cache as stored
 
 	// KV cache per layer, laid out [kvHead][position][headDim] so that one
 	// key/value head's history is contiguous for the attention kernel.
@@ -177,6 +178,9 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 			return nil, fmt.Errorf("%s KV cache: %w", opts.KVType, err)
 		}
 		if c.widenH, err = promoted.Dequantize(opts.KVType); err != nil {
+			return nil, fmt.Errorf("%s KV cache: %w", opts.KVType, err)
+		}
+		if c.attn16, err = promoted.AttentionHalf(opts.KVType); err != nil {
 			return nil, fmt.Errorf("%s KV cache: %w", opts.KVType, err)
 		}
 	}
@@ -689,8 +693,9 @@ func (c *Context) attnWork(w, nw int) {
 		ctx := t.pos0 + 1
 		qo := h * group * hd
 		if c.k16 != nil {
-			k, v := c.widen(w, t.layer, h, ctx)
-			c.attnH(c.att[qo:], c.q[qo:], qd, k, v, 1, group, 1, hd, ctx-1, scale)
+			base := h * nctx * hd
+			k, v := c.k16[t.layer][base:base+ctx*hd], c.v16[t.layer][base:base+ctx*hd]
+			c.attn16(c.att[qo:qo+group*hd], c.q[qo:qo+group*hd], k, v, group, 1, hd, ctx, scale)
 			continue
 		}
 		base := h * nctx * hd

@@ -84,6 +84,25 @@ func AttentionGQA(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, s
 // rounding, with the queries rounded before the scores and the
 // probabilities after the softmax.
 func attentionGQA(rc cacheRounding, out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	if nHeads <= 0 || headDim <= 0 || nCtx <= 0 {
+		gqaBlocks(rc, out, q, nHeads, nKVHeads, headDim, nCtx, nil, nil)
+		return
+	}
+	stride := nKVHeads * headDim
+	_, _ = k[nCtx*stride-1], v[nCtx*stride-1]
+	gqaBlocks(rc, out, q, nHeads, nKVHeads, headDim, nCtx,
+		func(p, q4 *float32, off int) { attnScores4AVX512(p, q4, &k[off], 4*stride, headDim, nCtx, scale) },
+		func(o4, p *float32, off int) { attnWeightedSum4AVX512(o4, p, &v[off], 4*stride, headDim, nCtx) })
+}
+
+// gqaBlocks is the loop of attentionGQA: each KV head's group of query
+// heads four at a time (the last padded with zero queries whose results
+// are dropped), their scores by scores, the softmax (and a 16-bit cache's
+// roundings), then their weighted sums by wsum; off is the KV head's
+// element offset within a cached row. The passes are func literals its
+// callers hand straight in, so they do not escape.
+func gqaBlocks(rc cacheRounding, out, q []float32, nHeads, nKVHeads, headDim, nCtx int,
+	scores func(p, q4 *float32, off int), wsum func(o4, p *float32, off int)) {
 	if nHeads <= 0 || headDim <= 0 {
 		return
 	}
@@ -91,8 +110,7 @@ func attentionGQA(rc cacheRounding, out, q, k, v []float32, nHeads, nKVHeads, he
 		clear(out[:nHeads*headDim])
 		return
 	}
-	stride := nKVHeads * headDim
-	_, _, _, _ = out[nHeads*headDim-1], q[nHeads*headDim-1], k[nCtx*stride-1], v[nCtx*stride-1]
+	_, _ = out[nHeads*headDim-1], q[nHeads*headDim-1]
 	buf, p, q4, o4 := gqaScratch(nCtx, headDim)
 	defer scoreBufs.Put(buf)
 	group := nHeads / nKVHeads
@@ -107,14 +125,14 @@ func attentionGQA(rc cacheRounding, out, q, k, v []float32, nHeads, nKVHeads, he
 					q4[i] = rc.query(x)
 				}
 			}
-			attnScores4AVX512(&p[0], &q4[0], &k[off], 4*stride, headDim, nCtx, scale)
+			scores(&p[0], &q4[0], off)
 			for j := 0; j < n; j++ {
 				softmaxAVX512(&p[j*nCtx], nCtx)
 				if rc.query != nil {
 					rc.roundProbs(p[j*nCtx : (j+1)*nCtx])
 				}
 			}
-			attnWeightedSum4AVX512(&o4[0], &p[0], &v[off], 4*stride, headDim, nCtx)
+			wsum(&o4[0], &p[0], off)
 			copy(out[h0*headDim:(h0+n)*headDim], o4[:n*headDim])
 		}
 	}

@@ -132,13 +132,17 @@ type cacheRounding struct {
 	probs func(s *float32, n int, inv *float32) // normalize and round
 }
 
+// unitScales are the reciprocal sums of probabilities already normalized;
+// package-level and never written, because a local array handed to a
+// kernel called through a func value would be allocated on every call.
+var unitScales = [attnbRows]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+
 // roundProbs rounds one row of normalized probabilities in place: whole
 // vectors by the assembly pass, the tail by query's rounding.
 func (rc cacheRounding) roundProbs(p []float32) {
-	ones := [attnbRows]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 	full := len(p) / attnbRows
 	if full > 0 {
-		rc.probs(&p[0], full, &ones[0])
+		rc.probs(&p[0], full, &unitScales[0])
 	}
 	for t := full * attnbRows; t < len(p); t++ {
 		p[t] = rc.query(p[t])

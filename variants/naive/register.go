@@ -50,4 +50,8 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "naive-f16", Family: ledger.FamilyNaive,
 		Precision: ledger.PrecisionF16, Impl: ledger.AttentionBatch(AttentionBatchF16),
 		Notes: "naive-bf16 for an F16 cache: queries and probabilities rounded to IEEE half"})
+	for _, t := range []quant.Type{quant.F16, quant.BF16} {
+		ledger.Register(ledger.Variant{Op: ledger.AttentionHalfOp(t), Name: "naive", Family: ledger.FamilyNaive,
+			Impl: AttentionHalf(t), Notes: "the cache widened whole, then naive-" + ledger.TypeName(t) + "'s loop for the one token"})
+	}
 }

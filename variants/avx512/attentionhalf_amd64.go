@@ -1,0 +1,84 @@
+//go:build !noasm
+
+package avx512
+
+import (
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+//go:noescape
+func attnScores4F16(p, q *float32, k *uint16, stride, headDim, n int, scale float32)
+
+//go:noescape
+func attnScores4BF16(p, q *float32, k *uint16, stride, headDim, n int, scale float32)
+
+//go:noescape
+func attnWeightedSum4F16(out, p *float32, v *uint16, stride, headDim, n int)
+
+//go:noescape
+func attnWeightedSum4BF16(out, p *float32, v *uint16, stride, headDim, n int)
+
+// halfCache is a 16-bit cache type: BF16 or F16, and its roundings.
+type halfCache struct {
+	bf16 bool
+	rc   cacheRounding
+}
+
+var (
+	f16Half  = halfCache{false, f16Cache}
+	bf16Half = halfCache{true, bf16Cache}
+)
+
+// AttentionF16 is one token's attention over an F16 KV cache read as it is
+// stored (ledger.AttentionHalf): AttentionGQA's passes with each key and
+// value element widened as it is loaded, and the roundings of llama.cpp's
+// graph over such a cache (query and probabilities rounded to F16). Bit for
+// bit the attention of the widened cache, without writing it anywhere.
+func AttentionF16(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	attentionHalfCache(f16Half, out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
+}
+
+// AttentionBF16 is AttentionF16 for a BF16 cache.
+func AttentionBF16(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	attentionHalfCache(bf16Half, out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
+}
+
+func attentionHalfCache(hc halfCache, out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	if nHeads <= 0 || headDim <= 0 || nCtx <= 0 {
+		gqaBlocks(hc.rc, out, q, nHeads, nKVHeads, headDim, nCtx, nil, nil)
+		return
+	}
+	stride := nKVHeads * headDim
+	_, _ = k[nCtx*stride-1], v[nCtx*stride-1]
+	// The assembly is called directly, not through a func value, so that
+	// nothing escapes (a call through a value would move the passes'
+	// captures to the heap on every token).
+	gqaBlocks(hc.rc, out, q, nHeads, nKVHeads, headDim, nCtx,
+		func(p, q4 *float32, off int) {
+			if hc.bf16 {
+				attnScores4BF16(p, q4, &k[off], 2*stride, headDim, nCtx, scale)
+			} else {
+				attnScores4F16(p, q4, &k[off], 2*stride, headDim, nCtx, scale)
+			}
+		},
+		func(o4, p *float32, off int) {
+			if hc.bf16 {
+				attnWeightedSum4BF16(o4, p, &v[off], 2*stride, headDim, nCtx)
+			} else {
+				attnWeightedSum4F16(o4, p, &v[off], 2*stride, headDim, nCtx)
+			}
+		})
+}
+
+func init() {
+	for _, v := range []struct {
+		t    quant.Type
+		impl ledger.AttentionHalf
+	}{{quant.F16, AttentionF16}, {quant.BF16, AttentionBF16}} {
+		ledger.Register(ledger.Variant{Op: ledger.AttentionHalfOp(v.t), Name: "avx512", Family: ledger.FamilyAVX512,
+			Features: []string{"avx512f", "avx512vl", "avx512bw", "f16c"}, Impl: v.impl,
+			Notes: "avx512-gqa's passes (four query heads per pass over each cached row) with the 16-bit keys and values widened as they are " +
+				"loaded (VCVTPH2PS; bf16 by zero-extension and a 16-bit shift): bit for bit the widened cache's attention, without writing it"})
+	}
+}

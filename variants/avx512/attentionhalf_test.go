@@ -1,0 +1,85 @@
+//go:build !noasm
+
+package avx512
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+)
+
+// The 16-bit cache kernels give, bit for bit, the attention of the same
+// cache widened to float32 first (the engine's path before them), over
+// head sizes on and off the 16-lane grid and groups of 1 to 6 heads, with
+// guards around the output and NaN rows past the cache's end.
+func TestAttentionHalfMatchesWidened(t *testing.T) {
+	need(t, "avx512f", "avx512vl", "avx512bw", "f16c")
+	r := kerneltest.NewRand(11)
+	for _, c := range []struct {
+		typ    quant.Type
+		narrow func(float32) uint16
+		widen  func(uint16) float32
+		f      func(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32)
+		rc     cacheRounding
+	}{
+		{quant.F16, quant.Float32ToFP16, quant.FP16ToFloat32, AttentionF16, f16Cache},
+		{quant.BF16, quant.Float32ToBF16, quant.BF16ToFloat32, AttentionBF16, bf16Cache},
+	} {
+		for _, s := range []struct{ heads, kvHeads, headDim, nCtx int }{
+			{1, 1, 1, 1}, {2, 1, 16, 3}, {4, 2, 20, 17}, {6, 1, 64, 70}, {24, 8, 128, 300}, {32, 8, 64, 129}, {3, 3, 65, 9}, {8, 2, 130, 33},
+		} {
+			t.Run(fmt.Sprintf("%s/h%dkv%dd%dctx%d", c.typ, s.heads, s.kvHeads, s.headDim, s.nCtx), func(t *testing.T) {
+				width, n := s.heads*s.headDim, s.nCtx*s.kvHeads*s.headDim
+				q := kerneltest.Floats(r, width)
+				k16, v16 := make([]uint16, n+64), make([]uint16, n+64)
+				k32, v32 := make([]float32, n), make([]float32, n)
+				for i, x := range kerneltest.Floats(r, 2*n) {
+					h := c.narrow(x)
+					if i < n {
+						k16[i], k32[i] = h, c.widen(h)
+					} else {
+						v16[i-n], v32[i-n] = h, c.widen(h)
+					}
+				}
+				for i := n; i < n+64; i++ { // NaN past the end
+					k16[i], v16[i] = 0x7e00, 0x7fc0
+				}
+				scale := float32(1 / math.Sqrt(float64(s.headDim)))
+				want := make([]float32, width)
+				attentionGQA(c.rc, want, q, k32, v32, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
+				buf, got := kerneltest.Guarded(width)
+				c.f(got, q, k16[:n], v16[:n], s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
+				kerneltest.CheckGuards(t, buf)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("output %d is %v, the widened cache's %v", i, got[i], want[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+// Decode calls them with one more position every token; the score buffer
+// grows geometrically, so those calls do not allocate.
+func TestAttentionHalfDoesNotAllocate(t *testing.T) {
+	need(t, "avx512f", "avx512vl", "avx512bw", "f16c")
+	const heads, kvHeads, headDim, maxCtx = 4, 1, 64, 200
+	q := kerneltest.Floats(kerneltest.NewRand(2), heads*headDim)
+	k, v := make([]uint16, maxCtx*headDim), make([]uint16, maxCtx*headDim)
+	out := make([]float32, heads*headDim)
+	for _, f := range []func(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32){AttentionF16, AttentionBF16} {
+		ctx := 1
+		f(out, q, k, v, heads, kvHeads, headDim, ctx, 0.125)
+		allocs := testing.AllocsPerRun(maxCtx-2, func() {
+			ctx++
+			f(out, q, k, v, heads, kvHeads, headDim, ctx, 0.125)
+		})
+		if allocs != 0 {
+			t.Errorf("%.2f allocations per call", allocs)
+		}
+	}
+}
