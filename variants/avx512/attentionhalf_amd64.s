@@ -178,6 +178,131 @@ pos: \
 	VZEROUPPER; \
 	RET
 
+
+// Sixteen 16-bit elements at addr, widened into z (no mask: head sizes
+// that are multiples of 16).
+#define LOAD4_F16(addr, z) VCVTPH2PS addr, z
+#define LOAD4_BF16(addr, z) \
+	VPMOVZXWD addr, z; \
+	VPSLLD $16, z, z
+
+// FOLD_HALVES adds the high 256 bits of a position's accumulator pair into
+// the low ones (attention_amd64.s's, for SCORES4X4); clobbers Z9.
+#define FOLD_HALVES(lo, hi, yhi) \
+	VSHUFF64X2 $0xee, hi, lo, Z9; \
+	VINSERTF64X4 $1, yhi, lo, lo; \
+	VADDPS Z9, lo, lo
+
+// SCORES4X4 is attnScores4x4AVX512's body (four heads × four positions
+// per pass, reduced by its transposing add tree) with the key loads by
+// load; pass, lane and done name its labels.
+#define SCORES4X4(load, pass, lane, done) \
+	MOVQ p+0(FP), DI; \
+	MOVQ k+16(FP), R10; \
+	MOVQ stride+24(FP), R9; \
+	MOVQ n+40(FP), R8; \
+	SHRQ $2, R8; \
+	JZ done; \
+	VBROADCASTSS scale+56(FP), Z8; \
+	MOVQ headDim+32(FP), R11; \
+	SHLQ $2, R11; \
+	MOVQ ldp+48(FP), R12; \
+	SHLQ $2, R12; \
+	LEAQ (R9)(R9*2), R14; \
+pass: \
+	MOVQ q+8(FP), SI; \
+	LEAQ (SI)(R11*2), R13; \
+	MOVQ R10, DX; \
+	MOVQ headDim+32(FP), BX; \
+	VPXORD Z16, Z16, Z16; \
+	VPXORD Z17, Z17, Z17; \
+	VPXORD Z18, Z18, Z18; \
+	VPXORD Z19, Z19, Z19; \
+	VPXORD Z20, Z20, Z20; \
+	VPXORD Z21, Z21, Z21; \
+	VPXORD Z22, Z22, Z22; \
+	VPXORD Z23, Z23, Z23; \
+	VPXORD Z24, Z24, Z24; \
+	VPXORD Z25, Z25, Z25; \
+	VPXORD Z26, Z26, Z26; \
+	VPXORD Z27, Z27, Z27; \
+	VPXORD Z28, Z28, Z28; \
+	VPXORD Z29, Z29, Z29; \
+	VPXORD Z30, Z30, Z30; \
+	VPXORD Z31, Z31, Z31; \
+lane: \
+	load((DX), Z0); \
+	load((DX)(R9*1), Z1); \
+	load((DX)(R9*2), Z2); \
+	load((DX)(R14*1), Z3); \
+	VMOVUPS (SI), Z4; \
+	VMOVUPS (SI)(R11*1), Z5; \
+	VMOVUPS (R13), Z6; \
+	VMOVUPS (R13)(R11*1), Z7; \
+	VFMADD231PS Z0, Z4, Z16; \
+	VFMADD231PS Z0, Z5, Z17; \
+	VFMADD231PS Z0, Z6, Z18; \
+	VFMADD231PS Z0, Z7, Z19; \
+	VFMADD231PS Z1, Z4, Z20; \
+	VFMADD231PS Z1, Z5, Z21; \
+	VFMADD231PS Z1, Z6, Z22; \
+	VFMADD231PS Z1, Z7, Z23; \
+	VFMADD231PS Z2, Z4, Z24; \
+	VFMADD231PS Z2, Z5, Z25; \
+	VFMADD231PS Z2, Z6, Z26; \
+	VFMADD231PS Z2, Z7, Z27; \
+	VFMADD231PS Z3, Z4, Z28; \
+	VFMADD231PS Z3, Z5, Z29; \
+	VFMADD231PS Z3, Z6, Z30; \
+	VFMADD231PS Z3, Z7, Z31; \
+	ADDQ $64, SI; \
+	ADDQ $64, R13; \
+	ADDQ $32, DX; \
+	SUBQ $16, BX; \
+	JG lane; \
+	FOLD_HALVES(Z16, Z17, Y17); \
+	FOLD_HALVES(Z18, Z19, Y19); \
+	FOLD_HALVES(Z20, Z21, Y21); \
+	FOLD_HALVES(Z22, Z23, Y23); \
+	FOLD_HALVES(Z24, Z25, Y25); \
+	FOLD_HALVES(Z26, Z27, Y27); \
+	FOLD_HALVES(Z28, Z29, Y29); \
+	FOLD_HALVES(Z30, Z31, Y31); \
+	VSHUFF64X2 $0x88, Z18, Z16, Z9; \
+	VSHUFF64X2 $0xdd, Z18, Z16, Z10; \
+	VADDPS Z10, Z9, Z16; \
+	VSHUFF64X2 $0x88, Z22, Z20, Z9; \
+	VSHUFF64X2 $0xdd, Z22, Z20, Z10; \
+	VADDPS Z10, Z9, Z20; \
+	VSHUFF64X2 $0x88, Z26, Z24, Z9; \
+	VSHUFF64X2 $0xdd, Z26, Z24, Z10; \
+	VADDPS Z10, Z9, Z24; \
+	VSHUFF64X2 $0x88, Z30, Z28, Z9; \
+	VSHUFF64X2 $0xdd, Z30, Z28, Z10; \
+	VADDPS Z10, Z9, Z28; \
+	VSHUFPS $0x88, Z20, Z16, Z9; \
+	VSHUFPS $0xdd, Z20, Z16, Z10; \
+	VADDPS Z10, Z9, Z16; \
+	VSHUFPS $0x88, Z28, Z24, Z9; \
+	VSHUFPS $0xdd, Z28, Z24, Z10; \
+	VADDPS Z10, Z9, Z24; \
+	VSHUFPS $0x88, Z24, Z16, Z9; \
+	VSHUFPS $0xdd, Z24, Z16, Z10; \
+	VADDPS Z10, Z9, Z16; \
+	VMULPS Z8, Z16, Z16; \
+	VMOVUPS X16, (DI); \
+	VEXTRACTF32X4 $1, Z16, (DI)(R12*1); \
+	LEAQ (DI)(R12*2), AX; \
+	VEXTRACTF32X4 $2, Z16, (AX); \
+	VEXTRACTF32X4 $3, Z16, (AX)(R12*1); \
+	ADDQ $16, DI; \
+	LEAQ (R10)(R9*4), R10; \
+	DECQ R8; \
+	JNZ pass; \
+done: \
+	VZEROUPPER; \
+	RET
+
 // func attnScores4F16(p, q *float32, k *uint16, stride, headDim, n int, scale float32)
 TEXT ·attnScores4F16(SB), NOSPLIT, $0-52
 	SCORES4(LOAD_F16, f16Pos, f16Lane)
@@ -193,3 +318,11 @@ TEXT ·attnWeightedSum4F16(SB), NOSPLIT, $0-48
 // func attnWeightedSum4BF16(out, p *float32, v *uint16, stride, headDim, n int)
 TEXT ·attnWeightedSum4BF16(SB), NOSPLIT, $0-48
 	WSUM4(LOAD_BF16, bf16Block, bf16WPos)
+
+// func attnScores4x4F16(p, q *float32, k *uint16, stride, headDim, n, ldp int, scale float32)
+TEXT ·attnScores4x4F16(SB), NOSPLIT, $0-60
+	SCORES4X4(LOAD4_F16, f16T4Pass, f16T4Lane, f16T4Done)
+
+// func attnScores4x4BF16(p, q *float32, k *uint16, stride, headDim, n, ldp int, scale float32)
+TEXT ·attnScores4x4BF16(SB), NOSPLIT, $0-60
+	SCORES4X4(LOAD4_BF16, bf16T4Pass, bf16T4Lane, bf16T4Done)

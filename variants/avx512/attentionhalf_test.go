@@ -71,7 +71,7 @@ func TestAttentionHalfDoesNotAllocate(t *testing.T) {
 	q := kerneltest.Floats(kerneltest.NewRand(2), heads*headDim)
 	k, v := make([]uint16, maxCtx*headDim), make([]uint16, maxCtx*headDim)
 	out := make([]float32, heads*headDim)
-	for _, f := range []func(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32){AttentionF16, AttentionBF16} {
+	for _, f := range []func(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32){AttentionF16, AttentionBF16, AttentionF16x4, AttentionBF16x4} {
 		ctx := 1
 		f(out, q, k, v, heads, kvHeads, headDim, ctx, 0.125)
 		allocs := testing.AllocsPerRun(maxCtx-2, func() {
@@ -80,6 +80,53 @@ func TestAttentionHalfDoesNotAllocate(t *testing.T) {
 		})
 		if allocs != 0 {
 			t.Errorf("%.2f allocations per call", allocs)
+		}
+	}
+}
+
+// The 4x4 scores sum each dot product in another order: their outputs
+// stay within a rounding of the type of AttentionF16/BF16's, with guards
+// intact, over head sizes on the 16-grid (and one off it, which takes
+// AttentionF16's path) and positions not a multiple of four.
+func TestAttentionHalf4x4(t *testing.T) {
+	need(t, "avx512f", "avx512vl", "avx512bw", "f16c")
+	r := kerneltest.NewRand(13)
+	for _, c := range []struct {
+		narrow    func(float32) uint16
+		f, exact  func(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32)
+		tolerance float64 // relative to max |output|
+	}{
+		{quant.Float32ToFP16, AttentionF16x4, AttentionF16, 1.0 / 1024},
+		{quant.Float32ToBF16, AttentionBF16x4, AttentionBF16, 1.0 / 128},
+	} {
+		for _, s := range []struct{ heads, kvHeads, headDim, nCtx int }{
+			{4, 1, 16, 1}, {4, 2, 32, 7}, {3, 1, 64, 130}, {24, 8, 128, 301}, {32, 8, 64, 64}, {4, 1, 20, 9},
+		} {
+			width, n := s.heads*s.headDim, s.nCtx*s.kvHeads*s.headDim
+			q := kerneltest.Floats(r, width)
+			k, v := make([]uint16, n), make([]uint16, n)
+			for i, x := range kerneltest.Floats(r, 2*n) {
+				if i < n {
+					k[i] = c.narrow(x)
+				} else {
+					v[i-n] = c.narrow(x)
+				}
+			}
+			scale := float32(1 / math.Sqrt(float64(s.headDim)))
+			want := make([]float32, width)
+			c.exact(want, q, k, v, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
+			buf, got := kerneltest.Guarded(width)
+			c.f(got, q, k, v, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
+			kerneltest.CheckGuards(t, buf)
+			var peak float64
+			for _, w := range want {
+				peak = max(peak, math.Abs(float64(w)))
+			}
+			for i := range want {
+				if d := math.Abs(float64(got[i] - want[i])); !(d <= c.tolerance*peak) {
+					t.Fatalf("%+v: output %d is %v, want %v (off by %.3g of the largest)", s, i, got[i], want[i], d/peak)
+				}
+			}
 		}
 	}
 }
