@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "lanes_amd64.h"
+#include "gqa_amd64.h"
 
 // Building blocks of prefill (batched, causal) attention for one key/value
 // head: sixteen query rows at a time, one row per lane. Scores and
@@ -10,25 +11,6 @@
 // is read once per sixteen query rows. exp is exp_amd64.h's.
 
 #include "exp_amd64.h"
-
-// Z8-Z23 = 0: the sixteen row accumulators.
-#define ZERO_Z8_Z23 \
-	VPXORD Z8, Z8, Z8; \
-	VPXORD Z9, Z9, Z9; \
-	VPXORD Z10, Z10, Z10; \
-	VPXORD Z11, Z11, Z11; \
-	VPXORD Z12, Z12, Z12; \
-	VPXORD Z13, Z13, Z13; \
-	VPXORD Z14, Z14, Z14; \
-	VPXORD Z15, Z15, Z15; \
-	VPXORD Z16, Z16, Z16; \
-	VPXORD Z17, Z17, Z17; \
-	VPXORD Z18, Z18, Z18; \
-	VPXORD Z19, Z19, Z19; \
-	VPXORD Z20, Z20, Z20; \
-	VPXORD Z21, Z21, Z21; \
-	VPXORD Z22, Z22, Z22; \
-	VPXORD Z23, Z23, Z23
 
 // Eight positions' partial scores: a0..a7 += zq · k[t+u][i], the key
 // element broadcast from off bytes into rows t (DX), t+3 (R13) and t+6
@@ -80,7 +62,7 @@ sc8Body:
 	LEAQ (R10)(R12*1), R13
 	LEAQ (R13)(R12*1), R14
 	MOVQ headDim+32(FP), BX
-	ZERO_Z8_Z23
+	ZERO16
 
 sc8Quad:
 	CMPQ BX, $4
@@ -298,7 +280,7 @@ TEXT ·attnbWeightedSum16(SB), NOSPLIT, $0-56
 
 wsChunk:
 	MASK16(BX)
-	ZERO_Z8_Z23
+	ZERO16
 	MOVQ p+8(FP), SI
 	MOVQ R10, DX
 	MOVQ n+40(FP), R8
@@ -387,7 +369,7 @@ ws2Cols:
 	XORQ CX, CX // the half of the rows, as a byte offset into p's rows: 0 or 32
 
 ws2Half:
-	ZERO_Z8_Z23
+	ZERO16
 	MOVQ p+8(FP), SI
 	ADDQ CX, SI
 	MOVQ R10, DX

@@ -132,21 +132,19 @@ func attentionHalfCache4x4(hc halfCache, out, q []float32, k, v []uint16, nHeads
 
 func init() {
 	for _, v := range []struct {
-		t    quant.Type
-		impl ledger.AttentionHalf
-	}{{quant.F16, AttentionF16}, {quant.BF16, AttentionBF16}} {
-		ledger.Register(ledger.Variant{Op: ledger.AttentionHalfOp(v.t), Name: "avx512", Family: ledger.FamilyAVX512,
-			Features: []string{"avx512f", "avx512vl", "avx512bw", "f16c"}, Impl: v.impl,
-			Notes: "avx512-gqa's passes (four query heads per pass over each cached row) with the 16-bit keys and values widened as they are " +
-				"loaded (VCVTPH2PS; bf16 by zero-extension and a 16-bit shift): bit for bit the widened cache's attention, without writing it"})
-	}
-	for _, v := range []struct {
-		t    quant.Type
-		impl ledger.AttentionHalf
-	}{{quant.F16, AttentionF16x4}, {quant.BF16, AttentionBF16x4}} {
-		ledger.Register(ledger.Variant{Op: ledger.AttentionHalfOp(v.t), Name: "avx512-4x4", Family: ledger.FamilyAVX512,
-			Features: []string{"avx512f", "avx512vl", "avx512bw", "f16c"}, Impl: v.impl,
-			Notes: "avx512 with avx512-gqa-4x4's scores (four positions × four heads per pass, one transposing add tree instead of " +
-				"sixteen horizontal sums) on the 16-bit keys; head sizes that are multiples of 16, else avx512's"})
+		name      string
+		f16, bf16 ledger.AttentionHalf
+		notes     string
+	}{
+		{"avx512", AttentionF16, AttentionBF16, "avx512-gqa's passes (four query heads per pass over each cached row) with the 16-bit keys and " +
+			"values widened as they are loaded (VCVTPH2PS; bf16 by zero-extension and a 16-bit shift): bit for bit the widened cache's " +
+			"attention, without writing it"},
+		{"avx512-4x4", AttentionF16x4, AttentionBF16x4, "avx512 with avx512-gqa-4x4's scores (four positions × four heads per pass, " +
+			"one transposing add tree instead of sixteen horizontal sums) on the 16-bit keys; head sizes that are multiples of 16, else avx512's"},
+	} {
+		for t, impl := range map[quant.Type]ledger.AttentionHalf{quant.F16: v.f16, quant.BF16: v.bf16} {
+			ledger.Register(ledger.Variant{Op: ledger.AttentionHalfOp(t), Name: v.name, Family: ledger.FamilyAVX512,
+				Features: []string{"avx512f", "avx512vl", "avx512bw", "f16c"}, Impl: impl, Notes: v.notes})
+		}
 	}
 }

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "lanes_amd64.h"
+#include "gqa_amd64.h"
 
 // Decode attention over a 16-bit KV cache: attnScores4AVX512 and
 // attnWeightedSum4AVX512 with each cached key and value element converted
@@ -10,319 +11,26 @@
 // on the widened rows, without writing the widened rows anywhere. Strides
 // and offsets of k and v are in bytes of 16-bit elements.
 
-// Sixteen 16-bit elements at off bytes from base, under mask k, widened into z.
-#define LOAD_F16(off, base, k, z) VCVTPH2PS.Z off(base), k, z
-#define LOAD_BF16(off, base, k, z) \
-	VPMOVZXWD.Z off(base), k, z; \
-	VPSLLD $16, z, z
-
-// Reduce the 16 lanes of z to one float, times X10, stored at off(DI).
-#define HSUM_SCALE_STORE(z, y, x, off) \
-	VEXTRACTF64X4 $1, z, Y1; \
-	VADDPS Y1, y, Y1; \
-	VEXTRACTF128 $1, Y1, X2; \
-	VADDPS X2, X1, X1; \
-	VPSHUFD $0x4e, X1, X2; \
-	VADDPS X2, X1, X1; \
-	VPSHUFD $0xb1, X1, X2; \
-	VADDSS X2, X1, X1; \
-	VMULSS X10, X1, X1; \
-	VMOVSS X1, off
-
-// SCORES4 is attnScores4AVX512's body with the key loads by load; its
-// labels are prefixed by pos and lane (unique per TEXT).
-#define SCORES4(load, pos, lane) \
-	MOVQ p+0(FP), DI; \
-	MOVQ k+16(FP), R10; \
-	MOVQ stride+24(FP), R9; \
-	MOVQ n+40(FP), R8; \
-	VMOVSS scale+48(FP), X10; \
-	MOVQ headDim+32(FP), R11; \
-	SHLQ $2, R11; \
-	MOVQ n+40(FP), R12; \
-	SHLQ $2, R12; \
-pos: \
-	MOVQ q+8(FP), SI; \
-	LEAQ (SI)(R11*2), R13; \
-	MOVQ R10, DX; \
-	MOVQ headDim+32(FP), BX; \
-	VPXORD Z8, Z8, Z8; \
-	VPXORD Z9, Z9, Z9; \
-	VPXORD Z11, Z11, Z11; \
-	VPXORD Z12, Z12, Z12; \
-lane: \
-	MASK16(BX); \
-	load(0, DX, K1, Z0); \
-	VMOVUPS.Z (SI), K1, Z3; \
-	VMOVUPS.Z (SI)(R11*1), K1, Z4; \
-	VMOVUPS.Z (R13), K1, Z5; \
-	VMOVUPS.Z (R13)(R11*1), K1, Z6; \
-	VFMADD231PS Z0, Z3, Z8; \
-	VFMADD231PS Z0, Z4, Z9; \
-	VFMADD231PS Z0, Z5, Z11; \
-	VFMADD231PS Z0, Z6, Z12; \
-	ADDQ $64, SI; \
-	ADDQ $64, R13; \
-	ADDQ $32, DX; \
-	SUBQ $16, BX; \
-	JG lane; \
-	HSUM_SCALE_STORE(Z8, Y8, X8, (DI)); \
-	HSUM_SCALE_STORE(Z9, Y9, X9, (DI)(R12*1)); \
-	LEAQ (DI)(R12*2), AX; \
-	HSUM_SCALE_STORE(Z11, Y11, X11, (AX)); \
-	HSUM_SCALE_STORE(Z12, Y12, X12, (AX)(R12*1)); \
-	ADDQ $4, DI; \
-	ADDQ R9, R10; \
-	DECQ R8; \
-	JNZ pos; \
-	VZEROUPPER; \
-	RET
-
-
-
-// Zero the sixteen accumulators Z8-Z23.
-#define ZERO16 \
-	VPXORD Z8, Z8, Z8; \
-	VPXORD Z9, Z9, Z9; \
-	VPXORD Z10, Z10, Z10; \
-	VPXORD Z11, Z11, Z11; \
-	VPXORD Z12, Z12, Z12; \
-	VPXORD Z13, Z13, Z13; \
-	VPXORD Z14, Z14, Z14; \
-	VPXORD Z15, Z15, Z15; \
-	VPXORD Z16, Z16, Z16; \
-	VPXORD Z17, Z17, Z17; \
-	VPXORD Z18, Z18, Z18; \
-	VPXORD Z19, Z19, Z19; \
-	VPXORD Z20, Z20, Z20; \
-	VPXORD Z21, Z21, Z21; \
-	VPXORD Z22, Z22, Z22; \
-	VPXORD Z23, Z23, Z23
-
-// Store one head's 64 output lanes (Z a-d under K1-K4) at AX, step AX.
-#define STORE_HEAD(a, b, c, d) \
-	VMOVUPS a, K1, (AX); \
-	VMOVUPS b, K2, 64(AX); \
-	VMOVUPS c, K3, 128(AX); \
-	VMOVUPS d, K4, 192(AX); \
-	ADDQ R11, AX
-
-// WSUM4 is attnWeightedSum4AVX512's body with the value loads by load;
-// block and pos name its labels.
-#define WSUM4(load, block, pos) \
-	MOVQ out+0(FP), DI; \
-	MOVQ v+16(FP), R10; \
-	MOVQ stride+24(FP), R9; \
-	MOVQ headDim+32(FP), BX; \
-	MOVQ BX, R11; \
-	SHLQ $2, R11; \
-	MOVQ n+40(FP), R12; \
-	SHLQ $2, R12; \
-block: \
-	MASK16(BX); \
-	KMOVW K1, K5; \
-	LEAQ -16(BX), R13; \
-	MASK16(R13); \
-	KMOVW K1, K2; \
-	LEAQ -32(BX), R13; \
-	MASK16(R13); \
-	KMOVW K1, K3; \
-	LEAQ -48(BX), R13; \
-	MASK16(R13); \
-	KMOVW K1, K4; \
-	KMOVW K5, K1; \
-	MOVQ p+8(FP), SI; \
-	LEAQ (SI)(R12*2), R13; \
-	MOVQ R10, DX; \
-	MOVQ n+40(FP), R8; \
-	ZERO16; \
-pos: \
-	load(0, DX, K1, Z4); \
-	load(32, DX, K2, Z5); \
-	load(64, DX, K3, Z6); \
-	load(96, DX, K4, Z7); \
-	VBROADCASTSS (SI), Z0; \
-	VBROADCASTSS (SI)(R12*1), Z1; \
-	VBROADCASTSS (R13), Z2; \
-	VBROADCASTSS (R13)(R12*1), Z3; \
-	VFMADD231PS Z0, Z4, Z8; \
-	VFMADD231PS Z0, Z5, Z9; \
-	VFMADD231PS Z0, Z6, Z10; \
-	VFMADD231PS Z0, Z7, Z11; \
-	VFMADD231PS Z1, Z4, Z12; \
-	VFMADD231PS Z1, Z5, Z13; \
-	VFMADD231PS Z1, Z6, Z14; \
-	VFMADD231PS Z1, Z7, Z15; \
-	VFMADD231PS Z2, Z4, Z16; \
-	VFMADD231PS Z2, Z5, Z17; \
-	VFMADD231PS Z2, Z6, Z18; \
-	VFMADD231PS Z2, Z7, Z19; \
-	VFMADD231PS Z3, Z4, Z20; \
-	VFMADD231PS Z3, Z5, Z21; \
-	VFMADD231PS Z3, Z6, Z22; \
-	VFMADD231PS Z3, Z7, Z23; \
-	ADDQ $4, SI; \
-	ADDQ $4, R13; \
-	ADDQ R9, DX; \
-	DECQ R8; \
-	JNZ pos; \
-	MOVQ DI, AX; \
-	STORE_HEAD(Z8, Z9, Z10, Z11); \
-	STORE_HEAD(Z12, Z13, Z14, Z15); \
-	STORE_HEAD(Z16, Z17, Z18, Z19); \
-	STORE_HEAD(Z20, Z21, Z22, Z23); \
-	ADDQ $256, DI; \
-	ADDQ $128, R10; \
-	SUBQ $64, BX; \
-	JG block; \
-	VZEROUPPER; \
-	RET
-
-
-// Sixteen 16-bit elements at addr, widened into z (no mask: head sizes
-// that are multiples of 16).
-#define LOAD4_F16(addr, z) VCVTPH2PS addr, z
-#define LOAD4_BF16(addr, z) \
-	VPMOVZXWD addr, z; \
-	VPSLLD $16, z, z
-
-// FOLD_HALVES adds the high 256 bits of a position's accumulator pair into
-// the low ones (attention_amd64.s's, for SCORES4X4); clobbers Z9.
-#define FOLD_HALVES(lo, hi, yhi) \
-	VSHUFF64X2 $0xee, hi, lo, Z9; \
-	VINSERTF64X4 $1, yhi, lo, lo; \
-	VADDPS Z9, lo, lo
-
-// SCORES4X4 is attnScores4x4AVX512's body (four heads × four positions
-// per pass, reduced by its transposing add tree) with the key loads by
-// load; pass, lane and done name its labels.
-#define SCORES4X4(load, pass, lane, done) \
-	MOVQ p+0(FP), DI; \
-	MOVQ k+16(FP), R10; \
-	MOVQ stride+24(FP), R9; \
-	MOVQ n+40(FP), R8; \
-	SHRQ $2, R8; \
-	JZ done; \
-	VBROADCASTSS scale+56(FP), Z8; \
-	MOVQ headDim+32(FP), R11; \
-	SHLQ $2, R11; \
-	MOVQ ldp+48(FP), R12; \
-	SHLQ $2, R12; \
-	LEAQ (R9)(R9*2), R14; \
-pass: \
-	MOVQ q+8(FP), SI; \
-	LEAQ (SI)(R11*2), R13; \
-	MOVQ R10, DX; \
-	MOVQ headDim+32(FP), BX; \
-	VPXORD Z16, Z16, Z16; \
-	VPXORD Z17, Z17, Z17; \
-	VPXORD Z18, Z18, Z18; \
-	VPXORD Z19, Z19, Z19; \
-	VPXORD Z20, Z20, Z20; \
-	VPXORD Z21, Z21, Z21; \
-	VPXORD Z22, Z22, Z22; \
-	VPXORD Z23, Z23, Z23; \
-	VPXORD Z24, Z24, Z24; \
-	VPXORD Z25, Z25, Z25; \
-	VPXORD Z26, Z26, Z26; \
-	VPXORD Z27, Z27, Z27; \
-	VPXORD Z28, Z28, Z28; \
-	VPXORD Z29, Z29, Z29; \
-	VPXORD Z30, Z30, Z30; \
-	VPXORD Z31, Z31, Z31; \
-lane: \
-	load((DX), Z0); \
-	load((DX)(R9*1), Z1); \
-	load((DX)(R9*2), Z2); \
-	load((DX)(R14*1), Z3); \
-	VMOVUPS (SI), Z4; \
-	VMOVUPS (SI)(R11*1), Z5; \
-	VMOVUPS (R13), Z6; \
-	VMOVUPS (R13)(R11*1), Z7; \
-	VFMADD231PS Z0, Z4, Z16; \
-	VFMADD231PS Z0, Z5, Z17; \
-	VFMADD231PS Z0, Z6, Z18; \
-	VFMADD231PS Z0, Z7, Z19; \
-	VFMADD231PS Z1, Z4, Z20; \
-	VFMADD231PS Z1, Z5, Z21; \
-	VFMADD231PS Z1, Z6, Z22; \
-	VFMADD231PS Z1, Z7, Z23; \
-	VFMADD231PS Z2, Z4, Z24; \
-	VFMADD231PS Z2, Z5, Z25; \
-	VFMADD231PS Z2, Z6, Z26; \
-	VFMADD231PS Z2, Z7, Z27; \
-	VFMADD231PS Z3, Z4, Z28; \
-	VFMADD231PS Z3, Z5, Z29; \
-	VFMADD231PS Z3, Z6, Z30; \
-	VFMADD231PS Z3, Z7, Z31; \
-	ADDQ $64, SI; \
-	ADDQ $64, R13; \
-	ADDQ $32, DX; \
-	SUBQ $16, BX; \
-	JG lane; \
-	FOLD_HALVES(Z16, Z17, Y17); \
-	FOLD_HALVES(Z18, Z19, Y19); \
-	FOLD_HALVES(Z20, Z21, Y21); \
-	FOLD_HALVES(Z22, Z23, Y23); \
-	FOLD_HALVES(Z24, Z25, Y25); \
-	FOLD_HALVES(Z26, Z27, Y27); \
-	FOLD_HALVES(Z28, Z29, Y29); \
-	FOLD_HALVES(Z30, Z31, Y31); \
-	VSHUFF64X2 $0x88, Z18, Z16, Z9; \
-	VSHUFF64X2 $0xdd, Z18, Z16, Z10; \
-	VADDPS Z10, Z9, Z16; \
-	VSHUFF64X2 $0x88, Z22, Z20, Z9; \
-	VSHUFF64X2 $0xdd, Z22, Z20, Z10; \
-	VADDPS Z10, Z9, Z20; \
-	VSHUFF64X2 $0x88, Z26, Z24, Z9; \
-	VSHUFF64X2 $0xdd, Z26, Z24, Z10; \
-	VADDPS Z10, Z9, Z24; \
-	VSHUFF64X2 $0x88, Z30, Z28, Z9; \
-	VSHUFF64X2 $0xdd, Z30, Z28, Z10; \
-	VADDPS Z10, Z9, Z28; \
-	VSHUFPS $0x88, Z20, Z16, Z9; \
-	VSHUFPS $0xdd, Z20, Z16, Z10; \
-	VADDPS Z10, Z9, Z16; \
-	VSHUFPS $0x88, Z28, Z24, Z9; \
-	VSHUFPS $0xdd, Z28, Z24, Z10; \
-	VADDPS Z10, Z9, Z24; \
-	VSHUFPS $0x88, Z24, Z16, Z9; \
-	VSHUFPS $0xdd, Z24, Z16, Z10; \
-	VADDPS Z10, Z9, Z16; \
-	VMULPS Z8, Z16, Z16; \
-	VMOVUPS X16, (DI); \
-	VEXTRACTF32X4 $1, Z16, (DI)(R12*1); \
-	LEAQ (DI)(R12*2), AX; \
-	VEXTRACTF32X4 $2, Z16, (AX); \
-	VEXTRACTF32X4 $3, Z16, (AX)(R12*1); \
-	ADDQ $16, DI; \
-	LEAQ (R10)(R9*4), R10; \
-	DECQ R8; \
-	JNZ pass; \
-done: \
-	VZEROUPPER; \
-	RET
-
 // func attnScores4F16(p, q *float32, k *uint16, stride, headDim, n int, scale float32)
 TEXT ·attnScores4F16(SB), NOSPLIT, $0-52
-	SCORES4(LOAD_F16, f16Pos, f16Lane)
+	SCORES4(LOAD_F16, 32, f16Pos, f16Lane)
 
 // func attnScores4BF16(p, q *float32, k *uint16, stride, headDim, n int, scale float32)
 TEXT ·attnScores4BF16(SB), NOSPLIT, $0-52
-	SCORES4(LOAD_BF16, bf16Pos, bf16Lane)
+	SCORES4(LOAD_BF16, 32, bf16Pos, bf16Lane)
 
 // func attnWeightedSum4F16(out, p *float32, v *uint16, stride, headDim, n int)
 TEXT ·attnWeightedSum4F16(SB), NOSPLIT, $0-48
-	WSUM4(LOAD_F16, f16Block, f16WPos)
+	WSUM4(LOAD_F16, 32, 64, 96, 128, f16Block, f16WPos)
 
 // func attnWeightedSum4BF16(out, p *float32, v *uint16, stride, headDim, n int)
 TEXT ·attnWeightedSum4BF16(SB), NOSPLIT, $0-48
-	WSUM4(LOAD_BF16, bf16Block, bf16WPos)
+	WSUM4(LOAD_BF16, 32, 64, 96, 128, bf16Block, bf16WPos)
 
 // func attnScores4x4F16(p, q *float32, k *uint16, stride, headDim, n, ldp int, scale float32)
 TEXT ·attnScores4x4F16(SB), NOSPLIT, $0-60
-	SCORES4X4(LOAD4_F16, f16T4Pass, f16T4Lane, f16T4Done)
+	SCORES4X4(LOAD4_F16, 32, f16T4Pass, f16T4Lane, f16T4Done)
 
 // func attnScores4x4BF16(p, q *float32, k *uint16, stride, headDim, n, ldp int, scale float32)
 TEXT ·attnScores4x4BF16(SB), NOSPLIT, $0-60
-	SCORES4X4(LOAD4_BF16, bf16T4Pass, bf16T4Lane, bf16T4Done)
+	SCORES4X4(LOAD4_BF16, 32, bf16T4Pass, bf16T4Lane, bf16T4Done)
