@@ -27,16 +27,21 @@ func attnScores4x4F16(p, q *float32, k *uint16, stride, headDim, n, ldp int, sca
 //go:noescape
 func attnScores4x4BF16(p, q *float32, k *uint16, stride, headDim, n, ldp int, scale float32)
 
-// halfCache is a 16-bit cache type: BF16 or F16, and its roundings.
-type halfCache struct {
-	bf16 bool
-	rc   cacheRounding
-}
+// halfCache is a 16-bit cache type: BF16 (true) or F16.
+type halfCache bool
 
-var (
-	f16Half  = halfCache{false, f16Cache}
-	bf16Half = halfCache{true, bf16Cache}
+const (
+	f16Half  halfCache = false
+	bf16Half halfCache = true
 )
+
+// rounding is the type's cacheRounding.
+func (hc halfCache) rounding() cacheRounding {
+	if hc {
+		return bf16Cache
+	}
+	return f16Cache
+}
 
 // AttentionF16 is one token's attention over an F16 KV cache read as it is
 // stored (ledger.AttentionHalf): AttentionGQA's passes with each key and
@@ -54,7 +59,7 @@ func AttentionBF16(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, n
 
 func attentionHalfCache(hc halfCache, out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
 	if nHeads <= 0 || headDim <= 0 || nCtx <= 0 {
-		gqaBlocks(hc.rc, out, q, nHeads, nKVHeads, headDim, nCtx, nil, nil)
+		gqaBlocks(hc.rounding(), out, q, nHeads, nKVHeads, headDim, nCtx, nil, nil)
 		return
 	}
 	stride := nKVHeads * headDim
@@ -62,16 +67,16 @@ func attentionHalfCache(hc halfCache, out, q []float32, k, v []uint16, nHeads, n
 	// The assembly is called directly, not through a func value, so that
 	// nothing escapes (a call through a value would move the passes'
 	// captures to the heap on every token).
-	gqaBlocks(hc.rc, out, q, nHeads, nKVHeads, headDim, nCtx,
+	gqaBlocks(hc.rounding(), out, q, nHeads, nKVHeads, headDim, nCtx,
 		func(p, q4 *float32, off int) {
-			if hc.bf16 {
+			if hc {
 				attnScores4BF16(p, q4, &k[off], 2*stride, headDim, nCtx, scale)
 			} else {
 				attnScores4F16(p, q4, &k[off], 2*stride, headDim, nCtx, scale)
 			}
 		},
 		func(o4, p *float32, off int) {
-			if hc.bf16 {
+			if hc {
 				attnWeightedSum4BF16(o4, p, &v[off], 2*stride, headDim, nCtx)
 			} else {
 				attnWeightedSum4F16(o4, p, &v[off], 2*stride, headDim, nCtx)
@@ -100,10 +105,10 @@ func attentionHalfCache4x4(hc halfCache, out, q []float32, k, v []uint16, nHeads
 	stride := nKVHeads * headDim
 	_, _ = k[nCtx*stride-1], v[nCtx*stride-1]
 	n4 := nCtx &^ 3
-	gqaBlocks(hc.rc, out, q, nHeads, nKVHeads, headDim, nCtx,
+	gqaBlocks(hc.rounding(), out, q, nHeads, nKVHeads, headDim, nCtx,
 		func(p, q4 *float32, off int) {
 			var tail [12]float32 // the last nCtx%4 positions' scores of the four heads
-			if hc.bf16 {
+			if hc {
 				attnScores4x4BF16(p, q4, &k[off], 2*stride, headDim, nCtx, nCtx, scale)
 				if n4 < nCtx {
 					attnScores4BF16(&tail[0], q4, &k[n4*stride+off], 2*stride, headDim, nCtx-n4, scale)
@@ -122,7 +127,7 @@ func attentionHalfCache4x4(hc halfCache, out, q []float32, k, v []uint16, nHeads
 			}
 		},
 		func(o4, p *float32, off int) {
-			if hc.bf16 {
+			if hc {
 				attnWeightedSum4BF16(o4, p, &v[off], 2*stride, headDim, nCtx)
 			} else {
 				attnWeightedSum4F16(o4, p, &v[off], 2*stride, headDim, nCtx)
