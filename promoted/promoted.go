@@ -397,13 +397,16 @@ func initDefault() {
 		if err != nil && defaultErr == nil {
 			defaultErr = err
 		}
+		if err := cpufeat.HideError(); err != nil && defaultErr == nil {
+			defaultErr = err // a typo there would test the wrong fallbacks
+		}
 		defaultD = NewDispatcher(prefs, ledger.Default, over)
 	})
 }
 
 // Validate reports, as an error naming the problem, anything that would make
 // the package functions fail: a malformed embedded preferences file or
-// $DAMASCUS_KERNELS, or an override naming a variant that is unknown or
+// $DAMASCUS_KERNELS or $DAMASCUS_CPU_HIDE, or an override naming a variant that is unknown or
 // cannot run here. Programs call it at start-up so that a typo in the
 // environment is a clear message, not a failure deep in a forward pass.
 func Validate() error {

@@ -11,6 +11,7 @@ var (
 	ErrAMXNotInCPU     = errors.New("the CPU lacks AMX-TILE")
 	ErrAMXNotInOS      = errors.New("the OS does not enable the AMX tile state (XCR0 bits 17 and 18)")
 	ErrAMXNoPermission = errors.New("the kernel refused AMX tile-data permission")
+	ErrAMXHidden       = errors.New("AMX is hidden by $" + HideEnv)
 )
 
 var (
@@ -31,6 +32,8 @@ func AMX() error {
 func enableAMX() error {
 	detected()
 	switch {
+	case isHidden("amx-tile"):
+		return fmt.Errorf("AMX unavailable: %w", ErrAMXHidden)
 	case !x86.AMXTile:
 		return fmt.Errorf("AMX unavailable: %w", ErrAMXNotInCPU)
 	case !x86.OSAMX:

@@ -160,7 +160,7 @@ func Names() []string {
 }
 
 // Has reports whether the named feature is usable by this process. Unknown
-// names are absent. AMX features are present only once the tile permission is
+// names and names hidden by $DAMASCUS_CPU_HIDE ([HideEnv]) are absent. AMX features are present only once the tile permission is
 // granted; Has requests it on first use (see [AMX]).
 func Has(name string) bool {
 	f, ok := lookup(name)
@@ -168,7 +168,7 @@ func Has(name string) bool {
 		return false
 	}
 	detected()
-	if !f.has(x86, arm64) {
+	if !f.has(x86, arm64) || isHidden(f.name) {
 		return false
 	}
 	return !f.amx || AMX() == nil

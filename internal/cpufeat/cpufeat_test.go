@@ -168,6 +168,10 @@ func TestAMXReasonIsCachedAndNamed(t *testing.T) {
 	}
 	x := CPUX86()
 	switch {
+	case isHidden("amx-tile"):
+		if !errors.Is(err1, ErrAMXHidden) {
+			t.Fatalf("AMX hidden by $%s but AMX() = %v", HideEnv, err1)
+		}
 	case !x.AMXTile:
 		if !errors.Is(err1, ErrAMXNotInCPU) {
 			t.Fatalf("CPU lacks AMX but AMX() = %v", err1)

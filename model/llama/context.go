@@ -151,6 +151,9 @@ type attnTask struct {
 // NewContext prepares a production context: kernels resolved for every weight
 // type, cache and buffers allocated once, the worker pool started.
 func (m *Model) NewContext(opts Options) (*Context, error) {
+	if err := promoted.Validate(); err != nil {
+		return nil, err // a bad $DAMASCUS_KERNELS, named, before any kernel is resolved
+	}
 	cfg := m.Config
 	if opts.NCtx == 0 {
 		opts.NCtx = cfg.ContextLength

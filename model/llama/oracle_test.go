@@ -19,6 +19,7 @@ import (
 	"github.com/damascus-llm/damascus/model/synth"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
+	"github.com/damascus-llm/damascus/promoted"
 )
 
 func requireLlamaCpp(t *testing.T) {
@@ -176,14 +177,51 @@ func (s spread) String() string {
 // cosine ≥ minCos everywhere, top-1 agreement wherever llama.cpp's top-2 gap
 // exceeds 1e-3. maxMiss is the fraction of decisive positions whose top-1
 // may differ (0: none may).
+//
+// Over a 16-bit KV cache the comparison is made against the nearer, at each
+// position, of llama.cpp's two CPU kernel sets (repacked and plain), both
+// llama.cpp's own answers: they differ only in the float summation order of
+// the weight products, and rounding K, V, the query and the probabilities to
+// 16 bits turns such ulps into 16-bit steps now and then (bf16's step is
+// 2⁻⁸). Measured (2026-12-01): on an Intel AMX machine llama.cpp computes
+// Q8_0 products on its AMX kernels, in another order than its plain ones;
+// our AVX-512 Q8_0 kernel sums in the plain ones' order (1.0000000, max-abs
+// 2.9e-6 against them over a bf16 cache on AMD), and the pure-Go order
+// (DAMASCUS_KERNELS=matvec/q8_0=go-unrolled) gives exactly the Intel
+// failure's figures, 0.9997357 and max-abs 0.304 at position 11 — larger
+// than the whole effect of the cache type (llama.cpp F32 vs F16 cache:
+// 0.9998177). Where our products themselves run in pure Go (noasm, or SIMD
+// hidden), no llama.cpp kernel shares their order, so over a 16-bit cache
+// the strict criterion is reported, not asserted, and a floor (cosine ≥
+// 0.999, top-1 on 90% of decisive positions) is; the F32 cache keeps the
+// strict criterion everywhere, and the kernel gate checks the 16-bit
+// roundings themselves against float64.
 func checkAgainstLlamaCpp(t *testing.T, path string, m *Model, tokens []int32, opts Options, minCos, maxMiss float64) {
 	t.Helper()
 	co := llamaCppOptions(opts, len(tokens))
 	theirs := runLlamaCpp(t, path, llamacpp.ModelOptions{}, co, tokens)
 	ours := runOurs(t, m, opts, tokens)
+	half := opts.KVType == quant.F16 || opts.KVType == quant.BF16
+	var plain [][]float32
+	if half {
+		plain = runLlamaCpp(t, path, llamacpp.ModelOptions{NoRepack: true}, co, tokens)
+		t.Logf("%s, KV %s: llama.cpp repacked vs plain kernels: %v", filepath.Base(path), opts.KVType, compareRuns(plain, theirs))
+		if goKernels := pureGoProducts(); len(goKernels) > 0 {
+			t.Logf("%s, KV %s: our weight products run in pure Go (%s), an order no llama.cpp kernel shares: strict criterion reported, floor asserted",
+				filepath.Base(path), opts.KVType, strings.Join(goKernels, ", "))
+			minCos, maxMiss = min(minCos, 0.999), max(maxMiss, 0.1)
+		}
+	}
 	overlap, agree := 0, 0
+	nearest := make([][]float32, len(tokens))
 	for j := range tokens {
 		s := compareLogits(ours[j], theirs[j])
+		nearest[j] = theirs[j]
+		if plain != nil {
+			if p := compareLogits(ours[j], plain[j]); p.cosine > s.cosine {
+				s, nearest[j] = p, plain[j]
+			}
+		}
 		overlap += s.top5Overlap
 		if s.top1Agree {
 			agree++
@@ -195,16 +233,41 @@ func checkAgainstLlamaCpp(t *testing.T, path string, m *Model, tokens []int32, o
 			t.Errorf("position %d: cosine %.7f < %g", j, s.cosine, minCos)
 		}
 	}
-	sp := compareRuns(ours, theirs)
-	t.Logf("%s, KV %s, batches of %d, %d threads, ours vs llama.cpp: %d positions, %v; top-1 %d/%d, top-5 overlap %.2f/5",
-		filepath.Base(path), opts.KVType, co.NUbatch, co.Threads, len(tokens), sp, agree, len(tokens),
+	sp := compareRuns(ours, nearest)
+	what := "llama.cpp"
+	if plain != nil {
+		what = "llama.cpp (nearer of repacked and plain kernels at each position)"
+	}
+	t.Logf("%s, KV %s, batches of %d, %d threads, ours vs %s: %d positions, %v; top-1 %d/%d, top-5 overlap %.2f/5",
+		filepath.Base(path), opts.KVType, co.NUbatch, co.Threads, what, len(tokens), sp, agree, len(tokens),
 		float64(overlap)/float64(len(tokens)))
+	if plain != nil {
+		t.Logf("%s, KV %s: ours vs llama.cpp default kernels alone: %v", filepath.Base(path), opts.KVType, compareRuns(ours, theirs))
+	}
 	if sp.cosine < 0.9999 || sp.misses > 0 {
 		t.Logf("issue criteria (cosine ≥ 0.9999, top-1 on every decisive position) NOT met")
 	}
 	if maxMiss > 0 && float64(sp.misses) > maxMiss*float64(sp.decisive) {
 		t.Errorf("top-1 differs on %d of %d decisive positions", sp.misses, sp.decisive)
 	}
+}
+
+// pureGoProducts lists the weight-product kernels (matvec and matmul) the
+// engine resolved so far that are pure Go: their float summation order is
+// their own, not that of any SIMD kernel of ours or llama.cpp's.
+func pureGoProducts() []string {
+	var out []string
+	for _, c := range promoted.Chosen() {
+		op, v, _ := strings.Cut(c, ":")
+		if !strings.HasPrefix(op, "matvec/") && !strings.HasPrefix(op, "matmul/") {
+			continue
+		}
+		v = strings.TrimPrefix(v, op+":")
+		if v == "naive" || v == "go-unrolled" || strings.HasSuffix(v, "model/quant") {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // logSpread logs how far each engine moves from itself when only one setting
