@@ -5,7 +5,7 @@ GO        ?= go
 BIN       := bin
 BASELINE  := baseline/llama.cpp
 
-.PHONY: all build run test test-arm64 bench baseline lint fuzz clean device-bins
+.PHONY: all build run test test-arm64 bench baseline lint fuzz clean device-bins device-suite
 
 all: build
 
@@ -73,3 +73,19 @@ device-bins:
 	CGO_ENABLED=0 $(GO) build -buildvcs=true -ldflags="-s -w" -o .device/bin/ ./cmd/...
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/amx.test ./variants/amx
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/llama.test ./model/llama
+
+# The whole suite for the lent device (scripts/device-suite.sh runs it there):
+# every package's test binary, the pinned llama.cpp's libraries and the test
+# data, in one xz archive (binaries share most of their bytes, so the archive
+# is about a tenth of their size).
+LLAMA_LIBS := $(BASELINE)/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64
+TESTDATA   ?= $(or $(DAMASCUS_TESTDATA),../shared/testdata)
+device-suite: baseline
+	rm -rf .device/suite && mkdir -p .device/suite/tests .device/suite/llama
+	for p in $$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./... | sed 's|^$(shell $(GO) list -m)/||'); do \
+		CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/suite/tests/$$(echo $$p | tr / _).test ./$$p || exit 1; done
+	cp $(LLAMA_LIBS)/*.so .device/suite/llama/
+	cp -rL $(TESTDATA) .device/suite/testdata
+	tar -C .device/suite -cf - tests llama testdata | xz -T2 -6 --lzma2=dict=192MiB > .device/suite.tar.xz
+	rm -rf .device/suite
+	@ls -l .device/suite.tar.xz

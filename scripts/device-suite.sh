@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The whole test suite on the lent device machine (an Intel Xeon with AMX,
+# no Go toolchain): every package's test binary, cross-built here by
+#
+#   make device-suite          # .device/suite.tar.xz: test binaries, llama.cpp, test data
+#   run: carry [".device/suite.tar.xz"], command: scripts/device-suite.sh [LEG...]
+#
+# Each LEG is a DAMASCUS_CPU_HIDE value ("none" hides nothing): the default
+# legs are the machine as it is (AMX), without AMX, and without AVX-512
+# (the AVX2 and generic fallbacks). Every binary runs from its package's
+# folder, as `go test` runs it, 6 at a time. Logs land in $OUT; the last
+# lines printed are one summary line per leg. Run it whenever a change
+# touches AMX, BF16 or Intel-only code: CI cannot see those paths.
+set -uo pipefail
+OUT=${OUT:-/tmp/damascus-out}
+mkdir -p "$OUT"
+root=$PWD
+work=/tmp/damascus-suite
+rm -rf "$work"; mkdir -p "$work"
+if command -v xz >/dev/null; then
+	tar -xJf .device/suite.tar.xz -C "$work"
+else
+	python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' .device/suite.tar.xz "$work"
+fi || { echo "cannot unpack .device/suite.tar.xz (make device-suite, then carry it)"; exit 2; }
+export DAMASCUS_TESTDATA=$work/testdata DAMASCUS_LLAMACPP_DIR=$work/llama
+{ lscpu | grep -E "Model name|^CPU\(s\)|Flags" | cut -c1-400; nproc; } > "$OUT/suite-machine.txt"
+
+# one BINARY LEG: the package's tests from its folder, log in $OUT/suite-LEG/.
+one() {
+	local bin=$1 leg=$2 pkg
+	pkg=$(basename "$bin" .test | tr _ /)
+	local log="$OUT/suite-$leg/$(basename "$bin" .test).log" v=()
+	[ "$pkg" = model/llama ] && v=(-test.v)
+	local hide=$leg; [ "$leg" = none ] && hide=
+	( cd "$root/$pkg" && DAMASCUS_CPU_HIDE=$hide timeout 540 "$bin" -test.count=1 "${v[@]}" > "$log" 2>&1 )
+	local rc=$?
+	if [ $rc = 0 ]; then echo "ok   $pkg"; else echo "FAIL $pkg (exit $rc)"; fi
+}
+export -f one
+export OUT root
+for leg in "${@:-none amx-tile avx512f}"; do
+	for l in $leg; do
+		mkdir -p "$OUT/suite-$l"
+		start=$(date +%s)
+		ls "$work"/tests/*.test | xargs -P "${JOBS:-6}" -I{} bash -c "one {} $l" > "$OUT/suite-$l.txt"
+		pass=$(grep -c '^ok' "$OUT/suite-$l.txt"); fail=$(grep -c '^FAIL' "$OUT/suite-$l.txt")
+		echo "leg DAMASCUS_CPU_HIDE=$l: $pass packages passed, $fail failed, $(( $(date +%s) - start )) s"
+		grep '^FAIL' "$OUT/suite-$l.txt"
+	done
+done | tee "$OUT/suite-summary.txt"
