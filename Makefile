@@ -5,7 +5,7 @@ GO        ?= go
 BIN       := bin
 BASELINE  := baseline/llama.cpp
 
-.PHONY: all build run test test-arm64 bench baseline lint fuzz clean device-bins device-suite
+.PHONY: all build run test test-arm64 bench baseline lint fuzz clean device-bins device-suite test-noasm test-fallback
 
 all: build
 
@@ -21,6 +21,19 @@ run: baseline build
 test: baseline
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+
+# The suite with the assembly left out (-tags noasm): every op on its
+# generic Go variants, as on a CPU or OS the assembly does not serve.
+test-noasm: baseline
+	$(GO) vet -tags noasm ./...
+	$(GO) test -count=1 -tags noasm ./...
+
+# The suite with AVX-512 and AMX hidden from feature detection
+# (DAMASCUS_CPU_HIDE; hiding avx512f hides AMX too): the AVX2 and generic
+# fallbacks are what the engine and the ledger pick, as on an older CPU.
+HIDE ?= avx512f
+test-fallback: baseline
+	DAMASCUS_CPU_HIDE=$(HIDE) $(GO) test -count=1 ./...
 
 # Kernel sweeps over every registered variant (benchstat-readable output).
 bench:

@@ -34,7 +34,11 @@ one() {
 	local hide=$leg; [ "$leg" = none ] && hide=
 	( cd "$root/$pkg" && DAMASCUS_CPU_HIDE=$hide timeout 540 "$bin" -test.count=1 "${v[@]}" > "$log" 2>&1 )
 	local rc=$?
-	if [ $rc = 0 ]; then echo "ok   $pkg"; else echo "FAIL $pkg (exit $rc)"; fi
+	if [ $rc = 0 ]; then echo "ok   $pkg"; else
+		echo "FAIL $pkg (exit $rc)"
+		# Only a few files come back from the device: failures in one.
+		{ echo "=== $leg $pkg (exit $rc)"; grep -a -B2 -A12 -E -- '--- FAIL|panic:|^FAIL' "$log" | head -80; } >> "$OUT/suite-failures.txt"
+	fi
 }
 export -f one
 export OUT root

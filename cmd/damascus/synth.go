@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/synth"
@@ -87,12 +85,13 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// A bytesBar is a progress bar over bytes on stderr, or nothing when quiet.
+// A bytesBar is a progress report over bytes on stderr (cli.Progress), or
+// nothing when quiet.
 type bytesBar struct {
 	w     io.Writer
 	quiet bool
 	desc  string
-	bar   *progressbar.ProgressBar
+	p     *cli.Progress
 }
 
 func newBytesBar(w io.Writer, quiet bool, desc string) *bytesBar {
@@ -100,28 +99,19 @@ func newBytesBar(w io.Writer, quiet bool, desc string) *bytesBar {
 }
 
 func (b *bytesBar) start(total int64) {
-	if b.quiet {
-		return
+	if !b.quiet {
+		b.p = cli.NewProgress(b.w, total, b.desc, true)
 	}
-	b.bar = progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(b.w),
-		progressbar.OptionSetDescription(b.desc),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(200*time.Millisecond),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(b.w) }),
-	)
 }
 
 func (b *bytesBar) add(n int64) {
-	if b.bar != nil {
-		b.bar.Add64(n)
+	if b.p != nil {
+		b.p.Add(n)
 	}
 }
 
 func (b *bytesBar) finish() {
-	if b.bar != nil {
-		b.bar.Finish()
+	if b.p != nil {
+		b.p.Finish()
 	}
 }

@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/harness/kernelrun"
 	"github.com/damascus-llm/damascus/harness/sysinfo"
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/protocol"
 	"github.com/damascus-llm/damascus/results"
@@ -72,30 +71,15 @@ func runRecord(args []string, kernel *protocol.Kernel) *results.Run {
 	return &results.Run{Command: "ledger " + strings.Join(args, " "), Protocol: p}
 }
 
-// bar is a progress bar on w that can be advanced to an absolute count.
-type bar struct {
-	pb   *progressbar.ProgressBar
-	last int
-}
+// bar is a progress report on w that can be advanced to an absolute count
+// (redrawn on a terminal, a few plain lines elsewhere: cli.Progress).
+type bar struct{ p *cli.Progress }
 
 func newBar(w io.Writer, total int, desc string) *bar {
-	return &bar{pb: progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(desc),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
-	)}
+	return &bar{p: cli.NewProgress(w, int64(total), desc, false)}
 }
 
-func (b *bar) set(done int, desc string) {
-	if desc != "" {
-		b.pb.Describe(desc)
-	}
-	_ = b.pb.Add(done - b.last)
-	b.last = done
-}
+func (b *bar) set(done int, desc string) { b.p.Set(int64(done), desc) }
 
 // progress returns a kernelrun progress callback drawing one bar per phase.
 func progress(w io.Writer) func(kernelrun.Event) {

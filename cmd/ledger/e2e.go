@@ -105,10 +105,17 @@ type e2eFlags struct {
 func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 	f.prot = protocol.DefaultE2E()
 	f.coldRuns = 3
+	llamaConfigs := ""
 	if quick {
 		// The main job's quick default: the same protocol, scaled to minutes.
-		f.prot.PromptTokens, f.prot.GenTokens, f.prot.Runs, f.prot.SustainedSeconds = 128, 32, 3, 0
+		// 128 generated tokens and 5 rounds: with 32 tokens and 3 rounds the
+		// per-round decode ratio spread 0.55-2.16x on a fresh machine.
+		// llama.cpp is measured as ggml picks its CPU variant, with and
+		// without its weights on huge pages, and its row is the better of
+		// the two per test: its best configuration here, not its default.
+		f.prot.PromptTokens, f.prot.GenTokens, f.prot.Runs, f.prot.SustainedSeconds = 128, 128, 5, 0
 		f.coldRuns = 1
+		llamaConfigs = "default,default+huge"
 	}
 	f.prot.Threads = runtime.NumCPU()
 	if !quick {
@@ -136,7 +143,7 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 	}
 	fs.StringVar(&f.kvType, "kv-type", "", "KV cache type of both engines: f32, f16 or bf16 (default: each engine's own, f32 for Damascus and f16 for llama.cpp)")
 	fs.StringVar(&f.llamaKVType, "llama-kv-type", "", "llama.cpp's KV cache type when it should differ from --kv-type (f32, f16 or bf16)")
-	fs.StringVar(&f.llamaConfigs, "llama-configs", "", "several llama.cpp configurations, e.g. default,sapphirerapids+huge,icelake: each is measured, and llama.cpp's row takes the best per test")
+	fs.StringVar(&f.llamaConfigs, "llama-configs", llamaConfigs, "several llama.cpp configurations, e.g. default,sapphirerapids+huge,icelake: each is measured, and llama.cpp's row takes the best per test")
 }
 
 // llamaKV is llama.cpp's KV cache type: --llama-kv-type, else --kv-type

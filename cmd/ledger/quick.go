@@ -38,6 +38,8 @@ func runQuick(args []string, stdout, stderr io.Writer) error {
 		if e2eErr = endToEnd(append([]string{"quick"}, args...), ef, stdout, stderr); e2eErr != nil {
 			e2eErr = fmt.Errorf("end to end: %w", e2eErr)
 			fmt.Fprintln(stderr, "ledger quick:", e2eErr)
+		} else {
+			fmt.Fprintf(stdout, quickReading, ef.prot.Runs, ef.prot.PromptTokens, ef.prot.GenTokens, ef.prot.Threads)
 		}
 	}
 	if kf.store != "" {
@@ -48,3 +50,18 @@ func runQuick(args []string, stdout, stderr io.Writer) error {
 	}
 	return e2eErr // the kernel ledger is recorded and reported either way
 }
+
+// quickReading says what the main job's end-to-end table means.
+const quickReading = `
+How to read the end-to-end table: tok/s are medians of %d interleaved rounds
+(each round starts a fresh process per engine, in alternating order); p95 is
+the slow side of the samples. The ratio is Damascus's median over
+llama.cpp's, and the per-round ratio (with its range) pairs runs of the same
+round, so a machine that slowed down for a while moves both engines. The
+llama.cpp row is the better, per test, of its default CPU variant with and
+without its weights on huge pages (GLIBC_TUNABLES=glibc.malloc.hugetlb=1):
+the rival at its best on this machine. This is the quick protocol (a
+synthetic Llama 3.2 1B Q4_K_M, pp%d and tg%d, %d threads); the numbers of
+record use 'ledger e2e' (pp1024, tg256, 10 rounds, 2 threads) and are in
+results/baseline.md.
+`
