@@ -8,8 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"testing"
 )
+
+// TB is the part of testing.TB that Require uses. It is an interface of its
+// own so that programs which locate test data (damascus synth takes the
+// Llama 3 tokenizer from here) do not link the testing package.
+type TB interface {
+	Helper()
+	Skipf(format string, args ...any)
+}
 
 // EnvVar overrides the test-data directory.
 const EnvVar = "DAMASCUS_TESTDATA"
@@ -80,7 +87,7 @@ func (f File) Path() string {
 
 // Require returns the file's path, or skips the test with a message that
 // names the file, its hash and a public source.
-func (f File) Require(tb testing.TB) string {
+func (f File) Require(tb TB) string {
 	tb.Helper()
 	p := f.Path()
 	if p == "" {

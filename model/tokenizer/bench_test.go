@@ -21,7 +21,7 @@ func BenchmarkEncode(b *testing.B) {
 		path func(testing.TB) string
 	}{
 		{"llama3", llama3GGUF},
-		{"llama2-spm", testdata.Llama2VocabGGUF.Require},
+		{"llama2-spm", requireFile(testdata.Llama2VocabGGUF)},
 	} {
 		path := v.path(b)
 		b.Run("vocab="+v.name+"/impl=damascus", func(b *testing.B) {

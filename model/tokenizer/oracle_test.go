@@ -174,7 +174,7 @@ func TestOracleEncode(t *testing.T) {
 		path func(testing.TB) string
 	}{
 		{"llama3", llama3GGUF},
-		{"llama2-spm", testdata.Llama2VocabGGUF.Require},
+		{"llama2-spm", requireFile(testdata.Llama2VocabGGUF)},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			ours, ref := oraclePair(t, v.path(t))
@@ -241,8 +241,8 @@ func TestOracleDecode(t *testing.T) {
 		path func(testing.TB) string
 	}{
 		{"llama3", llama3GGUF},
-		{"llama2-spm", testdata.Llama2VocabGGUF.Require},
-		{"stories260K", testdata.Stories260KGGUF.Require},
+		{"llama2-spm", requireFile(testdata.Llama2VocabGGUF)},
+		{"stories260K", requireFile(testdata.Stories260KGGUF)},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			ours, ref := oraclePair(t, v.path(t))
@@ -307,4 +307,9 @@ func rivalExactness(t *testing.T, path string, adv []string) {
 		}
 	})
 	t.Logf("regexp2 rival: %d adversarial inputs compared, %d mismatches", total, differ)
+}
+
+// requireFile is f.Require as a func of testing.TB, for tables of sources.
+func requireFile(f testdata.File) func(testing.TB) string {
+	return func(tb testing.TB) string { return f.Require(tb) }
 }

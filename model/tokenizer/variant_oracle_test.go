@@ -82,7 +82,7 @@ func TestOracleVocabularyVariants(t *testing.T) {
 			kv["tokenizer.ggml.tokens"] = gguf.Strs(toks)
 			kv["tokenizer.ggml.add_eos_token"] = gguf.Bool(true)
 		}},
-		{"llama2-spm", testdata.Llama2VocabGGUF.Require, func(kv map[string]gguf.Value) {
+		{"llama2-spm", requireFile(testdata.Llama2VocabGGUF), func(kv map[string]gguf.Value) {
 			retype(t, kv, TypeUserDefined, "▁the", "world")
 			retype(t, kv, TypeUnused, "▁cat")
 			kv["tokenizer.ggml.add_space_prefix"] = gguf.Bool(false)
