@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"unsafe"
 
@@ -157,7 +158,7 @@ type Arg uint64
 func I32(v int) Arg { return Arg(uint32(int32(v))) }
 
 // F32 is a float parameter.
-func F32(v float32) Arg { return Arg(*(*uint32)(unsafe.Pointer(&v))) }
+func F32(v float32) Arg { return Arg(math.Float32bits(v)) }
 
 // Dim3 is a grid or block size.
 type Dim3 struct{ X, Y, Z int }
