@@ -11,7 +11,7 @@
 # e2e JSON files and the logs). PHASE picks what to run so that each call
 # fits the device's 10-minute limit.
 set -uo pipefail
-B=.device/bin
+B=${B:-.device/bin}
 export DAMASCUS_TESTDATA=${DAMASCUS_TESTDATA:-$PWD/.device/testdata}
 OUT=${OUT:-/tmp/damascus-out}
 mkdir -p "$OUT"
