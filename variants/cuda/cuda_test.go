@@ -84,7 +84,9 @@ func TestGate(t *testing.T) {
 func TestMatVec(t *testing.T) {
 	needCUDA(t)
 	for _, wt := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
-		t.Run(wt.String(), func(t *testing.T) { kerneltest.MatVec(t, wt, hostMatVec(formats[wt])) })
+		for _, u := range unrolls {
+			t.Run(wt.String()+"/"+u.name, func(t *testing.T) { kerneltest.MatVec(t, wt, hostMatVec(formats[wt], u.u)) })
+		}
 	}
 }
 

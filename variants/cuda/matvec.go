@@ -19,7 +19,7 @@ const poison = 0x7fa0bad0
 // take it.
 type format struct {
 	wt     quant.Type
-	mv, mm string // matvec and 8-token matmul kernels
+	mv, mm string // matvec (one step at a time) and 8-token matmul kernels
 	// devRow is the bytes of one row of k values on the device; repack,
 	// when set, writes rows of the ggml layout (src) in the device layout.
 	devRow func(k int) int
@@ -89,10 +89,26 @@ func (f *format) deviceWeights(w []byte, rows, k int) []byte {
 // rowsPerBlock is the rows (one warp each) of a 128-thread block.
 const rowsPerBlock = 4
 
-// matVec enqueues dst[r] = W[r]·x on s: w in f's device layout, x one
-// activation row (ActivationType(wt)), all device pointers.
-func (r *gpu) matVec(t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
-	return t.Launch(r.fns[f.mv], cu.D1((rows+rowsPerBlock-1)/rowsPerBlock), cu.D1(32*rowsPerBlock), 0, s,
+// unrolls are the matvec variants: how many steps of a row's weight loads
+// each lane has in flight (the kernels' U), and the variant's name.
+var unrolls = []struct {
+	u    int
+	name string
+}{{1, "cuda"}, {2, "cuda-u2"}, {4, "cuda-u4"}}
+
+// mvKernel is f's matvec kernel with u steps in flight.
+func (f *format) mvKernel(u int) string {
+	if u == 1 {
+		return f.mv
+	}
+	return fmt.Sprintf("%s_u%d", f.mv, u)
+}
+
+// matVec enqueues dst[r] = W[r]·x on s with the kernel of u steps in
+// flight: w in f's device layout, x one activation row
+// (ActivationType(wt)), all device pointers.
+func (r *gpu) matVec(t *cu.Thread, s cu.Stream, f *format, u int, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
+	return t.Launch(r.fns[f.mvKernel(u)], cu.D1((rows+rowsPerBlock-1)/rowsPerBlock), cu.D1(32*rowsPerBlock), 0, s,
 		dst.Arg(), w.Arg(), cu.I32(rows), x.Arg(), cu.I32(k))
 }
 
@@ -106,8 +122,9 @@ func (r *gpu) matMul(t *cu.Thread, s cu.Stream, f *format, dst cu.Ptr, ldd int, 
 		dst.Arg(), cu.I32(ldd), w.Arg(), cu.I32(rows), x.Arg(), cu.I32(n), cu.I32(k))
 }
 
-// hostMatVec is the ledger.MatVec of f: upload, launch, download.
-func hostMatVec(f *format) ledger.MatVec {
+// hostMatVec is the ledger.MatVec of f with u steps in flight: upload,
+// launch, download.
+func hostMatVec(f *format, u int) ledger.MatVec {
 	return func(dst []float32, w, xq []byte, k int) {
 		rows := len(dst)
 		if rows == 0 {
@@ -131,7 +148,7 @@ func hostMatVec(f *format) ledger.MatVec {
 			if err := t.MemsetD32Async(pd, poison, rows, s); err != nil {
 				return err
 			}
-			if err := r.matVec(t, s, f, pd, pw, rows, px, k); err != nil {
+			if err := r.matVec(t, s, f, u, pd, pw, rows, px, k); err != nil {
 				return err
 			}
 			return cu.DtoHAsync(t, dst, pd, s)

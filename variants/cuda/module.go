@@ -26,7 +26,8 @@ var sourceFiles = []struct {
 	name    string
 	kernels []string
 }{
-	{"matvec.cu", []string{"q4k_mv", "q4k_mm8", "q6k_mv", "q6k_mm8", "q80_mv", "q80_mm8"}},
+	{"matvec.cu", []string{"q4k_mv", "q4k_mv_u2", "q4k_mv_u4", "q4k_mm8", "q6k_mv", "q6k_mv_u2", "q6k_mv_u4", "q6k_mm8",
+		"q80_mv", "q80_mv_u2", "q80_mv_u4", "q80_mm8"}},
 	{"ops.cu", []string{"rmsnorm_f32", "silu_mul_f32", "softmax_f32", "rope_f32"}},
 	{"quantize.cu", []string{"quantize_q8_0", "quantize_q8_k"}},
 	{"attention.cu", []string{"attn_split", "attn_combine"}},
@@ -49,9 +50,10 @@ func Source(file string) (string, error) {
 // CompileOptions are the NVRTC options for arch ("sm_90" for machine code,
 // "compute_90" for PTX only). Nothing is approximated: IEEE division and
 // square root, no fast math, so the kernels round as the float reference
-// paths do up to reassociation and fused multiply-adds.
+// paths do up to reassociation and fused multiply-adds. No -lineinfo: with
+// it NVRTC 11.8 crashes (SIGSEGV) compiling matvec.cu for sm_90.
 func CompileOptions(arch string) []string {
-	return []string{"--gpu-architecture=" + arch, "--std=c++17", "-lineinfo"}
+	return []string{"--gpu-architecture=" + arch, "--std=c++17"}
 }
 
 // Compile compiles every kernel file for arch with NVRTC (no GPU needed).

@@ -1,6 +1,20 @@
 // quantize.cu: float32 activations to ggml's Q8_0 and Q8_K blocks, with
 // the reference quantizers' roundings (model/quant: quantize_row_*_ref).
 
+// What C's (and Go's) float-to-int conversion gives on x86, where the
+// reference quantizers run: the value when it fits, else 0x80000000 (for
+// infinities and NaN too, which subnormal inputs make of x/d).
+__device__ __forceinline__ int x86_int(float r) {
+	return (r >= -2147483648.0f && r < 2147483648.0f) ? (int)r : (int)0x80000000;
+}
+
+// ggml's nearest_int: round to nearest even by adding 1.5·2^23 and reading
+// the mantissa; for infinities and NaN it gives what ggml's does (-2^22).
+__device__ __forceinline__ int nearest_int(float f) {
+	const float v = __fadd_rn(f, 12582912.0f);
+	return (__float_as_int(v) & 0x007fffff) - 0x00400000;
+}
+
 // One warp per 32-value block: d = amax/127 as a half, q = round(x/d)
 // (half away from zero). dst blocks are 34 bytes, 2-byte aligned.
 extern "C" __global__ void quantize_q8_0(u8* dst, const float* x, int nblocks) {
@@ -13,7 +27,7 @@ extern "C" __global__ void quantize_q8_0(u8* dst, const float* x, int nblocks) {
 	const float id = d != 0.0f ? 1.0f / d : 0.0f;
 	u8* y = dst + (size_t)b * 34;
 	if (lane == 0) *(u16*)y = f2h(d);
-	y[2 + lane] = (u8)(i8)(int)roundf(v * id);
+	y[2 + lane] = (u8)x86_int(roundf(v * id));
 }
 
 // One warp per 256-value block, eight consecutive values a lane: max is the
@@ -58,7 +72,7 @@ extern "C" __global__ void quantize_q8_k(u8* dst, const float* x, int nblocks) {
 	} else {
 		const float iscale = -127.0f / maxv;
 #pragma unroll
-		for (int i = 0; i < 8; i++) q[i] = min(127, __float2int_rn(iscale * v[i]));
+		for (int i = 0; i < 8; i++) q[i] = (i8)min(127, nearest_int(__fmul_rn(iscale, v[i]))); // stored as int8, summed so
 		d = 1.0f / iscale;
 	}
 	u32 lo = 0, hi = 0;
