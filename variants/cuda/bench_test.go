@@ -46,7 +46,7 @@ func benchShapes(b *testing.B) gate.Shapes {
 	}
 }
 
-// benchKind benchmarks the cuda variant of every op of kind at the real
+// benchKind benchmarks every cuda variant of every op of kind at the real
 // shapes selected, plus extra shapes.
 func benchKind(b *testing.B, kind ledger.Kind, extra ...ledger.Shape) {
 	sel := benchShapes(b)
@@ -54,14 +54,15 @@ func benchKind(b *testing.B, kind ledger.Kind, extra ...ledger.Shape) {
 		if op.Kind != kind {
 			continue
 		}
-		v, ok := ledger.Lookup(op.Name, "cuda")
-		if !ok {
-			continue
-		}
 		shapes := append(append([]ledger.Shape(nil), op.Shapes...), extra...)
-		for _, s := range shapes {
-			if s.Real() && sel.Match(s) {
-				b.Run(kernelbench.Name(op, v.Name, s), func(b *testing.B) { benchOp(b, op, v, s) })
+		for _, v := range ledger.Variants(op.Name) {
+			if v.Family != ledger.FamilyCUDA {
+				continue
+			}
+			for _, s := range shapes {
+				if s.Real() && sel.Match(s) {
+					b.Run(kernelbench.Name(op, v.Name, s), func(b *testing.B) { benchOp(b, op, v, s) })
+				}
 			}
 		}
 	}
