@@ -86,6 +86,8 @@ device-bins:
 	CGO_ENABLED=0 $(GO) build -buildvcs=true -ldflags="-s -w" -o .device/bin/ ./cmd/...
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/amx.test ./variants/amx
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/llama.test ./model/llama
+	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/cuda.test ./variants/cuda
+	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/cudadrv.test ./internal/cuda
 
 # The whole suite for the lent device (scripts/device-suite.sh runs it there):
 # every package's test binary, the pinned llama.cpp's libraries and the test

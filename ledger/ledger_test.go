@@ -167,3 +167,39 @@ func TestAvailability(t *testing.T) {
 		t.Errorf("Missing = %v", m)
 	}
 }
+
+func TestDeviceFeature(t *testing.T) {
+	calls := 0
+	RegisterDeviceFeature("test-accelerator", func() bool { calls++; return true })
+	if !KnownFeature("test-accelerator") || KnownFeature("test-accelerator2") {
+		t.Fatal("KnownFeature does not know exactly the registered device feature")
+	}
+	if calls != 0 {
+		t.Fatal("the probe ran at registration")
+	}
+	v := Variant{Op: OpRMSNorm, Name: "dev", Family: FamilyCUDA, Features: []string{"test-accelerator"},
+		Impl: RMSNorm(func(dst, x, w []float32, eps float32) {})}
+	r := NewRegistry()
+	if err := r.Add(v); err != nil {
+		t.Fatal(err)
+	}
+	if !v.Available() || !v.Available() || calls != 1 {
+		t.Fatalf("available %v after %d probe calls, want true after 1", v.Available(), calls)
+	}
+	absent := false
+	RegisterDeviceFeature("test-absent-accelerator", func() bool { return absent })
+	v.Features = []string{"test-absent-accelerator"}
+	if v.Available() || len(v.Missing()) != 1 {
+		t.Fatalf("a variant needing an absent device is available (missing %v)", v.Missing())
+	}
+	for _, name := range []string{"avx2", "test-accelerator"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("RegisterDeviceFeature(%q) did not panic", name)
+				}
+			}()
+			RegisterDeviceFeature(name, func() bool { return true })
+		}()
+	}
+}

@@ -27,6 +27,7 @@ import (
 	_ "github.com/damascus-llm/damascus/variants/amx"
 	_ "github.com/damascus-llm/damascus/variants/avx2"
 	_ "github.com/damascus-llm/damascus/variants/avx512"
+	_ "github.com/damascus-llm/damascus/variants/cuda"
 	_ "github.com/damascus-llm/damascus/variants/gounrolled"
 	_ "github.com/damascus-llm/damascus/variants/naive"
 	_ "github.com/damascus-llm/damascus/variants/neon"

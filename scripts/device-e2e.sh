@@ -11,7 +11,7 @@
 # e2e JSON files and the logs). PHASE picks what to run so that each call
 # fits the device's 10-minute limit.
 set -uo pipefail
-B=.device/bin
+B=${B:-.device/bin}
 export DAMASCUS_TESTDATA=${DAMASCUS_TESTDATA:-$PWD/.device/testdata}
 OUT=${OUT:-/tmp/damascus-out}
 mkdir -p "$OUT"
@@ -370,6 +370,39 @@ scaling)
 			--json "$OUT/scaling-t$t.json" --store "$STORE" --note "$NOTE; scaling run" > "$OUT/scaling-t$t.txt" 2>&1
 		grep -E "prefill" "$OUT/scaling-t$t.txt"
 	done
+	;;
+cuda)
+	# Issue 18, part 1, on the lent H200 (kind nvidia-h200): the CUDA family.
+	# carry [".device"]; `make device-bins` builds cuda.test and cudadrv.test.
+	# The driver's and NVRTC's tests, the cuda package's tests (the shared
+	# kernel tests of every family, exact quantizer bytes, kernel resources),
+	# the ledger's gate of every cuda variant against the float64 reference
+	# (recorded), the device-resident benchmarks at the 3B shapes (weights
+	# uploaded once, launches replayed from a CUDA graph, timed with events),
+	# then each kernel file's registers and the matvecs' SASS.
+	NOTE="lent device machine (one NVIDIA H200)"
+	log nvidia-smi; nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1; head -20 "$OUT/nvidia-smi.txt"
+	if [ -z "${DAMASCUS_NVRTC:-}" ] && ! ls /usr/local/cuda/lib64/libnvrtc.so* >/dev/null 2>&1; then
+		DAMASCUS_NVRTC=$(find / -xdev -name 'libnvrtc.so*' 2>/dev/null | grep -v builtins | sort | tail -1)
+		export DAMASCUS_NVRTC
+	fi
+	log "nvrtc: ${DAMASCUS_NVRTC:-searched by internal/cuda}"
+	export DAMASCUS_CUDA_DUMP=/tmp/cuda-dump
+	T="$OUT/tests.txt"
+	log "internal/cuda tests"; timeout 60 $B/cudadrv.test -test.v -test.count=1 > "$T" 2>&1; grep -aE "^(--- |ok|FAIL|PASS)|device:|NVRTC" "$T"
+	log "variants/cuda tests"; timeout 180 $B/cuda.test -test.v -test.count=1 -test.skip TestGate >> "$T" 2>&1
+	grep -aE "^(--- |ok|FAIL|PASS)|compiled for|registers" "$T" | grep -av "^    --- PASS" | tail -40
+	log "ledger gate --family cuda"
+	timeout "${GATE_TIMEOUT:-200}" $B/ledger gate --family cuda --shapes "${GATE_SHAPES:-all}" -v --store "$STORE" > "$OUT/gate.txt" 2>&1
+	grep -av "^pass" "$OUT/gate.txt" | tail -8
+	log "device-resident benchmarks (${DAMASCUS_BENCH_SHAPES:=3B})"; export DAMASCUS_BENCH_SHAPES
+	timeout "${BENCH_TIMEOUT:-240}" $B/cuda.test -test.run '^$' -test.bench "${BENCH:-.}" -test.benchtime "${BENCHTIME:-200ms}" > "$OUT/bench.txt" 2>&1
+	grep -aE "^Benchmark|FAIL|panic" "$OUT/bench.txt" | sed -E 's/[[:space:]]+/ /g' | cut -c1-150
+	if command -v cuobjdump >/dev/null; then
+		for f in /tmp/cuda-dump/*.cubin; do echo "== $f"; cuobjdump --dump-resource-usage "$f"; done > "$OUT/sass.txt" 2>&1
+		cuobjdump --dump-sass /tmp/cuda-dump/matvec.cubin >> "$OUT/sass.txt" 2>&1
+		grep -aE "Function|REG" "$OUT/sass.txt" | head -40
+	fi
 	;;
 *) echo "unknown phase $1" >&2; exit 2 ;;
 esac

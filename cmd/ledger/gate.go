@@ -17,9 +17,10 @@ func init() {
 }
 
 func runGate(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("gate", "usage: ledger gate [--op OPS] [--variant NAMES] [--shapes all|tails|real|1B|3B] [--seed N] [-v] [--store FILE]", stderr)
+	fs := cli.Flags("gate", "usage: ledger gate [--op OPS] [--variant NAMES] [--family NAMES] [--shapes all|tails|real|1B|3B] [--seed N] [-v] [--store FILE]", stderr)
 	var sel selection
 	sel.register(fs, "", "all")
+	families := fs.String("family", "", "comma-separated variant families (e.g. cuda); empty: all")
 	verbose := fs.Bool("v", false, "list every result, not only failures")
 	store := fs.String("store", "", "also append the verdicts to this results file (e.g. "+results.DefaultStore+")")
 	if err := cli.ParseNoArgs(fs, args); err != nil {
@@ -32,7 +33,7 @@ func runGate(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	var pb *bar
-	res, err := gate.Run(ledger.Default, gate.Options{Ops: ops, Variants: variants, Shapes: shapes, Seed: sel.seed,
+	res, err := gate.Run(ledger.Default, gate.Options{Ops: ops, Variants: variants, Families: splitList(*families), Shapes: shapes, Seed: sel.seed,
 		Progress: func(done, total int, r gate.Result) {
 			if pb == nil {
 				pb = newBar(stderr, total, "gate")
@@ -43,7 +44,7 @@ func runGate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(res) == 0 {
-		return fmt.Errorf("no variant selected (ops %q, variants %q)", sel.ops, sel.variants)
+		return fmt.Errorf("no variant selected (ops %q, variants %q, families %q)", sel.ops, sel.variants, *families)
 	}
 	var pass, skip int
 	for _, r := range res {

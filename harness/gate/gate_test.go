@@ -297,3 +297,27 @@ func TestPreparedFormMustMatch(t *testing.T) {
 		}
 	}
 }
+
+func TestFamilySelection(t *testing.T) {
+	reg := ledger.NewRegistry()
+	for _, v := range []ledger.Variant{
+		{Op: ledger.OpRMSNorm, Name: "a", Family: ledger.FamilyNaive, Impl: ledger.RMSNorm(naive.RMSNorm)},
+		{Op: ledger.OpRMSNorm, Name: "b", Family: ledger.FamilyCUDA, Impl: ledger.RMSNorm(naive.RMSNorm)},
+	} {
+		if err := reg.Add(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Run(reg, Options{Families: []string{"cuda"}, Shapes: TailShapes, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) == 0 {
+		t.Fatal("no results for family cuda")
+	}
+	for _, r := range res {
+		if r.Variant != "b" || r.Family != "cuda" {
+			t.Fatalf("family cuda selected %v", r)
+		}
+	}
+}

@@ -39,6 +39,7 @@ func (r Result) String() string {
 type Options struct {
 	Ops      []string // op names or prefixes ("matvec/", "matvec/q4_k")
 	Variants []string // variant names
+	Families []string // variant families ("cuda")
 	Shapes   Shapes
 	Seed     uint64
 	// Progress, if set, is called after each result.
@@ -129,7 +130,7 @@ func Run(reg *ledger.Registry, opts Options) ([]Result, error) {
 	for _, op := range Selected(opts.Ops) {
 		var vs []ledger.Variant
 		for _, v := range reg.Variants(op.Name) {
-			if matchName(v.Name, opts.Variants) {
+			if matchName(v.Name, opts.Variants) && matchName(string(v.Family), opts.Families) {
 				vs = append(vs, v)
 			}
 		}

@@ -2,6 +2,11 @@
 // op it gates every selected variant at every selected shape, then times the
 // variants that passed everywhere against each other, shape by shape,
 // interleaved. Variants that fail are recorded and never timed.
+//
+// Every variant is timed through its host-slice signature. For the cuda
+// family that form uploads its inputs, launches and downloads, so the times
+// recorded here are those of the copies, not of the kernels; the kernels'
+// own times come from the device-resident benchmarks of variants/cuda.
 package kernelrun
 
 import (

@@ -1,0 +1,89 @@
+package cuda
+
+import (
+	"fmt"
+
+	cu "github.com/damascus-llm/damascus/internal/cuda"
+)
+
+// attnThreads matches ATT_THREADS in attention.cu.
+const attnThreads = 128
+
+// attnPlan is how a decode attention is split: chunk positions a block,
+// nChunks blocks per KV head, and the shared memory a block needs.
+type attnPlan struct{ chunk, nChunks, shared int }
+
+// planAttention splits nCtx positions so that about two blocks run per
+// multiprocessor (chunks of 32 to 256 positions), within 48 KiB of shared
+// memory a block.
+func planAttention(sms, nHeads, nKV, headDim, nCtx int) (attnPlan, error) {
+	g := nHeads / nKV
+	want := (nCtx*nKV + 2*sms - 1) / (2 * sms)
+	chunk := min(256, max(32, (want+31)/32*32))
+	shared := func(c int) int { return 4 * (g*headDim + g*c + 2*g) }
+	for chunk > 32 && shared(chunk) > 48<<10 {
+		chunk /= 2
+	}
+	if shared(chunk) > 48<<10 {
+		return attnPlan{}, fmt.Errorf("cuda attention: %d query heads of %d per KV head need %d bytes of shared memory", g, headDim, shared(chunk))
+	}
+	return attnPlan{chunk: chunk, nChunks: (nCtx + chunk - 1) / chunk, shared: shared(chunk)}, nil
+}
+
+// attention enqueues one token's attention: out (nHeads×headDim) from q and
+// the cache k, v (nCtx rows of nKV×headDim); po and pml are scratch of
+// plan.nChunks×nHeads×headDim and plan.nChunks×nHeads×2 floats.
+func (r *gpu) attention(t *cu.Thread, s cu.Stream, p attnPlan, out, q, k, v, po, pml cu.Ptr, nHeads, nKV, headDim, nCtx int, scale float32) error {
+	if err := t.Launch(r.fns["attn_split"], cu.D2(p.nChunks, nKV), cu.D1(attnThreads), p.shared, s,
+		po.Arg(), pml.Arg(), q.Arg(), k.Arg(), v.Arg(), cu.I32(nHeads), cu.I32(nKV), cu.I32(headDim), cu.I32(nCtx),
+		cu.F32(scale), cu.I32(p.chunk)); err != nil {
+		return err
+	}
+	return t.Launch(r.fns["attn_combine"], cu.D1(nHeads), cu.D1(attnThreads), 0, s,
+		out.Arg(), po.Arg(), pml.Arg(), cu.I32(nHeads), cu.I32(headDim), cu.I32(p.nChunks))
+}
+
+func hostAttention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	n := nHeads * headDim
+	if n == 0 || nCtx == 0 {
+		return
+	}
+	kv := nCtx * nKVHeads * headDim
+	host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
+		p, err := planAttention(r.dev.SMs, nHeads, nKVHeads, headDim, nCtx)
+		if err != nil {
+			return err
+		}
+		pq, err := upload(r, t, s, "x", q[:n])
+		if err != nil {
+			return err
+		}
+		pk, err := upload(r, t, s, "w", k[:kv])
+		if err != nil {
+			return err
+		}
+		pv, err := upload(r, t, s, "aux", v[:kv])
+		if err != nil {
+			return err
+		}
+		po, err := r.buf(t, "po", 4*p.nChunks*n)
+		if err != nil {
+			return err
+		}
+		pml, err := r.buf(t, "pml", 8*p.nChunks*nHeads)
+		if err != nil {
+			return err
+		}
+		pd, err := r.buf(t, "dst", 4*n)
+		if err != nil {
+			return err
+		}
+		if err := t.MemsetD32Async(pd, poison, n, s); err != nil {
+			return err
+		}
+		if err := r.attention(t, s, p, pd, pq, pk, pv, po, pml, nHeads, nKVHeads, headDim, nCtx, scale); err != nil {
+			return err
+		}
+		return cu.DtoHAsync(t, out[:n], pd, s)
+	})
+}

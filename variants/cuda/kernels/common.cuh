@@ -1,0 +1,71 @@
+// common.cuh: what every kernel file of the cuda family shares. NVRTC
+// compiles each file with this text in front of it (module.go); nothing is
+// #included, so no CUDA header needs to be installed where it runs.
+
+typedef unsigned char u8;
+typedef signed char i8;
+typedef unsigned short u16;
+typedef short i16;
+typedef unsigned int u32;
+typedef int i32;
+typedef unsigned long long u64;
+
+#define QK_K 256
+#define WARP 32
+
+// IEEE half and bfloat16 bits to float, exactly.
+__device__ __forceinline__ float h2f(u16 h) {
+	float f;
+	asm("{ .reg .b16 t; mov.b16 t, %1; cvt.f32.f16 %0, t; }" : "=f"(f) : "h"(h));
+	return f;
+}
+__device__ __forceinline__ float bf2f(u16 h) { return __int_as_float(((u32)h) << 16); }
+
+// Float to IEEE half bits, round to nearest even (ggml's FP32_TO_FP16).
+__device__ __forceinline__ u16 f2h(float f) {
+	u16 h;
+	asm("{ .reg .b16 t; cvt.rn.f16.f32 t, %1; mov.b16 %0, t; }" : "=h"(h) : "f"(f));
+	return h;
+}
+
+// Four u8 (a) times four i8 (b), summed into c.
+__device__ __forceinline__ int dp4a_us(u32 a, int b, int c) {
+	int d;
+	asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+	return d;
+}
+// Four i8 times four i8, summed into c.
+__device__ __forceinline__ int dp4a_ss(int a, int b, int c) {
+	int d;
+	asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+	return d;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+__device__ __forceinline__ double warp_sum_d(double v) {
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
+}
+__device__ __forceinline__ int warp_sum_i(int v) {
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+// Read-only loads through the non-coherent (texture) path.
+__device__ __forceinline__ uint4 ld16(const void* p) { return __ldg((const uint4*)p); }
+__device__ __forceinline__ uint2 ld8(const void* p) { return __ldg((const uint2*)p); }
+__device__ __forceinline__ u32 ld4(const void* p) { return __ldg((const u32*)p); }
+__device__ __forceinline__ u16 ld2(const void* p) { return __ldg((const u16*)p); }
+
+#define NEG_INF __int_as_float(0xff800000)

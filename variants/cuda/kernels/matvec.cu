@@ -1,0 +1,299 @@
+// matvec.cu: quantized matrix-vector (decode) and matrix-matrix (prefill)
+// products. One warp per weight row; NT activation rows (tokens) share each
+// weight load: NT = 1 is the matvec, NT = 8 the correctness-first matmul.
+// dst[j*ldd + r] = W[r]·X[j] for r < rows, j < n.
+//
+// Weights: Q4_K in ggml's own layout (144-byte blocks: rows are 16-byte
+// aligned, so every load is 16 bytes); Q6_K and Q8_0 repacked on upload
+// (repack.go) into per-row planes that make 16-byte loads possible, since
+// their 210- and 34-byte blocks leave rows only 2-byte aligned.
+// Activations: ggml's Q8_K (292-byte blocks, 4-byte aligned) and Q8_0
+// (34-byte blocks) as the ledger contract has them; x must stay readable 4
+// bytes past its end (the Q8_0 reader loads whole aligned words).
+
+// ---- Q4_K × Q8_K -----------------------------------------------------------
+
+// Halfword i (0..5) of a Q4_K block's twelve packed scale bytes, from its
+// first 16 bytes.
+__device__ __forceinline__ u32 q4k_scale16(uint4 hdr, int i) {
+	const u32 w = i < 2 ? hdr.y : (i < 4 ? hdr.z : hdr.w);
+	return (i & 1) ? w >> 16 : w & 0xffff;
+}
+
+// The 6-bit scales and mins of sub-blocks 2p and 2p+1 (ggml's
+// get_scale_min_k4 for both), without a branch: lanes of one warp hold
+// different p, and the two cases diverged.
+__device__ __forceinline__ void q4k_scale_min_pair(uint4 hdr, int p, int& sc0, int& sc1, int& m0, int& m1) {
+	const u32 a = q4k_scale16(hdr, p), b = q4k_scale16(hdr, p + 2), c = q4k_scale16(hdr, (p + 2) & 3);
+	// p < 2: sc = bytes of a & 63, m = bytes of b & 63. p ≥ 2 (c is
+	// halfword p-2 then): sc = low nibbles of b | top bits of c, m = high
+	// nibbles of b | top bits of a.
+	const u32 lo_sc = a & 0x3f3f, lo_m = b & 0x3f3f;
+	const u32 hi_sc = (b & 0x0f0f) | ((c & 0xc0c0) >> 2), hi_m = ((b >> 4) & 0x0f0f) | ((a & 0xc0c0) >> 2);
+	const u32 sc = p < 2 ? lo_sc : hi_sc, m = p < 2 ? lo_m : hi_m;
+	sc0 = sc & 0xff;
+	sc1 = sc >> 8;
+	m0 = m & 0xff;
+	m1 = m >> 8;
+}
+
+// Eight lanes per block: lane t holds 16 bytes of quants, pair p = t/2
+// (sub-blocks 2p in the low nibbles, 2p+1 in the high), half h = t%2
+// (values 16h … 16h+15 of each); a warp takes four blocks per step.
+template <int NT, int U>
+__device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
+                                         const u8* __restrict__ x, int n, int k) {
+	const int lane = threadIdx.x & 31;
+	const int row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+	const int tok0 = blockIdx.y * NT;
+	if (row >= rows) return;
+	const int ntok = min(NT, n - tok0);
+	const int nb = k / QK_K;
+	const u8* wr = w + (size_t)row * nb * 144;
+	const u8* xr = x + (size_t)tok0 * nb * 292;
+	const int t = lane & 7, p = t >> 1, h = t & 1;
+	float acc[NT];
+#pragma unroll
+	for (int j = 0; j < NT; j++) acc[j] = 0.f;
+	for (int b0 = lane >> 3; b0 < nb; b0 += 4 * U) {
+		// U steps' weight loads issued before any is used: the row's HBM
+		// latency is paid once per U steps, not once per step.
+		uint4 hdrs[U], qs[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			const int b = b0 + 4 * u;
+			if (b < nb) {
+				hdrs[u] = ld16(wr + (size_t)b * 144);
+				qs[u] = ld16(wr + (size_t)b * 144 + 16 + 32 * p + 16 * h);
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			const int b = b0 + 4 * u;
+			if (b >= nb) break;
+			const uint4 hdr = hdrs[u], q = qs[u];
+			const float d = h2f(hdr.x & 0xffff), dmin = h2f(hdr.x >> 16);
+			int sc0, m0, sc1, m1;
+			q4k_scale_min_pair(hdr, p, sc0, sc1, m0, m1);
+			const u32 lo0 = q.x & 0x0f0f0f0f, lo1 = q.y & 0x0f0f0f0f, lo2 = q.z & 0x0f0f0f0f, lo3 = q.w & 0x0f0f0f0f;
+			const u32 hi0 = (q.x >> 4) & 0x0f0f0f0f, hi1 = (q.y >> 4) & 0x0f0f0f0f, hi2 = (q.z >> 4) & 0x0f0f0f0f,
+			          hi3 = (q.w >> 4) & 0x0f0f0f0f;
+#pragma unroll
+			for (int j = 0; j < NT; j++) {
+				if (j < ntok) {
+					const u8* xb = xr + ((size_t)j * nb + b) * 292;
+					const u8* x0 = xb + 4 + 64 * p + 16 * h; // sub-block 2p, values 16h…
+					const u8* x1 = x0 + 32;                  // sub-block 2p+1
+					int s0 = dp4a_us(lo0, ld4(x0), 0);
+					s0 = dp4a_us(lo1, ld4(x0 + 4), s0);
+					s0 = dp4a_us(lo2, ld4(x0 + 8), s0);
+					s0 = dp4a_us(lo3, ld4(x0 + 12), s0);
+					int s1 = dp4a_us(hi0, ld4(x1), 0);
+					s1 = dp4a_us(hi1, ld4(x1 + 4), s1);
+					s1 = dp4a_us(hi2, ld4(x1 + 8), s1);
+					s1 = dp4a_us(hi3, ld4(x1 + 12), s1);
+					const float xd = __int_as_float(ld4(xb));
+					const int bs0 = (i16)ld2(xb + 260 + 2 * (4 * p + h));     // Σ of the 16 activations of s0
+					const int bs1 = (i16)ld2(xb + 260 + 2 * (4 * p + 2 + h)); // … of s1
+					acc[j] += xd * (d * (float)(sc0 * s0 + sc1 * s1) - dmin * (float)(m0 * bs0 + m1 * bs1));
+				}
+			}
+		}
+	}
+#pragma unroll
+	for (int j = 0; j < NT; j++) {
+		const float v = warp_sum(acc[j]);
+		if (lane == 0 && j < ntok) dst[(size_t)(tok0 + j) * ldd + row] = v;
+	}
+}
+
+// Entry points: <type>_mv (one step at a time), <type>_mv_u2 and _u4 (two
+// or four steps' loads in flight), <type>_mm8 (8 tokens a block).
+#define MATVEC_ENTRIES(T)                                                                                           \
+	extern "C" __global__ void __launch_bounds__(128) T##_mv(float* dst, const u8* w, int rows, const u8* x, int k) {    \
+		T##_rows<1, 1>(dst, 0, w, rows, x, 1, k);                                                                         \
+	}                                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(128) T##_mv_u2(float* dst, const u8* w, int rows, const u8* x, int k) { \
+		T##_rows<1, 2>(dst, 0, w, rows, x, 1, k);                                                                         \
+	}                                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(128) T##_mv_u4(float* dst, const u8* w, int rows, const u8* x, int k) { \
+		T##_rows<1, 4>(dst, 0, w, rows, x, 1, k);                                                                         \
+	}                                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(128)                                                                   \
+	    T##_mm8(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {                                \
+		T##_rows<8, 1>(dst, ldd, w, rows, x, n, k);                                                                       \
+	}
+
+MATVEC_ENTRIES(q4k)
+
+// ---- Q6_K (repacked) × Q8_K -------------------------------------------------
+//
+// A row of nb blocks is three planes: nb×192 bytes of quants (each block's
+// ql[128] then qh[64]), nb×16 bytes of int8 scales, nb halves d padded to 16
+// bytes: q6k_row_bytes(nb) = 208·nb + pad16(2·nb).
+
+__device__ __forceinline__ int pad16(int n) { return (n + 15) & ~15; }
+__device__ __forceinline__ size_t q6k_row_bytes(int nb) { return (size_t)208 * nb + pad16(2 * nb); }
+
+__device__ __forceinline__ int sext8(u32 w, int byte) { return (int)(i8)((w >> (8 * byte)) & 0xff); }
+
+// Four lanes per block: lane t takes half n = t/2 of the block (values
+// 128n …) and l0 = 16·(t%2): 16 bytes of ql low, ql high and qh each, so
+// the 64 values 128n + 32c + l0 + i (c < 4, i < 16); a warp takes eight
+// blocks per step.
+template <int NT, int U>
+__device__ __forceinline__ void q6k_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
+                                         const u8* __restrict__ x, int n, int k) {
+	const int lane = threadIdx.x & 31;
+	const int row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+	const int tok0 = blockIdx.y * NT;
+	if (row >= rows) return;
+	const int ntok = min(NT, n - tok0);
+	const int nb = k / QK_K;
+	const u8* qplane = w + (size_t)row * q6k_row_bytes(nb);
+	const u8* splane = qplane + (size_t)192 * nb;
+	const u8* dplane = splane + (size_t)16 * nb;
+	const u8* xr = x + (size_t)tok0 * nb * 292;
+	const int t = lane & 3, hn = t >> 1, e = t & 1, l0 = 16 * e;
+	float acc[NT];
+#pragma unroll
+	for (int j = 0; j < NT; j++) acc[j] = 0.f;
+	for (int b0 = lane >> 2; b0 < nb; b0 += 8 * U) {
+		uint4 As[U], Bs[U], Hs[U], Ss[U];
+		u16 ds[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			const int b = b0 + 8 * u;
+			if (b < nb) {
+				const u8* qb = qplane + (size_t)b * 192;
+				As[u] = ld16(qb + 64 * hn + l0);
+				Bs[u] = ld16(qb + 64 * hn + 32 + l0);
+				Hs[u] = ld16(qb + 128 + 32 * hn + l0);
+				Ss[u] = ld16(splane + 16 * b);
+				ds[u] = ld2(dplane + 2 * b);
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			const int b = b0 + 8 * u;
+			if (b >= nb) break;
+			const uint4 A = As[u], B = Bs[u], H = Hs[u], S = Ss[u];
+			const float d = h2f(ds[u]);
+			// Scale of values 128n + 32c + l0 …: byte 8n + 2c + e of S.
+			const u32 W0 = hn ? S.z : S.x, W1 = hn ? S.w : S.y;
+			const int sc[4] = {sext8(W0, e), sext8(W0, e + 2), sext8(W1, e), sext8(W1, e + 2)};
+			u32 v[4][4];
+			const u32 a[4] = {A.x, A.y, A.z, A.w}, bq[4] = {B.x, B.y, B.z, B.w}, hq[4] = {H.x, H.y, H.z, H.w};
+#pragma unroll
+			for (int i = 0; i < 4; i++) {
+				v[0][i] = (a[i] & 0x0f0f0f0f) | ((hq[i] << 4) & 0x30303030);
+				v[1][i] = (bq[i] & 0x0f0f0f0f) | ((hq[i] << 2) & 0x30303030);
+				v[2][i] = ((a[i] >> 4) & 0x0f0f0f0f) | (hq[i] & 0x30303030);
+				v[3][i] = ((bq[i] >> 4) & 0x0f0f0f0f) | ((hq[i] >> 2) & 0x30303030);
+			}
+#pragma unroll
+			for (int j = 0; j < NT; j++) {
+				if (j < ntok) {
+					const u8* xb = xr + ((size_t)j * nb + b) * 292;
+					int sum = 0;
+#pragma unroll
+					for (int c = 0; c < 4; c++) {
+						const u8* xc = xb + 4 + 128 * hn + 32 * c + l0;
+						int s = dp4a_us(v[c][0], ld4(xc), 0);
+						s = dp4a_us(v[c][1], ld4(xc + 4), s);
+						s = dp4a_us(v[c][2], ld4(xc + 8), s);
+						s = dp4a_us(v[c][3], ld4(xc + 12), s);
+						// The quants are stored +32: subtract 32·Σx of these 16.
+						const int bs = (i16)ld2(xb + 260 + 2 * (8 * hn + 2 * c + e));
+						sum += sc[c] * (s - 32 * bs);
+					}
+					acc[j] += __int_as_float(ld4(xb)) * d * (float)sum;
+				}
+			}
+		}
+	}
+#pragma unroll
+	for (int j = 0; j < NT; j++) {
+		const float r = warp_sum(acc[j]);
+		if (lane == 0 && j < ntok) dst[(size_t)(tok0 + j) * ldd + row] = r;
+	}
+}
+
+MATVEC_ENTRIES(q6k)
+
+// ---- Q8_0 (repacked) × Q8_0 -------------------------------------------------
+//
+// A row of nb blocks is nb halves d padded to 16 bytes, then nb×32 quants:
+// q80_row_bytes(nb) = pad16(2·nb) + 32·nb. One lane per block, a warp takes
+// 32 blocks (1 KiB of quants) per step.
+
+__device__ __forceinline__ size_t q80_row_bytes(int nb) { return (size_t)pad16(2 * nb) + (size_t)32 * nb; }
+
+// The 32 quants and the scale of Q8_0 activation block xb (34 bytes, 2-byte
+// aligned), read as nine aligned words from xb rounded down to 4 bytes.
+__device__ __forceinline__ float q80_act(const u8* xb, int qw[8]) {
+	const u8* base = (const u8*)((size_t)xb & ~(size_t)3);
+	const int sh = ((size_t)xb & 2) ? 32 : 16; // where the quants start in base's words, in bits
+	u32 wd[9];
+#pragma unroll
+	for (int i = 0; i < 9; i++) wd[i] = ld4(base + 4 * i);
+#pragma unroll
+	for (int i = 0; i < 8; i++) qw[i] = (int)__funnelshift_rc(wd[i], wd[i + 1], sh);
+	return h2f((u16)(__funnelshift_rc(wd[0], wd[1], sh - 16) & 0xffff));
+}
+
+template <int NT, int U>
+__device__ __forceinline__ void q80_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
+                                         const u8* __restrict__ x, int n, int k) {
+	const int lane = threadIdx.x & 31;
+	const int row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+	const int tok0 = blockIdx.y * NT;
+	if (row >= rows) return;
+	const int ntok = min(NT, n - tok0);
+	const int nb = k / 32;
+	const u8* dplane = w + (size_t)row * q80_row_bytes(nb);
+	const u8* qplane = dplane + pad16(2 * nb);
+	const u8* xr = x + (size_t)tok0 * nb * 34;
+	float acc[NT];
+#pragma unroll
+	for (int j = 0; j < NT; j++) acc[j] = 0.f;
+	for (int b0 = lane; b0 < nb; b0 += 32 * U) {
+		uint4 qa[U], qb[U];
+		u16 ds[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			const int b = b0 + 32 * u;
+			if (b < nb) {
+				qa[u] = ld16(qplane + 32 * b);
+				qb[u] = ld16(qplane + 32 * b + 16);
+				ds[u] = ld2(dplane + 2 * b);
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			const int b = b0 + 32 * u;
+			if (b >= nb) break;
+			const float d = h2f(ds[u]);
+			const int wq[8] = {(int)qa[u].x, (int)qa[u].y, (int)qa[u].z, (int)qa[u].w,
+			                   (int)qb[u].x, (int)qb[u].y, (int)qb[u].z, (int)qb[u].w};
+#pragma unroll
+			for (int j = 0; j < NT; j++) {
+				if (j < ntok) {
+					int xq[8];
+					const float xd = q80_act(xr + ((size_t)j * nb + b) * 34, xq);
+					int s = 0;
+#pragma unroll
+					for (int i = 0; i < 8; i++) s = dp4a_ss(wq[i], xq[i], s);
+					acc[j] += d * xd * (float)s;
+				}
+			}
+		}
+	}
+#pragma unroll
+	for (int j = 0; j < NT; j++) {
+		const float r = warp_sum(acc[j]);
+		if (lane == 0 && j < ntok) dst[(size_t)(tok0 + j) * ldd + row] = r;
+	}
+}
+
+MATVEC_ENTRIES(q80)

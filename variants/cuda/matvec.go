@@ -1,0 +1,188 @@
+package cuda
+
+import (
+	"fmt"
+	"unsafe"
+
+	cu "github.com/damascus-llm/damascus/internal/cuda"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+func sizeOf[T any](z T) int { return int(unsafe.Sizeof(z)) }
+
+// poison is the NaN every float output starts as on the device, so an
+// output a kernel leaves unwritten comes back NaN and fails the gate.
+const poison = 0x7fa0bad0
+
+// A format is how one weight type lives on the device and which kernels
+// take it.
+type format struct {
+	wt     quant.Type
+	mv, mm string // matvec (one step at a time) and 8-token matmul kernels
+	// devRow is the bytes of one row of k values on the device; repack,
+	// when set, writes rows of the ggml layout (src) in the device layout.
+	devRow func(k int) int
+	repack func(dst, src []byte, rows, k int)
+}
+
+var formats = map[quant.Type]*format{
+	quant.Q4_K: {wt: quant.Q4_K, mv: "q4k_mv", mm: "q4k_mm8", devRow: func(k int) int { return k / 256 * 144 }},
+	quant.Q6_K: {wt: quant.Q6_K, mv: "q6k_mv", mm: "q6k_mm8", devRow: q6kDevRow, repack: repackQ6K},
+	quant.Q8_0: {wt: quant.Q8_0, mv: "q80_mv", mm: "q80_mm8", devRow: q80DevRow, repack: repackQ8_0},
+}
+
+func pad16(n int) int { return (n + 15) &^ 15 }
+
+// q6kDevRow: per row, nb×192 bytes of quants (ql then qh of each block),
+// nb×16 bytes of scales, nb halves d padded to 16 bytes.
+func q6kDevRow(k int) int { nb := k / 256; return 208*nb + pad16(2*nb) }
+
+// q80DevRow: per row, nb halves d padded to 16 bytes, then nb×32 quants.
+func q80DevRow(k int) int { nb := k / 32; return pad16(2*nb) + 32*nb }
+
+// repackQ6K lays Q6_K rows (210-byte blocks: ql[128], qh[64], scales[16],
+// d) out as q6kDevRow says.
+func repackQ6K(dst, src []byte, rows, k int) {
+	nb := k / 256
+	dr := q6kDevRow(k)
+	for r := range rows {
+		s, d := src[r*nb*210:(r+1)*nb*210], dst[r*dr:(r+1)*dr]
+		for b := range nb {
+			blk := s[b*210 : (b+1)*210]
+			copy(d[b*192:], blk[:192])
+			copy(d[192*nb+16*b:], blk[192:208])
+			copy(d[208*nb+2*b:], blk[208:210])
+		}
+		clear(d[208*nb+2*nb:])
+	}
+}
+
+// repackQ8_0 lays Q8_0 rows (34-byte blocks: d, qs[32]) out as q80DevRow
+// says.
+func repackQ8_0(dst, src []byte, rows, k int) {
+	nb := k / 32
+	dr, qoff := q80DevRow(k), pad16(2*nb)
+	for r := range rows {
+		s, d := src[r*nb*34:(r+1)*nb*34], dst[r*dr:(r+1)*dr]
+		clear(d[2*nb : qoff])
+		for b := range nb {
+			copy(d[2*b:], s[b*34:b*34+2])
+			copy(d[qoff+32*b:], s[b*34+2:b*34+34])
+		}
+	}
+}
+
+// deviceWeights returns w (rows of k values, ggml layout) in f's device
+// layout: w itself for a native format.
+func (f *format) deviceWeights(w []byte, rows, k int) []byte {
+	rb, _ := quant.RowSize(f.wt, int64(k))
+	w = w[:rows*int(rb)]
+	if f.repack == nil {
+		return w
+	}
+	out := make([]byte, rows*f.devRow(k))
+	f.repack(out, w, rows, k)
+	return out
+}
+
+// rowsPerBlock is the rows (one warp each) of a 128-thread block.
+const rowsPerBlock = 4
+
+// unrolls are the matvec variants: how many steps of a row's weight loads
+// each lane has in flight (the kernels' U), and the variant's name.
+var unrolls = []struct {
+	u    int
+	name string
+}{{1, "cuda"}, {2, "cuda-u2"}, {4, "cuda-u4"}}
+
+// mvKernel is f's matvec kernel with u steps in flight.
+func (f *format) mvKernel(u int) string {
+	if u == 1 {
+		return f.mv
+	}
+	return fmt.Sprintf("%s_u%d", f.mv, u)
+}
+
+// matVec enqueues dst[r] = W[r]·x on s with the kernel of u steps in
+// flight: w in f's device layout, x one activation row
+// (ActivationType(wt)), all device pointers.
+func (r *gpu) matVec(t *cu.Thread, s cu.Stream, f *format, u int, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
+	return t.Launch(r.fns[f.mvKernel(u)], cu.D1((rows+rowsPerBlock-1)/rowsPerBlock), cu.D1(32*rowsPerBlock), 0, s,
+		dst.Arg(), w.Arg(), cu.I32(rows), x.Arg(), cu.I32(k))
+}
+
+// matMul enqueues dst[j*ldd+r] = W[r]·X[j] for n activation rows.
+func (r *gpu) matMul(t *cu.Thread, s cu.Stream, f *format, dst cu.Ptr, ldd int, w cu.Ptr, rows int, x cu.Ptr, n, k int) error {
+	const nt = 8
+	if (n+nt-1)/nt > 65535 {
+		return fmt.Errorf("matmul: %d activation rows, at most %d", n, 65535*nt)
+	}
+	return t.Launch(r.fns[f.mm], cu.D2((rows+rowsPerBlock-1)/rowsPerBlock, (n+nt-1)/nt), cu.D1(32*rowsPerBlock), 0, s,
+		dst.Arg(), cu.I32(ldd), w.Arg(), cu.I32(rows), x.Arg(), cu.I32(n), cu.I32(k))
+}
+
+// hostMatVec is the ledger.MatVec of f with u steps in flight: upload,
+// launch, download.
+func hostMatVec(f *format, u int) ledger.MatVec {
+	return func(dst []float32, w, xq []byte, k int) {
+		rows := len(dst)
+		if rows == 0 {
+			return
+		}
+		dw := f.deviceWeights(w, rows, k)
+		xb, _ := quant.RowSize(ledger.ActivationType(f.wt), int64(k))
+		host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
+			pw, err := upload(r, t, s, "w", dw)
+			if err != nil {
+				return err
+			}
+			px, err := upload(r, t, s, "x", xq[:xb])
+			if err != nil {
+				return err
+			}
+			pd, err := r.buf(t, "dst", 4*rows)
+			if err != nil {
+				return err
+			}
+			if err := t.MemsetD32Async(pd, poison, rows, s); err != nil {
+				return err
+			}
+			if err := r.matVec(t, s, f, u, pd, pw, rows, px, k); err != nil {
+				return err
+			}
+			return cu.DtoHAsync(t, dst, pd, s)
+		})
+	}
+}
+
+// hostMatMul is the ledger.MatMul of f. dst goes up and comes back whole,
+// so the gaps between its columns (the caller's) are left as they were and
+// an output the kernel misses keeps the caller's fill.
+func hostMatMul(f *format) ledger.MatMul {
+	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+		if rows == 0 || n == 0 {
+			return
+		}
+		dw := f.deviceWeights(w, rows, k)
+		xb, _ := quant.RowSize(ledger.ActivationType(f.wt), int64(k))
+		host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
+			pw, err := upload(r, t, s, "w", dw)
+			if err != nil {
+				return err
+			}
+			px, err := upload(r, t, s, "x", xq[:n*int(xb)])
+			if err != nil {
+				return err
+			}
+			pd, err := upload(r, t, s, "dst", dst)
+			if err != nil {
+				return err
+			}
+			if err := r.matMul(t, s, f, pd, ldd, pw, rows, px, n, k); err != nil {
+				return err
+			}
+			return cu.DtoHAsync(t, dst, pd, s)
+		})
+	}
+}

@@ -1,0 +1,246 @@
+package cuda
+
+import (
+	"embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	cu "github.com/damascus-llm/damascus/internal/cuda"
+)
+
+// The kernels' CUDA C sources, compiled at run time by NVRTC.
+//
+//go:embed kernels/*.cu kernels/*.cuh
+var kernelFS embed.FS
+
+// DumpEnv names a folder to write each compiled file's PTX and cubin into
+// (for cuobjdump --dump-sass and --dump-resource-usage on the device).
+const DumpEnv = "DAMASCUS_CUDA_DUMP"
+
+// sourceFiles are the kernel files, each compiled into its own module, and
+// the kernels each defines.
+var sourceFiles = []struct {
+	name    string
+	kernels []string
+}{
+	{"matvec.cu", []string{"q4k_mv", "q4k_mv_u2", "q4k_mv_u4", "q4k_mm8", "q6k_mv", "q6k_mv_u2", "q6k_mv_u4", "q6k_mm8",
+		"q80_mv", "q80_mv_u2", "q80_mv_u4", "q80_mm8"}},
+	{"ops.cu", []string{"rmsnorm_f32", "silu_mul_f32", "softmax_f32", "rope_f32"}},
+	{"quantize.cu", []string{"quantize_q8_0", "quantize_q8_k"}},
+	{"attention.cu", []string{"attn_split", "attn_combine"}},
+}
+
+// Source returns file's text as NVRTC compiles it: common.cuh, then a
+// #line directive so that messages name the file's own lines.
+func Source(file string) (string, error) {
+	common, err := kernelFS.ReadFile("kernels/common.cuh")
+	if err != nil {
+		return "", err
+	}
+	body, err := kernelFS.ReadFile("kernels/" + file)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("#line 1 \"common.cuh\"\n%s\n#line 1 %q\n%s", common, file, body), nil
+}
+
+// CompileOptions are the NVRTC options for arch ("sm_90" for machine code,
+// "compute_90" for PTX only). Nothing is approximated: IEEE division and
+// square root, no fast math, so the kernels round as the float reference
+// paths do up to reassociation and fused multiply-adds. No -lineinfo: with
+// it NVRTC 11.8 crashes (SIGSEGV) compiling matvec.cu for sm_90.
+func CompileOptions(arch string) []string {
+	return []string{"--gpu-architecture=" + arch, "--std=c++17"}
+}
+
+// Compile compiles every kernel file for arch with NVRTC (no GPU needed).
+func Compile(arch string) (map[string]cu.Compiled, error) {
+	out := map[string]cu.Compiled{}
+	for _, f := range sourceFiles {
+		src, err := Source(f.name)
+		if err != nil {
+			return nil, err
+		}
+		c, err := cu.Compile(src, f.name, CompileOptions(arch)...)
+		if err != nil {
+			return nil, err
+		}
+		out[f.name] = c
+	}
+	return out, nil
+}
+
+// gpu is the process's device with the kernels loaded and the scratch
+// buffers the host-slice variants copy through. Only the device thread
+// touches it after setup.
+type gpu struct {
+	dev  *cu.Device
+	fns  map[string]cu.Function
+	info map[string]cu.FuncInfo
+	arch string // what the modules were compiled for
+	bufs map[string]devBuf
+}
+
+type devBuf struct {
+	p    cu.Ptr
+	size int
+}
+
+var (
+	rtOnce sync.Once
+	rt     *gpu
+	rtErr  error
+)
+
+// device opens the GPU and compiles and loads the kernels, once.
+func device() (*gpu, error) {
+	rtOnce.Do(func() { rt, rtErr = setup() })
+	return rt, rtErr
+}
+
+// Available reports nil when the cuda variants can run here: a device opens
+// and its kernels compile and load.
+func Available() error {
+	_, err := device()
+	return err
+}
+
+func setup() (*gpu, error) {
+	d, err := cu.Open()
+	if err != nil {
+		return nil, err
+	}
+	r := &gpu{dev: d, fns: map[string]cu.Function{}, info: map[string]cu.FuncInfo{}, bufs: map[string]devBuf{}}
+	// Machine code for the device's own architecture; where this NVRTC
+	// does not know it (a newer GPU), PTX for the driver to compile.
+	r.arch = d.Arch()
+	comp, err := Compile(r.arch)
+	if err != nil {
+		virt := fmt.Sprintf("compute_%d%d", d.Major, d.Minor)
+		var err2 error
+		if comp, err2 = Compile(virt); err2 != nil {
+			return nil, fmt.Errorf("cuda kernels: %w", err)
+		}
+		r.arch = virt
+	}
+	if dir := os.Getenv(DumpEnv); dir != "" {
+		if err := dump(dir, comp); err != nil {
+			return nil, err
+		}
+	}
+	err = d.Do(func(t *cu.Thread) error {
+		for _, f := range sourceFiles {
+			m, err := t.LoadModule(comp[f.name].Image())
+			if err != nil {
+				return fmt.Errorf("load %s (%s): %w", f.name, r.arch, err)
+			}
+			for _, k := range f.kernels {
+				fn, err := t.Function(m, k)
+				if err != nil {
+					return fmt.Errorf("%s: %w", f.name, err)
+				}
+				r.fns[k] = fn
+				if r.info[k], err = t.FuncInfo(fn); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cuda kernels: %w", err)
+	}
+	return r, nil
+}
+
+func dump(dir string, comp map[string]cu.Compiled) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, c := range comp {
+		base := filepath.Join(dir, strings.TrimSuffix(name, ".cu"))
+		if len(c.PTX) > 0 {
+			if err := os.WriteFile(base+".ptx", c.PTX, 0o644); err != nil {
+				return err
+			}
+		}
+		if len(c.CUBIN) > 0 {
+			if err := os.WriteFile(base+".cubin", c.CUBIN, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// KernelInfo returns what the driver reports about each loaded kernel's
+// resources (registers, local bytes), and the architecture compiled for.
+func KernelInfo() (map[string]cu.FuncInfo, string, error) {
+	r, err := device()
+	if err != nil {
+		return nil, "", err
+	}
+	return r.info, r.arch, nil
+}
+
+// bufPad is the slack past every scratch buffer: the Q8_0 activation
+// reader loads whole aligned words and may read 2 bytes past the end.
+const bufPad = 64
+
+// buf returns scratch buffer name with room for n bytes, growing it.
+func (r *gpu) buf(t *cu.Thread, name string, n int) (cu.Ptr, error) {
+	b := r.bufs[name]
+	if b.size >= n && b.p != 0 {
+		return b.p, nil
+	}
+	if err := t.Free(b.p); err != nil {
+		return 0, err
+	}
+	delete(r.bufs, name)
+	size := max(n, 2*b.size) + bufPad
+	p, err := t.Alloc(size)
+	if err != nil {
+		return 0, fmt.Errorf("scratch %s: %w", name, err)
+	}
+	r.bufs[name] = devBuf{p, size - bufPad}
+	return p, nil
+}
+
+// upload copies src into scratch buffer name on s.
+func upload[T any](r *gpu, t *cu.Thread, s cu.Stream, name string, src []T) (cu.Ptr, error) {
+	var z T
+	n := len(src) * sizeOf(z)
+	p, err := r.buf(t, name, n)
+	if err != nil {
+		return 0, err
+	}
+	return p, cu.HtoDAsync(t, p, src, s)
+}
+
+// host runs f on the device thread with the runtime's stream and waits for
+// the stream. The ledger's kernel signatures return nothing, so a failure
+// panics with the driver's error (the gate reports a panic as the
+// variant's failure); the variants need the "cuda" feature, so nothing
+// calls them where no device opened.
+func host(f func(r *gpu, t *cu.Thread, s cu.Stream) error) {
+	r, err := device()
+	if err != nil {
+		panic(fmt.Sprintf("cuda variant called without a usable device: %v", err))
+	}
+	err = r.dev.Do(func(t *cu.Thread) error {
+		s, err := t.Stream()
+		if err != nil {
+			return err
+		}
+		if err := f(r, t, s); err != nil {
+			return err
+		}
+		return t.Sync(s)
+	})
+	if err != nil {
+		panic(fmt.Sprintf("cuda variant: %v", err))
+	}
+}

@@ -1,0 +1,47 @@
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/model/quant"
+)
+
+// Feature is the ledger feature of every variant here: present when a CUDA
+// device opens and the kernels compile (NVRTC) and load.
+const Feature = "cuda"
+
+// hostNote says what the ledger's timing of these variants measures.
+const hostNote = "; host-slice form (upload, launch, download): `ledger run` times the copies too, kernel speed is the device-resident benchmarks of variants/cuda"
+
+func init() {
+	ledger.RegisterDeviceFeature(Feature, func() bool { return Available() == nil })
+	regAs := func(op, name string, impl any, notes string) {
+		ledger.Register(ledger.Variant{Op: op, Name: name, Family: ledger.FamilyCUDA, Features: []string{Feature},
+			Impl: impl, Notes: notes + hostNote})
+	}
+	reg := func(op string, impl any, notes string) { regAs(op, "cuda", impl, notes) }
+	for _, wt := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
+		f := formats[wt]
+		layout := "ggml's blocks as they are (rows 16-byte aligned)"
+		if f.repack != nil {
+			layout = "weights repacked on upload into 16-byte-aligned planes"
+		}
+		for _, u := range unrolls {
+			inFlight := "one step of a row's loads in flight at a time (each lane waits out the HBM latency once per step)"
+			if u.u > 1 {
+				inFlight = fmt.Sprintf("%d steps of a row's weight loads issued before the first is used", u.u)
+			}
+			regAs(ledger.MatVecOp(wt), u.name, hostMatVec(f, u.u), "one warp per row, 16-byte weight loads, dp4a, "+inFlight+"; "+layout)
+		}
+		reg(ledger.MatMulOp(wt), hostMatMul(f), "the matvec's warp per row over 8 tokens a block (correctness first: no tensor cores); "+layout)
+	}
+	for _, t := range []quant.Type{quant.Q8_K, quant.Q8_0} {
+		reg(ledger.QuantizeOp(t), ledger.Quantize(hostQuantize(t)), "one warp per block, the reference quantizer's roundings")
+	}
+	reg(ledger.OpRMSNorm, ledger.RMSNorm(hostRMSNorm), "one block, sum of squares in double")
+	reg(ledger.OpSiLUMul, ledger.SiLUMul(hostSiLUMul), "grid-stride, expf")
+	reg(ledger.OpSoftmax, ledger.Softmax(hostSoftmax), "one block, sum in double")
+	reg(ledger.OpRoPE, ledger.RoPE(hostRoPE), "one thread per rotated pair")
+	reg(ledger.OpAttention, ledger.Attention(hostAttention), "flash-decoding: the context split into chunks (about two blocks per SM), then combined")
+}
