@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -56,9 +57,15 @@ func TestGatherFacts(t *testing.T) {
 	if _, err := exec.LookPath("nvidia-smi"); err != nil && info.GPU.Status != "none" {
 		t.Errorf("no nvidia-smi but GPU status %q", info.GPU.Status)
 	}
-	// Where git answers (the tests normally run inside the checkout), the
-	// recorded commit must be its HEAD.
-	if head, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+	// A binary stamped with its commit (go test -c -buildvcs=true, as the
+	// device suite builds them) names that commit, whatever checkout it runs
+	// beside; otherwise, where git answers (the tests normally run inside
+	// the checkout), the recorded commit must be its HEAD.
+	if stamp := vcsRevision(); stamp != "" {
+		if info.Repo.Source != "build info" || info.Repo.Commit != stamp {
+			t.Errorf("repo %+v, binary stamped with %s", info.Repo, stamp)
+		}
+	} else if head, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
 		if info.Repo.Source != "git" || info.Repo.Commit != strings.TrimSpace(string(head)) {
 			t.Errorf("repo %+v, git HEAD %s", info.Repo, head)
 		}
@@ -104,4 +111,16 @@ func TestParsers(t *testing.T) {
 			t.Errorf("parseSize(%q) = %d, want %d", in, got, want)
 		}
 	}
+}
+
+// vcsRevision is the commit stamped into this binary, if any.
+func vcsRevision() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return ""
 }
