@@ -52,44 +52,30 @@ func blockFor(n int) int { return min(1024, max(32, (n+31)/32*32)) }
 // ledger forms: upload, launch, download.
 
 func hostRMSNorm(dst, x, w []float32, eps float32) {
-	n := len(x)
-	if n == 0 {
-		return
-	}
-	host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
-		px, err := upload(r, t, s, "x", x)
-		if err != nil {
-			return err
-		}
-		pw, err := upload(r, t, s, "w", w[:n])
-		if err != nil {
-			return err
-		}
-		pd, err := r.buf(t, "dst", 4*n)
-		if err != nil {
-			return err
-		}
-		if err := t.MemsetD32Async(pd, poison, n, s); err != nil {
-			return err
-		}
-		if err := r.rmsNorm(t, s, pd, px, pw, n, eps); err != nil {
-			return err
-		}
-		return cu.DtoHAsync(t, dst[:n], pd, s)
+	hostBinary(dst, x, w, func(r *gpu, t *cu.Thread, s cu.Stream, pd, px, pw cu.Ptr, n int) error {
+		return r.rmsNorm(t, s, pd, px, pw, n, eps)
 	})
 }
 
 func hostSiLUMul(dst, g, u []float32) {
-	n := len(g)
+	hostBinary(dst, g, u, func(r *gpu, t *cu.Thread, s cu.Stream, pd, pg, pu cu.Ptr, n int) error {
+		return r.siluMul(t, s, pd, pg, pu, n)
+	})
+}
+
+// hostBinary runs an op of two length-n inputs into a poisoned length-n
+// output on the device and brings the output back (n = len(a)).
+func hostBinary(dst, a, b []float32, op func(r *gpu, t *cu.Thread, s cu.Stream, pd, pa, pb cu.Ptr, n int) error) {
+	n := len(a)
 	if n == 0 {
 		return
 	}
 	host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
-		pg, err := upload(r, t, s, "x", g)
+		pa, err := upload(r, t, s, "x", a)
 		if err != nil {
 			return err
 		}
-		pu, err := upload(r, t, s, "w", u[:n])
+		pb, err := upload(r, t, s, "w", b[:n])
 		if err != nil {
 			return err
 		}
@@ -100,7 +86,7 @@ func hostSiLUMul(dst, g, u []float32) {
 		if err := t.MemsetD32Async(pd, poison, n, s); err != nil {
 			return err
 		}
-		if err := r.siluMul(t, s, pd, pg, pu, n); err != nil {
+		if err := op(r, t, s, pd, pa, pb, n); err != nil {
 			return err
 		}
 		return cu.DtoHAsync(t, dst[:n], pd, s)
