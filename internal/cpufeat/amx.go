@@ -31,13 +31,13 @@ func AMX() error {
 
 func enableAMX() error {
 	detected()
-	switch {
-	case isHidden("amx-tile"):
-		return fmt.Errorf("AMX unavailable: %w", ErrAMXHidden)
+	switch { // the most fundamental reason first: a CPU without AMX says so, hidden or not
 	case !x86.AMXTile:
 		return fmt.Errorf("AMX unavailable: %w", ErrAMXNotInCPU)
 	case !x86.OSAMX:
 		return fmt.Errorf("AMX unavailable: %w", ErrAMXNotInOS)
+	case isHidden("amx-tile"):
+		return fmt.Errorf("AMX unavailable: %w", ErrAMXHidden)
 	}
 	if err := requestTilePermission(); err != nil {
 		return fmt.Errorf("AMX unavailable: %w: %w", ErrAMXNoPermission, err)
