@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/requant"
@@ -46,6 +47,12 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if !*dryRun {
+		// Before any work: a device, FIFO or the input itself is refused.
+		if _, err := outfile.Check(paths[1], paths[0]); err != nil {
+			return err
+		}
+	}
 	if *withLlama {
 		if quantizeWithLlamaCpp == nil {
 			return fmt.Errorf("--with-llama.cpp is not available in this build")
@@ -75,7 +82,7 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	bar.start(total)
-	if err := w.WriteFile(paths[1]); err != nil {
+	if err := w.WriteFile(paths[1], paths[0]); err != nil {
 		return err
 	}
 	bar.finish()

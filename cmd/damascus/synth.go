@@ -10,6 +10,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/synth"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
@@ -43,6 +44,10 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	if *out == "" || fs.NArg() != 0 {
 		fs.Usage()
 		return errUsage
+	}
+	// Before any work: a device or FIFO at -o is refused.
+	if _, err := outfile.Check(*out, *tokJSON, *tmpl); err != nil {
+		return err
 	}
 	p, err := synth.LookupPreset(*preset)
 	if err != nil {
@@ -78,7 +83,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	bar.start(total)
-	if err := w.WriteFile(*out); err != nil {
+	if err := w.WriteFile(*out, *tokJSON, *tmpl); err != nil {
 		return err
 	}
 	bar.finish()

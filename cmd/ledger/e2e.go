@@ -27,6 +27,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/stats"
 	"github.com/damascus-llm/damascus/harness/sysinfo"
 	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/llama"
@@ -163,6 +164,12 @@ func runE2E(args []string, stdout, stderr io.Writer) error {
 		if _, err := enginebench.ParseKVType(kv); err != nil {
 			fmt.Fprintln(stderr, "ledger e2e: KV cache type:", err)
 			return errUsage
+		}
+	}
+	if ef.jsonOut != "" {
+		// Before minutes of measuring: a device, FIFO or the model is refused.
+		if _, err := outfile.Check(ef.jsonOut, ef.model, ef.store); err != nil {
+			return err
 		}
 	}
 	return endToEnd(append([]string{"e2e"}, args...), ef, stdout, stderr)
@@ -617,7 +624,7 @@ func writeE2EJSON(path string, b *results.Batch) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
+	return outfile.WriteFile(path, append(data, '\n'))
 }
 
 // spawned is a finished child process.
@@ -730,12 +737,7 @@ func syntheticModel(preset, typ, dir string, stderr io.Writer) (string, error) {
 		return "", err
 	}
 	pb.Store(newBar(stderr, int(total>>20), fmt.Sprintf("making %s (MiB)", filepath.Base(path))))
-	tmp := path + ".tmp"
-	if err := w.WriteFile(tmp); err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := w.WriteFile(path); err != nil { // complete or absent, never partial
 		return "", err
 	}
 	return path, nil

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/results"
 )
 
@@ -48,7 +49,7 @@ func report(store, dir string, stdout io.Writer) error {
 		return err
 	}
 	baseline := filepath.Join(dir, "baseline.md")
-	if err := os.WriteFile(baseline, doc.Bytes(), 0o644); err != nil {
+	if err := outfile.WriteFile(baseline, doc.Bytes(), store); err != nil {
 		return err
 	}
 	written := []string{baseline}
@@ -83,7 +84,7 @@ func report(store, dir string, stdout io.Writer) error {
 		if err := c.WriteSVG(&svg); err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, svg.Bytes(), 0o644); err != nil {
+		if err := outfile.WriteFile(path, svg.Bytes(), store); err != nil {
 			return err
 		}
 		written = append(written, path)

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/quant"
@@ -341,22 +342,29 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
-	}
 	if cfg.Model == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "usage: ledger damascus-bench -m MODEL.gguf [-p 512] [-n 128] [-t N] [-r N] [-weights huge|mmap]")
 		return flag.ErrHelp
 	}
+	var prof *outfile.File
+	if *cpuProfile != "" {
+		f, err := outfile.Create(*cpuProfile, cfg.Model)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Abort()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		prof = f
+	}
 	res, err := Run(cfg)
+	if prof != nil {
+		pprof.StopCPUProfile()
+		if perr := prof.Commit(); perr != nil && err == nil {
+			err = fmt.Errorf("cpu profile: %w", perr)
+		}
+	}
 	if err != nil {
 		return err
 	}

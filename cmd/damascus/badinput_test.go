@@ -1,0 +1,129 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/damascus-llm/damascus/internal/testmodel"
+)
+
+// Bad input (issue 22): nothing lost, nothing panics. Each test is one
+// reproduction of the adversarial sweep, on scratch paths only.
+
+// tinyModel writes a small model (no shared test data needed) and returns
+// its path.
+func tinyModel(t *testing.T, o testmodel.Options) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := testmodel.Write(p, o); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// fails runs the command line and checks a non-zero exit with an error line
+// containing each of want; it returns stderr.
+func fails(t *testing.T, args []string, want ...string) string {
+	t.Helper()
+	code, _, stderr := runCLI(args...)
+	if code == 0 {
+		t.Fatalf("%v: exit 0, want a failure naming %q", args, want)
+	}
+	for _, w := range want {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("%v: stderr lacks %q:\n%s", args, w, stderr)
+		}
+	}
+	if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
+		t.Errorf("%v panicked:\n%s", args, stderr)
+	}
+	return stderr
+}
+
+// unchanged fails unless path still has the mode type and size of before.
+func unchanged(t *testing.T, path string, before os.FileInfo) {
+	t.Helper()
+	after, err := os.Lstat(path)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if after.Mode().Type() != before.Mode().Type() || after.Size() != before.Size() || !os.SameFile(before, after) {
+		t.Errorf("%s was replaced: %v %d bytes, now %v %d bytes", path, before.Mode(), before.Size(), after.Mode(), after.Size())
+	}
+}
+
+func TestQuantizeRefusesFIFOAndDevice(t *testing.T) {
+	in := tinyModel(t, testmodel.Options{})
+	dir := t.TempDir()
+	ff := filepath.Join(dir, "ff")
+	if err := syscall.Mkfifo(ff, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Lstat(ff)
+	fails(t, []string{"quantize", in, ff, "--type", "F16", "--quiet"}, "output "+ff+" is a named pipe (FIFO), not a regular file")
+	unchanged(t, ff, st)
+
+	if os.Geteuid() != 0 {
+		t.Skip("the character-device half needs root (mknod); not running as root")
+	}
+	null := filepath.Join(dir, "mynull") // /dev/null's numbers, on a scratch path
+	if err := syscall.Mknod(null, syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Skipf("mknod: %v", err)
+	}
+	st, _ = os.Lstat(null)
+	fails(t, []string{"quantize", in, null, "--type", "F16", "--quiet"}, "output "+null+" is a character device, not a regular file")
+	unchanged(t, null, st)
+}
+
+func TestSynthRefusesFIFO(t *testing.T) {
+	ff := filepath.Join(t.TempDir(), "ff")
+	if err := syscall.Mkfifo(ff, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Lstat(ff)
+	// Refused before the tokenizer is looked for: no shared data needed.
+	fails(t, []string{"synth", "--preset", "tiny", "--type", "Q8_0", "--quiet", "-o", ff}, "is a named pipe (FIFO), not a regular file")
+	unchanged(t, ff, st)
+}
+
+// quantize x.gguf x.gguf (or through a hard link or symlink) would replace
+// the input; it is refused and the input kept byte for byte.
+func TestQuantizeRefusesInPlace(t *testing.T) {
+	in := tinyModel(t, testmodel.Options{})
+	orig, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(in)
+	hard, sym := filepath.Join(dir, "hard.gguf"), filepath.Join(dir, "sym.gguf")
+	if err := os.Link(in, hard); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Base(in), sym); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{in, hard, sym, filepath.Join(dir, ".", filepath.Base(in))} {
+		fails(t, []string{"quantize", in, out, "--type", "Q8_0", "--quiet"}, "is the input file", "write to another path")
+	}
+	// The input named by the symlink, the output by the file's own name.
+	fails(t, []string{"quantize", sym, in, "--type", "Q8_0", "--quiet"}, "is the input file")
+	if got, _ := os.ReadFile(in); !bytes.Equal(got, orig) {
+		t.Fatal("the input file changed")
+	}
+	// A different output path still works.
+	out := filepath.Join(dir, "q8.gguf")
+	if code, _, stderr := runCLI("quantize", in, out, "--type", "F16", "--quiet"); code != 0 {
+		t.Fatalf("quantize to a new path: exit %d: %s", code, stderr)
+	}
+	if got, _ := os.ReadFile(in); !bytes.Equal(got, orig) {
+		t.Fatal("the input file changed")
+	}
+}
