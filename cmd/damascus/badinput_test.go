@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -125,5 +126,24 @@ func TestQuantizeRefusesInPlace(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(in); !bytes.Equal(got, orig) {
 		t.Fatal("the input file changed")
+	}
+}
+
+// A FIFO as the model fails at once instead of blocking (issue 22 item 7).
+func TestModelFIFORefused(t *testing.T) {
+	ff := filepath.Join(t.TempDir(), "f")
+	if err := syscall.Mkfifo(ff, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fails(t, []string{"info", ff}, ff+": not a regular file (a named pipe)")
+		fails(t, []string{"generate", "-m", ff, "-n", "1"}, "not a regular file")
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("still blocked on the FIFO after 20s")
 	}
 }

@@ -662,6 +662,11 @@ func spawn(ctx context.Context, exe string, args, env []string) (*spawned, error
 
 // describeModel hashes the model and counts its tensor types.
 func describeModel(path string) (*protocol.Model, error) {
+	g, err := gguf.Open(path) // first: it refuses a FIFO, which os.Open would block on
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -673,11 +678,6 @@ func describeModel(path string) (*protocol.Model, error) {
 		return nil, fmt.Errorf("hashing %s: %w", path, err)
 	}
 	m := &protocol.Model{Path: path, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: n, QuantMix: map[string]int{}}
-	g, err := gguf.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer g.Close()
 	for _, t := range g.Tensors {
 		m.QuantMix[t.Type.String()]++
 		m.TensorBytes += int64(t.Size)
