@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,15 +136,19 @@ func TestModelFIFORefused(t *testing.T) {
 	if err := syscall.Mkfifo(ff, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fails(t, []string{"info", ff}, ff+": not a regular file (a named pipe)")
-		fails(t, []string{"generate", "-m", ff, "-n", "1"}, "not a regular file")
-	}()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		t.Fatal("still blocked on the FIFO after 20s")
+	for _, args := range [][]string{{"info", ff}, {"generate", "-m", ff, "-n", "1"}} {
+		done := make(chan string, 1)
+		go func() {
+			code, _, stderr := runCLI(args...)
+			done <- fmt.Sprintf("exit %d: %s", code, stderr)
+		}()
+		select {
+		case got := <-done:
+			if !strings.HasPrefix(got, "exit 1: ") || !strings.Contains(got, ff+": not a regular file (a named pipe)") {
+				t.Errorf("%v: %s", args, got)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%v: still blocked on the FIFO after 20s", args)
+		}
 	}
 }
