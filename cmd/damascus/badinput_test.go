@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/internal/testmodel"
 )
 
@@ -151,4 +153,50 @@ func TestModelFIFORefused(t *testing.T) {
 			t.Fatalf("%v: still blocked on the FIFO after 20s", args)
 		}
 	}
+}
+
+// One NaN in a weight: every command that runs the model fails with one
+// line naming the problem instead of panicking (generate) or printing NaN
+// and exiting 0 (predict, perplexity).
+func TestNaNWeightsFailClearly(t *testing.T) {
+	model := tinyModel(t, testmodel.Options{NaNIn: "blk.0.attn_q.weight"})
+	const want = "are not finite (NaN): the model's weights may be damaged"
+	text := filepath.Join(t.TempDir(), "text.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("once on the hat, the ant ate an onion. ", 8)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"generate", "-m", model, "-p", "once", "-n", "4"},
+		{"generate", "-m", model, "-p", "once", "-n", "4", "--temp", "0"},
+		{"generate", "-m", model, "-p", "once", "-n", "4", "--llama2c", "--top-p", "0.9"},
+		{"predict", "-m", model, "once on the"},
+		{"perplexity", "-m", model, "--file", text, "--ctx-size", "16"},
+	} {
+		stderr := fails(t, args, "logits at position", want)
+		if lines := strings.Count(stderr, "damascus "+args[0]+":"); lines != 1 {
+			t.Errorf("%v: %d error lines, want 1:\n%s", args, lines, stderr)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	err := runChat([]string{"-m", model, "--chat-format", "chatml", "-n", "4"}, strings.NewReader("hello\n"), &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("chat: %v, want %q", err, want)
+	}
+}
+
+// The sweep's own reproduction: stories260K with one float at byte 145248
+// made NaN, on a copy; generate with the default sampler used to panic in
+// sample.softmax.
+func TestStories260KNaNWeight(t *testing.T) {
+	data, err := os.ReadFile(testdata.Stories260KGGUF.Require(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint32(data[145248:], 0x7fc00000)
+	model := filepath.Join(t.TempDir(), "nan.gguf")
+	if err := os.WriteFile(model, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fails(t, []string{"generate", "-m", model, "-p", "Once upon a time", "-n", "8"}, "are not finite (NaN)")
+	fails(t, []string{"predict", "-m", model, "Once upon a time"}, "are not finite (NaN)")
 }

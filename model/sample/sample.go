@@ -81,10 +81,16 @@ func (s *Sampler) Accept(token int) { s.history = append(s.history, token) }
 // Reset forgets the accepted tokens; the RNG continues.
 func (s *Sampler) Reset() { s.history = s.history[:0] }
 
-// Sample picks the next token. logits is left unchanged.
+// Sample picks the next token. logits is left unchanged. It never panics:
+// a NaN logit is never picked (read as -Inf) and infinities are handled, but
+// such logits mean the model has broken down, which its caller reports
+// (llama.Context.Eval does).
 func (s *Sampler) Sample(logits []float32) int {
 	c := s.cand[:0]
 	for i, l := range logits {
+		if l != l {
+			l = float32(math.Inf(-1))
+		}
 		c = append(c, candidate{id: i, logit: l})
 	}
 	s.penalize(c)
@@ -189,6 +195,9 @@ func minP(c []candidate, p float32) []candidate {
 			kept = append(kept, x)
 		}
 	}
+	if len(kept) == 0 { // only where maxl is -Inf: every logit is
+		return c[:1]
+	}
 	return kept
 }
 
@@ -196,6 +205,23 @@ func softmax(c []candidate) {
 	maxl := c[0].logit
 	for _, x := range c {
 		maxl = max(maxl, x.logit)
+	}
+	if math.IsInf(float64(maxl), 0) {
+		// exp(l - maxl) would be NaN; the limit gives the mass to the
+		// tokens at maxl (at +Inf) or spreads it evenly (all at -Inf).
+		n := 0
+		for _, x := range c {
+			if x.logit == maxl {
+				n++
+			}
+		}
+		for i := range c {
+			c[i].p = 0
+			if c[i].logit == maxl {
+				c[i].p = 1 / float32(n)
+			}
+		}
+		return
 	}
 	var sum float64
 	for i := range c {
