@@ -200,3 +200,53 @@ func TestStories260KNaNWeight(t *testing.T) {
 	fails(t, []string{"generate", "-m", model, "-p", "Once upon a time", "-n", "8"}, "are not finite (NaN)")
 	fails(t, []string{"predict", "-m", model, "Once upon a time"}, "are not finite (NaN)")
 }
+
+// Every numeric option is checked when parsed: NaN (which passed the range
+// checks and made min-p panic), out-of-range counts and absurd thread
+// counts fail with the flag named, before the model is loaded.
+func TestNumericFlagsRefused(t *testing.T) {
+	model := tinyModel(t, testmodel.Options{})
+	text := filepath.Join(t.TempDir(), "text.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("once on the hat. ", 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ flag, value, want string }{
+		{"--min-p", "nan", "not a finite number"},
+		{"--temp", "nan", "not a finite number"},
+		{"--temp", "-1", "outside the range [0, ∞)"},
+		{"--top-p", "nan", "not a finite number"},
+		{"--top-p", "1.5", "outside the range [0, 1]"},
+		{"--repeat-penalty", "nan", "not a finite number"},
+		{"--presence-penalty", "nan", "not a finite number"},
+		{"--frequency-penalty", "inf", "not a finite number"},
+		{"--top-k", "-3", "outside the range [0, ∞)"},
+		{"--repeat-last-n", "-2", "outside the range [-1, ∞)"},
+		{"--batch-size", "0", "outside the range [1, "},
+		{"--batch-size", "-1", "outside the range [1, "},
+		{"--threads", "-1", "outside the range [0, "},
+		{"--threads", "10000", "10000 threads is more than"},
+		{"--ctx-size", "-1", "outside the range [0, "},
+		{"-n", "0", "outside the range [1, ∞)"},
+	} {
+		args := []string{"generate", "-m", model, "-p", "once", "-n", "2", c.flag, c.value}
+		fails(t, args, `invalid value "`+c.value+`" for flag -`+strings.TrimLeft(c.flag, "-"), c.want)
+	}
+	for _, args := range [][]string{
+		{"predict", "-m", model, "--threads", "10000", "once"},
+		{"predict", "-m", model, "-k", "0", "once"},
+		{"perplexity", "-m", model, "--file", text, "--batch-size", "-1"},
+		{"perplexity", "-m", model, "--file", text, "--ctx-size", "-1"},
+		{"quantize", model, filepath.Join(t.TempDir(), "o.gguf"), "--threads", "10000"},
+	} {
+		fails(t, args, "invalid value")
+	}
+	var stdout, stderr bytes.Buffer
+	if err := runChat([]string{"-m", model, "--min-p", "nan"}, strings.NewReader(""), &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "not a finite number") {
+		t.Errorf("chat --min-p nan: %v", err)
+	}
+	// In range still works, the edges included.
+	if code, _, stderr := runCLI("generate", "-m", model, "-p", "once", "-n", "3", "--min-p", "1", "--top-p", "0",
+		"--temp", "0.5", "--repeat-penalty", "1.1", "--presence-penalty", "-0.5", "--threads", "1", "--batch-size", "1"); code != 0 {
+		t.Errorf("valid flags: exit %d: %s", code, stderr)
+	}
+}

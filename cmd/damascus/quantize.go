@@ -31,7 +31,7 @@ var quantizeWithLlamaCpp func(in, out string, ft ftype.FileType, threads int, st
 func runQuantize(args []string, stdout, stderr io.Writer) error {
 	fs := cli.Flags("quantize", "usage: damascus quantize IN.gguf OUT.gguf --type T [--threads N] [--with-llama.cpp] [--dry-run]", stderr)
 	typ := fs.String("type", "Q4_K_M", "file type: "+strings.Join(ftype.Names(), ", "))
-	threads := fs.Int("threads", runtime.NumCPU(), "goroutines quantizing each tensor")
+	threads := cli.Threads(fs, "threads", runtime.NumCPU(), "goroutines quantizing each tensor")
 	withLlama := fs.Bool("with-llama.cpp", false, "quantize with the pinned llama.cpp (llama_model_quantize) instead of our quantizer")
 	dryRun := fs.Bool("dry-run", false, "print the type each tensor would get and write nothing")
 	quiet := fs.Bool("quiet", false, "no progress bar")

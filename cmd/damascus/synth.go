@@ -34,7 +34,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	typ := fs.String("type", "Q4_K_M", "file type: "+strings.Join(ftype.Names(), ", "))
 	seed := fs.Uint64("seed", 1, "seed of the pseudo-random weights")
 	out := fs.String("o", "", "output `FILE` (required)")
-	threads := fs.Int("threads", runtime.NumCPU(), "goroutines generating each tensor")
+	threads := cli.Threads(fs, "threads", runtime.NumCPU(), "goroutines generating each tensor")
 	tokJSON := fs.String("tokenizer", "", "Llama 3 tokenizer.json[.gz] (default: the shared test data)")
 	tmpl := fs.String("chat-template", "", "chat template file (default: the shared Llama 3.2 template)")
 	quiet := fs.Bool("quiet", false, "no progress bar")

@@ -12,6 +12,11 @@ import (
 	"github.com/damascus-llm/damascus/promoted"
 )
 
+// MaxThreads bounds Options.Threads, whatever the machine: the commands
+// refuse more than a few per CPU (internal/cli), this only keeps a caller's
+// mistake from reaching the allocator.
+const MaxThreads = 1024
+
 // Options configure a production Context.
 type Options struct {
 	NCtx    int // KV cache length in positions; 0: the model's context length
@@ -164,6 +169,9 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 	opts.NBatch = min(opts.NBatch, opts.NCtx)
 	if opts.Threads <= 0 {
 		opts.Threads = runtime.NumCPU()
+	}
+	if opts.Threads > MaxThreads {
+		return nil, fmt.Errorf("%d threads is more than %d: each worker holds buffers of its own", opts.Threads, MaxThreads)
 	}
 	switch opts.KVType {
 	case quant.F32, quant.F16, quant.BF16:

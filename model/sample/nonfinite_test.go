@@ -69,3 +69,17 @@ func TestNaNNeverPicked(t *testing.T) {
 		}
 	}
 }
+
+// NaN used to pass the range checks (every comparison with it is false).
+func TestParamsValidateNaN(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, p := range []Params{{MinP: nan}, {TopP: nan}, {Temperature: nan}, {Temperature: inf},
+		{RepeatPenalty: nan}, {RepeatPenalty: inf}, {PresencePenalty: nan}, {FrequencyPenalty: -inf}} {
+		if _, err := New(4, p); err == nil {
+			t.Errorf("%+v accepted", p)
+		}
+	}
+	if _, err := New(4, DefaultParams()); err != nil {
+		t.Errorf("defaults refused: %v", err)
+	}
+}

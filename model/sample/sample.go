@@ -29,15 +29,21 @@ func DefaultParams() Params {
 	return Params{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, RepeatPenalty: 1, PenaltyLastN: 64}
 }
 
-// Validate reports parameters outside their domain.
+// Validate reports parameters outside their domain. The comparisons are
+// written so that NaN fails them.
 func (p Params) Validate() error {
+	finite := func(x float32) bool { return x-x == 0 }
 	switch {
-	case p.TopP < 0 || p.TopP > 1:
+	case !finite(p.Temperature):
+		return fmt.Errorf("temperature %g is not finite", p.Temperature)
+	case !(p.TopP >= 0 && p.TopP <= 1):
 		return fmt.Errorf("top-p %g is outside [0, 1]", p.TopP)
-	case p.MinP < 0 || p.MinP > 1:
+	case !(p.MinP >= 0 && p.MinP <= 1):
 		return fmt.Errorf("min-p %g is outside [0, 1]", p.MinP)
-	case p.RepeatPenalty < 0:
-		return fmt.Errorf("repeat penalty %g is negative", p.RepeatPenalty)
+	case !(p.RepeatPenalty >= 0) || !finite(p.RepeatPenalty):
+		return fmt.Errorf("repeat penalty %g is negative or not finite", p.RepeatPenalty)
+	case !finite(p.FrequencyPenalty) || !finite(p.PresencePenalty):
+		return fmt.Errorf("frequency penalty %g or presence penalty %g is not finite", p.FrequencyPenalty, p.PresencePenalty)
 	case p.PenaltyLastN < -1:
 		return fmt.Errorf("penalty window %d is below -1", p.PenaltyLastN)
 	}

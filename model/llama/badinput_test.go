@@ -77,3 +77,10 @@ func TestEvalNonFiniteAtItsPosition(t *testing.T) {
 		t.Errorf("position 2 again with a finite token: %v", err)
 	}
 }
+
+func TestNewContextRefusesAbsurdThreads(t *testing.T) {
+	m := openTest(t, testmodel.Options{})
+	if _, err := m.NewContext(Options{NCtx: 16, Threads: MaxThreads + 1}); err == nil || !strings.Contains(err.Error(), "threads is more than") {
+		t.Errorf("%d threads: %v", MaxThreads+1, err)
+	}
+}
