@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/internal/testmodel"
+	"github.com/damascus-llm/damascus/model/gguf"
 )
 
 // Bad input (issue 22): nothing lost, nothing panics. Each test is one
@@ -248,5 +250,16 @@ func TestNumericFlagsRefused(t *testing.T) {
 	if code, _, stderr := runCLI("generate", "-m", model, "-p", "once", "-n", "3", "--min-p", "1", "--top-p", "0",
 		"--temp", "0.5", "--repeat-penalty", "1.1", "--presence-penalty", "-0.5", "--threads", "1", "--batch-size", "1"); code != 0 {
 		t.Errorf("valid flags: exit %d: %s", code, stderr)
+	}
+}
+
+// Absurd counts never reach the allocator (the model loader checks them
+// against the tensor directory): block_count 2^32-1 ended in "fatal error:
+// out of memory".
+func TestAbsurdBlockCount(t *testing.T) {
+	for _, n := range []uint32{5_000_000, math.MaxUint32} {
+		model := tinyModel(t, testmodel.Options{Set: map[string]gguf.Value{"llama.block_count": gguf.U32(n)}})
+		fails(t, []string{"generate", "-m", model, "-p", "once", "-n", "2"},
+			fmt.Sprintf("llama.block_count is %d but the file holds the tensors of 2 blocks", n))
 	}
 }

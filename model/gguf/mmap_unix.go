@@ -27,9 +27,9 @@ func mapFile(path string) ([]byte, *os.File, func() error, bool, error) {
 		unix.Close(raw)
 		return nil, nil, nil, false, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if ust.Mode&unix.S_IFMT != unix.S_IFREG {
+	if uint32(ust.Mode)&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(raw)
-		return nil, nil, nil, false, fmt.Errorf("%s: not a regular file (%s)", path, fileKind(ust.Mode))
+		return nil, nil, nil, false, fmt.Errorf("%s: not a regular file (%s)", path, fileKind(uint32(ust.Mode)))
 	}
 	if err := unix.SetNonblock(raw, false); err != nil {
 		unix.Close(raw)

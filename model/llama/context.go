@@ -178,6 +178,9 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 	default:
 		return nil, fmt.Errorf("KV cache type %s is not supported (F32, F16, BF16)", opts.KVType)
 	}
+	if err := checkMemory(cfg, opts); err != nil {
+		return nil, err
+	}
 	c := &Context{m: m, cfg: cfg, opts: opts, quant: map[quant.Type]ledger.Quantize{},
 		rms: promoted.RMSNorm(), silu: promoted.SiLUMul(), rope: promoted.RoPE(), attn: promoted.Attention(), attnB: promoted.AttentionBatch()}
 	var err error
@@ -268,6 +271,30 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 	c.rowsFn = c.rowWork
 	c.rowErrs = make([]error, c.pool.Size())
 	return c, nil
+}
+
+// checkMemory refuses a context whose cache and buffers (as NewContext
+// allocates them, counted in float64 so nothing overflows) exceed the
+// machine's memory: a context length taken from damaged metadata would
+// otherwise end the process in "fatal error: out of memory".
+func checkMemory(cfg Config, opts Options) error {
+	total := physicalMemory()
+	if total == 0 {
+		return nil // unknown here
+	}
+	f := func(x int) float64 { return float64(x) }
+	kv := 2 * f(cfg.Layers) * f(opts.NCtx) * f(cfg.KVDim()) // keys and values
+	need := 4 * kv
+	if opts.KVType != quant.F32 {
+		need = 2*kv + f(opts.Threads)*2*f(opts.NCtx)*f(cfg.HeadDim)*4 // and each worker's widened rows
+	}
+	need += f(opts.NBatch) * 4 * (3*f(cfg.Dim) + 2*f(cfg.QDim()) + 2*f(cfg.KVDim()) + 2*f(cfg.FFNDim) + f(max(cfg.Dim, cfg.QDim(), cfg.FFNDim)))
+	need += 4 * f(cfg.Vocab)
+	if need > float64(total) {
+		return fmt.Errorf("a context of %d positions needs %.1f GiB for its KV cache and buffers, more than this machine's %.1f GiB: use a shorter context (--ctx-size)",
+			opts.NCtx, need/(1<<30), float64(total)/(1<<30))
+	}
+	return nil
 }
 
 // Close stops the worker pool.
