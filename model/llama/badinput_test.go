@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
