@@ -36,7 +36,7 @@ func runPromote(args []string, stdout, stderr io.Writer) error {
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
-	all, err := results.Load(*store)
+	all, err := results.LoadSkippingDamaged(*store, stderr) // a missing store is an error here
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,12 +34,16 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		*out = filepath.Dir(*store)
 	}
-	return report(*store, *out, stdout)
+	return report(*store, *out, stdout, stderr)
 }
 
-// report renders the store into dir and prints the latest tables.
-func report(store, dir string, stdout io.Writer) error {
-	recs, err := results.Load(store)
+// report renders the store into dir and prints the latest tables; damaged
+// lines of the store are skipped with a warning on stderr.
+func report(store, dir string, stdout, stderr io.Writer) error {
+	recs, err := results.LoadSkippingDamaged(store, stderr)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no results: %s does not exist (run `ledger run` or `ledger quick` first, or check --store)", store)
+	}
 	if err != nil {
 		return err
 	}

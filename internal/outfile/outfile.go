@@ -95,7 +95,11 @@ func Create(path string, inputs ...string) (*File, error) {
 	if st, err := os.Stat(target); err == nil {
 		mode = st.Mode().Perm() // replacing a file keeps its permissions
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
+	dir := filepath.Dir(target)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".*.tmp")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("output %s: directory %s does not exist: %w", path, dir, fs.ErrNotExist)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("output %s: %w", path, err)
 	}

@@ -208,3 +208,11 @@ func TestAbortLeavesNothing(t *testing.T) {
 	f.Abort()
 	onlyEntries(t, dir)
 }
+
+func TestMissingDirectory(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "no", "out")
+	err := WriteFile(p, []byte("x"))
+	if err == nil || !strings.Contains(err.Error(), "directory "+filepath.Dir(p)+" does not exist") {
+		t.Errorf("WriteFile(%s) = %v", p, err)
+	}
+}
