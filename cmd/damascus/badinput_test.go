@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -261,5 +262,53 @@ func TestAbsurdBlockCount(t *testing.T) {
 		model := tinyModel(t, testmodel.Options{Set: map[string]gguf.Value{"llama.block_count": gguf.U32(n)}})
 		fails(t, []string{"generate", "-m", model, "-p", "once", "-n", "2"},
 			fmt.Sprintf("llama.block_count is %d but the file holds the tensors of 2 blocks", n))
+	}
+}
+
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// Lost output is a failure: predict and perplexity exited 0 with their
+// stdout on a full device.
+func TestFullStdoutFails(t *testing.T) {
+	model := tinyModel(t, testmodel.Options{})
+	text := filepath.Join(t.TempDir(), "text.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("once on the hat. ", 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmds := [][]string{
+		{"predict", "-m", model, "once on the"},
+		{"perplexity", "-m", model, "--file", text, "--ctx-size", "16"},
+		{"generate", "-m", model, "-p", "once", "-n", "4"},
+		{"tokenize", "-m", model, "once on the"},
+		{"info", model},
+	}
+	stdouts := map[string]func() (io.Writer, func()){
+		"ENOSPC writer": func() (io.Writer, func()) { return fullWriter{}, func() {} },
+	}
+	if os.Geteuid() == 0 {
+		// /dev/full's numbers on a scratch path: writes fail with ENOSPC.
+		full := filepath.Join(t.TempDir(), "full")
+		if err := syscall.Mknod(full, syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 7))); err == nil {
+			stdouts["scratch full device"] = func() (io.Writer, func()) {
+				f, err := os.OpenFile(full, os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return f, func() { f.Close() }
+			}
+		}
+	}
+	for name, open := range stdouts {
+		for _, args := range cmds {
+			w, done := open()
+			var stderr bytes.Buffer
+			code := run(args, w, &stderr)
+			done()
+			if code != 1 || !strings.Contains(stderr.String(), "no space left on device") {
+				t.Errorf("%s, %v: exit %d, stderr:\n%s", name, args, code, stderr.String())
+			}
+		}
 	}
 }
