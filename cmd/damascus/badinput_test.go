@@ -312,3 +312,15 @@ func TestFullStdoutFails(t *testing.T) {
 		}
 	}
 }
+
+// A chat line over the limit gets an error naming it, not
+// "bufio.Scanner: token too long".
+func TestChatLongLine(t *testing.T) {
+	model := tinyModel(t, testmodel.Options{})
+	in := strings.NewReader(strings.Repeat("a", 2<<20) + "\n")
+	var stdout, stderr bytes.Buffer
+	err := runChat([]string{"-m", model, "--chat-format", "chatml", "-n", "2"}, in, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "a message line is longer than 1 MiB, the most chat takes") {
+		t.Errorf("chat: %v", err)
+	}
+}
