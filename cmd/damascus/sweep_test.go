@@ -78,6 +78,13 @@ func TestMutationSweep(t *testing.T) {
 		fmt.Fprintf(&report, "- %d× `%s`\n", c.n, c.text)
 	}
 	t.Log("\n" + report.String())
+	if testing.Verbose() {
+		var all strings.Builder
+		for _, c := range cs {
+			fmt.Fprintf(&all, "%5d %s\n", c.n, c.text)
+		}
+		t.Log("every error line:\n" + all.String())
+	}
 	if p := os.Getenv("DAMASCUS_SWEEP_OUT"); p != "" {
 		if err := os.WriteFile(p, []byte(report.String()), 0o644); err != nil {
 			t.Fatal(err)
