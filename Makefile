@@ -71,10 +71,13 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
 	$(GO) vet ./...
 
-# The GGUF reader's fuzz target; FUZZTIME=10m for a long run.
+# The fuzz targets (GGUF reader, tokenizers, chat renderer), one after the
+# other; FUZZTIME=10m for a long run.
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME) ./model/gguf
+	$(GO) test -run='^$$' -fuzz=FuzzEncode -fuzztime=$(FUZZTIME) ./model/tokenizer
+	$(GO) test -run='^$$' -fuzz=FuzzRender -fuzztime=$(FUZZTIME) ./model/tokenizer/chat
 
 clean:
 	rm -rf $(BIN)

@@ -32,7 +32,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	sf.register(fs)
 	system := fs.String("system", "", "system message")
 	format := fs.String("chat-format", "", "chat format (llama3, chatml); default: detected from the model's template")
-	n := fs.Int("n", 1024, "most tokens per reply")
+	n := cli.Int(fs, "n", 1024, 1, cli.Unbounded, "most tokens per reply")
 	if rest, err := parseInterspersed(fs, args); err != nil {
 		return err
 	} else if len(rest) > 0 {
@@ -71,11 +71,14 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(stdin)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		sc.Buffer(make([]byte, 64<<10), maxChatLine)
 		for sc.Scan() {
 			lines <- sc.Text()
 		}
 		readErr = sc.Err()
+		if errors.Is(readErr, bufio.ErrTooLong) {
+			readErr = fmt.Errorf("reading stdin: a message line is longer than %d MiB, the most chat takes", maxChatLine>>20)
+		}
 	}()
 	defer func() {
 		fmt.Fprintln(stderr)
@@ -130,6 +133,10 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 }
+
+// maxChatLine bounds one message (one line of stdin); a longer one would
+// not fit any context this engine allocates anyway.
+const maxChatLine = 1 << 20
 
 func commonPrefix(a, b []int32) int {
 	n := 0

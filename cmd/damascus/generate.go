@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strings"
@@ -40,9 +41,9 @@ type engineFlags struct {
 
 func (e *engineFlags) register(fs *flag.FlagSet, defaultCtx int) {
 	fs.StringVar(&e.model, "m", "", "model `file` (GGUF)")
-	fs.IntVar(&e.threads, "threads", 0, "worker threads (0: all cores)")
-	fs.IntVar(&e.ctxSize, "ctx-size", defaultCtx, "context length in tokens (0: the model's, capped by its metadata)")
-	fs.IntVar(&e.batch, "batch-size", 512, "most prompt tokens per prefill step")
+	cli.ThreadsVar(fs, &e.threads, "threads", 0, "worker threads (0: all cores)")
+	cli.IntVar(fs, &e.ctxSize, "ctx-size", defaultCtx, 0, math.MaxInt32, "context length in tokens (0: the model's, capped by its metadata)")
+	cli.IntVar(fs, &e.batch, "batch-size", 512, 1, math.MaxInt32, "most prompt tokens per prefill step")
 	fs.StringVar(&e.kvType, "kv-type", "f32", "KV cache type: f32, f16 or bf16 (each with the roundings llama.cpp applies to that cache type; bf16 prefills on AMX-BF16 where present)")
 	fs.StringVar(&e.weights, "weights", string(llama.DefaultPlacement),
 		"where the weights live: huge (copied onto transparent huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
@@ -144,28 +145,17 @@ type samplerFlags struct {
 
 func (s *samplerFlags) register(fs *flag.FlagSet) {
 	d := sample.DefaultParams()
-	fs.Func("temp", "temperature (0: greedy)", float32Flag(&s.p.Temperature, d.Temperature))
-	fs.IntVar(&s.p.TopK, "top-k", d.TopK, "top-k sampling (0: off)")
-	fs.Func("top-p", "top-p (nucleus) sampling (1: off)", float32Flag(&s.p.TopP, d.TopP))
-	fs.Func("min-p", "min-p sampling (0: off)", float32Flag(&s.p.MinP, d.MinP))
-	fs.Func("repeat-penalty", "penalty for repeated tokens (1: off)", float32Flag(&s.p.RepeatPenalty, d.RepeatPenalty))
-	fs.IntVar(&s.p.PenaltyLastN, "repeat-last-n", d.PenaltyLastN, "tokens the penalties look back over (-1: all)")
-	fs.Func("frequency-penalty", "subtracted per occurrence (0: off)", float32Flag(&s.p.FrequencyPenalty, 0))
-	fs.Func("presence-penalty", "subtracted once if present (0: off)", float32Flag(&s.p.PresencePenalty, 0))
+	inf := math.Inf(1)
+	cli.Float32Var(fs, &s.p.Temperature, "temp", d.Temperature, 0, inf, "temperature (0: greedy)")
+	cli.IntVar(fs, &s.p.TopK, "top-k", d.TopK, 0, cli.Unbounded, "top-k sampling (0: off)")
+	cli.Float32Var(fs, &s.p.TopP, "top-p", d.TopP, 0, 1, "top-p (nucleus) sampling (1: off)")
+	cli.Float32Var(fs, &s.p.MinP, "min-p", d.MinP, 0, 1, "min-p sampling (0: off)")
+	cli.Float32Var(fs, &s.p.RepeatPenalty, "repeat-penalty", d.RepeatPenalty, 0, inf, "penalty for repeated tokens (1: off)")
+	cli.IntVar(fs, &s.p.PenaltyLastN, "repeat-last-n", d.PenaltyLastN, -1, cli.Unbounded, "tokens the penalties look back over (-1: all)")
+	cli.Float32Var(fs, &s.p.FrequencyPenalty, "frequency-penalty", 0, -inf, inf, "subtracted per occurrence (0: off)")
+	cli.Float32Var(fs, &s.p.PresencePenalty, "presence-penalty", 0, -inf, inf, "subtracted once if present (0: off)")
 	fs.Int64Var(&s.seed, "seed", -1, "RNG seed (-1: from the clock, printed on stderr)")
 	fs.BoolVar(&s.llama2c, "llama2c", false, "llama2.c run.c compatibility: its xorshift64* sampler (--temp, --top-p, --seed only), stop at BOS")
-}
-
-func float32Flag(dst *float32, def float32) func(string) error {
-	*dst = def
-	return func(v string) error {
-		var f float64
-		if _, err := fmt.Sscan(v, &f); err != nil {
-			return fmt.Errorf("not a number: %q", v)
-		}
-		*dst = float32(f)
-		return nil
-	}
 }
 
 // build returns the sampler and the predicate of tokens that end generation.
@@ -197,7 +187,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	var sf samplerFlags
 	sf.register(fs)
 	prompt := fs.String("p", "", "prompt (BOS is added as the vocabulary asks)")
-	n := fs.Int("n", 128, "tokens to generate")
+	n := cli.Int(fs, "n", 128, 1, cli.Unbounded, "tokens to generate")
 	echo := fs.Bool("echo", false, "print the prompt before the generated text")
 	var stops stringList
 	fs.Var(&stops, "stop", "stop `string` (repeatable); output ends before it")

@@ -24,7 +24,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	fs := cli.Flags("predict", "usage: damascus predict -m MODEL [--weights huge|mmap] [flags] TEXT", stderr)
 	var ef engineFlags
 	ef.register(fs, 0)
-	k := fs.Int("k", 5, "how many tokens to list")
+	k := cli.Int(fs, "k", 5, 1, cli.Unbounded, "how many tokens to list")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err

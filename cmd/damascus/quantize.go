@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/requant"
@@ -30,7 +31,7 @@ var quantizeWithLlamaCpp func(in, out string, ft ftype.FileType, threads int, st
 func runQuantize(args []string, stdout, stderr io.Writer) error {
 	fs := cli.Flags("quantize", "usage: damascus quantize IN.gguf OUT.gguf --type T [--threads N] [--with-llama.cpp] [--dry-run]", stderr)
 	typ := fs.String("type", "Q4_K_M", "file type: "+strings.Join(ftype.Names(), ", "))
-	threads := fs.Int("threads", runtime.NumCPU(), "goroutines quantizing each tensor")
+	threads := cli.Threads(fs, "threads", runtime.NumCPU(), "goroutines quantizing each tensor")
 	withLlama := fs.Bool("with-llama.cpp", false, "quantize with the pinned llama.cpp (llama_model_quantize) instead of our quantizer")
 	dryRun := fs.Bool("dry-run", false, "print the type each tensor would get and write nothing")
 	quiet := fs.Bool("quiet", false, "no progress bar")
@@ -45,6 +46,12 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	ft, err := ftype.Parse(*typ)
 	if err != nil {
 		return err
+	}
+	if !*dryRun {
+		// Before any work: a device, FIFO or the input itself is refused.
+		if _, err := outfile.Check(paths[1], paths[0]); err != nil {
+			return err
+		}
 	}
 	if *withLlama {
 		if quantizeWithLlamaCpp == nil {
@@ -75,7 +82,7 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	bar.start(total)
-	if err := w.WriteFile(paths[1]); err != nil {
+	if err := w.WriteFile(paths[1], paths[0]); err != nil {
 		return err
 	}
 	bar.finish()

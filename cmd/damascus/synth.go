@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/synth"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
@@ -31,7 +32,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	typ := fs.String("type", "Q4_K_M", "file type: "+strings.Join(ftype.Names(), ", "))
 	seed := fs.Uint64("seed", 1, "seed of the pseudo-random weights")
 	out := fs.String("o", "", "output `FILE` (required)")
-	threads := fs.Int("threads", runtime.NumCPU(), "goroutines generating each tensor")
+	threads := cli.Threads(fs, "threads", runtime.NumCPU(), "goroutines generating each tensor")
 	tokJSON := fs.String("tokenizer", "", "Llama 3 tokenizer.json[.gz] (default: the shared test data)")
 	tmpl := fs.String("chat-template", "", "chat template file (default: the shared Llama 3.2 template)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
@@ -41,6 +42,10 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	if *out == "" || fs.NArg() != 0 {
 		fs.Usage()
 		return errUsage
+	}
+	// Before any work: a device or FIFO at -o is refused.
+	if _, err := outfile.Check(*out, *tokJSON, *tmpl); err != nil {
+		return err
 	}
 	p, err := synth.LookupPreset(*preset)
 	if err != nil {
@@ -76,7 +81,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	bar.start(total)
-	if err := w.WriteFile(*out); err != nil {
+	if err := w.WriteFile(*out, *tokJSON, *tmpl); err != nil {
 		return err
 	}
 	bar.finish()

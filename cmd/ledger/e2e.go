@@ -27,6 +27,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/stats"
 	"github.com/damascus-llm/damascus/harness/sysinfo"
 	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/llama"
@@ -120,12 +121,13 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 	f.prot.Threads = runtime.NumCPU()
 	if !quick {
 		fs.StringVar(&f.model, "m", "", "GGUF model (default: the synthetic --preset model, made and cached under --cache)")
-		fs.IntVar(&f.prot.PromptTokens, "pp", f.prot.PromptTokens, "prompt tokens of the prefill test (0: none)")
-		fs.IntVar(&f.prot.GenTokens, "tg", f.prot.GenTokens, "generated tokens of the decode test (0: none)")
-		fs.IntVar(&f.prot.Runs, "runs", f.prot.Runs, "timed runs per engine and test")
-		fs.IntVar(&f.prot.Depth, "depth", 0, "tokens in the KV cache before each prefill and decode test, both engines (llama-bench's -d; 0: none); cold starts and sustained decode start empty")
-		fs.IntVar(&f.prot.WarmupPromptTokens, "warmup-prompt", 0, "tokens of the prefill test's untimed warmup in each process, both engines (0: the whole prompt, as llama-bench)")
-		fs.IntVar(&f.prot.Threads, "threads", f.prot.Threads, "threads, the same for both engines")
+		u := cli.Unbounded
+		cli.IntVar(fs, &f.prot.PromptTokens, "pp", f.prot.PromptTokens, 0, u, "prompt tokens of the prefill test (0: none)")
+		cli.IntVar(fs, &f.prot.GenTokens, "tg", f.prot.GenTokens, 0, u, "generated tokens of the decode test (0: none)")
+		cli.IntVar(fs, &f.prot.Runs, "runs", f.prot.Runs, 1, u, "timed runs per engine and test")
+		cli.IntVar(fs, &f.prot.Depth, "depth", 0, 0, u, "tokens in the KV cache before each prefill and decode test, both engines (llama-bench's -d; 0: none); cold starts and sustained decode start empty")
+		cli.IntVar(fs, &f.prot.WarmupPromptTokens, "warmup-prompt", 0, 0, u, "tokens of the prefill test's untimed warmup in each process, both engines (0: the whole prompt, as llama-bench)")
+		cli.ThreadsVar(fs, &f.prot.Threads, "threads", f.prot.Threads, "threads, the same for both engines")
 		fs.StringVar(&f.jsonOut, "json", "", "also write the comparison as JSON to this file")
 		fs.StringVar(&f.store, "store", results.DefaultStore, "results file to append to (empty: do not record)")
 		fs.StringVar(&f.note, "note", "", "a remark recorded with the run (e.g. other load on the machine)")
@@ -133,8 +135,8 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 	fs.StringVar(&f.preset, "preset", "llama3.2-1b", "synthetic model preset when no -m is given")
 	fs.StringVar(&f.fileType, "type", "Q4_K_M", "synthetic model file type")
 	fs.StringVar(&f.cacheDir, "cache", "cache", "directory for synthetic models")
-	fs.IntVar(&f.prot.SustainedSeconds, "sustained", f.prot.SustainedSeconds, "seconds of sustained decode per engine (0: skip)")
-	fs.IntVar(&f.coldRuns, "cold-runs", f.coldRuns, "cold starts per engine (model evicted from the page cache first; 0: skip)")
+	cli.IntVar(fs, &f.prot.SustainedSeconds, "sustained", f.prot.SustainedSeconds, 0, cli.Unbounded, "seconds of sustained decode per engine (0: skip)")
+	cli.IntVar(fs, &f.coldRuns, "cold-runs", f.coldRuns, 0, cli.Unbounded, "cold starts per engine (model evicted from the page cache first; 0: skip)")
 	fs.StringVar(&f.cpuVariant, "cpu-variant", "", "ggml CPU variant for llama.cpp, e.g. sapphirerapids (default: ggml's choice)")
 	fs.BoolVar(&f.hugePages, "huge-pages", false, "run llama.cpp with GLIBC_TUNABLES="+llamacpp.HugePagesTunable)
 	fs.StringVar(&f.weights, "weights", string(llama.DefaultPlacement), "where Damascus keeps its weights: huge (copied to anonymous huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
@@ -170,6 +172,12 @@ func runE2E(args []string, stdout, stderr io.Writer) error {
 		if _, err := enginebench.ParseKVType(kv); err != nil {
 			fmt.Fprintln(stderr, "ledger e2e: KV cache type:", err)
 			return errUsage
+		}
+	}
+	if ef.jsonOut != "" {
+		// Before minutes of measuring: a device, FIFO or the model is refused.
+		if _, err := outfile.Check(ef.jsonOut, ef.model, ef.store); err != nil {
+			return err
 		}
 	}
 	return endToEnd(append([]string{"e2e"}, args...), ef, stdout, stderr)
@@ -624,7 +632,7 @@ func writeE2EJSON(path string, b *results.Batch) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
+	return outfile.WriteFile(path, append(data, '\n'))
 }
 
 // spawned is a finished child process.
@@ -662,6 +670,11 @@ func spawn(ctx context.Context, exe string, args, env []string) (*spawned, error
 
 // describeModel hashes the model and counts its tensor types.
 func describeModel(path string) (*protocol.Model, error) {
+	g, err := gguf.Open(path) // first: it refuses a FIFO, which os.Open would block on
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -673,11 +686,6 @@ func describeModel(path string) (*protocol.Model, error) {
 		return nil, fmt.Errorf("hashing %s: %w", path, err)
 	}
 	m := &protocol.Model{Path: path, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: n, QuantMix: map[string]int{}}
-	g, err := gguf.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer g.Close()
 	for _, t := range g.Tensors {
 		m.QuantMix[t.Type.String()]++
 		m.TensorBytes += int64(t.Size)
@@ -737,12 +745,7 @@ func syntheticModel(preset, typ, dir string, stderr io.Writer) (string, error) {
 		return "", err
 	}
 	pb.Store(newBar(stderr, int(total>>20), fmt.Sprintf("making %s (MiB)", filepath.Base(path))))
-	tmp := path + ".tmp"
-	if err := w.WriteFile(tmp); err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := w.WriteFile(path); err != nil { // complete or absent, never partial
 		return "", err
 	}
 	return path, nil

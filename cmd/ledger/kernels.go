@@ -14,6 +14,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/roofline"
 	"github.com/damascus-llm/damascus/harness/workload"
 	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/protocol"
 	"github.com/damascus-llm/damascus/results"
@@ -138,13 +139,5 @@ func writeBenchFile(path string, recs []results.Record) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := results.WriteBench(f, recs); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return f.Close()
+	return outfile.Write(path, func(w io.Writer) error { return results.WriteBench(w, recs) })
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/protocol"
@@ -35,7 +36,7 @@ func runPromote(args []string, stdout, stderr io.Writer) error {
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
-	all, err := results.Load(*store)
+	all, err := results.LoadSkippingDamaged(*store, stderr) // a missing store is an error here
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,8 @@ func runPromote(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(*prefsPath, out, 0o644); err != nil {
+		// Rewritten in place on purpose: the file it read is the one it updates.
+		if err := outfile.WriteFile(*prefsPath, out, *store); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "decisions recorded in %s; %s rewritten (rebuild to embed it)\n", *store, *prefsPath)

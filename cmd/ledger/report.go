@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/results"
 )
 
@@ -31,12 +34,16 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		*out = filepath.Dir(*store)
 	}
-	return report(*store, *out, stdout)
+	return report(*store, *out, stdout, stderr)
 }
 
-// report renders the store into dir and prints the latest tables.
-func report(store, dir string, stdout io.Writer) error {
-	recs, err := results.Load(store)
+// report renders the store into dir and prints the latest tables; damaged
+// lines of the store are skipped with a warning on stderr.
+func report(store, dir string, stdout, stderr io.Writer) error {
+	recs, err := results.LoadSkippingDamaged(store, stderr)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no results: %s does not exist (run `ledger run` or `ledger quick` first, or check --store)", store)
+	}
 	if err != nil {
 		return err
 	}
@@ -48,7 +55,7 @@ func report(store, dir string, stdout io.Writer) error {
 		return err
 	}
 	baseline := filepath.Join(dir, "baseline.md")
-	if err := os.WriteFile(baseline, doc.Bytes(), 0o644); err != nil {
+	if err := outfile.WriteFile(baseline, doc.Bytes(), store); err != nil {
 		return err
 	}
 	written := []string{baseline}
@@ -83,7 +90,7 @@ func report(store, dir string, stdout io.Writer) error {
 		if err := c.WriteSVG(&svg); err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, svg.Bytes(), 0o644); err != nil {
+		if err := outfile.WriteFile(path, svg.Bytes(), store); err != nil {
 			return err
 		}
 		written = append(written, path)

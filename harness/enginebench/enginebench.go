@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/quant"
@@ -309,54 +311,46 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var cfg Config
 	fs.StringVar(&cfg.Model, "m", "", "GGUF model file")
-	ints := func(dst *[]int) func(string) error {
-		return func(s string) error {
-			*dst = (*dst)[:0]
-			for _, f := range strings.Split(s, ",") {
-				if f = strings.TrimSpace(f); f == "" {
-					continue
-				}
-				n, err := strconv.Atoi(f)
-				if err != nil {
-					return fmt.Errorf("not a number: %q", f)
-				}
-				*dst = append(*dst, n)
-			}
-			return nil
-		}
-	}
-	fs.Func("p", "prompt sizes, comma-separated (ppN tests)", ints(&cfg.Prompt))
-	fs.Func("n", "generation lengths, comma-separated (tgN tests)", ints(&cfg.Gen))
-	fs.IntVar(&cfg.Threads, "t", 0, "threads (0: all CPUs)")
-	fs.IntVar(&cfg.NBatch, "b", 0, "tokens per prefill step (0: 512)")
-	fs.IntVar(&cfg.Reps, "r", 0, "timed repetitions per test (0: 5)")
+	u := cli.Unbounded
+	cli.IntListVar(fs, &cfg.Prompt, "p", 1, u, "prompt sizes, comma-separated (ppN tests)")
+	cli.IntListVar(fs, &cfg.Gen, "n", 1, u, "generation lengths, comma-separated (tgN tests)")
+	cli.ThreadsVar(fs, &cfg.Threads, "t", 0, "threads (0: all CPUs)")
+	cli.IntVar(fs, &cfg.NBatch, "b", 0, 0, u, "tokens per prefill step (0: 512)")
+	cli.IntVar(fs, &cfg.Reps, "r", 0, 0, u, "timed repetitions per test (0: 5)")
 	fs.BoolVar(&cfg.NoWarmup, "no-warmup", false, "skip the untimed warmup run")
-	fs.IntVar(&cfg.WarmupPrompt, "warmup-prompt", 0, "tokens of a prefill test's warmup (0: the whole prompt)")
+	cli.IntVar(fs, &cfg.WarmupPrompt, "warmup-prompt", 0, 0, u, "tokens of a prefill test's warmup (0: the whole prompt)")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random prompt tokens (0: 1)")
 	fs.StringVar(&cfg.Weights, "weights", string(llama.DefaultPlacement), "where the weights live: huge (copied to anonymous huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
 	fs.StringVar(&cfg.KVType, "kv", "", "KV cache type: f32 (default), f16 or bf16")
-	fs.IntVar(&cfg.Depth, "d", 0, "tokens in the KV cache before each test (llama-bench's -d; 0: none)")
+	cli.IntVar(fs, &cfg.Depth, "d", 0, 0, u, "tokens in the KV cache before each test (llama-bench's -d; 0: none)")
 	fs.BoolVar(&cfg.StaticSplit, "static-split", false, "prefill matmuls split rows statically, one call per worker (the schedule before prepared batches)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
-	}
 	if cfg.Model == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "usage: ledger damascus-bench -m MODEL.gguf [-p 512] [-n 128] [-t N] [-r N] [-weights huge|mmap]")
 		return flag.ErrHelp
 	}
+	var prof *outfile.File
+	if *cpuProfile != "" {
+		f, err := outfile.Create(*cpuProfile, cfg.Model)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Abort()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		prof = f
+	}
 	res, err := Run(cfg)
+	if prof != nil {
+		pprof.StopCPUProfile()
+		if perr := prof.Commit(); perr != nil && err == nil {
+			err = fmt.Errorf("cpu profile: %w", perr)
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/damascus-llm/damascus/internal/cli"
 )
 
 // BenchCommand is the subcommand name under which the ledger binary runs
@@ -25,7 +27,8 @@ const HugePagesTunable = "glibc.malloc.hugetlb=1"
 // PollOff in BenchConfig.Poll turns threadpool polling off (level 0).
 const PollOff = -1
 
-// intList is a comma-separated list of ints, as llama-bench's -p and -n take.
+// intList renders a list of ints comma-separated, as llama-bench's -p and
+// -n take them (cli.IntListVar parses them).
 type intList struct{ p *[]int }
 
 func (l intList) String() string {
@@ -39,33 +42,19 @@ func (l intList) String() string {
 	return strings.Join(s, ",")
 }
 
-func (l intList) Set(s string) error {
-	*l.p = (*l.p)[:0]
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		v, err := strconv.Atoi(f)
-		if err != nil {
-			return fmt.Errorf("not a number: %q", f)
-		}
-		*l.p = append(*l.p, v)
-	}
-	return nil
-}
-
 // RegisterFlags defines cfg's flags on fs, with llama-bench's names where it has them.
 func (cfg *BenchConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&cfg.Model, "m", cfg.Model, "GGUF model file")
-	fs.Var(intList{&cfg.Prompt}, "p", "prompt sizes, comma-separated (ppN tests)")
-	fs.Var(intList{&cfg.Gen}, "n", "generation lengths, comma-separated (tgN tests)")
-	fs.IntVar(&cfg.Threads, "t", cfg.Threads, "threads (0: all CPUs)")
-	fs.IntVar(&cfg.NBatch, "b", cfg.NBatch, "n_batch (0: 2048)")
-	fs.IntVar(&cfg.NUbatch, "ub", cfg.NUbatch, "n_ubatch (0: 512)")
-	fs.IntVar(&cfg.Reps, "r", cfg.Reps, "timed repetitions per test (0: 5)")
+	u := cli.Unbounded
+	cli.IntListVar(fs, &cfg.Prompt, "p", 1, u, "prompt sizes, comma-separated (ppN tests)")
+	cli.IntListVar(fs, &cfg.Gen, "n", 1, u, "generation lengths, comma-separated (tgN tests)")
+	cli.ThreadsVar(fs, &cfg.Threads, "t", cfg.Threads, "threads (0: all CPUs)")
+	cli.IntVar(fs, &cfg.NBatch, "b", cfg.NBatch, 0, u, "n_batch (0: 2048)")
+	cli.IntVar(fs, &cfg.NUbatch, "ub", cfg.NUbatch, 0, u, "n_ubatch (0: 512)")
+	cli.IntVar(fs, &cfg.Reps, "r", cfg.Reps, 0, u, "timed repetitions per test (0: 5)")
 	fs.BoolVar(&cfg.NoWarmup, "no-warmup", cfg.NoWarmup, "skip the untimed warmup run")
-	fs.IntVar(&cfg.WarmupPrompt, "warmup-prompt", cfg.WarmupPrompt, "tokens of a prefill test's warmup (0: the whole prompt)")
-	fs.IntVar(&cfg.Depth, "d", cfg.Depth, "tokens in the KV cache before each test (llama-bench's -d; 0: none)")
+	cli.IntVar(fs, &cfg.WarmupPrompt, "warmup-prompt", cfg.WarmupPrompt, 0, u, "tokens of a prefill test's warmup (0: the whole prompt)")
+	cli.IntVar(fs, &cfg.Depth, "d", cfg.Depth, 0, u, "tokens in the KV cache before each test (llama-bench's -d; 0: none)")
 	fs.BoolVar(&cfg.NoMmap, "no-mmap", cfg.NoMmap, "read weights into anonymous memory instead of mapping the file")
 	fs.BoolVar(&cfg.NoRepack, "no-repack", cfg.NoRepack, "disable llama.cpp's load-time weight repacking")
 	fs.Func("fa", "flash attention: on, off or auto (default auto)", func(s string) error {
@@ -73,7 +62,7 @@ func (cfg *BenchConfig) RegisterFlags(fs *flag.FlagSet) {
 		cfg.FlashAttn = v
 		return err
 	})
-	fs.IntVar(&cfg.Poll, "poll", cfg.Poll, "threadpool polling level 1..100 (0: 50; -1: off)")
+	cli.IntVar(fs, &cfg.Poll, "poll", cfg.Poll, -1, 100, "threadpool polling level 1..100 (0: 50; -1: off)")
 	fs.StringVar(&cfg.Variant, "cpu-variant", cfg.Variant, "ggml CPU variant library, e.g. sapphirerapids or icelake (default: ggml's choice)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the random prompt tokens (0: 1)")
 	fs.Func("kv", "KV cache type: f16 (default), f32 or bf16", func(s string) error {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 )
 
 // ErrUsage reports a usage mistake the subcommand has already explained on
@@ -62,7 +63,14 @@ func (s *Set) Main(args []string, stdout, stderr io.Writer) int {
 		s.usage(stderr)
 		return 2
 	}
-	if err := c.Run(args[1:], stdout, stderr); err != nil {
+	out := &checkedWriter{w: stdout}
+	err := c.Run(args[1:], out, stderr)
+	if err == nil && out.err != nil {
+		// Output that was lost is a failure, whether or not the command
+		// looked at what its writes returned.
+		err = fmt.Errorf("writing output: %w", out.err)
+	}
+	if err != nil {
 		if errors.Is(err, ErrUsage) || errors.Is(err, flag.ErrHelp) {
 			return 2
 		}
@@ -70,6 +78,28 @@ func (s *Set) Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// checkedWriter keeps the first error of the writes to w and fails every
+// write after it. It is safe for concurrent use.
+type checkedWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	c.err = err
+	return n, err
 }
 
 func (s *Set) usage(w io.Writer) {

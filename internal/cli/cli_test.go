@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -54,4 +55,35 @@ func TestRegisterTwicePanics(t *testing.T) {
 	s := NewSet("prog")
 	s.Register(Command{Name: "x"})
 	s.Register(Command{Name: "x"})
+}
+
+// fullWriter fails as a write to a full disk (or /dev/full) does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// A command whose output is lost fails, even if it ignored its writes'
+// errors (issue 22: predict >/dev/full exited 0).
+func TestLostOutputFails(t *testing.T) {
+	s := NewSet("prog")
+	s.Register(Command{Name: "careless", Run: func(_ []string, out, _ io.Writer) error {
+		fmt.Fprintln(out, "result")
+		fmt.Fprintln(out, "more")
+		return nil
+	}})
+	s.Register(Command{Name: "careful", Run: func(_ []string, out, _ io.Writer) error {
+		_, err := fmt.Fprintln(out, "result")
+		return err
+	}})
+	for _, name := range []string{"careless", "careful"} {
+		var errOut bytes.Buffer
+		if code := s.Main([]string{name}, fullWriter{}, &errOut); code != 1 || strings.Count(errOut.String(), "\n") != 1 ||
+			!strings.Contains(errOut.String(), "prog "+name+": ") || !strings.Contains(errOut.String(), "no space left on device") {
+			t.Errorf("%s: exit %d, stderr %q", name, code, errOut.String())
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := s.Main([]string{"careless"}, &out, &errOut); code != 0 || out.String() != "result\nmore\n" {
+		t.Errorf("to a working writer: exit %d, %q %q", code, out.String(), errOut.String())
+	}
 }

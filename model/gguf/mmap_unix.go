@@ -15,10 +15,27 @@ import (
 // kept open for reads (File.ReadInto), the function that unmaps the bytes
 // and closes the file, and whether the bytes are a memory map.
 func mapFile(path string) ([]byte, *os.File, func() error, bool, error) {
-	fd, err := os.Open(path)
+	// O_NONBLOCK so that a FIFO (or a device) cannot block the open: the
+	// file is refused below unless it is regular, where the flag means
+	// nothing and is cleared.
+	raw, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, nil, false, err
+		return nil, nil, nil, false, &os.PathError{Op: "open", Path: path, Err: err}
 	}
+	var ust unix.Stat_t
+	if err := unix.Fstat(raw, &ust); err != nil {
+		unix.Close(raw)
+		return nil, nil, nil, false, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if uint32(ust.Mode)&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(raw)
+		return nil, nil, nil, false, fmt.Errorf("%s: not a regular file (%s)", path, fileKind(uint32(ust.Mode)))
+	}
+	if err := unix.SetNonblock(raw, false); err != nil {
+		unix.Close(raw)
+		return nil, nil, nil, false, &os.PathError{Op: "fcntl", Path: path, Err: err}
+	}
+	fd := os.NewFile(uintptr(raw), path)
 	fail := func(err error) ([]byte, *os.File, func() error, bool, error) {
 		fd.Close()
 		return nil, nil, nil, false, err
@@ -26,9 +43,6 @@ func mapFile(path string) ([]byte, *os.File, func() error, bool, error) {
 	st, err := fd.Stat()
 	if err != nil {
 		return fail(err)
-	}
-	if !st.Mode().IsRegular() {
-		return fail(fmt.Errorf("%s: not a regular file", path))
 	}
 	size := st.Size()
 	if size == 0 {
@@ -43,4 +57,20 @@ func mapFile(path string) ([]byte, *os.File, func() error, bool, error) {
 		return fail(fmt.Errorf("%s: mmap: %w", path, err))
 	}
 	return data, fd, func() error { return errors.Join(unix.Munmap(data), fd.Close()) }, true, nil
+}
+
+func fileKind(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFIFO:
+		return "a named pipe"
+	case unix.S_IFCHR:
+		return "a character device"
+	case unix.S_IFBLK:
+		return "a block device"
+	case unix.S_IFSOCK:
+		return "a socket"
+	}
+	return "a special file"
 }

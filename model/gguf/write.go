@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 
+	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/model/quant"
 )
 
@@ -191,28 +190,14 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 }
 
 // WriteFile writes the file to path, through a temporary file in the same
-// folder so that a failed write leaves no partial file at path.
-func (w *Writer) WriteFile(path string) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
+// folder so that a failed write leaves no partial file at path. A path that
+// is not a regular file (a device, a FIFO), or that is one of inputs (the
+// files the caller read to make this one), is refused (see outfile.Create).
+func (w *Writer) WriteFile(path string, inputs ...string) error {
+	return outfile.Write(path, func(out io.Writer) error {
+		_, err := w.WriteTo(out)
 		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := w.WriteTo(tmp); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	}, inputs...)
 }
 
 func alignUp(n, align uint64) uint64 { return (n + align - 1) &^ (align - 1) }

@@ -84,11 +84,13 @@ func ReadConfig(md metadata) (Config, error) {
 	if md.Has("llama.attention.head_count_kv") {
 		u("llama.attention.head_count_kv", &c.KVHeads)
 	}
-	if c.Heads > 0 {
-		c.HeadDim = c.Dim / c.Heads
-	}
 	if md.Has("llama.attention.key_length") {
 		u("llama.attention.key_length", &c.HeadDim)
+	} else if c.Heads > 0 {
+		if c.Dim%c.Heads != 0 {
+			errs = append(errs, fmt.Errorf("llama.embedding_length %d is not divisible by llama.attention.head_count %d, and no llama.attention.key_length gives the head size", c.Dim, c.Heads))
+		}
+		c.HeadDim = c.Dim / c.Heads
 	}
 	if md.Has("llama.attention.value_length") {
 		var vl int
@@ -158,7 +160,22 @@ func readRopeScaling(md metadata, c *Config) error {
 	return nil
 }
 
+// maxDim bounds every width and head count of the config: far above any
+// model's (Llama 3.1 405B: width 16384, FFN 53248, 128 heads), and low
+// enough that products of two never overflow. (block_count is checked
+// against the tensor directory, see FromGGUF.)
+const maxDim = 1 << 20
+
 func (c Config) check() error {
+	for _, d := range []struct {
+		key string
+		v   int
+	}{{"llama.embedding_length", c.Dim}, {"llama.feed_forward_length", c.FFNDim},
+		{"llama.attention.head_count", c.Heads}, {"llama.attention.head_count_kv", c.KVHeads}, {"head size", c.HeadDim}} {
+		if d.v > maxDim {
+			return fmt.Errorf("%s is %d, more than %d: the metadata is damaged", d.key, d.v, maxDim)
+		}
+	}
 	switch {
 	case c.Layers <= 0:
 		return fmt.Errorf("llama.block_count is %d", c.Layers)

@@ -12,6 +12,11 @@ import (
 	"github.com/damascus-llm/damascus/promoted"
 )
 
+// MaxThreads bounds Options.Threads, whatever the machine: the commands
+// refuse more than a few per CPU (internal/cli), this only keeps a caller's
+// mistake from reaching the allocator.
+const MaxThreads = 1024
+
 // Options configure a production Context.
 type Options struct {
 	NCtx    int // KV cache length in positions; 0: the model's context length
@@ -168,10 +173,16 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 	if opts.Threads <= 0 {
 		opts.Threads = runtime.NumCPU()
 	}
+	if opts.Threads > MaxThreads {
+		return nil, fmt.Errorf("%d threads is more than %d: each worker holds buffers of its own", opts.Threads, MaxThreads)
+	}
 	switch opts.KVType {
 	case quant.F32, quant.F16, quant.BF16:
 	default:
 		return nil, fmt.Errorf("KV cache type %s is not supported (F32, F16, BF16)", opts.KVType)
+	}
+	if err := checkMemory(cfg, opts); err != nil {
+		return nil, err
 	}
 	c := &Context{m: m, cfg: cfg, opts: opts, quant: map[quant.Type]ledger.Quantize{},
 		rms: promoted.RMSNorm(), silu: promoted.SiLUMul(), rope: promoted.RoPE(), attn: promoted.Attention(), attnB: promoted.AttentionBatch()}
@@ -265,6 +276,30 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 	return c, nil
 }
 
+// checkMemory refuses a context whose cache and buffers (as NewContext
+// allocates them, counted in float64 so nothing overflows) exceed the
+// machine's memory: a context length taken from damaged metadata would
+// otherwise end the process in "fatal error: out of memory".
+func checkMemory(cfg Config, opts Options) error {
+	total := physicalMemory()
+	if total == 0 {
+		return nil // unknown here
+	}
+	f := func(x int) float64 { return float64(x) }
+	kv := 2 * f(cfg.Layers) * f(opts.NCtx) * f(cfg.KVDim()) // keys and values
+	need := 4 * kv
+	if opts.KVType != quant.F32 {
+		need = 2*kv + f(opts.Threads)*2*f(opts.NCtx)*f(cfg.HeadDim)*4 // and each worker's widened rows
+	}
+	need += f(opts.NBatch) * 4 * (3*f(cfg.Dim) + 2*f(cfg.QDim()) + 2*f(cfg.KVDim()) + 2*f(cfg.FFNDim) + f(max(cfg.Dim, cfg.QDim(), cfg.FFNDim)))
+	need += 4 * f(cfg.Vocab)
+	if need > float64(total) {
+		return fmt.Errorf("a context of %d positions needs %.1f GiB for its KV cache and buffers, more than this machine's %.1f GiB: use a shorter context (--ctx-size)",
+			opts.NCtx, need/(1<<30), float64(total)/(1<<30))
+	}
+	return nil
+}
+
 // Close stops the worker pool.
 func (c *Context) Close() { c.pool.Close() }
 
@@ -306,6 +341,7 @@ func (c *Context) Eval(tokens []int32, all bool) ([]float32, error) {
 	if all && len(c.logits) < len(tokens)*V {
 		c.logits = make([]float32, len(tokens)*V)
 	}
+	start := c.pos
 	for i := 0; i < len(tokens); i += c.opts.NBatch {
 		batch := tokens[i:min(i+c.opts.NBatch, len(tokens))]
 		last := i+len(batch) == len(tokens)
@@ -320,10 +356,38 @@ func (c *Context) Eval(tokens []int32, all bool) ([]float32, error) {
 			return nil, err
 		}
 	}
+	logits, pos0 := c.logits[:V], start+len(tokens)-1
 	if all {
-		return c.logits[:len(tokens)*V], nil
+		logits, pos0 = c.logits[:len(tokens)*V], start
 	}
-	return c.logits[:V], nil
+	if err := checkFinite(logits, V, pos0); err != nil {
+		c.pos = start // the cache's new positions hold the same damage
+		return nil, err
+	}
+	return logits, nil
+}
+
+// A NonFiniteError reports logits that are NaN or infinite: the forward
+// pass has broken down, which a sampler or a perplexity cannot recover from.
+type NonFiniteError struct {
+	Pos   int     // position of the token whose logits are damaged
+	Value float32 // the first non-finite value
+}
+
+func (e *NonFiniteError) Error() string {
+	return fmt.Sprintf("logits at position %d are not finite (%v): the model's weights may be damaged", e.Pos, e.Value)
+}
+
+// checkFinite returns a *NonFiniteError for the first row of logits (rows of
+// V, the first at position pos0) holding NaN or ±Inf. One pass over the
+// logits: tens of microseconds against milliseconds of forward pass.
+func checkFinite(logits []float32, V, pos0 int) error {
+	for i, x := range logits {
+		if x-x != 0 { // NaN and ±Inf only
+			return &NonFiniteError{Pos: pos0 + i/V, Value: x}
+		}
+	}
+	return nil
 }
 
 // forward runs one batch. dst receives logits for every row (all) or for the

@@ -69,6 +69,9 @@ func FromGGUF(f *gguf.File) (*Model, error) {
 		return nil, l.err
 	}
 	m.Config.Vocab = m.Embed.Rows
+	if m.Config.Vocab == 0 {
+		return nil, fmt.Errorf("tensor token_embd.weight has no rows: the vocabulary is empty")
+	}
 	cfg = m.Config
 	m.Norm = l.vector("output_norm.weight", cfg.Dim)
 	if _, ok := f.Tensor("output.weight"); ok {
@@ -78,6 +81,14 @@ func FromGGUF(f *gguf.File) (*Model, error) {
 	}
 	if _, ok := f.Tensor("rope_freqs.weight"); ok {
 		m.FreqFactors = l.vector("rope_freqs.weight", cfg.HeadDim/2)
+	}
+	// Before allocating by block_count: the blocks must be in the file.
+	if n := blocksInFile(f); cfg.Layers > n {
+		held := "no block's tensors"
+		if n > 0 {
+			held = fmt.Sprintf("the tensors of %d blocks (blk.0 to blk.%d)", n, n-1)
+		}
+		return nil, fmt.Errorf("llama.block_count is %d but the file holds %s: the metadata or the file is damaged", cfg.Layers, held)
 	}
 	m.Layers = make([]Layer, cfg.Layers)
 	for i := range m.Layers {
@@ -103,6 +114,18 @@ func FromGGUF(f *gguf.File) (*Model, error) {
 		return nil, l.err
 	}
 	return m, nil
+}
+
+// blocksInFile is the number of consecutive blocks blk.0, blk.1, … whose
+// attention norm is in f's tensor directory.
+func blocksInFile(f *gguf.File) int {
+	n := 0
+	for {
+		if _, ok := f.Tensor(fmt.Sprintf("blk.%d.attn_norm.weight", n)); !ok {
+			return n
+		}
+		n++
+	}
 }
 
 // loader reads tensors, keeping the first error.

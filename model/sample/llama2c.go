@@ -107,6 +107,9 @@ func (s *Llama2C) sampleTopP(probs []float32, coin float32) int {
 			cand = append(cand, probIndex{p, i})
 		}
 	}
+	if len(cand) == 0 { // NaN probabilities only: no panic, the caller reports them
+		return sampleMult(probs, coin)
+	}
 	// glibc's qsort is a merge sort when memory allows, hence stable.
 	slices.SortStableFunc(cand, func(a, b probIndex) int { return cmp.Compare(b.prob, a.prob) })
 	var cum float32

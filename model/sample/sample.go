@@ -29,15 +29,21 @@ func DefaultParams() Params {
 	return Params{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, RepeatPenalty: 1, PenaltyLastN: 64}
 }
 
-// Validate reports parameters outside their domain.
+// Validate reports parameters outside their domain. The comparisons are
+// written so that NaN fails them.
 func (p Params) Validate() error {
+	finite := func(x float32) bool { return x-x == 0 }
 	switch {
-	case p.TopP < 0 || p.TopP > 1:
+	case !finite(p.Temperature):
+		return fmt.Errorf("temperature %g is not finite", p.Temperature)
+	case !(p.TopP >= 0 && p.TopP <= 1):
 		return fmt.Errorf("top-p %g is outside [0, 1]", p.TopP)
-	case p.MinP < 0 || p.MinP > 1:
+	case !(p.MinP >= 0 && p.MinP <= 1):
 		return fmt.Errorf("min-p %g is outside [0, 1]", p.MinP)
-	case p.RepeatPenalty < 0:
-		return fmt.Errorf("repeat penalty %g is negative", p.RepeatPenalty)
+	case !(p.RepeatPenalty >= 0) || !finite(p.RepeatPenalty):
+		return fmt.Errorf("repeat penalty %g is negative or not finite", p.RepeatPenalty)
+	case !finite(p.FrequencyPenalty) || !finite(p.PresencePenalty):
+		return fmt.Errorf("frequency penalty %g or presence penalty %g is not finite", p.FrequencyPenalty, p.PresencePenalty)
 	case p.PenaltyLastN < -1:
 		return fmt.Errorf("penalty window %d is below -1", p.PenaltyLastN)
 	}
@@ -81,10 +87,16 @@ func (s *Sampler) Accept(token int) { s.history = append(s.history, token) }
 // Reset forgets the accepted tokens; the RNG continues.
 func (s *Sampler) Reset() { s.history = s.history[:0] }
 
-// Sample picks the next token. logits is left unchanged.
+// Sample picks the next token. logits is left unchanged. It never panics:
+// a NaN logit is never picked (read as -Inf) and infinities are handled, but
+// such logits mean the model has broken down, which its caller reports
+// (llama.Context.Eval does).
 func (s *Sampler) Sample(logits []float32) int {
 	c := s.cand[:0]
 	for i, l := range logits {
+		if l != l {
+			l = float32(math.Inf(-1))
+		}
 		c = append(c, candidate{id: i, logit: l})
 	}
 	s.penalize(c)
@@ -189,6 +201,9 @@ func minP(c []candidate, p float32) []candidate {
 			kept = append(kept, x)
 		}
 	}
+	if len(kept) == 0 { // only where maxl is -Inf: every logit is
+		return c[:1]
+	}
 	return kept
 }
 
@@ -196,6 +211,23 @@ func softmax(c []candidate) {
 	maxl := c[0].logit
 	for _, x := range c {
 		maxl = max(maxl, x.logit)
+	}
+	if math.IsInf(float64(maxl), 0) {
+		// exp(l - maxl) would be NaN; the limit gives the mass to the
+		// tokens at maxl (at +Inf) or spreads it evenly (all at -Inf).
+		n := 0
+		for _, x := range c {
+			if x.logit == maxl {
+				n++
+			}
+		}
+		for i := range c {
+			c[i].p = 0
+			if c[i].logit == maxl {
+				c[i].p = 1 / float32(n)
+			}
+		}
+		return
 	}
 	var sum float64
 	for i := range c {

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/damascus-llm/damascus/internal/testdata"
+	"github.com/damascus-llm/damascus/internal/testmodel"
 	"github.com/damascus-llm/damascus/model/gguf"
 )
 
@@ -144,12 +145,31 @@ func TestUnsupportedErrors(t *testing.T) {
 }
 
 // FuzzEncode checks that no input makes the tokenizers panic and that valid
-// UTF-8 comes back from Decode.
+// UTF-8 comes back from Decode. It needs no test data: two small
+// vocabularies built in code (SentencePiece with byte fallback, byte-level
+// BPE with merges) are always fuzzed, the Llama 3 and Llama 2 ones too
+// where the shared files are present.
 func FuzzEncode(f *testing.F) {
 	for _, s := range adversarial(8, 64) {
 		f.Add(s)
 	}
-	toks := []*Tokenizer{llama3(f), openGGUF(f, testdata.Llama2VocabGGUF)}
+	for _, s := range []string{"", " ", "once on the", "  the  ", "\n\t\r", "<s></s>", "<|begin_of_text|>hi", "\xff\xfe", "é日本🦀", "the the the"} {
+		f.Add(s)
+	}
+	var toks []*Tokenizer
+	for _, kv := range [][]gguf.KV{testmodel.SPMVocab(), testmodel.BPEVocab()} {
+		tok, err := FromKV(kv)
+		if err != nil {
+			f.Fatal(err)
+		}
+		toks = append(toks, tok)
+	}
+	if testdata.Llama3TokenizerJSON.Path() != "" && testdata.Llama32Template.Path() != "" {
+		toks = append(toks, llama3(f))
+	}
+	if testdata.Llama2VocabGGUF.Path() != "" {
+		toks = append(toks, openGGUF(f, testdata.Llama2VocabGGUF))
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, tok := range toks {
 			if ids, err := tok.Encode(s, AddSpecial|ParseSpecial); err == nil {
