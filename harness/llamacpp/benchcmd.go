@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/damascus-llm/damascus/harness/llamabench"
 )
 
 // BenchCommand is the subcommand name under which the ledger binary runs
@@ -25,40 +27,11 @@ const HugePagesTunable = "glibc.malloc.hugetlb=1"
 // PollOff in BenchConfig.Poll turns threadpool polling off (level 0).
 const PollOff = -1
 
-// intList is a comma-separated list of ints, as llama-bench's -p and -n take.
-type intList struct{ p *[]int }
-
-func (l intList) String() string {
-	if l.p == nil {
-		return ""
-	}
-	s := make([]string, len(*l.p))
-	for i, v := range *l.p {
-		s[i] = strconv.Itoa(v)
-	}
-	return strings.Join(s, ",")
-}
-
-func (l intList) Set(s string) error {
-	*l.p = (*l.p)[:0]
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		v, err := strconv.Atoi(f)
-		if err != nil {
-			return fmt.Errorf("not a number: %q", f)
-		}
-		*l.p = append(*l.p, v)
-	}
-	return nil
-}
-
 // RegisterFlags defines cfg's flags on fs, with llama-bench's names where it has them.
 func (cfg *BenchConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&cfg.Model, "m", cfg.Model, "GGUF model file")
-	fs.Var(intList{&cfg.Prompt}, "p", "prompt sizes, comma-separated (ppN tests)")
-	fs.Var(intList{&cfg.Gen}, "n", "generation lengths, comma-separated (tgN tests)")
+	fs.Var(llamabench.Ints(&cfg.Prompt), "p", "prompt sizes, comma-separated (ppN tests)")
+	fs.Var(llamabench.Ints(&cfg.Gen), "n", "generation lengths, comma-separated (tgN tests)")
 	fs.IntVar(&cfg.Threads, "t", cfg.Threads, "threads (0: all CPUs)")
 	fs.IntVar(&cfg.NBatch, "b", cfg.NBatch, "n_batch (0: 2048)")
 	fs.IntVar(&cfg.NUbatch, "ub", cfg.NUbatch, "n_ubatch (0: 512)")
@@ -92,10 +65,10 @@ func (cfg BenchConfig) Args() []string {
 	add := func(name, v string) { a = append(a, "-"+name+"="+v) }
 	add("m", cfg.Model)
 	if len(cfg.Prompt) > 0 {
-		add("p", intList{&cfg.Prompt}.String())
+		add("p", llamabench.JoinInts(cfg.Prompt))
 	}
 	if len(cfg.Gen) > 0 {
-		add("n", intList{&cfg.Gen}.String())
+		add("n", llamabench.JoinInts(cfg.Gen))
 	}
 	add("t", strconv.Itoa(cfg.Threads))
 	add("b", strconv.Itoa(cfg.NBatch))
