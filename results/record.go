@@ -17,8 +17,8 @@ import (
 
 	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/harness/roofline"
-	"github.com/damascus-llm/damascus/harness/stats"
 	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/protocol/stats"
 )
 
 // DefaultStore is the results file of the repository, relative to its root.

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/roofline"
-	"github.com/damascus-llm/damascus/harness/stats"
 	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/protocol/stats"
 	"github.com/damascus-llm/damascus/results"
 )
 

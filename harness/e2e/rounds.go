@@ -5,9 +5,9 @@ import (
 	"io"
 	"slices"
 
-	"github.com/damascus-llm/damascus/harness/stats"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/protocol/stats"
 )
 
 // alternate returns cs, reversed on odd rounds.

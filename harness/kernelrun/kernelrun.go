@@ -15,11 +15,11 @@ import (
 
 	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/harness/roofline"
-	"github.com/damascus-llm/damascus/harness/stats"
 	"github.com/damascus-llm/damascus/harness/timing"
 	"github.com/damascus-llm/damascus/harness/workload"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/protocol/stats"
 	"github.com/damascus-llm/damascus/results"
 )
 

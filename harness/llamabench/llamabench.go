@@ -13,8 +13,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/damascus-llm/damascus/harness/stats"
 	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/protocol/stats"
 )
 
 // An Engine is a loaded model the driver measures.
