@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"github.com/damascus-llm/damascus/harness/enginebench"
+	"github.com/damascus-llm/damascus/harness/llamabench"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/model/llama"
+	"github.com/damascus-llm/damascus/protocol"
 )
 
 // A contender is one engine configuration of an end-to-end comparison.
@@ -27,6 +29,12 @@ type benchSpec struct {
 	noWarmup    bool
 	seed        uint64
 	depth       int // tokens in the cache before each test
+}
+
+// spec is b for either engine's bench on the model at path.
+func (b benchSpec) spec(path string, p protocol.E2E) llamabench.Spec {
+	return llamabench.Spec{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup,
+		WarmupPrompt: p.WarmupPromptTokens, Seed: b.seed, Depth: b.depth}
 }
 
 // benchOut is what one bench process reported.
@@ -68,7 +76,7 @@ func damascusContender(ctx context.Context, o Options, path string) *contender {
 	p := o.Protocol
 	return &contender{name: "damascus", s: newEngineSamples(),
 		bench: func(b benchSpec) (*benchOut, *spawned, error) {
-			cfg := enginebench.Config{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, WarmupPrompt: p.WarmupPromptTokens, Seed: b.seed, Weights: o.Weights, KVType: o.KVType, Depth: b.depth}
+			cfg := enginebench.Config{Spec: b.spec(path, p), Weights: o.Weights, KVType: o.KVType}
 			sp, err := spawn(ctx, o.Exe, append([]string{MeasuredCommand, enginebench.Command}, cfg.Args()...), nil)
 			if err != nil {
 				return nil, sp, fmt.Errorf("damascus bench: %w", err)
@@ -94,7 +102,7 @@ func llamaContender(ctx context.Context, o Options, path string, lc llamaConfig)
 	}
 	return &contender{name: lc.name, llama: true, notes: lc.notes(), s: newEngineSamples(),
 		bench: func(b benchSpec) (*benchOut, *spawned, error) {
-			cfg := llamacpp.BenchConfig{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup, WarmupPrompt: p.WarmupPromptTokens, Variant: lc.variant, Seed: b.seed, KVType: o.LlamaKV(), Depth: b.depth}
+			cfg := llamacpp.BenchConfig{Spec: b.spec(path, p), Variant: lc.variant, KVType: o.LlamaKV()}
 			sp, err := spawn(ctx, o.Exe, append([]string{MeasuredCommand, llamacpp.BenchCommand}, cfg.Args()...), env)
 			if err != nil {
 				return nil, sp, fmt.Errorf("llama.cpp bench (%s): %w", lc.name, err)

@@ -24,17 +24,8 @@ import (
 
 // Config is one bench run. Zero values take llama-bench's defaults.
 type Config struct {
-	Model    string `json:"model"`
-	Prompt   []int  `json:"prompt"` // ppN sizes
-	Gen      []int  `json:"gen"`    // tgN lengths
-	Threads  int    `json:"threads"`
-	NBatch   int    `json:"n_batch"` // default 512 (llama-bench's n_ubatch)
-	Reps     int    `json:"reps"`    // default 5
-	NoWarmup bool   `json:"no_warmup"`
-	// WarmupPrompt, when > 0, is the tokens of a prefill test's untimed
-	// warmup instead of the whole prompt.
-	WarmupPrompt int    `json:"warmup_prompt,omitempty"`
-	Seed         uint64 `json:"seed"` // default 1
+	llamabench.Spec
+	NBatch int `json:"n_batch"` // default 512 (llama-bench's n_ubatch)
 	// Weights is the placement asked for: llama.PlaceHuge (the default,
 	// "" included) or llama.PlaceMmap. Result.Placement says what was used.
 	Weights string `json:"weights,omitempty"`
@@ -44,10 +35,6 @@ type Config struct {
 	// StaticSplit runs prefill matmuls with the static split of rows
 	// (llama.Options.StaticSplit), to compare with the prepared batches.
 	StaticSplit bool `json:"static_split,omitempty"`
-	// Depth, when > 0, is the tokens of a random prompt in the KV cache
-	// before each test (llama-bench's -d): made once per test, untimed, and
-	// each repetition starts from it again.
-	Depth int `json:"depth,omitempty"`
 }
 
 // Test is one ppN or tgN test.
@@ -132,11 +119,8 @@ func Run(cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// plan is cfg's share of the llama-bench protocol.
-func (cfg Config) plan() llamabench.Plan {
-	return llamabench.Plan{Prompt: cfg.Prompt, Gen: cfg.Gen, Reps: cfg.Reps, NoWarmup: cfg.NoWarmup,
-		WarmupPrompt: cfg.WarmupPrompt, Depth: cfg.Depth, Seed: cfg.Seed, Stream: 0x64616d61}
-}
+// plan is cfg as the driver runs it, with Damascus' own token stream.
+func (cfg Config) plan() llamabench.Plan { return cfg.Spec.Plan(0x64616d61) }
 
 // engine is the Damascus model as a llamabench.Engine.
 type engine struct {
@@ -178,8 +162,7 @@ const Command = "damascus-bench"
 
 // Args renders cfg as the flags Main reads.
 func (cfg Config) Args() []string {
-	a := []string{"-m=" + cfg.Model, "-t=" + strconv.Itoa(cfg.Threads), "-b=" + strconv.Itoa(cfg.NBatch),
-		"-r=" + strconv.Itoa(cfg.Reps), "-no-warmup=" + strconv.FormatBool(cfg.NoWarmup), "-seed=" + strconv.FormatUint(cfg.Seed, 10)}
+	a := append(cfg.Spec.Args(), "-b="+strconv.Itoa(cfg.NBatch))
 	if cfg.Weights != "" {
 		a = append(a, "-weights="+cfg.Weights)
 	}
@@ -189,18 +172,6 @@ func (cfg Config) Args() []string {
 	if cfg.StaticSplit {
 		a = append(a, "-static-split")
 	}
-	if cfg.Depth > 0 {
-		a = append(a, "-d="+strconv.Itoa(cfg.Depth))
-	}
-	if cfg.WarmupPrompt > 0 {
-		a = append(a, "-warmup-prompt="+strconv.Itoa(cfg.WarmupPrompt))
-	}
-	if len(cfg.Prompt) > 0 {
-		a = append(a, "-p="+llamabench.JoinInts(cfg.Prompt))
-	}
-	if len(cfg.Gen) > 0 {
-		a = append(a, "-n="+llamabench.JoinInts(cfg.Gen))
-	}
 	return a
 }
 
@@ -209,18 +180,10 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet(Command, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg Config
-	fs.StringVar(&cfg.Model, "m", "", "GGUF model file")
-	fs.Var(llamabench.Ints(&cfg.Prompt), "p", "prompt sizes, comma-separated (ppN tests)")
-	fs.Var(llamabench.Ints(&cfg.Gen), "n", "generation lengths, comma-separated (tgN tests)")
-	fs.IntVar(&cfg.Threads, "t", 0, "threads (0: all CPUs)")
+	cfg.Spec.RegisterFlags(fs)
 	fs.IntVar(&cfg.NBatch, "b", 0, "tokens per prefill step (0: 512)")
-	fs.IntVar(&cfg.Reps, "r", 0, "timed repetitions per test (0: 5)")
-	fs.BoolVar(&cfg.NoWarmup, "no-warmup", false, "skip the untimed warmup run")
-	fs.IntVar(&cfg.WarmupPrompt, "warmup-prompt", 0, "tokens of a prefill test's warmup (0: the whole prompt)")
-	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random prompt tokens (0: 1)")
 	fs.StringVar(&cfg.Weights, "weights", string(llama.DefaultPlacement), "where the weights live: huge (copied to anonymous huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
 	fs.StringVar(&cfg.KVType, "kv", "", "KV cache type: f32 (default), f16 or bf16")
-	fs.IntVar(&cfg.Depth, "d", 0, "tokens in the KV cache before each test (llama-bench's -d; 0: none)")
 	fs.BoolVar(&cfg.StaticSplit, "static-split", false, "prefill matmuls split rows statically, one call per worker (the schedule before prepared batches)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {

@@ -18,33 +18,20 @@ import (
 // run that is not timed, then Reps timed repetitions with the KV cache
 // cleared before each. Zero values take llama-bench's defaults.
 type BenchConfig struct {
-	Model    string `json:"model"`
-	Prompt   []int  `json:"prompt"`    // ppN sizes: one batch of N tokens, fed in NBatch chunks
-	Gen      []int  `json:"gen"`       // tgN lengths: N single-token decodes
-	Threads  int    `json:"threads"`   // default runtime.NumCPU()
-	NBatch   int    `json:"n_batch"`   // default 2048
-	NUbatch  int    `json:"n_ubatch"`  // default 512
-	Reps     int    `json:"reps"`      // default 5
-	NoWarmup bool   `json:"no_warmup"` // skip the untimed warmup run
-	// WarmupPrompt, when > 0, is the tokens of a prefill test's untimed
-	// warmup instead of the whole prompt.
-	WarmupPrompt int       `json:"warmup_prompt,omitempty"`
-	NoMmap       bool      `json:"no_mmap"`    // load weights into anonymous memory instead of mapping the file
-	NoRepack     bool      `json:"no_repack"`  // disable llama.cpp's load-time weight repacking (extra buffer types)
-	FlashAttn    FlashAttn `json:"flash_attn"` // default FlashAttnAuto, as llama-bench
-	Poll         int       `json:"poll"`       // threadpool polling level 1..100; 0 means 50, as llama-bench; PollOff for none
+	llamabench.Spec
+	NBatch    int       `json:"n_batch"`    // default 2048
+	NUbatch   int       `json:"n_ubatch"`   // default 512
+	NoMmap    bool      `json:"no_mmap"`    // load weights into anonymous memory instead of mapping the file
+	NoRepack  bool      `json:"no_repack"`  // disable llama.cpp's load-time weight repacking (extra buffer types)
+	FlashAttn FlashAttn `json:"flash_attn"` // default FlashAttnAuto, as llama-bench
+	Poll      int       `json:"poll"`       // threadpool polling level 1..100; 0 means 50, as llama-bench; PollOff for none
 	// Variant is the ggml CPU variant library ("sapphirerapids", "icelake",
 	// ...); "" lets ggml choose. It must be fixed before the libraries load,
 	// so set it for a spawned bench (RunBench); in-process it must match.
 	Variant string `json:"cpu_variant"`
-	Seed    uint64 `json:"seed"` // seed of the random prompt tokens; default 1
 	// KVType is the KV cache type: "" (llama.cpp's default, f16), "f16",
 	// "f32" or "bf16" (llama-bench's -ctk/-ctv).
 	KVType string `json:"kv_type,omitempty"`
-	// Depth, when > 0, is the tokens of a random prompt in the KV cache
-	// before each test (llama-bench's -d): made once per test, untimed, and
-	// each repetition starts from it again.
-	Depth int `json:"depth,omitempty"`
 }
 
 func (c BenchConfig) withDefaults() BenchConfig {
@@ -120,8 +107,7 @@ func Bench(cfg BenchConfig) (*BenchResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := llamabench.Plan{Prompt: cfg.Prompt, Gen: cfg.Gen, Reps: cfg.Reps, NoWarmup: cfg.NoWarmup,
-		WarmupPrompt: cfg.WarmupPrompt, Depth: cfg.Depth, Seed: cfg.Seed, Stream: 0x6c6c616d61}
+	plan := cfg.Spec.Plan(0x6c6c616d61) // llama.cpp's own token stream
 	if err := plan.Check(); err != nil {
 		return nil, fmt.Errorf("llama.cpp bench: %w", err)
 	}

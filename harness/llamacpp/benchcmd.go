@@ -12,8 +12,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-
-	"github.com/damascus-llm/damascus/harness/llamabench"
 )
 
 // BenchCommand is the subcommand name under which the ledger binary runs
@@ -29,16 +27,9 @@ const PollOff = -1
 
 // RegisterFlags defines cfg's flags on fs, with llama-bench's names where it has them.
 func (cfg *BenchConfig) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&cfg.Model, "m", cfg.Model, "GGUF model file")
-	fs.Var(llamabench.Ints(&cfg.Prompt), "p", "prompt sizes, comma-separated (ppN tests)")
-	fs.Var(llamabench.Ints(&cfg.Gen), "n", "generation lengths, comma-separated (tgN tests)")
-	fs.IntVar(&cfg.Threads, "t", cfg.Threads, "threads (0: all CPUs)")
+	cfg.Spec.RegisterFlags(fs)
 	fs.IntVar(&cfg.NBatch, "b", cfg.NBatch, "n_batch (0: 2048)")
 	fs.IntVar(&cfg.NUbatch, "ub", cfg.NUbatch, "n_ubatch (0: 512)")
-	fs.IntVar(&cfg.Reps, "r", cfg.Reps, "timed repetitions per test (0: 5)")
-	fs.BoolVar(&cfg.NoWarmup, "no-warmup", cfg.NoWarmup, "skip the untimed warmup run")
-	fs.IntVar(&cfg.WarmupPrompt, "warmup-prompt", cfg.WarmupPrompt, "tokens of a prefill test's warmup (0: the whole prompt)")
-	fs.IntVar(&cfg.Depth, "d", cfg.Depth, "tokens in the KV cache before each test (llama-bench's -d; 0: none)")
 	fs.BoolVar(&cfg.NoMmap, "no-mmap", cfg.NoMmap, "read weights into anonymous memory instead of mapping the file")
 	fs.BoolVar(&cfg.NoRepack, "no-repack", cfg.NoRepack, "disable llama.cpp's load-time weight repacking")
 	fs.Func("fa", "flash attention: on, off or auto (default auto)", func(s string) error {
@@ -48,7 +39,6 @@ func (cfg *BenchConfig) RegisterFlags(fs *flag.FlagSet) {
 	})
 	fs.IntVar(&cfg.Poll, "poll", cfg.Poll, "threadpool polling level 1..100 (0: 50; -1: off)")
 	fs.StringVar(&cfg.Variant, "cpu-variant", cfg.Variant, "ggml CPU variant library, e.g. sapphirerapids or icelake (default: ggml's choice)")
-	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the random prompt tokens (0: 1)")
 	fs.Func("kv", "KV cache type: f16 (default), f32 or bf16", func(s string) error {
 		switch strings.ToLower(s) {
 		case "", "f16", "f32", "bf16":
@@ -61,26 +51,10 @@ func (cfg *BenchConfig) RegisterFlags(fs *flag.FlagSet) {
 
 // Args renders cfg as the flags RegisterFlags reads.
 func (cfg BenchConfig) Args() []string {
-	var a []string
+	a := cfg.Spec.Args()
 	add := func(name, v string) { a = append(a, "-"+name+"="+v) }
-	add("m", cfg.Model)
-	if len(cfg.Prompt) > 0 {
-		add("p", llamabench.JoinInts(cfg.Prompt))
-	}
-	if len(cfg.Gen) > 0 {
-		add("n", llamabench.JoinInts(cfg.Gen))
-	}
-	add("t", strconv.Itoa(cfg.Threads))
 	add("b", strconv.Itoa(cfg.NBatch))
 	add("ub", strconv.Itoa(cfg.NUbatch))
-	add("r", strconv.Itoa(cfg.Reps))
-	add("no-warmup", strconv.FormatBool(cfg.NoWarmup))
-	if cfg.WarmupPrompt > 0 {
-		add("warmup-prompt", strconv.Itoa(cfg.WarmupPrompt))
-	}
-	if cfg.Depth > 0 {
-		add("d", strconv.Itoa(cfg.Depth))
-	}
 	add("no-mmap", strconv.FormatBool(cfg.NoMmap))
 	add("no-repack", strconv.FormatBool(cfg.NoRepack))
 	add("fa", cfg.FlashAttn.String())
@@ -88,7 +62,6 @@ func (cfg BenchConfig) Args() []string {
 	if cfg.Variant != "" {
 		add("cpu-variant", cfg.Variant)
 	}
-	add("seed", strconv.FormatUint(cfg.Seed, 10))
 	if cfg.KVType != "" {
 		add("kv", cfg.KVType)
 	}
