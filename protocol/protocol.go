@@ -6,8 +6,6 @@ package protocol
 import (
 	"fmt"
 	"time"
-
-	"github.com/damascus-llm/damascus/harness/sysinfo"
 )
 
 // The pinned rival: llama.cpp as shipped in the npm package
@@ -136,19 +134,19 @@ type Engine struct {
 
 // Record is attached to every result: what was measured under which
 // conditions. Fields not applicable to a result are left empty; machine
-// facts a machine does not expose say "unavailable" (sysinfo), never a guess.
+// facts a machine does not expose say Unavailable, never a guess.
 type Record struct {
-	Date     time.Time    `json:"date"`
-	Machine  sysinfo.Info `json:"machine"`
-	Model    *Model       `json:"model,omitempty"`
-	LlamaCpp *LlamaCpp    `json:"llama_cpp,omitempty"`
-	Engines  []Engine     `json:"engines,omitempty"`
-	E2E      *E2E         `json:"e2e,omitempty"`
-	Kernel   *Kernel      `json:"kernel,omitempty"`
+	Date     time.Time `json:"date"`
+	Machine  Machine   `json:"machine"`
+	Model    *Model    `json:"model,omitempty"`
+	LlamaCpp *LlamaCpp `json:"llama_cpp,omitempty"`
+	Engines  []Engine  `json:"engines,omitempty"`
+	E2E      *E2E      `json:"e2e,omitempty"`
+	Kernel   *Kernel   `json:"kernel,omitempty"`
 	// PageCache says whether the model file was in the page cache before a
 	// cold start ("cold: dropped", "warm", or "unknown: <why>").
 	PageCache string `json:"page_cache,omitempty"`
 	// SensorsAfter are temperatures and CPU frequencies read at the end of
 	// the run, to compare with Machine.Sensors read at its start.
-	SensorsAfter *sysinfo.Sensors `json:"sensors_after,omitempty"`
+	SensorsAfter *Sensors `json:"sensors_after,omitempty"`
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/damascus-llm/damascus/harness/stats"
+	"github.com/damascus-llm/damascus/protocol/stats"
 )
 
 // Rule is the promotion rule, applied at each shape. A challenger beats the

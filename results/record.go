@@ -17,9 +17,10 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/harness/kernelrun"
 	"github.com/damascus-llm/damascus/harness/roofline"
-	"github.com/damascus-llm/damascus/harness/stats"
 	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/protocol/stats"
 )
 
 // DefaultStore is the results file of the repository, relative to its root.
@@ -79,6 +80,12 @@ type Kernel struct {
 	BandwidthFraction float64 `json:"bandwidth_fraction,omitempty"`
 	ComputeFraction   float64 `json:"compute_fraction,omitempty"`
 	ComputePeak       string  `json:"compute_peak,omitempty"` // which probe the compute fraction refers to
+}
+
+// KernelOf is the ledger record of a kernel run's timing.
+func KernelOf(t kernelrun.Timing) *Kernel {
+	k := Kernel(t)
+	return &k
 }
 
 // E2E is one engine's samples of one end-to-end test.

@@ -14,8 +14,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/damascus-llm/damascus/harness/gate"
-	"github.com/damascus-llm/damascus/harness/stats"
 	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/protocol/stats"
 )
 
 func sampleRecords() []Record {

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/damascus-llm/damascus/harness/stats"
+	"github.com/damascus-llm/damascus/protocol/stats"
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
 )

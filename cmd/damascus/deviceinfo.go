@@ -25,5 +25,5 @@ func runDeviceInfo(args []string, stdout, stderr io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(info)
 	}
-	return info.WriteText(stdout)
+	return sysinfo.WriteText(stdout, info)
 }

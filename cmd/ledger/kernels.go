@@ -102,8 +102,8 @@ func kernelLedger(cmdline []string, kf kernelFlags, stdout, stderr io.Writer) (*
 	for i := range out.Gates {
 		b.Add(results.Record{Kind: results.KindGate, Gate: &out.Gates[i]})
 	}
-	for i := range out.Kernels {
-		b.Add(results.Record{Kind: results.KindKernel, Kernel: &out.Kernels[i]})
+	for _, t := range out.Kernels {
+		b.Add(results.Record{Kind: results.KindKernel, Kernel: results.KernelOf(t)})
 	}
 	fmt.Fprintln(stdout, results.KernelTable(b.Recs).Render())
 	if fails := gate.Failed(out.Gates); len(fails) > 0 {

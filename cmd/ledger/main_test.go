@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +12,10 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/damascus-llm/damascus/harness/gate"
-	"github.com/damascus-llm/damascus/harness/stats"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/promoted"
-	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/protocol/stats"
 	"github.com/damascus-llm/damascus/results"
 	"github.com/damascus-llm/damascus/variants/naive"
 )
@@ -242,53 +240,6 @@ func TestProtocolCommand(t *testing.T) {
 	}
 }
 
-// matmulRun is a recorded kernel run of matmul/q4_k variants at one shape,
-// each gated and timed at scale × a common sample, and a registry holding
-// naive, the matvec loop and tiles.
-func matmulRun(t *testing.T, scales map[string]float64) (*results.Batch, *ledger.Registry) {
-	t.Helper()
-	b := results.NewBatch(time.Now())
-	names := make([]string, 0, len(scales))
-	for name := range scales {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		ns := make([]float64, 10)
-		for i := range ns {
-			ns[i] = scales[name] * (1000 + 5*float64(i))
-		}
-		b.Add(results.Record{Kind: results.KindGate, Gate: &gate.Result{Op: "matmul/q4_k", Variant: name, Shape: "3x256x2", Outcome: gate.Pass}})
-		b.Add(results.Record{Kind: results.KindKernel, Kernel: &results.Kernel{Op: "matmul/q4_k", Variant: name, Shape: "3x256x2", NsPerOp: ns}})
-	}
-	reg := ledger.NewRegistry()
-	for _, name := range []string{"naive", promoted.MatVecLoopName, "tiles"} {
-		if err := reg.Add(ledger.Variant{Op: "matmul/q4_k", Name: name, Family: ledger.FamilyNaive, Impl: naive.MatMul(quant.Q4_K)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return b, reg
-}
-
-// TestMatMulIncumbentIsMatVecLoop: without a preference the engine runs the
-// matvec loop, so that is what a matmul challenger must beat.
-func TestMatMulIncumbentIsMatVecLoop(t *testing.T) {
-	b, reg := matmulRun(t, map[string]float64{"naive": 10, promoted.MatVecLoopName: 1, "tiles": 0.99})
-	decisions, prefs := decidePromotions(b.Recs, promoted.Preferences{Ops: map[string][]promoted.Choice{}}, reg,
-		protocol.DefaultRule(), nil, "", "", false, results.NewBatch(time.Now()))
-	for _, d := range decisions {
-		if d.Incumbent != promoted.MatVecLoopName {
-			t.Errorf("%s judged against %s", d.Challenger, d.Incumbent)
-		}
-		if d.Challenger == "tiles" && d.Promote {
-			t.Errorf("a 1%% gain with overlapping ranges promoted: %s", d.Reason)
-		}
-	}
-	if len(prefs.Ops["matmul/q4_k"]) != 0 {
-		t.Errorf("preferences %+v", prefs.Ops)
-	}
-}
-
 // TestQuickFlags: quick combines the kernel and e2e flag sets; a clash
 // would panic at parse time.
 func TestQuickFlags(t *testing.T) {
@@ -297,64 +248,5 @@ func TestQuickFlags(t *testing.T) {
 	}
 	if code, _, _ := runCLI("e2e", "-h"); code != 2 {
 		t.Errorf("e2e -h: exit %d", code)
-	}
-}
-
-// TestPromoteForOneVendor: with a vendor, the promoted entry is limited to
-// it and an existing entry of the same variant for any CPU stays.
-func TestPromoteForOneVendor(t *testing.T) {
-	b, reg := matmulRun(t, map[string]float64{promoted.MatVecLoopName: 1, "tiles": 0.5})
-	old := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": {{Variant: "tiles"}}}}
-	// The incumbent is the first preference timed: tiles itself, so judge
-	// against an empty list and check the vendor, then against one that
-	// lists tiles for any CPU and check both entries remain.
-	_, prefs := decidePromotions(b.Recs, promoted.Preferences{Ops: map[string][]promoted.Choice{}}, reg,
-		protocol.DefaultRule(), nil, "", "GenuineIntel", true, results.NewBatch(time.Now()))
-	list := prefs.Ops["matmul/q4_k"]
-	if len(list) != 1 || list[0].Variant != "tiles" || list[0].CPU != "GenuineIntel" {
-		t.Fatalf("preferences %+v", list)
-	}
-	// An entry for another vendor is no incumbent: the run is judged against
-	// the matvec loop and tiles promoted again, for this vendor.
-	amd := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": {{Variant: "tiles", CPU: "AuthenticAMD"}}}}
-	decisions, prefs := decidePromotions(b.Recs, amd, reg, protocol.DefaultRule(), nil, "", "GenuineIntel", true, results.NewBatch(time.Now()))
-	if len(decisions) != 1 || decisions[0].Incumbent != promoted.MatVecLoopName || len(prefs.Ops["matmul/q4_k"]) != 2 {
-		t.Errorf("with an AMD-only entry: decisions %+v, preferences %+v", decisions, prefs.Ops["matmul/q4_k"])
-	}
-	merged := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": append(list, old.Ops["matmul/q4_k"]...)}}
-	data, err := merged.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := promoted.ParsePreferences(data); err != nil {
-		t.Errorf("a vendor entry beside an any-CPU entry of the same variant: %v", err)
-	}
-}
-
-// TestPromoteWithinPrecision: a bf16 challenger is judged against the
-// incumbent of its class (here naive-bf16, there being no bf16 preference),
-// not the float32 one, and a float32 challenger against the float32 one.
-func TestPromoteWithinPrecision(t *testing.T) {
-	b, reg := matmulRun(t, map[string]float64{"naive": 10, "tiles": 1, "naive-bf16": 5, "fast-bf16": 0.5})
-	for _, name := range []string{"naive-bf16", "fast-bf16"} {
-		if err := reg.Add(ledger.Variant{Op: "matmul/q4_k", Name: name, Family: ledger.FamilyNaive, Precision: ledger.PrecisionBF16,
-			Impl: naive.MatMul(quant.Q4_K)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	prefs := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": {{Variant: "tiles"}}}}
-	decisions, out := decidePromotions(b.Recs, prefs, reg, protocol.DefaultRule(), nil, "", "", false, results.NewBatch(time.Now()))
-	judged := map[string]string{}
-	for _, d := range decisions {
-		judged[d.Challenger] = d.Incumbent
-		if d.Challenger == "fast-bf16" && !d.Promote {
-			t.Errorf("fast-bf16 (10x naive-bf16) not promoted: %s", d.Reason)
-		}
-	}
-	if judged["fast-bf16"] != "naive-bf16" || judged["naive"] != "tiles" || len(judged) != 2 {
-		t.Errorf("challenger → incumbent: %v; want fast-bf16 → naive-bf16, naive → tiles", judged)
-	}
-	if list := out.Ops["matmul/q4_k"]; len(list) != 2 || list[0].Variant != "fast-bf16" || list[1].Variant != "tiles" {
-		t.Errorf("preferences %+v", list)
 	}
 }

@@ -34,12 +34,12 @@ func runQuick(args []string, stdout, stderr io.Writer) error {
 	var e2eErr error
 	if !*skipE2E {
 		fmt.Fprintln(stdout, "\n== end to end: Damascus beside llama.cpp ==")
-		ef.store, ef.note, ef.noRoofline = kf.store, kf.note, kf.noRoofline
+		ef.store, ef.opts.Note, ef.opts.NoRoofline = kf.store, kf.note, kf.noRoofline
 		if e2eErr = endToEnd(append([]string{"quick"}, args...), ef, stdout, stderr); e2eErr != nil {
 			e2eErr = fmt.Errorf("end to end: %w", e2eErr)
 			fmt.Fprintln(stderr, "ledger quick:", e2eErr)
 		} else {
-			fmt.Fprintf(stdout, quickReading, ef.prot.Runs, ef.prot.PromptTokens, ef.prot.GenTokens, ef.prot.Threads)
+			fmt.Fprintf(stdout, quickReading, ef.opts.Protocol.Runs, ef.opts.Protocol.PromptTokens, ef.opts.Protocol.GenTokens, ef.opts.Protocol.Threads)
 		}
 	}
 	if kf.store != "" {

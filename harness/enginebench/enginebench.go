@@ -1,46 +1,32 @@
 // Package enginebench measures the Damascus engine the way llama-bench
-// measures llama.cpp (harness/llamacpp.Bench), so the two can be compared
-// test for test: each ppN or tgN test gets a fresh context, an untimed
-// warmup (the whole prompt, or one generated token), then timed repetitions
-// from an empty cache; random prompt tokens from a seeded generator, the
-// first one BOS. Model loading is timed separately.
+// measures llama.cpp: it is the Damascus adapter of the harness/llamabench
+// driver (harness/llamacpp.Bench is the llama.cpp one), so the two compare
+// test for test. Model loading is timed separately.
 package enginebench
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"os"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/damascus-llm/damascus/harness/llamabench"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/promoted"
-	"github.com/damascus-llm/damascus/protocol"
 )
 
 // Config is one bench run. Zero values take llama-bench's defaults.
 type Config struct {
-	Model    string `json:"model"`
-	Prompt   []int  `json:"prompt"` // ppN sizes
-	Gen      []int  `json:"gen"`    // tgN lengths
-	Threads  int    `json:"threads"`
-	NBatch   int    `json:"n_batch"` // default 512 (llama-bench's n_ubatch)
-	Reps     int    `json:"reps"`    // default 5
-	NoWarmup bool   `json:"no_warmup"`
-	// WarmupPrompt, when > 0, is the tokens of a prefill test's untimed
-	// warmup instead of the whole prompt.
-	WarmupPrompt int    `json:"warmup_prompt,omitempty"`
-	Seed         uint64 `json:"seed"` // default 1
+	llamabench.Spec
+	NBatch int `json:"n_batch"` // default 512 (llama-bench's n_ubatch)
 	// Weights is the placement asked for: llama.PlaceHuge (the default,
 	// "" included) or llama.PlaceMmap. Result.Placement says what was used.
 	Weights string `json:"weights,omitempty"`
@@ -50,20 +36,10 @@ type Config struct {
 	// StaticSplit runs prefill matmuls with the static split of rows
 	// (llama.Options.StaticSplit), to compare with the prepared batches.
 	StaticSplit bool `json:"static_split,omitempty"`
-	// Depth, when > 0, is the tokens of a random prompt in the KV cache
-	// before each test (llama-bench's -d): made once per test, untimed, and
-	// each repetition starts from it again.
-	Depth int `json:"depth,omitempty"`
 }
 
-// Test is one ppN or tgN test, in the fields of llamacpp.BenchTest.
-type Test struct {
-	Name         string    `json:"name"`
-	NPrompt      int       `json:"n_prompt"`
-	NGen         int       `json:"n_gen"`
-	SamplesNs    []int64   `json:"samples_ns"`
-	TokensPerSec []float64 `json:"tokens_per_sec"`
-}
+// Test is one ppN or tgN test.
+type Test = llamabench.Test
 
 // Result is one bench run.
 type Result struct {
@@ -97,19 +73,12 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.Seed == 0 {
 		cfg.Seed = 1
 	}
-	if len(cfg.Prompt)+len(cfg.Gen) == 0 {
-		return nil, fmt.Errorf("damascus bench: no tests (give prompt sizes or generation lengths)")
-	}
-	if _, err := ParseKVType(cfg.KVType); err != nil {
+	if err := cfg.plan().Check(); err != nil {
 		return nil, fmt.Errorf("damascus bench: %w", err)
 	}
-	for _, n := range append(append([]int(nil), cfg.Prompt...), cfg.Gen...) {
-		if n <= 0 {
-			return nil, fmt.Errorf("damascus bench: test size %d must be positive", n)
-		}
-	}
-	if cfg.Depth < 0 {
-		return nil, fmt.Errorf("damascus bench: depth %d must not be negative", cfg.Depth)
+	kv, err := ParseKVType(cfg.KVType)
+	if err != nil {
+		return nil, fmt.Errorf("damascus bench: %w", err)
 	}
 	place, err := llama.ParsePlacement(cfg.Weights)
 	if err != nil {
@@ -142,128 +111,50 @@ func Run(cfg Config) (*Result, error) {
 	if v, err := f.Uint32("tokenizer.ggml.bos_token_id"); err == nil {
 		bos = int32(v)
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x64616d61))
-	for _, n := range cfg.Prompt {
-		t, err := benchOne(m, cfg, n, 0, bos, rng)
-		if err != nil {
-			return nil, err
-		}
-		res.Tests = append(res.Tests, t)
-	}
-	for _, n := range cfg.Gen {
-		t, err := benchOne(m, cfg, 0, n, bos, rng)
-		if err != nil {
-			return nil, err
-		}
-		res.Tests = append(res.Tests, t)
+	eng := engine{m: m, cfg: cfg, kv: kv, bos: bos}
+	if res.Tests, err = llamabench.Run(eng, cfg.plan()); err != nil {
+		return nil, err
 	}
 	res.Kernels = promoted.Chosen()
-	res.AnonHugePagesKB, res.FileHugePagesKB = hugePagesKB()
+	res.AnonHugePagesKB, res.FileHugePagesKB = llamabench.HugePagesKB()
 	return res, nil
 }
 
-func benchOne(m *llama.Model, cfg Config, nPrompt, nGen int, bos int32, rng *rand.Rand) (Test, error) {
-	t := Test{NPrompt: nPrompt, NGen: nGen, Name: protocol.TestName(nPrompt, nGen, cfg.Depth)}
-	depth := cfg.Depth
-	kv, _ := ParseKVType(cfg.KVType) // checked by Run
-	c, err := m.NewContext(llama.Options{NCtx: depth + nPrompt + nGen, NBatch: cfg.NBatch, Threads: cfg.Threads, KVType: kv, StaticSplit: cfg.StaticSplit})
-	if err != nil {
-		return t, fmt.Errorf("%s: %w", t.Name, err)
-	}
-	defer c.Close()
-	vocab := int32(m.Config.Vocab)
-	first := func() int32 {
-		if bos >= 0 && bos < vocab {
-			return bos
-		}
-		return rng.Int32N(vocab)
-	}
-	// prompt evaluates n random tokens after the cached ones (a BOS first
-	// in an empty cache).
-	prompt := func(n int) error {
-		toks := make([]int32, n)
-		for i := range toks {
-			toks[i] = rng.Int32N(vocab)
-		}
-		if c.Pos() == 0 {
-			toks[0] = first()
-		}
-		_, err := c.Eval(toks, false)
-		return err
-	}
-	gen := func(n int) error {
-		tok := []int32{first()}
-		for range n {
-			if _, err := c.Eval(tok, false); err != nil {
-				return err
-			}
-			tok[0] = rng.Int32N(vocab)
-		}
-		return nil
-	}
-	if depth > 0 {
-		if err := prompt(depth); err != nil {
-			return t, fmt.Errorf("%s: depth prompt: %w", t.Name, err)
-		}
-	}
-	run := func(warm bool) error {
-		if err := c.Truncate(depth); err != nil {
-			return err
-		}
-		switch {
-		case nPrompt > 0 && warm && cfg.WarmupPrompt > 0:
-			return prompt(min(cfg.WarmupPrompt, nPrompt))
-		case nPrompt > 0:
-			return prompt(nPrompt)
-		case warm:
-			return gen(1)
-		}
-		return gen(nGen)
-	}
-	if !cfg.NoWarmup {
-		if err := run(true); err != nil {
-			return t, fmt.Errorf("%s warmup: %w", t.Name, err)
-		}
-	}
-	for range cfg.Reps {
-		start := time.Now()
-		err := run(false)
-		ns := time.Since(start).Nanoseconds()
-		if err != nil {
-			return t, fmt.Errorf("%s: %w", t.Name, err)
-		}
-		t.SamplesNs = append(t.SamplesNs, ns)
-		t.TokensPerSec = append(t.TokensPerSec, float64(nPrompt+nGen)*1e9/float64(ns))
-	}
-	return t, nil
+// plan is cfg as the driver runs it, with Damascus' own token stream.
+func (cfg Config) plan() llamabench.Plan { return cfg.Spec.Plan(0x64616d61) }
+
+// engine is the Damascus model as a llamabench.Engine.
+type engine struct {
+	m   *llama.Model
+	cfg Config
+	kv  quant.Type
+	bos int32
 }
 
-// hugePagesKB reads AnonHugePages and FilePmdMapped from smaps_rollup.
-func hugePagesKB() (anon, file int64) {
-	anon, file = -1, -1
-	f, err := os.Open("/proc/self/smaps_rollup")
+func (e engine) NewSession(nCtx int) (llamabench.Session, error) {
+	c, err := e.m.NewContext(llama.Options{NCtx: nCtx, NBatch: e.cfg.NBatch, Threads: e.cfg.Threads, KVType: e.kv, StaticSplit: e.cfg.StaticSplit})
 	if err != nil {
-		return
+		return nil, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		v, err := strconv.ParseInt(fields[1], 10, 64)
-		if err != nil {
-			continue
-		}
-		switch fields[0] {
-		case "AnonHugePages:":
-			anon = v
-		case "FilePmdMapped:":
-			file = v
-		}
-	}
-	return
+	return session{c}, nil
+}
+
+func (e engine) Vocab() int32 { return int32(e.m.Config.Vocab) }
+func (e engine) BOS() int32   { return e.bos }
+
+// session is a Damascus context as a llamabench.Session.
+type session struct{ c *llama.Context }
+
+func (s session) Eval(toks []int32) error {
+	_, err := s.c.Eval(toks, false)
+	return err
+}
+
+func (s session) Truncate(n int) error { return s.c.Truncate(n) }
+
+func (s session) Close() error {
+	s.c.Close()
+	return nil
 }
 
 // Command is the ledger subcommand that runs Main; the e2e harness spawns
@@ -272,15 +163,7 @@ const Command = "damascus-bench"
 
 // Args renders cfg as the flags Main reads.
 func (cfg Config) Args() []string {
-	join := func(v []int) string {
-		s := make([]string, len(v))
-		for i, n := range v {
-			s[i] = strconv.Itoa(n)
-		}
-		return strings.Join(s, ",")
-	}
-	a := []string{"-m=" + cfg.Model, "-t=" + strconv.Itoa(cfg.Threads), "-b=" + strconv.Itoa(cfg.NBatch),
-		"-r=" + strconv.Itoa(cfg.Reps), "-no-warmup=" + strconv.FormatBool(cfg.NoWarmup), "-seed=" + strconv.FormatUint(cfg.Seed, 10)}
+	a := append(cfg.Spec.Args(), "-b="+strconv.Itoa(cfg.NBatch))
 	if cfg.Weights != "" {
 		a = append(a, "-weights="+cfg.Weights)
 	}
@@ -290,18 +173,6 @@ func (cfg Config) Args() []string {
 	if cfg.StaticSplit {
 		a = append(a, "-static-split")
 	}
-	if cfg.Depth > 0 {
-		a = append(a, "-d="+strconv.Itoa(cfg.Depth))
-	}
-	if cfg.WarmupPrompt > 0 {
-		a = append(a, "-warmup-prompt="+strconv.Itoa(cfg.WarmupPrompt))
-	}
-	if len(cfg.Prompt) > 0 {
-		a = append(a, "-p="+join(cfg.Prompt))
-	}
-	if len(cfg.Gen) > 0 {
-		a = append(a, "-n="+join(cfg.Gen))
-	}
 	return a
 }
 
@@ -310,19 +181,10 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet(Command, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg Config
-	fs.StringVar(&cfg.Model, "m", "", "GGUF model file")
-	u := cli.Unbounded
-	cli.IntListVar(fs, &cfg.Prompt, "p", 1, u, "prompt sizes, comma-separated (ppN tests)")
-	cli.IntListVar(fs, &cfg.Gen, "n", 1, u, "generation lengths, comma-separated (tgN tests)")
-	cli.ThreadsVar(fs, &cfg.Threads, "t", 0, "threads (0: all CPUs)")
-	cli.IntVar(fs, &cfg.NBatch, "b", 0, 0, u, "tokens per prefill step (0: 512)")
-	cli.IntVar(fs, &cfg.Reps, "r", 0, 0, u, "timed repetitions per test (0: 5)")
-	fs.BoolVar(&cfg.NoWarmup, "no-warmup", false, "skip the untimed warmup run")
-	cli.IntVar(fs, &cfg.WarmupPrompt, "warmup-prompt", 0, 0, u, "tokens of a prefill test's warmup (0: the whole prompt)")
-	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random prompt tokens (0: 1)")
+	cfg.Spec.RegisterFlags(fs)
+	cli.IntVar(fs, &cfg.NBatch, "b", 0, 0, cli.Unbounded, "tokens per prefill step (0: 512)")
 	fs.StringVar(&cfg.Weights, "weights", string(llama.DefaultPlacement), "where the weights live: huge (copied to anonymous huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
 	fs.StringVar(&cfg.KVType, "kv", "", "KV cache type: f32 (default), f16 or bf16")
-	cli.IntVar(fs, &cfg.Depth, "d", 0, 0, u, "tokens in the KV cache before each test (llama-bench's -d; 0: none)")
 	fs.BoolVar(&cfg.StaticSplit, "static-split", false, "prefill matmuls split rows statically, one call per worker (the schedule before prepared batches)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/damascus-llm/damascus/harness/llamabench"
 	"github.com/damascus-llm/damascus/internal/testdata"
 )
 
 func TestArgs(t *testing.T) {
-	a := Config{Model: "m.gguf", Prompt: []int{512, 1024}, Gen: []int{128}, Threads: 2, NBatch: 256, Reps: 3, Seed: 7, Depth: 4096}.Args()
+	a := Config{Spec: llamabench.Spec{Model: "m.gguf", Prompt: []int{512, 1024}, Gen: []int{128}, Threads: 2, Reps: 3, Seed: 7, Depth: 4096}, NBatch: 256}.Args()
 	for _, want := range []string{"-m=m.gguf", "-p=512,1024", "-n=128", "-t=2", "-b=256", "-r=3", "-seed=7", "-no-warmup=false", "-d=4096"} {
 		if !slices.Contains(a, want) {
 			t.Errorf("Args() = %v lacks %s", a, want)
@@ -20,10 +21,10 @@ func TestArgs(t *testing.T) {
 
 func TestBadConfigs(t *testing.T) {
 	for _, cfg := range []Config{
-		{Model: "m.gguf"},
-		{Model: "m.gguf", Prompt: []int{0}},
-		{Model: "/nonexistent/m.gguf", Gen: []int{4}},
-		{Model: "m.gguf", Gen: []int{4}, Depth: -1},
+		{Spec: llamabench.Spec{Model: "m.gguf"}},
+		{Spec: llamabench.Spec{Model: "m.gguf", Prompt: []int{0}}},
+		{Spec: llamabench.Spec{Model: "/nonexistent/m.gguf", Gen: []int{4}}},
+		{Spec: llamabench.Spec{Model: "m.gguf", Gen: []int{4}, Depth: -1}},
 	} {
 		if _, err := Run(cfg); err == nil {
 			t.Errorf("Run(%+v): no error", cfg)
@@ -41,7 +42,7 @@ func TestBadConfigs(t *testing.T) {
 // not would overflow it and fail).
 func TestRunDepth(t *testing.T) {
 	model := testdata.Stories260KGGUF.Require(t)
-	res, err := Run(Config{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 3, Threads: 1, Depth: 40})
+	res, err := Run(Config{Spec: llamabench.Spec{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 3, Threads: 1, Depth: 40}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestRunDepth(t *testing.T) {
 func TestRunPlacement(t *testing.T) {
 	model := testdata.Stories260KGGUF.Require(t)
 	for _, w := range []string{"", "huge", "mmap"} {
-		res, err := Run(Config{Model: model, Gen: []int{4}, Reps: 1, Threads: 1, Weights: w})
+		res, err := Run(Config{Spec: llamabench.Spec{Model: model, Gen: []int{4}, Reps: 1, Threads: 1}, Weights: w})
 		if err != nil {
 			t.Fatalf("weights %q: %v", w, err)
 		}
@@ -89,10 +90,10 @@ func TestRunPlacement(t *testing.T) {
 			t.Errorf("weights %q: tests %+v", w, res.Tests)
 		}
 	}
-	if _, err := Run(Config{Model: model, Gen: []int{4}, Weights: "hugetlbfs"}); err == nil {
+	if _, err := Run(Config{Spec: llamabench.Spec{Model: model, Gen: []int{4}}, Weights: "hugetlbfs"}); err == nil {
 		t.Error("unknown placement accepted")
 	}
-	if a := (Config{Model: "m.gguf", Weights: "mmap"}).Args(); !slices.Contains(a, "-weights=mmap") {
+	if a := (Config{Spec: llamabench.Spec{Model: "m.gguf"}, Weights: "mmap"}).Args(); !slices.Contains(a, "-weights=mmap") {
 		t.Errorf("Args() = %v lacks -weights=mmap", a)
 	}
 }

@@ -15,12 +15,11 @@ import (
 
 	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/harness/roofline"
-	"github.com/damascus-llm/damascus/harness/stats"
 	"github.com/damascus-llm/damascus/harness/timing"
 	"github.com/damascus-llm/damascus/harness/workload"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/protocol"
-	"github.com/damascus-llm/damascus/results"
+	"github.com/damascus-llm/damascus/protocol/stats"
 )
 
 // Options select and pace a run.
@@ -50,7 +49,23 @@ type Event struct {
 // Outcome is what a run found.
 type Outcome struct {
 	Gates   []gate.Result
-	Kernels []results.Kernel
+	Kernels []Timing
+}
+
+// Timing is one variant timed at one shape. Its fields are those of the
+// ledger's kernel record (results.Kernel), which converts it.
+type Timing struct {
+	Op, Variant, Family string
+	Shape, Label        string // the shape's key, and with its origin
+	FLOPs, Bytes        float64
+	Iters               int
+	NsPerOp             []float64 // raw samples, in run order
+	Order               []int     // position within each interleaved run
+	Summary             stats.Summary
+	GFLOPS, GBps        float64 // at the median
+	// Fractions of this machine's single-thread roofline; 0 when not probed.
+	BandwidthFraction, ComputeFraction float64
+	ComputePeak                        string // which probe the compute fraction refers to
 }
 
 type plan struct {
@@ -198,8 +213,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func kernelResult(op *ledger.Op, s ledger.Shape, v ledger.Variant, smp timing.Samples, rl *roofline.Report) results.Kernel {
-	k := results.Kernel{Op: op.Name, Variant: v.Name, Family: string(v.Family), Shape: s.Key(op.Kind), Label: s.Label(op.Kind),
+func kernelResult(op *ledger.Op, s ledger.Shape, v ledger.Variant, smp timing.Samples, rl *roofline.Report) Timing {
+	k := Timing{Op: op.Name, Variant: v.Name, Family: string(v.Family), Shape: s.Key(op.Kind), Label: s.Label(op.Kind),
 		FLOPs: op.FLOPs(s), Bytes: op.Bytes(s), Iters: smp.Iters, NsPerOp: smp.NsPerOp, Order: smp.Order,
 		Summary: stats.Summarize(smp.NsPerOp)}
 	if med := k.Summary.Median; med > 0 {

@@ -4,16 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/harness/llamabench"
 )
 
 // BenchConfig is one llama-bench style run on one model: every prompt size
@@ -21,33 +18,20 @@ import (
 // run that is not timed, then Reps timed repetitions with the KV cache
 // cleared before each. Zero values take llama-bench's defaults.
 type BenchConfig struct {
-	Model    string `json:"model"`
-	Prompt   []int  `json:"prompt"`    // ppN sizes: one batch of N tokens, fed in NBatch chunks
-	Gen      []int  `json:"gen"`       // tgN lengths: N single-token decodes
-	Threads  int    `json:"threads"`   // default runtime.NumCPU()
-	NBatch   int    `json:"n_batch"`   // default 2048
-	NUbatch  int    `json:"n_ubatch"`  // default 512
-	Reps     int    `json:"reps"`      // default 5
-	NoWarmup bool   `json:"no_warmup"` // skip the untimed warmup run
-	// WarmupPrompt, when > 0, is the tokens of a prefill test's untimed
-	// warmup instead of the whole prompt.
-	WarmupPrompt int       `json:"warmup_prompt,omitempty"`
-	NoMmap       bool      `json:"no_mmap"`    // load weights into anonymous memory instead of mapping the file
-	NoRepack     bool      `json:"no_repack"`  // disable llama.cpp's load-time weight repacking (extra buffer types)
-	FlashAttn    FlashAttn `json:"flash_attn"` // default FlashAttnAuto, as llama-bench
-	Poll         int       `json:"poll"`       // threadpool polling level 1..100; 0 means 50, as llama-bench; PollOff for none
+	llamabench.Spec
+	NBatch    int       `json:"n_batch"`    // default 2048
+	NUbatch   int       `json:"n_ubatch"`   // default 512
+	NoMmap    bool      `json:"no_mmap"`    // load weights into anonymous memory instead of mapping the file
+	NoRepack  bool      `json:"no_repack"`  // disable llama.cpp's load-time weight repacking (extra buffer types)
+	FlashAttn FlashAttn `json:"flash_attn"` // default FlashAttnAuto, as llama-bench
+	Poll      int       `json:"poll"`       // threadpool polling level 1..100; 0 means 50, as llama-bench; PollOff for none
 	// Variant is the ggml CPU variant library ("sapphirerapids", "icelake",
 	// ...); "" lets ggml choose. It must be fixed before the libraries load,
 	// so set it for a spawned bench (RunBench); in-process it must match.
 	Variant string `json:"cpu_variant"`
-	Seed    uint64 `json:"seed"` // seed of the random prompt tokens; default 1
 	// KVType is the KV cache type: "" (llama.cpp's default, f16), "f16",
 	// "f32" or "bf16" (llama-bench's -ctk/-ctv).
 	KVType string `json:"kv_type,omitempty"`
-	// Depth, when > 0, is the tokens of a random prompt in the KV cache
-	// before each test (llama-bench's -d): made once per test, untimed, and
-	// each repetition starts from it again.
-	Depth int `json:"depth,omitempty"`
 }
 
 func (c BenchConfig) withDefaults() BenchConfig {
@@ -110,16 +94,7 @@ type LlamaCppBuild struct {
 }
 
 // BenchTest is one ppN or tgN test.
-type BenchTest struct {
-	Name      string  `json:"name"` // "pp512", "tg128"
-	NPrompt   int     `json:"n_prompt"`
-	NGen      int     `json:"n_gen"`
-	SamplesNs []int64 `json:"samples_ns"` // one per repetition
-	// TokensPerSec are the per-repetition rates, tokens / seconds.
-	TokensPerSec []float64 `json:"tokens_per_sec"`
-	AvgTS        float64   `json:"avg_ts"`
-	StdevTS      float64   `json:"stdev_ts"`
-}
+type BenchTest = llamabench.Test
 
 // Bench runs cfg in this process. Prefer RunBench, which measures in a fresh
 // process where GLIBC_TUNABLES and the CPU variant can be chosen.
@@ -132,16 +107,9 @@ func Bench(cfg BenchConfig) (*BenchResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.Prompt) == 0 && len(cfg.Gen) == 0 {
-		return nil, fmt.Errorf("llama.cpp bench: no tests (give prompt sizes or generation lengths)")
-	}
-	for _, n := range append(append([]int(nil), cfg.Prompt...), cfg.Gen...) {
-		if n <= 0 {
-			return nil, fmt.Errorf("llama.cpp bench: test size %d must be positive", n)
-		}
-	}
-	if cfg.Depth < 0 {
-		return nil, fmt.Errorf("llama.cpp bench: depth %d must not be negative", cfg.Depth)
+	plan := cfg.Spec.Plan(0x6c6c616d61) // llama.cpp's own token stream
+	if err := plan.Check(); err != nil {
+		return nil, fmt.Errorf("llama.cpp bench: %w", err)
 	}
 	if cfg.Poll < PollOff || cfg.Poll > 100 {
 		return nil, fmt.Errorf("llama.cpp bench: poll %d outside 1..100 (or PollOff)", cfg.Poll)
@@ -175,137 +143,85 @@ func Bench(cfg BenchConfig) (*BenchResult, error) {
 	}
 	res.ModelDesc, res.ModelSize, res.ModelParams = info.Desc, info.Size, info.NParams
 
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6c6c616d61))
-	for _, n := range cfg.Prompt {
-		t, err := benchOne(m, cfg, n, 0, rng)
-		if err != nil {
-			return nil, err
-		}
-		res.Tests = append(res.Tests, t)
+	if res.Tests, err = llamabench.Run(benchEngine{m: m, cfg: cfg}, plan); err != nil {
+		return nil, err
 	}
-	for _, n := range cfg.Gen {
-		t, err := benchOne(m, cfg, 0, n, rng)
-		if err != nil {
-			return nil, err
-		}
-		res.Tests = append(res.Tests, t)
-	}
-	res.AnonHugePagesKB, res.FileHugePagesKB = hugePagesKB()
+	res.AnonHugePagesKB, res.FileHugePagesKB = llamabench.HugePagesKB()
 	return res, nil
 }
 
-// benchOne runs one ppN (nPrompt > 0) or tgN test as llama-bench does:
-// a fresh context sized for the test, its own ggml threadpool, a warmup
-// (the whole prompt, or one generated token), then the timed repetitions.
-func benchOne(m *Model, cfg BenchConfig, nPrompt, nGen int, rng *rand.Rand) (BenchTest, error) {
-	t := BenchTest{NPrompt: nPrompt, NGen: nGen, Name: protocol.TestName(nPrompt, nGen, cfg.Depth)}
-	depth := cfg.Depth
-	c, err := m.NewContext(ContextOptions{
-		NCtx: depth + nPrompt + nGen, NBatch: cfg.NBatch, NUbatch: cfg.NUbatch,
+// benchEngine is a loaded model as a llamabench.Engine: each session is a
+// context sized for its test with its own ggml threadpool, as llama-bench
+// runs them.
+type benchEngine struct {
+	m   *Model
+	cfg BenchConfig
+}
+
+func (e benchEngine) NewSession(nCtx int) (llamabench.Session, error) {
+	cfg := e.cfg
+	c, err := e.m.NewContext(ContextOptions{
+		NCtx: nCtx, NBatch: cfg.NBatch, NUbatch: cfg.NUbatch,
 		Threads: cfg.Threads, ThreadsBatch: cfg.Threads, FlashAttn: cfg.FlashAttn,
 		KVCacheF32: strings.EqualFold(cfg.KVType, "f32"), KVCacheBF16: strings.EqualFold(cfg.KVType, "bf16"),
 	})
 	if err != nil {
-		return t, fmt.Errorf("%s: %w", t.Name, err)
+		return nil, err
 	}
-	defer c.Close()
 	if err := c.attachThreadpool(cfg.Threads, cfg.Poll); err != nil {
-		return t, fmt.Errorf("%s: %w", t.Name, err)
+		c.Close()
+		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.Lock() // held until Close: the session decodes without the Context's locking methods
+	s := &benchSession{c: c, mem: c.m.l.llama.getMemory(c.h)}
+	c.m.l.llama.memoryClear(s.mem, false)
+	return s, nil
+}
 
-	nVocab := int32(m.vocab.NTokens())
-	first := func() int32 {
-		if m.vocab.AddsBOS() && m.vocab.BOS() >= 0 {
-			return m.vocab.BOS()
-		}
-		return rng.Int32N(nVocab)
-	}
-	// prompt decodes n random tokens at positions pos0 on (the first a
-	// BOS at position 0).
-	prompt := func(n, pos0 int) error {
-		toks := make([]int32, min(n, c.nBatch))
-		for done := 0; done < n; {
-			k := min(n-done, c.nBatch)
-			for i := range k {
-				toks[i] = rng.Int32N(nVocab)
-			}
-			if done == 0 && pos0 == 0 {
-				toks[0] = first()
-			}
-			if err := c.decode(toks[:k], pos0+done, nil); err != nil {
-				return err
-			}
-			done += k
-		}
-		c.m.l.llama.synchronize(c.h)
-		return nil
-	}
-	gen := func(n, pos0 int) error {
-		tok := []int32{first()}
-		for i := range n {
-			if err := c.decode(tok, pos0+i, nil); err != nil {
-				return err
-			}
-			c.m.l.llama.synchronize(c.h)
-			tok[0] = rng.Int32N(nVocab)
-		}
-		return nil
-	}
+func (e benchEngine) Vocab() int32 { return int32(e.m.vocab.NTokens()) }
 
-	mem := c.m.l.llama.getMemory(c.h)
-	c.m.l.llama.memoryClear(mem, false)
-	// reset empties the cache down to the depth prompt.
-	reset := func() error {
-		if depth == 0 {
-			c.m.l.llama.memoryClear(mem, false)
-			return nil
-		}
-		if !c.m.l.llama.memorySeqRm(mem, 0, int32(depth), -1) {
-			return fmt.Errorf("llama_memory_seq_rm from position %d failed", depth)
-		}
-		return nil
+func (e benchEngine) BOS() int32 {
+	if e.m.vocab.AddsBOS() && e.m.vocab.BOS() >= 0 {
+		return e.m.vocab.BOS()
 	}
-	if depth > 0 {
-		if err := prompt(depth, 0); err != nil {
-			return t, fmt.Errorf("%s: depth prompt: %w", t.Name, err)
+	return -1
+}
+
+// benchSession decodes at its own position, in chunks of n_batch.
+type benchSession struct {
+	c   *Context
+	mem uintptr
+	pos int
+}
+
+func (s *benchSession) Eval(toks []int32) error {
+	c := s.c
+	for done := 0; done < len(toks); {
+		k := min(len(toks)-done, c.nBatch)
+		if err := c.decode(toks[done:done+k], s.pos, nil); err != nil {
+			return err
 		}
+		s.pos += k
+		done += k
 	}
-	if !cfg.NoWarmup {
-		var err error
-		switch {
-		case nPrompt > 0 && cfg.WarmupPrompt > 0:
-			err = prompt(min(cfg.WarmupPrompt, nPrompt), depth)
-		case nPrompt > 0:
-			err = prompt(nPrompt, depth)
-		default:
-			err = gen(1, depth)
-		}
-		if err != nil {
-			return t, fmt.Errorf("%s warmup: %w", t.Name, err)
-		}
+	c.m.l.llama.synchronize(c.h)
+	return nil
+}
+
+func (s *benchSession) Truncate(n int) error {
+	l := s.c.m.l.llama
+	if n == 0 {
+		l.memoryClear(s.mem, false)
+	} else if !l.memorySeqRm(s.mem, 0, int32(n), -1) {
+		return fmt.Errorf("llama_memory_seq_rm from position %d failed", n)
 	}
-	for range cfg.Reps {
-		if err := reset(); err != nil {
-			return t, fmt.Errorf("%s: %w", t.Name, err)
-		}
-		start := time.Now()
-		var err error
-		if nPrompt > 0 {
-			err = prompt(nPrompt, depth)
-		} else {
-			err = gen(nGen, depth)
-		}
-		ns := time.Since(start).Nanoseconds()
-		if err != nil {
-			return t, fmt.Errorf("%s: %w", t.Name, err)
-		}
-		t.SamplesNs = append(t.SamplesNs, ns)
-		t.TokensPerSec = append(t.TokensPerSec, float64(nPrompt+nGen)*1e9/float64(ns))
-	}
-	t.AvgTS, t.StdevTS = meanStdev(t.TokensPerSec)
-	return t, nil
+	s.pos = n
+	return nil
+}
+
+func (s *benchSession) Close() error {
+	s.c.mu.Unlock()
+	return s.c.Close()
 }
 
 // attachThreadpool gives the context its own persistent ggml threadpool, as
@@ -325,25 +241,6 @@ func (c *Context) attachThreadpool(threads, poll int) error {
 	l.llama.attachTP(c.h, tp, tp)
 	c.threadpool = tp
 	return nil
-}
-
-// meanStdev returns the mean and sample standard deviation, as llama-bench reports them.
-func meanStdev(x []float64) (mean, stdev float64) {
-	if len(x) == 0 {
-		return 0, 0
-	}
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
-	if len(x) < 2 {
-		return mean, 0
-	}
-	var ss float64
-	for _, v := range x {
-		ss += (v - mean) * (v - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(x)-1))
 }
 
 // installedPackage reads name@version from the npm package holding the
@@ -382,30 +279,4 @@ func thpMode() string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// hugePagesKB reads AnonHugePages and FilePmdMapped from /proc/self/smaps_rollup.
-func hugePagesKB() (anon, file int64) {
-	anon, file = -1, -1
-	b, err := os.ReadFile("/proc/self/smaps_rollup")
-	if err != nil {
-		return
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		v, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil {
-			continue
-		}
-		switch f[0] {
-		case "AnonHugePages:":
-			anon = v
-		case "FilePmdMapped:":
-			file = v
-		}
-	}
-	return
 }

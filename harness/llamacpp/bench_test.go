@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/damascus-llm/damascus/harness/llamabench"
 	"github.com/damascus-llm/damascus/internal/testdata"
 )
 
@@ -68,7 +69,7 @@ func checkBenchResult(t *testing.T, res *BenchResult, reps int) {
 func TestBenchInProcess(t *testing.T) {
 	requireLib(t)
 	model := testdata.Stories260KGGUF.Require(t)
-	res, err := Bench(BenchConfig{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 2, Threads: 1})
+	res, err := Bench(BenchConfig{Spec: llamabench.Spec{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 2, Threads: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestBenchInProcess(t *testing.T) {
 	if loaded != "x64" && loaded != "sse42" && !strings.Contains(res.SystemInfo, "AVX") {
 		t.Errorf("variant %s, system info %q lacks AVX", loaded, res.SystemInfo)
 	}
-	if _, err := Bench(BenchConfig{Model: model, Gen: []int{0}}); err == nil {
+	if _, err := Bench(BenchConfig{Spec: llamabench.Spec{Model: model, Gen: []int{0}}}); err == nil {
 		t.Error("Bench accepted tg0")
 	}
 }
@@ -93,7 +94,7 @@ func TestRunBenchSpawned(t *testing.T) {
 	model := testdata.Stories260KGGUF.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg := BenchConfig{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 1, Threads: 1, Variant: "x64"}
+	cfg := BenchConfig{Spec: llamabench.Spec{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 1, Threads: 1}, Variant: "x64"}
 	res, err := RunBench(ctx, cfg, SpawnOptions{
 		Ledger:    os.Args[0],
 		HugePages: true,
@@ -127,7 +128,7 @@ func TestRunBenchSpawned(t *testing.T) {
 func TestBenchDepth(t *testing.T) {
 	requireLib(t)
 	model := testdata.Stories260KGGUF.Require(t)
-	res, err := Bench(BenchConfig{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 2, Threads: 1, Depth: 40})
+	res, err := Bench(BenchConfig{Spec: llamabench.Spec{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 2, Threads: 1, Depth: 40}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,16 +140,17 @@ func TestBenchDepth(t *testing.T) {
 			t.Errorf("%s: %d samples, want 2", bt.Name, len(bt.TokensPerSec))
 		}
 	}
-	if _, err := Bench(BenchConfig{Model: model, Gen: []int{4}, Depth: -1}); err == nil {
+	if _, err := Bench(BenchConfig{Spec: llamabench.Spec{Model: model, Gen: []int{4}, Depth: -1}}); err == nil {
 		t.Error("negative depth accepted")
 	}
 }
 
 func TestBenchConfigArgsRoundTrip(t *testing.T) {
 	in := BenchConfig{
-		Model: "/m.gguf", Prompt: []int{512, 1024}, Gen: []int{128}, Threads: 2, NBatch: 256, NUbatch: 128,
-		Reps: 10, NoWarmup: true, NoMmap: true, NoRepack: true, FlashAttn: FlashAttnOn, Poll: PollOff,
-		Variant: "icelake", Seed: 9, KVType: "bf16", WarmupPrompt: 64, Depth: 4096,
+		Spec: llamabench.Spec{Model: "/m.gguf", Prompt: []int{512, 1024}, Gen: []int{128}, Threads: 2,
+			Reps: 10, NoWarmup: true, Seed: 9, WarmupPrompt: 64, Depth: 4096},
+		NBatch: 256, NUbatch: 128, NoMmap: true, NoRepack: true, FlashAttn: FlashAttnOn, Poll: PollOff,
+		Variant: "icelake", KVType: "bf16",
 	}
 	var out BenchConfig
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)

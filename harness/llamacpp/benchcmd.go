@@ -27,34 +27,11 @@ const HugePagesTunable = "glibc.malloc.hugetlb=1"
 // PollOff in BenchConfig.Poll turns threadpool polling off (level 0).
 const PollOff = -1
 
-// intList renders a list of ints comma-separated, as llama-bench's -p and
-// -n take them (cli.IntListVar parses them).
-type intList struct{ p *[]int }
-
-func (l intList) String() string {
-	if l.p == nil {
-		return ""
-	}
-	s := make([]string, len(*l.p))
-	for i, v := range *l.p {
-		s[i] = strconv.Itoa(v)
-	}
-	return strings.Join(s, ",")
-}
-
 // RegisterFlags defines cfg's flags on fs, with llama-bench's names where it has them.
 func (cfg *BenchConfig) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&cfg.Model, "m", cfg.Model, "GGUF model file")
-	u := cli.Unbounded
-	cli.IntListVar(fs, &cfg.Prompt, "p", 1, u, "prompt sizes, comma-separated (ppN tests)")
-	cli.IntListVar(fs, &cfg.Gen, "n", 1, u, "generation lengths, comma-separated (tgN tests)")
-	cli.ThreadsVar(fs, &cfg.Threads, "t", cfg.Threads, "threads (0: all CPUs)")
-	cli.IntVar(fs, &cfg.NBatch, "b", cfg.NBatch, 0, u, "n_batch (0: 2048)")
-	cli.IntVar(fs, &cfg.NUbatch, "ub", cfg.NUbatch, 0, u, "n_ubatch (0: 512)")
-	cli.IntVar(fs, &cfg.Reps, "r", cfg.Reps, 0, u, "timed repetitions per test (0: 5)")
-	fs.BoolVar(&cfg.NoWarmup, "no-warmup", cfg.NoWarmup, "skip the untimed warmup run")
-	cli.IntVar(fs, &cfg.WarmupPrompt, "warmup-prompt", cfg.WarmupPrompt, 0, u, "tokens of a prefill test's warmup (0: the whole prompt)")
-	cli.IntVar(fs, &cfg.Depth, "d", cfg.Depth, 0, u, "tokens in the KV cache before each test (llama-bench's -d; 0: none)")
+	cfg.Spec.RegisterFlags(fs)
+	cli.IntVar(fs, &cfg.NBatch, "b", cfg.NBatch, 0, cli.Unbounded, "n_batch (0: 2048)")
+	cli.IntVar(fs, &cfg.NUbatch, "ub", cfg.NUbatch, 0, cli.Unbounded, "n_ubatch (0: 512)")
 	fs.BoolVar(&cfg.NoMmap, "no-mmap", cfg.NoMmap, "read weights into anonymous memory instead of mapping the file")
 	fs.BoolVar(&cfg.NoRepack, "no-repack", cfg.NoRepack, "disable llama.cpp's load-time weight repacking")
 	fs.Func("fa", "flash attention: on, off or auto (default auto)", func(s string) error {
@@ -64,7 +41,6 @@ func (cfg *BenchConfig) RegisterFlags(fs *flag.FlagSet) {
 	})
 	cli.IntVar(fs, &cfg.Poll, "poll", cfg.Poll, -1, 100, "threadpool polling level 1..100 (0: 50; -1: off)")
 	fs.StringVar(&cfg.Variant, "cpu-variant", cfg.Variant, "ggml CPU variant library, e.g. sapphirerapids or icelake (default: ggml's choice)")
-	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the random prompt tokens (0: 1)")
 	fs.Func("kv", "KV cache type: f16 (default), f32 or bf16", func(s string) error {
 		switch strings.ToLower(s) {
 		case "", "f16", "f32", "bf16":
@@ -77,26 +53,10 @@ func (cfg *BenchConfig) RegisterFlags(fs *flag.FlagSet) {
 
 // Args renders cfg as the flags RegisterFlags reads.
 func (cfg BenchConfig) Args() []string {
-	var a []string
+	a := cfg.Spec.Args()
 	add := func(name, v string) { a = append(a, "-"+name+"="+v) }
-	add("m", cfg.Model)
-	if len(cfg.Prompt) > 0 {
-		add("p", intList{&cfg.Prompt}.String())
-	}
-	if len(cfg.Gen) > 0 {
-		add("n", intList{&cfg.Gen}.String())
-	}
-	add("t", strconv.Itoa(cfg.Threads))
 	add("b", strconv.Itoa(cfg.NBatch))
 	add("ub", strconv.Itoa(cfg.NUbatch))
-	add("r", strconv.Itoa(cfg.Reps))
-	add("no-warmup", strconv.FormatBool(cfg.NoWarmup))
-	if cfg.WarmupPrompt > 0 {
-		add("warmup-prompt", strconv.Itoa(cfg.WarmupPrompt))
-	}
-	if cfg.Depth > 0 {
-		add("d", strconv.Itoa(cfg.Depth))
-	}
 	add("no-mmap", strconv.FormatBool(cfg.NoMmap))
 	add("no-repack", strconv.FormatBool(cfg.NoRepack))
 	add("fa", cfg.FlashAttn.String())
@@ -104,7 +64,6 @@ func (cfg BenchConfig) Args() []string {
 	if cfg.Variant != "" {
 		add("cpu-variant", cfg.Variant)
 	}
-	add("seed", strconv.FormatUint(cfg.Seed, 10))
 	if cfg.KVType != "" {
 		add("kv", cfg.KVType)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/damascus-llm/damascus/harness/llamabench"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/model/quant"
 )
@@ -69,11 +70,13 @@ func ExampleContext_Logits() {
 // huge pages for llama.cpp's buffers and its AMX CPU variant.
 func ExampleRunBench() {
 	res, err := llamacpp.RunBench(context.Background(), llamacpp.BenchConfig{
-		Model:   "llama3.2-3b-q4_k_m.gguf",
-		Prompt:  []int{1024},
-		Gen:     []int{256},
-		Threads: 2,
-		Reps:    10,
+		Spec: llamabench.Spec{
+			Model:   "llama3.2-3b-q4_k_m.gguf",
+			Prompt:  []int{1024},
+			Gen:     []int{256},
+			Threads: 2,
+			Reps:    10,
+		},
 		Variant: "sapphirerapids",
 	}, llamacpp.SpawnOptions{Ledger: "bin/ledger", HugePages: true})
 	if err != nil {

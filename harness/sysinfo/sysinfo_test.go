@@ -77,7 +77,7 @@ func TestGatherFacts(t *testing.T) {
 func TestRenderings(t *testing.T) {
 	info := Gather(context.Background())
 	var buf bytes.Buffer
-	if err := info.WriteText(&buf); err != nil {
+	if err := WriteText(&buf, info); err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"cpu:", "cores:", "features:", "amx permission:", "caches:", "memory:", "huge pages:", "os:", "go:", "cpu frequency:", "temperatures:", "gpu:", "repo:"} {

@@ -11,7 +11,7 @@ import (
 
 // WriteText renders the facts for people: one "key: value" line each,
 // grouped as the protocol records them.
-func (i Info) WriteText(w io.Writer) error {
+func WriteText(w io.Writer, i Info) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	line := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s:\t%s\n", k, fmt.Sprintf(format, args...)) }
 

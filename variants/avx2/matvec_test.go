@@ -7,10 +7,10 @@ import (
 
 	"strings"
 
+	"github.com/damascus-llm/damascus/harness/llamacpp/ggmltest"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest/ggmltest"
 )
 
 // need skips t unless this machine (CPU and OS) has what the kernels use.

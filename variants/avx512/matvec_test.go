@@ -5,9 +5,9 @@ package avx512
 import (
 	"testing"
 
+	"github.com/damascus-llm/damascus/harness/llamacpp/ggmltest"
 	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest/ggmltest"
 )
 
 var matVecCases = []struct {

@@ -12,5 +12,5 @@
 //
 // The subpackage kerneltest holds what every family's tests share: float64
 // references, adversarial block generators, guarded outputs, benchmark
-// shapes; kerneltest/ggmltest checks kernels against llama.cpp itself.
+// shapes; harness/llamacpp/ggmltest checks kernels against llama.cpp itself.
 package gounrolled

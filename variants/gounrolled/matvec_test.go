@@ -3,10 +3,10 @@ package gounrolled_test
 import (
 	"testing"
 
+	"github.com/damascus-llm/damascus/harness/llamacpp/ggmltest"
 	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest/ggmltest"
 )
 
 func TestMatVec(t *testing.T) {

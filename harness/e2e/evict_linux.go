@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// evict drops the file's pages from the page cache, for e2e's cold starts.
+// evict drops the file's pages from the page cache, for the cold starts.
 func evict(path string) error {
 	f, err := os.Open(path)
 	if err != nil {

@@ -1,6 +1,8 @@
 // Package ggmltest checks kernels against the pinned llama.cpp's own CPU
-// code, loaded through purego. It is apart from kerneltest so that tests
-// which cannot load it (cross-built arm64 binaries under qemu) need not link it.
+// code, loaded through purego. It lives with the llama.cpp harness, not
+// under the variants, so that no variant package imports the harness; and
+// apart from kerneltest so that tests which cannot load it (cross-built
+// arm64 binaries under qemu) need not link it.
 package ggmltest
 
 import (

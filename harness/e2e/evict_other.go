@@ -1,10 +1,10 @@
 //go:build !linux
 
-package main
+package e2e
 
 import "errors"
 
-// evict is linux only (posix_fadvise); elsewhere e2e records the page cache
+// evict is linux only (posix_fadvise); elsewhere the run records the page cache
 // state of its cold starts as unknown.
 func evict(path string) error {
 	return errors.New("evicting a file from the page cache is implemented on linux only")

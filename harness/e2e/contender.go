@@ -1,0 +1,201 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/damascus-llm/damascus/harness/enginebench"
+	"github.com/damascus-llm/damascus/harness/llamabench"
+	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/model/llama"
+	"github.com/damascus-llm/damascus/protocol"
+)
+
+// A contender is one engine configuration of an end-to-end comparison.
+type contender struct {
+	name  string // "damascus", "llama.cpp" or "llama.cpp/VARIANT[+huge]"
+	llama bool
+	notes string
+	bench func(benchSpec) (*benchOut, *spawned, error) // one fresh bench process
+	s     *engineSamples
+}
+
+// benchSpec is what one bench process runs.
+type benchSpec struct {
+	prompt, gen []int
+	reps        int
+	noWarmup    bool
+	seed        uint64
+	depth       int // tokens in the cache before each test
+}
+
+// spec is b for either engine's bench on the model at path.
+func (b benchSpec) spec(path string, p protocol.E2E) llamabench.Spec {
+	return llamabench.Spec{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup,
+		WarmupPrompt: p.WarmupPromptTokens, Seed: b.seed, Depth: b.depth}
+}
+
+// benchOut is what one bench process reported.
+type benchOut struct {
+	tests           map[string][]float64 // test → tok/s per repetition
+	huge            string
+	kernels         []string
+	variant, libDir string
+	placement       string // Damascus: where its weights were (the engine's own account)
+}
+
+// engine results gathered over the rounds.
+type engineSamples struct {
+	tests   map[string][]float64 // test → tok/s per run
+	rss     []float64            // peak RSS of each bench process, bytes
+	cold    []float64            // seconds
+	sustain []float64            // tok/s per window
+	huge    string
+	kernels []string
+	variant string
+	libDir  string
+	// placement: Damascus' account of where its weights were; each
+	// process's, joined when they differ (a fallback in some only).
+	placement []string
+}
+
+func newEngineSamples() *engineSamples { return &engineSamples{tests: map[string][]float64{}} }
+
+// contenders are Damascus, then each llama.cpp configuration.
+func contenders(ctx context.Context, o Options, path string, configs []llamaConfig) []*contender {
+	cs := []*contender{damascusContender(ctx, o, path)}
+	for _, lc := range configs {
+		cs = append(cs, llamaContender(ctx, o, path, lc))
+	}
+	return cs
+}
+
+func damascusContender(ctx context.Context, o Options, path string) *contender {
+	p := o.Protocol
+	return &contender{name: "damascus", s: newEngineSamples(),
+		bench: func(b benchSpec) (*benchOut, *spawned, error) {
+			cfg := enginebench.Config{Spec: b.spec(path, p), Weights: o.Weights, KVType: o.KVType}
+			sp, err := spawn(ctx, o.Exe, append([]string{MeasuredCommand, enginebench.Command}, cfg.Args()...), nil)
+			if err != nil {
+				return nil, sp, fmt.Errorf("damascus bench: %w", err)
+			}
+			var res enginebench.Result
+			if err := json.Unmarshal(sp.stdout, &res); err != nil {
+				return nil, sp, fmt.Errorf("damascus bench output: %w", err)
+			}
+			out := &benchOut{tests: map[string][]float64{}, huge: hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB), kernels: res.Kernels,
+				placement: placementNote(res)}
+			for _, t := range res.Tests {
+				out.tests[t.Name] = t.TokensPerSec
+			}
+			return out, sp, nil
+		}}
+}
+
+func llamaContender(ctx context.Context, o Options, path string, lc llamaConfig) *contender {
+	p := o.Protocol
+	var env []string
+	if lc.huge {
+		env = append(env, "GLIBC_TUNABLES="+llamacpp.HugePagesTunable)
+	}
+	return &contender{name: lc.name, llama: true, notes: lc.notes(), s: newEngineSamples(),
+		bench: func(b benchSpec) (*benchOut, *spawned, error) {
+			cfg := llamacpp.BenchConfig{Spec: b.spec(path, p), Variant: lc.variant, KVType: o.LlamaKV()}
+			sp, err := spawn(ctx, o.Exe, append([]string{MeasuredCommand, llamacpp.BenchCommand}, cfg.Args()...), env)
+			if err != nil {
+				return nil, sp, fmt.Errorf("llama.cpp bench (%s): %w", lc.name, err)
+			}
+			var res llamacpp.BenchResult
+			if err := json.Unmarshal(sp.stdout, &res); err != nil {
+				return nil, sp, fmt.Errorf("llama.cpp bench output: %w", err)
+			}
+			out := &benchOut{tests: map[string][]float64{}, huge: hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB),
+				variant: res.CPUVariant, libDir: res.LlamaCpp.LibDir}
+			for _, t := range res.Tests {
+				out.tests[t.Name] = t.TokensPerSec
+			}
+			return out, sp, nil
+		}}
+}
+
+// A llamaConfig is one way of running llama.cpp.
+type llamaConfig struct {
+	name, variant string
+	huge          bool
+}
+
+func (c llamaConfig) notes() string {
+	v := c.variant
+	if v == "" {
+		v = "ggml's choice of CPU variant"
+	}
+	if c.huge {
+		return v + ", GLIBC_TUNABLES=" + llamacpp.HugePagesTunable
+	}
+	return v + ", GLIBC_TUNABLES unset"
+}
+
+// parseLlamaConfigs reads --llama-configs ("default,sapphirerapids+huge,
+// icelake"); empty means the one configuration of --cpu-variant and
+// --huge-pages, named plainly "llama.cpp".
+func parseLlamaConfigs(list, variant string, huge bool) ([]llamaConfig, error) {
+	if strings.TrimSpace(list) == "" {
+		return []llamaConfig{{name: "llama.cpp", variant: variant, huge: huge}}, nil
+	}
+	var out []llamaConfig
+	seen := map[string]bool{}
+	for _, item := range splitList(list) {
+		v, h := strings.CutSuffix(item, "+huge")
+		if v == "default" {
+			v = ""
+		}
+		if strings.ContainsAny(v, "/+ ") {
+			return nil, fmt.Errorf("--llama-configs: %q is not VARIANT or VARIANT+huge", item)
+		}
+		name := "llama.cpp/" + item
+		if seen[name] {
+			return nil, fmt.Errorf("--llama-configs: %q twice", item)
+		}
+		seen[name] = true
+		out = append(out, llamaConfig{name: name, variant: v, huge: h})
+	}
+	if len(out) == 1 {
+		out[0].name = "llama.cpp"
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// placementNote says where a Damascus bench process kept its weights.
+func placementNote(res enginebench.Result) string {
+	switch {
+	case res.Placement == string(llama.PlaceHuge) && res.FileReleased:
+		return "weights copied to anonymous huge pages (--weights huge), file map released after the copy"
+	case res.Placement == string(llama.PlaceHuge):
+		return "weights copied to anonymous huge pages (--weights huge)"
+	case res.PlacementNotice != "":
+		return "weights mmap'd from the file: --weights " + res.Config.Weights + " fell back (" + res.PlacementNotice + ")"
+	}
+	return "weights mmap'd from the file (--weights mmap)"
+}
+
+func hugeNote(anonKB, fileKB int64) string {
+	if anonKB < 0 && fileKB < 0 {
+		return "unavailable"
+	}
+	if anonKB <= 0 && fileKB <= 0 {
+		return "no"
+	}
+	return fmt.Sprintf("yes: %d MiB anonymous, %d MiB file-backed on huge pages", max(anonKB, 0)>>10, max(fileKB, 0)>>10)
+}

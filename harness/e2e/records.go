@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"cmp"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/damascus-llm/damascus/harness/roofline"
+	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/protocol/stats"
+	"github.com/damascus-llm/damascus/results"
+)
+
+// engineRecords describe each contender for the run record, and the
+// llama.cpp build they ran.
+func engineRecords(o Options, cs []*contender) ([]protocol.Engine, *protocol.LlamaCpp) {
+	var engines []protocol.Engine
+	var variants, libDir []string
+	for _, c := range cs {
+		e := protocol.Engine{Name: c.name, WeightsOnHugePages: c.s.huge, Kernels: c.s.kernels, Notes: c.notes}
+		if !c.llama {
+			e.KVCache = cmp.Or(strings.ToLower(o.KVType), "f32")
+			e.Notes = strings.Join(c.s.placement, "; ")
+		} else {
+			e.KVCache = cmp.Or(o.LlamaKV(), "f16")
+			variants = append(variants, c.s.variant)
+			libDir = append(libDir, c.s.libDir)
+		}
+		engines = append(engines, e)
+	}
+	return engines, &protocol.LlamaCpp{Revision: protocol.LlamaCppRevision, Package: protocol.LlamaCppPackage,
+		CPUVariant: strings.Join(variants, ", "), LibDir: libDir[0]}
+}
+
+// A test is one row of the comparison and how to read it from the samples.
+type test struct {
+	name, unit, notes string
+	lower             bool // lower is better
+	samples           func(*engineSamples) []float64
+}
+
+func tests(p protocol.E2E) []test {
+	return []test{
+		{p.PromptTest(), "tok/s", "", false, func(s *engineSamples) []float64 { return s.tests[p.PromptTest()] }},
+		{p.GenTest(), "tok/s", "", false, func(s *engineSamples) []float64 { return s.tests[p.GenTest()] }},
+		{"cold-start", "s", "fresh process, model evicted from the page cache, one token", true, func(s *engineSamples) []float64 { return s.cold }},
+		{"peak-rss", "B", "VmHWM of each bench process", true, func(s *engineSamples) []float64 { return s.rss }},
+		{"sustained", "tok/s", "", false, func(s *engineSamples) []float64 { return s.sustain }},
+	}
+}
+
+// records returns the run record and, per test, one e2e record per
+// contender; with several llama.cpp configurations (cs[1:]), also a
+// "llama.cpp" record that is the best of them.
+func records(run *results.Run, cs []*contender) *results.Batch {
+	b := results.NewBatch(time.Now())
+	b.Add(results.Record{Kind: results.KindRun, Run: run})
+	p := *run.Protocol.E2E
+	for _, tt := range tests(p) {
+		for _, c := range cs {
+			addE2E(b, run, c.name, tt, tt.samples(c.s), tt.notes)
+		}
+		// With several llama.cpp configurations, "llama.cpp" is the best of
+		// them at each test: the rival at its strongest.
+		if llamas := cs[1:]; len(llamas) > 1 {
+			if best := bestOf(llamas, tt); best != nil {
+				addE2E(b, run, "llama.cpp", tt, tt.samples(best.s), strings.TrimPrefix(tt.notes+"; ", "; ")+"best of "+strconv.Itoa(len(llamas))+" configurations: "+best.name)
+			}
+		}
+	}
+	return b
+}
+
+// bestOf returns the contender with the best median at tt (the first of
+// equals), nil when none has samples.
+func bestOf(cs []*contender, tt test) *contender {
+	var best *contender
+	for _, c := range cs {
+		m := stats.Summarize(tt.samples(c.s)).Median
+		if len(tt.samples(c.s)) == 0 {
+			continue
+		}
+		if bm := 0.0; best != nil {
+			bm = stats.Summarize(tt.samples(best.s)).Median
+			if (tt.lower && m >= bm) || (!tt.lower && m <= bm) {
+				continue
+			}
+		}
+		best = c
+	}
+	return best
+}
+
+// addE2E adds engine's record of test tt to b; none without samples.
+func addE2E(b *results.Batch, run *results.Run, engine string, tt test, samples []float64, notes string) {
+	if len(samples) == 0 {
+		return
+	}
+	p := run.Protocol.E2E
+	r := &results.E2E{Engine: engine, Test: tt.name, Unit: tt.unit, Samples: samples, Summary: stats.Summarize(samples), Notes: notes}
+	// At a depth a decode step streams the KV cache too, in each engine's
+	// cache type: the weights alone no longer say the traffic.
+	if tt.name == p.GenTest() && run.Roofline != nil && p.Depth == 0 {
+		r.Notes = joinNote(r.Notes, bandwidthNote(r.Summary.Median, run.Protocol.Model.TensorBytes, *run.Roofline))
+	}
+	if tt.name == "sustained" {
+		r.FirstWindow, r.LastWindow = samples[0], samples[len(samples)-1]
+		r.Notes = strings.TrimPrefix(notes+"; ", "; ") + fmt.Sprintf("%d windows; first %.2f, last %.2f tok/s", len(samples), r.FirstWindow, r.LastWindow)
+	}
+	b.Add(results.Record{Kind: results.KindE2E, E2E: r})
+}
+
+// bandwidthNote states the weight stream a decode rate implies and its
+// fraction of the probed bandwidth (4 KiB and huge pages).
+func bandwidthNote(tokPerSec float64, weightBytes int64, r roofline.Report) string {
+	gbps := tokPerSec * float64(weightBytes) / 1e9
+	note := fmt.Sprintf("≈ %.1f GB/s of weights", gbps)
+	for _, m := range r.Measurements {
+		if m.Skipped == "" && m.PerSecond > 0 {
+			note += fmt.Sprintf(", %.0f%% of %.1f GB/s (%s pages)", 100*gbps*1e9/m.PerSecond, m.PerSecond/1e9, m.Pages)
+		}
+	}
+	return note
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}

@@ -1,0 +1,210 @@
+// Package llamabench is the llama-bench protocol over any engine: each ppN
+// or tgN test gets a fresh context, an untimed warmup (the whole prompt, or
+// one generated token), then timed repetitions, each from the same cache
+// (empty, or a depth prompt made once per test); random tokens from a
+// seeded generator, the first of a sequence the engine's BOS. Damascus
+// (harness/enginebench) and llama.cpp (harness/llamacpp) are its adapters,
+// so their numbers compare test for test.
+package llamabench
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/protocol/stats"
+)
+
+// An Engine is a loaded model the driver measures.
+type Engine interface {
+	// NewSession opens a fresh context, its KV cache empty, for nCtx tokens.
+	NewSession(nCtx int) (Session, error)
+	// Vocab is the number of tokens.
+	Vocab() int32
+	// BOS is the token a sequence starts with; -1 for none.
+	BOS() int32
+}
+
+// A Session is one context of an Engine.
+type Session interface {
+	// Eval evaluates toks after the cached ones and returns when the
+	// engine is done with them.
+	Eval(toks []int32) error
+	// Truncate drops the cache to its first n tokens.
+	Truncate(n int) error
+	Close() error
+}
+
+// Plan is what one bench process measures.
+type Plan struct {
+	Prompt []int // ppN sizes
+	Gen    []int // tgN lengths
+	Reps   int   // timed repetitions per test
+	// NoWarmup skips the untimed warmup; WarmupPrompt, when > 0, is the
+	// tokens of a prefill test's warmup instead of the whole prompt.
+	NoWarmup     bool
+	WarmupPrompt int
+	// Depth, when > 0, is the tokens of a random prompt in the KV cache
+	// before each test (llama-bench's -d).
+	Depth int
+	// Seed and Stream seed the random tokens; each engine keeps its own
+	// stream, so its runs before this driver existed draw the same tokens.
+	Seed, Stream uint64
+}
+
+// Check reports a plan that cannot run.
+func (p Plan) Check() error {
+	if len(p.Prompt)+len(p.Gen) == 0 {
+		return errors.New("no tests (give prompt sizes or generation lengths)")
+	}
+	for _, n := range append(append([]int(nil), p.Prompt...), p.Gen...) {
+		if n <= 0 {
+			return fmt.Errorf("test size %d must be positive", n)
+		}
+	}
+	if p.Depth < 0 {
+		return fmt.Errorf("depth %d must not be negative", p.Depth)
+	}
+	return nil
+}
+
+// Test is one ppN or tgN test.
+type Test struct {
+	Name      string  `json:"name"` // "pp512", "tg128", "tg128@d4096"
+	NPrompt   int     `json:"n_prompt"`
+	NGen      int     `json:"n_gen"`
+	SamplesNs []int64 `json:"samples_ns"` // one per repetition
+	// TokensPerSec are the per-repetition rates, tokens / seconds.
+	TokensPerSec []float64 `json:"tokens_per_sec"`
+	// AvgTS and StdevTS: mean and sample standard deviation of
+	// TokensPerSec, as llama-bench reports them.
+	AvgTS   float64 `json:"avg_ts"`
+	StdevTS float64 `json:"stdev_ts"`
+}
+
+// Run measures every test of p on e: the prefill tests, then the decode tests.
+func Run(e Engine, p Plan) ([]Test, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(p.Seed, p.Stream))
+	var out []Test
+	for _, n := range p.Prompt {
+		t, err := runTest(e, p, n, 0, rng)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	for _, n := range p.Gen {
+		t, err := runTest(e, p, 0, n, rng)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// runTest runs one ppN (nPrompt > 0) or tgN test in a fresh session.
+func runTest(e Engine, p Plan, nPrompt, nGen int, rng *rand.Rand) (Test, error) {
+	t := Test{NPrompt: nPrompt, NGen: nGen, Name: protocol.TestName(nPrompt, nGen, p.Depth)}
+	s, err := e.NewSession(p.Depth + nPrompt + nGen)
+	if err != nil {
+		return t, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	defer s.Close()
+	f := feeder{s: s, rng: rng, vocab: e.Vocab(), bos: e.BOS()}
+	if p.Depth > 0 {
+		if err := f.prompt(p.Depth); err != nil {
+			return t, fmt.Errorf("%s: depth prompt: %w", t.Name, err)
+		}
+	}
+	run := func(warm bool) error {
+		if err := f.truncate(p.Depth); err != nil {
+			return err
+		}
+		switch {
+		case nPrompt > 0 && warm && p.WarmupPrompt > 0:
+			return f.prompt(min(p.WarmupPrompt, nPrompt))
+		case nPrompt > 0:
+			return f.prompt(nPrompt)
+		case warm:
+			return f.gen(1)
+		}
+		return f.gen(nGen)
+	}
+	if !p.NoWarmup {
+		if err := run(true); err != nil {
+			return t, fmt.Errorf("%s warmup: %w", t.Name, err)
+		}
+	}
+	for range p.Reps {
+		start := time.Now()
+		err := run(false)
+		ns := time.Since(start).Nanoseconds()
+		if err != nil {
+			return t, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		t.SamplesNs = append(t.SamplesNs, ns)
+		t.TokensPerSec = append(t.TokensPerSec, float64(nPrompt+nGen)*1e9/float64(ns))
+	}
+	sum := stats.Summarize(t.TokensPerSec)
+	t.AvgTS, t.StdevTS = sum.Mean, sum.Stddev
+	return t, nil
+}
+
+// feeder feeds a session random tokens, a BOS first in an empty cache.
+type feeder struct {
+	s     Session
+	rng   *rand.Rand
+	vocab int32
+	bos   int32
+	pos   int // tokens in the cache
+}
+
+func (f *feeder) first() int32 {
+	if f.bos >= 0 && f.bos < f.vocab {
+		return f.bos
+	}
+	return f.rng.Int32N(f.vocab)
+}
+
+func (f *feeder) truncate(n int) error {
+	if err := f.s.Truncate(n); err != nil {
+		return err
+	}
+	f.pos = n
+	return nil
+}
+
+// prompt evaluates n random tokens in one batch.
+func (f *feeder) prompt(n int) error {
+	toks := make([]int32, n)
+	for i := range toks {
+		toks[i] = f.rng.Int32N(f.vocab)
+	}
+	if f.pos == 0 {
+		toks[0] = f.first()
+	}
+	if err := f.s.Eval(toks); err != nil {
+		return err
+	}
+	f.pos += n
+	return nil
+}
+
+// gen evaluates n tokens one at a time, as decoding does.
+func (f *feeder) gen(n int) error {
+	tok := []int32{f.first()}
+	for range n {
+		if err := f.s.Eval(tok); err != nil {
+			return err
+		}
+		f.pos++
+		tok[0] = f.rng.Int32N(f.vocab)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package llamabench
+
+import (
+	"flag"
+	"reflect"
+	"testing"
+)
+
+// fake records what the driver asks of an engine.
+type fake struct {
+	ctxs   []int
+	evals  [][]int32 // every Eval's tokens, all sessions
+	truncs []int
+}
+
+func (f *fake) NewSession(nCtx int) (Session, error) {
+	f.ctxs = append(f.ctxs, nCtx)
+	return fakeSession{f}, nil
+}
+func (f *fake) Vocab() int32 { return 100 }
+func (f *fake) BOS() int32   { return 7 }
+
+type fakeSession struct{ f *fake }
+
+func (s fakeSession) Eval(toks []int32) error {
+	s.f.evals = append(s.f.evals, append([]int32(nil), toks...))
+	return nil
+}
+func (s fakeSession) Truncate(n int) error { s.f.truncs = append(s.f.truncs, n); return nil }
+func (s fakeSession) Close() error         { return nil }
+
+// TestRunFollowsTheProtocol: a fresh context per test sized for depth and
+// test, the depth prompt once (BOS first), then warmup and repetitions each
+// truncated back to the depth.
+func TestRunFollowsTheProtocol(t *testing.T) {
+	f := &fake{}
+	tests, err := Run(f, Plan{Prompt: []int{8}, Gen: []int{3}, Reps: 2, Depth: 5, WarmupPrompt: 4, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tests) != 2 || tests[0].Name != "pp8@d5" || tests[1].Name != "tg3@d5" {
+		t.Fatalf("tests %+v", tests)
+	}
+	for _, tt := range tests {
+		if len(tt.TokensPerSec) != 2 || len(tt.SamplesNs) != 2 || tt.AvgTS <= 0 {
+			t.Errorf("%s: %+v", tt.Name, tt)
+		}
+	}
+	if !reflect.DeepEqual(f.ctxs, []int{13, 8}) {
+		t.Errorf("contexts %v, want [13 8]", f.ctxs)
+	}
+	// pp8: depth 5, warmup 4, 2×8; tg3: depth 5, warmup 1, 2×3 single tokens.
+	var sizes []int
+	for _, e := range f.evals {
+		sizes = append(sizes, len(e))
+	}
+	want := []int{5, 4, 8, 8, 5, 1, 1, 1, 1, 1, 1, 1}
+	if !reflect.DeepEqual(sizes, want) {
+		t.Errorf("eval sizes %v, want %v", sizes, want)
+	}
+	if f.evals[0][0] != 7 || f.evals[4][0] != 7 {
+		t.Errorf("depth prompts do not start with BOS: %v, %v", f.evals[0], f.evals[4])
+	}
+	if !reflect.DeepEqual(f.truncs, []int{5, 5, 5, 5, 5, 5}) {
+		t.Errorf("truncations %v", f.truncs)
+	}
+}
+
+func TestPlanCheck(t *testing.T) {
+	for _, p := range []Plan{{}, {Prompt: []int{0}}, {Gen: []int{4}, Depth: -1}} {
+		if p.Check() == nil {
+			t.Errorf("%+v accepted", p)
+		}
+	}
+	if _, err := Run(&fake{}, Plan{}); err == nil {
+		t.Error("Run without tests")
+	}
+}
+
+func TestIntsRoundTrip(t *testing.T) {
+	var got []int
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.Var(Ints(&got), "p", "")
+	if err := fs.Parse([]string{"-p=" + JoinInts([]int{512, 1024})}); err != nil || !reflect.DeepEqual(got, []int{512, 1024}) {
+		t.Errorf("got %v, %v", got, err)
+	}
+	if err := fs.Parse([]string{"-p=x"}); err == nil {
+		t.Error("-p=x accepted")
+	}
+}

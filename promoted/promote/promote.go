@@ -1,0 +1,293 @@
+// Package promote applies the promotion rule (protocol.Rule) to a recorded
+// kernel run and returns the decisions and the rewritten preference list.
+// It is the last workbench step; the engine never imports it (it reads the
+// committed preferences through package promoted).
+package promote
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/promoted"
+	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/results"
+)
+
+// Request says what to judge and how.
+type Request struct {
+	Recs  []results.Record // one kernel run: its gate and kernel records
+	Prefs promoted.Preferences
+	Reg   *ledger.Registry // the variants this binary can dispatch to
+	Rule  protocol.Rule
+	Ops   []string // ops to consider; empty: every op timed in Recs
+	Only  string   // the one challenger to judge; empty: every variant timed
+	// Vendor is the CPU vendor of the machine the run was measured on: the
+	// incumbent is the first preference that applies there, and with
+	// CPUOnly the promoted entries are limited to it (an entry for the same
+	// variant on any CPU stays).
+	Vendor  string
+	CPUOnly bool
+}
+
+// Decide judges, for every op timed in the run, each challenger against the
+// incumbent of its precision class (the first preference of that class
+// timed in the run, else naive or naive-<precision>) by the rule at every
+// real model shape both were timed at (every shape when the run timed no
+// real one: the odd tail shapes are there to prove correctness, and at a
+// handful of values call overhead decides the race). A challenger is
+// promoted only if the rule promotes it at every judged shape and it passed
+// the gate everywhere in the run. Promoted challengers go to the front of
+// the op's list, fastest first (geometric mean of their median times), each
+// citing its promotion record; b receives one promotion record per decision.
+func Decide(req Request, b *results.Batch) ([]results.Promotion, promoted.Preferences) {
+	run := indexRun(req.Recs, req.Ops)
+	out := copyPrefs(req.Prefs)
+	var decisions []results.Promotion
+	for _, op := range run.opNames() {
+		j := judge{req: req, run: run, op: op}
+		var wins []win
+		for _, ch := range run.byOp[op] {
+			p, ok := j.challenge(ch)
+			if !ok {
+				continue
+			}
+			rec := b.Add(results.Record{Kind: results.KindPromotion, Promotion: &p.Promotion})
+			decisions = append(decisions, p.Promotion)
+			if p.Promote {
+				wins = append(wins, j.win(p, rec.ID))
+			}
+		}
+		if len(wins) > 0 {
+			out.Ops[op] = withWins(out.Ops[op], wins)
+		}
+	}
+	return decisions, out
+}
+
+// RunVendor returns the CPUID vendor of the machine a run's records were
+// measured on, or "" when the run record lacks it.
+func RunVendor(recs []results.Record) string {
+	for _, r := range recs {
+		if r.Run != nil {
+			return r.Run.Protocol.Machine.CPU.Vendor
+		}
+	}
+	return ""
+}
+
+type key struct{ op, variant, shape string }
+
+// runIndex is a kernel run's records by op, variant and shape.
+type runIndex struct {
+	timed  map[key]results.Record // shape "": the variant's first record
+	byOp   map[string][]string    // op → variants in first-seen order
+	shapes map[string][]string    // op → shapes in first-seen order
+	gates  []gate.Result
+}
+
+func indexRun(recs []results.Record, ops []string) runIndex {
+	ri := runIndex{timed: map[key]results.Record{}, byOp: map[string][]string{}, shapes: map[string][]string{}}
+	for _, r := range recs {
+		if r.Gate != nil {
+			ri.gates = append(ri.gates, *r.Gate)
+		}
+		k := r.Kernel
+		if k == nil || (len(ops) > 0 && !slices.Contains(ops, k.Op)) {
+			continue
+		}
+		if !ri.has(k.Op, k.Variant) {
+			ri.byOp[k.Op] = append(ri.byOp[k.Op], k.Variant)
+			ri.timed[key{k.Op, k.Variant, ""}] = r
+		}
+		if !slices.Contains(ri.shapes[k.Op], k.Shape) {
+			ri.shapes[k.Op] = append(ri.shapes[k.Op], k.Shape)
+		}
+		ri.timed[key{k.Op, k.Variant, k.Shape}] = r
+	}
+	return ri
+}
+
+// has reports whether the run timed variant for op.
+func (ri runIndex) has(op, variant string) bool {
+	_, ok := ri.timed[key{op, variant, ""}]
+	return ok
+}
+
+func (ri runIndex) opNames() []string {
+	names := make([]string, 0, len(ri.byOp))
+	for op := range ri.byOp {
+		names = append(names, op)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func copyPrefs(prefs promoted.Preferences) promoted.Preferences {
+	out := promoted.Preferences{Note: prefs.Note, Ops: map[string][]promoted.Choice{}}
+	for op, list := range prefs.Ops {
+		out.Ops[op] = append([]promoted.Choice(nil), list...)
+	}
+	return out
+}
+
+// judge decides the challengers of one op.
+type judge struct {
+	req Request
+	run runIndex
+	op  string
+}
+
+func (j judge) precision(name string) ledger.Precision {
+	v, _ := j.req.Reg.Lookup(j.op, name)
+	return v.Precision
+}
+
+// incumbent is what a challenger of precision prec must beat: the first
+// preference of that class timed in the run, else what the engine runs
+// without one; "" when none was timed.
+func (j judge) incumbent(prec ledger.Precision) string {
+	for _, c := range j.req.Prefs.Ops[j.op] {
+		if !c.AppliesTo(j.req.Vendor) || j.precision(c.Variant) != prec || !j.run.has(j.op, c.Variant) {
+			continue
+		}
+		if v, ok := j.req.Reg.Lookup(j.op, c.Variant); !ok || v.Status != ledger.Retired {
+			return c.Variant
+		}
+	}
+	// What the engine runs without a preference: the matvec loop for
+	// matmul, the per-token loop for batched attention, the naive variant
+	// (of the class) otherwise.
+	incumbent := "naive"
+	if prec != "" {
+		incumbent = "naive-" + string(prec)
+	} else if j.run.has(j.op, promoted.MatVecLoopName) && strings.HasPrefix(j.op, "matmul/") {
+		incumbent = promoted.MatVecLoopName
+	} else if j.run.has(j.op, promoted.PerTokenName) && j.op == ledger.OpAttentionBatch {
+		incumbent = promoted.PerTokenName
+	}
+	if !j.run.has(j.op, incumbent) {
+		return "" // none timed in this run: nothing to compare with
+	}
+	return incumbent
+}
+
+// judged is a decision with the mean log of the challenger's median times.
+type judged struct {
+	results.Promotion
+	logNs float64
+}
+
+// challenge applies the rule to challenger ch at every judged shape; false
+// when there is nothing to judge (not dispatchable, no incumbent, no shape
+// timed by both).
+func (j judge) challenge(ch string) (judged, bool) {
+	if j.req.Only != "" && ch != j.req.Only {
+		return judged{}, false
+	}
+	if _, ok := j.req.Reg.Lookup(j.op, ch); !ok {
+		return judged{}, false // not in this binary: it could not be dispatched to
+	}
+	incumbent := j.incumbent(j.precision(ch))
+	if incumbent == "" || ch == incumbent {
+		return judged{}, false
+	}
+	p := judged{Promotion: results.Promotion{Op: j.op, Challenger: ch, Incumbent: incumbent, Rule: j.req.Rule, Promote: true}}
+	gatePassed := gate.Passed(j.run.gates, j.op, ch)
+	var gainSum float64
+	for _, s := range judgedShapes(j.op, j.run.shapes[j.op]) {
+		ri, ok1 := j.run.timed[key{j.op, incumbent, s}]
+		rc, ok2 := j.run.timed[key{j.op, ch, s}]
+		if !ok1 || !ok2 {
+			continue
+		}
+		d := j.req.Rule.Decide(ri.Kernel.NsPerOp, rc.Kernel.NsPerOp, gatePassed)
+		p.Shapes = append(p.Shapes, results.ShapeDecision{Shape: s, Decision: d})
+		p.Evidence = append(p.Evidence, ri.ID, rc.ID)
+		p.Promote = p.Promote && d.Promote
+		gainSum += d.Gain
+		p.logNs += math.Log(d.ChallengerMedian)
+	}
+	if len(p.Shapes) == 0 {
+		return judged{}, false
+	}
+	p.Reason = reason(p.Promotion, gatePassed, gainSum/float64(len(p.Shapes)))
+	return p, true
+}
+
+// reason says why a decision went the way it did.
+func reason(p results.Promotion, gatePassed bool, meanGain float64) string {
+	switch {
+	case !gatePassed:
+		return "did not pass the gate at every shape of the run"
+	case p.Promote:
+		return fmt.Sprintf("rule met at all %d shapes (mean gain %.1f%%)", len(p.Shapes), 100*meanGain)
+	}
+	var lost []string
+	for _, s := range p.Shapes {
+		if !s.Decision.Promote {
+			lost = append(lost, s.Shape)
+		}
+	}
+	return fmt.Sprintf("rule not met at %d of %d shapes (%s)", len(lost), len(p.Shapes), strings.Join(lost, ", "))
+}
+
+// A win is a promoted challenger's new preference entry.
+type win struct {
+	choice promoted.Choice
+	speed  float64 // geometric mean of median ns over the judged shapes
+}
+
+func (j judge) win(p judged, evidence string) win {
+	cpu := ""
+	if j.req.CPUOnly {
+		cpu = j.req.Vendor
+	}
+	return win{promoted.Choice{Variant: p.Challenger, Evidence: evidence, Over: p.Incumbent,
+		Date: time.Now().UTC().Format("2006-01-02"), CPU: cpu}, p.logNs / float64(len(p.Shapes))}
+}
+
+// withWins puts the wins at the front of an op's list, fastest first (the
+// engine takes the first one this machine can run), replacing entries of the
+// same variant and CPU.
+func withWins(old []promoted.Choice, wins []win) []promoted.Choice {
+	sort.SliceStable(wins, func(i, j int) bool { return wins[i].speed < wins[j].speed })
+	var list []promoted.Choice
+	for _, w := range wins {
+		list = append(list, w.choice)
+	}
+	for _, c := range old {
+		dup := false
+		for _, w := range wins {
+			dup = dup || (w.choice.Variant == c.Variant && w.choice.CPU == c.CPU)
+		}
+		if !dup {
+			list = append(list, c)
+		}
+	}
+	return list
+}
+
+// judgedShapes returns the real model shapes among keys, or all keys when
+// none is real.
+func judgedShapes(op string, keys []string) []string {
+	o, ok := ledger.LookupOp(op)
+	if !ok {
+		return keys
+	}
+	var real []string
+	for _, k := range keys {
+		if s, ok := o.Shape(k); ok && s.Real() {
+			real = append(real, k)
+		}
+	}
+	if len(real) == 0 {
+		return keys
+	}
+	return real
+}
