@@ -3,7 +3,7 @@ package ledger
 import (
 	"fmt"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // A ModelShape is the geometry of a real model whose matrix shapes the

@@ -1,6 +1,6 @@
 package ledger
 
-import "github.com/damascus-llm/damascus/model/quant"
+import "github.com/damascus-llm/damascus/quant"
 
 // Kernel signatures: the contract between the engine (model/llama, through
 // promoted/) and every variant of an op. Slices are never retained. Lengths

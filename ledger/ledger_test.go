@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 func TestCatalogueShapesAreValid(t *testing.T) {

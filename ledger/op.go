@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Kind is an op's signature: which of the kernel func types its variants

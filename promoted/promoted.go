@@ -21,7 +21,7 @@ import (
 
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 
 	// Every variant family registers itself here.
 	_ "github.com/damascus-llm/damascus/variants/amx"
@@ -243,7 +243,7 @@ func copyF32(dst []byte, x []float32) {
 }
 
 // Dequantize returns the kernel expanding blocks of t to f32 (e.g. for an
-// embedding row). Types outside the catalogue use model/quant's scalar code.
+// embedding row). Types outside the catalogue use quant's scalar code.
 func (d *Dispatcher) Dequantize(t quant.Type) (ledger.Dequantize, error) {
 	op := ledger.DequantizeOp(t)
 	if _, ok := ledger.LookupOp(op); !ok {
@@ -253,7 +253,7 @@ func (d *Dispatcher) Dequantize(t quant.Type) (ledger.Dequantize, error) {
 		if !quant.CanDequantize(t) {
 			return nil, fmt.Errorf("dequantize %s: no kernel", t)
 		}
-		d.note(op, op+":model/quant")
+		d.note(op, op+":quant")
 		return func(dst []float32, src []byte) { _ = quant.Dequantize(t, src, dst) }, nil
 	}
 	v, err := d.Resolve(op)

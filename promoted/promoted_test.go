@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 	"github.com/damascus-llm/damascus/variants/naive"
 )

@@ -17,9 +17,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/internal/testmodel"
-	"github.com/damascus-llm/damascus/model/gguf"
 )
 
 // Bad input (issue 22): nothing lost, nothing panics. Each test is one

@@ -12,13 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/cli"
-	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/llama/generate"
-	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/model/sample"
 	"github.com/damascus-llm/damascus/model/tokenizer"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 func init() {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/internal/testdata"
-	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/llama/quality"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 )

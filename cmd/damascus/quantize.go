@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/model/ftype"
-	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/requant"
 )
 

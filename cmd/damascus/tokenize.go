@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/cli"
-	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 )
 

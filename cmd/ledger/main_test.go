@@ -13,9 +13,9 @@ import (
 
 	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/protocol/stats"
+	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/results"
 	"github.com/damascus-llm/damascus/variants/naive"
 )

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/model/ftype"
-	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/synth"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
 	"github.com/damascus-llm/damascus/protocol"

@@ -14,13 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/harness/llamabench"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/internal/outfile"
-	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/llama"
-	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/promoted"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Config is one bench run. Zero values take llama-bench's defaults.

@@ -17,7 +17,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/reference"
 	"github.com/damascus-llm/damascus/harness/workload"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Thresholds bound a variant's error against the float64 reference.

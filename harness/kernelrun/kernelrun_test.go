@@ -6,8 +6,8 @@ import (
 
 	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/naive"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // ggmlTypeCount is GGML_TYPE_COUNT at commit 5b4ebc5. ggml asserts (aborting

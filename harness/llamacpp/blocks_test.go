@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // requireLib skips the test when the pinned llama.cpp is not installed and
@@ -23,7 +23,7 @@ func requireLib(t testing.TB) {
 	}
 }
 
-// knownTypes returns every type in model/quant's table, in id order.
+// knownTypes returns every type in quant's table, in id order.
 func knownTypes() []quant.Type {
 	var ts []quant.Type
 	for id := range uint32(64) {
@@ -53,18 +53,18 @@ func TestTraitsMatchQuantTable(t *testing.T) {
 			continue
 		}
 		if !strings.EqualFold(tr.Name, typ.String()) || tr.BlockSize != typ.BlockSize() || tr.TypeSize != typ.TypeSize() {
-			t.Errorf("type %d: ggml says %s block %d size %d; model/quant says %s block %d size %d",
+			t.Errorf("type %d: ggml says %s block %d size %d; quant says %s block %d size %d",
 				uint32(typ), tr.Name, tr.BlockSize, tr.TypeSize, typ, typ.BlockSize(), typ.TypeSize())
 		}
 	}
-	// Ids ggml knows and model/quant does not are worth a note, not a failure.
+	// Ids ggml knows and quant does not are worth a note, not a failure.
 	for id := range uint32(ggmlTypeCount) {
 		typ := quant.Type(id)
 		if typ.Known() {
 			continue
 		}
 		if tr, err := Traits(typ); err == nil {
-			t.Logf("ggml type %d (%s, block %d, %d bytes) is not in model/quant", id, tr.Name, tr.BlockSize, tr.TypeSize)
+			t.Logf("ggml type %d (%s, block %d, %d bytes) is not in quant", id, tr.Name, tr.BlockSize, tr.TypeSize)
 		}
 	}
 	if _, err := Traits(quant.Type(4)); err == nil {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // ContextOptions size a llama.cpp inference context. Zero values take the

@@ -8,7 +8,7 @@ import (
 
 	"github.com/damascus-llm/damascus/harness/llamabench"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Every entry point loads the libraries on first use; without them it

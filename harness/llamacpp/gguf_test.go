@@ -9,12 +9,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/testdata"
-	"github.com/damascus-llm/damascus/model/gguf"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
-// These tests tie model/gguf's writer to llama.cpp: files it writes must
+// These tests tie gguf's writer to llama.cpp: files it writes must
 // load there and compute exactly what llama.cpp's own files compute.
 
 // stories260KLogits evaluates the "Once upon a time" prompt on path.
@@ -45,7 +45,7 @@ func f32s(b []byte) []float32 {
 	return x
 }
 
-// TestOurRewriteLoadsInLlamaCpp rewrites stories260K with model/gguf's
+// TestOurRewriteLoadsInLlamaCpp rewrites stories260K with gguf's
 // writer, changing what a rewrite may change (alignment 64, tensors and
 // metadata in reverse order): llama.cpp must compute identical logits.
 func TestOurRewriteLoadsInLlamaCpp(t *testing.T) {

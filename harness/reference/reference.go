@@ -1,6 +1,6 @@
 // Package reference computes every ledger op in float64, straight from the
 // op's definition and the block formats' layouts. It shares no code with the
-// variants or with model/quant's float32 dequantizers: it is the yardstick
+// variants or with quant's float32 dequantizers: it is the yardstick
 // the gate measures their error against.
 package reference
 
@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 func half(b []byte) float64 { return float64(quant.FP16ToFloat32(binary.LittleEndian.Uint16(b))) }

@@ -5,11 +5,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // TestDecodeAgreesWithModelQuant cross-checks two independent decoders of
-// every block type: this package's float64 formulas and model/quant's
+// every block type: this package's float64 formulas and quant's
 // float32 code (itself tested against ggml). They may differ by float32
 // rounding only.
 func TestDecodeAgreesWithModelQuant(t *testing.T) {
@@ -35,7 +35,7 @@ func TestDecodeAgreesWithModelQuant(t *testing.T) {
 		}
 		for i := range got {
 			if d := math.Abs(got[i] - float64(want[i])); d > 1e-6*math.Max(1, math.Abs(got[i])) {
-				t.Errorf("%s value %d: reference %g, model/quant %g", typ, i, got[i], want[i])
+				t.Errorf("%s value %d: reference %g, quant %g", typ, i, got[i], want[i])
 				break
 			}
 		}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/damascus-llm/damascus/harness/reference"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // A Workload is one op at one shape with its inputs.

@@ -11,8 +11,8 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/damascus-llm/damascus/model/gguf"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Options shape the model. Zero fields take the defaults of Default.

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // A FileType is one llama_ftype: a name, its id and the tensor type most

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // llamaTensors lists a tied Llama model's tensors in a scrambled order, so

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/testmodel"
-	"github.com/damascus-llm/damascus/model/gguf"
 )
 
 // openTest writes a testmodel and loads it.

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/model/llama/quality"
-	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/model/tokenizer"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // BigEnv enables the tests on full-size synthetic models (gigabytes, minutes).

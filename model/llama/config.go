@@ -9,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/gguf"
 )
 
 // Config is the shape of a Llama model, read from GGUF metadata.

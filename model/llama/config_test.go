@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/gguf"
 )
 
 // fakeMD is metadata held in a map; errors name the key as gguf's do.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/damascus-llm/damascus/internal/pool"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/promoted"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // MaxThreads bounds Options.Threads, whatever the machine: the commands

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Decoding a token allocates nothing in this package: buffers, cache and the

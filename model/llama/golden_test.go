@@ -5,11 +5,11 @@ import (
 	"os"
 	"testing"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/testdata"
-	"github.com/damascus-llm/damascus/model/gguf"
-	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/model/sample"
 	"github.com/damascus-llm/damascus/model/tokenizer"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 type golden struct {

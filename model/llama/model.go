@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/damascus-llm/damascus/model/gguf"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // A Matrix is a 2-D weight tensor as stored: Rows rows of Cols values each

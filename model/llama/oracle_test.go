@@ -11,16 +11,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/model/ftype"
-	"github.com/damascus-llm/damascus/model/gguf"
-	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/model/synth"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
 	"github.com/damascus-llm/damascus/promoted"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 func requireLlamaCpp(t *testing.T) {
@@ -278,7 +278,7 @@ func pureGoProducts(m *Model) []string {
 	for _, mat := range m.matrices() {
 		for _, op := range []string{ledger.MatVecOp(mat.Type), ledger.MatMulOp(mat.Type)} {
 			v, ok := chosen[op]
-			if !ok || seen[op] || !(v == "naive" || v == "go-unrolled" || v == "model/quant") {
+			if !ok || seen[op] || !(v == "naive" || v == "go-unrolled" || v == "quant") {
 				continue
 			}
 			seen[op] = true

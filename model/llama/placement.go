@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/hugemem"
-	"github.com/damascus-llm/damascus/model/gguf"
 )
 
 // Placement says where a Model's weights live while it runs. Decode streams

@@ -6,11 +6,11 @@ import (
 	"slices"
 
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Reference is the oracle forward pass: weights dequantized row by row with
-// model/quant, activations stored as float32, every sum (dot products, norms,
+// quant, activations stored as float32, every sum (dot products, norms,
 // softmax, attention) accumulated in float64 and rounded once. It evaluates
 // one token at a time over its own float32 KV cache. It is slow by design.
 type Reference struct {

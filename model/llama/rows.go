@@ -2,7 +2,7 @@ package llama
 
 import (
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // minPoolRows is the smallest batch whose row work goes to the pool. Smaller

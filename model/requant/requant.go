@@ -1,5 +1,5 @@
 // Package requant converts a GGUF model to another llama.cpp file type with
-// this project's own quantizers (model/quant): every tensor is dequantized
+// this project's own quantizers (quant): every tensor is dequantized
 // to float32 and quantized again to the type llama.cpp's mix gives it
 // (model/ftype), as llama.cpp's llama-quantize does.
 package requant
@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/rowstream"
 	"github.com/damascus-llm/damascus/model/ftype"
-	"github.com/damascus-llm/damascus/model/gguf"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // A Tensor is one line of the plan: a tensor and the type it will have.

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/model/ftype"
-	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/llama/quality"
-	"github.com/damascus-llm/damascus/model/quant"
 	"github.com/damascus-llm/damascus/model/synth"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 func requireLlamaCpp(t *testing.T) {

@@ -8,10 +8,10 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/rowstream"
 	"github.com/damascus-llm/damascus/model/ftype"
-	"github.com/damascus-llm/damascus/model/gguf"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Options describe one synthetic model file.

@@ -3,7 +3,7 @@ package tokenizer
 import (
 	"fmt"
 
-	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/gguf"
 )
 
 // metadata is what the loader needs from a GGUF file (or a list of KVs).

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/internal/testmodel"
-	"github.com/damascus-llm/damascus/model/gguf"
 )
 
 // TestMergeLinearMatchesHeap checks that the two merge loops of byte-level

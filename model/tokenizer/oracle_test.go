@@ -11,9 +11,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/internal/testdata"
-	"github.com/damascus-llm/damascus/model/gguf"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/testdata"
-	"github.com/damascus-llm/damascus/model/gguf"
 )
 
 // writeVariant copies the metadata of the GGUF at src, lets edit change

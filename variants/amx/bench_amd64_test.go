@@ -12,7 +12,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/workload"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // amxPeakOpsPerCore is the AMX-INT8 rate one Sapphire Rapids core reached

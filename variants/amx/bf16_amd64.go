@@ -7,7 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/damascus-llm/damascus/internal/cpufeat"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // The AMX-BF16 rival: weights dequantized once (RepackBF16) into bf16

@@ -9,7 +9,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // gateBF16 checks RepackBF16 + MatMul (AMX) or MatMulAVX512 with the gate:

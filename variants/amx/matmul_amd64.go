@@ -10,7 +10,7 @@ import (
 	iamx "github.com/damascus-llm/damascus/internal/amx"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // A weightFormat is a weight type the tile program takes.

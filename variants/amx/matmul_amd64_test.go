@@ -12,7 +12,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/reference"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 

@@ -5,7 +5,7 @@ package amx
 import (
 	"fmt"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Repacked weights skip the per-call unpack: the engine calls Repack once

@@ -9,7 +9,7 @@ import (
 
 	"github.com/damascus-llm/damascus/harness/llamacpp/ggmltest"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 

@@ -4,7 +4,7 @@ package avx2
 
 import (
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 //go:noescape

@@ -6,7 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 //go:noescape

@@ -8,10 +8,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
-// TestDequantizeHalf checks both widenings against model/quant's over
+// TestDequantizeHalf checks both widenings against quant's over
 // every length to 70 and odd source offsets, every bit pattern class
 // (random bits: NaNs, infinities, subnormals), with guards after dst.
 func TestDequantizeHalf(t *testing.T) {

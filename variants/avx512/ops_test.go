@@ -3,7 +3,7 @@
 package avx512
 
 import (
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 	"math"
 	"testing"
 

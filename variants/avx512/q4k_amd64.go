@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // rowKernel is the shape of the one-row-at-a-time K-quant assembly kernels:

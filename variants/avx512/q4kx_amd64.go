@@ -6,7 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // A Q8_K activation block as the x-layout kernels read it: the 256 quants as

@@ -10,7 +10,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/gate"
 	cu "github.com/damascus-llm/damascus/internal/cuda"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	cu "github.com/damascus-llm/damascus/internal/cuda"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 func sizeOf[T any](z T) int { return int(unsafe.Sizeof(z)) }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	cu "github.com/damascus-llm/damascus/internal/cuda"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Device-side launches of the vector ops; every pointer is device memory.

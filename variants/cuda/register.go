@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Feature is the ledger feature of every variant here: present when a CUDA

@@ -4,12 +4,12 @@ import (
 	"math"
 	"testing"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 
-// The float64 reference the kernel tests trust must agree with model/quant's
+// The float64 reference the kernel tests trust must agree with quant's
 // dequantizers (themselves checked against ggml), block for block.
 func TestReferenceMatchesModelQuant(t *testing.T) {
 	r := kerneltest.NewRand(21)
@@ -32,14 +32,14 @@ func TestReferenceMatchesModelQuant(t *testing.T) {
 			}
 			got := kerneltest.Dequantize(c.t, c.data, k)
 			for i := range got {
-				// model/quant rounds to float32 once per product (Q4_K: twice,
+				// quant rounds to float32 once per product (Q4_K: twice,
 				// d·sc·q - dmin·m, so the error scales with the subtracted term).
 				mag := math.Abs(got[i])
 				if c.t == quant.Q4_K {
 					mag += 2 * kerneltest.Q4KMinMagnitude(c.data, i)
 				}
 				if math.Abs(got[i]-float64(want[i])) > 3e-7*mag+1e-38 {
-					t.Fatalf("%s/%s [%d]: reference %v, model/quant %v", c.t, m, i, got[i], want[i])
+					t.Fatalf("%s/%s [%d]: reference %v, quant %v", c.t, m, i, got[i], want[i])
 				}
 			}
 		}
@@ -50,7 +50,7 @@ func TestHalfMatchesModelQuant(t *testing.T) {
 	for i := 0; i < 1<<16; i++ {
 		a, b := gounrolled.FP16ToFloat32(uint16(i)), quant.FP16ToFloat32(uint16(i))
 		if math.Float32bits(a) != math.Float32bits(b) && !(a != a && b != b) {
-			t.Fatalf("FP16ToFloat32(%#04x): %v here, %v in model/quant", i, a, b)
+			t.Fatalf("FP16ToFloat32(%#04x): %v here, %v in quant", i, a, b)
 		}
 	}
 	r := kerneltest.NewRand(22)
@@ -60,7 +60,7 @@ func TestHalfMatchesModelQuant(t *testing.T) {
 			continue
 		}
 		if a, b := gounrolled.Float32ToFP16(f), quant.Float32ToFP16(f); a != b {
-			t.Fatalf("Float32ToFP16(%g): %#04x here, %#04x in model/quant", f, a, b)
+			t.Fatalf("Float32ToFP16(%g): %#04x here, %#04x in quant", f, a, b)
 		}
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/harness/llamacpp/ggmltest"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/damascus-llm/damascus/harness/llamacpp"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )

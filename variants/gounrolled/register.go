@@ -2,7 +2,7 @@ package gounrolled
 
 import (
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 func init() {

@@ -2,7 +2,7 @@ package naive
 
 import (
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // AttentionBatchBF16 is AttentionBatch with the roundings of llama.cpp's

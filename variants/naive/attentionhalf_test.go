@@ -1,7 +1,7 @@
 package naive
 
 import (
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 	"math"
 	"math/rand/v2"
 	"testing"

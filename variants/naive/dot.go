@@ -5,7 +5,7 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // A rowDot is the dot product of one weight row of k values with one

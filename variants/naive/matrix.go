@@ -2,7 +2,7 @@ package naive
 
 import (
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // rowBytes is the size of one row of k values of type t; k is a whole number

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // randomWeights returns rows×k random weights of type t: random quant bytes
@@ -59,7 +59,7 @@ func quantizeActs(t *testing.T, at quant.Type, x []float32) []byte {
 }
 
 // TestMatVecMatchesDequantizedDot checks each weight type's dot product
-// against float64 sums of model/quant's dequantized values.
+// against float64 sums of quant's dequantized values.
 func TestMatVecMatchesDequantizedDot(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, wt := range ledger.WeightTypes {
@@ -108,7 +108,7 @@ func TestMatVecMatchesDequantizedDot(t *testing.T) {
 	}
 }
 
-// TestQuantizeMatchesReference compares byte for byte with model/quant's
+// TestQuantizeMatchesReference compares byte for byte with quant's
 // reference quantizers, on random data and on values that sit on rounding ties.
 func TestQuantizeMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))

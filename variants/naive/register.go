@@ -2,7 +2,7 @@ package naive
 
 import (
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 func init() {
@@ -30,7 +30,7 @@ func init() {
 	for _, t := range ledger.DequantizeTypes {
 		ledger.Register(ledger.Variant{Op: ledger.DequantizeOp(t), Name: "naive", Family: ledger.FamilyNaive,
 			Impl:  dequantizers[t],
-			Notes: "model/quant's scalar dequantizer (bit-identical to ggml's dequantize_row_*)"})
+			Notes: "quant's scalar dequantizer (bit-identical to ggml's dequantize_row_*)"})
 	}
 	for op, impl := range map[string]any{
 		ledger.OpRMSNorm:        ledger.RMSNorm(RMSNorm),

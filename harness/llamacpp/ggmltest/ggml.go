@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/harness/llamacpp"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 

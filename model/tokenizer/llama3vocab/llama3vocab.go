@@ -16,8 +16,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/testdata"
-	"github.com/damascus-llm/damascus/model/gguf"
 )
 
 // Facts of the Llama 3.x vocabulary.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // A Shape is a matvec of Rows×K weights from a real model.

@@ -10,7 +10,7 @@ import (
 	"slices"
 
 	"github.com/damascus-llm/damascus/internal/outfile"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // A Writer builds a GGUF version 3 file: metadata in the order first set,

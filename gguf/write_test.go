@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/model/gguf"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // everyValue returns metadata covering every value type, its extremes, empty

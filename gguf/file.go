@@ -15,7 +15,7 @@ import (
 	"os"
 	"unsafe"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // A File is a parsed GGUF file.

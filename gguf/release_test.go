@@ -7,8 +7,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/damascus-llm/damascus/model/gguf"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // writeBigTensor writes a file holding a 4-value F32 tensor "small" and

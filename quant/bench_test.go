@@ -6,7 +6,7 @@ import (
 )
 
 // Scalar reference speeds, for comparison with the optimized kernels:
-// go test -run='^$' -bench=. ./model/quant
+// go test -run='^$' -bench=. ./quant
 func BenchmarkDequantize(b *testing.B) {
 	const n = 4096
 	for _, typ := range []Type{F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K} {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/model/gguf"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // raw assembles GGUF bytes by hand, to build files the writer never would.

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/harness/llamacpp"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 func requireOracle(t *testing.T) {

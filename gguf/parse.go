@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Format limits. MaxDims and MaxNameLen are ggml's (GGML_MAX_DIMS,

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/gguf"
 )
 
 // A FIFO as the model is refused at once (issue 22): opening it for reading

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/model/gguf"
+	"github.com/damascus-llm/damascus/gguf"
 )
 
 // errInvariant marks a parse that succeeded or failed in a way it must not.

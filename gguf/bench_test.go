@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/testdata"
-	"github.com/damascus-llm/damascus/model/gguf"
 )
 
 // BenchmarkParse parses real files from memory. The vocab file is dominated

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/damascus-llm/damascus/model/gguf"
-	"github.com/damascus-llm/damascus/model/quant"
+	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 func Example() {
