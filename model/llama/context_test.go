@@ -26,8 +26,8 @@ func TestDecodeDoesNotAllocate(t *testing.T) {
 	for i := range scores {
 		scores[i] = make([]float32, 256)
 	}
-	c.attn = func(out, q, k, v []float32, nHeads, nKV, hd, nCtx int, scale float32) {
-		off := cap(c.q) - cap(q) // q's offset into the query buffer
+	c.k.attn = func(out, q, k, v []float32, nHeads, nKV, hd, nCtx int, scale float32) {
+		off := cap(c.s.q) - cap(q) // q's offset into the query buffer
 		kvh := off / (nHeads * hd) % cfg.KVHeads
 		attendNoAlloc(out, q, k, v, nHeads, nKV, hd, nCtx, scale, scores[kvh][:nCtx])
 	}
@@ -191,7 +191,7 @@ func TestPreparedBatchSameAsStaticSplit(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		if opts.Threads > 1 && !opts.StaticSplit && c.layers[0].up.prep == nil {
+		if opts.Threads > 1 && !opts.StaticSplit && c.k.layers[0].up.prep == nil {
 			t.Skip("the matmul kernel picked here has no prepared form")
 		}
 		lg, err := c.Eval(prompt, true)
