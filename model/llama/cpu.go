@@ -1,14 +1,13 @@
 package llama
 
-import (
-	"github.com/damascus-llm/damascus/internal/pool"
-)
+import "github.com/damascus-llm/damascus/internal/pool"
 
 // cpuBackend runs the graph on a persistent worker pool through the promoted
-// kernels: products and attention dealt in chunks (schedule.go, attention.go),
-// row tasks fused between them (rows.go), each product's input quantized
-// once and reused (actquant.go). Every dispatch runs a method value made in
-// newCPUBackend, so evaluation allocates nothing.
+// kernels: products and attention dealt in chunks (cpu_linear.go,
+// cpu_attention.go), row tasks fused between them (cpu_rows.go), each
+// product's input quantized once and reused (cpu_actquant.go). Every
+// dispatch runs a method value made in newCPUBackend, so evaluation
+// allocates nothing.
 type cpuBackend struct {
 	m  *Model
 	k  *kernels
