@@ -25,20 +25,21 @@ func (c *Context) forward(tokens []int32, dst []float32, all bool) error {
 		// Attention: x += Wo · attention(rope(Wq·xn), rope(Wk·xn), Wv·xn).
 		qkv(b, s, ops, n)
 		ropeAndStore(b, l, n)
-		b.attention(l, n)
-		b.linear(s.tmp, &ops.out, s.att, n)
-		residualNorm(b, s, n, 0, L.FFNNorm, &ops.gate)
+		b.attention(l, n)                              // att
+		b.linear(s.tmp, &ops.out, s.att, n)            // tmp = Wo·att
+		residualNorm(b, s, n, 0, L.FFNNorm, &ops.gate) // x += tmp; xn = ffn_norm(x)
 		// Feed-forward: x += Wdown · (silu(Wgate·xn) · Wup·xn).
 		gateUp(b, s, ops, n)
 		siluMul(b, s, n, &ops.down)
-		b.linear(s.tmp, &ops.down, s.gate, n)
+		b.linear(s.tmp, &ops.down, s.gate, n) // tmp = Wdown·gate
+		// x += tmp; xn = the next layer's attention norm, or the final norm.
 		norm, next, from := nextNorm(m, k, l+1, dst != nil, first)
 		residualNorm(b, s, n, from, norm, next)
 		c.capture(l, n)
 	}
 	c.kv.pos += n
 	if dst != nil {
-		b.linear(dst, &k.output, s.xn[first*m.Config.Dim:], n-first)
+		b.linear(dst, &k.output, s.xn[first*m.Config.Dim:], n-first) // logits = Wout·xn
 	}
 	return nil
 }
