@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/llama/generate"
@@ -49,13 +48,12 @@ func (e *engineFlags) register(fs *flag.FlagSet, defaultCtx int) {
 		"where the weights live: huge (copied onto transparent huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
 }
 
-// engine is an open model: file, weights, tokenizer and a production context.
+// engine is an open model: weights, tokenizer and a production context.
 type engine struct {
-	file   *gguf.File
-	model  *llama.Model
-	placed *llama.Placed
-	tok    *tokenizer.Tokenizer
-	ctx    *llama.Context
+	ld    *llama.Loaded
+	model *llama.Model
+	tok   *tokenizer.Tokenizer
+	ctx   *llama.Context
 }
 
 // open loads the model; a fallback from huge pages to the file map is told
@@ -72,46 +70,29 @@ func (e *engineFlags) open(stderr io.Writer) (*engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--weights: %w", err)
 	}
-	f, err := gguf.Open(e.model)
+	ld, err := llama.Load(e.model, llama.LoadOptions{Placement: place})
 	if err != nil {
 		return nil, err
 	}
-	m, err := llama.FromGGUF(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", e.model, err)
+	if ld.Placed.Notice != "" {
+		fmt.Fprintln(stderr, ld.Placed.Notice)
 	}
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: tokenizer: %w", e.model, err)
-	}
-	// Last, once the tokenizer has its metadata: huge placement unmaps f.
-	placed, err := m.PlaceFile(f, place)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", e.model, err)
-	}
-	if placed.Notice != "" {
-		fmt.Fprintln(stderr, placed.Notice)
-	}
+	m := ld.Model
 	nctx := e.ctxSize
 	if nctx <= 0 || nctx > m.Config.ContextLength {
 		nctx = m.Config.ContextLength
 	}
 	c, err := m.NewContext(llama.Options{NCtx: nctx, NBatch: e.batch, Threads: e.threads, KVType: kv})
 	if err != nil {
-		placed.Free()
-		f.Close()
+		ld.Close()
 		return nil, err
 	}
-	return &engine{file: f, model: m, placed: placed, tok: tok, ctx: c}, nil
+	return &engine{ld: ld, model: m, tok: ld.Tokenizer, ctx: c}, nil
 }
 
 func (e *engine) close() {
 	e.ctx.Close()
-	e.placed.Free()
-	e.file.Close()
+	e.ld.Close()
 }
 
 // parseInterspersed parses flags that may come before or after positional

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/harness/llamabench"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/internal/outfile"
@@ -90,21 +89,13 @@ func Run(cfg Config) (*Result, error) {
 	}
 	res := &Result{Config: cfg, Started: time.Now().UTC()}
 	start := time.Now()
-	f, err := gguf.Open(cfg.Model)
-	if err != nil {
-		return nil, fmt.Errorf("damascus bench: %w", err)
-	}
-	defer f.Close()
-	m, err := llama.FromGGUF(f)
-	if err != nil {
-		return nil, fmt.Errorf("damascus bench: %s: %w", cfg.Model, err)
-	}
 	// The copy (and the release of the file map) is part of loading.
-	placed, err := m.PlaceFile(f, place)
+	ld, err := llama.Load(cfg.Model, llama.LoadOptions{Placement: place, NoTokenizer: true})
 	if err != nil {
 		return nil, fmt.Errorf("damascus bench: %w", err)
 	}
-	defer placed.Free()
+	defer ld.Close()
+	m, f, placed := ld.Model, ld.File, ld.Placed
 	res.LoadNs = time.Since(start).Nanoseconds()
 	res.Placement, res.PlacementNotice, res.FileReleased = string(placed.Placement), placed.Notice, placed.FileReleased
 	bos := int32(-1) // metadata stay readable after the release

@@ -1,8 +1,3 @@
-// Package llama is the Llama forward pass (Llama 2, TinyLlama, Llama 3.x):
-// configuration asserted from GGUF metadata, a float64-accumulating reference
-// over dequantized weights (the oracle), and the production path that feeds
-// quantized weights to the promoted kernels with a KV cache, batched prefill
-// and single-token decode on a persistent worker pool.
 package llama
 
 import (

@@ -27,8 +27,8 @@ func TestDecodeDoesNotAllocate(t *testing.T) {
 	for i := range scores {
 		scores[i] = make([]float32, 256)
 	}
-	c.attn = func(out, q, k, v []float32, nHeads, nKV, hd, nCtx int, scale float32) {
-		off := cap(c.q) - cap(q) // q's offset into the query buffer
+	c.k.attn = func(out, q, k, v []float32, nHeads, nKV, hd, nCtx int, scale float32) {
+		off := cap(c.s.q) - cap(q) // q's offset into the query buffer
 		kvh := off / (nHeads * hd) % cfg.KVHeads
 		attendNoAlloc(out, q, k, v, nHeads, nKV, hd, nCtx, scale, scores[kvh][:nCtx])
 	}
@@ -192,7 +192,7 @@ func TestPreparedBatchSameAsStaticSplit(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		if opts.Threads > 1 && !opts.StaticSplit && c.layers[0].up.prep == nil {
+		if opts.Threads > 1 && !opts.StaticSplit && c.k.layers[0].up.prep == nil {
 			t.Skip("the matmul kernel picked here has no prepared form")
 		}
 		lg, err := c.Eval(prompt, true)
@@ -202,19 +202,25 @@ func TestPreparedBatchSameAsStaticSplit(t *testing.T) {
 		out := append([]float32(nil), lg...)
 		// The layout buffers are made by the first batch; later ones
 		// allocate nothing. The garbage collector is held off while
-		// counting: a collection empties the kernels' sync.Pools, and
-		// refilling one is the runtime's allocation, not the path's (it
-		// made this check flaky on a loaded 2-core machine, 5 allocations
-		// in 1 of 4 runs).
+		// counting (a collection empties the kernels' sync.Pools), and the
+		// fewest of three counts is taken: with 16 workers on 2 cores a
+		// count now and then holds 2-5 allocations (about 1 run in 4 on
+		// the loaded machine; a memory profile put them in parking on the
+		// pool's wake channel and in a worker's kernel scratch growing when
+		// the dealing first hands it a larger chunk). A path that
+		// allocates per prefill does so in every count.
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
-		allocs := testing.AllocsPerRun(3, func() {
-			if err := c.Truncate(0); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.Eval(prompt, true); err != nil {
-				t.Fatal(err)
-			}
-		})
+		allocs := math.Inf(1)
+		for range 3 {
+			allocs = min(allocs, testing.AllocsPerRun(3, func() {
+				if err := c.Truncate(0); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.Eval(prompt, true); err != nil {
+					t.Fatal(err)
+				}
+			}))
+		}
 		if allocs != 0 {
 			t.Errorf("%+v: %.1f allocations per prefill", opts, allocs)
 		}

@@ -1,0 +1,202 @@
+package llama
+
+import "github.com/damascus-llm/damascus/internal/pool"
+
+// linSchedule is the products of one dispatch and how their rows are dealt.
+type linSchedule struct {
+	// tasks[:count] are matrices sharing one input, run in one dispatch
+	// (Q, K, V; gate, up) so that decode pays one barrier for them.
+	tasks [3]linTask
+	count int
+	// dealt says the rows are dealt in chunks; tasks[i]'s chunks end at
+	// chunkEnd[i] in the dealt sequence.
+	dealt    bool
+	chunkEnd [3]int
+	// prepBufs hold a prepared batch's activations, one buffer per task at
+	// most, grown by the first batch that needs them.
+	prepBufs [3][]byte
+	// work computes the products; prepWork lays out a prepared batch's
+	// activations (method values, made once).
+	work, prepWork func(w, n int)
+}
+
+type linTask struct {
+	l     *linear
+	dst   []float32
+	xq    []byte
+	n     int
+	chunk int // rows per dealt chunk
+	// prep is the activations laid out for l.prep (a batch run prepared);
+	// owner says this task lays it out (the first task of its layout).
+	prep  []byte
+	owner bool
+}
+
+// batchChunkRows is the rows per dealt chunk of a prepared batch matmul:
+// four row tiles of the tile kernels. A chunk of the 3B's up projection at
+// 1024 tokens is then about 1.5 ms of tile work, so taking one costs
+// nothing next to it, while a matrix is still 16 to 128 chunks for the
+// workers to even out.
+const batchChunkRows = 64
+
+// dealBytes is about how much weight data one dealt chunk of a matvec
+// streams: large enough that taking a chunk (one uncontended
+// compare-and-swap) and a kernel call cost nothing next to it and a stolen
+// chunk is a long sequential stream, small enough that the workers finish
+// within microseconds of each other. On the 2-vCPU dev VM (1B decode, sizes
+// alternated every 2 tokens, two runs): 64 KiB 18.65/17.10, 128 KiB
+// 18.45/16.89, 256 KiB 18.32/16.66, 512 KiB 18.47/16.83 ms/token (means).
+const dealBytes = 256 << 10
+
+// linear computes dst (n rows of l.w.Rows) = W·x for n activation rows of
+// l.w.Cols, quantizing x first unless it is quantized already.
+func (c *cpuBackend) linear(dst []float32, l *linear, x []float32, n int) {
+	c.lin.tasks[0], c.lin.count = linTask{l: l, dst: dst, xq: c.quantized(l, x, n), n: n}, 1
+	c.runLins()
+}
+
+// linearShared runs the two or three matrices in one dispatch when their
+// kernels take the same activation type, else one after the other.
+func (c *cpuBackend) linearShared(x []float32, n int, a *linear, da []float32, b *linear, db []float32, cl *linear, dc []float32) {
+	if b.at != a.at || b.w.Cols != a.w.Cols || (cl != nil && (cl.at != a.at || cl.w.Cols != a.w.Cols)) {
+		c.linear(da, a, x, n)
+		c.linear(db, b, x, n)
+		if cl != nil {
+			c.linear(dc, cl, x, n)
+		}
+		return
+	}
+	xq := c.quantized(a, x, n)
+	s := &c.lin
+	s.tasks[0] = linTask{l: a, dst: da, xq: xq, n: n}
+	s.tasks[1] = linTask{l: b, dst: db, xq: xq, n: n}
+	s.count = 2
+	if cl != nil {
+		s.tasks[2], s.count = linTask{l: cl, dst: dc, xq: xq, n: n}, 3
+	}
+	c.runLins()
+}
+
+// runLins runs the scheduled products on the pool. A single token's matvecs
+// are dealt in chunks of rows (whole 64-byte lines of dst, about dealBytes
+// of weights each) over all the tasks' matrices in order. A batch whose
+// kernels have a prepared form lays its activations out once (each worker a
+// share of the tokens) and deals batchChunkRows rows at a time the same
+// way; other batches split each matrix's rows statically, the matmul
+// kernels laying out the activations and tiling their own share.
+func (c *cpuBackend) runLins() {
+	s := &c.lin
+	n := s.tasks[0].n
+	s.dealt = c.pool.Size() > 1 && (n == 1 || c.planPrepared())
+	if !s.dealt {
+		c.pool.Run(s.work)
+		return
+	}
+	if n > 1 {
+		c.pool.Run(s.prepWork)
+	}
+	total := 0
+	for i := range s.count {
+		t := &s.tasks[i]
+		if n == 1 {
+			t.chunk = max(16, dealBytes/t.l.w.RowSize&^15)
+		} else {
+			t.chunk = batchChunkRows
+		}
+		total += (t.l.w.Rows + t.chunk - 1) / t.chunk
+		s.chunkEnd[i] = total
+	}
+	c.deal.Reset(total, c.pool.Size())
+	c.pool.Run(s.work)
+}
+
+// planPrepared reports whether every matrix of the batch's products has a
+// prepared form, and if so gives each task its layout buffer, shared by the
+// tasks of one kernel and input.
+func (c *cpuBackend) planPrepared() bool {
+	s := &c.lin
+	for i := range s.count {
+		if s.tasks[i].l.prep == nil {
+			return false
+		}
+	}
+	for i := range s.count {
+		t := &s.tasks[i]
+		t.owner = true
+		for j := range i {
+			if s.tasks[j].l.mmID == t.l.mmID && &s.tasks[j].xq[0] == &t.xq[0] {
+				t.prep, t.owner = s.tasks[j].prep, false
+				break
+			}
+		}
+		if t.owner {
+			size := t.l.prep.Size(t.n, t.l.w.Cols)
+			if cap(s.prepBufs[i]) < size {
+				s.prepBufs[i] = make([]byte, size)
+			}
+			t.prep = s.prepBufs[i][:size]
+		}
+	}
+	return true
+}
+
+// prepWork lays out worker w's share of the batch's tokens for each layout
+// the products need.
+func (c *cpuBackend) prepWork(w, nw int) {
+	s := &c.lin
+	for i := range s.count {
+		t := &s.tasks[i]
+		if t.owner {
+			if lo, hi := pool.Split(t.n, w, nw, t.l.prep.Align); lo < hi {
+				t.l.prep.Prepare(t.prep, t.xq, lo, hi, t.n, t.l.w.Cols)
+			}
+		}
+	}
+}
+
+// linWork computes worker w's rows: a static share of each matrix, or dealt
+// chunks until none is left.
+func (c *cpuBackend) linWork(w, nw int) {
+	s := &c.lin
+	if !s.dealt {
+		for i := range s.count {
+			linPart(&s.tasks[i], w, nw)
+		}
+		return
+	}
+	for {
+		ch, ok := c.deal.Next(w)
+		if !ok {
+			return
+		}
+		i, first := 0, 0
+		for ch >= s.chunkEnd[i] {
+			first = s.chunkEnd[i]
+			i++
+		}
+		t := &s.tasks[i]
+		lo := (ch - first) * t.chunk
+		hi := min(lo+t.chunk, t.l.w.Rows)
+		rs := t.l.w.RowSize
+		if t.n == 1 {
+			t.l.mv(t.dst[lo:hi], t.l.w.Data[lo*rs:hi*rs], t.xq, t.l.w.Cols)
+		} else {
+			t.l.prep.Run(t.dst[lo:], t.l.w.Rows, t.l.w.Data[lo*rs:hi*rs], hi-lo, t.prep, t.n, t.l.w.Cols)
+		}
+	}
+}
+
+// linPart computes worker w's share of the rows of one matrix.
+func linPart(t *linTask, w, nw int) {
+	lo, hi := pool.Split(t.l.w.Rows, w, nw, 8)
+	if lo >= hi {
+		return
+	}
+	rs := t.l.w.RowSize
+	wd := t.l.w.Data[lo*rs : hi*rs]
+	if t.n == 1 {
+		t.l.mv(t.dst[lo:hi], wd, t.xq, t.l.w.Cols)
+		return
+	}
+	t.l.mm(t.dst[lo:], t.l.w.Rows, wd, hi-lo, t.xq, t.n, t.l.w.Cols)
+}

@@ -1,0 +1,107 @@
+package llama
+
+import (
+	"fmt"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/promoted"
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// linear is one weight matrix bound to its kernels.
+type linear struct {
+	w  *Matrix
+	at quant.Type // activation type its kernels take
+	mv ledger.MatVec
+	mm ledger.MatMul
+	// prep is mm in two steps (nil when its kernel has none): batches then
+	// lay their activations out once and deal the rows in chunks. Tasks
+	// whose kernels share mmID share the layout.
+	prep *ledger.PreparedMatMul
+	mmID string
+}
+
+type layerOps struct{ q, k, v, out, gate, up, down linear }
+
+// kernels are the promoted kernels a Context runs: every matrix bound to
+// its products, and the row and attention kernels for its cache type.
+type kernels struct {
+	layers []layerOps
+	output linear
+	quant  map[quant.Type]ledger.Quantize // per activation type
+	rms    ledger.RMSNorm
+	silu   ledger.SiLUMul
+	rope   ledger.RoPE
+	attn   ledger.Attention
+	attnB  ledger.AttentionBatch // prefill over the F32 cache
+	attnH  ledger.AttentionBatch // prefill attention over a 16-bit cache, on its rows widened
+	widenH ledger.Dequantize     // a 16-bit cache's rows to float32
+	attn16 ledger.AttentionHalf  // decode attention over a 16-bit cache as stored
+}
+
+// cachePrecision is the attention precision class of each 16-bit cache type.
+var cachePrecision = map[quant.Type]ledger.Precision{quant.BF16: ledger.PrecisionBF16, quant.F16: ledger.PrecisionF16}
+
+// resolveKernels binds every matrix of m to the promoted kernels of its type
+// and picks the attention kernels of the cache type opts asks for.
+func resolveKernels(m *Model, opts Options) (*kernels, error) {
+	k := &kernels{quant: map[quant.Type]ledger.Quantize{},
+		rms: promoted.RMSNorm(), silu: promoted.SiLUMul(), rope: promoted.RoPE(), attn: promoted.Attention(), attnB: promoted.AttentionBatch()}
+	var err error
+	if p, ok := cachePrecision[opts.KVType]; ok {
+		if k.attnH, err = promoted.AttentionBatchAt(p); err != nil {
+			return nil, fmt.Errorf("%s KV cache: %w", opts.KVType, err)
+		}
+		if k.widenH, err = promoted.Dequantize(opts.KVType); err != nil {
+			return nil, fmt.Errorf("%s KV cache: %w", opts.KVType, err)
+		}
+		if k.attn16, err = promoted.AttentionHalf(opts.KVType); err != nil {
+			return nil, fmt.Errorf("%s KV cache: %w", opts.KVType, err)
+		}
+	}
+	k.layers = make([]layerOps, len(m.Layers))
+	for i := range m.Layers {
+		L, ops := &m.Layers[i], &k.layers[i]
+		for _, b := range []struct {
+			dst *linear
+			w   *Matrix
+		}{{&ops.q, &L.Q}, {&ops.k, &L.K}, {&ops.v, &L.V}, {&ops.out, &L.Out}, {&ops.gate, &L.Gate}, {&ops.up, &L.Up}, {&ops.down, &L.Down}} {
+			if *b.dst, err = k.bind(b.w, opts.StaticSplit); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if k.output, err = k.bind(&m.Output, opts.StaticSplit); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// bind resolves w's matvec and matmul (without its prepared form when
+// staticSplit) and the quantization of its activations.
+func (k *kernels) bind(w *Matrix, staticSplit bool) (linear, error) {
+	l := linear{w: w, at: ledger.ActivationType(w.Type)}
+	var err error
+	if l.mv, err = promoted.MatVec(w.Type); err != nil {
+		return l, fmt.Errorf("%s: %w", w.Name, err)
+	}
+	mk, err := promoted.MatMulFor(w.Type)
+	if err != nil {
+		return l, fmt.Errorf("%s: %w", w.Name, err)
+	}
+	l.mm, l.mmID = mk.MatMul, mk.ID
+	if !staticSplit {
+		l.prep = mk.Prepared
+	}
+	if _, ok := k.quant[l.at]; !ok {
+		q, err := promoted.Quantize(l.at)
+		if err != nil {
+			return l, fmt.Errorf("%s: %w", w.Name, err)
+		}
+		k.quant[l.at] = q
+	}
+	if _, err := quant.RowSize(l.at, int64(w.Cols)); err != nil {
+		return l, fmt.Errorf("%s: activations of %d values in %s: %w", w.Name, w.Cols, l.at, err)
+	}
+	return l, nil
+}
