@@ -16,11 +16,24 @@ import (
 // openTest writes a testmodel and loads it.
 func openTest(t *testing.T, o testmodel.Options) *Model {
 	t.Helper()
+	_, m := openModel(t, writeTest(t, o))
+	return m
+}
+
+// writeTest writes a testmodel into a temporary directory.
+func writeTest(t *testing.T, o testmodel.Options) string {
+	t.Helper()
 	p := filepath.Join(t.TempDir(), "m.gguf")
 	if err := testmodel.Write(p, o); err != nil {
 		t.Fatal(err)
 	}
-	f, err := gguf.Open(p)
+	return p
+}
+
+// openModel opens a GGUF file (closed when the test ends) and reads its model.
+func openModel(t *testing.T, path string) (*gguf.File, *Model) {
+	t.Helper()
+	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +42,7 @@ func openTest(t *testing.T, o testmodel.Options) *Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m
+	return f, m
 }
 
 // One NaN in a weight (issue 22) makes Eval fail with a *NonFiniteError
@@ -91,11 +104,7 @@ func TestNewContextRefusesAbsurdThreads(t *testing.T) {
 // if loading allocated more than 64 MiB (the model itself is ~150 KiB).
 func loadErr(t *testing.T, o testmodel.Options) error {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "m.gguf")
-	if err := testmodel.Write(p, o); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(p)
+	f, err := gguf.Open(writeTest(t, o))
 	if err != nil {
 		t.Fatal(err)
 	}

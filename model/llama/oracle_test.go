@@ -421,15 +421,7 @@ func synthModel(t *testing.T, preset, typ string) (string, *Model, *tokenizer.To
 	if err := w.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	m, err := FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, m := openModel(t, path)
 	tk, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)
