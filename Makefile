@@ -5,7 +5,7 @@ GO        ?= go
 BIN       := bin
 BASELINE  := baseline/llama.cpp
 
-.PHONY: all build run test test-arm64 bench baseline lint fuzz clean device-bins device-suite test-noasm test-fallback
+.PHONY: all build run test test-arm64 bench baseline lint fuzz clean device-bins device-suite device-gpu test-noasm test-fallback
 
 all: build
 
@@ -91,6 +91,22 @@ device-bins:
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/llama.test ./model/llama
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/cuda.test ./variants/cuda
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/cudadrv.test ./internal/cuda
+
+# The GPU engine's phase on the lent H200 (scripts/device-e2e.sh gpu): the
+# commands, the GPU-related test binaries, the test data and the pinned
+# llama.cpp's source (scripts/llamacpp-src.sh) in one archive.
+device-gpu:
+	rm -rf .device/gpu && mkdir -p .device/gpu/bin
+	CGO_ENABLED=0 $(GO) build -buildvcs=true -ldflags="-s -w" -o .device/gpu/bin/ ./cmd/...
+	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/gpu/bin/llama.test ./model/llama
+	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/gpu/bin/cuda.test ./variants/cuda
+	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/gpu/bin/cudadrv.test ./internal/cuda
+	test -f .device/llama-src.tar.xz || scripts/llamacpp-src.sh .device/llama-src.tar.xz
+	cp .device/llama-src.tar.xz .device/gpu/
+	cp -rL $(TESTDATA) .device/gpu/testdata
+	tar -C .device/gpu -cf - bin testdata llama-src.tar.xz | xz -T2 -6 > .device/gpu.tar.xz
+	rm -rf .device/gpu
+	@ls -l .device/gpu.tar.xz
 
 # The whole suite for the lent device (scripts/device-suite.sh runs it there):
 # every package's test binary, the pinned llama.cpp's libraries and the test

@@ -404,5 +404,79 @@ cuda)
 		grep -aE "Function|REG" "$OUT/sass.txt" | head -40
 	fi
 	;;
+gpu)
+	# Issue 18, part 2, on the lent H200: the GPU engine beside llama.cpp
+	# CUDA. `make device-gpu` packs .device/gpu.tar.xz (binaries, test data,
+	# the pinned llama.cpp's source); carry [".device/gpu.tar.xz"].
+	#  1. llama.cpp's llama-bench built for sm_90a from the pinned source, in
+	#     the background (about 4.5 minutes on 16 cores);
+	#  2. the agreement test: the GPU engine's logits against the CPU
+	#     engine's (llama.test -test.run TestCUDA);
+	#  3. the synthetic 3B and 1B Q4_K_M, then ROUNDS interleaved rounds of
+	#     `ledger damascus-bench -device cuda` and llama-bench -ngl 99 (REPS
+	#     repetitions each a round, pp$PP and tg$TG), every sample kept in
+	#     $OUT/gpu-rounds.jsonl, one JSON object a line:
+	#     {"engine": ..., "model": ..., "round": ..., "result": ...}.
+	NOTE="lent device machine (one NVIDIA H200)"
+	mkdir -p .device/gpu && tar -C .device/gpu -xJf .device/gpu.tar.xz
+	B=.device/gpu/bin
+	export DAMASCUS_TESTDATA=$PWD/.device/gpu/testdata
+	log nvidia-smi; nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1; head -12 "$OUT/nvidia-smi.txt"
+	(
+		mkdir -p /tmp/llcu && tar -C /tmp/llcu -xJf .device/gpu/llama-src.tar.xz && cd /tmp/llcu &&
+			cmake -S . -B b -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a -DGGML_NATIVE=ON \
+				-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF \
+				-DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF && cmake --build b --target llama-bench -j "${BUILD_JOBS:-14}"
+	) > "$OUT/llama-build.txt" 2>&1 &
+	build=$!
+	MODELS=${MODELS:-llama3.2-3b llama3.2-1b}
+	log synth; models $MODELS
+	log "agreement (GPU against CPU)"
+	timeout "${AGREE_TIMEOUT:-240}" $B/llama.test -test.v -test.count=1 -test.run 'TestCUDA|TestDeviceOption' > "$OUT/agree.txt" 2>&1
+	grep -aE "^(=== RUN|--- |ok|FAIL|PASS|panic)|cuda_test|GPU against" "$OUT/agree.txt" | head -30
+	R="$OUT/gpu-rounds.jsonl"
+	dmb() { # dmb MODEL ROUND: one damascus-bench run on the GPU, one line into $R
+		timeout 300 $B/ledger damascus-bench -m "/tmp/$1.gguf" -p "${PP:-1024}" -n "${TG:-256}" -r "${REPS:-2}" -device cuda -weights mmap \
+			> /tmp/dmb.json 2> /tmp/dmb.err || { echo "damascus-bench $1 failed:"; tail -5 /tmp/dmb.err; return; }
+		python3 -c 'import json,sys; print(json.dumps({"engine": "damascus-cuda", "model": sys.argv[1], "round": int(sys.argv[2]), "result": json.load(open("/tmp/dmb.json"))}))' "$1" "$2" >> "$R"
+	}
+	lcb() { # lcb MODEL ROUND: one llama-bench run (all layers on the GPU)
+		timeout 300 /tmp/llcu/b/bin/llama-bench -m "/tmp/$1.gguf" -p "${PP:-1024}" -n "${TG:-256}" -r "${REPS:-2}" -ngl 99 -o jsonl \
+			> /tmp/lcb.jsonl 2> /tmp/lcb.err || { echo "llama-bench $1 failed:"; tail -5 /tmp/lcb.err; return; }
+		python3 -c 'import json,sys; [print(json.dumps({"engine": "llama.cpp-cuda", "model": sys.argv[1], "round": int(sys.argv[2]), "result": json.loads(l)})) for l in open("/tmp/lcb.jsonl") if l.strip()]' "$1" "$2" >> "$R"
+	}
+	summary() { # the medians so far, per engine, model and test
+		python3 - "$R" <<'PY'
+import json, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line); res = r["result"]
+    if r["engine"] == "damascus-cuda":
+        for t in res["tests"]:
+            rows.setdefault((r["model"], t["name"], r["engine"]), []).extend(t["tokens_per_sec"])
+    else:
+        name = ("pp%d" % res["n_prompt"]) if res["n_gen"] == 0 else ("tg%d" % res["n_gen"])
+        rows.setdefault((r["model"], name, r["engine"]), []).extend(res["samples_ts"])
+for k in sorted(rows):
+    v = sorted(rows[k])  # p95 of the time a run takes: the 5th percentile of its rate
+    print("%-12s %-7s %-15s n=%2d median %9.1f tok/s  p95 %9.1f" % (k[0], k[1], k[2], len(v), statistics.median(v), v[int(0.05 * (len(v) - 1))]))
+PY
+	}
+	log "first GPU run (warm-up and a look)"
+	for m in $MODELS; do dmb "$m" 0; done
+	summary
+	log "waiting for the llama.cpp CUDA build"; wait $build; tail -3 "$OUT/llama-build.txt"
+	/tmp/llcu/b/bin/llama-bench --help 2>&1 | head -3
+	for r in $(seq 1 "${ROUNDS:-5}"); do
+		for m in $MODELS; do
+			log "round $r $m"; dmb "$m" "$r"; lcb "$m" "$r"
+		done
+	done
+	summary | tee "$OUT/gpu-summary.txt"
+	# llama-bench and its libraries, for a later call to skip the build
+	if [ -n "${KEEP_LLAMA:-}" ]; then
+		tar -C /tmp/llcu/b/bin -cf - . | xz -T0 -6 > "$OUT/llama-cuda-bin.tar.xz"; ls -l "$OUT/llama-cuda-bin.tar.xz"
+	fi
+	;;
 *) echo "unknown phase $1" >&2; exit 2 ;;
 esac

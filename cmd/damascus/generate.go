@@ -36,6 +36,7 @@ type engineFlags struct {
 	batch   int
 	kvType  string
 	weights string
+	device  string
 }
 
 func (e *engineFlags) register(fs *flag.FlagSet, defaultCtx int) {
@@ -44,6 +45,7 @@ func (e *engineFlags) register(fs *flag.FlagSet, defaultCtx int) {
 	cli.IntVar(fs, &e.ctxSize, "ctx-size", defaultCtx, 0, math.MaxInt32, "context length in tokens (0: the model's, capped by its metadata)")
 	cli.IntVar(fs, &e.batch, "batch-size", 512, 1, math.MaxInt32, "most prompt tokens per prefill step")
 	fs.StringVar(&e.kvType, "kv-type", "f32", "KV cache type: f32, f16 or bf16 (each with the roundings llama.cpp applies to that cache type; bf16 prefills on AMX-BF16 where present)")
+	fs.StringVar(&e.device, "device", llama.DeviceCPU, "where the model runs: cpu, or cuda (the GPU: weights uploaded once, f32 KV cache)")
 	fs.StringVar(&e.weights, "weights", string(llama.DefaultPlacement),
 		"where the weights live: huge (copied onto transparent huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
 }
@@ -82,7 +84,7 @@ func (e *engineFlags) open(stderr io.Writer) (*engine, error) {
 	if nctx <= 0 || nctx > m.Config.ContextLength {
 		nctx = m.Config.ContextLength
 	}
-	c, err := m.NewContext(llama.Options{NCtx: nctx, NBatch: e.batch, Threads: e.threads, KVType: kv})
+	c, err := m.NewContext(llama.Options{NCtx: nctx, NBatch: e.batch, Threads: e.threads, KVType: kv, Device: e.device})
 	if err != nil {
 		ld.Close()
 		return nil, err

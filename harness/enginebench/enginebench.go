@@ -35,6 +35,9 @@ type Config struct {
 	// StaticSplit runs prefill matmuls with the static split of rows
 	// (llama.Options.StaticSplit), to compare with the prepared batches.
 	StaticSplit bool `json:"static_split,omitempty"`
+	// Device is where the graph runs: "cpu" (the default, "" included) or
+	// "cuda" (llama.Options.Device).
+	Device string `json:"device,omitempty"`
 }
 
 // Test is one ppN or tgN test.
@@ -123,7 +126,7 @@ type engine struct {
 }
 
 func (e engine) NewSession(nCtx int) (llamabench.Session, error) {
-	c, err := e.m.NewContext(llama.Options{NCtx: nCtx, NBatch: e.cfg.NBatch, Threads: e.cfg.Threads, KVType: e.kv, StaticSplit: e.cfg.StaticSplit})
+	c, err := e.m.NewContext(llama.Options{NCtx: nCtx, NBatch: e.cfg.NBatch, Threads: e.cfg.Threads, KVType: e.kv, StaticSplit: e.cfg.StaticSplit, Device: e.cfg.Device})
 	if err != nil {
 		return nil, err
 	}
@@ -164,6 +167,9 @@ func (cfg Config) Args() []string {
 	if cfg.StaticSplit {
 		a = append(a, "-static-split")
 	}
+	if cfg.Device != "" {
+		a = append(a, "-device="+cfg.Device)
+	}
 	return a
 }
 
@@ -177,6 +183,7 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Weights, "weights", string(llama.DefaultPlacement), "where the weights live: huge (copied to anonymous huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
 	fs.StringVar(&cfg.KVType, "kv", "", "KV cache type: f32 (default), f16 or bf16")
 	fs.BoolVar(&cfg.StaticSplit, "static-split", false, "prefill matmuls split rows statically, one call per worker (the schedule before prepared batches)")
+	fs.StringVar(&cfg.Device, "device", "", "where the graph runs: cpu (default) or cuda (the GPU, f32 cache)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return err

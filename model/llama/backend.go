@@ -3,10 +3,10 @@ package llama
 // backend runs the graph's heavy steps on one device: the matrix products,
 // attention over the KV cache, and the per-token row work between them. The
 // graph (forward) says what is computed in which order; a backend says where
-// and how it is scheduled. cpuBackend, over the promoted kernels on a worker
-// pool, is the only one.
+// and how it is scheduled: cpuBackend on the promoted kernels over a worker
+// pool, cudaBackend (cuda.go) on the GPU.
 //
-// A second device must provide the same steps over its own copies of what
+// A device other than the CPU must provide the same steps over its own copies of what
 // they read and write: the weights (each linear's matrix), the activations
 // of runState, the kvCache, and the logits, which it hands back in host
 // memory; and the same roundings (activations quantized to each weight
@@ -28,6 +28,14 @@ type backend interface {
 	attention(layer, n int)
 	// close releases the device's resources.
 	close()
+}
+
+// A stepper is a backend that runs a whole forward pass itself: fwd walks
+// the graph at the batch's first position pos; dst (nil: no logits) is
+// where the pass's logits belong in host memory. The GPU records a decode
+// step once and replays it instead of walking the graph again.
+type stepper interface {
+	step(tokens []int32, pos int, dst []float32, fwd func() error) error
 }
 
 // rowOp is the first step of a rowTask on each row; it reads and writes the

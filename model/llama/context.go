@@ -29,6 +29,9 @@ type Options struct {
 	// Capture, when set, receives every layer's output hidden state for
 	// every token evaluated (debugging and per-layer comparisons).
 	Capture CaptureFunc
+	// Device is where the graph runs: "" or "cpu" (the promoted CPU
+	// kernels on a worker pool), or DeviceCUDA (the GPU, float32 cache).
+	Device string
 }
 
 // withDefaults fills in the zero values and checks the rest.
@@ -51,6 +54,11 @@ func (o Options) withDefaults(cfg Config) (Options, error) {
 	default:
 		return o, fmt.Errorf("KV cache type %s is not supported (F32, F16, BF16)", o.KVType)
 	}
+	switch o.Device {
+	case "", DeviceCPU, DeviceCUDA:
+	default:
+		return o, fmt.Errorf("device %q is not one of %s, %s", o.Device, DeviceCPU, DeviceCUDA)
+	}
 	return o, nil
 }
 
@@ -58,8 +66,8 @@ func (o Options) withDefaults(cfg Config) (Options, error) {
 // the promoted kernels, activations quantized to each weight type's
 // activation type as llama.cpp does, a KV cache, prefill in batches through
 // MatMul and single-token decode through MatVec, all on a persistent pool.
-// The graph (graph.go) runs on a backend (backend.go); the CPU's (cpu.go)
-// is the only one. It is not safe for concurrent use.
+// The graph (graph.go) runs on a backend (backend.go): the CPU's (cpu.go)
+// or the GPU's (cuda.go). It is not safe for concurrent use.
 type Context struct {
 	m    *Model
 	opts Options
@@ -69,8 +77,12 @@ type Context struct {
 	b    backend
 }
 
+// DeviceCPU runs the graph on the CPU (Options.Device).
+const DeviceCPU = "cpu"
+
 // NewContext prepares a production context: kernels resolved for every weight
-// type, cache and buffers allocated once, the worker pool started.
+// type, cache and buffers allocated once, the worker pool started (or, on
+// the GPU, the weights uploaded and the cache allocated there).
 func (m *Model) NewContext(opts Options) (*Context, error) {
 	if err := promoted.Validate(); err != nil {
 		return nil, err // a bad $DAMASCUS_KERNELS, named, before any kernel is resolved
@@ -82,15 +94,22 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 	if opts.Threads > MaxThreads {
 		return nil, fmt.Errorf("%d threads is more than %d: each worker holds buffers of its own", opts.Threads, MaxThreads)
 	}
-	if err := checkMemory(m.Config, opts); err != nil {
-		return nil, err
-	}
 	k, err := resolveKernels(m, opts)
 	if err != nil {
 		return nil, err
 	}
-	c := &Context{m: m, opts: opts, k: k,
-		s: newRunState(m.Config, opts.NBatch), kv: newKVCache(m.Config, opts.KVType, opts.NCtx)}
+	c := &Context{m: m, opts: opts, k: k, s: newRunState(m.Config, opts.NBatch)}
+	if opts.Device == DeviceCUDA {
+		c.kv = &kvCache{typ: opts.KVType, nctx: opts.NCtx} // positions only: the cache is on the GPU
+		if c.b, err = newCUDABackend(m, c.s, opts); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	if err := checkMemory(m.Config, opts); err != nil {
+		return nil, err
+	}
+	c.kv = newKVCache(m.Config, opts.KVType, opts.NCtx)
 	c.b = newCPUBackend(m, k, c.s, c.kv, opts)
 	return c, nil
 }
@@ -141,9 +160,10 @@ func (c *Context) Eval(tokens []int32, all bool) ([]float32, error) {
 		case last:
 			dst = c.s.logits[:V]
 		}
-		if err := c.forward(batch, dst, all); err != nil {
+		if err := c.run(batch, dst, all); err != nil {
 			return nil, err
 		}
+		c.kv.pos += len(batch)
 	}
 	logits, pos0 := c.s.logits[:V], start+len(tokens)-1
 	if all {
@@ -154,6 +174,15 @@ func (c *Context) Eval(tokens []int32, all bool) ([]float32, error) {
 		return nil, err
 	}
 	return logits, nil
+}
+
+// run is one forward pass, through the backend's own stepping where it has
+// one (the GPU records a decode step once and replays it).
+func (c *Context) run(batch []int32, dst []float32, all bool) error {
+	if st, ok := c.b.(stepper); ok {
+		return st.step(batch, c.kv.pos, dst, func() error { return c.forward(batch, dst, all) })
+	}
+	return c.forward(batch, dst, all)
 }
 
 // checkMemory refuses a context whose cache and buffers (as NewContext

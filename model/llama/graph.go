@@ -1,6 +1,7 @@
 package llama
 
-// forward runs one batch of tokens through the model, as llama2.c's
+// forward runs one batch of tokens at positions c.kv.pos on (which the
+// caller advances) through the model, as llama2.c's
 // forward() does one token: embed, then per layer the attention block and
 // the feed-forward block, each adding into the residual stream x, then the
 // final norm and the logits. dst receives logits for every row (all) or for
@@ -37,7 +38,6 @@ func (c *Context) forward(tokens []int32, dst []float32, all bool) error {
 		residualNorm(b, s, n, from, norm, next)
 		c.capture(l, n)
 	}
-	c.kv.pos += n
 	if dst != nil {
 		b.linear(dst, &k.output, s.xn[first*m.Config.Dim:], n-first) // logits = Wout·xn
 	}

@@ -31,6 +31,7 @@ var sourceFiles = []struct {
 	{"ops.cu", []string{"rmsnorm_f32", "silu_mul_f32", "softmax_f32", "rope_f32"}},
 	{"quantize.cu", []string{"quantize_q8_0", "quantize_q8_k"}},
 	{"attention.cu", []string{"attn_split", "attn_combine"}},
+	{"engine.cu", []string{"embed_q4k", "embed_q6k", "embed_q80", "add_rmsnorm", "rope_store", "eattn_split", "eattn_combine", "argmax_f32"}},
 }
 
 // Source returns file's text as NVRTC compiles it: common.cuh, then a

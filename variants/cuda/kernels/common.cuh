@@ -69,3 +69,23 @@ __device__ __forceinline__ u32 ld4(const void* p) { return __ldg((const u32*)p);
 __device__ __forceinline__ u16 ld2(const void* p) { return __ldg((const u16*)p); }
 
 #define NEG_INF __int_as_float(0xff800000)
+
+// Device row layouts of the repacked weight formats (matvec.cu, repack in
+// matvec.go): bytes of one row of nb blocks.
+__device__ __forceinline__ int pad16(int n) { return (n + 15) & ~15; }
+__device__ __forceinline__ size_t q6k_row_bytes(int nb) { return (size_t)208 * nb + pad16(2 * nb); }
+__device__ __forceinline__ size_t q80_row_bytes(int nb) { return (size_t)pad16(2 * nb) + (size_t)32 * nb; }
+
+// Sum of v over the block (blockDim.x a multiple of 32, at most 1024);
+// every thread gets it. red holds 32 doubles of shared memory.
+__device__ __forceinline__ double block_sum_d(double v, double* red) {
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	v = warp_sum_d(v);
+	__syncthreads(); // red may still be read from a previous call
+	if (lane == 0) red[warp] = v;
+	__syncthreads();
+	const int nw = blockDim.x >> 5;
+	v = lane < nw ? red[lane] : 0.0;
+	return warp_sum_d(v);
+}
+

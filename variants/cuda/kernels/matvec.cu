@@ -132,8 +132,6 @@ MATVEC_ENTRIES(q4k)
 // ql[128] then qh[64]), nb×16 bytes of int8 scales, nb halves d padded to 16
 // bytes: q6k_row_bytes(nb) = 208·nb + pad16(2·nb).
 
-__device__ __forceinline__ int pad16(int n) { return (n + 15) & ~15; }
-__device__ __forceinline__ size_t q6k_row_bytes(int nb) { return (size_t)208 * nb + pad16(2 * nb); }
 
 __device__ __forceinline__ int sext8(u32 w, int byte) { return (int)(i8)((w >> (8 * byte)) & 0xff); }
 
@@ -227,7 +225,6 @@ MATVEC_ENTRIES(q6k)
 // q80_row_bytes(nb) = pad16(2·nb) + 32·nb. One lane per block, a warp takes
 // 32 blocks (1 KiB of quants) per step.
 
-__device__ __forceinline__ size_t q80_row_bytes(int nb) { return (size_t)pad16(2 * nb) + (size_t)32 * nb; }
 
 // The 32 quants and the scale of Q8_0 activation block xb (34 bytes, 2-byte
 // aligned), read as nine aligned words from xb rounded down to 4 bytes.

@@ -1,19 +1,6 @@
 // ops.cu: the float32 vector ops, with ggml's (and the naive variants')
 // arithmetic: sums of squares and softmax sums in double, the rest in float.
 
-// Sum of v over the block (blockDim.x a multiple of 32, at most 1024);
-// every thread gets it. red holds 32 doubles of shared memory.
-__device__ __forceinline__ double block_sum_d(double v, double* red) {
-	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	v = warp_sum_d(v);
-	__syncthreads(); // red may still be read from a previous call
-	if (lane == 0) red[warp] = v;
-	__syncthreads();
-	const int nw = blockDim.x >> 5;
-	v = lane < nw ? red[lane] : 0.0;
-	return warp_sum_d(v);
-}
-
 __device__ __forceinline__ float block_max(float v, float* red) {
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	v = warp_max(v);

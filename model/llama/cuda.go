@@ -1,0 +1,437 @@
+package llama
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"unsafe"
+
+	cu "github.com/damascus-llm/damascus/internal/cuda"
+	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/cuda"
+)
+
+// DeviceCUDA runs the graph on the GPU (Options.Device).
+const DeviceCUDA = "cuda"
+
+// cudaBackend runs the graph on the GPU: the weights uploaded once, the
+// activations, the KV cache and the logits kept on the device, each step a
+// kernel of variants/cuda. The graph still names runState's host buffers;
+// each has a device twin of the same shape, and a host slice stands for the
+// same offset into its twin (the host buffers are never written). A decode
+// step (one token) is recorded once as a CUDA graph and replayed: its
+// kernels read the position and the token from device memory, which is all
+// that changes between steps.
+type cudaBackend struct {
+	e   *cuda.Engine
+	cfg Config
+	s   *runState      // the host buffers the graph names
+	l   *cuda.Launcher // set during a step
+
+	weights map[*byte]cuda.Weights // by the host matrix's first byte: a tied head shares the embedding's upload
+	embed   cuda.Weights
+	norms   map[*float32]cu.Ptr
+	twins   []twin
+	xq      cu.Ptr // the quantized activations the next product reads
+	act     struct {
+		src  cu.Ptr
+		typ  quant.Type
+		rows int
+	}
+	logits     cu.Ptr // the head's output: at most NBatch rows of Vocab
+	logitsRows int
+	tokens     cu.Ptr // the batch's token ids (int32)
+	pos        cu.Ptr // the batch's first position (int32)
+	kc, vc     []cu.Ptr
+	nctx       int
+	cosT, sinT cu.Ptr
+	decode     cuda.AttnPlan // a step of one token
+	batch      cuda.AttnPlan // a prefill batch
+	po, pml    cu.Ptr
+	graph      *cu.Graph // the recorded decode step
+	allocs     []cu.Ptr
+}
+
+// twin is a runState buffer and its device copy.
+type twin struct {
+	host []float32
+	dev  cu.Ptr
+}
+
+var _ backend = (*cudaBackend)(nil)
+
+// newCUDABackend opens the GPU and uploads m's weights, rope tables and a
+// KV cache of opts.NCtx positions.
+func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
+	cfg := m.Config
+	switch {
+	case opts.KVType != quant.F32:
+		return nil, fmt.Errorf("the cuda backend keeps a float32 KV cache only (asked for %s)", opts.KVType)
+	case opts.Capture != nil:
+		return nil, errors.New("the cuda backend cannot capture layer outputs (its activations stay on the GPU)")
+	}
+	e, err := cuda.OpenEngine()
+	if err != nil {
+		return nil, fmt.Errorf("cuda backend: %w", err)
+	}
+	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx}
+	if b.decode, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 64, 256); err == nil {
+		b.batch, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 256, 64)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cuda backend: %w", err)
+	}
+	err = e.Do(func(l *cuda.Launcher) error {
+		b.l = l
+		defer func() { b.l = nil }()
+		return b.upload(m, s, opts)
+	})
+	if err != nil {
+		b.close()
+		return nil, fmt.Errorf("cuda backend: %w", err)
+	}
+	return b, nil
+}
+
+// upload allocates and fills everything the backend keeps on the device.
+func (b *cudaBackend) upload(m *Model, s *runState, opts Options) error {
+	cfg, l := b.cfg, b.l
+	free, _, err := l.T.MemInfo()
+	if err != nil {
+		return err
+	}
+	if need := b.deviceBytes(m, opts); need > free {
+		return fmt.Errorf("the model and a context of %d positions need %.1f GiB of GPU memory, %.1f GiB are free: use a shorter context (--ctx-size)",
+			opts.NCtx, float64(need)/(1<<30), float64(free)/(1<<30))
+	}
+	alloc := func(n int) (cu.Ptr, error) {
+		p, err := l.Alloc(n)
+		if err == nil {
+			b.allocs = append(b.allocs, p)
+		}
+		return p, err
+	}
+	for _, h := range [][]float32{s.x, s.xn, s.q, s.kb, s.vb, s.att, s.tmp, s.gate, s.up} {
+		p, err := alloc(4 * len(h))
+		if err != nil {
+			return err
+		}
+		b.twins = append(b.twins, twin{h, p})
+	}
+	xqBytes := 0
+	for _, t := range []quant.Type{quant.Q8_K, quant.Q8_0} {
+		for _, k := range []int{cfg.Dim, cfg.QDim(), cfg.FFNDim} {
+			if rs, err := quant.RowSize(t, int64(k)); err == nil {
+				xqBytes = max(xqBytes, opts.NBatch*int(rs))
+			}
+		}
+	}
+	if b.xq, err = alloc(xqBytes); err != nil {
+		return err
+	}
+	b.logitsRows = opts.NBatch
+	if b.logits, err = alloc(4 * opts.NBatch * cfg.Vocab); err != nil {
+		return err
+	}
+	if b.tokens, err = alloc(4 * opts.NBatch); err != nil {
+		return err
+	}
+	if b.pos, err = alloc(4); err != nil {
+		return err
+	}
+	poN := max(b.decode.PartialFloats(cfg.Heads, cfg.HeadDim), opts.NBatch*b.batch.PartialFloats(cfg.Heads, cfg.HeadDim))
+	if b.po, err = alloc(4 * poN); err != nil {
+		return err
+	}
+	if b.pml, err = alloc(4 * 2 * poN / cfg.HeadDim); err != nil {
+		return err
+	}
+	kvBytes := 4 * opts.NCtx * cfg.KVDim()
+	for range cfg.Layers {
+		k, err := alloc(kvBytes)
+		if err != nil {
+			return err
+		}
+		v, err := alloc(kvBytes)
+		if err != nil {
+			return err
+		}
+		b.kc, b.vc = append(b.kc, k), append(b.vc, v)
+	}
+	// Every position's rope angles, by the CPU engine's own function.
+	half := cfg.HeadDim / 2
+	cs, sn := make([]float32, opts.NCtx*half), make([]float32, opts.NCtx*half)
+	for p := range opts.NCtx {
+		m.ropeAngles(cs[p*half:(p+1)*half], sn[p*half:(p+1)*half], p)
+	}
+	if b.cosT, err = b.uploadFloats(cs); err != nil {
+		return err
+	}
+	if b.sinT, err = b.uploadFloats(sn); err != nil {
+		return err
+	}
+	if b.embed, err = b.matrix(&m.Embed); err != nil {
+		return err
+	}
+	for i := range m.Layers {
+		L := &m.Layers[i]
+		for _, w := range []*Matrix{&L.Q, &L.K, &L.V, &L.Out, &L.Gate, &L.Up, &L.Down} {
+			if _, err := b.matrix(w); err != nil {
+				return err
+			}
+		}
+		for _, v := range [][]float32{L.AttnNorm, L.FFNNorm} {
+			if _, err := b.norm(v); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := b.norm(m.Norm); err != nil {
+		return err
+	}
+	_, err = b.matrix(&m.Output)
+	return err
+}
+
+// deviceBytes is about what upload allocates.
+func (b *cudaBackend) deviceBytes(m *Model, opts Options) uint64 {
+	cfg := m.Config
+	n := uint64(len(m.Embed.Data))
+	for i := range m.Layers {
+		L := &m.Layers[i]
+		for _, w := range []*Matrix{&L.Q, &L.K, &L.V, &L.Out, &L.Gate, &L.Up, &L.Down} {
+			n += uint64(len(w.Data))
+		}
+	}
+	if &m.Output.Data[0] != &m.Embed.Data[0] {
+		n += uint64(len(m.Output.Data))
+	}
+	n = n * 21 / 20                                                           // repacking pads rows
+	n += 2 * 4 * uint64(cfg.Layers) * uint64(opts.NCtx) * uint64(cfg.KVDim()) // KV cache
+	n += 4 * uint64(opts.NBatch) * uint64(cfg.Vocab+3*cfg.Dim+2*cfg.QDim()+2*cfg.KVDim()+2*cfg.FFNDim)
+	return n + 8*uint64(opts.NCtx)*uint64(cfg.HeadDim/2) + 64<<20
+}
+
+func (b *cudaBackend) uploadFloats(v []float32) (cu.Ptr, error) {
+	p, err := b.l.Alloc(4 * len(v))
+	if err != nil {
+		return 0, err
+	}
+	b.allocs = append(b.allocs, p)
+	return p, cu.HtoD(b.l.T, p, v)
+}
+
+// matrix uploads w once (by its data) and returns its device form.
+func (b *cudaBackend) matrix(w *Matrix) (cuda.Weights, error) {
+	key := &w.Data[0]
+	if dw, ok := b.weights[key]; ok {
+		return dw, nil
+	}
+	if !cuda.Supported(w.Type) {
+		return cuda.Weights{}, fmt.Errorf("%s: %s weights have no cuda kernels (Q4_K, Q6_K, Q8_0)", w.Name, w.Type)
+	}
+	dw, err := b.l.UploadWeights(w.Data, w.Type, w.Rows, w.Cols)
+	if err != nil {
+		return cuda.Weights{}, fmt.Errorf("%s: %w", w.Name, err)
+	}
+	b.allocs = append(b.allocs, dw.P)
+	b.weights[key] = dw
+	return dw, nil
+}
+
+// norm uploads a norm weight once.
+func (b *cudaBackend) norm(v []float32) (cu.Ptr, error) {
+	if p, ok := b.norms[&v[0]]; ok {
+		return p, nil
+	}
+	p, err := b.uploadFloats(v)
+	if err == nil {
+		b.norms[&v[0]] = p
+	}
+	return p, err
+}
+
+// dev is the device twin of host slice x, at the same offset; ok false when
+// x is not in a runState buffer (the logits).
+func (b *cudaBackend) dev(x []float32) (p cu.Ptr, ok bool) {
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(x)))
+	for _, t := range b.twins {
+		base := uintptr(unsafe.Pointer(unsafe.SliceData(t.host)))
+		if at >= base && at < base+4*uintptr(len(t.host)) {
+			return t.dev.Add(int(at - base)), true
+		}
+	}
+	return 0, false
+}
+
+// twinOf is dev for the buffers that always have a twin.
+func (b *cudaBackend) twinOf(x []float32) cu.Ptr {
+	p, ok := b.dev(x)
+	if !ok {
+		panic("cuda backend: an activation buffer without a device twin")
+	}
+	return p
+}
+
+// step runs one forward pass on the device thread: the batch's tokens and
+// first position uploaded, then the pass, recorded once and replayed for a
+// single token with logits, and the logits brought back into dst.
+func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() error) error {
+	return b.e.Do(func(l *cuda.Launcher) error {
+		b.l = l
+		defer func() { b.l = nil }()
+		run := func() (err error) {
+			defer recoverCUDA(&err)
+			return fwd()
+		}
+		if err := cu.HtoDAsync(l.T, b.tokens, tokens, l.S); err != nil {
+			return err
+		}
+		if err := cu.HtoDAsync(l.T, b.pos, []int32{int32(pos)}, l.S); err != nil {
+			return err
+		}
+		switch {
+		case len(tokens) == 1 && dst != nil:
+			if b.graph == nil {
+				g, err := l.T.Capture(l.S, run)
+				if err != nil {
+					return fmt.Errorf("recording the decode step: %w", err)
+				}
+				b.graph = g
+			}
+			if err := l.T.LaunchGraph(b.graph, l.S); err != nil {
+				return err
+			}
+		default:
+			if err := run(); err != nil {
+				return err
+			}
+		}
+		if dst != nil {
+			if err := cu.DtoHAsync(l.T, dst, b.logits, l.S); err != nil {
+				return err
+			}
+		}
+		return l.T.Sync(l.S)
+	})
+}
+
+// must raises a launch failure: the backend's steps other than rows return
+// nothing, so step recovers it as the pass's error (recoverCUDA).
+func (b *cudaBackend) must(err error) {
+	if err != nil {
+		panic(cudaFailure{err})
+	}
+}
+
+type cudaFailure struct{ err error }
+
+func (b *cudaBackend) rows(t rowTask) (err error) {
+	defer recoverCUDA(&err)
+	cfg, l := b.cfg, b.l
+	n, d := t.n, cfg.Dim
+	s := b.s
+	x := b.twinOf(s.x)
+	b.act.src = 0
+	var add cu.Ptr
+	switch t.op {
+	case rowEmbed:
+		b.must(l.Embed(x, b.embed, b.tokens, n))
+	case rowAdd:
+		add = b.twinOf(s.tmp)
+	case rowRopeStore:
+		b.must(b.ropeStore(t.layer, n))
+	case rowSiLU:
+		g, u := b.twinOf(s.gate), b.twinOf(s.up)
+		b.must(l.SiLUMul(g, g, u, n*cfg.FFNDim))
+	}
+	if t.norm != nil || add != 0 {
+		var w cu.Ptr
+		if t.norm != nil {
+			w = b.norms[&t.norm[0]]
+		}
+		b.must(l.AddRMSNorm(x, add, b.twinOf(s.xn), w, n, d, cfg.RMSEps, t.from))
+	}
+	if t.next != nil {
+		k := t.next.w.Cols
+		src := b.twinOf(t.nextIn).Add(4 * t.from * k)
+		b.must(l.Quantize(t.next.at, b.xq, src, (n-t.from)*k))
+		b.act.src, b.act.typ, b.act.rows = src, t.next.at, n-t.from
+	}
+	return nil
+}
+
+// recoverCUDA turns a launch failure raised by must into the error of the
+// call that recovers it.
+func recoverCUDA(err *error) {
+	if p := recover(); p != nil {
+		f, ok := p.(cudaFailure)
+		if !ok {
+			panic(p)
+		}
+		*err = f.err
+	}
+}
+
+func (b *cudaBackend) ropeStore(layer, n int) error {
+	cfg := b.cfg
+	q, k, v := b.twinOf(b.s.q), b.twinOf(b.s.kb), b.twinOf(b.s.vb)
+	return b.l.RopeStore(q, k, v, b.kc[layer], b.vc[layer], b.pos, n, cfg.Heads, cfg.KVHeads, cfg.HeadDim, b.nctx, b.cosT, b.sinT, ropeNeoX)
+}
+
+// linear quantizes x unless the last row task left it quantized for l's
+// activation type, then runs the product; a destination outside runState
+// is the logits.
+func (b *cudaBackend) linear(dst []float32, ln *linear, x []float32, n int) {
+	src := b.twinOf(x)
+	if b.act.src != src || b.act.typ != ln.at || b.act.rows != n {
+		b.must(b.l.Quantize(ln.at, b.xq, src, n*ln.w.Cols))
+		b.act.src, b.act.typ, b.act.rows = src, ln.at, n
+	}
+	out, ok := b.dev(dst)
+	if !ok {
+		if n > b.logitsRows {
+			panic(cudaFailure{fmt.Errorf("logits of %d rows, room for %d", n, b.logitsRows)})
+		}
+		out = b.logits
+	}
+	b.must(b.l.MatMul(out, b.weights[&ln.w.Data[0]], b.xq, n))
+}
+
+func (b *cudaBackend) linearShared(x []float32, n int, a *linear, da []float32, c *linear, dc []float32, e *linear, de []float32) {
+	b.linear(da, a, x, n)
+	b.linear(dc, c, x, n)
+	if e != nil {
+		b.linear(de, e, x, n)
+	}
+}
+
+// attention rotates and stores a single token's keys first (a batch's
+// were by rowRopeStore), then attends.
+func (b *cudaBackend) attention(layer, n int) {
+	cfg := b.cfg
+	if n == 1 {
+		b.must(b.ropeStore(layer, 1))
+	}
+	p := b.batch
+	if n == 1 {
+		p = b.decode
+	}
+	q, att := b.twinOf(b.s.q), b.twinOf(b.s.att)
+	scale := float32(1 / math.Sqrt(float64(cfg.HeadDim)))
+	b.must(b.l.Attention(p, att, q, b.kc[layer], b.vc[layer], b.po, b.pml, b.pos, n, cfg.Heads, cfg.KVHeads, cfg.HeadDim, b.nctx, scale))
+	b.act.src = 0
+}
+
+func (b *cudaBackend) close() {
+	_ = b.e.Do(func(l *cuda.Launcher) error {
+		if b.graph != nil {
+			_ = l.T.DestroyGraph(b.graph)
+		}
+		for _, p := range b.allocs {
+			_ = l.T.Free(p)
+		}
+		return nil
+	})
+	b.allocs, b.graph = nil, nil
+}

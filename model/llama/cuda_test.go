@@ -1,0 +1,109 @@
+package llama
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/damascus-llm/damascus/internal/testmodel"
+	"github.com/damascus-llm/damascus/variants/cuda"
+)
+
+// requireGPU skips where no CUDA device opens, saying why.
+func requireGPU(t *testing.T) {
+	t.Helper()
+	if err := cuda.Available(); err != nil {
+		t.Skipf("GPU tests skipped: %v", err)
+	}
+}
+
+// The GPU engine's logits against the CPU engine's on the same file, over a
+// float32 cache: a prefill spanning two batches (every position's logits),
+// decode steps (the recorded graph replayed at each new position), then the
+// cache truncated and decoding resumed at an earlier position. Cosine ≥
+// 0.9999 and the same top-1 on every decisive position, each step.
+func TestCUDAAgreesWithCPU(t *testing.T) {
+	requireGPU(t)
+	for _, tc := range []struct{ preset, typ string }{
+		{"tiny", "Q4_K_M"}, {"tiny", "Q8_0"}, {"llama3.2-3b-2l", "Q4_K_M"},
+	} {
+		t.Run(tc.preset+"/"+tc.typ, func(t *testing.T) {
+			_, m, _ := synthModel(t, tc.preset, tc.typ)
+			opts := Options{NCtx: 96, NBatch: 16, Threads: 2}
+			cpu, err := m.NewContext(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cpu.Close()
+			opts.Device = DeviceCUDA
+			gpu, err := m.NewContext(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gpu.Close()
+			rng := rand.New(rand.NewPCG(1, 2))
+			tok := func() int32 { return int32(rng.IntN(m.Config.Vocab)) }
+			prompt := make([]int32, 24)
+			for i := range prompt {
+				prompt[i] = tok()
+			}
+			V := m.Config.Vocab
+			var worst spread
+			worst.cosine = 1
+			check := func(what string, tokens []int32, all bool) {
+				t.Helper()
+				a, err := cpu.Eval(tokens, all)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a = slices.Clone(a)
+				b, err := gpu.Eval(tokens, all)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				var ra, rb [][]float32
+				for j := 0; j < len(a)/V; j++ {
+					ra, rb = append(ra, b[j*V:(j+1)*V]), append(rb, a[j*V:(j+1)*V])
+				}
+				s := compareRuns(ra, rb)
+				if s.cosine < 0.9999 || s.misses > 0 {
+					t.Errorf("%s at position %d: GPU against CPU: %v", what, gpu.Pos(), s)
+				}
+				worst.cosine, worst.maxAbs = min(worst.cosine, s.cosine), max(worst.maxAbs, s.maxAbs)
+				worst.decisive, worst.misses = worst.decisive+s.decisive, worst.misses+s.misses
+			}
+			check("prefill", prompt, true)
+			for range 16 {
+				check("decode", []int32{tok()}, false)
+			}
+			for _, c := range []*Context{cpu, gpu} {
+				if err := c.Truncate(10); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 6 {
+				check("decode after truncation", []int32{tok()}, false)
+			}
+			check("prefill after decode", prompt[:5], false)
+			t.Logf("%s %s: %v", tc.preset, tc.typ, worst)
+		})
+	}
+}
+
+// Without a usable GPU, asking for it is one clear error naming it; an
+// unknown device is refused before anything is allocated.
+func TestDeviceOptionErrors(t *testing.T) {
+	m := openTest(t, testmodel.Options{})
+	if _, err := m.NewContext(Options{NCtx: 8, Device: "tpu"}); err == nil || !strings.Contains(err.Error(), `"tpu"`) {
+		t.Errorf("Device tpu: err = %v, want one naming the device", err)
+	}
+	if cuda.Available() == nil {
+		t.Log("a GPU is present: the no-GPU error is not exercised here")
+		return
+	}
+	_, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA})
+	if err == nil || !strings.Contains(err.Error(), "cuda") {
+		t.Errorf("Device cuda without a GPU: err = %v, want a cuda error", err)
+	}
+}

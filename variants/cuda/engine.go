@@ -1,0 +1,178 @@
+package cuda
+
+import (
+	"fmt"
+
+	cu "github.com/damascus-llm/damascus/internal/cuda"
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// The engine's side of the family: device-resident forms of the same
+// kernels (and of engine.cu's batch kernels) for model/llama's cuda
+// backend, which keeps weights, activations and the KV cache on the GPU
+// and calls these from inside one Engine.Do per forward pass.
+
+// Engine is the process's GPU with the kernels loaded.
+type Engine struct{ r *gpu }
+
+// OpenEngine opens the device and compiles and loads the kernels (once per
+// process), or says why it cannot.
+func OpenEngine() (*Engine, error) {
+	r, err := device()
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{r: r}, nil
+}
+
+// Info describes the device.
+func (e *Engine) Info() cu.Info { return e.r.dev.Info }
+
+// Arch is what the kernels were compiled for.
+func (e *Engine) Arch() string { return e.r.arch }
+
+// Do runs f on the device thread with a launcher over the thread's stream.
+// f must not call Do.
+func (e *Engine) Do(f func(l *Launcher) error) error {
+	return e.r.dev.Do(func(t *cu.Thread) error {
+		s, err := t.Stream()
+		if err != nil {
+			return err
+		}
+		return f(&Launcher{r: e.r, T: t, S: s})
+	})
+}
+
+// A Launcher enqueues the engine's kernels on one stream; valid only inside
+// the Do that made it. Every pointer is device memory.
+type Launcher struct {
+	r *gpu
+	T *cu.Thread
+	S cu.Stream
+}
+
+// Weights is a matrix in its device layout.
+type Weights struct {
+	P          cu.Ptr
+	Type       quant.Type
+	Rows, Cols int
+	f          *format
+}
+
+// Supported reports whether weights of typ can live on the device.
+func Supported(typ quant.Type) bool { return formats[typ] != nil }
+
+// UploadWeights copies rows of k values of typ (ggml's layout) to the
+// device, repacked into the kernels' layout where it has one.
+func (l *Launcher) UploadWeights(w []byte, typ quant.Type, rows, k int) (Weights, error) {
+	f := formats[typ]
+	if f == nil {
+		return Weights{}, fmt.Errorf("cuda: no kernels for %s weights (Q4_K, Q6_K, Q8_0)", typ)
+	}
+	dw := f.deviceWeights(w, rows, k)
+	p, err := l.T.Alloc(len(dw) + bufPad)
+	if err != nil {
+		return Weights{}, err
+	}
+	if err := cu.HtoD(l.T, p, dw); err != nil {
+		return Weights{}, err
+	}
+	return Weights{P: p, Type: typ, Rows: rows, Cols: k, f: f}, nil
+}
+
+// Alloc allocates n bytes (with the readers' slack past the end).
+func (l *Launcher) Alloc(n int) (cu.Ptr, error) { return l.T.Alloc(n + bufPad) }
+
+// MatMul computes dst[j*rows + r] = W[r]·X[j] for n activation rows x
+// (ActivationType of W's type): the matvec kernel for one row, the
+// 8-token kernel for a batch.
+func (l *Launcher) MatMul(dst cu.Ptr, w Weights, x cu.Ptr, n int) error {
+	if n == 1 {
+		return l.r.matVec(l.T, l.S, w.f, 1, dst, w.P, w.Rows, x, w.Cols)
+	}
+	return l.r.matMul(l.T, l.S, w.f, dst, w.Rows, w.P, w.Rows, x, n, w.Cols)
+}
+
+// Quantize writes n values of x (whole blocks) as typ's blocks at dst.
+func (l *Launcher) Quantize(typ quant.Type, dst, x cu.Ptr, n int) error {
+	return l.r.quantize(l.T, l.S, typ, dst, x, n)
+}
+
+// Embed writes the rows tok[0..n) of the embedding matrix w into x.
+func (l *Launcher) Embed(x cu.Ptr, w Weights, tok cu.Ptr, n int) error {
+	name := map[quant.Type]string{quant.Q4_K: "embed_q4k", quant.Q6_K: "embed_q6k", quant.Q8_0: "embed_q80"}[w.Type]
+	if name == "" {
+		return fmt.Errorf("cuda: no embedding kernel for %s", w.Type)
+	}
+	return l.T.Launch(l.r.fns[name], cu.D2((w.Cols+255)/256, n), cu.D1(256), 0, l.S, x.Arg(), w.P.Arg(), tok.Arg(), cu.I32(w.Cols))
+}
+
+// AddRMSNorm adds add (when non-zero) into n rows of x and, for rows from
+// `from` on when w is non-zero, writes x normalized with weight w into xn.
+func (l *Launcher) AddRMSNorm(x, add, xn, w cu.Ptr, n, dim int, eps float32, from int) error {
+	return l.T.Launch(l.r.fns["add_rmsnorm"], cu.D1(n), cu.D1(blockFor(dim)), 0, l.S,
+		x.Arg(), add.Arg(), xn.Arg(), w.Arg(), cu.I32(dim), cu.F32(eps), cu.I32(from))
+}
+
+// RopeStore rotates n tokens' queries q (in place) and keys k, and stores
+// the keys and values v in the layer's cache kc, vc ([KV head][position]
+// [headDim], nctx positions) at positions *posp + j; cosT and sinT hold
+// every position's angles.
+func (l *Launcher) RopeStore(q, k, v, kc, vc, posp cu.Ptr, n, nHeads, nKV, hd, nctx int, cosT, sinT cu.Ptr, neox bool) error {
+	nx := 0
+	if neox {
+		nx = 1
+	}
+	return l.T.Launch(l.r.fns["rope_store"], cu.D2(n, nHeads+nKV), cu.D1(min(128, max(32, hd/2))), 0, l.S,
+		q.Arg(), k.Arg(), v.Arg(), kc.Arg(), vc.Arg(), posp.Arg(), cu.I32(nHeads), cu.I32(nKV), cu.I32(hd), cu.I32(nctx),
+		cosT.Arg(), sinT.Arg(), cu.I32(nx))
+}
+
+// AttnPlan splits a layer's attention over the context: chunk positions a
+// block, NChunks blocks per KV head and token (the context's whole length,
+// so that a recorded step is valid at every position).
+type AttnPlan struct{ Chunk, NChunks, shared int }
+
+// MaxGroup is the most query heads per KV head the attention kernel takes.
+const MaxGroup = 8
+
+// PlanAttention splits nctx positions into chunks of at least minChunk
+// (a multiple of 32) and at most maxChunks of them.
+func PlanAttention(nHeads, nKV, hd, nctx, minChunk, maxChunks int) (AttnPlan, error) {
+	g := nHeads / nKV
+	if g > MaxGroup || g*nKV != nHeads {
+		return AttnPlan{}, fmt.Errorf("cuda attention: %d query heads over %d KV heads (at most %d per KV head)", nHeads, nKV, MaxGroup)
+	}
+	chunk := max(minChunk, (nctx+maxChunks-1)/maxChunks)
+	chunk = (chunk + 31) / 32 * 32
+	shared := 4 * (g*hd + g*chunk)
+	if shared > 48<<10 {
+		return AttnPlan{}, fmt.Errorf("cuda attention: a chunk of %d positions needs %d bytes of shared memory", chunk, shared)
+	}
+	return AttnPlan{Chunk: chunk, NChunks: (nctx + chunk - 1) / chunk, shared: shared}, nil
+}
+
+// PartialFloats is the floats of the po scratch one token needs (pml needs
+// 2/headDim of it).
+func (p AttnPlan) PartialFloats(nHeads, hd int) int { return p.NChunks * nHeads * hd }
+
+// Attention runs n tokens' causal attention (token j at position *posp+j)
+// over the layer's cache into out (n × nHeads × hd), through scratch po
+// (n·PartialFloats) and pml (n·NChunks·nHeads·2 floats).
+func (l *Launcher) Attention(p AttnPlan, out, q, kc, vc, po, pml, posp cu.Ptr, n, nHeads, nKV, hd, nctx int, scale float32) error {
+	if err := l.T.Launch(l.r.fns["eattn_split"], cu.Dim3{X: p.NChunks, Y: nKV, Z: n}, cu.D1(128), p.shared, l.S,
+		po.Arg(), pml.Arg(), q.Arg(), kc.Arg(), vc.Arg(), posp.Arg(), cu.I32(nHeads), cu.I32(nKV), cu.I32(hd), cu.I32(nctx),
+		cu.F32(scale), cu.I32(p.Chunk), cu.I32(p.NChunks)); err != nil {
+		return err
+	}
+	return l.T.Launch(l.r.fns["eattn_combine"], cu.D2(nHeads, n), cu.D1(min(128, max(32, hd))), 0, l.S,
+		out.Arg(), po.Arg(), pml.Arg(), cu.I32(nHeads), cu.I32(hd), cu.I32(p.NChunks))
+}
+
+// SiLUMul sets dst = silu(g)·u over n values.
+func (l *Launcher) SiLUMul(dst, g, u cu.Ptr, n int) error { return l.r.siluMul(l.T, l.S, dst, g, u, n) }
+
+// Argmax writes the index of the largest of x[0..n) into *dst (an int32).
+func (l *Launcher) Argmax(dst, x cu.Ptr, n int) error {
+	return l.T.Launch(l.r.fns["argmax_f32"], cu.D1(1), cu.D1(1024), 0, l.S, dst.Arg(), x.Arg(), cu.I32(n))
+}

@@ -1,0 +1,281 @@
+// engine.cu: the kernels only the GPU engine (model/llama's cuda backend)
+// uses, beside the ledger's: they work on n rows of a batch at once, and
+// read the batch's first position from device memory (*posp), so that a
+// decode step recorded once as a CUDA graph replays at every position.
+
+// ---- embedding: token rows of the embedding matrix as float32 -------------
+
+// Row tok[j] of a Q4_K matrix (ggml's layout) into x[j*k …]: one thread per
+// value, the reference dequantizer's roundings ((d·sc)·q − dmin·m, no fused
+// multiply-add).
+extern "C" __global__ void embed_q4k(float* x, const u8* w, const int* tok, int k) {
+	const int j = blockIdx.y, i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= k) return;
+	const int nb = k / QK_K, b = i / QK_K, v = i % QK_K;
+	const u8* blk = w + ((size_t)tok[j] * nb + b) * 144;
+	const float d = h2f(*(const u16*)blk), dmin = h2f(*(const u16*)(blk + 2));
+	const u8* sc = blk + 4;
+	const int is = v / 32; // sub-block: 64-value group v/64, low nibbles first
+	u8 s, m;
+	if (is < 4) {
+		s = sc[is] & 63;
+		m = sc[is + 4] & 63;
+	} else {
+		s = (sc[is + 4] & 0x0f) | ((sc[is - 4] >> 6) << 4);
+		m = (sc[is + 4] >> 4) | ((sc[is] >> 6) << 4);
+	}
+	const int g = v / 64, l = v % 32, hi = (v / 32) & 1;
+	const u8 q = blk[16 + 32 * g + l];
+	const int qv = hi ? q >> 4 : q & 0x0f;
+	x[(size_t)j * k + i] = __fsub_rn(__fmul_rn(__fmul_rn(d, (float)s), (float)qv), __fmul_rn(dmin, (float)m));
+}
+
+// Row tok[j] of a Q6_K matrix in the device layout (matvec.cu: quants,
+// scales and d planes per row).
+extern "C" __global__ void embed_q6k(float* x, const u8* w, const int* tok, int k) {
+	const int j = blockIdx.y, i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= k) return;
+	const int nb = k / QK_K, b = i / QK_K, v = i % QK_K;
+	const u8* qplane = w + (size_t)tok[j] * q6k_row_bytes(nb);
+	const u8* qb = qplane + (size_t)192 * b; // ql[128], qh[64]
+	const i8* sc = (const i8*)(qplane + (size_t)192 * nb + 16 * b);
+	const float d = h2f(*(const u16*)(qplane + (size_t)208 * nb + 2 * b));
+	const int n = v / 128, r = v % 128, c = r / 32, l = r % 32; // value 128n + 32c + l
+	const u8* ql = qb + 64 * n;
+	const u8* qh = qb + 128 + 32 * n;
+	const u8 lo = (c & 1) ? ql[l + 32] : ql[l];
+	const int q = (int)(((c < 2) ? (lo & 0x0f) : (lo >> 4)) | (((qh[l] >> (2 * c)) & 3) << 4)) - 32;
+	const int is = 8 * n + l / 16 + 2 * c;
+	x[(size_t)j * k + i] = __fmul_rn(__fmul_rn(d, (float)sc[is]), (float)q);
+}
+
+// Row tok[j] of a Q8_0 matrix in the device layout (d plane, then quants).
+extern "C" __global__ void embed_q80(float* x, const u8* w, const int* tok, int k) {
+	const int j = blockIdx.y, i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= k) return;
+	const int nb = k / 32;
+	const u8* row = w + (size_t)tok[j] * q80_row_bytes(nb);
+	const float d = h2f(*(const u16*)(row + 2 * (i / 32)));
+	const i8 q = (i8)row[pad16(2 * nb) + i];
+	x[(size_t)j * k + i] = __fmul_rn((float)q, d);
+}
+
+// ---- residual add and rmsnorm, one block per row ---------------------------
+
+// x[j] += add[j] (when add is set); then, for rows j ≥ from when w is set,
+// xn[j] = x[j] / sqrt(mean(x[j]²)+eps) · w, the sum of squares in double
+// as ops.cu's rmsnorm_f32.
+extern "C" __global__ void __launch_bounds__(1024)
+add_rmsnorm(float* x, const float* add, float* xn, const float* w, int dim, float eps, int from) {
+	__shared__ double red[32];
+	const int j = blockIdx.x;
+	float* xr = x + (size_t)j * dim;
+	double ss = 0;
+	for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+		float v = xr[i];
+		if (add) {
+			v = __fadd_rn(v, add[(size_t)j * dim + i]);
+			xr[i] = v;
+		}
+		ss += (double)v * v;
+	}
+	if (!w || j < from) return;
+	ss = block_sum_d(ss, red);
+	const float scale = 1.0f / sqrtf((float)(ss / dim) + eps);
+	for (int i = threadIdx.x; i < dim; i += blockDim.x) xn[(size_t)j * dim + i] = __fmul_rn(__fmul_rn(xr[i], scale), w[i]);
+}
+
+// ---- rope, then the keys and values into the cache -------------------------
+
+// Token j of the batch is at position *posp + j. Block (j, head): heads
+// below nHeads are query heads, rotated in place; the nKV after them are
+// key heads, rotated and stored with their values at the token's position
+// of the cache (laid out [KV head][position][headDim]). cosT and sinT hold
+// every position's angles (hd/2 a position), made on the host by the CPU
+// engine's own function, so both rotate by the same float32 values.
+extern "C" __global__ void rope_store(float* q, const float* k, const float* v, float* kc, float* vc, const int* posp,
+                                      int nHeads, int nKV, int hd, int nctx, const float* cosT, const float* sinT,
+                                      int neox) {
+	const int j = blockIdx.x, h = blockIdx.y, half = hd / 2;
+	const int pos = *posp + j;
+	const bool isQ = h < nHeads;
+	const float* src = isQ ? q + ((size_t)j * nHeads + h) * hd : k + ((size_t)j * nKV + (h - nHeads)) * hd;
+	float* dst = isQ ? q + ((size_t)j * nHeads + h) * hd : kc + ((size_t)(h - nHeads) * nctx + pos) * hd;
+	for (int i = threadIdx.x; i < half; i += blockDim.x) {
+		const float c = cosT[(size_t)pos * half + i], s = sinT[(size_t)pos * half + i];
+		const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+		const float x0 = src[a], x1 = src[b];
+		dst[a] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
+		dst[b] = __fadd_rn(__fmul_rn(x0, s), __fmul_rn(x1, c));
+	}
+	if (!isQ) {
+		const float* vr = v + ((size_t)j * nKV + (h - nHeads)) * hd;
+		float* vd = vc + ((size_t)(h - nHeads) * nctx + pos) * hd;
+		for (int i = threadIdx.x; i < hd; i += blockDim.x) vd[i] = vr[i];
+	}
+}
+
+// ---- causal attention of a batch over the cache, split over the context ----
+
+#define EATT_THREADS 128
+#define EATT_MAXG 8 // query heads per KV head this kernel takes
+
+// Block (chunk c, KV head g, token j): token j (position *posp + j) attends
+// to positions [c·chunk, min((c+1)·chunk, pos+1)) with the G query heads of
+// g; it writes per head the partial max m, partial sum l and unnormalized
+// output o (relative to m). A chunk past the token's position writes m =
+// −inf, l = 0, o = 0. Partials are indexed ((j·nChunks + c)·nHeads + head).
+extern "C" __global__ void __launch_bounds__(EATT_THREADS)
+eattn_split(float* po, float* pml, const float* q, const float* kc, const float* vc, const int* posp, int nHeads,
+            int nKV, int hd, int nctx, float scale, int chunk, int nChunks) {
+	extern __shared__ float sh[];
+	const int G = nHeads / nKV, kvh = blockIdx.y, c = blockIdx.x, j = blockIdx.z;
+	const int ctx = *posp + j + 1, t0 = c * chunk, L = min(chunk, ctx - t0);
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = EATT_THREADS / 32;
+	const size_t pbase = ((size_t)j * nChunks + c) * nHeads + (size_t)kvh * G;
+	if (L <= 0) {
+		for (int i = tid; i < G * hd; i += EATT_THREADS) po[pbase * hd + i] = 0.f;
+		for (int g = tid; g < G; g += EATT_THREADS) {
+			pml[(pbase + g) * 2] = NEG_INF;
+			pml[(pbase + g) * 2 + 1] = 0.f;
+		}
+		return;
+	}
+	float* qs = sh;
+	float* sc = qs + G * hd;
+	const float* qj = q + ((size_t)j * nHeads + (size_t)kvh * G) * hd;
+	for (int i = tid; i < G * hd; i += EATT_THREADS) qs[i] = qj[i];
+	__syncthreads();
+	const float* kh = kc + (size_t)kvh * nctx * hd;
+	const float* vh = vc + (size_t)kvh * nctx * hd;
+	// Scores: a warp per position, lanes over the head dimension.
+	for (int tt = warp; tt < L; tt += nw) {
+		const float* kr = kh + (size_t)(t0 + tt) * hd;
+		float part[EATT_MAXG];
+#pragma unroll
+		for (int g = 0; g < EATT_MAXG; g++) part[g] = 0.f;
+		for (int dd = lane; dd < hd; dd += 32) {
+			const float kv = kr[dd];
+#pragma unroll
+			for (int g = 0; g < EATT_MAXG; g++)
+				if (g < G) part[g] += qs[g * hd + dd] * kv;
+		}
+#pragma unroll
+		for (int g = 0; g < EATT_MAXG; g++) {
+			if (g < G) {
+				const float s = warp_sum(part[g]);
+				if (lane == 0) sc[g * chunk + tt] = s * scale;
+			}
+		}
+	}
+	__syncthreads();
+	// Softmax pieces: a warp per query head.
+	__shared__ float ml[2 * EATT_MAXG];
+	for (int g = warp; g < G; g += nw) {
+		float m = NEG_INF;
+		for (int tt = lane; tt < L; tt += 32) m = fmaxf(m, sc[g * chunk + tt]);
+		m = warp_max(m);
+		float l = 0.f;
+		for (int tt = lane; tt < L; tt += 32) {
+			const float p = expf(sc[g * chunk + tt] - m);
+			sc[g * chunk + tt] = p;
+			l += p;
+		}
+		l = warp_sum(l);
+		if (lane == 0) {
+			ml[2 * g] = m;
+			ml[2 * g + 1] = l;
+		}
+	}
+	__syncthreads();
+	// Weighted values: a thread per output dimension, rows read coalesced.
+	for (int dd = tid; dd < hd; dd += EATT_THREADS) {
+		float o[EATT_MAXG];
+#pragma unroll
+		for (int g = 0; g < EATT_MAXG; g++) o[g] = 0.f;
+		for (int tt = 0; tt < L; tt++) {
+			const float vv = vh[(size_t)(t0 + tt) * hd + dd];
+#pragma unroll
+			for (int g = 0; g < EATT_MAXG; g++)
+				if (g < G) o[g] += sc[g * chunk + tt] * vv;
+		}
+#pragma unroll
+		for (int g = 0; g < EATT_MAXG; g++)
+			if (g < G) po[(pbase + g) * hd + dd] = o[g];
+	}
+	for (int g = tid; g < G; g += EATT_THREADS) {
+		pml[(pbase + g) * 2] = ml[2 * g];
+		pml[(pbase + g) * 2 + 1] = ml[2 * g + 1];
+	}
+}
+
+// Block (head h, token j): out[j][h] = Σ_c e^(m_c−M)·o_c / Σ_c e^(m_c−M)·l_c.
+extern "C" __global__ void __launch_bounds__(EATT_THREADS)
+eattn_combine(float* out, const float* po, const float* pml, int nHeads, int hd, int nChunks) {
+	const int h = blockIdx.x, j = blockIdx.y;
+	const size_t base = (size_t)j * nChunks * nHeads + h;
+	float M = NEG_INF;
+	for (int c = 0; c < nChunks; c++) M = fmaxf(M, pml[(base + (size_t)c * nHeads) * 2]);
+	float L = 0.f;
+	for (int c = 0; c < nChunks; c++) {
+		const float* ml = pml + (base + (size_t)c * nHeads) * 2;
+		if (ml[1] != 0.f) L += expf(ml[0] - M) * ml[1];
+	}
+	const float inv = 1.0f / L;
+	for (int dd = threadIdx.x; dd < hd; dd += blockDim.x) {
+		float o = 0.f;
+		for (int c = 0; c < nChunks; c++) {
+			const float* ml = pml + (base + (size_t)c * nHeads) * 2;
+			if (ml[1] != 0.f) o += expf(ml[0] - M) * po[(base + (size_t)c * nHeads) * hd + dd];
+		}
+		out[((size_t)j * nHeads + h) * hd + dd] = o * inv;
+	}
+}
+
+// ---- greedy pick on the device ---------------------------------------------
+
+// One block: the index of the largest of x[0..n) (the first of equals) into
+// *dst.
+extern "C" __global__ void __launch_bounds__(1024) argmax_f32(int* dst, const float* x, int n) {
+	__shared__ float bv[32];
+	__shared__ int bi[32];
+	float best = NEG_INF;
+	int at = 0x7fffffff;
+	for (int i = threadIdx.x; i < n; i += blockDim.x) {
+		const float v = x[i];
+		if (v > best) {
+			best = v;
+			at = i;
+		}
+	}
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) {
+		const float ov = __shfl_xor_sync(0xffffffffu, best, o);
+		const int oi = __shfl_xor_sync(0xffffffffu, at, o);
+		if (ov > best || (ov == best && oi < at)) {
+			best = ov;
+			at = oi;
+		}
+	}
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	if (lane == 0) {
+		bv[warp] = best;
+		bi[warp] = at;
+	}
+	__syncthreads();
+	if (warp == 0) {
+		const int nw = blockDim.x >> 5;
+		best = lane < nw ? bv[lane] : NEG_INF;
+		at = lane < nw ? bi[lane] : 0x7fffffff;
+#pragma unroll
+		for (int o = 16; o > 0; o >>= 1) {
+			const float ov = __shfl_xor_sync(0xffffffffu, best, o);
+			const int oi = __shfl_xor_sync(0xffffffffu, at, o);
+			if (ov > best || (ov == best && oi < at)) {
+				best = ov;
+				at = oi;
+			}
+		}
+		if (lane == 0) *dst = at;
+	}
+}
