@@ -422,7 +422,7 @@ gpu)
 	B=.device/gpu/bin
 	export DAMASCUS_TESTDATA=$PWD/.device/gpu/testdata
 	log nvidia-smi; nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1; head -12 "$OUT/nvidia-smi.txt"
-	(
+	[ -n "${SKIP_LLAMA:-}" ] || (
 		mkdir -p /tmp/llcu && tar -C /tmp/llcu -xJf .device/gpu/llama-src.tar.xz && cd /tmp/llcu &&
 			cmake -S . -B b -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a -DGGML_NATIVE=ON \
 				-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF \
@@ -435,10 +435,10 @@ gpu)
 	timeout "${AGREE_TIMEOUT:-240}" $B/llama.test -test.v -test.count=1 -test.run 'TestCUDA|TestDeviceOption' > "$OUT/agree.txt" 2>&1
 	grep -aE "^(=== RUN|--- |ok|FAIL|PASS|panic)|cuda_test|GPU against" "$OUT/agree.txt" | head -30
 	R="$OUT/gpu-rounds.jsonl"
-	dmb() { # dmb MODEL ROUND: one damascus-bench run on the GPU, one line into $R
+	dmb() { # dmb MODEL ROUND [LABEL]: one damascus-bench run on the GPU, one line into $R
 		timeout 300 $B/ledger damascus-bench -m "/tmp/$1.gguf" -p "${PP:-1024}" -n "${TG:-256}" -r "${REPS:-2}" -device cuda -weights mmap \
 			> /tmp/dmb.json 2> /tmp/dmb.err || { echo "damascus-bench $1 failed:"; tail -5 /tmp/dmb.err; return; }
-		python3 -c 'import json,sys; print(json.dumps({"engine": "damascus-cuda", "model": sys.argv[1], "round": int(sys.argv[2]), "result": json.load(open("/tmp/dmb.json"))}))' "$1" "$2" >> "$R"
+		python3 -c 'import json,sys; print(json.dumps({"engine": sys.argv[3], "model": sys.argv[1], "round": int(sys.argv[2]), "result": json.load(open("/tmp/dmb.json"))}))' "$1" "$2" "${3:-damascus-cuda}" >> "$R"
 	}
 	lcb() { # lcb MODEL ROUND: one llama-bench run (all layers on the GPU)
 		timeout 300 /tmp/llcu/b/bin/llama-bench -m "/tmp/$1.gguf" -p "${PP:-1024}" -n "${TG:-256}" -r "${REPS:-2}" -ngl 99 -o jsonl \
@@ -451,7 +451,7 @@ import json, statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
     r = json.loads(line); res = r["result"]
-    if r["engine"] == "damascus-cuda":
+    if r["engine"].startswith("damascus"):
         for t in res["tests"]:
             rows.setdefault((r["model"], t["name"], r["engine"]), []).extend(t["tokens_per_sec"])
     else:
@@ -465,6 +465,16 @@ PY
 	log "first GPU run (warm-up and a look)"
 	for m in $MODELS; do dmb "$m" 0; done
 	summary
+	if [ -n "${PDL_AB:-}" ]; then # the same without programmatic dependent launch
+		for m in $MODELS; do DAMASCUS_CUDA_PDL=0 dmb "$m" 0 damascus-cuda-nopdl; dmb "$m" 0; done
+		summary
+	fi
+	if [ -n "${GATE:-}" ]; then
+		log "ledger gate --family cuda"
+		timeout "${GATE_TIMEOUT:-150}" $B/ledger gate --family cuda -v > "$OUT/gate.txt" 2>&1
+		grep -av "^pass" "$OUT/gate.txt" | tail -8
+	fi
+	if [ -n "${SKIP_LLAMA:-}" ]; then summary > "$OUT/gpu-summary.txt"; exit 0; fi
 	log "waiting for the llama.cpp CUDA build"; wait $build; tail -3 "$OUT/llama-build.txt"
 	/tmp/llcu/b/bin/llama-bench --help 2>&1 | head -3
 	for r in $(seq 1 "${ROUNDS:-5}"); do

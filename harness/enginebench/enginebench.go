@@ -20,6 +20,7 @@ import (
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/cuda"
 )
 
 // Config is one bench run. Zero values take llama-bench's defaults.
@@ -59,6 +60,9 @@ type Result struct {
 	// fallback from huge that PlacementNotice explains).
 	Placement       string `json:"placement"`
 	PlacementNotice string `json:"placement_notice,omitempty"`
+	// GPU names the device, its driver and the kernels' target when the
+	// graph ran there.
+	GPU string `json:"gpu,omitempty"`
 	// FileReleased: after the copy to huge pages the file map was released
 	// page by page and unmapped, so the peak RSS holds one copy of the weights.
 	FileReleased bool `json:"file_released,omitempty"`
@@ -110,6 +114,11 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res.Kernels = promoted.Chosen()
+	if cfg.Device == llama.DeviceCUDA {
+		if e, err := cuda.OpenEngine(); err == nil {
+			res.GPU = fmt.Sprintf("%s; kernels compiled for %s by NVRTC", e.Info(), e.Arch())
+		}
+	}
 	res.AnonHugePagesKB, res.FileHugePagesKB = llamabench.HugePagesKB()
 	return res, nil
 }

@@ -73,6 +73,8 @@ type api struct {
 	cuGraphDestroy              func(g uintptr) int32
 	cuGetErrorName              func(r int32, s **byte) int32
 	cuGetErrorString            func(r int32, s **byte) int32
+	// cuLaunchKernelEx is optional (CUDA 12): launches with attributes.
+	cuLaunchKernelEx func(cfg unsafe.Pointer, params, extra unsafe.Pointer) int32
 
 	names map[string]string // Go field → symbol bound, for messages
 }
@@ -138,6 +140,9 @@ func bindDriver(h uintptr) (*api, error) {
 		}
 		purego.RegisterFunc(e.fptr, sym)
 	}
+	if sym, err := purego.Dlsym(h, "cuLaunchKernelEx"); err == nil {
+		purego.RegisterFunc(&a.cuLaunchKernelEx, sym)
+	}
 	return a, nil
 }
 
@@ -188,7 +193,29 @@ const maxArgs = 32
 type argArena struct {
 	vals [maxArgs]uint64
 	ptrs [maxArgs]unsafe.Pointer
+	cfg  launchConfig
+	attr launchAttr
 }
+
+// launchConfig and launchAttr are CUlaunchConfig and CUlaunchAttribute
+// (cuda.h, CUDA 12 and later), field for field.
+type launchConfig struct {
+	gx, gy, gz, bx, by, bz, shared uint32
+	_                              uint32
+	stream                         uintptr
+	attrs                          *launchAttr
+	nattrs                         uint32
+	_                              uint32
+}
+
+type launchAttr struct {
+	id  uint32
+	_   [4]byte
+	val [64]byte
+}
+
+// attrProgrammaticSerialization is CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION.
+const attrProgrammaticSerialization = 6
 
 // A Thread is the device thread's handle on the driver: its methods are the
 // driver calls, valid only inside a closure passed to Device.Do.
@@ -199,6 +226,11 @@ type Thread struct {
 	stream Stream // created on first use
 	args   *argArena
 	pin    runtime.Pinner
+	// PDL launches kernels with programmatic dependent launch: each may
+	// start while the one before it on the stream finishes, and must wait
+	// for it (griddepcontrol.wait) before reading what it wrote. Ignored
+	// where the driver has no cuLaunchKernelEx.
+	PDL bool
 }
 
 // check turns a CUresult into nil or an *Error.
@@ -399,6 +431,16 @@ func (t *Thread) Launch(f Function, grid, block Dim3, shared int, s Stream, args
 	var params unsafe.Pointer
 	if len(args) > 0 {
 		params = unsafe.Pointer(&a.ptrs[0])
+	}
+	if t.PDL && t.api.cuLaunchKernelEx != nil {
+		a.attr = launchAttr{id: attrProgrammaticSerialization}
+		a.attr.val[0] = 1
+		a.cfg = launchConfig{gx: uint32(grid.X), gy: uint32(grid.Y), gz: uint32(grid.Z), bx: uint32(block.X), by: uint32(block.Y), bz: uint32(block.Z),
+			shared: uint32(shared), stream: uintptr(s), attrs: &a.attr, nattrs: 1}
+		if err := t.check("cuLaunchKernelEx", t.api.cuLaunchKernelEx(unsafe.Pointer(&a.cfg), params, nil)); err != nil {
+			return fmt.Errorf("%w (grid %v, block %v, shared %d, dependent launch)", err, grid, block, shared)
+		}
+		return nil
 	}
 	r := t.api.cuLaunchKernel(uintptr(f), uint32(grid.X), uint32(grid.Y), uint32(grid.Z),
 		uint32(block.X), uint32(block.Y), uint32(block.Z), uint32(shared), uintptr(s), params, nil)

@@ -38,6 +38,17 @@ type stepper interface {
 	step(tokens []int32, pos int, dst []float32, fwd func() error) error
 }
 
+// A hostCopier is a backend whose activations live in another memory:
+// toHost brings the rows of a runState buffer into it (Options.Capture
+// reads x there).
+type hostCopier interface {
+	toHost(x []float32) error
+}
+
+// backendFailure carries a device error out of a step that returns none;
+// the backend's stepper recovers it as the pass's error.
+type backendFailure struct{ err error }
+
 // rowOp is the first step of a rowTask on each row; it reads and writes the
 // runState's buffers named.
 type rowOp uint8

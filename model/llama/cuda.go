@@ -1,9 +1,9 @@
 package llama
 
 import (
-	"errors"
 	"fmt"
 	"math"
+	"os"
 	"unsafe"
 
 	cu "github.com/damascus-llm/damascus/internal/cuda"
@@ -13,6 +13,10 @@ import (
 
 // DeviceCUDA runs the graph on the GPU (Options.Device).
 const DeviceCUDA = "cuda"
+
+// PDLEnv set to 0 launches the GPU's kernels one strictly after another,
+// without programmatic dependent launch (to compare).
+const PDLEnv = "DAMASCUS_CUDA_PDL"
 
 // cudaBackend runs the graph on the GPU: the weights uploaded once, the
 // activations, the KV cache and the logits kept on the device, each step a
@@ -49,6 +53,8 @@ type cudaBackend struct {
 	batch      cuda.AttnPlan // a prefill batch
 	po, pml    cu.Ptr
 	graph      *cu.Graph // the recorded decode step
+	noGraph    bool      // layer outputs are captured: every step walks the graph
+	pdl        bool      // kernels launched with programmatic dependent launch
 	allocs     []cu.Ptr
 }
 
@@ -67,14 +73,13 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	switch {
 	case opts.KVType != quant.F32:
 		return nil, fmt.Errorf("the cuda backend keeps a float32 KV cache only (asked for %s)", opts.KVType)
-	case opts.Capture != nil:
-		return nil, errors.New("the cuda backend cannot capture layer outputs (its activations stay on the GPU)")
 	}
 	e, err := cuda.OpenEngine()
 	if err != nil {
 		return nil, fmt.Errorf("cuda backend: %w", err)
 	}
-	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx}
+	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
+		noGraph: opts.Capture != nil, pdl: os.Getenv(PDLEnv) != "0"}
 	if b.decode, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 64, 256); err == nil {
 		b.batch, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 256, 64)
 	}
@@ -282,6 +287,8 @@ func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() er
 		defer func() { b.l = nil }()
 		run := func() (err error) {
 			defer recoverCUDA(&err)
+			l.T.PDL = b.pdl
+			defer func() { l.T.PDL = false }()
 			return fwd()
 		}
 		if err := cu.HtoDAsync(l.T, b.tokens, tokens, l.S); err != nil {
@@ -291,7 +298,7 @@ func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() er
 			return err
 		}
 		switch {
-		case len(tokens) == 1 && dst != nil:
+		case len(tokens) == 1 && dst != nil && !b.noGraph:
 			if b.graph == nil {
 				g, err := l.T.Capture(l.S, run)
 				if err != nil {
@@ -316,15 +323,19 @@ func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() er
 	})
 }
 
+// toHost copies x's device twin into x (Options.Capture reads the host
+// buffers); only inside a step.
+func (b *cudaBackend) toHost(x []float32) error {
+	return cu.DtoHAsync(b.l.T, x, b.twinOf(x), b.l.S)
+}
+
 // must raises a launch failure: the backend's steps other than rows return
 // nothing, so step recovers it as the pass's error (recoverCUDA).
 func (b *cudaBackend) must(err error) {
 	if err != nil {
-		panic(cudaFailure{err})
+		panic(backendFailure{err})
 	}
 }
-
-type cudaFailure struct{ err error }
 
 func (b *cudaBackend) rows(t rowTask) (err error) {
 	defer recoverCUDA(&err)
@@ -343,9 +354,23 @@ func (b *cudaBackend) rows(t rowTask) (err error) {
 		b.must(b.ropeStore(t.layer, n))
 	case rowSiLU:
 		g, u := b.twinOf(s.gate), b.twinOf(s.up)
-		b.must(l.SiLUMul(g, g, u, n*cfg.FFNDim))
+		if t.next != nil && t.norm == nil {
+			b.must(l.SiLUMulQ(g, u, n, cfg.FFNDim, b.xq, t.next.at))
+			b.act.src, b.act.typ, b.act.rows = g, t.next.at, n
+		} else {
+			b.must(l.SiLUMul(g, g, u, n*cfg.FFNDim))
+		}
 	}
-	if t.norm != nil || add != 0 {
+	switch {
+	case t.next != nil && t.norm != nil:
+		// The norm and the quantization for the next product in one launch.
+		xq, at := b.xq, t.next.at
+		b.must(l.AddRMSNormQ(x, add, b.twinOf(s.xn), b.norms[&t.norm[0]], n, d, cfg.RMSEps, t.from, xq, at))
+		b.act.src, b.act.typ, b.act.rows = b.twinOf(t.nextIn).Add(4*t.from*t.next.w.Cols), at, n-t.from
+		return nil
+	case t.op == rowSiLU && t.next != nil:
+		return nil // quantized above
+	case t.norm != nil || add != 0:
 		var w cu.Ptr
 		if t.norm != nil {
 			w = b.norms[&t.norm[0]]
@@ -365,7 +390,7 @@ func (b *cudaBackend) rows(t rowTask) (err error) {
 // call that recovers it.
 func recoverCUDA(err *error) {
 	if p := recover(); p != nil {
-		f, ok := p.(cudaFailure)
+		f, ok := p.(backendFailure)
 		if !ok {
 			panic(p)
 		}
@@ -383,26 +408,50 @@ func (b *cudaBackend) ropeStore(layer, n int) error {
 // activation type, then runs the product; a destination outside runState
 // is the logits.
 func (b *cudaBackend) linear(dst []float32, ln *linear, x []float32, n int) {
-	src := b.twinOf(x)
-	if b.act.src != src || b.act.typ != ln.at || b.act.rows != n {
-		b.must(b.l.Quantize(ln.at, b.xq, src, n*ln.w.Cols))
-		b.act.src, b.act.typ, b.act.rows = src, ln.at, n
-	}
+	b.quantized(ln, x, n)
 	out, ok := b.dev(dst)
 	if !ok {
 		if n > b.logitsRows {
-			panic(cudaFailure{fmt.Errorf("logits of %d rows, room for %d", n, b.logitsRows)})
+			panic(backendFailure{fmt.Errorf("logits of %d rows, room for %d", n, b.logitsRows)})
 		}
 		out = b.logits
 	}
 	b.must(b.l.MatMul(out, b.weights[&ln.w.Data[0]], b.xq, n))
 }
 
+// linearShared runs a single token's two or three products in one launch
+// when their inputs are quantized alike, else one after the other.
 func (b *cudaBackend) linearShared(x []float32, n int, a *linear, da []float32, c *linear, dc []float32, e *linear, de []float32) {
+	lins, dsts := []*linear{a, c}, [][]float32{da, dc}
+	if e != nil {
+		lins, dsts = append(lins, e), append(dsts, de)
+	}
+	same := n == 1
+	for _, l := range lins[1:] {
+		same = same && l.at == a.at && l.w.Cols == a.w.Cols
+	}
+	if same {
+		b.quantized(a, x, n)
+		ws, ps := make([]cuda.Weights, len(lins)), make([]cu.Ptr, len(lins))
+		for i, l := range lins {
+			ws[i], ps[i] = b.weights[&l.w.Data[0]], b.twinOf(dsts[i])
+		}
+		b.must(b.l.MatVecMulti(b.xq, ps, ws))
+		return
+	}
 	b.linear(da, a, x, n)
 	b.linear(dc, c, x, n)
 	if e != nil {
 		b.linear(de, e, x, n)
+	}
+}
+
+// quantized makes sure b.xq holds n rows of x quantized for ln.
+func (b *cudaBackend) quantized(ln *linear, x []float32, n int) {
+	src := b.twinOf(x)
+	if b.act.src != src || b.act.typ != ln.at || b.act.rows != n {
+		b.must(b.l.Quantize(ln.at, b.xq, src, n*ln.w.Cols))
+		b.act.src, b.act.typ, b.act.rows = src, ln.at, n
 	}
 }
 

@@ -87,6 +87,9 @@ func TestCUDAAgreesWithCPU(t *testing.T) {
 			}
 			check("prefill after decode", prompt[:5], false)
 			t.Logf("%s %s: %v", tc.preset, tc.typ, worst)
+			if t.Failed() {
+				logLayers(t, m, prompt[:12])
+			}
 		})
 	}
 }
@@ -105,5 +108,20 @@ func TestDeviceOptionErrors(t *testing.T) {
 	_, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA})
 	if err == nil || !strings.Contains(err.Error(), "cuda") {
 		t.Errorf("Device cuda without a GPU: err = %v, want a cuda error", err)
+	}
+}
+
+// logLayers logs where the GPU and the CPU engines part from the reference
+// (activations rounded as the kernels' inputs are), layer by layer.
+func logLayers(t *testing.T, m *Model, tokens []int32) {
+	for _, dev := range []string{DeviceCPU, DeviceCUDA} {
+		d, err := m.CompareLayers(tokens, Options{NCtx: 32, NBatch: 16, Threads: 2, Device: dev}, true)
+		if err != nil {
+			t.Errorf("%s layers: %v", dev, err)
+			continue
+		}
+		for _, l := range d {
+			t.Logf("%s against the reference: %v", dev, l)
+		}
 	}
 }

@@ -104,6 +104,11 @@ func (c *Context) capture(l, n int) {
 		return
 	}
 	dim := c.m.Config.Dim
+	if h, ok := c.b.(hostCopier); ok {
+		if err := h.toHost(c.s.x[:n*dim]); err != nil {
+			panic(backendFailure{err}) // recovered by the backend's step
+		}
+	}
 	for j := range n {
 		c.opts.Capture(l, c.kv.pos+j, c.s.x[j*dim:(j+1)*dim])
 	}

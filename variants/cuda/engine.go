@@ -114,6 +114,63 @@ func (l *Launcher) AddRMSNorm(x, add, xn, w cu.Ptr, n, dim int, eps float32, fro
 		x.Arg(), add.Arg(), xn.Arg(), w.Arg(), cu.I32(dim), cu.F32(eps), cu.I32(from))
 }
 
+// qtCode is the fused kernels' code for activation type typ.
+func qtCode(typ quant.Type) (int, error) {
+	switch typ {
+	case quant.Q8_K:
+		return 1, nil
+	case quant.Q8_0:
+		return 2, nil
+	}
+	return 0, fmt.Errorf("cuda: no quantizer for %s activations", typ)
+}
+
+// AddRMSNormQ is AddRMSNorm (w set) followed by the quantization of rows
+// from `from` on of xn into xq as typ's blocks, row after row, in one launch.
+func (l *Launcher) AddRMSNormQ(x, add, xn, w cu.Ptr, n, dim int, eps float32, from int, xq cu.Ptr, typ quant.Type) error {
+	qt, err := qtCode(typ)
+	if err != nil {
+		return err
+	}
+	return l.T.Launch(l.r.fns["add_rmsnorm_q"], cu.D1(n), cu.D1(blockFor(dim)), 0, l.S,
+		x.Arg(), add.Arg(), xn.Arg(), w.Arg(), cu.I32(dim), cu.F32(eps), cu.I32(from), xq.Arg(), cu.I32(qt))
+}
+
+// SiLUMulQ sets n rows of f values of g to silu(g)·u and quantizes them
+// into xq as typ's blocks, in one launch.
+func (l *Launcher) SiLUMulQ(g, u cu.Ptr, n, f int, xq cu.Ptr, typ quant.Type) error {
+	qt, err := qtCode(typ)
+	if err != nil {
+		return err
+	}
+	return l.T.Launch(l.r.fns["silu_mul_q"], cu.D1(n), cu.D1(blockFor(f)), 0, l.S, g.Arg(), u.Arg(), cu.I32(f), xq.Arg(), cu.I32(qt))
+}
+
+// fmtCode is mv_multi's code for a weight format.
+var fmtCode = map[quant.Type]int{quant.Q4_K: 0, quant.Q6_K: 1, quant.Q8_0: 2}
+
+// MatVecMulti computes two or three matvecs over the same activation row x
+// (the same activation type and width) in one launch: dst[i] = W[i]·x.
+func (l *Launcher) MatVecMulti(x cu.Ptr, dst []cu.Ptr, w []Weights) error {
+	if len(w) < 2 || len(w) > 3 || len(dst) != len(w) {
+		return fmt.Errorf("cuda: mv_multi takes two or three matrices, got %d", len(w))
+	}
+	args := []cu.Arg{x.Arg(), cu.I32(w[0].Cols)}
+	blocks := 0
+	for i := range 3 {
+		if i >= len(w) {
+			args = append(args, cu.Ptr(0).Arg(), cu.Ptr(0).Arg(), cu.I32(0), cu.I32(0))
+			continue
+		}
+		if w[i].Cols != w[0].Cols {
+			return fmt.Errorf("cuda: mv_multi over %d and %d columns", w[0].Cols, w[i].Cols)
+		}
+		args = append(args, dst[i].Arg(), w[i].P.Arg(), cu.I32(w[i].Rows), cu.I32(fmtCode[w[i].Type]))
+		blocks += (w[i].Rows + rowsPerBlock - 1) / rowsPerBlock
+	}
+	return l.T.Launch(l.r.fns["mv_multi"], cu.D1(blocks), cu.D1(32*rowsPerBlock), 0, l.S, args...)
+}
+
 // RopeStore rotates n tokens' queries q (in place) and keys k, and stores
 // the keys and values v in the layer's cache kc, vc ([KV head][position]
 // [headDim], nctx positions) at positions *posp + j; cosT and sinT hold

@@ -25,27 +25,30 @@ const DumpEnv = "DAMASCUS_CUDA_DUMP"
 var sourceFiles = []struct {
 	name    string
 	kernels []string
+	uses    []string // files whose device functions it calls, compiled in before it
 }{
 	{"matvec.cu", []string{"q4k_mv", "q4k_mv_u2", "q4k_mv_u4", "q4k_mm8", "q6k_mv", "q6k_mv_u2", "q6k_mv_u4", "q6k_mm8",
-		"q80_mv", "q80_mv_u2", "q80_mv_u4", "q80_mm8"}},
-	{"ops.cu", []string{"rmsnorm_f32", "silu_mul_f32", "softmax_f32", "rope_f32"}},
-	{"quantize.cu", []string{"quantize_q8_0", "quantize_q8_k"}},
-	{"attention.cu", []string{"attn_split", "attn_combine"}},
-	{"engine.cu", []string{"embed_q4k", "embed_q6k", "embed_q80", "add_rmsnorm", "rope_store", "eattn_split", "eattn_combine", "argmax_f32"}},
+		"q80_mv", "q80_mv_u2", "q80_mv_u4", "q80_mm8", "mv_multi"}, nil},
+	{"ops.cu", []string{"rmsnorm_f32", "silu_mul_f32", "softmax_f32", "rope_f32"}, nil},
+	{"quantize.cu", []string{"quantize_q8_0", "quantize_q8_k"}, nil},
+	{"attention.cu", []string{"attn_split", "attn_combine"}, nil},
+	{"engine.cu", []string{"embed_q4k", "embed_q6k", "embed_q80", "add_rmsnorm", "add_rmsnorm_q", "silu_mul_q",
+		"rope_store", "eattn_split", "eattn_combine", "argmax_f32"}, []string{"quantize.cu"}},
 }
 
-// Source returns file's text as NVRTC compiles it: common.cuh, then a
-// #line directive so that messages name the file's own lines.
-func Source(file string) (string, error) {
-	common, err := kernelFS.ReadFile("kernels/common.cuh")
-	if err != nil {
-		return "", err
+// Source returns file's text as NVRTC compiles it: common.cuh, the files
+// it uses, then the file, each after a #line directive so that messages
+// name the files' own lines.
+func Source(file string, uses ...string) (string, error) {
+	var b strings.Builder
+	for _, f := range append(append([]string{"common.cuh"}, uses...), file) {
+		text, err := kernelFS.ReadFile("kernels/" + f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "#line 1 %q\n%s\n", f, text)
 	}
-	body, err := kernelFS.ReadFile("kernels/" + file)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("#line 1 \"common.cuh\"\n%s\n#line 1 %q\n%s", common, file, body), nil
+	return b.String(), nil
 }
 
 // CompileOptions are the NVRTC options for arch ("sm_90" for machine code,
@@ -61,7 +64,7 @@ func CompileOptions(arch string) []string {
 func Compile(arch string) (map[string]cu.Compiled, error) {
 	out := map[string]cu.Compiled{}
 	for _, f := range sourceFiles {
-		src, err := Source(f.name)
+		src, err := Source(f.name, f.uses...)
 		if err != nil {
 			return nil, err
 		}

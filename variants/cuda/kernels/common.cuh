@@ -89,3 +89,10 @@ __device__ __forceinline__ double block_sum_d(double v, double* red) {
 	return warp_sum_d(v);
 }
 
+
+// PDL_START begins every kernel the engine launches: with programmatic
+// dependent launch (the engine's decode step) a kernel may start while the
+// one before it finishes, so it first waits for that grid's writes
+// (griddepcontrol.wait), then lets the next kernel start early in turn.
+// Launched without the attribute (the ledger's forms), both are no-ops.
+#define PDL_START() asm volatile("griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;" ::: "memory")

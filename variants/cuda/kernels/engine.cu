@@ -3,12 +3,41 @@
 // read the batch's first position from device memory (*posp), so that a
 // decode step recorded once as a CUDA graph replays at every position.
 
+// quantize_row has the block's warps quantize row r (dim values at xo) into
+// its place in xq: qt 1 Q8_K (292-byte blocks of 256), 2 Q8_0 (34 of 32).
+__device__ __forceinline__ void quantize_row(u8* xq, const float* xo, int r, int dim, int qt) {
+	const int warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+	if (qt == 1) {
+		const int nb = dim / QK_K;
+		for (int b = warp; b < nb; b += nw) warp_q8_k(xq + ((size_t)r * nb + b) * 292, xo + (size_t)b * QK_K);
+	} else if (qt == 2) {
+		const int nb = dim / 32;
+		for (int b = warp; b < nb; b += nw) warp_q8_0(xq + ((size_t)r * nb + b) * 34, xo + (size_t)b * 32);
+	}
+}
+
+// silu(g)·u into g over n rows of f values, then each row quantized (qt as
+// quantize_row) into xq: one block per row.
+extern "C" __global__ void __launch_bounds__(1024) silu_mul_q(float* g, const float* u, int f, u8* xq, int qt) {
+	PDL_START();
+	const int j = blockIdx.x;
+	float* gr = g + (size_t)j * f;
+	const float* ur = u + (size_t)j * f;
+	for (int i = threadIdx.x; i < f; i += blockDim.x) {
+		const float v = gr[i];
+		gr[i] = v / (1.0f + expf(-v)) * ur[i];
+	}
+	__syncthreads();
+	quantize_row(xq, gr, j, f, qt);
+}
+
 // ---- embedding: token rows of the embedding matrix as float32 -------------
 
 // Row tok[j] of a Q4_K matrix (ggml's layout) into x[j*k …]: one thread per
 // value, the reference dequantizer's roundings ((d·sc)·q − dmin·m, no fused
 // multiply-add).
 extern "C" __global__ void embed_q4k(float* x, const u8* w, const int* tok, int k) {
+	PDL_START();
 	const int j = blockIdx.y, i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= k) return;
 	const int nb = k / QK_K, b = i / QK_K, v = i % QK_K;
@@ -33,6 +62,7 @@ extern "C" __global__ void embed_q4k(float* x, const u8* w, const int* tok, int 
 // Row tok[j] of a Q6_K matrix in the device layout (matvec.cu: quants,
 // scales and d planes per row).
 extern "C" __global__ void embed_q6k(float* x, const u8* w, const int* tok, int k) {
+	PDL_START();
 	const int j = blockIdx.y, i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= k) return;
 	const int nb = k / QK_K, b = i / QK_K, v = i % QK_K;
@@ -51,6 +81,7 @@ extern "C" __global__ void embed_q6k(float* x, const u8* w, const int* tok, int 
 
 // Row tok[j] of a Q8_0 matrix in the device layout (d plane, then quants).
 extern "C" __global__ void embed_q80(float* x, const u8* w, const int* tok, int k) {
+	PDL_START();
 	const int j = blockIdx.y, i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= k) return;
 	const int nb = k / 32;
@@ -67,6 +98,7 @@ extern "C" __global__ void embed_q80(float* x, const u8* w, const int* tok, int 
 // as ops.cu's rmsnorm_f32.
 extern "C" __global__ void __launch_bounds__(1024)
 add_rmsnorm(float* x, const float* add, float* xn, const float* w, int dim, float eps, int from) {
+	PDL_START();
 	__shared__ double red[32];
 	const int j = blockIdx.x;
 	float* xr = x + (size_t)j * dim;
@@ -85,6 +117,32 @@ add_rmsnorm(float* x, const float* add, float* xn, const float* w, int dim, floa
 	for (int i = threadIdx.x; i < dim; i += blockDim.x) xn[(size_t)j * dim + i] = __fmul_rn(__fmul_rn(xr[i], scale), w[i]);
 }
 
+// add_rmsnorm, then each normalized row's quantization for the next product
+// (qt 1: Q8_K, 2: Q8_0) into xq, rows from `from` on, row after row.
+extern "C" __global__ void __launch_bounds__(1024)
+add_rmsnorm_q(float* x, const float* add, float* xn, const float* w, int dim, float eps, int from, u8* xq, int qt) {
+	PDL_START();
+	__shared__ double red[32];
+	const int j = blockIdx.x;
+	float* xr = x + (size_t)j * dim;
+	double ss = 0;
+	for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+		float v = xr[i];
+		if (add) {
+			v = __fadd_rn(v, add[(size_t)j * dim + i]);
+			xr[i] = v;
+		}
+		ss += (double)v * v;
+	}
+	if (j < from) return;
+	ss = block_sum_d(ss, red);
+	const float scale = 1.0f / sqrtf((float)(ss / dim) + eps);
+	float* xo = xn + (size_t)j * dim;
+	for (int i = threadIdx.x; i < dim; i += blockDim.x) xo[i] = __fmul_rn(__fmul_rn(xr[i], scale), w[i]);
+	__syncthreads(); // the row is written: each warp quantizes blocks of it
+	quantize_row(xq, xo, j - from, dim, qt);
+}
+
 // ---- rope, then the keys and values into the cache -------------------------
 
 // Token j of the batch is at position *posp + j. Block (j, head): heads
@@ -96,6 +154,7 @@ add_rmsnorm(float* x, const float* add, float* xn, const float* w, int dim, floa
 extern "C" __global__ void rope_store(float* q, const float* k, const float* v, float* kc, float* vc, const int* posp,
                                       int nHeads, int nKV, int hd, int nctx, const float* cosT, const float* sinT,
                                       int neox) {
+	PDL_START();
 	const int j = blockIdx.x, h = blockIdx.y, half = hd / 2;
 	const int pos = *posp + j;
 	const bool isQ = h < nHeads;
@@ -128,6 +187,7 @@ extern "C" __global__ void rope_store(float* q, const float* k, const float* v, 
 extern "C" __global__ void __launch_bounds__(EATT_THREADS)
 eattn_split(float* po, float* pml, const float* q, const float* kc, const float* vc, const int* posp, int nHeads,
             int nKV, int hd, int nctx, float scale, int chunk, int nChunks) {
+	PDL_START();
 	extern __shared__ float sh[];
 	const int G = nHeads / nKV, kvh = blockIdx.y, c = blockIdx.x, j = blockIdx.z;
 	const int ctx = *posp + j + 1, t0 = c * chunk, L = min(chunk, ctx - t0);
@@ -212,6 +272,7 @@ eattn_split(float* po, float* pml, const float* q, const float* kc, const float*
 // Block (head h, token j): out[j][h] = Σ_c e^(m_c−M)·o_c / Σ_c e^(m_c−M)·l_c.
 extern "C" __global__ void __launch_bounds__(EATT_THREADS)
 eattn_combine(float* out, const float* po, const float* pml, int nHeads, int hd, int nChunks) {
+	PDL_START();
 	const int h = blockIdx.x, j = blockIdx.y;
 	const size_t base = (size_t)j * nChunks * nHeads + h;
 	float M = NEG_INF;
@@ -237,6 +298,7 @@ eattn_combine(float* out, const float* po, const float* pml, int nHeads, int hd,
 // One block: the index of the largest of x[0..n) (the first of equals) into
 // *dst.
 extern "C" __global__ void __launch_bounds__(1024) argmax_f32(int* dst, const float* x, int n) {
+	PDL_START();
 	__shared__ float bv[32];
 	__shared__ int bi[32];
 	float best = NEG_INF;

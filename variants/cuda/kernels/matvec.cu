@@ -42,9 +42,10 @@ __device__ __forceinline__ void q4k_scale_min_pair(uint4 hdr, int p, int& sc0, i
 // (values 16h … 16h+15 of each); a warp takes four blocks per step.
 template <int NT, int U>
 __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
-                                         const u8* __restrict__ x, int n, int k) {
+                                         const u8* __restrict__ x, int n, int k, int blk) {
+	PDL_START();
 	const int lane = threadIdx.x & 31;
-	const int row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+	const int row = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
 	const int tok0 = blockIdx.y * NT;
 	if (row >= rows) return;
 	const int ntok = min(NT, n - tok0);
@@ -52,9 +53,11 @@ __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const
 	const u8* wr = w + (size_t)row * nb * 144;
 	const u8* xr = x + (size_t)tok0 * nb * 292;
 	const int t = lane & 7, p = t >> 1, h = t & 1;
-	float acc[NT];
+	// The scale and min terms summed apart, as ggml's CPU kernels do: their
+	// difference cancels, so it is taken once, at the end.
+	float acc[NT], accm[NT];
 #pragma unroll
-	for (int j = 0; j < NT; j++) acc[j] = 0.f;
+	for (int j = 0; j < NT; j++) acc[j] = accm[j] = 0.f;
 	for (int b0 = lane >> 3; b0 < nb; b0 += 4 * U) {
 		// U steps' weight loads issued before any is used: the row's HBM
 		// latency is paid once per U steps, not once per step.
@@ -95,14 +98,15 @@ __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const
 					const float xd = __int_as_float(ld4(xb));
 					const int bs0 = (i16)ld2(xb + 260 + 2 * (4 * p + h));     // Σ of the 16 activations of s0
 					const int bs1 = (i16)ld2(xb + 260 + 2 * (4 * p + 2 + h)); // … of s1
-					acc[j] += xd * (d * (float)(sc0 * s0 + sc1 * s1) - dmin * (float)(m0 * bs0 + m1 * bs1));
+					acc[j] += xd * d * (float)(sc0 * s0 + sc1 * s1);
+					accm[j] += xd * dmin * (float)(m0 * bs0 + m1 * bs1);
 				}
 			}
 		}
 	}
 #pragma unroll
 	for (int j = 0; j < NT; j++) {
-		const float v = warp_sum(acc[j]);
+		const float v = warp_sum(acc[j]) - warp_sum(accm[j]);
 		if (lane == 0 && j < ntok) dst[(size_t)(tok0 + j) * ldd + row] = v;
 	}
 }
@@ -111,17 +115,17 @@ __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const
 // or four steps' loads in flight), <type>_mm8 (8 tokens a block).
 #define MATVEC_ENTRIES(T)                                                                                           \
 	extern "C" __global__ void __launch_bounds__(128) T##_mv(float* dst, const u8* w, int rows, const u8* x, int k) {    \
-		T##_rows<1, 1>(dst, 0, w, rows, x, 1, k);                                                                         \
+		T##_rows<1, 1>(dst, 0, w, rows, x, 1, k, blockIdx.x);                                                                         \
 	}                                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(128) T##_mv_u2(float* dst, const u8* w, int rows, const u8* x, int k) { \
-		T##_rows<1, 2>(dst, 0, w, rows, x, 1, k);                                                                         \
+		T##_rows<1, 2>(dst, 0, w, rows, x, 1, k, blockIdx.x);                                                                         \
 	}                                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(128) T##_mv_u4(float* dst, const u8* w, int rows, const u8* x, int k) { \
-		T##_rows<1, 4>(dst, 0, w, rows, x, 1, k);                                                                         \
+		T##_rows<1, 4>(dst, 0, w, rows, x, 1, k, blockIdx.x);                                                                         \
 	}                                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(128)                                                                   \
 	    T##_mm8(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {                                \
-		T##_rows<8, 1>(dst, ldd, w, rows, x, n, k);                                                                       \
+		T##_rows<8, 1>(dst, ldd, w, rows, x, n, k, blockIdx.x);                                                                       \
 	}
 
 MATVEC_ENTRIES(q4k)
@@ -141,9 +145,10 @@ __device__ __forceinline__ int sext8(u32 w, int byte) { return (int)(i8)((w >> (
 // blocks per step.
 template <int NT, int U>
 __device__ __forceinline__ void q6k_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
-                                         const u8* __restrict__ x, int n, int k) {
+                                         const u8* __restrict__ x, int n, int k, int blk) {
+	PDL_START();
 	const int lane = threadIdx.x & 31;
-	const int row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+	const int row = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
 	const int tok0 = blockIdx.y * NT;
 	if (row >= rows) return;
 	const int ntok = min(NT, n - tok0);
@@ -241,9 +246,10 @@ __device__ __forceinline__ float q80_act(const u8* xb, int qw[8]) {
 
 template <int NT, int U>
 __device__ __forceinline__ void q80_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
-                                         const u8* __restrict__ x, int n, int k) {
+                                         const u8* __restrict__ x, int n, int k, int blk) {
+	PDL_START();
 	const int lane = threadIdx.x & 31;
-	const int row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+	const int row = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
 	const int tok0 = blockIdx.y * NT;
 	if (row >= rows) return;
 	const int ntok = min(NT, n - tok0);
@@ -294,3 +300,31 @@ __device__ __forceinline__ void q80_rows(float* __restrict__ dst, int ldd, const
 }
 
 MATVEC_ENTRIES(q80)
+
+// ---- several matrices over one input, in one launch ------------------------
+
+// Up to three matvecs sharing the activation row x (Q, K and V; gate and
+// up): segment i is rows_i rows of format f_i (0 Q4_K, 1 Q6_K, 2 Q8_0) into
+// d_i, taking (rows_i+3)/4 consecutive blocks of the grid. The formats'
+// activation types must agree (the caller's check).
+__device__ __forceinline__ void mv_seg(int f, float* d, const u8* w, int rows, const u8* x, int k, int blk) {
+	switch (f) {
+	case 0: q4k_rows<1, 1>(d, 0, w, rows, x, 1, k, blk); break;
+	case 1: q6k_rows<1, 1>(d, 0, w, rows, x, 1, k, blk); break;
+	default: q80_rows<1, 1>(d, 0, w, rows, x, 1, k, blk); break;
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(128) mv_multi(const u8* x, int k, float* d0, const u8* w0, int r0, int f0,
+                                                           float* d1, const u8* w1, int r1, int f1, float* d2,
+                                                           const u8* w2, int r2, int f2) {
+	int blk = blockIdx.x;
+	const int b0 = (r0 + 3) / 4, b1 = (r1 + 3) / 4;
+	if (blk < b0) {
+		mv_seg(f0, d0, w0, r0, x, k, blk);
+	} else if ((blk -= b0) < b1) {
+		mv_seg(f1, d1, w1, r1, x, k, blk);
+	} else {
+		mv_seg(f2, d2, w2, r2, x, k, blk - b1);
+	}
+}

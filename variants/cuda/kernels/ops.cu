@@ -27,6 +27,7 @@ extern "C" __global__ void __launch_bounds__(1024) rmsnorm_f32(float* dst, const
 }
 
 extern "C" __global__ void silu_mul_f32(float* dst, const float* g, const float* u, int n) {
+	PDL_START();
 	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
 		const float v = g[i];
 		dst[i] = v / (1.0f + expf(-v)) * u[i];

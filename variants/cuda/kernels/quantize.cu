@@ -17,28 +17,33 @@ __device__ __forceinline__ int nearest_int(float f) {
 
 // One warp per 32-value block: d = amax/127 as a half, q = round(x/d)
 // (half away from zero). dst blocks are 34 bytes, 2-byte aligned.
-extern "C" __global__ void quantize_q8_0(u8* dst, const float* x, int nblocks) {
-	const int b = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+// warp_q8_0 is one block by one whole warp: x its 32 values, y its bytes.
+__device__ __forceinline__ void warp_q8_0(u8* y, const float* x) {
 	const int lane = threadIdx.x & 31;
-	if (b >= nblocks) return;
-	const float v = x[(size_t)b * 32 + lane];
+	const float v = x[lane];
 	const float amax = warp_max(fabsf(v));
 	const float d = amax / 127.0f;
 	const float id = d != 0.0f ? 1.0f / d : 0.0f;
-	u8* y = dst + (size_t)b * 34;
 	if (lane == 0) *(u16*)y = f2h(d);
 	y[2 + lane] = (u8)x86_int(roundf(v * id));
+}
+
+extern "C" __global__ void quantize_q8_0(u8* dst, const float* x, int nblocks) {
+	PDL_START();
+	const int b = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+	if (b >= nblocks) return;
+	warp_q8_0(dst + (size_t)b * 34, x + (size_t)b * 32);
 }
 
 // One warp per 256-value block, eight consecutive values a lane: max is the
 // value of largest magnitude (the first of equals), iscale = -127/max,
 // q = min(127, nearest-even(iscale·x)), d = 1/iscale, bsums = sums of 16 q.
 // An all-zero block is all zeros. dst blocks are 292 bytes, 4-byte aligned.
-extern "C" __global__ void quantize_q8_k(u8* dst, const float* x, int nblocks) {
-	const int b = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+// warp_q8_k is one block by one whole warp: x its 256 values (16-byte
+// aligned), y its bytes (4-byte aligned).
+__device__ __forceinline__ void warp_q8_k(u8* y, const float* x) {
 	const int lane = threadIdx.x & 31;
-	if (b >= nblocks) return;
-	const float4* xp = (const float4*)(x + (size_t)b * QK_K + 8 * lane);
+	const float4* xp = (const float4*)(x + 8 * lane);
 	const float4 u = xp[0], w = xp[1];
 	const float v[8] = {u.x, u.y, u.z, u.w, w.x, w.y, w.z, w.w};
 	float amax = 0.f, maxv = 0.f;
@@ -63,7 +68,6 @@ extern "C" __global__ void quantize_q8_k(u8* dst, const float* x, int nblocks) {
 			at = oat;
 		}
 	}
-	u8* y = dst + (size_t)b * 292;
 	int q[8];
 	float d = 0.f;
 	if (amax == 0.f) {
@@ -88,4 +92,11 @@ extern "C" __global__ void quantize_q8_k(u8* dst, const float* x, int nblocks) {
 	s += __shfl_xor_sync(0xffffffffu, s, 1); // the 16 values of lanes 2g and 2g+1
 	if ((lane & 1) == 0) *(i16*)(y + 260 + lane) = (i16)s;
 	if (lane == 0) *(float*)y = d;
+}
+
+extern "C" __global__ void quantize_q8_k(u8* dst, const float* x, int nblocks) {
+	PDL_START();
+	const int b = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+	if (b >= nblocks) return;
+	warp_q8_k(dst + (size_t)b * 292, x + (size_t)b * QK_K);
 }
