@@ -469,6 +469,26 @@ PY
 		for m in $MODELS; do DAMASCUS_CUDA_PDL=0 dmb "$m" 0 damascus-cuda-nopdl; dmb "$m" 0; done
 		summary
 	fi
+	if [ -n "${PROFILE:-}" ]; then # each kernel of a few 3B decode steps, timed alone by Nsight Compute
+		NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+		log "ncu: $NCU"
+		timeout 240 "$NCU" --csv --metrics gpu__time_duration.sum --launch-skip "${NCU_SKIP:-1200}" --launch-count "${NCU_COUNT:-622}" \
+			$B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf -p 16 -n 8 -r 1 -device cuda -weights mmap > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
+		tail -3 "$OUT/ncu.err"
+		python3 - "$OUT/ncu.csv" <<'PY'
+import csv, sys, collections
+tot = collections.defaultdict(float); cnt = collections.Counter()
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+hdr = rows[0]; k = hdr.index("Kernel Name"); v = hdr.index("Metric Value"); u = hdr.index("Metric Unit")
+for r in rows[1:]:
+    x = float(r[v].replace(",", "")); x *= {"nsecond": 1, "usecond": 1e3, "msecond": 1e6}.get(r[u], 1)
+    tot[r[k].split("(")[0]] += x; cnt[r[k].split("(")[0]] += 1
+all_ = sum(tot.values())
+for n in sorted(tot, key=lambda n: -tot[n]):
+    print("%-22s %5d launches %10.1f us  %5.1f%%  %7.2f us each" % (n, cnt[n], tot[n] / 1e3, 100 * tot[n] / all_, tot[n] / cnt[n] / 1e3))
+print("total %.1f us over %d launches" % (all_ / 1e3, sum(cnt.values())))
+PY
+	fi
 	if [ -n "${GATE:-}" ]; then
 		log "ledger gate --family cuda"
 		timeout "${GATE_TIMEOUT:-150}" $B/ledger gate --family cuda -v > "$OUT/gate.txt" 2>&1

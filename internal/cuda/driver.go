@@ -74,7 +74,7 @@ type api struct {
 	cuGetErrorName              func(r int32, s **byte) int32
 	cuGetErrorString            func(r int32, s **byte) int32
 	// cuLaunchKernelEx is optional (CUDA 12): launches with attributes.
-	cuLaunchKernelEx func(cfg unsafe.Pointer, params, extra unsafe.Pointer) int32
+	cuLaunchKernelEx func(cfg unsafe.Pointer, f uintptr, params, extra unsafe.Pointer) int32
 
 	names map[string]string // Go field → symbol bound, for messages
 }
@@ -437,7 +437,7 @@ func (t *Thread) Launch(f Function, grid, block Dim3, shared int, s Stream, args
 		a.attr.val[0] = 1
 		a.cfg = launchConfig{gx: uint32(grid.X), gy: uint32(grid.Y), gz: uint32(grid.Z), bx: uint32(block.X), by: uint32(block.Y), bz: uint32(block.Z),
 			shared: uint32(shared), stream: uintptr(s), attrs: &a.attr, nattrs: 1}
-		if err := t.check("cuLaunchKernelEx", t.api.cuLaunchKernelEx(unsafe.Pointer(&a.cfg), params, nil)); err != nil {
+		if err := t.check("cuLaunchKernelEx", t.api.cuLaunchKernelEx(unsafe.Pointer(&a.cfg), uintptr(f), params, nil)); err != nil {
 			return fmt.Errorf("%w (grid %v, block %v, shared %d, dependent launch)", err, grid, block, shared)
 		}
 		return nil

@@ -144,7 +144,8 @@ func (b *cudaBackend) upload(m *Model, s *runState, opts Options) error {
 	if b.pos, err = alloc(4); err != nil {
 		return err
 	}
-	poN := max(b.decode.PartialFloats(cfg.Heads, cfg.HeadDim), opts.NBatch*b.batch.PartialFloats(cfg.Heads, cfg.HeadDim))
+	poN := max(b.decode.PartialFloats(cfg.Heads, cfg.HeadDim), opts.NBatch*b.batch.PartialFloats(cfg.Heads, cfg.HeadDim),
+		cuda.DecodeSplits*cfg.Heads*cfg.HeadDim)
 	if b.po, err = alloc(4 * poN); err != nil {
 		return err
 	}
@@ -462,12 +463,17 @@ func (b *cudaBackend) attention(layer, n int) {
 	if n == 1 {
 		b.must(b.ropeStore(layer, 1))
 	}
+	q, att := b.twinOf(b.s.q), b.twinOf(b.s.att)
+	scale := float32(1 / math.Sqrt(float64(cfg.HeadDim)))
+	b.act.src = 0
+	if n == 1 && cuda.DecodeAttentionFits(cfg.HeadDim) {
+		b.must(b.l.DecodeAttention(att, q, b.kc[layer], b.vc[layer], b.po, b.pml, b.pos, cfg.Heads, cfg.KVHeads, cfg.HeadDim, b.nctx, scale))
+		return
+	}
 	p := b.batch
 	if n == 1 {
 		p = b.decode
 	}
-	q, att := b.twinOf(b.s.q), b.twinOf(b.s.att)
-	scale := float32(1 / math.Sqrt(float64(cfg.HeadDim)))
 	b.must(b.l.Attention(p, att, q, b.kc[layer], b.vc[layer], b.po, b.pml, b.pos, n, cfg.Heads, cfg.KVHeads, cfg.HeadDim, b.nctx, scale))
 	b.act.src = 0
 }

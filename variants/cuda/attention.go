@@ -87,3 +87,63 @@ func hostAttention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, 
 		return cu.DtoHAsync(t, out[:n], pd, s)
 	})
 }
+
+// hostFlashAttention is the ledger.Attention form of the engine's decode
+// attention (DecodeAttention): k and v, laid out [position][KV head][dim]
+// as the contract has them, are regrouped per KV head as the engine's
+// cache keeps them, and the position is read from device memory.
+func hostFlashAttention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	n := nHeads * headDim
+	if n == 0 || nCtx == 0 {
+		return
+	}
+	if !DecodeAttentionFits(headDim) || nHeads/nKVHeads > MaxGroup {
+		panic(fmt.Sprintf("cuda-flash attention: heads of %d, %d per KV head (at most 128 and %d)", headDim, nHeads/nKVHeads, MaxGroup))
+	}
+	kh, vh := make([]float32, nCtx*nKVHeads*headDim), make([]float32, nCtx*nKVHeads*headDim)
+	for t := range nCtx {
+		for h := range nKVHeads {
+			src, dst := (t*nKVHeads+h)*headDim, (h*nCtx+t)*headDim
+			copy(kh[dst:dst+headDim], k[src:src+headDim])
+			copy(vh[dst:dst+headDim], v[src:src+headDim])
+		}
+	}
+	host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
+		l := &Launcher{r: r, T: t, S: s}
+		pq, err := upload(r, t, s, "x", q[:n])
+		if err != nil {
+			return err
+		}
+		pk, err := upload(r, t, s, "w", kh)
+		if err != nil {
+			return err
+		}
+		pv, err := upload(r, t, s, "aux", vh)
+		if err != nil {
+			return err
+		}
+		pp, err := upload(r, t, s, "pos", []int32{int32(nCtx - 1)})
+		if err != nil {
+			return err
+		}
+		po, err := r.buf(t, "po", 4*DecodeSplits*n)
+		if err != nil {
+			return err
+		}
+		pml, err := r.buf(t, "pml", 8*DecodeSplits*nHeads)
+		if err != nil {
+			return err
+		}
+		pd, err := r.buf(t, "dst", 4*n)
+		if err != nil {
+			return err
+		}
+		if err := t.MemsetD32Async(pd, poison, n, s); err != nil {
+			return err
+		}
+		if err := l.DecodeAttention(pd, pq, pk, pv, po, pml, pp, nHeads, nKVHeads, headDim, nCtx, scale); err != nil {
+			return err
+		}
+		return cu.DtoHAsync(t, out[:n], pd, s)
+	})
+}

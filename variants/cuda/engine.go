@@ -132,7 +132,10 @@ func (l *Launcher) AddRMSNormQ(x, add, xn, w cu.Ptr, n, dim int, eps float32, fr
 	if err != nil {
 		return err
 	}
-	return l.T.Launch(l.r.fns["add_rmsnorm_q"], cu.D1(n), cu.D1(blockFor(dim)), 0, l.S,
+	if 4*dim > 48<<10 {
+		return fmt.Errorf("cuda: a row of %d values does not fit the norm kernel's shared memory", dim)
+	}
+	return l.T.Launch(l.r.fns["add_rmsnorm_q"], cu.D1(n), cu.D1(blockFor(dim)), 4*dim, l.S,
 		x.Arg(), add.Arg(), xn.Arg(), w.Arg(), cu.I32(dim), cu.F32(eps), cu.I32(from), xq.Arg(), cu.I32(qt))
 }
 
@@ -143,7 +146,8 @@ func (l *Launcher) SiLUMulQ(g, u cu.Ptr, n, f int, xq cu.Ptr, typ quant.Type) er
 	if err != nil {
 		return err
 	}
-	return l.T.Launch(l.r.fns["silu_mul_q"], cu.D1(n), cu.D1(blockFor(f)), 0, l.S, g.Arg(), u.Arg(), cu.I32(f), xq.Arg(), cu.I32(qt))
+	bs := typ.BlockSize()
+	return l.T.Launch(l.r.fns["silu_mul_q"], cu.D2((f/bs+3)/4, n), cu.D1(128), 0, l.S, g.Arg(), u.Arg(), cu.I32(f), xq.Arg(), cu.I32(qt))
 }
 
 // fmtCode is mv_multi's code for a weight format.
@@ -222,8 +226,31 @@ func (l *Launcher) Attention(p AttnPlan, out, q, kc, vc, po, pml, posp cu.Ptr, n
 		cu.F32(scale), cu.I32(p.Chunk), cu.I32(p.NChunks)); err != nil {
 		return err
 	}
-	return l.T.Launch(l.r.fns["eattn_combine"], cu.D2(nHeads, n), cu.D1(min(128, max(32, hd))), 0, l.S,
+	return l.T.Launch(l.r.fns["eattn_combine"], cu.D2(nHeads, n), cu.D1(128), 4*p.NChunks, l.S,
 		out.Arg(), po.Arg(), pml.Arg(), cu.I32(nHeads), cu.I32(hd), cu.I32(p.NChunks))
+}
+
+// DecodeSplits is the blocks per KV head of a single token's attention.
+const DecodeSplits = 32
+
+// DecodeAttentionFits reports whether DecodeAttention takes heads of hd
+// values (a thread per dimension of a 128-thread block).
+func DecodeAttentionFits(hd int) bool { return hd >= 1 && hd <= 128 }
+
+// DecodeAttention runs one token's attention (at position *posp) over the
+// layer's cache: the context cut into DecodeSplits equal splits per KV head
+// at whatever depth, each walked with an online softmax, then combined.
+// po and pml hold DecodeSplits·nHeads·hd and DecodeSplits·nHeads·2 floats.
+func (l *Launcher) DecodeAttention(out, q, kc, vc, po, pml, posp cu.Ptr, nHeads, nKV, hd, nctx int, scale float32) error {
+	if !DecodeAttentionFits(hd) || nHeads/nKV > MaxGroup {
+		return fmt.Errorf("cuda decode attention: heads of %d, %d per KV head", hd, nHeads/nKV)
+	}
+	if err := l.T.Launch(l.r.fns["dattn_split"], cu.D2(DecodeSplits, nKV), cu.D1(128), 0, l.S,
+		po.Arg(), pml.Arg(), q.Arg(), kc.Arg(), vc.Arg(), posp.Arg(), cu.I32(nHeads), cu.I32(nKV), cu.I32(hd), cu.I32(nctx), cu.F32(scale)); err != nil {
+		return err
+	}
+	return l.T.Launch(l.r.fns["eattn_combine"], cu.D2(nHeads, 1), cu.D1(128), 4*DecodeSplits, l.S,
+		out.Arg(), po.Arg(), pml.Arg(), cu.I32(nHeads), cu.I32(hd), cu.I32(DecodeSplits))
 }
 
 // SiLUMul sets dst = silu(g)·u over n values.

@@ -16,19 +16,27 @@ __device__ __forceinline__ void quantize_row(u8* xq, const float* xo, int r, int
 	}
 }
 
-// silu(g)·u into g over n rows of f values, then each row quantized (qt as
-// quantize_row) into xq: one block per row.
-extern "C" __global__ void __launch_bounds__(1024) silu_mul_q(float* g, const float* u, int f, u8* xq, int qt) {
+// silu(g)·u into g over n rows of f values, each quantization block of a
+// row (qt as quantize_row) then quantized into xq by one warp: block
+// (x, row) has four warps, each lane rewriting the values it quantizes.
+extern "C" __global__ void __launch_bounds__(128) silu_mul_q(float* g, const float* u, int f, u8* xq, int qt) {
 	PDL_START();
-	const int j = blockIdx.x;
-	float* gr = g + (size_t)j * f;
-	const float* ur = u + (size_t)j * f;
-	for (int i = threadIdx.x; i < f; i += blockDim.x) {
-		const float v = gr[i];
-		gr[i] = v / (1.0f + expf(-v)) * ur[i];
+	const int j = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int bs = qt == 1 ? QK_K : 32, nb = f / bs, b = blockIdx.x * 4 + warp;
+	if (b >= nb) return;
+	float* gr = g + (size_t)j * f + (size_t)b * bs;
+	const float* ur = u + (size_t)j * f + (size_t)b * bs;
+	const int per = bs / 32; // values a lane: 8 consecutive (Q8_K) or 1 (Q8_0), as the quantizers read them
+	for (int i = 0; i < per; i++) {
+		const int at = per * lane + i;
+		const float v = gr[at];
+		gr[at] = v / (1.0f + expf(-v)) * ur[at];
 	}
-	__syncthreads();
-	quantize_row(xq, gr, j, f, qt);
+	if (qt == 1) {
+		warp_q8_k(xq + ((size_t)j * nb + b) * 292, gr);
+	} else {
+		warp_q8_0(xq + ((size_t)j * nb + b) * 34, gr);
+	}
 }
 
 // ---- embedding: token rows of the embedding matrix as float32 -------------
@@ -118,10 +126,12 @@ add_rmsnorm(float* x, const float* add, float* xn, const float* w, int dim, floa
 }
 
 // add_rmsnorm, then each normalized row's quantization for the next product
-// (qt 1: Q8_K, 2: Q8_0) into xq, rows from `from` on, row after row.
+// (qt 1: Q8_K, 2: Q8_0) into xq, rows from `from` on, row after row. The
+// row stays in shared memory (dim floats, dynamic) between the steps.
 extern "C" __global__ void __launch_bounds__(1024)
 add_rmsnorm_q(float* x, const float* add, float* xn, const float* w, int dim, float eps, int from, u8* xq, int qt) {
 	PDL_START();
+	extern __shared__ float xs[];
 	__shared__ double red[32];
 	const int j = blockIdx.x;
 	float* xr = x + (size_t)j * dim;
@@ -132,15 +142,20 @@ add_rmsnorm_q(float* x, const float* add, float* xn, const float* w, int dim, fl
 			v = __fadd_rn(v, add[(size_t)j * dim + i]);
 			xr[i] = v;
 		}
+		xs[i] = v;
 		ss += (double)v * v;
 	}
 	if (j < from) return;
 	ss = block_sum_d(ss, red);
 	const float scale = 1.0f / sqrtf((float)(ss / dim) + eps);
 	float* xo = xn + (size_t)j * dim;
-	for (int i = threadIdx.x; i < dim; i += blockDim.x) xo[i] = __fmul_rn(__fmul_rn(xr[i], scale), w[i]);
-	__syncthreads(); // the row is written: each warp quantizes blocks of it
-	quantize_row(xq, xo, j - from, dim, qt);
+	for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+		const float v = __fmul_rn(__fmul_rn(xs[i], scale), w[i]);
+		xs[i] = v;
+		xo[i] = v;
+	}
+	__syncthreads(); // the row is in xs: each warp quantizes blocks of it
+	quantize_row(xq, xs, j - from, dim, qt);
 }
 
 // ---- rope, then the keys and values into the cache -------------------------
@@ -270,26 +285,35 @@ eattn_split(float* po, float* pml, const float* q, const float* kc, const float*
 }
 
 // Block (head h, token j): out[j][h] = Σ_c e^(m_c−M)·o_c / Σ_c e^(m_c−M)·l_c.
+// The first warp finds M and the weights e^(m_c−M) of the chunks (dynamic
+// shared memory, nChunks floats; 0 for an empty chunk), then a thread per
+// dimension sums the weighted partials.
 extern "C" __global__ void __launch_bounds__(EATT_THREADS)
 eattn_combine(float* out, const float* po, const float* pml, int nHeads, int hd, int nChunks) {
 	PDL_START();
-	const int h = blockIdx.x, j = blockIdx.y;
+	extern __shared__ float wgt[];
+	__shared__ float invL;
+	const int h = blockIdx.x, j = blockIdx.y, lane = threadIdx.x & 31;
 	const size_t base = (size_t)j * nChunks * nHeads + h;
-	float M = NEG_INF;
-	for (int c = 0; c < nChunks; c++) M = fmaxf(M, pml[(base + (size_t)c * nHeads) * 2]);
-	float L = 0.f;
-	for (int c = 0; c < nChunks; c++) {
-		const float* ml = pml + (base + (size_t)c * nHeads) * 2;
-		if (ml[1] != 0.f) L += expf(ml[0] - M) * ml[1];
+	if (threadIdx.x < 32) {
+		float M = NEG_INF;
+		for (int c = lane; c < nChunks; c += 32) M = fmaxf(M, pml[(base + (size_t)c * nHeads) * 2]);
+		M = warp_max(M);
+		float L = 0.f;
+		for (int c = lane; c < nChunks; c += 32) {
+			const float* ml = pml + (base + (size_t)c * nHeads) * 2;
+			const float e = ml[1] != 0.f ? expf(ml[0] - M) : 0.f;
+			wgt[c] = e;
+			L += e * ml[1];
+		}
+		L = warp_sum(L);
+		if (lane == 0) invL = 1.0f / L;
 	}
-	const float inv = 1.0f / L;
+	__syncthreads();
 	for (int dd = threadIdx.x; dd < hd; dd += blockDim.x) {
 		float o = 0.f;
-		for (int c = 0; c < nChunks; c++) {
-			const float* ml = pml + (base + (size_t)c * nHeads) * 2;
-			if (ml[1] != 0.f) o += expf(ml[0] - M) * po[(base + (size_t)c * nHeads) * hd + dd];
-		}
-		out[((size_t)j * nHeads + h) * hd + dd] = o * inv;
+		for (int c = 0; c < nChunks; c++) o += wgt[c] * po[(base + (size_t)c * nHeads) * hd + dd];
+		out[((size_t)j * nHeads + h) * hd + dd] = o * invL;
 	}
 }
 
@@ -339,5 +363,130 @@ extern "C" __global__ void __launch_bounds__(1024) argmax_f32(int* dst, const fl
 			}
 		}
 		if (lane == 0) *dst = at;
+	}
+}
+
+// ---- decode attention: flash-decoding with a fixed number of splits -------
+
+#define DATT_TILE 32 // positions scored per pass of a block's four warps (8 each)
+
+// Block (split s, KV head g) of one token at position *posp: the context's
+// ctx = pos+1 positions are cut into gridDim.x equal splits, so that the
+// grid (fixed in the recorded step) keeps every block busy at any depth.
+// The split is walked in tiles of 32 positions with an online softmax: a
+// warp scores 8 positions of a tile (each lane holding D = ⌈hd/32⌉ query
+// values of each of the G heads in registers, 8 key rows in flight), a
+// warp per head rescales, then a thread per dimension adds the tile's
+// weighted values. Partials as eattn_split's, for eattn_combine.
+template <int D>
+__device__ __forceinline__ void dattn(float* po, float* pml, const float* q, const float* kc, const float* vc, int pos,
+                                      int nHeads, int nKV, int hd, int nctx, float scale) {
+	const int G = nHeads / nKV, kvh = blockIdx.y, S = gridDim.x, s = blockIdx.x;
+	const int ctx = pos + 1, per = (ctx + S - 1) / S, t0 = s * per, t1 = min(ctx, t0 + per);
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const size_t pbase = (size_t)s * nHeads + (size_t)kvh * G;
+	__shared__ float p[EATT_MAXG][DATT_TILE];
+	__shared__ float mrun[EATT_MAXG], lrun[EATT_MAXG], alpha[EATT_MAXG];
+	if (t0 >= t1) {
+		for (int i = tid; i < G * hd; i += blockDim.x) po[pbase * hd + i] = 0.f;
+		for (int g = tid; g < G; g += blockDim.x) {
+			pml[(pbase + g) * 2] = NEG_INF;
+			pml[(pbase + g) * 2 + 1] = 0.f;
+		}
+		return;
+	}
+	float qr[EATT_MAXG][D];
+#pragma unroll
+	for (int g = 0; g < EATT_MAXG; g++)
+#pragma unroll
+		for (int i = 0; i < D; i++) qr[g][i] = g < G && D * lane + i < hd ? q[((size_t)kvh * G + g) * hd + D * lane + i] : 0.f;
+	if (tid < EATT_MAXG) {
+		mrun[tid] = NEG_INF;
+		lrun[tid] = 0.f;
+	}
+	const float* kh = kc + (size_t)kvh * nctx * hd;
+	const float* vh = vc + (size_t)kvh * nctx * hd;
+	float o[EATT_MAXG];
+#pragma unroll
+	for (int g = 0; g < EATT_MAXG; g++) o[g] = 0.f;
+	for (int tile = t0; tile < t1; tile += DATT_TILE) {
+		const int L = min(DATT_TILE, t1 - tile);
+		// Scores: warp w takes positions tile + 8w … tile + 8w + 7.
+		float kr[8][D];
+#pragma unroll
+		for (int u = 0; u < 8; u++) {
+			const int tt = 8 * warp + u;
+#pragma unroll
+			for (int i = 0; i < D; i++) kr[u][i] = tt < L && D * lane + i < hd ? kh[(size_t)(tile + tt) * hd + D * lane + i] : 0.f;
+		}
+#pragma unroll
+		for (int u = 0; u < 8; u++) {
+			const int tt = 8 * warp + u;
+#pragma unroll
+			for (int g = 0; g < EATT_MAXG; g++) {
+				if (g < G) {
+					float d = 0.f;
+#pragma unroll
+					for (int i = 0; i < D; i++) d += qr[g][i] * kr[u][i];
+					d = warp_sum(d);
+					if (lane == 0) p[g][tt] = tt < L ? d * scale : NEG_INF;
+				}
+			}
+		}
+		__syncthreads();
+		// Online softmax: a warp per head.
+		for (int g = warp; g < G; g += blockDim.x >> 5) {
+			const float v = p[g][lane];
+			const float mt = warp_max(v), mo = mrun[g], mn = fmaxf(mo, mt);
+			const float e = lane < L ? expf(v - mn) : 0.f;
+			p[g][lane] = e;
+			const float l = warp_sum(e);
+			if (lane == 0) {
+				const float a = expf(mo - mn); // 0 on the first tile (mo = -inf)
+				alpha[g] = a;
+				lrun[g] = lrun[g] * a + l;
+				mrun[g] = mn;
+			}
+		}
+		__syncthreads();
+		// Weighted values: a thread per dimension.
+		if (tid < hd) {
+			float acc[EATT_MAXG];
+#pragma unroll
+			for (int g = 0; g < EATT_MAXG; g++) acc[g] = 0.f;
+			for (int tt = 0; tt < L; tt++) {
+				const float vv = vh[(size_t)(tile + tt) * hd + tid];
+#pragma unroll
+				for (int g = 0; g < EATT_MAXG; g++)
+					if (g < G) acc[g] += p[g][tt] * vv;
+			}
+#pragma unroll
+			for (int g = 0; g < EATT_MAXG; g++)
+				if (g < G) o[g] = o[g] * alpha[g] + acc[g];
+		}
+		__syncthreads(); // p and alpha are rewritten by the next tile
+	}
+	if (tid < hd) {
+#pragma unroll
+		for (int g = 0; g < EATT_MAXG; g++)
+			if (g < G) po[(pbase + g) * hd + tid] = o[g];
+	}
+	if (tid < G) {
+		pml[(pbase + tid) * 2] = mrun[tid];
+		pml[(pbase + tid) * 2 + 1] = lrun[tid];
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(128) dattn_split(float* po, float* pml, const float* q, const float* kc,
+                                                              const float* vc, const int* posp, int nHeads, int nKV,
+                                                              int hd, int nctx, float scale) {
+	PDL_START();
+	const int pos = *posp;
+	if (hd > 64) {
+		dattn<4>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
+	} else if (hd > 32) {
+		dattn<2>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
+	} else {
+		dattn<1>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
 	}
 }
