@@ -434,6 +434,7 @@ gpu)
 	log "agreement (GPU against CPU)"
 	timeout "${AGREE_TIMEOUT:-240}" $B/llama.test -test.v -test.count=1 -test.run 'TestCUDA|TestDeviceOption' > "$OUT/agree.txt" 2>&1
 	grep -aE "^(=== RUN|--- |ok|FAIL|PASS|panic)|cuda_test|GPU against" "$OUT/agree.txt" | head -30
+	if [ -n "${AGREE_ONLY:-}" ]; then exit 0; fi
 	R="$OUT/gpu-rounds.jsonl"
 	dmb() { # dmb MODEL ROUND [LABEL]: one damascus-bench run on the GPU, one line into $R
 		timeout 300 $B/ledger damascus-bench -m "/tmp/$1.gguf" -p "${PP:-1024}" -n "${TG:-256}" -r "${REPS:-2}" -device cuda -weights mmap \
