@@ -9,9 +9,9 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 	"github.com/damascus-llm/damascus/variants/naive"
 )

@@ -8,10 +8,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/damascus-llm/damascus/harness/gate"
-	"github.com/damascus-llm/damascus/harness/reference"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/gate"
+	"github.com/damascus-llm/damascus/ledger/reference"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )

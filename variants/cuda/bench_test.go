@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/harness/gate"
-	"github.com/damascus-llm/damascus/harness/kernelbench"
-	"github.com/damascus-llm/damascus/harness/workload"
 	cu "github.com/damascus-llm/damascus/internal/cuda"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/gate"
+	"github.com/damascus-llm/damascus/ledger/kernelbench"
+	"github.com/damascus-llm/damascus/ledger/workload"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/harness/gate"
 	cu "github.com/damascus-llm/damascus/internal/cuda"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )

@@ -9,9 +9,9 @@ import (
 
 func TestPackageOf(t *testing.T) {
 	for in, want := range map[string]string{
-		"github.com/damascus-llm/damascus/variants/naive.MatVec.func1":      "github.com/damascus-llm/damascus/variants/naive",
-		"github.com/damascus-llm/damascus/variants/avx512.(*x).y":           "github.com/damascus-llm/damascus/variants/avx512",
-		"github.com/damascus-llm/damascus/harness/kernelbench.BenchmarkAll": "github.com/damascus-llm/damascus/harness/kernelbench",
+		"github.com/damascus-llm/damascus/variants/naive.MatVec.func1":     "github.com/damascus-llm/damascus/variants/naive",
+		"github.com/damascus-llm/damascus/variants/avx512.(*x).y":          "github.com/damascus-llm/damascus/variants/avx512",
+		"github.com/damascus-llm/damascus/ledger/kernelbench.BenchmarkAll": "github.com/damascus-llm/damascus/ledger/kernelbench",
 	} {
 		if got := packageOf(in); got != want {
 			t.Errorf("packageOf(%q) = %q, want %q", in, got, want)

@@ -5,8 +5,8 @@ import (
 	"os"
 
 	"github.com/damascus-llm/damascus/harness/llamacpp"
-	"github.com/damascus-llm/damascus/harness/workload"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/workload"
 	"github.com/damascus-llm/damascus/quant"
 )
 

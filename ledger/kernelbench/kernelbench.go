@@ -23,9 +23,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/harness/gate"
-	"github.com/damascus-llm/damascus/harness/workload"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/gate"
+	"github.com/damascus-llm/damascus/ledger/workload"
 )
 
 // ShapesEnv names the environment variable selecting the shapes.

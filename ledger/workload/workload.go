@@ -13,8 +13,8 @@ import (
 	"math/rand/v2"
 	"unsafe"
 
-	"github.com/damascus-llm/damascus/harness/reference"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/reference"
 	"github.com/damascus-llm/damascus/quant"
 )
 

@@ -14,9 +14,9 @@ import (
 	"math"
 	"strings"
 
-	"github.com/damascus-llm/damascus/harness/reference"
-	"github.com/damascus-llm/damascus/harness/workload"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/reference"
+	"github.com/damascus-llm/damascus/ledger/workload"
 	"github.com/damascus-llm/damascus/quant"
 )
 
