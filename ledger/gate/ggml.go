@@ -4,7 +4,7 @@ import (
 	"errors"
 	"os"
 
-	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/ggml"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/workload"
 	"github.com/damascus-llm/damascus/quant"
@@ -19,7 +19,7 @@ func GGMLStatus() string {
 	if os.Getenv(GGMLEnv) == "0" {
 		return "off (" + GGMLEnv + "=0)"
 	}
-	if err := llamacpp.Available(); err != nil {
+	if err := ggml.Available(); err != nil {
 		return "unavailable: " + err.Error()
 	}
 	return "on"
@@ -37,7 +37,7 @@ func ggmlResults(w *workload.Workload, idx []int) ([]float64, error) {
 	if GGMLStatus() != "on" {
 		return nil, nil
 	}
-	tr, err := llamacpp.Traits(op.Type)
+	tr, err := ggml.Traits(op.Type)
 	if err != nil {
 		return nil, nil // a type this ggml does not know
 	}
@@ -47,7 +47,7 @@ func ggmlResults(w *workload.Workload, idx []int) ([]float64, error) {
 		if !tr.CanDequantize {
 			return nil, nil
 		}
-		y, err := llamacpp.Dequantize(op.Type, w.W, s.K)
+		y, err := ggml.Dequantize(op.Type, w.W, s.K)
 		if err != nil {
 			return nil, err
 		}
@@ -72,7 +72,7 @@ func ggmlResults(w *workload.Workload, idx []int) ([]float64, error) {
 		if op.Kind == ledger.KindMatMul {
 			col, row = j/w.LDD, j%w.LDD
 		}
-		v, err := llamacpp.VecDot(op.Type, s.K, w.W[int64(row)*rb:int64(row+1)*rb], w.XQ[int64(col)*ab:int64(col+1)*ab])
+		v, err := ggml.VecDot(op.Type, s.K, w.W[int64(row)*rb:int64(row+1)*rb], w.XQ[int64(col)*ab:int64(col+1)*ab])
 		if err != nil {
 			return nil, err
 		}

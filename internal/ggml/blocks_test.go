@@ -1,4 +1,4 @@
-package llamacpp
+package ggml
 
 import (
 	"errors"
@@ -58,7 +58,7 @@ func TestTraitsMatchQuantTable(t *testing.T) {
 		}
 	}
 	// Ids ggml knows and quant does not are worth a note, not a failure.
-	for id := range uint32(ggmlTypeCount) {
+	for id := range uint32(TypeCount) {
 		typ := quant.Type(id)
 		if typ.Known() {
 			continue

@@ -1,4 +1,4 @@
-package llamacpp
+package ggml
 
 import (
 	"fmt"
@@ -11,9 +11,9 @@ import (
 	"github.com/damascus-llm/damascus/quant"
 )
 
-// ggmlTypeCount is GGML_TYPE_COUNT at commit 5b4ebc5. ggml asserts (aborting
+// TypeCount is GGML_TYPE_COUNT at commit 5b4ebc5. ggml asserts (aborting
 // the process) on larger ids, so they are rejected before any call.
-const ggmlTypeCount = 43
+const TypeCount = 43
 
 // TypeTraits is what ggml's type table says about one tensor type.
 type TypeTraits struct {
@@ -75,8 +75,8 @@ func quantizable(t quant.Type) bool {
 // traits returns ggml's type-table entry, or an error for ids ggml does not
 // know (beyond its enum, or retired).
 func (l *lib) traits(t quant.Type) (*typeTraits, error) {
-	if uint32(t) >= ggmlTypeCount {
-		return nil, fmt.Errorf("ggml has no tensor type %d (GGML_TYPE_COUNT is %d)", uint32(t), ggmlTypeCount)
+	if uint32(t) >= TypeCount {
+		return nil, fmt.Errorf("ggml has no tensor type %d (GGML_TYPE_COUNT is %d)", uint32(t), TypeCount)
 	}
 	tt := l.ggmlGetTypeTraits(uint32(t))
 	if tt == nil || tt.blckSize == 0 {
