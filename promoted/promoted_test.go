@@ -6,7 +6,7 @@ import (
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/variants/naive"
 )
 
@@ -231,7 +231,7 @@ func TestAttentionBatchFallsBackToPerToken(t *testing.T) {
 		}
 	}
 	d := NewDispatcher(Preferences{}, r, nil)
-	kerneltest.AttentionBatch(t, d.AttentionBatch())
+	ledgertest.AttentionBatch(t, d.AttentionBatch())
 	if got := d.Chosen(); len(got) != 2 || got[0] != "attention:naive" || got[1] != "attention_batch:per-token(naive)" {
 		t.Errorf("Chosen = %v, want the per-token loop over the naive attention", got)
 	}
@@ -249,6 +249,6 @@ func TestPerTokenVariant(t *testing.T) {
 	if !ok {
 		t.Fatal("per-token attention_batch variant not registered")
 	}
-	kerneltest.AttentionBatch(t, v.Impl.(ledger.AttentionBatch))
-	kerneltest.AttentionBatch(t, AttentionBatch())
+	ledgertest.AttentionBatch(t, v.Impl.(ledger.AttentionBatch))
+	ledgertest.AttentionBatch(t, AttentionBatch())
 }

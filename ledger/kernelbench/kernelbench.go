@@ -18,8 +18,6 @@ package kernelbench
 import (
 	"fmt"
 	"os"
-	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -33,9 +31,8 @@ const ShapesEnv = "DAMASCUS_BENCH_SHAPES"
 
 // Run benchmarks the calling package's variants of every op of kind.
 func Run(b *testing.B, kind ledger.Kind) {
-	pc, _, _, _ := runtime.Caller(1)
 	// An external test package (naive_test) benchmarks the package it tests.
-	pkg := strings.TrimSuffix(packageOf(runtime.FuncForPC(pc).Name()), "_test")
+	pkg := ledger.CallerPackage(1)
 	sel, err := shapes()
 	if err != nil {
 		b.Fatal(err)
@@ -46,7 +43,7 @@ func Run(b *testing.B, kind ledger.Kind) {
 			continue
 		}
 		for _, v := range ledger.Variants(op.Name) {
-			if implPackage(v.Impl) != pkg {
+			if v.Package() != pkg {
 				continue
 			}
 			found = true
@@ -127,28 +124,4 @@ func bench(b *testing.B, op *ledger.Op, v ledger.Variant, s ledger.Shape) {
 		b.ReportMetric(op.Bytes(s)/ns, "GB/s")
 		b.ReportMetric(op.FLOPs(s)/ns, "GFLOP/s")
 	}
-}
-
-// packageOf returns the import path of a function's full name
-// ("example.com/a/b.F.func1" → "example.com/a/b").
-func packageOf(fn string) string {
-	slash := strings.LastIndex(fn, "/")
-	dot := strings.Index(fn[slash+1:], ".")
-	if dot < 0 {
-		return fn
-	}
-	return fn[:slash+1+dot]
-}
-
-// implPackage is the package that defines a variant's function.
-func implPackage(impl any) string {
-	v := reflect.ValueOf(impl)
-	if v.Kind() != reflect.Func || v.IsNil() {
-		return ""
-	}
-	f := runtime.FuncForPC(v.Pointer())
-	if f == nil {
-		return ""
-	}
-	return packageOf(f.Name())
 }

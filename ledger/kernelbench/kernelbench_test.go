@@ -13,12 +13,12 @@ func TestPackageOf(t *testing.T) {
 		"github.com/damascus-llm/damascus/variants/avx512.(*x).y":          "github.com/damascus-llm/damascus/variants/avx512",
 		"github.com/damascus-llm/damascus/ledger/kernelbench.BenchmarkAll": "github.com/damascus-llm/damascus/ledger/kernelbench",
 	} {
-		if got := packageOf(in); got != want {
-			t.Errorf("packageOf(%q) = %q, want %q", in, got, want)
+		if got := ledger.FuncPackage(in); got != want {
+			t.Errorf("FuncPackage(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := implPackage(ledger.RMSNorm(naive.RMSNorm)); got != "github.com/damascus-llm/damascus/variants/naive" {
-		t.Errorf("implPackage(naive.RMSNorm) = %q", got)
+	if got := (ledger.Variant{Impl: ledger.RMSNorm(naive.RMSNorm)}).Package(); got != "github.com/damascus-llm/damascus/variants/naive" {
+		t.Errorf("Package of naive.RMSNorm = %q", got)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/ledger/kernelbench"
 	"github.com/damascus-llm/damascus/ledger/workload"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
 )
 
 // Device-resident kernel benchmarks. The ledger's host-slice variants copy
@@ -437,7 +437,7 @@ func BenchmarkLaunch(b *testing.B) {
 		if pd, err = d.alloc(4 * n); err != nil {
 			return err
 		}
-		if pg, err = devUpload(d, st, kerneltest.Floats(kerneltest.NewRand(4), n)); err != nil {
+		if pg, err = devUpload(d, st, ledgertest.Floats(ledgertest.NewRand(4), n)); err != nil {
 			return err
 		}
 		return t.Sync(st)

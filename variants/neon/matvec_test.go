@@ -7,7 +7,7 @@ import (
 
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/quant"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
 )
 
 func need(t testing.TB, dotProd bool) {
@@ -22,7 +22,7 @@ func need(t testing.TB, dotProd bool) {
 
 var matVecCases = []struct {
 	wt      quant.Type
-	f       kerneltest.MatVecFunc
+	f       ledgertest.MatVecFunc
 	dotProd bool // needs SDOT
 }{
 	{quant.F32, MatVecF32, false},
@@ -35,17 +35,17 @@ func TestMatVec(t *testing.T) {
 	for _, c := range matVecCases {
 		t.Run(c.wt.String(), func(t *testing.T) {
 			need(t, c.dotProd)
-			kerneltest.MatVec(t, c.wt, c.f)
+			ledgertest.MatVec(t, c.wt, c.f)
 		})
 	}
 }
 
 func BenchmarkMatVec(b *testing.B) {
 	for _, c := range matVecCases {
-		for _, s := range kerneltest.Shapes {
-			b.Run("type="+kerneltest.TypeName(c.wt)+"/variant=neon/shape="+s.String(), func(b *testing.B) {
+		for _, s := range ledgertest.Shapes {
+			b.Run("type="+ledgertest.TypeName(c.wt)+"/variant=neon/shape="+s.String(), func(b *testing.B) {
 				need(b, c.dotProd)
-				kerneltest.BenchMatVec(b, c.wt, c.f, s)
+				ledgertest.BenchMatVec(b, c.wt, c.f, s)
 			})
 		}
 	}

@@ -1,4 +1,4 @@
-package kerneltest
+package ledgertest
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/quant"
-	"github.com/damascus-llm/damascus/variants/gounrolled"
 )
 
 // MatVecFunc is ledger.MatVec's shape.
@@ -98,7 +97,7 @@ func activations(r *rand.Rand, wt quant.Type, k int, m Mode) []byte {
 		if m == Random {
 			x := Floats(r, k)
 			xq := make([]byte, k/256*Q8KBytes)
-			gounrolled.QuantizeQ8K(xq, x)
+			quant.QuantizeQ8K(xq, x)
 			return xq
 		}
 		return Q8K(r, k/256, m)
@@ -117,7 +116,7 @@ func activations(r *rand.Rand, wt quant.Type, k int, m Mode) []byte {
 			clear(x)
 		}
 		xq := make([]byte, k/32*Q80Bytes)
-		gounrolled.QuantizeQ8_0(xq, x)
+		quant.QuantizeQ8_0(xq, x)
 		return xq
 	}
 	x := Floats(r, k)

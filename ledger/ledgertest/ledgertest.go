@@ -1,8 +1,15 @@
-// Package kerneltest holds what the kernel tests of every variant family
-// share: float64 reference dot products computed from dequantized blocks,
+// Package ledgertest is the conformance suite every variant family's tests
+// run: Run walks the ledger's registry and puts each variant registered by
+// the calling package through the gate (ledger/gate: every catalogue shape,
+// guards, untouched inputs, unwritten outputs, NaN/Inf, the float64
+// reference and ggml's own kernels), then through this package's deeper
+// checks of its op kind (adversarial blocks, every tail length, misaligned
+// inputs, guard values around the output, in-place use) and the ggml
+// vec_dot cross-check. It also holds what those checks are made of:
+// float64 reference dot products computed from dequantized blocks,
 // generators of random and adversarial blocks, and guarded output buffers
 // that catch writes outside the slice a kernel was given.
-package kerneltest
+package ledgertest
 
 import (
 	"encoding/binary"
@@ -11,7 +18,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/damascus-llm/damascus/variants/gounrolled"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Block geometry (bytes), from ggml-common.h.
@@ -57,7 +64,7 @@ func randHalf(r *rand.Rand, lo, hi float64, signed bool) uint16 {
 	if signed && r.IntN(2) == 0 {
 		v = -v
 	}
-	return gounrolled.Float32ToFP16(float32(v))
+	return quant.Float32ToFP16(float32(v))
 }
 
 func fill(r *rand.Rand, b []byte) {
@@ -80,8 +87,8 @@ func Q4K(r *rand.Rand, nb int, m Mode) []byte {
 			for i := range blk {
 				blk[i] = 0xff
 			}
-			binary.LittleEndian.PutUint16(blk[0:], gounrolled.Float32ToFP16(65504))
-			binary.LittleEndian.PutUint16(blk[2:], gounrolled.Float32ToFP16(-65504))
+			binary.LittleEndian.PutUint16(blk[0:], quant.Float32ToFP16(65504))
+			binary.LittleEndian.PutUint16(blk[2:], quant.Float32ToFP16(-65504))
 		case MinValues:
 			fill(r, blk[4:16])
 			clear(blk[16:])
@@ -110,13 +117,13 @@ func Q6K(r *rand.Rand, nb int, m Mode) []byte {
 			for i := 192; i < 208; i++ {
 				blk[i] = 0x80
 			}
-			binary.LittleEndian.PutUint16(blk[208:], gounrolled.Float32ToFP16(65504))
+			binary.LittleEndian.PutUint16(blk[208:], quant.Float32ToFP16(65504))
 		case MinValues: // quants 0 (-32 after the offset), scales 127
 			clear(blk[:192])
 			for i := 192; i < 208; i++ {
 				blk[i] = 127
 			}
-			binary.LittleEndian.PutUint16(blk[208:], gounrolled.Float32ToFP16(-65504))
+			binary.LittleEndian.PutUint16(blk[208:], quant.Float32ToFP16(-65504))
 		case Zero:
 			clear(blk)
 		}
@@ -137,12 +144,12 @@ func Q8_0(r *rand.Rand, nb int, m Mode) []byte {
 			for i := 2; i < Q80Bytes; i++ {
 				blk[i] = 127
 			}
-			binary.LittleEndian.PutUint16(blk, gounrolled.Float32ToFP16(65504))
+			binary.LittleEndian.PutUint16(blk, quant.Float32ToFP16(65504))
 		case MinValues:
 			for i := 2; i < Q80Bytes; i++ {
 				blk[i] = 0x80
 			}
-			binary.LittleEndian.PutUint16(blk, gounrolled.Float32ToFP16(-65504))
+			binary.LittleEndian.PutUint16(blk, quant.Float32ToFP16(-65504))
 		case Zero:
 			clear(blk)
 		}
@@ -211,7 +218,7 @@ func BytesF32(x []float32) []byte {
 func BytesF16(x []float32) []byte {
 	b := make([]byte, 2*len(x))
 	for i, v := range x {
-		binary.LittleEndian.PutUint16(b[2*i:], gounrolled.Float32ToFP16(v))
+		binary.LittleEndian.PutUint16(b[2*i:], quant.Float32ToFP16(v))
 	}
 	return b
 }

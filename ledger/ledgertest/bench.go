@@ -1,4 +1,4 @@
-package kerneltest
+package ledgertest
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package kerneltest
+package ledgertest
 
 import (
 	"encoding/binary"
@@ -6,11 +6,10 @@ import (
 	"math"
 
 	"github.com/damascus-llm/damascus/quant"
-	"github.com/damascus-llm/damascus/variants/gounrolled"
 )
 
 func half(b []byte) float64 {
-	return float64(gounrolled.FP16ToFloat32(binary.LittleEndian.Uint16(b)))
+	return float64(quant.FP16ToFloat32(binary.LittleEndian.Uint16(b)))
 }
 
 // Dequantize expands one row of k values of type t into float64, straight
@@ -22,7 +21,7 @@ func Dequantize(t quant.Type, row []byte, k int) []float64 {
 		for b := 0; b < k/QK; b++ {
 			blk := row[b*Q4KBytes:]
 			d, dmin := half(blk[0:]), half(blk[2:])
-			sc, m := gounrolled.Q4KScales(blk[4:16])
+			sc, m := q4kScales(blk[4:16])
 			for c := 0; c < 4; c++ {
 				q := blk[16+32*c:]
 				for l := 0; l < 32; l++ {
@@ -77,10 +76,10 @@ func Dequantize(t quant.Type, row []byte, k int) []float64 {
 		}
 	case quant.BF16:
 		for i := range y {
-			y[i] = float64(gounrolled.BF16ToFloat32(binary.LittleEndian.Uint16(row[2*i:])))
+			y[i] = float64(quant.BF16ToFloat32(binary.LittleEndian.Uint16(row[2*i:])))
 		}
 	default:
-		panic(fmt.Sprintf("kerneltest: no reference dequantizer for %s", t))
+		panic(fmt.Sprintf("ledgertest: no reference dequantizer for %s", t))
 	}
 	return y
 }
@@ -102,6 +101,14 @@ func Dot(wt, xt quant.Type, wrow, xrow []byte, k int) (dot, scale float64) {
 // cancellation error.
 func Q4KMinMagnitude(row []byte, i int) float64 {
 	blk := row[i/QK*Q4KBytes:]
-	_, m := gounrolled.Q4KScales(blk[4:16])
+	_, m := q4kScales(blk[4:16])
 	return math.Abs(half(blk[2:]) * float64(m[i%QK/32]))
+}
+
+// q4kScales unpacks a Q4_K block's eight 6-bit scales and mins.
+func q4kScales(s []byte) (sc, m [8]uint8) {
+	for j := range 8 {
+		sc[j], m[j] = quant.ScaleMinK4(j, s)
+	}
+	return sc, m
 }

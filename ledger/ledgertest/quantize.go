@@ -1,4 +1,4 @@
-package kerneltest
+package ledgertest
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/quant"
-	"github.com/damascus-llm/damascus/variants/gounrolled"
 )
 
 // QuantizeInputs are activation rows that probe every rounding decision:
@@ -65,11 +64,11 @@ func Quantize(t *testing.T, typ quant.Type, f QuantizeFunc) {
 	var ref QuantizeFunc
 	switch typ {
 	case quant.Q8_K:
-		ref = gounrolled.QuantizeQ8K
+		ref = quant.QuantizeQ8K
 	case quant.Q8_0:
-		ref = gounrolled.QuantizeQ8_0
+		ref = quant.QuantizeQ8_0
 	default:
-		t.Fatalf("kerneltest: no reference quantizer for %s", typ)
+		t.Fatalf("ledgertest: no reference quantizer for %s", typ)
 	}
 	bs, ts := typ.BlockSize(), typ.TypeSize()
 	for _, blocks := range []int{1, 2, 3, 12, 33} {
