@@ -1,3 +1,5 @@
+//go:build linux && amd64
+
 package ggml
 
 import (
@@ -10,25 +12,6 @@ import (
 
 	"github.com/damascus-llm/damascus/quant"
 )
-
-// TypeCount is GGML_TYPE_COUNT at commit 5b4ebc5. ggml asserts (aborting
-// the process) on larger ids, so they are rejected before any call.
-const TypeCount = 43
-
-// TypeTraits is what ggml's type table says about one tensor type.
-type TypeTraits struct {
-	Name          string
-	BlockSize     int  // values per block
-	TypeSize      int  // bytes per block
-	Quantized     bool // ggml's is_quantized
-	CanDequantize bool // ggml has a to_float for it
-	CanQuantize   bool // ggml_quantize_chunk works without an importance matrix
-	// VecDotType is the type the CPU backend quantizes the other operand to
-	// for a dot product with this type (for example Q8_K for Q4_K); ok is
-	// false when the loaded CPU backend has no vec_dot for the type.
-	VecDotType quant.Type
-	HasVecDot  bool
-}
 
 // Traits returns ggml's facts about type t, read from libggml-base
 // (ggml_type_name, ggml_blck_size, ggml_type_size, ggml_get_type_traits) and

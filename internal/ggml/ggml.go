@@ -1,17 +1,9 @@
-// Package ggml binds the pinned llama.cpp's ggml libraries (libggml-base,
-// libggml and the best-scoring libggml-cpu-*.so, npm
-// @node-llama-cpp/linux-x64@3.21.1, commit 5b4ebc5) through purego: ggml's
-// type table, its reference quantizers and dequantizers, the CPU backend's
-// activation quantizers and vec_dot. It is the ground floor that both the
-// llama.cpp harness (harness/llamacpp, which adds libllama on top) and the
-// kernel gate's ggml cross-check (ledger/gate, ledger/ledgertest) load, so
-// the ledger does not import the harness. Nothing here needs cgo: without
-// the libraries every call returns an error wrapping ErrNotInstalled.
+//go:build linux && amd64
+
 package ggml
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,31 +16,6 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/damascus-llm/damascus/internal/dl"
-)
-
-// ErrNotInstalled reports that the pinned llama.cpp libraries are absent.
-var ErrNotInstalled = errors.New("llama.cpp baseline not installed: run make baseline")
-
-// Environment variables.
-const (
-	// DirEnv overrides the directory holding libllama and the ggml libraries.
-	DirEnv = "DAMASCUS_LLAMACPP_DIR"
-	// VariantEnv names the ggml CPU variant to load (for example
-	// "sapphirerapids" or "icelake") instead of letting ggml pick the
-	// best-scoring one.
-	VariantEnv = "DAMASCUS_LLAMACPP_CPU"
-	// LogEnv, when set to a non-empty value, copies llama.cpp's log to stderr.
-	LogEnv = "DAMASCUS_LLAMACPP_LOG"
-)
-
-// relLibDir is where `make baseline` installs the libraries, from the repository root.
-const relLibDir = "baseline/llama.cpp/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64"
-
-// The libraries' file names.
-const (
-	LibLlama = "libllama.v0.4.0.so"
-	LibGGML  = "libggml.v0.4.0.so"
-	LibBase  = "libggml-base.so"
 )
 
 // LibDir returns the directory holding the pinned libraries: $DAMASCUS_LLAMACPP_DIR,
@@ -258,18 +225,6 @@ func CPUVariant() (string, error) {
 		return "", err
 	}
 	return VariantName(l.variantPath), nil
-}
-
-// VariantName is the CPU variant a libggml-cpu-NAME.so path names.
-func VariantName(path string) string {
-	return strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "libggml-cpu-"), ".so")
-}
-
-// CPUVariantInfo is one ggml CPU backend library of the pinned build.
-type CPUVariantInfo struct {
-	Name  string // e.g. "sapphirerapids"
-	Path  string
-	Score int // ggml_backend_score(): 0 if this CPU lacks its instructions; ggml loads the highest
 }
 
 // CPUVariants lists the ggml CPU variant libraries installed, with the score

@@ -11,9 +11,9 @@ import (
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/ledger/reference"
 	"github.com/damascus-llm/damascus/quant"
-	"github.com/damascus-llm/damascus/ledger/ledgertest"
 )
 
 func skipUnlessAMX(t testing.TB) {

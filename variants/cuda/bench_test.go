@@ -10,8 +10,8 @@ import (
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/ledger/kernelbench"
-	"github.com/damascus-llm/damascus/ledger/workload"
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
+	"github.com/damascus-llm/damascus/ledger/workload"
 )
 
 // Device-resident kernel benchmarks. The ledger's host-slice variants copy

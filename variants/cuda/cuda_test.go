@@ -10,8 +10,8 @@ import (
 	cu "github.com/damascus-llm/damascus/internal/cuda"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
-	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // needCUDA skips t where the variants cannot run, saying why ("no CUDA
@@ -30,6 +30,12 @@ var ops = []string{
 	ledger.QuantizeOp(quant.Q8_K), ledger.QuantizeOp(quant.Q8_0),
 	ledger.OpRMSNorm, ledger.OpSiLUMul, ledger.OpSoftmax, ledger.OpRoPE, ledger.OpAttention,
 }
+
+// TestConformance runs every cuda variant through the ledger's
+// conformance suite: without a device each is a logged skip for want of
+// "cuda"; the host-side checks below put the kernels through the suite's
+// deeper checks.
+func TestConformance(t *testing.T) { ledgertest.Run(t) }
 
 func TestRegistered(t *testing.T) {
 	for _, op := range ops {

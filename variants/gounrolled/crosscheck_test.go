@@ -4,9 +4,9 @@ import (
 	"math"
 	"testing"
 
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled"
-	"github.com/damascus-llm/damascus/ledger/ledgertest"
 )
 
 // The float64 reference the kernel tests trust must agree with quant's

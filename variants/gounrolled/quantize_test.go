@@ -12,9 +12,9 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/damascus-llm/damascus/internal/ggml"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled"
-	"github.com/damascus-llm/damascus/ledger/ledgertest"
 )
 
 var (
