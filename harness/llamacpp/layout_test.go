@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/damascus-llm/damascus/internal/dl"
 	"github.com/damascus-llm/damascus/internal/ggml"
 )
 
@@ -22,16 +23,9 @@ var cOffsets = map[string][]uintptr{
 
 func TestStructOffsetsMatchC(t *testing.T) {
 	for _, v := range []any{modelParams{}, contextParams{}, quantizeParams{}, batch{}, threadpoolParams{}} {
-		typ := reflect.TypeOf(v)
-		want := cOffsets[typ.Name()]
-		var got []uintptr
-		for i := range typ.NumField() {
-			if f := typ.Field(i); f.Name != "_" {
-				got = append(got, f.Offset)
-			}
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s offsets\n got %v\nwant %v", typ.Name(), got, want)
+		name := reflect.TypeOf(v).Name()
+		if got, want := dl.FieldOffsets(v), cOffsets[name]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s offsets\n got %v\nwant %v", name, got, want)
 		}
 	}
 }

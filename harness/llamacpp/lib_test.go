@@ -17,13 +17,3 @@ func requireLib(t testing.TB) {
 		t.Fatal(err)
 	}
 }
-
-func TestLibDirMissing(t *testing.T) {
-	t.Setenv(DirEnv, t.TempDir())
-	if _, err := LibDir(); !errors.Is(err, ErrNotInstalled) {
-		t.Fatalf("LibDir with an empty %s: got %v, want ErrNotInstalled", DirEnv, err)
-	}
-	if ErrNotInstalled.Error() != "llama.cpp baseline not installed: run make baseline" {
-		t.Errorf("ErrNotInstalled says %q", ErrNotInstalled)
-	}
-}

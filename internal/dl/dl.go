@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -69,4 +70,18 @@ func GoString(p *byte) string {
 		n++
 	}
 	return string(unsafe.Slice(p, n))
+}
+
+// FieldOffsets lists the offsets of a struct's fields, blank padding
+// fields ("_") left out: what a Go mirror of a C struct is checked against
+// the offsets the C compiler reports.
+func FieldOffsets(v any) []uintptr {
+	typ := reflect.TypeOf(v)
+	var off []uintptr
+	for i := range typ.NumField() {
+		if f := typ.Field(i); f.Name != "_" {
+			off = append(off, f.Offset)
+		}
+	}
+	return off
 }

@@ -52,3 +52,16 @@ func TestBinderKeepsFirstError(t *testing.T) {
 		t.Errorf("the first error was replaced: %v", b.Err)
 	}
 }
+
+func TestFieldOffsets(t *testing.T) {
+	type s struct {
+		a int8
+		_ [3]byte
+		b int32
+		c int64
+	}
+	got := FieldOffsets(s{})
+	if len(got) != 3 || got[0] != 0 || got[1] != 4 || got[2] != 8 {
+		t.Errorf("FieldOffsets = %v, want [0 4 8]", got)
+	}
+}

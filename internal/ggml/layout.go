@@ -29,10 +29,9 @@ const (
 	sizeofTypeTraitsCPU = 32
 )
 
-// Compile-time size checks: a mismatch makes one of these array lengths negative.
+// Compile-time size checks: (got/want)·(want/got) is 1 only when the two
+// are equal, and any other array length does not convert to [1]struct{}.
 var (
-	_ [unsafe.Sizeof(typeTraits{}) - sizeofTypeTraits]byte
-	_ [sizeofTypeTraits - unsafe.Sizeof(typeTraits{})]byte
-	_ [unsafe.Sizeof(typeTraitsCPU{}) - sizeofTypeTraitsCPU]byte
-	_ [sizeofTypeTraitsCPU - unsafe.Sizeof(typeTraitsCPU{})]byte
+	_ [1]struct{} = [unsafe.Sizeof(typeTraits{}) / sizeofTypeTraits * (sizeofTypeTraits / unsafe.Sizeof(typeTraits{}))]struct{}{}
+	_ [1]struct{} = [unsafe.Sizeof(typeTraitsCPU{}) / sizeofTypeTraitsCPU * (sizeofTypeTraitsCPU / unsafe.Sizeof(typeTraitsCPU{}))]struct{}{}
 )

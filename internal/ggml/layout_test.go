@@ -3,6 +3,8 @@ package ggml
 import (
 	"reflect"
 	"testing"
+
+	"github.com/damascus-llm/damascus/internal/dl"
 )
 
 // cOffsets are the field offsets gcc 12 computed (offsetof) for the structs
@@ -15,16 +17,9 @@ var cOffsets = map[string][]uintptr{
 
 func TestStructOffsetsMatchC(t *testing.T) {
 	for _, v := range []any{typeTraits{}, typeTraitsCPU{}} {
-		typ := reflect.TypeOf(v)
-		want := cOffsets[typ.Name()]
-		var got []uintptr
-		for i := range typ.NumField() {
-			if f := typ.Field(i); f.Name != "_" {
-				got = append(got, f.Offset)
-			}
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s offsets\n got %v\nwant %v", typ.Name(), got, want)
+		name := reflect.TypeOf(v).Name()
+		if got, want := dl.FieldOffsets(v), cOffsets[name]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s offsets\n got %v\nwant %v", name, got, want)
 		}
 	}
 }

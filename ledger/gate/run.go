@@ -55,6 +55,24 @@ const (
 	RealShapes Shapes = "real"  // real model shapes only
 )
 
+// ParseShapes reads a selection as the command line and the environment
+// name it: tails, real, all, or a model name (1B, 3B), case-insensitive.
+func ParseShapes(v string) (Shapes, error) {
+	switch strings.ToLower(v) {
+	case "tails":
+		return TailShapes, nil
+	case "real":
+		return RealShapes, nil
+	case "all":
+		return AllShapes, nil
+	case "1b":
+		return Shapes("1B"), nil
+	case "3b":
+		return Shapes("3B"), nil
+	}
+	return "", fmt.Errorf("shapes %q: want tails, real, 1B, 3B or all", v)
+}
+
 // Match reports whether the selection includes s. Besides the constants, a
 // model name ("1B", "3B") selects that model's shapes plus the tails.
 func (sel Shapes) Match(s ledger.Shape) bool {

@@ -18,6 +18,7 @@ package kernelbench
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,8 +30,10 @@ import (
 // ShapesEnv names the environment variable selecting the shapes.
 const ShapesEnv = "DAMASCUS_BENCH_SHAPES"
 
-// Run benchmarks the calling package's variants of every op of kind.
-func Run(b *testing.B, kind ledger.Kind) {
+// Run benchmarks the calling package's variants of every op of the given
+// kinds. With more than one kind, each sub-benchmark name starts with
+// op=<op>/ (BenchmarkOps/op=rmsnorm/variant=avx2/shape=n2048).
+func Run(b *testing.B, kinds ...ledger.Kind) {
 	// An external test package (naive_test) benchmarks the package it tests.
 	pkg := ledger.CallerPackage(1)
 	sel, err := shapes()
@@ -39,8 +42,12 @@ func Run(b *testing.B, kind ledger.Kind) {
 	}
 	found := false
 	for _, op := range ledger.Catalogue() {
-		if op.Kind != kind {
+		if !slices.Contains(kinds, op.Kind) {
 			continue
+		}
+		prefix := ""
+		if len(kinds) > 1 {
+			prefix = "op=" + op.Name + "/"
 		}
 		for _, v := range ledger.Variants(op.Name) {
 			if v.Package() != pkg {
@@ -49,13 +56,13 @@ func Run(b *testing.B, kind ledger.Kind) {
 			found = true
 			for _, s := range op.Shapes {
 				if sel.Match(s) {
-					b.Run(Name(op, v.Name, s), func(b *testing.B) { bench(b, op, v, s) })
+					b.Run(prefix+Name(op, v.Name, s), func(b *testing.B) { bench(b, op, v, s) })
 				}
 			}
 		}
 	}
 	if !found {
-		b.Skipf("package %s registers no %s variant", pkg, kind)
+		b.Skipf("package %s registers no %v variant", pkg, kinds)
 	}
 }
 
@@ -69,20 +76,15 @@ func Name(op *ledger.Op, variant string, s ledger.Shape) string {
 }
 
 func shapes() (gate.Shapes, error) {
-	switch v := strings.ToLower(os.Getenv(ShapesEnv)); v {
-	case "", "1b":
+	v := os.Getenv(ShapesEnv)
+	if v == "" {
 		return gate.Shapes("1B"), nil
-	case "3b":
-		return gate.Shapes("3B"), nil
-	case "all":
-		return gate.AllShapes, nil
-	case "tails":
-		return gate.TailShapes, nil
-	case "real":
-		return gate.RealShapes, nil
-	default:
-		return "", fmt.Errorf("%s=%q: want tails, real, 1B, 3B or all", ShapesEnv, v)
 	}
+	sel, err := gate.ParseShapes(v)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", ShapesEnv, err)
+	}
+	return sel, nil
 }
 
 func bench(b *testing.B, op *ledger.Op, v ledger.Variant, s ledger.Shape) {

@@ -74,20 +74,15 @@ func RunPackage(t *testing.T, pkg string) {
 }
 
 func shapes() (gate.Shapes, error) {
-	switch v := strings.ToLower(os.Getenv(ShapesEnv)); v {
-	case "", "tails":
+	v := os.Getenv(ShapesEnv)
+	if v == "" {
 		return gate.TailShapes, nil
-	case "1b":
-		return gate.Shapes("1B"), nil
-	case "3b":
-		return gate.Shapes("3B"), nil
-	case "all":
-		return gate.AllShapes, nil
-	case "real":
-		return gate.RealShapes, nil
-	default:
-		return "", fmt.Errorf("%s=%q: want tails, real, 1B, 3B or all", ShapesEnv, v)
 	}
+	sel, err := gate.ParseShapes(v)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", ShapesEnv, err)
+	}
+	return sel, nil
 }
 
 // Gate runs v through the gate at every shape of op that sel selects, then
@@ -143,18 +138,18 @@ func misalignInputs(c *gate.Case) {
 		}
 	}
 	for _, f := range []*[]float32{&w.X, &w.Aux, &w.K, &w.V, &w.Cos, &w.Sin} {
-		if len(*f) > 0 {
-			x := make([]float32, len(*f)+1)[1:]
-			copy(x, *f)
-			*f = x[:len(*f):len(*f)]
-		}
+		shift(f)
 	}
-	for _, u := range []*[]uint16{&w.K16, &w.V16} {
-		if len(*u) > 0 {
-			x := make([]uint16, len(*u)+1)[1:]
-			copy(x, *u)
-			*u = x[:len(*u):len(*u)]
-		}
+	shift(&w.K16)
+	shift(&w.V16)
+}
+
+// shift moves *p's values one element along a fresh buffer.
+func shift[T any](p *[]T) {
+	if n := len(*p); n > 0 {
+		x := make([]T, n+1)[1:]
+		copy(x, *p)
+		*p = x[:n:n]
 	}
 }
 
@@ -167,55 +162,65 @@ func misalignInputs(c *gate.Case) {
 // dequantize, attention over a 16-bit cache, matvec and quantize of other
 // types) have the gate's checks; the test logs which.
 func Conformance(t *testing.T, op *ledger.Op, v ledger.Variant) {
+	if !deepCheck(t, op, v) {
+		t.Logf("no deeper check of %s here: the gate's checks are its conformance", op.Name)
+	}
+}
+
+// deepCheck runs Conformance's checks, reporting false for an op it has none for.
+func deepCheck(t *testing.T, op *ledger.Op, v ledger.Variant) bool {
 	switch f := v.Impl.(type) {
 	case ledger.MatVec:
 		switch op.Type {
 		case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.F32, quant.F16, quant.BF16:
-			MatVec(t, op.Type, f)
-			if !t.Failed() {
-				t.Run("ggml", func(t *testing.T) { GGMLMatVec(t, op.Type, f) })
-			}
-			return
+		default:
+			return false
+		}
+		MatVec(t, op.Type, f)
+		if !t.Failed() {
+			t.Run("ggml", func(t *testing.T) { GGMLMatVec(t, op.Type, f) })
 		}
 	case ledger.Quantize:
-		if op.Type == quant.Q8_K || op.Type == quant.Q8_0 {
-			Quantize(t, op.Type, f)
-			return
+		if op.Type != quant.Q8_K && op.Type != quant.Q8_0 {
+			return false
 		}
+		Quantize(t, op.Type, f)
 	case ledger.RMSNorm:
 		RMSNorm(t, f)
-		return
 	case ledger.SiLUMul:
 		SiLUMul(t, f)
-		return
 	case ledger.Softmax:
 		Softmax(t, f)
-		return
 	case ledger.RoPE:
 		RoPE(t, f)
-		return
 	case ledger.Attention:
 		Attention(t, f)
-		return
 	case ledger.AttentionBatch:
-		half := map[ledger.Precision]struct {
-			ref   string
-			check func(t *testing.T, f, ref AttentionBatchFunc)
-		}{
-			ledger.PrecisionBF16: {"naive-bf16", AttentionBatchBF16},
-			ledger.PrecisionF16:  {"naive-f16", AttentionBatchF16},
-		}
-		h, ok := half[v.Precision]
-		if !ok {
-			AttentionBatch(t, f)
-			return
-		}
-		ref, ok := ledger.Lookup(op.Name, h.ref)
-		if !ok {
-			t.Skipf("%s precision: its reference %s:%s is not linked into this test", v.Precision, op.Name, h.ref)
-		}
-		h.check(t, f, ref.Impl.(ledger.AttentionBatch))
+		attentionBatch(t, op, v, f)
+	default:
+		return false
+	}
+	return true
+}
+
+// attentionBatch checks a batched attention of float32 precision against
+// float64, and one of bf16 or f16 precision against naive-bf16/naive-f16.
+func attentionBatch(t *testing.T, op *ledger.Op, v ledger.Variant, f ledger.AttentionBatch) {
+	half := map[ledger.Precision]struct {
+		ref   string
+		check func(t *testing.T, f, ref AttentionBatchFunc)
+	}{
+		ledger.PrecisionBF16: {"naive-bf16", AttentionBatchBF16},
+		ledger.PrecisionF16:  {"naive-f16", AttentionBatchF16},
+	}
+	h, ok := half[v.Precision]
+	if !ok {
+		AttentionBatch(t, f)
 		return
 	}
-	t.Logf("no deeper check of %s here: the gate's checks are its conformance", op.Name)
+	ref, ok := ledger.Lookup(op.Name, h.ref)
+	if !ok {
+		t.Skipf("%s precision: its reference %s:%s is not linked into this test", v.Precision, op.Name, h.ref)
+	}
+	h.check(t, f, ref.Impl.(ledger.AttentionBatch))
 }
