@@ -167,8 +167,15 @@ func Conformance(t *testing.T, op *ledger.Op, v ledger.Variant) {
 	}
 }
 
-// deepCheck runs Conformance's checks, reporting false for an op it has none for.
+// deepCheck runs Conformance's checks, reporting false for an op it has
+// none for. A panicking variant fails the test (as the gate fails it)
+// instead of ending the test binary.
 func deepCheck(t *testing.T, op *ledger.Op, v ledger.Variant) bool {
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("%s panicked: %v", v.ID(), p)
+		}
+	}()
 	switch f := v.Impl.(type) {
 	case ledger.MatVec:
 		switch op.Type {
