@@ -137,7 +137,7 @@ func (k Kind) normalize(impl any) (any, error) {
 }
 
 // An Op is one entry of the catalogue: a computation with one signature, a
-// float64 reference (harness/reference), cost model and test shapes.
+// float64 reference (ledger/reference), cost model and test shapes.
 type Op struct {
 	Name    string
 	Kind    Kind

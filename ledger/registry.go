@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"fmt"
+	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -68,6 +70,10 @@ type Variant struct {
 	// Prepared, for a matmul variant, is the same kernel in two steps
 	// (see PreparedMatMul); nil when it has none.
 	Prepared *PreparedMatMul
+	// Registrant is the import path of the package that registered the
+	// variant: Register sets it to the package whose init function made
+	// the call (through helpers such as variants/internal/rowops too).
+	Registrant string
 }
 
 // Precision names a class of arithmetic a variant commits to.
@@ -123,6 +129,9 @@ var Default = NewRegistry()
 // name. Those are programming mistakes caught the first time the package is
 // loaded, as with flag redefinitions.
 func Register(v Variant) {
+	if v.Registrant == "" {
+		v.Registrant = registrant()
+	}
 	if err := Default.Add(v); err != nil {
 		panic("ledger.Register: " + err.Error())
 	}
@@ -238,3 +247,58 @@ func Lookup(op, name string) (Variant, bool) { return Default.Lookup(op, name) }
 
 // All returns every variant in the default registry.
 func All() []Variant { return Default.All() }
+
+// Package is the variant's package: its Registrant, or when that is unset
+// the package that defines its function (its closure's, for a func
+// literal); "" for neither. The conformance suite and the benchmarks
+// select a family package's variants by it.
+func (v Variant) Package() string {
+	if v.Registrant != "" {
+		return v.Registrant
+	}
+	f := reflect.ValueOf(v.Impl)
+	if f.Kind() != reflect.Func || f.IsNil() {
+		return ""
+	}
+	fn := runtime.FuncForPC(f.Pointer())
+	if fn == nil {
+		return ""
+	}
+	return FuncPackage(fn.Name())
+}
+
+// FuncPackage returns the import path in a function's full name
+// ("example.com/a/b.F.func1" → "example.com/a/b").
+func FuncPackage(fn string) string {
+	slash := strings.LastIndex(fn, "/")
+	dot := strings.Index(fn[slash+1:], ".")
+	if dot < 0 {
+		return fn
+	}
+	return fn[:slash+1+dot]
+}
+
+// CallerPackage is the package of the function skip frames above its
+// caller (0: the caller's own), an external test package X_test counted as
+// X: the variant family a test or benchmark helper was called from.
+func CallerPackage(skip int) string {
+	pc, _, _, _ := runtime.Caller(skip + 1)
+	return strings.TrimSuffix(FuncPackage(runtime.FuncForPC(pc).Name()), "_test")
+}
+
+// registrant is the package of the nearest init function on the stack
+// above Register, or "" when Register was not called during a package's
+// initialization.
+func registrant() string {
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	for {
+		f, more := frames.Next()
+		if pkg := FuncPackage(f.Function); f.Function == pkg+".init" || strings.HasPrefix(f.Function, pkg+".init.") {
+			return pkg
+		}
+		if !more {
+			return ""
+		}
+	}
+}

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/quant"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 	"github.com/damascus-llm/damascus/variants/naive"
 )
 
@@ -231,7 +231,7 @@ func TestAttentionBatchFallsBackToPerToken(t *testing.T) {
 		}
 	}
 	d := NewDispatcher(Preferences{}, r, nil)
-	kerneltest.AttentionBatch(t, d.AttentionBatch())
+	ledgertest.AttentionBatch(t, d.AttentionBatch())
 	if got := d.Chosen(); len(got) != 2 || got[0] != "attention:naive" || got[1] != "attention_batch:per-token(naive)" {
 		t.Errorf("Chosen = %v, want the per-token loop over the naive attention", got)
 	}
@@ -242,13 +242,12 @@ func TestAttentionBatchFallsBackToPerToken(t *testing.T) {
 	}
 }
 
-// TestPerTokenVariant checks the registered incumbent, which loops the
-// default dispatcher's attention.
+// TestPerTokenVariant checks that the incumbent is registered (the
+// conformance suite checks it, as every variant of this package) and the
+// default dispatcher's batched attention, which loops its attention.
 func TestPerTokenVariant(t *testing.T) {
-	v, ok := ledger.Lookup(ledger.OpAttentionBatch, PerTokenName)
-	if !ok {
+	if _, ok := ledger.Lookup(ledger.OpAttentionBatch, PerTokenName); !ok {
 		t.Fatal("per-token attention_batch variant not registered")
 	}
-	kerneltest.AttentionBatch(t, v.Impl.(ledger.AttentionBatch))
-	kerneltest.AttentionBatch(t, AttentionBatch())
+	ledgertest.AttentionBatch(t, AttentionBatch())
 }

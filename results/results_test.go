@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/damascus-llm/damascus/harness/gate"
+	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/protocol"
 	"github.com/damascus-llm/damascus/protocol/stats"
 )

@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/protocol/stats"
 	"github.com/damascus-llm/damascus/quant"

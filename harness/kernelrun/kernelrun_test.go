@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/protocol"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/naive"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/llamabench"
+	"github.com/damascus-llm/damascus/internal/ggml"
 )
 
 // BenchConfig is one llama-bench style run on one model: every prompt size
@@ -120,7 +121,7 @@ func Bench(cfg BenchConfig) (*BenchResult, error) {
 			Version: l.llama.version(), LibDir: l.dir,
 		},
 		SystemInfo:    l.llama.printSystemInfo(),
-		CPUVariant:    variantName(l.variantPath),
+		CPUVariant:    ggml.VariantName(l.variantPath),
 		CPUVariantLib: l.variantPath,
 		CPUModel:      cpuModel(),
 		NumCPU:        runtime.NumCPU(),

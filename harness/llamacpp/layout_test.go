@@ -3,6 +3,9 @@ package llamacpp
 import (
 	"reflect"
 	"testing"
+
+	"github.com/damascus-llm/damascus/internal/dl"
+	"github.com/damascus-llm/damascus/internal/ggml"
 )
 
 // cOffsets are the field offsets gcc 12 computed (offsetof) for the structs in
@@ -15,23 +18,14 @@ var cOffsets = map[string][]uintptr{
 		88, 96, 104, 108, 112, 120, 128, 129, 130, 131, 132, 133, 136, 144, 152},
 	"quantizeParams":   {0, 4, 8, 12, 16, 17, 18, 19, 20, 21, 24, 32, 40, 48, 56},
 	"batch":            {0, 8, 16, 24, 32, 40, 48},
-	"typeTraits":       {0, 8, 16, 24, 32, 40, 48},
-	"typeTraitsCPU":    {0, 8, 16, 24},
 	"threadpoolParams": {0, 512, 516, 520, 524, 525},
 }
 
 func TestStructOffsetsMatchC(t *testing.T) {
-	for _, v := range []any{modelParams{}, contextParams{}, quantizeParams{}, batch{}, typeTraits{}, typeTraitsCPU{}, threadpoolParams{}} {
-		typ := reflect.TypeOf(v)
-		want := cOffsets[typ.Name()]
-		var got []uintptr
-		for i := range typ.NumField() {
-			if f := typ.Field(i); f.Name != "_" {
-				got = append(got, f.Offset)
-			}
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s offsets\n got %v\nwant %v", typ.Name(), got, want)
+	for _, v := range []any{modelParams{}, contextParams{}, quantizeParams{}, batch{}, threadpoolParams{}} {
+		name := reflect.TypeOf(v).Name()
+		if got, want := dl.FieldOffsets(v), cOffsets[name]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s offsets\n got %v\nwant %v", name, got, want)
 		}
 	}
 }
@@ -64,7 +58,7 @@ func TestDefaultsReadBack(t *testing.T) {
 			tp.nThreads, tp.prio, tp.poll, tp.strictCPU, tp.paused, tp.cpumask[3])
 	}
 	q := l.llama.quantizeDefaultParams()
-	if q.nthread != 0 || q.ftype != 7 || q.outputTensorType != ggmlTypeCount || q.tokenEmbeddingType != ggmlTypeCount ||
+	if q.nthread != 0 || q.ftype != 7 || q.outputTensorType != ggml.TypeCount || q.tokenEmbeddingType != ggml.TypeCount ||
 		q.allowRequantize || !q.quantizeOutputTensor || q.pure || q.imatrix != 0 || q.maxBufSize != 8<<30 {
 		t.Errorf("llama_model_quantize_default_params read back as %+v", q)
 	}

@@ -1,6 +1,10 @@
 package llamacpp
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/damascus-llm/damascus/internal/dl"
+)
 
 // llamaFuncs are the libllama entry points the package uses, with C
 // signatures from include/llama.h at commit 5b4ebc5. Handles (model, context,
@@ -48,47 +52,47 @@ type llamaFuncs struct {
 	vocabGetAddBOS func(vocab uintptr) bool
 }
 
-func (f *llamaFuncs) bind(b *binder, h uintptr) {
-	b.bind(h, "llama_backend_init", &f.backendInit)
-	b.bind(h, "llama_log_set", &f.logSet)
-	b.bind(h, "llama_version", &f.version)
-	b.bind(h, "llama_print_system_info", &f.printSystemInfo)
+func (f *llamaFuncs) bind(b *dl.Binder, h uintptr) {
+	b.Bind(h, "llama_backend_init", &f.backendInit)
+	b.Bind(h, "llama_log_set", &f.logSet)
+	b.Bind(h, "llama_version", &f.version)
+	b.Bind(h, "llama_print_system_info", &f.printSystemInfo)
 
-	b.bind(h, "llama_model_default_params", &f.modelDefaultParams)
-	b.bind(h, "llama_context_default_params", &f.contextDefaultParams)
-	b.bind(h, "llama_model_quantize_default_params", &f.quantizeDefaultParams)
+	b.Bind(h, "llama_model_default_params", &f.modelDefaultParams)
+	b.Bind(h, "llama_context_default_params", &f.contextDefaultParams)
+	b.Bind(h, "llama_model_quantize_default_params", &f.quantizeDefaultParams)
 
-	b.bind(h, "llama_model_load_from_file", &f.modelLoadFromFile)
-	b.bind(h, "llama_model_free", &f.modelFree)
-	b.bind(h, "llama_model_get_vocab", &f.modelGetVocab)
-	b.bind(h, "llama_model_n_params", &f.modelNParams)
-	b.bind(h, "llama_model_size", &f.modelSize)
-	b.bind(h, "llama_model_desc", &f.modelDesc)
-	b.bind(h, "llama_model_n_embd", &f.modelNEmbd)
-	b.bind(h, "llama_model_n_layer", &f.modelNLayer)
-	b.bind(h, "llama_model_quantize", &f.modelQuantize)
+	b.Bind(h, "llama_model_load_from_file", &f.modelLoadFromFile)
+	b.Bind(h, "llama_model_free", &f.modelFree)
+	b.Bind(h, "llama_model_get_vocab", &f.modelGetVocab)
+	b.Bind(h, "llama_model_n_params", &f.modelNParams)
+	b.Bind(h, "llama_model_size", &f.modelSize)
+	b.Bind(h, "llama_model_desc", &f.modelDesc)
+	b.Bind(h, "llama_model_n_embd", &f.modelNEmbd)
+	b.Bind(h, "llama_model_n_layer", &f.modelNLayer)
+	b.Bind(h, "llama_model_quantize", &f.modelQuantize)
 
-	b.bind(h, "llama_init_from_model", &f.initFromModel)
-	b.bind(h, "llama_free", &f.free)
-	b.bind(h, "llama_n_ctx", &f.nCtx)
-	b.bind(h, "llama_n_batch", &f.nBatch)
-	b.bind(h, "llama_decode", &f.decode)
-	b.bind(h, "llama_synchronize", &f.synchronize)
-	b.bind(h, "llama_get_logits_ith", &f.getLogitsIth)
-	b.bind(h, "llama_get_memory", &f.getMemory)
-	b.bind(h, "llama_memory_clear", &f.memoryClear)
-	b.bind(h, "llama_memory_seq_rm", &f.memorySeqRm)
-	b.bind(h, "llama_set_n_threads", &f.setNThreads)
-	b.bind(h, "llama_attach_threadpool", &f.attachTP)
+	b.Bind(h, "llama_init_from_model", &f.initFromModel)
+	b.Bind(h, "llama_free", &f.free)
+	b.Bind(h, "llama_n_ctx", &f.nCtx)
+	b.Bind(h, "llama_n_batch", &f.nBatch)
+	b.Bind(h, "llama_decode", &f.decode)
+	b.Bind(h, "llama_synchronize", &f.synchronize)
+	b.Bind(h, "llama_get_logits_ith", &f.getLogitsIth)
+	b.Bind(h, "llama_get_memory", &f.getMemory)
+	b.Bind(h, "llama_memory_clear", &f.memoryClear)
+	b.Bind(h, "llama_memory_seq_rm", &f.memorySeqRm)
+	b.Bind(h, "llama_set_n_threads", &f.setNThreads)
+	b.Bind(h, "llama_attach_threadpool", &f.attachTP)
 
-	b.bind(h, "llama_vocab_n_tokens", &f.vocabNTokens)
-	b.bind(h, "llama_vocab_type", &f.vocabType)
-	b.bind(h, "llama_vocab_bos", &f.vocabBOS)
-	b.bind(h, "llama_vocab_eos", &f.vocabEOS)
-	b.bind(h, "llama_tokenize", &f.tokenize)
-	b.bind(h, "llama_token_to_piece", &f.tokenToPiece)
-	b.bind(h, "llama_detokenize", &f.detokenize)
-	b.bind(h, "llama_vocab_get_add_bos", &f.vocabGetAddBOS)
+	b.Bind(h, "llama_vocab_n_tokens", &f.vocabNTokens)
+	b.Bind(h, "llama_vocab_type", &f.vocabType)
+	b.Bind(h, "llama_vocab_bos", &f.vocabBOS)
+	b.Bind(h, "llama_vocab_eos", &f.vocabEOS)
+	b.Bind(h, "llama_tokenize", &f.tokenize)
+	b.Bind(h, "llama_token_to_piece", &f.tokenToPiece)
+	b.Bind(h, "llama_detokenize", &f.detokenize)
+	b.Bind(h, "llama_vocab_get_add_bos", &f.vocabGetAddBOS)
 }
 
 // Version returns llama_version() of the loaded library (e.g. "0.4.0-dev").

@@ -124,27 +124,6 @@ type batch struct {
 	logits  *int8
 }
 
-// typeTraits is struct ggml_type_traits (56 bytes), read from ggml's static table.
-type typeTraits struct {
-	typeName           *byte
-	blckSize           int64
-	blckSizeInterleave int64
-	typeSize           uintptr
-	isQuantized        bool
-	_                  [7]byte
-	toFloat            uintptr // void (*)(const void *, float *, int64_t)
-	fromFloatRef       uintptr // void (*)(const float *, void *, int64_t)
-}
-
-// typeTraitsCPU is struct ggml_type_traits_cpu (32 bytes).
-type typeTraitsCPU struct {
-	fromFloat  uintptr // void (*)(const float *, void *, int64_t)
-	vecDot     uintptr // void (*)(int n, float *s, size_t bs, const void *x, size_t bx, const void *y, size_t by, int nrc)
-	vecDotType uint32  // enum ggml_type
-	_          [4]byte
-	nrows      int64
-}
-
 // threadpoolParams is struct ggml_threadpool_params (528 bytes).
 type threadpoolParams struct {
 	cpumask   [512]bool // GGML_MAX_N_THREADS
@@ -162,8 +141,6 @@ const (
 	sizeofContextParams  = 160
 	sizeofQuantizeParams = 64
 	sizeofBatch          = 56
-	sizeofTypeTraits     = 56
-	sizeofTypeTraitsCPU  = 32
 	sizeofThreadpool     = 528
 )
 
@@ -177,10 +154,6 @@ var (
 	_ [sizeofQuantizeParams - unsafe.Sizeof(quantizeParams{})]byte
 	_ [unsafe.Sizeof(batch{}) - sizeofBatch]byte
 	_ [sizeofBatch - unsafe.Sizeof(batch{})]byte
-	_ [unsafe.Sizeof(typeTraits{}) - sizeofTypeTraits]byte
-	_ [sizeofTypeTraits - unsafe.Sizeof(typeTraits{})]byte
-	_ [unsafe.Sizeof(typeTraitsCPU{}) - sizeofTypeTraitsCPU]byte
-	_ [sizeofTypeTraitsCPU - unsafe.Sizeof(typeTraitsCPU{})]byte
 	_ [unsafe.Sizeof(threadpoolParams{}) - sizeofThreadpool]byte
 	_ [sizeofThreadpool - unsafe.Sizeof(threadpoolParams{})]byte
 )

@@ -26,9 +26,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/damascus-llm/damascus/internal/dl"
 )
 
 // ErrNoDevice is wrapped by every error that means "no usable CUDA device
@@ -246,13 +247,4 @@ func cString(b []byte) string {
 }
 
 // goString copies the NUL-terminated C string at p.
-func goString(p *byte) string {
-	if p == nil {
-		return ""
-	}
-	var n int
-	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice(p, n))
-}
+func goString(p *byte) string { return dl.GoString(p) }

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+	"github.com/damascus-llm/damascus/ledger/gate"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/variants/naive"
 )
 
@@ -281,7 +281,7 @@ func TestAttentionBatchBF16AMX(t *testing.T) {
 	if err := cpufeat.AMX(); err != nil || !cpufeat.Has("amx-bf16") {
 		t.Skipf("no AMX-BF16 here (%v)", err)
 	}
-	kerneltest.AttentionBatchBF16(t, AttentionBatchBF16, naive.AttentionBatchBF16)
+	ledgertest.AttentionBatchBF16(t, AttentionBatchBF16, naive.AttentionBatchBF16)
 }
 
 // TestAttentionTilesAMX checks the AMX tile programs: each against its

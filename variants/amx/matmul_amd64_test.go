@@ -8,12 +8,12 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/damascus-llm/damascus/harness/gate"
-	"github.com/damascus-llm/damascus/harness/reference"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/gate"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
+	"github.com/damascus-llm/damascus/ledger/reference"
 	"github.com/damascus-llm/damascus/quant"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 
 func skipUnlessAMX(t testing.TB) {
@@ -137,19 +137,19 @@ func TestKBlocks(t *testing.T) {
 // The int32 sums must not overflow; the result must match float64 to float
 // rounding.
 func extremes(t *testing.T, fs map[quant.Type]ledger.MatMul) {
-	r := kerneltest.NewRand(5)
+	r := ledgertest.NewRand(5)
 	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 		f := fs[typ]
-		for _, wm := range []kerneltest.Mode{kerneltest.MaxScales, kerneltest.MinValues, kerneltest.Mixed} {
-			for _, xm := range []kerneltest.Mode{kerneltest.MaxScales, kerneltest.MinValues, kerneltest.Mixed} {
+		for _, wm := range []ledgertest.Mode{ledgertest.MaxScales, ledgertest.MinValues, ledgertest.Mixed} {
+			for _, xm := range []ledgertest.Mode{ledgertest.MaxScales, ledgertest.MinValues, ledgertest.Mixed} {
 				const rows, n, nb = 18, 5, 2
 				var w []byte
 				if typ == quant.Q4_K {
-					w = kerneltest.Q4K(r, rows*nb, wm)
+					w = ledgertest.Q4K(r, rows*nb, wm)
 				} else {
-					w = kerneltest.Q6K(r, rows*nb, wm)
+					w = ledgertest.Q6K(r, rows*nb, wm)
 				}
-				xq := kerneltest.Q8K(r, n*nb, xm)
+				xq := ledgertest.Q8K(r, n*nb, xm)
 				ldd := rows + 2
 				dst := make([]float32, (n-1)*ldd+rows)
 				f(dst, ldd, w, rows, xq, n, nb*qk)
@@ -187,18 +187,18 @@ func TestExtremesAMX(t *testing.T) {
 // byte, including row tails and a K block that starts past super-block 0.
 func TestPackAsm(t *testing.T) {
 	skipUnlessVNNI(t)
-	r := kerneltest.NewRand(9)
+	r := ledgertest.NewRand(9)
 	for _, c := range []struct {
 		typ     quant.Type
-		gen     func(*rand.Rand, int, kerneltest.Mode) []byte
+		gen     func(*rand.Rand, int, ledgertest.Mode) []byte
 		goPack  func(panel, w []byte, rows, nb, sb0, nsb int)
 		asmPack func(panel, w []byte, rows, nb, sb0, nsb int)
 	}{
-		{quant.Q4_K, kerneltest.Q4K, packQ4K, packQ4KAsm},
-		{quant.Q6_K, kerneltest.Q6K, packQ6K, packQ6KAsm},
+		{quant.Q4_K, ledgertest.Q4K, packQ4K, packQ4KAsm},
+		{quant.Q6_K, ledgertest.Q6K, packQ6K, packQ6KAsm},
 	} {
 		for _, rows := range []int{1, 5, 16} {
-			for _, m := range kerneltest.Modes {
+			for _, m := range ledgertest.Modes {
 				const nb, sb0, nsb = 5, 1, 3
 				w := c.gen(r, rows*nb, m)
 				want := make([]byte, nsb*wSBBytes)

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/quant"
 )
 

@@ -7,8 +7,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/quant"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 
 // The 16-bit cache kernels give, bit for bit, the attention of the same
@@ -17,7 +17,7 @@ import (
 // guards around the output and NaN rows past the cache's end.
 func TestAttentionHalfMatchesWidened(t *testing.T) {
 	need(t, "avx512f", "avx512vl", "avx512bw", "f16c")
-	r := kerneltest.NewRand(11)
+	r := ledgertest.NewRand(11)
 	for _, c := range []struct {
 		typ    quant.Type
 		narrow func(float32) uint16
@@ -33,10 +33,10 @@ func TestAttentionHalfMatchesWidened(t *testing.T) {
 		} {
 			t.Run(fmt.Sprintf("%s/h%dkv%dd%dctx%d", c.typ, s.heads, s.kvHeads, s.headDim, s.nCtx), func(t *testing.T) {
 				width, n := s.heads*s.headDim, s.nCtx*s.kvHeads*s.headDim
-				q := kerneltest.Floats(r, width)
+				q := ledgertest.Floats(r, width)
 				k16, v16 := make([]uint16, n+64), make([]uint16, n+64)
 				k32, v32 := make([]float32, n), make([]float32, n)
-				for i, x := range kerneltest.Floats(r, 2*n) {
+				for i, x := range ledgertest.Floats(r, 2*n) {
 					h := c.narrow(x)
 					if i < n {
 						k16[i], k32[i] = h, c.widen(h)
@@ -50,9 +50,9 @@ func TestAttentionHalfMatchesWidened(t *testing.T) {
 				scale := float32(1 / math.Sqrt(float64(s.headDim)))
 				want := make([]float32, width)
 				attentionGQA(c.rc, want, q, k32, v32, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
-				buf, got := kerneltest.Guarded(width)
+				buf, got := ledgertest.Guarded(width)
 				c.f(got, q, k16[:n], v16[:n], s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
-				kerneltest.CheckGuards(t, buf)
+				ledgertest.CheckGuards(t, buf)
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("output %d is %v, the widened cache's %v", i, got[i], want[i])
@@ -68,7 +68,7 @@ func TestAttentionHalfMatchesWidened(t *testing.T) {
 func TestAttentionHalfDoesNotAllocate(t *testing.T) {
 	need(t, "avx512f", "avx512vl", "avx512bw", "f16c")
 	const heads, kvHeads, headDim, maxCtx = 4, 1, 64, 200
-	q := kerneltest.Floats(kerneltest.NewRand(2), heads*headDim)
+	q := ledgertest.Floats(ledgertest.NewRand(2), heads*headDim)
 	k, v := make([]uint16, maxCtx*headDim), make([]uint16, maxCtx*headDim)
 	out := make([]float32, heads*headDim)
 	for _, f := range []func(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32){AttentionF16, AttentionBF16, AttentionF16x4, AttentionBF16x4} {
@@ -90,7 +90,7 @@ func TestAttentionHalfDoesNotAllocate(t *testing.T) {
 // AttentionF16's path) and positions not a multiple of four.
 func TestAttentionHalf4x4(t *testing.T) {
 	need(t, "avx512f", "avx512vl", "avx512bw", "f16c")
-	r := kerneltest.NewRand(13)
+	r := ledgertest.NewRand(13)
 	for _, c := range []struct {
 		narrow    func(float32) uint16
 		f, exact  func(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32)
@@ -103,9 +103,9 @@ func TestAttentionHalf4x4(t *testing.T) {
 			{4, 1, 16, 1}, {4, 2, 32, 7}, {3, 1, 64, 130}, {24, 8, 128, 301}, {32, 8, 64, 64}, {4, 1, 20, 9},
 		} {
 			width, n := s.heads*s.headDim, s.nCtx*s.kvHeads*s.headDim
-			q := kerneltest.Floats(r, width)
+			q := ledgertest.Floats(r, width)
 			k, v := make([]uint16, n), make([]uint16, n)
-			for i, x := range kerneltest.Floats(r, 2*n) {
+			for i, x := range ledgertest.Floats(r, 2*n) {
 				if i < n {
 					k[i] = c.narrow(x)
 				} else {
@@ -115,9 +115,9 @@ func TestAttentionHalf4x4(t *testing.T) {
 			scale := float32(1 / math.Sqrt(float64(s.headDim)))
 			want := make([]float32, width)
 			c.exact(want, q, k, v, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
-			buf, got := kerneltest.Guarded(width)
+			buf, got := ledgertest.Guarded(width)
 			c.f(got, q, k, v, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
-			kerneltest.CheckGuards(t, buf)
+			ledgertest.CheckGuards(t, buf)
 			var peak float64
 			for _, w := range want {
 				peak = max(peak, math.Abs(float64(w)))

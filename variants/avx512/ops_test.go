@@ -7,75 +7,39 @@ import (
 	"math"
 	"testing"
 
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
-	"github.com/damascus-llm/damascus/variants/naive"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
 )
-
-func TestRMSNorm(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.RMSNorm(t, ops.RMSNorm) }
-func TestSiLUMul(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.SiLUMul(t, ops.SiLUMul) }
-func TestSoftmax(t *testing.T) { need(t, "avx512f", "avx512vl"); kerneltest.Softmax(t, ops.Softmax) }
-func TestRoPE(t *testing.T)    { need(t, "avx512f", "avx512vl"); kerneltest.RoPE(t, ops.RoPE) }
-
-func BenchmarkOps(b *testing.B) {
-	need(b, "avx512f", "avx512vl")
-	kerneltest.BenchOps(b, "avx512", ops.RMSNorm, ops.SiLUMul, ops.Softmax, ops.RoPE)
-}
-
-func TestAttention(t *testing.T) {
-	need(t, "avx512f", "avx512vl")
-	kerneltest.Attention(t, Attention)
-}
-
-func TestAttentionGQA(t *testing.T) {
-	need(t, "avx512f", "avx512vl")
-	kerneltest.Attention(t, AttentionGQA)
-}
-
-func TestAttentionGQA4x4(t *testing.T) {
-	need(t, "avx512f", "avx512vl")
-	kerneltest.Attention(t, AttentionGQA4x4)
-}
-
-func TestAttentionGQAPrefetch(t *testing.T) {
-	need(t, "avx512f", "avx512vl")
-	kerneltest.Attention(t, AttentionGQAPrefetch)
-}
 
 func BenchmarkAttention(b *testing.B) {
 	need(b, "avx512f", "avx512vl")
-	kerneltest.BenchAttention(b, "avx512", Attention)
-	kerneltest.BenchAttention(b, "avx512-gqa", AttentionGQA)
-	kerneltest.BenchAttention(b, "avx512-gqa-4x4", AttentionGQA4x4)
-	kerneltest.BenchAttention(b, "avx512-gqa-prefetch", AttentionGQAPrefetch)
+	ledgertest.BenchAttention(b, "avx512", Attention)
+	ledgertest.BenchAttention(b, "avx512-gqa", AttentionGQA)
+	ledgertest.BenchAttention(b, "avx512-gqa-4x4", AttentionGQA4x4)
+	ledgertest.BenchAttention(b, "avx512-gqa-prefetch", AttentionGQAPrefetch)
 }
 
-func TestAttentionBatch(t *testing.T) {
-	need(t, "avx512f", "avx512vl")
-	kerneltest.AttentionBatch(t, AttentionBatch)
-}
-
-// AttentionBatchWS passes the reference check, and gives AttentionBatch's
-// bits (the same FMAs in the same order) over head sizes that take its
-// 8×32 pass (multiples of 32) and some that do not, tokens filling blocks
-// and not, with guards around the output and NaN in its gaps.
+// AttentionBatchWS (checked against the reference by the conformance
+// suite, as every variant) gives AttentionBatch's bits (the same FMAs in
+// the same order) over head sizes that take its 8×32 pass (multiples of
+// 32) and some that do not, tokens filling blocks and not, with guards
+// around the output and NaN in its gaps.
 func TestAttentionBatchWS(t *testing.T) {
 	need(t, "avx512f", "avx512vl")
-	kerneltest.AttentionBatch(t, AttentionBatchWS)
-	r := kerneltest.NewRand(5)
+	r := ledgertest.NewRand(5)
 	for _, c := range []struct{ heads, kvHeads, headDim, tokens, pos0, gap int }{
 		{3, 1, 128, 11, 250, 0}, {4, 1, 64, 13, 300, 3}, {8, 2, 32, 9, 17, 0}, {6, 3, 96, 21, 0, 5},
 		{4, 2, 160, 7, 40, 1}, {24, 8, 128, 17, 100, 0}, {2, 1, 48, 5, 9, 0},
 	} {
 		width, stride := c.heads*c.headDim, c.kvHeads*c.headDim
 		ld, nPos := width+c.gap, c.pos0+c.tokens
-		q := kerneltest.Floats(r, (c.tokens-1)*ld+width)
-		k, v := kerneltest.Floats(r, nPos*stride), kerneltest.Floats(r, nPos*stride)
-		wantBuf, want := kerneltest.Guarded((c.tokens-1)*ld + width)
-		gotBuf, got := kerneltest.Guarded((c.tokens-1)*ld + width)
+		q := ledgertest.Floats(r, (c.tokens-1)*ld+width)
+		k, v := ledgertest.Floats(r, nPos*stride), ledgertest.Floats(r, nPos*stride)
+		wantBuf, want := ledgertest.Guarded((c.tokens-1)*ld + width)
+		gotBuf, got := ledgertest.Guarded((c.tokens-1)*ld + width)
 		scale := float32(1 / math.Sqrt(float64(c.headDim)))
 		AttentionBatch(want, q, ld, k, v, c.tokens, c.heads, c.kvHeads, c.headDim, c.pos0, scale)
 		AttentionBatchWS(got, q, ld, k, v, c.tokens, c.heads, c.kvHeads, c.headDim, c.pos0, scale)
-		kerneltest.CheckGuards(t, gotBuf)
+		ledgertest.CheckGuards(t, gotBuf)
 		for i := range gotBuf {
 			if math.Float32bits(gotBuf[i]) != math.Float32bits(wantBuf[i]) {
 				t.Fatalf("%+v: element %d is %v, AttentionBatch's %v", c, i, gotBuf[i], wantBuf[i])
@@ -86,9 +50,9 @@ func TestAttentionBatchWS(t *testing.T) {
 
 func BenchmarkAttentionBatch(b *testing.B) {
 	need(b, "avx512f", "avx512vl")
-	kerneltest.BenchAttentionBatch(b, "avx512", AttentionBatch)
-	kerneltest.BenchAttentionBatch(b, "avx512-ws8x2", AttentionBatchWS)
-	kerneltest.BenchAttentionBatch(b, "per-token-gqa", func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+	ledgertest.BenchAttentionBatch(b, "avx512", AttentionBatch)
+	ledgertest.BenchAttentionBatch(b, "avx512-ws8x2", AttentionBatchWS)
+	ledgertest.BenchAttentionBatch(b, "per-token-gqa", func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 		w, stride := nHeads*headDim, nKVHeads*headDim
 		for j := range nTokens {
 			AttentionGQA(out[j*ld:j*ld+w], q[j*ld:j*ld+w], k[:(pos0+j+1)*stride], v, nHeads, nKVHeads, headDim, pos0+j+1, scale)
@@ -101,12 +65,12 @@ func BenchmarkAttentionBatch(b *testing.B) {
 func TestAttentionGrowingContextDoesNotAllocate(t *testing.T) {
 	need(t, "avx512f", "avx512vl")
 	const heads, kvHeads, headDim, maxCtx = 4, 1, 64, 200
-	r := kerneltest.NewRand(3)
-	q, k, v := kerneltest.Floats(r, heads*headDim), kerneltest.Floats(r, maxCtx*headDim), kerneltest.Floats(r, maxCtx*headDim)
+	r := ledgertest.NewRand(3)
+	q, k, v := ledgertest.Floats(r, heads*headDim), ledgertest.Floats(r, maxCtx*headDim), ledgertest.Floats(r, maxCtx*headDim)
 	out := make([]float32, heads*headDim)
 	for _, f := range []struct {
 		name string
-		f    kerneltest.AttentionFunc
+		f    ledgertest.AttentionFunc
 	}{{"avx512", Attention}, {"avx512-gqa", AttentionGQA}, {"avx512-gqa-4x4", AttentionGQA4x4}} {
 		ctx := 1
 		f.f(out, q, k, v, heads, kvHeads, headDim, ctx, 0.125)
@@ -118,11 +82,6 @@ func TestAttentionGrowingContextDoesNotAllocate(t *testing.T) {
 			t.Errorf("%s: %.2f allocations per call", f.name, allocs)
 		}
 	}
-}
-
-func TestAttentionBatchBF16(t *testing.T) {
-	need(t, "avx512f", "avx512vl")
-	kerneltest.AttentionBatchBF16(t, AttentionBatchBF16, naive.AttentionBatchBF16)
 }
 
 // TestAttnbScaleRound checks the bf16 blocks' two passes against Go on 1-9
@@ -157,9 +116,4 @@ func TestAttnbScaleRound(t *testing.T) {
 			}
 		}
 	}
-}
-
-func TestAttentionBatchF16(t *testing.T) {
-	need(t, "avx512f", "avx512vl")
-	kerneltest.AttentionBatchF16(t, AttentionBatchF16, naive.AttentionBatchF16)
 }

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/harness/gate"
-	"github.com/damascus-llm/damascus/harness/kernelbench"
-	"github.com/damascus-llm/damascus/harness/workload"
 	cu "github.com/damascus-llm/damascus/internal/cuda"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+	"github.com/damascus-llm/damascus/ledger/gate"
+	"github.com/damascus-llm/damascus/ledger/kernelbench"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
+	"github.com/damascus-llm/damascus/ledger/workload"
 )
 
 // Device-resident kernel benchmarks. The ledger's host-slice variants copy
@@ -437,7 +437,7 @@ func BenchmarkLaunch(b *testing.B) {
 		if pd, err = d.alloc(4 * n); err != nil {
 			return err
 		}
-		if pg, err = devUpload(d, st, kerneltest.Floats(kerneltest.NewRand(4), n)); err != nil {
+		if pg, err = devUpload(d, st, ledgertest.Floats(ledgertest.NewRand(4), n)); err != nil {
 			return err
 		}
 		return t.Sync(st)

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/harness/gate"
 	cu "github.com/damascus-llm/damascus/internal/cuda"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/gate"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/quant"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 
 // needCUDA skips t where the variants cannot run, saying why ("no CUDA
@@ -30,6 +30,12 @@ var ops = []string{
 	ledger.QuantizeOp(quant.Q8_K), ledger.QuantizeOp(quant.Q8_0),
 	ledger.OpRMSNorm, ledger.OpSiLUMul, ledger.OpSoftmax, ledger.OpRoPE, ledger.OpAttention,
 }
+
+// TestConformance runs every cuda variant through the ledger's
+// conformance suite: without a device each is a logged skip for want of
+// "cuda"; the host-side checks below put the kernels through the suite's
+// deeper checks.
+func TestConformance(t *testing.T) { ledgertest.Run(t) }
 
 func TestRegistered(t *testing.T) {
 	for _, op := range ops {
@@ -85,7 +91,7 @@ func TestMatVec(t *testing.T) {
 	needCUDA(t)
 	for _, wt := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
 		for _, u := range unrolls {
-			t.Run(wt.String()+"/"+u.name, func(t *testing.T) { kerneltest.MatVec(t, wt, hostMatVec(formats[wt], u.u)) })
+			t.Run(wt.String()+"/"+u.name, func(t *testing.T) { ledgertest.MatVec(t, wt, hostMatVec(formats[wt], u.u)) })
 		}
 	}
 }
@@ -93,21 +99,21 @@ func TestMatVec(t *testing.T) {
 func TestQuantize(t *testing.T) {
 	needCUDA(t)
 	for _, typ := range []quant.Type{quant.Q8_K, quant.Q8_0} {
-		t.Run(typ.String(), func(t *testing.T) { kerneltest.Quantize(t, typ, hostQuantize(typ)) })
+		t.Run(typ.String(), func(t *testing.T) { ledgertest.Quantize(t, typ, hostQuantize(typ)) })
 	}
 }
 
 func TestOps(t *testing.T) {
 	needCUDA(t)
-	t.Run("rmsnorm", func(t *testing.T) { kerneltest.RMSNorm(t, hostRMSNorm) })
-	t.Run("silu_mul", func(t *testing.T) { kerneltest.SiLUMul(t, hostSiLUMul) })
-	t.Run("softmax", func(t *testing.T) { kerneltest.Softmax(t, hostSoftmax) })
-	t.Run("rope", func(t *testing.T) { kerneltest.RoPE(t, hostRoPE) })
+	t.Run("rmsnorm", func(t *testing.T) { ledgertest.RMSNorm(t, hostRMSNorm) })
+	t.Run("silu_mul", func(t *testing.T) { ledgertest.SiLUMul(t, hostSiLUMul) })
+	t.Run("softmax", func(t *testing.T) { ledgertest.Softmax(t, hostSoftmax) })
+	t.Run("rope", func(t *testing.T) { ledgertest.RoPE(t, hostRoPE) })
 }
 
 func TestAttention(t *testing.T) {
 	needCUDA(t)
-	kerneltest.Attention(t, hostAttention)
+	ledgertest.Attention(t, hostAttention)
 }
 
 // TestQuantizeExact requires the device quantizers' bytes to equal the
@@ -115,10 +121,10 @@ func TestAttention(t *testing.T) {
 // rounding; these kernels copy its arithmetic, so they should not need it).
 func TestQuantizeExact(t *testing.T) {
 	needCUDA(t)
-	r := kerneltest.NewRand(5)
+	r := ledgertest.NewRand(5)
 	for _, typ := range []quant.Type{quant.Q8_K, quant.Q8_0} {
 		for _, n := range []int{256, 3072, 8192} {
-			x := kerneltest.Floats(r, n)
+			x := ledgertest.Floats(r, n)
 			x[7] = -x[3] // equal magnitudes: the first must win (Q8_K's sign)
 			want := make([]byte, n/typ.BlockSize()*typ.TypeSize())
 			if err := quant.Quantize(typ, x, want); err != nil {
@@ -165,7 +171,7 @@ func TestKernelResources(t *testing.T) {
 // The device layouts: repacking and unpacking again gives the ggml rows
 // back, and the planes sit where the kernels read them.
 func TestRepack(t *testing.T) {
-	r := kerneltest.NewRand(9)
+	r := ledgertest.NewRand(9)
 	for _, c := range []struct {
 		wt       quant.Type
 		rows, nb int
@@ -174,9 +180,9 @@ func TestRepack(t *testing.T) {
 		var src []byte
 		k := c.nb * c.wt.BlockSize()
 		if c.wt == quant.Q6_K {
-			src = kerneltest.Q6K(r, c.rows*c.nb, kerneltest.Random)
+			src = ledgertest.Q6K(r, c.rows*c.nb, ledgertest.Random)
 		} else {
-			src = kerneltest.Q8_0(r, c.rows*c.nb, kerneltest.Random)
+			src = ledgertest.Q8_0(r, c.rows*c.nb, ledgertest.Random)
 		}
 		dev := f.deviceWeights(src, c.rows, k)
 		if len(dev) != c.rows*f.devRow(k) || f.devRow(k)%16 != 0 {

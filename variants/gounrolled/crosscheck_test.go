@@ -4,39 +4,39 @@ import (
 	"math"
 	"testing"
 
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 
 // The float64 reference the kernel tests trust must agree with quant's
 // dequantizers (themselves checked against ggml), block for block.
 func TestReferenceMatchesModelQuant(t *testing.T) {
-	r := kerneltest.NewRand(21)
+	r := ledgertest.NewRand(21)
 	const k = 256 * 8
-	for _, m := range kerneltest.Modes {
+	for _, m := range ledgertest.Modes {
 		for _, c := range []struct {
 			t    quant.Type
 			data []byte
 		}{
-			{quant.Q4_K, kerneltest.Q4K(r, k/256, m)},
-			{quant.Q6_K, kerneltest.Q6K(r, k/256, m)},
-			{quant.Q8_0, kerneltest.Q8_0(r, k/32, m)},
-			{quant.Q8_K, kerneltest.Q8K(r, k/256, m)},
-			{quant.F16, kerneltest.BytesF16(kerneltest.Floats(r, k))},
-			{quant.BF16, kerneltest.BytesBF16(kerneltest.Floats(r, k))},
+			{quant.Q4_K, ledgertest.Q4K(r, k/256, m)},
+			{quant.Q6_K, ledgertest.Q6K(r, k/256, m)},
+			{quant.Q8_0, ledgertest.Q8_0(r, k/32, m)},
+			{quant.Q8_K, ledgertest.Q8K(r, k/256, m)},
+			{quant.F16, ledgertest.BytesF16(ledgertest.Floats(r, k))},
+			{quant.BF16, ledgertest.BytesBF16(ledgertest.Floats(r, k))},
 		} {
 			want := make([]float32, k)
 			if err := quant.Dequantize(c.t, c.data, want); err != nil {
 				t.Fatalf("%s: %v", c.t, err)
 			}
-			got := kerneltest.Dequantize(c.t, c.data, k)
+			got := ledgertest.Dequantize(c.t, c.data, k)
 			for i := range got {
 				// quant rounds to float32 once per product (Q4_K: twice,
 				// d·sc·q - dmin·m, so the error scales with the subtracted term).
 				mag := math.Abs(got[i])
 				if c.t == quant.Q4_K {
-					mag += 2 * kerneltest.Q4KMinMagnitude(c.data, i)
+					mag += 2 * ledgertest.Q4KMinMagnitude(c.data, i)
 				}
 				if math.Abs(got[i]-float64(want[i])) > 3e-7*mag+1e-38 {
 					t.Fatalf("%s/%s [%d]: reference %v, quant %v", c.t, m, i, got[i], want[i])
@@ -53,7 +53,7 @@ func TestHalfMatchesModelQuant(t *testing.T) {
 			t.Fatalf("FP16ToFloat32(%#04x): %v here, %v in quant", i, a, b)
 		}
 	}
-	r := kerneltest.NewRand(22)
+	r := ledgertest.NewRand(22)
 	for i := 0; i < 1<<16; i++ {
 		f := math.Float32frombits(r.Uint32())
 		if f != f {

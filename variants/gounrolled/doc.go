@@ -10,7 +10,8 @@
 // are byte-identical to ggml's reference quantizers (checked against the
 // pinned libggml-base).
 //
-// The subpackage kerneltest holds what every family's tests share: float64
-// references, adversarial block generators, guarded outputs, benchmark
-// shapes; harness/llamacpp/ggmltest checks kernels against llama.cpp itself.
+// Every family's tests run the ledger's conformance suite (ledger/ledgertest:
+// the gate, float64 references, adversarial block generators, guarded
+// outputs, misaligned inputs and the ggml cross-check) over the variants
+// they register.
 package gounrolled

@@ -11,10 +11,10 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/ggml"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
 )
 
 var (
@@ -27,10 +27,10 @@ var (
 // quantizer does not reach (Q8_K is an activation-only type).
 func ggmlQ8KRef(t *testing.T) func(x *float32, y unsafe.Pointer, k int64) {
 	refOnce.Do(func() {
-		if refErr = llamacpp.Available(); refErr != nil {
+		if refErr = ggml.Available(); refErr != nil {
 			return
 		}
-		dir, err := llamacpp.LibDir()
+		dir, err := ggml.LibDir()
 		if err != nil {
 			refErr = err
 			return
@@ -56,8 +56,8 @@ func ggmlQ8KRef(t *testing.T) func(x *float32, y unsafe.Pointer, k int64) {
 func TestQuantizeQ8KMatchesGGMLRef(t *testing.T) {
 	ref := ggmlQ8KRef(t)
 	const n = 256 * 6
-	for name, x := range kerneltest.QuantizeInputs(n) {
-		want := make([]byte, n/256*kerneltest.Q8KBytes)
+	for name, x := range ledgertest.QuantizeInputs(n) {
+		want := make([]byte, n/256*ledgertest.Q8KBytes)
 		ref(&x[0], unsafe.Pointer(&want[0]), n)
 		got := make([]byte, len(want))
 		for i := range got {
@@ -65,25 +65,25 @@ func TestQuantizeQ8KMatchesGGMLRef(t *testing.T) {
 		}
 		gounrolled.QuantizeQ8K(got, x)
 		for b := 0; b < n/256; b++ {
-			blk := want[b*kerneltest.Q8KBytes : (b+1)*kerneltest.Q8KBytes]
+			blk := want[b*ledgertest.Q8KBytes : (b+1)*ledgertest.Q8KBytes]
 			if binary.LittleEndian.Uint32(blk) == 0 {
 				clear(blk[4:]) // ggml leaves the bsums of an all-zero block unwritten
 			}
 		}
 		if i := firstDiff(got, want); i >= 0 {
 			t.Errorf("%s: byte %d (block %d, offset %d): got %#x, ggml %#x", name, i,
-				i/kerneltest.Q8KBytes, i%kerneltest.Q8KBytes, got[i], want[i])
+				i/ledgertest.Q8KBytes, i%ledgertest.Q8KBytes, got[i], want[i])
 		}
 	}
 }
 
 func TestQuantizeQ8_0MatchesGGMLRef(t *testing.T) {
-	if err := llamacpp.Available(); err != nil {
+	if err := ggml.Available(); err != nil {
 		t.Skipf("pinned llama.cpp not usable (run make baseline): %v", err)
 	}
 	const n = 32 * 40
-	for name, x := range kerneltest.QuantizeInputs(n) {
-		want, err := llamacpp.Quantize(quant.Q8_0, x, 1, n)
+	for name, x := range ledgertest.QuantizeInputs(n) {
+		want, err := ggml.Quantize(quant.Q8_0, x, 1, n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,16 +91,16 @@ func TestQuantizeQ8_0MatchesGGMLRef(t *testing.T) {
 		gounrolled.QuantizeQ8_0(got, x)
 		if i := firstDiff(got, want); i >= 0 {
 			t.Errorf("%s: byte %d (block %d, offset %d): got %#x, ggml %#x", name, i,
-				i/kerneltest.Q80Bytes, i%kerneltest.Q80Bytes, got[i], want[i])
+				i/ledgertest.Q80Bytes, i%ledgertest.Q80Bytes, got[i], want[i])
 		}
 	}
 }
 
 func TestFloat32ToFP16MatchesGGML(t *testing.T) {
-	if err := llamacpp.Available(); err != nil {
+	if err := ggml.Available(); err != nil {
 		t.Skipf("pinned llama.cpp not usable (run make baseline): %v", err)
 	}
-	r := kerneltest.NewRand(3)
+	r := ledgertest.NewRand(3)
 	x := make([]float32, 1<<14)
 	for i := range x {
 		x[i] = math.Float32frombits(r.Uint32())
@@ -108,7 +108,7 @@ func TestFloat32ToFP16MatchesGGML(t *testing.T) {
 			x[i] = 0
 		}
 	}
-	want, err := llamacpp.Quantize(quant.F16, x, 1, len(x))
+	want, err := ggml.Quantize(quant.F16, x, 1, len(x))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,8 @@ package naive_test
 import (
 	"testing"
 
-	"github.com/damascus-llm/damascus/harness/kernelbench"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/kernelbench"
 	_ "github.com/damascus-llm/damascus/variants/naive"
 )
 

@@ -5,48 +5,15 @@ package neon
 import (
 	"testing"
 
-	"github.com/damascus-llm/damascus/internal/cpufeat"
-	"github.com/damascus-llm/damascus/quant"
-	"github.com/damascus-llm/damascus/variants/gounrolled/kerneltest"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/kernelbench"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
 )
 
-func need(t testing.TB, dotProd bool) {
-	t.Helper()
-	if !cpufeat.Has("asimd") {
-		t.Skip("machine lacks asimd")
-	}
-	if dotProd && !cpufeat.Has("asimddp") {
-		t.Skip("machine lacks asimddp (SDOT)")
-	}
-}
+// TestConformance runs every variant this package registers through the
+// ledger's conformance suite; the SDOT kernels are logged skips on a core
+// without asimddp.
+func TestConformance(t *testing.T) { ledgertest.Run(t) }
 
-var matVecCases = []struct {
-	wt      quant.Type
-	f       kerneltest.MatVecFunc
-	dotProd bool // needs SDOT
-}{
-	{quant.F32, MatVecF32, false},
-	{quant.Q4_K, MatVecQ4K, true},
-	{quant.Q6_K, MatVecQ6K, true},
-	{quant.Q8_0, MatVecQ8_0, true},
-}
-
-func TestMatVec(t *testing.T) {
-	for _, c := range matVecCases {
-		t.Run(c.wt.String(), func(t *testing.T) {
-			need(t, c.dotProd)
-			kerneltest.MatVec(t, c.wt, c.f)
-		})
-	}
-}
-
-func BenchmarkMatVec(b *testing.B) {
-	for _, c := range matVecCases {
-		for _, s := range kerneltest.Shapes {
-			b.Run("type="+kerneltest.TypeName(c.wt)+"/variant=neon/shape="+s.String(), func(b *testing.B) {
-				need(b, c.dotProd)
-				kerneltest.BenchMatVec(b, c.wt, c.f, s)
-			})
-		}
-	}
-}
+// Sweeps of this package's variants; DAMASCUS_BENCH_SHAPES picks the shapes.
+func BenchmarkMatVec(b *testing.B) { kernelbench.Run(b, ledger.KindMatVec) }

@@ -1,0 +1,282 @@
+// Package ledgertest is the conformance suite every variant family's tests
+// run: Run walks the ledger's registry and puts each variant registered by
+// the calling package through the gate (ledger/gate: every catalogue shape,
+// guards, untouched inputs, unwritten outputs, NaN/Inf, the float64
+// reference and ggml's own kernels), then through this package's deeper
+// checks of its op kind (adversarial blocks, every tail length, misaligned
+// inputs, guard values around the output, in-place use) and the ggml
+// vec_dot cross-check. It also holds what those checks are made of:
+// float64 reference dot products computed from dequantized blocks,
+// generators of random and adversarial blocks, and guarded output buffers
+// that catch writes outside the slice a kernel was given.
+package ledgertest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// Block geometry (bytes), from ggml-common.h.
+const (
+	QK       = 256
+	Q4KBytes = 144
+	Q6KBytes = 210
+	Q8KBytes = 292
+	Q80Bytes = 34
+)
+
+// NewRand returns a deterministic generator for a test.
+func NewRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)) }
+
+// Mode picks what kind of blocks a generator makes.
+type Mode int
+
+const (
+	Random    Mode = iota // uniformly random bytes with sane fp16 scales
+	MaxScales             // every scale and quant at its largest magnitude
+	MinValues             // quants at their most negative / smallest codes
+	Zero                  // all-zero blocks
+	Mixed                 // each block drawn from the modes above
+)
+
+func (m Mode) String() string {
+	return [...]string{"random", "max", "min", "zero", "mixed"}[m]
+}
+
+// Modes lists every mode, for table-driven tests.
+var Modes = []Mode{Random, MaxScales, MinValues, Zero, Mixed}
+
+func pick(r *rand.Rand, m Mode) Mode {
+	if m == Mixed {
+		return Mode(r.IntN(int(Mixed)))
+	}
+	return m
+}
+
+// fp16 in [lo, hi) of magnitude, random sign when signed.
+func randHalf(r *rand.Rand, lo, hi float64, signed bool) uint16 {
+	v := lo + r.Float64()*(hi-lo)
+	if signed && r.IntN(2) == 0 {
+		v = -v
+	}
+	return quant.Float32ToFP16(float32(v))
+}
+
+func fill(r *rand.Rand, b []byte) {
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+}
+
+// Q4K returns nb Q4_K blocks.
+func Q4K(r *rand.Rand, nb int, m Mode) []byte {
+	out := make([]byte, nb*Q4KBytes)
+	for b := 0; b < nb; b++ {
+		blk := out[b*Q4KBytes : (b+1)*Q4KBytes]
+		switch pick(r, m) {
+		case Random:
+			fill(r, blk)
+			binary.LittleEndian.PutUint16(blk[0:], randHalf(r, 1e-4, 0.05, false))
+			binary.LittleEndian.PutUint16(blk[2:], randHalf(r, 1e-4, 0.05, false))
+		case MaxScales:
+			for i := range blk {
+				blk[i] = 0xff
+			}
+			binary.LittleEndian.PutUint16(blk[0:], quant.Float32ToFP16(65504))
+			binary.LittleEndian.PutUint16(blk[2:], quant.Float32ToFP16(-65504))
+		case MinValues:
+			fill(r, blk[4:16])
+			clear(blk[16:])
+			binary.LittleEndian.PutUint16(blk[0:], randHalf(r, 1, 2, true))
+			binary.LittleEndian.PutUint16(blk[2:], randHalf(r, 1, 2, true))
+		case Zero:
+			clear(blk)
+		}
+	}
+	return out
+}
+
+// Q6K returns nb Q6_K blocks.
+func Q6K(r *rand.Rand, nb int, m Mode) []byte {
+	out := make([]byte, nb*Q6KBytes)
+	for b := 0; b < nb; b++ {
+		blk := out[b*Q6KBytes : (b+1)*Q6KBytes]
+		switch pick(r, m) {
+		case Random:
+			fill(r, blk)
+			binary.LittleEndian.PutUint16(blk[208:], randHalf(r, 1e-4, 0.05, true))
+		case MaxScales: // quants 63 (+31 after the offset), scales -128
+			for i := range blk[:192] {
+				blk[i] = 0xff
+			}
+			for i := 192; i < 208; i++ {
+				blk[i] = 0x80
+			}
+			binary.LittleEndian.PutUint16(blk[208:], quant.Float32ToFP16(65504))
+		case MinValues: // quants 0 (-32 after the offset), scales 127
+			clear(blk[:192])
+			for i := 192; i < 208; i++ {
+				blk[i] = 127
+			}
+			binary.LittleEndian.PutUint16(blk[208:], quant.Float32ToFP16(-65504))
+		case Zero:
+			clear(blk)
+		}
+	}
+	return out
+}
+
+// Q8_0 returns nb Q8_0 blocks (quants may be -128).
+func Q8_0(r *rand.Rand, nb int, m Mode) []byte {
+	out := make([]byte, nb*Q80Bytes)
+	for b := 0; b < nb; b++ {
+		blk := out[b*Q80Bytes : (b+1)*Q80Bytes]
+		switch pick(r, m) {
+		case Random:
+			fill(r, blk)
+			binary.LittleEndian.PutUint16(blk, randHalf(r, 1e-4, 0.05, true))
+		case MaxScales:
+			for i := 2; i < Q80Bytes; i++ {
+				blk[i] = 127
+			}
+			binary.LittleEndian.PutUint16(blk, quant.Float32ToFP16(65504))
+		case MinValues:
+			for i := 2; i < Q80Bytes; i++ {
+				blk[i] = 0x80
+			}
+			binary.LittleEndian.PutUint16(blk, quant.Float32ToFP16(-65504))
+		case Zero:
+			clear(blk)
+		}
+	}
+	return out
+}
+
+// Q8K returns nb raw Q8_K activation blocks with consistent bsums. Quants
+// are in [-128, 127] (-128 never comes out of the quantizer, but the
+// K-quant kernels must still take it).
+func Q8K(r *rand.Rand, nb int, m Mode) []byte {
+	out := make([]byte, nb*Q8KBytes)
+	for b := 0; b < nb; b++ {
+		blk := out[b*Q8KBytes : (b+1)*Q8KBytes]
+		var d float32
+		switch pick(r, m) {
+		case Random:
+			fill(r, blk[4:260])
+			d = float32(r.NormFloat64() * 0.01)
+		case MaxScales:
+			for i := 4; i < 260; i++ {
+				blk[i] = 127
+			}
+			d = 1e4
+		case MinValues:
+			for i := 4; i < 260; i++ {
+				blk[i] = 0x80
+			}
+			d = -1e4
+		case Zero:
+		}
+		binary.LittleEndian.PutUint32(blk, math.Float32bits(d))
+		for g := 0; g < 16; g++ {
+			var s int
+			for _, q := range blk[4+16*g : 20+16*g] {
+				s += int(int8(q))
+			}
+			binary.LittleEndian.PutUint16(blk[260+2*g:], uint16(int16(s)))
+		}
+	}
+	return out
+}
+
+// Floats returns n activation values: Gaussian with occasional outliers, as
+// the hidden state of a transformer looks.
+func Floats(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+		if r.IntN(64) == 0 {
+			x[i] *= 50
+		}
+	}
+	return x
+}
+
+// BytesF32 / BytesF16 / BytesBF16 encode float32 values as a kernel's input bytes.
+func BytesF32(x []float32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+func BytesF16(x []float32) []byte {
+	b := make([]byte, 2*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint16(b[2*i:], quant.Float32ToFP16(v))
+	}
+	return b
+}
+
+func BytesBF16(x []float32) []byte {
+	b := make([]byte, 2*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint16(b[2*i:], uint16(math.Float32bits(v)>>16))
+	}
+	return b
+}
+
+// Misalign returns a copy of b starting off bytes into a fresh buffer, so
+// kernels see unaligned inputs.
+func Misalign(b []byte, off int) []byte {
+	buf := make([]byte, off+len(b)+64)
+	copy(buf[off:], b)
+	return buf[off : off+len(b) : off+len(b)]
+}
+
+// Guard is the sentinel written around outputs.
+var Guard = float32(math.Float32frombits(0x7fbadbad)) // a NaN payload no kernel writes
+
+// Guarded returns a buffer of n floats with guard values on both sides and
+// the middle n to pass to a kernel.
+func Guarded(n int) (buf, mid []float32) {
+	const pad = 16
+	buf = make([]float32, n+2*pad)
+	for i := range buf {
+		buf[i] = Guard
+	}
+	return buf, buf[pad : pad+n : pad+n]
+}
+
+// CheckGuards fails t when anything outside the middle of buf was written.
+func CheckGuards(t testing.TB, buf []float32) {
+	t.Helper()
+	const pad = 16
+	for i := 0; i < pad; i++ {
+		for _, j := range []int{i, len(buf) - 1 - i} {
+			if math.Float32bits(buf[j]) != math.Float32bits(Guard) {
+				t.Fatalf("guard %d of %d overwritten with %v", j, len(buf), buf[j])
+			}
+		}
+	}
+}
+
+// Close reports whether got matches the float64 reference want of a dot
+// product whose terms' magnitudes sum to scale, within rel·scale.
+func Close(got float32, want, scale, rel float64) bool {
+	if math.IsNaN(want) || math.IsInf(want, 0) {
+		return math.IsNaN(float64(got)) == math.IsNaN(want) && (math.IsNaN(want) || float64(got) == want)
+	}
+	return math.Abs(float64(got)-want) <= rel*scale+1e-30
+}
+
+// Describe formats a mismatch for a failure message.
+func Describe(got float32, want, scale float64) string {
+	return fmt.Sprintf("got %v, want %v (diff %.3g, %.3g of the terms' magnitude %.3g)",
+		got, want, float64(got)-want, math.Abs(float64(got)-want)/scale, scale)
+}
