@@ -412,6 +412,9 @@ gpu)
 	#     the background (about 4.5 minutes on 16 cores);
 	#  2. the agreement test: the GPU engine's logits against the CPU
 	#     engine's (llama.test -test.run TestCUDA);
+	#     (MMA_AB=1: again with the tensor-core prefill, then its speed; PDL_AB=1:
+	#     the speed without programmatic dependent launch; PROFILE=1: ncu per
+	#     kernel over two 3B decode steps; GATE=1: ledger gate --family cuda)
 	#  3. the synthetic 3B and 1B Q4_K_M, then ROUNDS interleaved rounds of
 	#     `ledger damascus-bench -device cuda` and llama-bench -ngl 99 (REPS
 	#     repetitions each a round, pp$PP and tg$TG), every sample kept in
@@ -466,6 +469,13 @@ PY
 	log "first GPU run (warm-up and a look)"
 	for m in $MODELS; do dmb "$m" 0; done
 	summary
+	if [ -n "${MMA_AB:-}" ]; then # prefill on the tensor-core matmuls (DAMASCUS_CUDA_MMA=1): agreement, then speed
+		log "agreement with DAMASCUS_CUDA_MMA=1"
+		DAMASCUS_CUDA_MMA=1 timeout 240 $B/llama.test -test.v -test.count=1 -test.run 'TestCUDAAgrees' > "$OUT/agree-mma.txt" 2>&1
+		grep -aE "^(--- |ok|FAIL|PASS|panic)|GPU against" "$OUT/agree-mma.txt" | head -20
+		for m in $MODELS; do DAMASCUS_CUDA_MMA=1 dmb "$m" 0 damascus-cuda-mma; done
+		summary
+	fi
 	if [ -n "${PDL_AB:-}" ]; then # the same without programmatic dependent launch
 		for m in $MODELS; do DAMASCUS_CUDA_PDL=0 dmb "$m" 0 damascus-cuda-nopdl; dmb "$m" 0; done
 		summary

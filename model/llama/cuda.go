@@ -14,6 +14,10 @@ import (
 // DeviceCUDA runs the graph on the GPU (Options.Device).
 const DeviceCUDA = "cuda"
 
+// MMAEnv set to 1 runs prefill batches on the tensor-core matmuls
+// (variants/cuda mma.cu: written in session 8, not yet gated on a GPU).
+const MMAEnv = "DAMASCUS_CUDA_MMA"
+
 // PDLEnv set to 0 launches the GPU's kernels one strictly after another,
 // without programmatic dependent launch (to compare).
 const PDLEnv = "DAMASCUS_CUDA_PDL"
@@ -55,6 +59,7 @@ type cudaBackend struct {
 	graph      *cu.Graph // the recorded decode step
 	noGraph    bool      // layer outputs are captured: every step walks the graph
 	pdl        bool      // kernels launched with programmatic dependent launch
+	mma        bool      // batches on the tensor-core matmuls
 	allocs     []cu.Ptr
 }
 
@@ -79,7 +84,7 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 		return nil, fmt.Errorf("cuda backend: %w", err)
 	}
 	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
-		noGraph: opts.Capture != nil, pdl: os.Getenv(PDLEnv) != "0"}
+		noGraph: opts.Capture != nil, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) == "1"}
 	if b.decode, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 64, 256); err == nil {
 		b.batch, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 256, 64)
 	}
@@ -285,6 +290,7 @@ func (b *cudaBackend) twinOf(x []float32) cu.Ptr {
 func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() error) error {
 	return b.e.Do(func(l *cuda.Launcher) error {
 		b.l = l
+		l.MMA = b.mma
 		defer func() { b.l = nil }()
 		run := func() (err error) {
 			defer recoverCUDA(&err)

@@ -49,6 +49,9 @@ type Launcher struct {
 	r *gpu
 	T *cu.Thread
 	S cu.Stream
+	// MMA runs batches on the tensor-core matmuls (mma.cu) where the
+	// weight format has one; off, the 8-token kernels.
+	MMA bool
 }
 
 // Weights is a matrix in its device layout.
@@ -84,11 +87,14 @@ func (l *Launcher) UploadWeights(w []byte, typ quant.Type, rows, k int) (Weights
 func (l *Launcher) Alloc(n int) (cu.Ptr, error) { return l.T.Alloc(n + bufPad) }
 
 // MatMul computes dst[j*rows + r] = W[r]·X[j] for n activation rows x
-// (ActivationType of W's type): the matvec kernel for one row, the
-// 8-token kernel for a batch.
+// (ActivationType of W's type): the matvec kernel for one row, for a batch
+// the 8-token kernel or (MMA) the tensor-core one.
 func (l *Launcher) MatMul(dst cu.Ptr, w Weights, x cu.Ptr, n int) error {
 	if n == 1 {
 		return l.r.matVec(l.T, l.S, w.f, 1, dst, w.P, w.Rows, x, w.Cols)
+	}
+	if l.MMA && w.f.mma != "" {
+		return l.r.matMulMMA(l.T, l.S, w.f, dst, w.Rows, w.P, w.Rows, x, n, w.Cols)
 	}
 	return l.r.matMul(l.T, l.S, w.f, dst, w.Rows, w.P, w.Rows, x, n, w.Cols)
 }

@@ -34,7 +34,11 @@ func init() {
 			}
 			regAs(ledger.MatVecOp(wt), u.name, hostMatVec(f, u.u), "one warp per row, 16-byte weight loads, dp4a, "+inFlight+"; "+layout)
 		}
-		reg(ledger.MatMulOp(wt), hostMatMul(f), "the matvec's warp per row over 8 tokens a block (correctness first: no tensor cores); "+layout)
+		reg(ledger.MatMulOp(wt), hostMatMul(f, false), "the matvec's warp per row over 8 tokens a block (correctness first: no tensor cores); "+layout)
+		if f.mma != "" {
+			regAs(ledger.MatMulOp(wt), "cuda-mma", hostMatMul(f, true),
+				"tensor cores (int8 mma.sync): 64 rows × 64 tokens a block, quants unpacked to int8 in shared memory per super-block, sub-block scales applied in float; "+layout)
+		}
 	}
 	for _, t := range []quant.Type{quant.Q8_K, quant.Q8_0} {
 		reg(ledger.QuantizeOp(t), ledger.Quantize(hostQuantize(t)), "one warp per block, the reference quantizer's roundings")

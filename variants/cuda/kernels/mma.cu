@@ -1,0 +1,225 @@
+// mma.cu: prefill products on the tensor cores (int8 mma.sync), MMQ style:
+// a block takes 64 weight rows × 64 tokens; per super-block of 256 values
+// the rows' quants are unpacked to int8 and the tokens' Q8_K quants copied
+// into shared memory, each warp multiplies its 16 rows by the 64 tokens
+// (m16n8k32 for Q4_K's 32-value sub-blocks, m16n8k16 for Q6_K's 16), and
+// the integer sums are scaled per sub-block in float: the scale terms and
+// the min (or -32 offset) terms summed apart and subtracted at the end.
+// dst[j*ldd + r] = W[r]·X[j] for r < rows, j < n.
+
+#define MMA_BM 64
+#define MMA_BN 64
+#define MMA_LD (QK_K + 16) // shared row stride in bytes: padded against bank conflicts
+
+__device__ __forceinline__ void mma_k32(int c[4], const u32 a[4], const u32 b[2]) {
+	asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+	             : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+	             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__device__ __forceinline__ void mma_k16(int c[4], const u32 a[2], u32 b) {
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+	             : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+	             : "r"(a[0]), "r"(a[1]), "r"(b));
+}
+
+// The tokens' Q8_K blocks of super-block b: quants into bq, d into xd,
+// the 16 sums of 16 into bs (zeros for tokens past n).
+__device__ __forceinline__ void mma_load_x(u8* bq, float* xd, short* bs, const u8* x, int n, int nb, int tok0, int b) {
+	const int tid = threadIdx.x;
+	for (int i = tid; i < MMA_BN * 16; i += blockDim.x) {
+		const int t = i / 16, part = i % 16, tok = tok0 + t;
+		uint4 v = make_uint4(0, 0, 0, 0);
+		if (tok < n) v = ld16(x + ((size_t)tok * nb + b) * 292 + 4 + 16 * part);
+		*(uint4*)(bq + t * MMA_LD + 16 * part) = v;
+	}
+	for (int t = tid; t < MMA_BN; t += blockDim.x) {
+		const int tok = tok0 + t;
+		const u8* xb = x + ((size_t)tok * nb + b) * 292;
+		xd[t] = tok < n ? __int_as_float(ld4(xb)) : 0.f;
+		for (int s = 0; s < 16; s++) bs[t * 16 + s] = tok < n ? (short)ld2(xb + 260 + 2 * s) : 0;
+	}
+}
+
+// Fragment loads from the shared tiles (row-major [row][k] for A, [token][k]
+// for B, which is B column-major as mma wants it).
+__device__ __forceinline__ u32 lds4(const u8* p) { return *(const u32*)p; }
+
+// ---- Q4_K ---------------------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(128)
+q4k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
+	PDL_START();
+	__shared__ __align__(16) u8 aq[MMA_BM * MMA_LD];
+	__shared__ __align__(16) u8 bq[MMA_BN * MMA_LD];
+	__shared__ float dsc[MMA_BM][8], dmn[MMA_BM][8], xd[MMA_BN];
+	__shared__ short bs[MMA_BN * 16];
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
+	const int row0 = blockIdx.x * MMA_BM, tok0 = blockIdx.y * MMA_BN, nb = k / QK_K;
+	float acc[8][4], accm[8][4];
+#pragma unroll
+	for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+		for (int i = 0; i < 4; i++) acc[nt][i] = accm[nt][i] = 0.f;
+	for (int b = 0; b < nb; b++) {
+		__syncthreads(); // the previous super-block's tiles are read
+		// Weights: 4 quant bytes a step, 8 values: low nibbles to 64g'+l…,
+		// high nibbles to 64g'+32+l… (ggml's order within each 64).
+		for (int i = tid; i < MMA_BM * 32; i += blockDim.x) {
+			const int r = i / 32, j4 = 4 * (i % 32), grp = j4 / 32, l = j4 % 32, row = row0 + r;
+			u32 v = 0;
+			if (row < rows) v = ld4(w + ((size_t)row * nb + b) * 144 + 16 + j4);
+			*(u32*)(aq + r * MMA_LD + 64 * grp + l) = v & 0x0f0f0f0f;
+			*(u32*)(aq + r * MMA_LD + 64 * grp + 32 + l) = (v >> 4) & 0x0f0f0f0f;
+		}
+		for (int r = tid; r < MMA_BM; r += blockDim.x) {
+			const int row = row0 + r;
+			if (row >= rows) {
+				for (int s = 0; s < 8; s++) dsc[r][s] = dmn[r][s] = 0.f;
+				continue;
+			}
+			const u8* blk = w + ((size_t)row * nb + b) * 144;
+			const float d = h2f(ld2(blk)), dmin = h2f(ld2(blk + 2));
+			u8 sc[12];
+			for (int i = 0; i < 12; i++) sc[i] = blk[4 + i];
+			for (int s = 0; s < 8; s++) {
+				int m, c;
+				if (s < 4) {
+					c = sc[s] & 63;
+					m = sc[s + 4] & 63;
+				} else {
+					c = (sc[s + 4] & 0x0f) | ((sc[s - 4] >> 6) << 4);
+					m = (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4);
+				}
+				dsc[r][s] = d * (float)c;
+				dmn[r][s] = dmin * (float)m;
+			}
+		}
+		mma_load_x(bq, xd, bs, x, n, nb, tok0, b);
+		__syncthreads();
+		const u8* ar0 = aq + (16 * warp + g) * MMA_LD;
+		const u8* ar1 = ar0 + 8 * MMA_LD;
+		const int r0 = 16 * warp + g, r1 = r0 + 8;
+#pragma unroll 1
+		for (int s = 0; s < 8; s++) {
+			const int k0 = 32 * s + 4 * q4;
+			const u32 a[4] = {lds4(ar0 + k0), lds4(ar1 + k0), lds4(ar0 + k0 + 16), lds4(ar1 + k0 + 16)};
+			const float s0 = dsc[r0][s], s1 = dsc[r1][s], m0 = dmn[r0][s], m1 = dmn[r1][s];
+#pragma unroll
+			for (int nt = 0; nt < 8; nt++) {
+				const u8* bp = bq + (8 * nt + g) * MMA_LD + k0;
+				const u32 bb[2] = {lds4(bp), lds4(bp + 16)};
+				int c[4] = {0, 0, 0, 0};
+				mma_k32(c, a, bb);
+				const int t0 = 8 * nt + 2 * q4, t1 = t0 + 1;
+				const float x0 = xd[t0], x1 = xd[t1];
+				const float b0 = (float)(bs[t0 * 16 + 2 * s] + bs[t0 * 16 + 2 * s + 1]);
+				const float b1 = (float)(bs[t1 * 16 + 2 * s] + bs[t1 * 16 + 2 * s + 1]);
+				acc[nt][0] += s0 * x0 * (float)c[0];
+				acc[nt][1] += s0 * x1 * (float)c[1];
+				acc[nt][2] += s1 * x0 * (float)c[2];
+				acc[nt][3] += s1 * x1 * (float)c[3];
+				accm[nt][0] += m0 * x0 * b0;
+				accm[nt][1] += m0 * x1 * b1;
+				accm[nt][2] += m1 * x0 * b0;
+				accm[nt][3] += m1 * x1 * b1;
+			}
+		}
+	}
+	const int r0 = row0 + 16 * warp + g, r1 = r0 + 8;
+#pragma unroll
+	for (int nt = 0; nt < 8; nt++) {
+		const int t0 = tok0 + 8 * nt + 2 * q4, t1 = t0 + 1;
+		if (r0 < rows && t0 < n) dst[(size_t)t0 * ldd + r0] = acc[nt][0] - accm[nt][0];
+		if (r0 < rows && t1 < n) dst[(size_t)t1 * ldd + r0] = acc[nt][1] - accm[nt][1];
+		if (r1 < rows && t0 < n) dst[(size_t)t0 * ldd + r1] = acc[nt][2] - accm[nt][2];
+		if (r1 < rows && t1 < n) dst[(size_t)t1 * ldd + r1] = acc[nt][3] - accm[nt][3];
+	}
+}
+
+// ---- Q6_K (the device layout of matvec.cu) --------------------------------------
+
+extern "C" __global__ void __launch_bounds__(128)
+q6k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
+	PDL_START();
+	__shared__ __align__(16) u8 aq[MMA_BM * MMA_LD];
+	__shared__ __align__(16) u8 bq[MMA_BN * MMA_LD];
+	__shared__ float dsc[MMA_BM][16], xd[MMA_BN];
+	__shared__ short bs[MMA_BN * 16];
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
+	const int row0 = blockIdx.x * MMA_BM, tok0 = blockIdx.y * MMA_BN, nb = k / QK_K;
+	float acc[8][4], acco[8][4];
+#pragma unroll
+	for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+		for (int i = 0; i < 4; i++) acc[nt][i] = acco[nt][i] = 0.f;
+	for (int b = 0; b < nb; b++) {
+		__syncthreads();
+		// Weights, unsigned 0…63 (stored +32; the offset is taken off through
+		// the activations' sums): per half hn and 4 positions l…l+3, the bytes
+		// ql[64hn+l], ql[64hn+32+l] and qh[32hn+l] give values 128hn+32c+l…
+		for (int i = tid; i < MMA_BM * 16; i += blockDim.x) {
+			const int r = i / 16, hn = (i % 16) / 8, l = 4 * (i % 8), row = row0 + r;
+			u32 A = 0, B = 0, H = 0;
+			if (row < rows) {
+				const u8* qb = w + (size_t)row * q6k_row_bytes(nb) + (size_t)192 * b;
+				A = ld4(qb + 64 * hn + l);
+				B = ld4(qb + 64 * hn + 32 + l);
+				H = ld4(qb + 128 + 32 * hn + l);
+			}
+			u8* ar = aq + r * MMA_LD + 128 * hn + l;
+			*(u32*)(ar) = (A & 0x0f0f0f0f) | ((H << 4) & 0x30303030);
+			*(u32*)(ar + 32) = (B & 0x0f0f0f0f) | ((H << 2) & 0x30303030);
+			*(u32*)(ar + 64) = ((A >> 4) & 0x0f0f0f0f) | (H & 0x30303030);
+			*(u32*)(ar + 96) = ((B >> 4) & 0x0f0f0f0f) | ((H >> 2) & 0x30303030);
+		}
+		for (int r = tid; r < MMA_BM; r += blockDim.x) {
+			const int row = row0 + r;
+			if (row >= rows) {
+				for (int s = 0; s < 16; s++) dsc[r][s] = 0.f;
+				continue;
+			}
+			const u8* plane = w + (size_t)row * q6k_row_bytes(nb);
+			const float d = h2f(ld2(plane + (size_t)208 * nb + 2 * b));
+			const i8* sc = (const i8*)(plane + (size_t)192 * nb + 16 * b);
+			for (int s = 0; s < 16; s++) dsc[r][s] = d * (float)sc[s];
+		}
+		mma_load_x(bq, xd, bs, x, n, nb, tok0, b);
+		__syncthreads();
+		const u8* ar0 = aq + (16 * warp + g) * MMA_LD;
+		const u8* ar1 = ar0 + 8 * MMA_LD;
+		const int r0 = 16 * warp + g, r1 = r0 + 8;
+#pragma unroll 1
+		for (int s = 0; s < 16; s++) {
+			const int k0 = 16 * s + 4 * q4;
+			const u32 a[2] = {lds4(ar0 + k0), lds4(ar1 + k0)};
+			const float s0 = dsc[r0][s], s1 = dsc[r1][s];
+#pragma unroll
+			for (int nt = 0; nt < 8; nt++) {
+				const u32 bb = lds4(bq + (8 * nt + g) * MMA_LD + k0);
+				int c[4] = {0, 0, 0, 0};
+				mma_k16(c, a, bb);
+				const int t0 = 8 * nt + 2 * q4, t1 = t0 + 1;
+				const float x0 = xd[t0], x1 = xd[t1];
+				const float o0 = (float)(32 * bs[t0 * 16 + s]), o1 = (float)(32 * bs[t1 * 16 + s]);
+				acc[nt][0] += s0 * x0 * (float)c[0];
+				acc[nt][1] += s0 * x1 * (float)c[1];
+				acc[nt][2] += s1 * x0 * (float)c[2];
+				acc[nt][3] += s1 * x1 * (float)c[3];
+				acco[nt][0] += s0 * x0 * o0;
+				acco[nt][1] += s0 * x1 * o1;
+				acco[nt][2] += s1 * x0 * o0;
+				acco[nt][3] += s1 * x1 * o1;
+			}
+		}
+	}
+	const int r0 = row0 + 16 * warp + g, r1 = r0 + 8;
+#pragma unroll
+	for (int nt = 0; nt < 8; nt++) {
+		const int t0 = tok0 + 8 * nt + 2 * q4, t1 = t0 + 1;
+		if (r0 < rows && t0 < n) dst[(size_t)t0 * ldd + r0] = acc[nt][0] - acco[nt][0];
+		if (r0 < rows && t1 < n) dst[(size_t)t1 * ldd + r0] = acc[nt][1] - acco[nt][1];
+		if (r1 < rows && t0 < n) dst[(size_t)t0 * ldd + r1] = acc[nt][2] - acco[nt][2];
+		if (r1 < rows && t1 < n) dst[(size_t)t1 * ldd + r1] = acc[nt][3] - acco[nt][3];
+	}
+}
