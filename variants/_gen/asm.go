@@ -82,13 +82,20 @@ func text(name, sig string) { a.Function(name); a.Attributes(attr.NOSPLIT); a.Si
 // float sum, reduces the eight lanes to one float and stores it at dst.
 func reduceTail(dst Mem) {
 	a.VADDPS(Y7, Y6, Y6)
-	a.VEXTRACTF128(U8(1), Y6, X7)
-	a.VADDPS(X7, X6, X6)
-	a.VPSHUFD(U8(0x4e), X6, X7)
-	a.VADDPS(X7, X6, X6)
-	a.VPSHUFD(U8(0xb1), X6, X7)
-	a.VADDSS(X7, X6, X6)
-	a.VMOVSS(X6, dst)
+	reduce8(Y6, X7, dst)
+}
+
+// reduce8 reduces the eight float lanes of lo to one float (scratch hi, an
+// XMM register) and stores it at dst.
+func reduce8(lo VecPhysical, hi VecPhysical, dst Mem) {
+	x := lo.AsX()
+	a.VEXTRACTF128(U8(1), lo, hi)
+	a.VADDPS(hi, x, x)
+	a.VPSHUFD(U8(0x4e), x, hi)
+	a.VADDPS(hi, x, x)
+	a.VPSHUFD(U8(0xb1), x, hi)
+	a.VADDSS(hi, x, x)
+	a.VMOVSS(x, dst)
 }
 
 // rowStore reduces the float sum acc to one float and stores it at (DX),

@@ -81,9 +81,21 @@ func products(vnni bool) {
 	a.VPADDD(Z10, Z4, Z4)
 }
 
-// rowKernel is the one-row loop shared by Q4_K and Q6_K: per row, clear
-// the float sums, run block over the nb super-blocks, store the row.
-func rowKernel(f form, prologue func(), sums []VecPhysical, block func(form), blockBytes int, store func()) {
+// rowLoop is the one-row loop shared by the K-quant and Q8_0 kernels of
+// both widths: per row, clear the float sums, run block over the nb
+// blocks (stepping SI by wBytes and DI by xBytes), store the row.
+type rowLoop struct {
+	sums           []VecPhysical
+	clear          func(VecPhysical) // how a sum is zeroed
+	block          func(form)
+	wBytes, xBytes int
+	store          func()
+}
+
+func vpxord(s VecPhysical) { a.VPXORD(s, s, s) }
+func vpxor(s VecPhysical)  { a.VPXOR(s, s, s) }
+
+func rowKernel(f form, prologue func(), l rowLoop) {
 	text(f.name, f.sig)
 	prologue()
 	if f.prefetch > 0 {
@@ -95,19 +107,19 @@ func rowKernel(f form, prologue func(), sums []VecPhysical, block func(form), bl
 	a.JZ(LabelRef(done))
 	a.MOVQ(R10, RDI)
 	a.MOVQ(param("nb", 32), RCX)
-	for _, s := range sums {
-		a.VPXORD(s, s, s)
+	for _, s := range l.sums {
+		l.clear(s)
 	}
 	a.Label(blk)
 	for i := 0; i < f.prefetch; i++ {
 		a.PREFETCHT0(Mem{Base: RSI, Index: R12, Scale: 1, Disp: 64 * i})
 	}
-	block(f)
-	a.ADDQ(imm(blockBytes), RSI)
-	a.ADDQ(imm(q8kBytes), RDI)
+	l.block(f)
+	a.ADDQ(imm(l.wBytes), RSI)
+	a.ADDQ(imm(l.xBytes), RDI)
 	a.DECQ(RCX)
 	a.JNZ(LabelRef(blk))
-	store()
+	l.store()
 	a.DECQ(R8)
 	a.JMP(LabelRef(row))
 	a.Label(done)
@@ -158,6 +170,10 @@ func fourRowKernel(name string, blockBytes int, constants func(), group, blk str
 
 // ---- Q4_K ----
 
+// q4kMinWords spread the 8 min bytes over the 16 words of the 16 bsums
+// (two sub-blocks a min), high bytes zeroed by VPSHUFB.
+var q4kMinWords = []uint64{0x8001800180008000, 0x8003800380028002, 0x8005800580048004, 0x8007800780068006}
+
 func q4kTables() {
 	var idx []uint64
 	for _, g := range []uint64{0, 2, 1, 3, 4, 6, 5, 7} {
@@ -166,7 +182,7 @@ func q4kTables() {
 		}
 	}
 	global("q4kScaleIdx", idx)
-	global("q4kMinIdx", []uint64{0x8001800180008000, 0x8003800380028002, 0x8005800580048004, 0x8007800780068006})
+	global("q4kMinIdx", q4kMinWords)
 }
 
 // q4kConstants: Z31 the nibble mask, Z27-Z30 the scale spreads, Y26 the
@@ -265,7 +281,7 @@ func q4kFile() {
 	q4kTables()
 	prologue := func() { loadArgs(RSI); q4kConstants() }
 	for _, f := range rowForms("q4k", 3) {
-		rowKernel(f, prologue, []VecPhysical{Z24, Z25}, q4kBlock, q4kBytes, func() { rowStore(Z24, Z25) })
+		rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kBlock, q4kBytes, q8kBytes, func() { rowStore(Z24, Z25) }})
 	}
 }
 
@@ -460,7 +476,7 @@ func q6kFile() {
 	q6kTables()
 	prologue := func() { loadArgs(RSI); q6kConstants() }
 	for _, f := range rowForms("q6k", 4) {
-		rowKernel(f, prologue, []VecPhysical{Z24}, q6kBlock, q6kBytes, func() { rowStore(Z24, nil) })
+		rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24}, vpxord, q6kBlock, q6kBytes, q8kBytes, func() { rowStore(Z24, nil) }})
 	}
 }
 
