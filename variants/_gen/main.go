@@ -31,12 +31,19 @@ import (
 // its file name and the function that builds it.
 type file struct {
 	pkg, name string
-	build     func()
+	build     func()        // through avo
+	text      func() []byte // or as text
 }
 
 var files []file
 
-func register(pkg, name string, b func()) { files = append(files, file{pkg, name, b}) }
+func register(pkg, name string, b func()) {
+	files = append(files, file{pkg: pkg, name: name, build: b})
+}
+
+func registerText(pkg, name string, t func() []byte) {
+	files = append(files, file{pkg: pkg, name: name, text: t})
+}
 
 func main() {
 	dir := flag.String("dir", ".", "package directory to write into")
@@ -81,6 +88,9 @@ func mustAbs(p string) string {
 
 // generate builds f in a fresh avo context and writes it to path.
 func generate(f file, path string) error {
+	if f.text != nil {
+		return os.WriteFile(path, f.text(), 0o644)
+	}
 	a = build.NewContext()
 	a.ConstraintExpr("!noasm")
 	f.build()
