@@ -3,9 +3,9 @@
 // vectors, the rivals of package avx512's. On other architectures, or with
 // the noasm build tag, the package is empty and registers nothing.
 //
-// float_amd64.s (the F32 and F16 matvecs) and quant_amd64.s (Q4_K, Q6_K,
-// Q8_0) are written by variants/_gen from the descriptions they share with
-// variants/avx512's floatmv, q4k and q6k kernels; edit the generator and
+// float_amd64.s (the F32 and F16 matvecs), quant_amd64.s (Q4_K, Q6_K,
+// Q8_0) and ops_amd64.s (the row ops) are written by variants/_gen from the
+// descriptions they share with variants/avx512's kernels; edit the generator and
 // run go generate here, not the .s.
 package avx2
 

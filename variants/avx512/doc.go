@@ -29,7 +29,7 @@
 // and registers nothing.
 //
 // The files with a "Code generated" header (the Q4_K, Q6_K, Q8_0 and
-// float matvecs) are written by variants/_gen from one description of each
+// float matvecs, the row ops) are written by variants/_gen from one description of each
 // kernel; edit the generator and run go generate here, not the .s.
 package avx512
 
