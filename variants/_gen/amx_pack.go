@@ -69,9 +69,24 @@ func amxPack() []byte {
 	l.gather(8, 1)  // D1
 	l.gather(12, 2) // D2
 	l.gather(0, 3)  // d | dmin<<16
-	for _, s := range strings.Split(strings.Trim(q4kPackScales, "\n"), "\n") {
-		l.e("%s", s)
-	}
+	l.e("\tVPANDD Z30, Z0, Z4          // sc 0-3")
+	l.e("\tVPANDD Z30, Z1, Z5          // m 0-3")
+	l.e("\tVPSRLD $2, Z0, Z8")
+	l.e("\tVPANDD Z28, Z8, Z8")
+	l.e("\tVPANDD Z29, Z2, Z6")
+	l.e("\tVPORD  Z8, Z6, Z6           // sc 4-7")
+	l.e("\tVPSRLD $2, Z1, Z8")
+	l.e("\tVPANDD Z28, Z8, Z8")
+	l.e("\tVPSRLD $4, Z2, Z7")
+	l.e("\tVPANDD Z29, Z7, Z7")
+	l.e("\tVPORD  Z8, Z7, Z7           // m 4-7")
+	l.e("\tVPMOVDW Z3, Y9")
+	l.e("\tVCVTPH2PS Y9, Z9")
+	l.e("\tVMOVUPS Z9, 8192(DI)        // d")
+	l.e("\tVPSRLD $16, Z3, Z10")
+	l.e("\tVPMOVDW Z10, Y10")
+	l.e("\tVCVTPH2PS Y10, Z10")
+	l.e("\tVMOVUPS Z10, 8256(DI)       // dmin")
 	for h := 0; h < 4; h++ {
 		src := 5
 		if h >= 2 {
@@ -209,27 +224,6 @@ const q4kPackDoc = `
 // Z26 0x7f00 words, Z25 0xff00 words, Z17-Z20 even selectors of scale
 // byte j, Z21-Z24 odd selectors; at DX+896 and DX+960 the selectors of
 // byte pairs (0,1) and (2,3) into words, for the min pairs.
-`
-
-const q4kPackScales = `
-	VPANDD Z30, Z0, Z4          // sc 0-3
-	VPANDD Z30, Z1, Z5          // m 0-3
-	VPSRLD $2, Z0, Z8
-	VPANDD Z28, Z8, Z8
-	VPANDD Z29, Z2, Z6
-	VPORD  Z8, Z6, Z6           // sc 4-7
-	VPSRLD $2, Z1, Z8
-	VPANDD Z28, Z8, Z8
-	VPSRLD $4, Z2, Z7
-	VPANDD Z29, Z7, Z7
-	VPORD  Z8, Z7, Z7           // m 4-7
-	VPMOVDW Z3, Y9
-	VCVTPH2PS Y9, Z9
-	VMOVUPS Z9, 8192(DI)        // d
-	VPSRLD $16, Z3, Z10
-	VPMOVDW Z10, Y10
-	VCVTPH2PS Y10, Z10
-	VMOVUPS Z10, 8256(DI)       // dmin
 `
 
 const q6kPackDoc = `
