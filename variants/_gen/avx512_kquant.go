@@ -14,6 +14,7 @@ import (
 
 func init() {
 	register("avx512", "q4k_amd64.s", q4kFile)
+	register("avx512", "q4kx_amd64.s", q4kxFile)
 	register("avx512", "q4k4_amd64.s", q4k4File)
 	register("avx512", "q6k_amd64.s", q6kFile)
 	register("avx512", "q6k4_amd64.s", q6k4File)
@@ -46,11 +47,14 @@ func rowForms(q string, lines int) []form {
 }
 
 // loadArgs loads dst, rows, w and xq into DX, R8, w and R10.
-func loadArgs(w Register) {
+func loadArgs(w Register) { loadArgsX(w, "xq") }
+
+// loadArgsX is loadArgs for an activation argument named x.
+func loadArgsX(w Register, x string) {
 	a.MOVQ(param("dst", 0), RDX)
 	a.MOVQ(param("rows", 8), R8)
 	a.MOVQ(param("w", 16), w)
-	a.MOVQ(param("xq", 24), R10)
+	a.MOVQ(param(x, 24), R10)
 }
 
 // broadcast32 sets every dword of z to c (through AX).
@@ -525,4 +529,94 @@ func q6k4RowBlock(b, i Register, acc VecPhysical) {
 	a.VMULSS(X9, X6, X6)
 	a.VBROADCASTSS(X6, Z6)
 	a.VFMADD231PS(Z6, Z4, acc)
+}
+
+// q4kxFile writes variants/avx512/q4kx_amd64.s:
+//
+// Q4_K × Q8_K matrix-vector product over activations laid out once per call
+// for this kernel (see layoutQ8K): each super-block's 256 quants are four
+// 64-byte vectors already paired with the weight nibble vectors, followed by
+// the 16 bsums and d, 320 bytes in all. The activation products then take
+// their operand straight from memory (no per-row VINSERTI64X4), and the
+// 6-bit scales and mins are unpacked in an XMM register (no scalar
+// shifting, no GPR→vector broadcast): X1 = [s0-s3, m0-m3, s4-s7, m4-m7].
+// The row loop, the scale spread, the quants and the row reduction are
+// q4kFile's.
+//
+// Register plan: Z4/Z5 int accumulators, Z10-Z13 quants and products,
+// Z16-Z19 scale words, Z20 the unpacked scales in every 128-bit lane, Y21
+// mins, X6/X7 d and dmin, Z22 dmin·dx, Z23 d·dx, Z24 float sum, Z25 float
+// mins sum; constants Z31 (0x0f bytes), X9 (0x3f bytes), Z27-Z30 scale
+// indices, Y26 min indices, X15 shift counts, X14 select mask.
+func q4kxFile() {
+	var idx []Constant
+	for _, g := range []uint64{0, 2, 1, 3, 8, 10, 9, 11} {
+		for j := 0; j < 4; j++ {
+			idx = append(idx, U64(0x8000800080008000|g|g<<16|g<<32|g<<48))
+		}
+	}
+	staticData("q4kxScaleIdx", idx...)
+	// Mins m0-m3 at bytes 4-7, m4-m7 at bytes 12-15, each to two words.
+	staticData("q4kxMinIdx", U64(0x8005800580048004), U64(0x8007800780068006),
+		U64(0x800d800d800c800c), U64(0x800f800f800e800e))
+	// Per-dword shift counts for [A, B, C, C]: the last lane's high nibbles.
+	staticData("q4kxShift", U64(0), U64(0x0000000400000000))
+	// Select mask: lanes 0-1 take the low six bits of A and B, lanes 2-3
+	// the nibbles of C; the rest of each byte comes from the shifted high
+	// bits.
+	staticData("q4kxSel", U64(0x3f3f3f3f3f3f3f3f), U64(0x0f0f0f0f0f0f0f0f))
+
+	prologue := func() {
+		loadArgsX(RSI, "xa")
+		broadcast32(0x0f0f0f0f, Z31)
+		broadcast32(0x3f3f3f3f, X9)
+		a.VMOVDQU64(static("q4kxScaleIdx", 0), Z30)
+		a.VMOVDQU64(static("q4kxScaleIdx", 64), Z29)
+		a.VMOVDQU64(static("q4kxScaleIdx", 128), Z28)
+		a.VMOVDQU64(static("q4kxScaleIdx", 192), Z27)
+		a.VMOVDQU64(static("q4kxMinIdx", 0), Y26)
+		a.VMOVDQU(static("q4kxShift", 0), X15)
+		a.VMOVDQU(static("q4kxSel", 0), X14)
+	}
+	f := form{"xq4k", true, 0, "q4kRowsVNNIX", "func(dst *float32, rows int, w, xa *byte, nb int)"}
+	rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kxBlock, q4kBytes, 320, func() { rowStore(Z24, Z25) }})
+}
+
+func q4kxBlock(form) {
+	a.Comment("Scales and mins: from the dwords A, B, C at 4(SI),",
+		"[A&63, B&63, C&15 | (A>>6&3)<<4, C>>4&15 | (B>>6&3)<<4].")
+	a.VMOVDQU(m(RSI, 4), X0)
+	a.VPSHUFD(Imm(0xa4), X0, X1)
+	a.VPSRLVD(X15, X1, X1)
+	a.VPSHUFD(Imm(0x44), X0, X2)
+	a.VPSRLD(Imm(2), X2, X2)
+	a.VPTERNLOGD(Imm(0xe4), X14, X2, X1)
+	a.VPANDD(X9, X1, X1)
+	a.VSHUFI64X2(Imm(0), Z1, Z1, Z20)
+	a.Comment("Mins times bsums into Y21 (int32), then float.")
+	a.VPSHUFB(Y26, Y20, Y21)
+	a.VPMADDWD(m(RDI, 256), Y21, Y21)
+	a.VCVTDQ2PS(Y21, Y21)
+	a.Comment("d·dx into Z23, dmin·dx into Y22; the mins term into Y25.")
+	a.VMOVD(m(RSI, 0), X6)
+	a.VCVTPH2PS(X6, X6)
+	a.VMULPS_BCST(m(RDI, 288), X6, X6)
+	a.VBROADCASTSS(X6, Z23)
+	a.VMOVSHDUP(X6, X7)
+	a.VBROADCASTSS(X7, Y22)
+	a.VFMADD231PS(Y22, Y21, Y25)
+	q4kSpread()
+	a.Comment("Quants: four nibble vectors times the laid-out activations.")
+	q4kQuants(func(d int) Mem { return m(RSI, d) })
+	a.VPMADDUBSW(m(RDI, 0), Z10, Z10)
+	a.VPMADDUBSW(m(RDI, 64), Z11, Z11)
+	a.VPMADDUBSW(m(RDI, 128), Z12, Z12)
+	a.VPMADDUBSW(m(RDI, 192), Z13, Z13)
+	a.VPMADDWD(Z16, Z10, Z4)
+	a.VPMADDWD(Z17, Z11, Z5)
+	vpdpwssd(Z18, Z12, Z4)
+	vpdpwssd(Z19, Z13, Z5)
+	a.VPADDD(Z5, Z4, Z4)
+	a.VCVTDQ2PS(Z4, Z4)
+	a.VFMADD231PS(Z23, Z4, Z24)
 }
