@@ -257,6 +257,18 @@ func q4kMinsTerm() {
 	a.VCVTDQ2PS(Y21, Y21)
 }
 
+// q4kFactors: the block's fp16 d and dmin at (SI) times dx at (DI), in
+// the scratch x (tmp for dx), broadcast to d·dx and dmin·dx.
+func q4kFactors(x, tmp, d, dmin VecPhysical) {
+	a.VMOVD(m(RSI, 0), x)
+	a.VCVTPH2PS(x, x)
+	a.VBROADCASTSS(m(RDI, 0), tmp)
+	a.VMULPS(tmp, x, x)
+	a.VBROADCASTSS(x, d)
+	a.VMOVSHDUP(x, x)
+	a.VBROADCASTSS(x, dmin)
+}
+
 func q4kProducts() {
 	a.VPMADDUBSW(Z0, Z10, Z10)
 	a.VPMADDUBSW(Z1, Z11, Z11)
@@ -296,13 +308,7 @@ func q4kBlock(f form) {
 	a.VPBROADCASTQ(RAX, Z20)
 	a.VPBROADCASTQ(RBX, Y21)
 	q4kMinsTerm()
-	a.VMOVD(m(RSI, 0), X6)
-	a.VCVTPH2PS(X6, X6)
-	a.VBROADCASTSS(m(RDI, 0), X7)
-	a.VMULPS(X7, X6, X6)
-	a.VBROADCASTSS(X6, Z23)
-	a.VMOVSHDUP(X6, X6)
-	a.VBROADCASTSS(X6, Y22)
+	q4kFactors(X6, X7, Z23, Y22)
 	a.VFMADD231PS(Y22, Y21, Y25)
 	q4kSpread()
 	q4kQuants(func(d int) Mem { return m(RSI, d) })
