@@ -4,7 +4,7 @@ package amx
 
 import "encoding/binary"
 
-//go:generate python3 genpack.py
+//go:generate go run -C ../_gen . -dir ../amx
 
 // packArgs is packQ4KTiles' argument block.
 type packArgs struct {

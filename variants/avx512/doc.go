@@ -27,4 +27,10 @@
 //
 // On other architectures, or with the noasm build tag, the package is empty
 // and registers nothing.
+//
+// The files with a "Code generated" header (the Q4_K, Q6_K, Q8_0 and float
+// matvecs, the row ops) are written by variants/_gen from one description
+// of each kernel; edit the generator and run go generate here, not the .s.
 package avx512
+
+//go:generate go run -C ../_gen . -dir ../avx512

@@ -1,5 +1,7 @@
 // Cephes' expf for the assembly files of this package that include it
 // (each gets its own copy of the constant table: <> symbols are file-local).
+// The generated ops_amd64.s does not include it: variants/_gen/ops.go
+// (expAVX512) writes the same sequence there; change both together.
 //
 // n = round(x·log2 e), r = x - n·ln2 (in two parts), a
 // degree-5 polynomial, then VSCALEFPS multiplies by 2^n, which over- and

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/ir"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// a is the context of the file being generated.
+var a *build.Context
+
+// globals are the exported (non-static) data sections of the file being
+// generated: avo's GLOBL makes only file-static ones, and some tables are
+// read by more than one file of a package.
+var globals []*ir.Global
+
+// m is disp(base).
+func m(base Register, disp int) Mem { return Mem{Base: base, Disp: disp} }
+
+// mi is disp(base)(index*1).
+func mi(base, index Register, disp int) Mem {
+	return Mem{Base: base, Index: index, Scale: 1, Disp: disp}
+}
+
+// param is the argument at off(FP).
+func param(name string, off int) Mem { return NewParamAddr(name, off) }
+
+// sym is the package symbol ·name+disp(SB).
+func sym(name string, disp int) Mem {
+	return Mem{Symbol: Symbol{Name: "·" + name}, Base: StaticBase, Disp: disp}
+}
+
+// static is the file-static symbol name<>+disp(SB).
+func static(name string, disp int) Mem {
+	return Mem{Symbol: NewStaticSymbol(name), Base: StaticBase, Disp: disp}
+}
+
+// global adds the exported table ·name of 8-byte words.
+func global(name string, words []uint64) {
+	g := ir.NewGlobal(Symbol{Name: "·" + name})
+	g.Attributes = attr.RODATA | attr.NOPTR
+	for i, w := range words {
+		if err := g.AddDatum(ir.NewDatum(8*i, U64(w))); err != nil {
+			panic(err)
+		}
+	}
+	globals = append(globals, g)
+}
+
+// staticData adds the file-static table name<> of constants.
+func staticData(name string, vals ...Constant) {
+	a.StaticGlobal(name)
+	a.DataAttributes(attr.RODATA | attr.NOPTR)
+	off := 0
+	for _, v := range vals {
+		a.AddDatum(off, v)
+		off += v.Bytes()
+	}
+}
+
+// raw emits an instruction avo v0.5.0 does not know (the AVX-512 VNNI
+// forms), with the operand order of the Go assembler; the last operand is
+// the destination, which these instructions also read.
+func raw(op string, ops ...Op) {
+	a.Instruction(&ir.Instruction{
+		Opcode:   op,
+		Operands: ops,
+		Inputs:   ops,
+		Outputs:  ops[len(ops)-1:],
+	})
+}
+
+func vpdpwssd(src, b, dst Op) { raw("VPDPWSSD", src, b, dst) }
+func vpdpbusd(src, b, dst Op) { raw("VPDPBUSD", src, b, dst) }
+
+// text starts a function with a NOSPLIT frame computed from its Go signature.
+func text(name, sig string) { a.Function(name); a.Attributes(attr.NOSPLIT); a.SignatureExpr(sig) }
+
+// reduceTail adds the 256-bit halves Y7 (upper) and Y6 (lower) of a
+// float sum, reduces the eight lanes to one float and stores it at dst.
+func reduceTail(dst Mem) {
+	a.VADDPS(Y7, Y6, Y6)
+	reduce8(Y6, X7, dst)
+}
+
+// reduce8 reduces the eight float lanes of lo to one float (scratch hi, an
+// XMM register) and stores it at dst.
+func reduce8(lo VecPhysical, hi VecPhysical, dst Mem) {
+	x := lo.AsX()
+	a.VEXTRACTF128(U8(1), lo, hi)
+	a.VADDPS(hi, x, x)
+	a.VPSHUFD(U8(0x4e), x, hi)
+	a.VADDPS(hi, x, x)
+	a.VPSHUFD(U8(0xb1), x, hi)
+	a.VADDSS(hi, x, x)
+	a.VMOVSS(x, dst)
+}
+
+// rowStore reduces the float sum acc to one float and stores it at (DX),
+// then steps DX to the next row: VMOVAPS of the lower half (single-row
+// kernels, after a VSUBPS into Z6 where sub is set).
+func rowStore(acc, sub VecPhysical) {
+	if sub != nil {
+		a.VSUBPS(sub, acc, Z6)
+		a.VEXTRACTF64X4(U8(1), Z6, Y7)
+	} else {
+		a.VEXTRACTF64X4(U8(1), acc, Y7)
+		a.VMOVAPS(acc.AsY(), Y6)
+	}
+	reduceTail(m(RDX, 0))
+	a.ADDQ(Imm(4), RDX)
+}
+
+// store4 reduces acc to one float at off(DX) (four-row kernels).
+func store4(acc VecPhysical, off int) {
+	a.VEXTRACTF64X4(U8(1), acc, Y7)
+	a.VEXTRACTF64X4(U8(0), acc, Y6)
+	reduceTail(m(RDX, off))
+}
+
+// imm is the constant n in the smallest form that integer instructions
+// take: an 8-bit one where it fits a signed byte, else 32 bits.
+func imm(n int) Constant {
+	if n >= -128 && n < 128 {
+		return I8(n)
+	}
+	return I32(n)
+}

@@ -1,0 +1,190 @@
+package main
+
+// The AVX2 (+FMA, F16C) quantized matvecs of variants/avx2
+// (quant_amd64.s), one row at a time on 256-bit vectors (Y0-Y15 only). The
+// block arithmetic is the AVX-512 kernels' at half the width: VPMADDUBSW
+// of unsigned quants by signed activations into word pairs, VPMADDWD by
+// VPSHUFB-broadcast sub-block scales into int32, exact per block, then
+// scaled into float32 lanes. The row loop and the Q4_K scale unpacking are
+// those of avx512_kquant.go.
+
+import (
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func init() { register("avx2", "quant_amd64.s", avx2QuantFile) }
+
+// wordSpread is the VPSHUFB table that broadcasts word g of a register,
+// reps copies of 8 bytes each, for g = 0..7.
+func wordSpread(name string, reps int) {
+	var vals []Constant
+	for g := uint64(0); g < 8; g++ {
+		w := (2*g+1)<<8 | 2*g
+		for i := 0; i < reps; i++ {
+			vals = append(vals, U64(w|w<<16|w<<32|w<<48))
+		}
+	}
+	staticData(name, vals...)
+}
+
+// avx2Args loads the arguments and broadcasts c over the dwords of y.
+func avx2Args(c uint32, y VecPhysical) {
+	loadArgs(RSI)
+	avx2Broadcast(c, y)
+}
+
+func avx2Broadcast(c uint32, y VecPhysical) {
+	a.MOVL(Imm(uint64(c)), EAX)
+	a.VMOVD(EAX, y.AsX())
+	a.VPBROADCASTD(y.AsX(), y)
+}
+
+// avx2RowStore reduces acc - sub to one float at (DX); next row.
+func avx2RowStore(acc, sub VecPhysical) func() {
+	return func() {
+		a.VSUBPS(sub, acc, Y0)
+		reduce8(Y0, X1, m(RDX, 0))
+		a.ADDQ(Imm(4), RDX)
+	}
+}
+
+func avx2QuantFile() {
+	wordSpread("q4kWord", 4)
+	var mins []Constant
+	for _, w := range q4kMinWords {
+		mins = append(mins, U64(w))
+	}
+	staticData("q4kMinIdx", mins...)
+	wordSpread("q6kWord", 2)
+
+	rowKernel(form{"q4k", false, 0, "q4kRowsAVX2", rowSig}, func() { avx2Args(0x0f0f0f0f, Y15) },
+		rowLoop{[]VecPhysical{Y14, Y13}, vpxor, avx2Q4kBlock, q4kBytes, q8kBytes, avx2RowStore(Y14, Y13)})
+
+	a.Doc("The quants stay unsigned (0..63); the -32 offset is 32·Σ scale·bsum.")
+	rowKernel(form{"q6k", false, 0, "q6kRowsAVX2", rowSig}, func() {
+		avx2Args(0x0f0f0f0f, Y15)
+		avx2Broadcast(0x30303030, Y14)
+	}, rowLoop{[]VecPhysical{Y13}, vpxor, avx2Q6kBlock, q6kBytes, q8kBytes, func() {
+		a.VPXOR(Y12, Y12, Y12)
+		avx2RowStore(Y13, Y12)()
+	}})
+
+	a.Doc("Signed × signed through VPSIGNB: |w| times x·sign(w) (x ≠ -128, as ggml's",
+		"quantizer guarantees), VPMADDUBSW, VPMADDWD by ones.")
+	rowKernel(form{"q80", false, 0, "q80RowsAVX2", rowSig}, func() { avx2Args(0x00010001, Y15) },
+		rowLoop{[]VecPhysical{Y13, Y12}, vpxor, avx2Q80Block, 34, 34, avx2RowStore(Y13, Y12)})
+}
+
+// avx2Q4kChunk: one 32-byte chunk of quants at qoff, low nibbles ×
+// y[yoff:], high × y[yoff+32:], weighted by the scale words picked by s0
+// and s1, added to Y11.
+func avx2Q4kChunk(qoff, yoff, s0, s1 int) {
+	a.VMOVDQU(m(RSI, qoff), Y0)
+	a.VPSRLW(Imm(4), Y0, Y1)
+	a.VPAND(Y15, Y0, Y0)
+	a.VPAND(Y15, Y1, Y1)
+	a.VPMADDUBSW(m(RDI, yoff), Y0, Y0)
+	a.VPMADDUBSW(m(RDI, yoff+32), Y1, Y1)
+	a.VPSHUFB(static("q4kWord", s0), Y12, Y2)
+	a.VPSHUFB(static("q4kWord", s1), Y12, Y3)
+	a.VPMADDWD(Y2, Y0, Y0)
+	a.VPMADDWD(Y3, Y1, Y1)
+	a.VPADDD(Y0, Y11, Y11)
+	a.VPADDD(Y1, Y11, Y11)
+}
+
+func avx2Q4kBlock(form) {
+	q4kScales()
+	a.Comment("mins · bsums, scaled by dmin·dx into Y13")
+	a.VMOVQ(RBX, X4)
+	a.VPBROADCASTQ(X4, Y4)
+	a.VPSHUFB(static("q4kMinIdx", 0), Y4, Y4)
+	a.VPMADDWD(m(RDI, 260), Y4, Y4)
+	a.VCVTDQ2PS(Y4, Y4)
+	q4kFactors(X5, X6, Y10, Y9)
+	a.VFMADD231PS(Y9, Y4, Y13)
+	a.Comment("the 8 scales as words, in both lanes")
+	a.VMOVQ(RAX, X12)
+	a.VPMOVZXBW(X12, X12)
+	a.VINSERTI128(Imm(1), X12, Y12, Y12)
+	a.VPXOR(Y11, Y11, Y11)
+	for i := 0; i < 4; i++ {
+		avx2Q4kChunk(16+32*i, 4+64*i, 64*i, 64*i+32)
+	}
+	a.VCVTDQ2PS(Y11, Y11)
+	a.VFMADD231PS(Y10, Y11, Y14)
+}
+
+// avx2Q6kFinish finishes one Q6_K product: Y0 holds the low 4 bits, Y1 the
+// high bits already at bits 4-5 (unmasked); times y at yoff, weighted by
+// the scale words of Y12 picked by sidx, added to Y11.
+func avx2Q6kFinish(yoff, sidx int) {
+	a.VPAND(Y14, Y1, Y1)
+	a.VPOR(Y1, Y0, Y0)
+	a.VPMADDUBSW(m(RDI, yoff), Y0, Y0)
+	a.VPSHUFB(static("q6kWord", sidx), Y12, Y2)
+	a.VPMADDWD(Y2, Y0, Y0)
+	a.VPADDD(Y0, Y11, Y11)
+}
+
+// avx2Q6kHalf: one half block (128 values), ql at qloff (64 bytes), qh at
+// qhoff (32).
+func avx2Q6kHalf(qloff, qhoff, yoff int) {
+	a.VMOVDQU(m(RSI, qloff), Y6)
+	a.VMOVDQU(m(RSI, qloff+32), Y7)
+	a.VMOVDQU(m(RSI, qhoff), Y8)
+	a.VPAND(Y15, Y6, Y0)
+	a.VPSLLW(Imm(4), Y8, Y1)
+	avx2Q6kFinish(yoff, 0)
+	a.VPAND(Y15, Y7, Y0)
+	a.VPSLLW(Imm(2), Y8, Y1)
+	avx2Q6kFinish(yoff+32, 32)
+	a.VPSRLW(Imm(4), Y6, Y0)
+	a.VPAND(Y15, Y0, Y0)
+	a.VMOVDQA(Y8, Y1)
+	avx2Q6kFinish(yoff+64, 64)
+	a.VPSRLW(Imm(4), Y7, Y0)
+	a.VPAND(Y15, Y0, Y0)
+	a.VPSRLW(Imm(2), Y8, Y1)
+	avx2Q6kFinish(yoff+96, 96)
+}
+
+func avx2Q6kBlock(form) {
+	a.VPMOVSXBW(m(RSI, 192), Y9)
+	a.VPMADDWD(m(RDI, 260), Y9, Y10)
+	a.VPSLLD(Imm(5), Y10, Y10)
+	a.VPXOR(Y11, Y11, Y11)
+	a.VPSUBD(Y10, Y11, Y11)
+	a.VPERMQ(Imm(0x44), Y9, Y12)
+	avx2Q6kHalf(0, 128, 4)
+	a.VPERMQ(Imm(0xee), Y9, Y12)
+	avx2Q6kHalf(64, 160, 132)
+	a.MOVWLZX(m(RSI, 208), EAX)
+	a.VMOVD(EAX, X5)
+	a.VCVTPH2PS(X5, X5)
+	a.VMULSS(m(RDI, 0), X5, X5)
+	a.VBROADCASTSS(X5, Y5)
+	a.VCVTDQ2PS(Y11, Y11)
+	a.VFMADD231PS(Y5, Y11, Y13)
+}
+
+func avx2Q80Block(form) {
+	a.VMOVDQU(m(RSI, 2), Y0)
+	a.VMOVDQU(m(RDI, 2), Y1)
+	a.VPSIGNB(Y0, Y0, Y2)
+	a.VPSIGNB(Y0, Y1, Y1)
+	a.VPMADDUBSW(Y1, Y2, Y2)
+	a.VPMADDWD(Y15, Y2, Y2)
+	a.VCVTDQ2PS(Y2, Y2)
+	a.MOVWLZX(m(RSI, 0), EAX)
+	a.MOVWLZX(m(RDI, 0), EBX)
+	a.SHLL(Imm(16), EBX)
+	a.ORL(EBX, EAX)
+	a.VMOVD(EAX, X5)
+	a.VCVTPH2PS(X5, X5)
+	a.VMOVSHDUP(X5, X6)
+	a.VMULSS(X6, X5, X5)
+	a.VBROADCASTSS(X5, Y5)
+	a.VFMADD231PS(Y5, Y2, Y13)
+}

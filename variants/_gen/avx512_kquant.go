@@ -1,0 +1,628 @@
+package main
+
+// The AVX-512 K-quant matvecs of variants/avx512: Q4_K and Q6_K against a
+// Q8_K activation, one row at a time (AVX-512BW, VNNI and VNNI with
+// software prefetch) and four rows per pass (VNNI). The kernels of one
+// format differ only in how the four products become int32 lanes and in
+// the prefetches; the four-row forms repeat the one-row block per row with
+// the activations loaded once.
+
+import (
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func init() {
+	register("avx512", "q4k_amd64.s", q4kFile)
+	register("avx512", "q4kx_amd64.s", q4kxFile)
+	register("avx512", "q4k4_amd64.s", q4k4File)
+	register("avx512", "q6k_amd64.s", q6kFile)
+	register("avx512", "q6k4_amd64.s", q6k4File)
+}
+
+const (
+	q4kBytes = 144 // one Q4_K super-block
+	q6kBytes = 210 // one Q6_K super-block
+	q8kBytes = 292 // one Q8_K super-block: d, 256 quants, 16 bsums
+)
+
+// Form of a one-row kernel: how the products become int32 lanes and
+// whether it prefetches the weights.
+type form struct {
+	prefix    string // label prefix
+	vnni      bool
+	prefetch  int // cache lines prefetched per block, 0 for none
+	name, sig string
+}
+
+const rowSig = "func(dst *float32, rows int, w, xq *byte, nb int)"
+const prefetchSig = "func(dst *float32, rows int, w, xq *byte, nb, dist int)"
+
+func rowForms(q string, lines int) []form {
+	return []form{
+		{q, false, 0, q + "RowsAVX512", rowSig},
+		{"v" + q, true, 0, q + "RowsVNNI", rowSig},
+		{"p" + q, true, lines, q + "RowsVNNIPrefetch", prefetchSig},
+	}
+}
+
+// loadArgs loads dst, rows, w and xq into DX, R8, w and R10.
+func loadArgs(w Register) { loadArgsX(w, "xq") }
+
+// loadArgsX is loadArgs for an activation argument named x.
+func loadArgsX(w Register, x string) {
+	a.MOVQ(param("dst", 0), RDX)
+	a.MOVQ(param("rows", 8), R8)
+	a.MOVQ(param("w", 16), w)
+	a.MOVQ(param(x, 24), R10)
+}
+
+// broadcast32 sets every dword of z to c (through AX).
+func broadcast32(c uint32, z Register) {
+	a.MOVL(Imm(uint64(c)), EAX)
+	a.VPBROADCASTD(EAX, z)
+}
+
+// products sums the word pairs Z10-Z13 weighted by the scale words Z16-Z19
+// into the int32 lanes of Z4: VPMADDWD + VPADDD, or VPDPWSSD with VNNI.
+func products(vnni bool) {
+	if vnni {
+		a.VPXORD(Z4, Z4, Z4)
+		a.VPXORD(Z5, Z5, Z5)
+		vpdpwssd(Z16, Z10, Z4)
+		vpdpwssd(Z17, Z11, Z5)
+		vpdpwssd(Z18, Z12, Z4)
+		vpdpwssd(Z19, Z13, Z5)
+		a.VPADDD(Z5, Z4, Z4)
+		return
+	}
+	a.VPMADDWD(Z16, Z10, Z4)
+	a.VPMADDWD(Z17, Z11, Z5)
+	a.VPMADDWD(Z18, Z12, Z10)
+	a.VPMADDWD(Z19, Z13, Z11)
+	a.VPADDD(Z5, Z4, Z4)
+	a.VPADDD(Z11, Z10, Z10)
+	a.VPADDD(Z10, Z4, Z4)
+}
+
+// rowLoop is the one-row loop shared by the K-quant and Q8_0 kernels of
+// both widths: per row, clear the float sums, run block over the nb
+// blocks (stepping SI by wBytes and DI by xBytes), store the row.
+type rowLoop struct {
+	sums           []VecPhysical
+	clear          func(VecPhysical) // how a sum is zeroed
+	block          func(form)
+	wBytes, xBytes int
+	store          func()
+}
+
+func vpxord(s VecPhysical) { a.VPXORD(s, s, s) }
+func vpxor(s VecPhysical)  { a.VPXOR(s, s, s) }
+
+func rowKernel(f form, prologue func(), l rowLoop) {
+	text(f.name, f.sig)
+	prologue()
+	if f.prefetch > 0 {
+		a.MOVQ(param("dist", 40), R12)
+	}
+	row, blk, done := f.prefix+"Row", f.prefix+"Block", f.prefix+"Done"
+	a.Label(row)
+	a.TESTQ(R8, R8)
+	a.JZ(LabelRef(done))
+	a.MOVQ(R10, RDI)
+	a.MOVQ(param("nb", 32), RCX)
+	for _, s := range l.sums {
+		l.clear(s)
+	}
+	a.Label(blk)
+	for i := 0; i < f.prefetch; i++ {
+		a.PREFETCHT0(Mem{Base: RSI, Index: R12, Scale: 1, Disp: 64 * i})
+	}
+	l.block(f)
+	a.ADDQ(imm(l.wBytes), RSI)
+	a.ADDQ(imm(l.xBytes), RDI)
+	a.DECQ(RCX)
+	a.JNZ(LabelRef(blk))
+	l.store()
+	a.DECQ(R8)
+	a.JMP(LabelRef(row))
+	a.Label(done)
+	a.VZEROUPPER()
+	a.RET()
+}
+
+// fourRowKernel is the four-row loop: rows is a positive multiple of 4;
+// R13 walks groups of four rows, SI and R12 = SI + 2 rows, BX = 0 and R9 =
+// one row's bytes index the rows; activations stays in registers for the
+// four row blocks.
+func fourRowKernel(name string, blockBytes int, constants func(), group, blk string, sums [4]VecPhysical, activations func(), rowBlock func(b, i Register, acc VecPhysical)) {
+	text(name, rowSig)
+	loadArgs(R13)
+	a.MOVQ(param("nb", 32), R9)
+	a.IMUL3Q(imm(blockBytes), R9, R9)
+	a.XORQ(RBX, RBX)
+	constants()
+	a.Label(group)
+	a.MOVQ(R13, RSI)
+	a.LEAQ(Mem{Base: R13, Index: R9, Scale: 2}, R12)
+	a.MOVQ(R10, RDI)
+	a.MOVQ(param("nb", 32), RCX)
+	for _, s := range sums {
+		a.VPXORD(s, s, s)
+	}
+	a.Label(blk)
+	activations()
+	rowBlock(RSI, RBX, sums[0])
+	rowBlock(RSI, R9, sums[1])
+	rowBlock(R12, RBX, sums[2])
+	rowBlock(R12, R9, sums[3])
+	a.ADDQ(imm(blockBytes), RSI)
+	a.ADDQ(imm(blockBytes), R12)
+	a.ADDQ(imm(q8kBytes), RDI)
+	a.DECQ(RCX)
+	a.JNZ(LabelRef(blk))
+	for i, s := range sums {
+		store4(s, 4*i)
+	}
+	a.ADDQ(Imm(16), RDX)
+	a.LEAQ(Mem{Base: R13, Index: R9, Scale: 4}, R13)
+	a.SUBQ(Imm(4), R8)
+	a.JNZ(LabelRef(group))
+	a.VZEROUPPER()
+	a.RET()
+}
+
+// ---- Q4_K ----
+
+// q4kMinWords spread the 8 min bytes over the 16 words of the 16 bsums
+// (two sub-blocks a min), high bytes zeroed by VPSHUFB.
+var q4kMinWords = []uint64{0x8001800180008000, 0x8003800380028002, 0x8005800580048004, 0x8007800780068006}
+
+func q4kTables() {
+	var idx []uint64
+	for _, g := range []uint64{0, 2, 1, 3, 4, 6, 5, 7} {
+		for j := 0; j < 4; j++ {
+			idx = append(idx, 0x8000800080008000|g|g<<16|g<<32|g<<48)
+		}
+	}
+	global("q4kScaleIdx", idx)
+	global("q4kMinIdx", q4kMinWords)
+}
+
+// q4kConstants: Z31 the nibble mask, Z27-Z30 the scale spreads, Y26 the
+// min spread.
+func q4kConstants() {
+	broadcast32(0x0f0f0f0f, Z31)
+	a.VMOVDQU64(sym("q4kScaleIdx", 0), Z30)
+	a.VMOVDQU64(sym("q4kScaleIdx", 64), Z29)
+	a.VMOVDQU64(sym("q4kScaleIdx", 128), Z28)
+	a.VMOVDQU64(sym("q4kScaleIdx", 192), Z27)
+	a.VMOVDQU64(sym("q4kMinIdx", 0), Y26)
+}
+
+// q4kScales unpacks the 12 scale bytes at 4(SI) into AX = 8 scales, BX =
+// 8 mins (ggml's get_scale_min_k4, four at a time).
+func q4kScales() {
+	a.MOVL(m(RSI, 4), EAX)
+	a.MOVL(m(RSI, 8), EBX)
+	a.MOVL(m(RSI, 12), R9L)
+	a.MOVL(R9L, R11L)
+	a.SHRL(Imm(4), R11L)
+	a.ANDL(Imm(0x0f0f0f0f), R11L)
+	a.MOVL(EBX, R13L)
+	a.SHRL(Imm(6), R13L)
+	a.ANDL(Imm(0x03030303), R13L)
+	a.SHLL(Imm(4), R13L)
+	a.ORL(R13L, R11L)
+	a.ANDL(Imm(0x0f0f0f0f), R9L)
+	a.MOVL(EAX, R13L)
+	a.SHRL(Imm(6), R13L)
+	a.ANDL(Imm(0x03030303), R13L)
+	a.SHLL(Imm(4), R13L)
+	a.ORL(R13L, R9L)
+	a.ANDL(Imm(0x3f3f3f3f), EBX)
+	a.ANDL(Imm(0x3f3f3f3f), EAX)
+	a.SHLQ(Imm(32), R9)
+	a.ORQ(R9, RAX)
+	a.SHLQ(Imm(32), R11)
+	a.ORQ(R11, RBX)
+}
+
+// q4kQuants loads the 128 quant bytes at 16(w) as four nibble vectors
+// Z10-Z13.
+func q4kQuants(w func(disp int) Mem) {
+	a.VMOVDQU8(w(16), Z10)
+	a.VPSRLW(Imm(4), Z10, Z11)
+	a.VPANDD(Z31, Z10, Z10)
+	a.VPANDD(Z31, Z11, Z11)
+	a.VMOVDQU8(w(80), Z12)
+	a.VPSRLW(Imm(4), Z12, Z13)
+	a.VPANDD(Z31, Z12, Z12)
+	a.VPANDD(Z31, Z13, Z13)
+}
+
+// q4kSpread spreads the scales Z20 over the words Z16-Z19.
+func q4kSpread() {
+	a.VPSHUFB(Z30, Z20, Z16)
+	a.VPSHUFB(Z29, Z20, Z17)
+	a.VPSHUFB(Z28, Z20, Z18)
+	a.VPSHUFB(Z27, Z20, Z19)
+}
+
+// q4kMinsTerm turns the mins Y21 into float lanes weighted by the
+// activation bsums at 260(DI).
+func q4kMinsTerm() {
+	a.VPSHUFB(Y26, Y21, Y21)
+	a.VPMADDWD(m(RDI, 260), Y21, Y21)
+	a.VCVTDQ2PS(Y21, Y21)
+}
+
+// q4kFactors: the block's fp16 d and dmin at (SI) times dx at (DI), in
+// the scratch x (tmp for dx), broadcast to d·dx and dmin·dx.
+func q4kFactors(x, tmp, d, dmin VecPhysical) {
+	a.VMOVD(m(RSI, 0), x)
+	a.VCVTPH2PS(x, x)
+	a.VBROADCASTSS(m(RDI, 0), tmp)
+	a.VMULPS(tmp, x, x)
+	a.VBROADCASTSS(x, d)
+	a.VMOVSHDUP(x, x)
+	a.VBROADCASTSS(x, dmin)
+}
+
+func q4kProducts() {
+	a.VPMADDUBSW(Z0, Z10, Z10)
+	a.VPMADDUBSW(Z1, Z11, Z11)
+	a.VPMADDUBSW(Z2, Z12, Z12)
+	a.VPMADDUBSW(Z3, Z13, Z13)
+}
+
+// q4kFile writes variants/avx512/q4k_amd64.s:
+//
+// Q4_K × Q8_K matrix-vector product, one row at a time.
+//
+// Per super-block: the 128 quant bytes are two 64-byte loads; their low and
+// high nibbles are four vectors of 64 unsigned 4-bit values, each covering
+// two 32-value sub-blocks (bytes 0-31 one, 32-63 the other). VPMADDUBSW
+// multiplies them by the matching signed activation bytes into word pairs
+// (at most 2·15·128, no saturation); the sub-block scales, spread by VPSHUFB
+// over the words, weight the pairs into int32 lanes (VPMADDWD + VPADDD, or
+// VPDPWSSD with VNNI). The mins term is the 16 activation bsums times the
+// mins. Integer sums are exact per super-block; they are scaled by d·dx and
+// dmin·dx into float32 lane accumulators, reduced once per row.
+//
+// Register plan: Z0-Z3 activations, Z4/Z5 int accumulators, Z6-Z9 scratch,
+// Z10-Z13 quants and products, Z16-Z19 scale words, Z20 scales, Z21 mins,
+// Z22 dmin·dx, Z23 d·dx, Z24 float sum, Z25 float mins sum, Z26-Z31 constants.
+func q4kFile() {
+	q4kTables()
+	prologue := func() { loadArgs(RSI); q4kConstants() }
+	for _, f := range rowForms("q4k", 3) {
+		rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kBlock, q4kBytes, q8kBytes, func() { rowStore(Z24, Z25) }})
+	}
+}
+
+// q4kBlock: one super-block at SI into Z24 (scaled products) and Z25
+// (mins term).
+func q4kBlock(f form) {
+	q4kScales()
+	a.VPBROADCASTQ(RAX, Z20)
+	a.VPBROADCASTQ(RBX, Y21)
+	q4kMinsTerm()
+	q4kFactors(X6, X7, Z23, Y22)
+	a.VFMADD231PS(Y22, Y21, Y25)
+	q4kSpread()
+	q4kQuants(func(d int) Mem { return m(RSI, d) })
+	for i, off := range []int{4, 36, 132, 164} {
+		y := []VecPhysical{Y0, Y1, Y2, Y3}[i]
+		z := []VecPhysical{Z0, Z1, Z2, Z3}[i]
+		a.VMOVDQU8(m(RDI, off), y)
+		a.VINSERTI64X4(Imm(1), m(RDI, off+64), z, z)
+	}
+	q4kProducts()
+	products(f.vnni)
+	a.VCVTDQ2PS(Z4, Z4)
+	a.VFMADD231PS(Z23, Z4, Z24)
+}
+
+var q4k4PickWords = []uint32{
+	0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f,
+	0x00000000, 0x30303030, 0x00000000, 0x30303030,
+	0, 0, 0, 4,
+}
+
+// q4k4File writes variants/avx512/q4k4_amd64.s:
+//
+// Q4_K × Q8_K, four rows per pass (VNNI): the activation vectors, dx and
+// the loop overhead are shared by four rows; each row keeps one float
+// accumulator (the mins term is subtracted from it directly). The 6-bit
+// scales and mins are unpacked in an XMM register, not in GPRs:
+// [u0, u1, u2] = the 12 scale bytes as dwords,
+//
+//	scales = [u0 & 0x3f.., (u2 & 0x0f..) | (u0>>2 & 0x30..)],
+//	mins   = [u1 & 0x3f.., (u2>>4 & 0x0f..) | (u1>>2 & 0x30..)].
+//
+// Register plan: Z0-Z3 activations, Z4/Z5 int sums, Z6-Z8 scratch, Z9 dx,
+// Z10-Z13 products, Z14/Z15/Z24/Z25 the rows' float sums, Z16-Z19 scale
+// words, Z20 scales, Z21 mins, Z22 dmin·dx, Z23 d·dx, Z26-Z31 constants;
+// BX = 0 as a null index. The scale and min spreading tables are
+// q4kFile's ·q4kScaleIdx and ·q4kMinIdx.
+func q4k4File() {
+	var vals []Constant
+	for _, w := range q4k4PickWords {
+		vals = append(vals, U32(w))
+	}
+	staticData("q4k4Pick", vals...)
+	fourRowKernel("q4kRows4VNNI", q4kBytes, q4kConstants, "group", "block",
+		[4]VecPhysical{Z14, Z15, Z24, Z25}, q4k4Activations, q4k4RowBlock)
+}
+
+func q4k4Activations() {
+	for i, off := range []int{4, 36, 132, 164} {
+		y := []VecPhysical{Y0, Y1, Y2, Y3}[i]
+		z := []VecPhysical{Z0, Z1, Z2, Z3}[i]
+		a.VMOVDQU8(m(RDI, off), y)
+		a.VINSERTI64X4(Imm(1), m(RDI, off+64), z, z)
+	}
+	a.VBROADCASTSS(m(RDI, 0), X9)
+}
+
+// q4k4RowBlock: one row's super-block at B+I, scales and mins unpacked in
+// XMM registers, everything into the float sum acc.
+func q4k4RowBlock(b, i Register, acc VecPhysical) {
+	w := func(d int) Mem { return mi(b, i, d) }
+	a.VMOVQ(w(4), X6)
+	a.VPINSRD(Imm(2), w(12), X6, X6)
+	a.VPSHUFD(Imm(0x98), X6, X7)
+	a.VPSRLVD(static("q4k4Pick", 32), X7, X7)
+	a.VPAND(static("q4k4Pick", 0), X7, X7)
+	a.VPSHUFD(Imm(0x50), X6, X6)
+	a.VPSRLD(Imm(2), X6, X6)
+	a.VPAND(static("q4k4Pick", 16), X6, X6)
+	a.VPOR(X6, X7, X7)
+	a.VPBROADCASTQ(X7, Z20)
+	a.VPSHUFD(Imm(0xee), X7, X7)
+	a.VPBROADCASTQ(X7, Y21)
+	q4kMinsTerm()
+	a.VMOVD(w(0), X6)
+	a.VCVTPH2PS(X6, X6)
+	a.VMULPS(X9, X6, X6)
+	a.VBROADCASTSS(X6, Z23)
+	a.VMOVSHDUP(X6, X6)
+	a.VBROADCASTSS(X6, Z22)
+	a.VFNMADD231PS(Z22, Z21, acc)
+	q4kSpread()
+	q4kQuants(w)
+	q4kProducts()
+	products(true)
+	a.VCVTDQ2PS(Z4, Z4)
+	a.VFMADD231PS(Z23, Z4, acc)
+}
+
+// ---- Q6_K ----
+
+func q6kTables() {
+	var idx []uint64
+	for g := uint64(0); g < 16; g++ {
+		v := g | g<<16 | g<<32 | g<<48
+		idx = append(idx, v, v)
+	}
+	global("q6kScaleIdx", idx)
+}
+
+// q6kConstants: Z31 the low-nibble mask, Z30 the high-bits mask, Z26-Z29
+// the scale spreads.
+func q6kConstants() {
+	broadcast32(0x0f0f0f0f, Z31)
+	broadcast32(0x30303030, Z30)
+	a.VMOVDQU64(sym("q6kScaleIdx", 0), Z29)
+	a.VMOVDQU64(sym("q6kScaleIdx", 64), Z28)
+	a.VMOVDQU64(sym("q6kScaleIdx", 128), Z27)
+	a.VMOVDQU64(sym("q6kScaleIdx", 192), Z26)
+}
+
+// q6kHalf: the quants of half a block (ql at qlOff, qh at qhOff of w) into
+// lo (values 0-63) and hi (64-127), multiplied by the activations ylo, yhi
+// (loaded from yOff(DI) into Z0/Z1 first when load is set).
+func q6kHalf(w func(int) Mem, qlOff, qhOff int, load bool, yOff int, ylo, yhi, lo, hi VecPhysical) {
+	a.VMOVDQU8(w(qlOff), Z6)
+	a.VMOVDQU8(w(qhOff), Y7)
+	a.VPSRLW(Imm(2), Y7, Y8)
+	a.VINSERTI64X4(Imm(1), Y8, Z7, Z7)
+	a.VPSRLW(Imm(4), Z6, hi)
+	a.VPANDD(Z31, Z6, lo)
+	a.VPANDD(Z31, hi, hi)
+	a.VPSLLW(Imm(4), Z7, Z8)
+	a.VPANDD(Z30, Z8, Z8)
+	a.VPORD(Z8, lo, lo)
+	a.VPANDD(Z30, Z7, Z7)
+	a.VPORD(Z7, hi, hi)
+	if load {
+		a.VMOVDQU8(m(RDI, yOff), ylo)
+		a.VMOVDQU8(m(RDI, yOff+64), yhi)
+	}
+	a.VPMADDUBSW(ylo, lo, lo)
+	a.VPMADDUBSW(yhi, hi, hi)
+}
+
+// q6kScaleWords spreads the 16 int8 scales at 192(w) over Z16-Z19 (words
+// in Y14).
+func q6kScaleWords(w func(int) Mem) {
+	a.VPMOVSXBW(w(192), Y14)
+	a.VPERMW(Z14, Z29, Z16)
+	a.VPERMW(Z14, Z28, Z17)
+	a.VPERMW(Z14, Z27, Z18)
+	a.VPERMW(Z14, Z26, Z19)
+}
+
+// q6kOffset subtracts the -32 offset term (32·Σ scale·bsum) from Z4 and
+// converts it to float; the fp16 d of the block at 208(w) ends in X6.
+func q6kOffset(w func(int) Mem) {
+	a.VPMADDWD(m(RDI, 260), Y14, Y15)
+	a.VPSLLD(Imm(5), Y15, Y15)
+	a.VPSUBD(Z15, Z4, Z4)
+	a.VCVTDQ2PS(Z4, Z4)
+	a.MOVWLZX(w(208), EAX)
+	a.VMOVD(EAX, X6)
+	a.VCVTPH2PS(X6, X6)
+}
+
+// q6kFile writes variants/avx512/q6k_amd64.s:
+//
+// Q6_K × Q8_K matrix-vector product, one row at a time.
+//
+// Each half super-block (128 values) is one 64-byte load of low nibbles
+// (values 0-63 low, 64-127 high, in order) and 32 bytes of high bits, which
+// [qh, qh>>2] spreads over both 32-byte halves so that bits 4-5 (after <<4
+// for the low set) land on the right values. The quants stay unsigned
+// (0..63): VPMADDUBSW against the activations, then the 16 int8 scales,
+// spread by VPERMW one per 128-bit lane, weight the word pairs into int32
+// lanes. The -32 offset is 32·Σ scale·bsum, one VPMADDWD over the
+// activation's bsums.
+//
+// Register plan: Z0/Z1 activations, Z4/Z5 int accumulators, Z6-Z8 scratch,
+// Z10-Z13 quants and products, Z14 scale words, Z16-Z19 spread scales,
+// Z23 d·dx, Z24 float sum, Z26-Z31 constants.
+func q6kFile() {
+	q6kTables()
+	prologue := func() { loadArgs(RSI); q6kConstants() }
+	for _, f := range rowForms("q6k", 4) {
+		rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24}, vpxord, q6kBlock, q6kBytes, q8kBytes, func() { rowStore(Z24, nil) }})
+	}
+}
+
+func q6kBlock(f form) {
+	w := func(d int) Mem { return m(RSI, d) }
+	q6kScaleWords(w)
+	q6kHalf(w, 0, 128, true, 4, Z0, Z1, Z10, Z11)
+	q6kHalf(w, 64, 160, true, 132, Z0, Z1, Z12, Z13)
+	products(f.vnni)
+	q6kOffset(w)
+	a.VMULSS(m(RDI, 0), X6, X6)
+	a.VBROADCASTSS(X6, Z23)
+	a.VFMADD231PS(Z23, Z4, Z24)
+}
+
+// q6k4File writes variants/avx512/q6k4_amd64.s:
+//
+// Q6_K × Q8_K, four rows per pass (VNNI): the four activation vectors, dx
+// and the loop overhead are shared by four rows; the per-row block work is
+// that of q6kFile (see there for the quant and scale layout).
+//
+// Register plan: Z0-Z3 activations, Z4/Z5 int sums, Z6-Z8 scratch, Z9 dx,
+// Z10-Z13 quants and products, Z14 scale words, Z15 offset term, Z16-Z19
+// spread scales, Z20-Z23 the rows' float sums, Z26-Z31 constants; BX = 0 as
+// a null index. The scale spreading table is q6k_amd64.s's ·q6kScaleIdx.
+func q6k4File() {
+	fourRowKernel("q6kRows4VNNI", q6kBytes, q6kConstants, "group6", "block6",
+		[4]VecPhysical{Z20, Z21, Z22, Z23}, q6k4Activations, q6k4RowBlock)
+}
+
+func q6k4Activations() {
+	a.VMOVDQU8(m(RDI, 4), Z0)
+	a.VMOVDQU8(m(RDI, 68), Z1)
+	a.VMOVDQU8(m(RDI, 132), Z2)
+	a.VMOVDQU8(m(RDI, 196), Z3)
+	a.VMOVSS(m(RDI, 0), X9)
+}
+
+func q6k4RowBlock(b, i Register, acc VecPhysical) {
+	w := func(d int) Mem { return mi(b, i, d) }
+	q6kScaleWords(w)
+	q6kHalf(w, 0, 128, false, 0, Z0, Z1, Z10, Z11)
+	q6kHalf(w, 64, 160, false, 0, Z2, Z3, Z12, Z13)
+	products(true)
+	q6kOffset(w)
+	a.VMULSS(X9, X6, X6)
+	a.VBROADCASTSS(X6, Z6)
+	a.VFMADD231PS(Z6, Z4, acc)
+}
+
+// q4kxFile writes variants/avx512/q4kx_amd64.s:
+//
+// Q4_K × Q8_K matrix-vector product over activations laid out once per call
+// for this kernel (see layoutQ8K): each super-block's 256 quants are four
+// 64-byte vectors already paired with the weight nibble vectors, followed by
+// the 16 bsums and d, 320 bytes in all. The activation products then take
+// their operand straight from memory (no per-row VINSERTI64X4), and the
+// 6-bit scales and mins are unpacked in an XMM register (no scalar
+// shifting, no GPR→vector broadcast): X1 = [s0-s3, m0-m3, s4-s7, m4-m7].
+// The row loop, the scale spread, the quants and the row reduction are
+// q4kFile's.
+//
+// Register plan: Z4/Z5 int accumulators, Z10-Z13 quants and products,
+// Z16-Z19 scale words, Z20 the unpacked scales in every 128-bit lane, Y21
+// mins, X6/X7 d and dmin, Z22 dmin·dx, Z23 d·dx, Z24 float sum, Z25 float
+// mins sum; constants Z31 (0x0f bytes), X9 (0x3f bytes), Z27-Z30 scale
+// indices, Y26 min indices, X15 shift counts, X14 select mask.
+func q4kxFile() {
+	var idx []Constant
+	for _, g := range []uint64{0, 2, 1, 3, 8, 10, 9, 11} {
+		for j := 0; j < 4; j++ {
+			idx = append(idx, U64(0x8000800080008000|g|g<<16|g<<32|g<<48))
+		}
+	}
+	staticData("q4kxScaleIdx", idx...)
+	// Mins m0-m3 at bytes 4-7, m4-m7 at bytes 12-15, each to two words.
+	staticData("q4kxMinIdx", U64(0x8005800580048004), U64(0x8007800780068006),
+		U64(0x800d800d800c800c), U64(0x800f800f800e800e))
+	// Per-dword shift counts for [A, B, C, C]: the last lane's high nibbles.
+	staticData("q4kxShift", U64(0), U64(0x0000000400000000))
+	// Select mask: lanes 0-1 take the low six bits of A and B, lanes 2-3
+	// the nibbles of C; the rest of each byte comes from the shifted high
+	// bits.
+	staticData("q4kxSel", U64(0x3f3f3f3f3f3f3f3f), U64(0x0f0f0f0f0f0f0f0f))
+
+	prologue := func() {
+		loadArgsX(RSI, "xa")
+		broadcast32(0x0f0f0f0f, Z31)
+		broadcast32(0x3f3f3f3f, X9)
+		a.VMOVDQU64(static("q4kxScaleIdx", 0), Z30)
+		a.VMOVDQU64(static("q4kxScaleIdx", 64), Z29)
+		a.VMOVDQU64(static("q4kxScaleIdx", 128), Z28)
+		a.VMOVDQU64(static("q4kxScaleIdx", 192), Z27)
+		a.VMOVDQU64(static("q4kxMinIdx", 0), Y26)
+		a.VMOVDQU(static("q4kxShift", 0), X15)
+		a.VMOVDQU(static("q4kxSel", 0), X14)
+	}
+	f := form{"xq4k", true, 0, "q4kRowsVNNIX", "func(dst *float32, rows int, w, xa *byte, nb int)"}
+	rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kxBlock, q4kBytes, 320, func() { rowStore(Z24, Z25) }})
+}
+
+func q4kxBlock(form) {
+	a.Comment("Scales and mins: from the dwords A, B, C at 4(SI),",
+		"[A&63, B&63, C&15 | (A>>6&3)<<4, C>>4&15 | (B>>6&3)<<4].")
+	a.VMOVDQU(m(RSI, 4), X0)
+	a.VPSHUFD(Imm(0xa4), X0, X1)
+	a.VPSRLVD(X15, X1, X1)
+	a.VPSHUFD(Imm(0x44), X0, X2)
+	a.VPSRLD(Imm(2), X2, X2)
+	a.VPTERNLOGD(Imm(0xe4), X14, X2, X1)
+	a.VPANDD(X9, X1, X1)
+	a.VSHUFI64X2(Imm(0), Z1, Z1, Z20)
+	a.Comment("Mins times bsums into Y21 (int32), then float.")
+	a.VPSHUFB(Y26, Y20, Y21)
+	a.VPMADDWD(m(RDI, 256), Y21, Y21)
+	a.VCVTDQ2PS(Y21, Y21)
+	a.Comment("d·dx into Z23, dmin·dx into Y22; the mins term into Y25.")
+	a.VMOVD(m(RSI, 0), X6)
+	a.VCVTPH2PS(X6, X6)
+	a.VMULPS_BCST(m(RDI, 288), X6, X6)
+	a.VBROADCASTSS(X6, Z23)
+	a.VMOVSHDUP(X6, X7)
+	a.VBROADCASTSS(X7, Y22)
+	a.VFMADD231PS(Y22, Y21, Y25)
+	q4kSpread()
+	a.Comment("Quants: four nibble vectors times the laid-out activations.")
+	q4kQuants(func(d int) Mem { return m(RSI, d) })
+	a.VPMADDUBSW(m(RDI, 0), Z10, Z10)
+	a.VPMADDUBSW(m(RDI, 64), Z11, Z11)
+	a.VPMADDUBSW(m(RDI, 128), Z12, Z12)
+	a.VPMADDUBSW(m(RDI, 192), Z13, Z13)
+	a.VPMADDWD(Z16, Z10, Z4)
+	a.VPMADDWD(Z17, Z11, Z5)
+	vpdpwssd(Z18, Z12, Z4)
+	vpdpwssd(Z19, Z13, Z5)
+	a.VPADDD(Z5, Z4, Z4)
+	a.VCVTDQ2PS(Z4, Z4)
+	a.VFMADD231PS(Z23, Z4, Z24)
+}
