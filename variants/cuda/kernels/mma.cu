@@ -30,7 +30,10 @@ __device__ __forceinline__ void mma_load_x(u8* bq, float* xd, short* bs, const u
 	for (int i = tid; i < MMA_BN * 16; i += blockDim.x) {
 		const int t = i / 16, part = i % 16, tok = tok0 + t;
 		uint4 v = make_uint4(0, 0, 0, 0);
-		if (tok < n) v = ld16(x + ((size_t)tok * nb + b) * 292 + 4 + 16 * part);
+		if (tok < n) { // 292-byte blocks are only 4-byte aligned: four word loads
+			const u8* p = x + ((size_t)tok * nb + b) * 292 + 4 + 16 * part;
+			v = make_uint4(ld4(p), ld4(p + 4), ld4(p + 8), ld4(p + 12));
+		}
 		*(uint4*)(bq + t * MMA_LD + 16 * part) = v;
 	}
 	for (int t = tid; t < MMA_BN; t += blockDim.x) {
