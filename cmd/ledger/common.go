@@ -10,11 +10,11 @@ import (
 
 	"github.com/damascus-llm/damascus/harness/gate"
 	"github.com/damascus-llm/damascus/harness/kernelrun"
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/harness/sysinfo"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/protocol"
-	"github.com/damascus-llm/damascus/results"
 )
 
 // Importing promoted registers every variant family.
@@ -64,11 +64,11 @@ func splitList(s string) []string {
 }
 
 // runRecord describes this invocation: command line, machine, protocol.
-func runRecord(args []string, kernel *protocol.Kernel) *results.Run {
+func runRecord(args []string, kernel *protocol.Kernel) *record.Run {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	p := protocol.Record{Date: time.Now().UTC(), Machine: sysinfo.Gather(ctx), Kernel: kernel}
-	return &results.Run{Command: "ledger " + strings.Join(args, " "), Protocol: p}
+	return &record.Run{Command: "ledger " + strings.Join(args, " "), Protocol: p}
 }
 
 // bar is a progress report on w that can be advanced to an absolute count

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/internal/testdata"
-	"github.com/damascus-llm/damascus/results"
 )
 
 // TestMain lets the test binary stand in for the ledger binary when e2e
@@ -82,7 +82,7 @@ func TestE2ETiny(t *testing.T) {
 	if r := js.PairedRatios["tg4"]; len(r) != 2 || r[0] <= 0 || r[0] > r[1] {
 		t.Errorf("paired ratios %v", js.PairedRatios)
 	}
-	recs, err := results.Load(store)
+	recs, err := record.Load(store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestE2ETiny(t *testing.T) {
 	}
 	// Each engine's KV cache type, its default here.
 	if run := recs[0].Run; run != nil {
-		if got, want := results.KVCaches(run), "damascus f32, llama.cpp f16"; got != want || len(run.Protocol.Engines) < 2 || run.Protocol.Engines[1].KVCache != "f16" {
+		if got, want := record.KVCaches(run), "damascus f32, llama.cpp f16"; got != want || len(run.Protocol.Engines) < 2 || run.Protocol.Engines[1].KVCache != "f16" {
 			t.Errorf("KV caches recorded as %q (engines %+v), want %q", got, run.Protocol.Engines, want)
 		}
 	}
@@ -123,7 +123,7 @@ func TestE2EBestOfLlamaConfigs(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("e2e: exit %d\n%s\n%s", code, out, errOut)
 	}
-	recs, err := results.Load(store)
+	recs, err := record.Load(store)
 	if err != nil {
 		t.Fatal(err)
 	}
