@@ -17,11 +17,7 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "chat",
-		summary: "interactive chat with the model's chat template, reusing the KV cache across turns",
-		run:     func(args []string, stdout, stderr io.Writer) error { return runChat(args, os.Stdin, stdout, stderr) },
-	})
+	commands.Add("chat", "interactive chat with the model's chat template, reusing the KV cache across turns", func(args []string, stdout, stderr io.Writer) error { return runChat(args, os.Stdin, stdout, stderr) })
 }
 
 func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {

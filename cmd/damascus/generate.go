@@ -21,11 +21,7 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "generate",
-		summary: "generate text from a prompt (only the text on stdout, timings on stderr)",
-		run:     runGenerate,
-	})
+	commands.Add("generate", "generate text from a prompt (only the text on stdout, timings on stderr)", runGenerate)
 }
 
 // engineFlags are the flags every command that runs the model shares.

@@ -18,11 +18,7 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "info",
-		summary: "describe a GGUF model: architecture, hyperparameters, tokenizer, tensors",
-		run:     runInfo,
-	})
+	commands.Add("info", "describe a GGUF model: architecture, hyperparameters, tokenizer, tensors", runInfo)
 }
 
 func runInfo(args []string, stdout, stderr io.Writer) error {

@@ -12,11 +12,7 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "perplexity",
-		summary: "perplexity on a text (llama.cpp's protocol); with --base, the KL divergence from another model",
-		run:     runPerplexity,
-	})
+	commands.Add("perplexity", "perplexity on a text (llama.cpp's protocol); with --base, the KL divergence from another model", runPerplexity)
 }
 
 func runPerplexity(args []string, stdout, stderr io.Writer) error {

@@ -13,11 +13,7 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "predict",
-		summary: "print the most likely next tokens after a text, with probabilities",
-		run:     runPredict,
-	})
+	commands.Add("predict", "print the most likely next tokens after a text, with probabilities", runPredict)
 }
 
 func runPredict(args []string, stdout, stderr io.Writer) error {

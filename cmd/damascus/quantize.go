@@ -16,11 +16,7 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "quantize",
-		summary: "convert a GGUF model to another file type (Q4_K_M, Q8_0, F16, …)",
-		run:     runQuantize,
-	})
+	commands.Add("quantize", "convert a GGUF model to another file type (Q4_K_M, Q8_0, F16, …)", runQuantize)
 }
 
 // quantizeWithLlamaCpp, when set by another file of this command, has the

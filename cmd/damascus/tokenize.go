@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(command{name: "tokenize", summary: "print the token ids (and pieces) of a text with a model's tokenizer", run: runTokenize})
+	commands.Add("tokenize", "print the token ids (and pieces) of a text with a model's tokenizer", runTokenize)
 }
 
 func runTokenize(args []string, stdout, stderr io.Writer) error {

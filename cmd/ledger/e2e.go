@@ -22,9 +22,9 @@ import (
 )
 
 func init() {
-	register(command{name: "e2e", summary: "end to end: Damascus beside llama.cpp (ppN, tgN, cold start, peak RSS, sustained)", run: runE2E})
-	register(command{name: enginebench.Command, summary: "benchmark the Damascus engine like llama-bench (JSON on stdout)", run: enginebench.Main})
-	register(command{name: e2e.MeasuredCommand, summary: "run a ledger command, then print its JSON output with this process's peak RSS (used by e2e)", run: runMeasured})
+	commands.Add("e2e", "end to end: Damascus beside llama.cpp (ppN, tgN, cold start, peak RSS, sustained)", runE2E)
+	commands.Add(enginebench.Command, "benchmark the Damascus engine like llama-bench (JSON on stdout)", enginebench.Main)
+	commands.Add(e2e.MeasuredCommand, "run a ledger command, then print its JSON output with this process's peak RSS (used by e2e)", runMeasured)
 }
 
 // runMeasured is e2e.MeasuredCommand: the bench runs in this process, so

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register(command{name: "gate", summary: "check variants against the float64 reference; exits non-zero on any failure", run: runGate})
+	commands.Add("gate", "check variants against the float64 reference; exits non-zero on any failure", runGate)
 }
 
 func runGate(args []string, stdout, stderr io.Writer) error {

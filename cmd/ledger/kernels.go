@@ -21,7 +21,7 @@ import (
 )
 
 func init() {
-	register(command{name: "run", summary: "gated head-to-head of variants, timed interleaved (kernel ledger)", run: runKernels})
+	commands.Add("run", "gated head-to-head of variants, timed interleaved (kernel ledger)", runKernels)
 }
 
 // defaultRunOps are the ops `ledger run` times unless told otherwise: every

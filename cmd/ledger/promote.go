@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register(command{name: "promote", summary: "apply the promotion rule to a kernel run and rewrite promoted/preferences.json", run: runPromote})
+	commands.Add("promote", "apply the promotion rule to a kernel run and rewrite promoted/preferences.json", runPromote)
 }
 
 const defaultPrefs = "promoted/preferences.json"

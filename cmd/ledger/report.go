@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,24 +11,20 @@ import (
 	"strings"
 
 	"github.com/damascus-llm/damascus/harness/record"
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/internal/outfile"
 )
 
 func init() {
-	register(command{name: "report", summary: "render results: baseline.md, benchstat files, SVG sweep charts", run: runReport})
+	commands.Add("report", "render results: baseline.md, benchstat files, SVG sweep charts", runReport)
 }
 
 func runReport(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("report", "usage: ledger report [--store FILE] [--out DIR]", stderr)
 	store := fs.String("store", record.DefaultStore, "results file to read")
 	out := fs.String("out", "", "directory to write baseline.md, bench/ and charts/ into (default: the store's directory)")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: ledger report [--store FILE] [--out DIR]")
-		return errUsage
 	}
 	if *out == "" {
 		*out = filepath.Dir(*store)

@@ -40,6 +40,11 @@ func (s *Set) Register(c Command) {
 	s.cmds[c.Name] = c
 }
 
+// Add registers the subcommand name: its one-line summary and what runs it.
+func (s *Set) Add(name, summary string, run func(args []string, stdout, stderr io.Writer) error) {
+	s.Register(Command{Name: name, Summary: summary, Run: run})
+}
+
 // Lookup returns the subcommand called name.
 func (s *Set) Lookup(name string) (Command, bool) {
 	c, ok := s.cmds[name]
