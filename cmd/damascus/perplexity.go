@@ -21,7 +21,7 @@ func runPerplexity(args []string, stdout, stderr io.Writer) error {
 	ef.register(fs, 512)
 	file := fs.String("file", "", "text `file` to score")
 	base := fs.String("base", "", "base model `file`: also report KL(base ‖ model) per position (same vocabulary)")
-	if rest, err := parseInterspersed(fs, args); err != nil {
+	if rest, err := cli.ParseInterspersed(fs, args); err != nil {
 		return err
 	} else if len(rest) > 0 || *file == "" {
 		fs.Usage()

@@ -131,6 +131,22 @@ func Flags(name, line string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// ParseInterspersed parses args into fs with flags allowed before, between
+// and after the positional arguments, which it returns in order.
+func ParseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+}
+
 // ParseNoArgs parses args into fs and refuses positional arguments: after
 // printing the usage it returns ErrUsage.
 func ParseNoArgs(fs *flag.FlagSet, args []string) error {
