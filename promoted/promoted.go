@@ -19,11 +19,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 
-	// Every variant family registers itself here.
 	_ "github.com/damascus-llm/damascus/variants/amx"
 	_ "github.com/damascus-llm/damascus/variants/avx2"
 	_ "github.com/damascus-llm/damascus/variants/avx512"
@@ -31,6 +31,7 @@ import (
 	_ "github.com/damascus-llm/damascus/variants/gounrolled"
 	_ "github.com/damascus-llm/damascus/variants/naive"
 	_ "github.com/damascus-llm/damascus/variants/neon"
+	// Every variant family registers itself here.
 )
 
 // OverrideEnv names the environment variable that forces variants.
@@ -58,11 +59,7 @@ func NewDispatcher(prefs Preferences, reg *ledger.Registry, overrides map[string
 // ParseOverrides parses "op=variant,op=variant".
 func ParseOverrides(s string) (map[string]string, error) {
 	m := map[string]string{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
+	for _, part := range cli.SplitList(s) {
 		op, name, ok := strings.Cut(part, "=")
 		if !ok || op == "" || name == "" {
 			return nil, fmt.Errorf("%s: %q is not op=variant", OverrideEnv, part)

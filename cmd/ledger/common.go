@@ -46,21 +46,11 @@ func (s *selection) parse() (ops, variants []string, shapes gate.Shapes, err err
 	default:
 		return nil, nil, "", fmt.Errorf("unknown --shapes %q (all, tails, real, 1B, 3B)", s.shapes)
 	}
-	ops, variants = splitList(s.ops), splitList(s.variants)
+	ops, variants = cli.SplitList(s.ops), cli.SplitList(s.variants)
 	if len(gate.Selected(ops)) == 0 {
 		return nil, nil, "", fmt.Errorf("--op %q matches no op of the catalogue (see ledger list)", s.ops)
 	}
 	return ops, variants, shapes, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // runRecord describes this invocation: command line, machine, protocol.

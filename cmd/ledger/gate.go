@@ -33,7 +33,7 @@ func runGate(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	var pb *bar
-	res, err := gate.Run(ledger.Default, gate.Options{Ops: ops, Variants: variants, Families: splitList(*families), Shapes: shapes, Seed: sel.seed,
+	res, err := gate.Run(ledger.Default, gate.Options{Ops: ops, Variants: variants, Families: cli.SplitList(*families), Shapes: shapes, Seed: sel.seed,
 		Progress: func(done, total int, r gate.Result) {
 			if pb == nil {
 				pb = newBar(stderr, total, "gate")

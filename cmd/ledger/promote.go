@@ -60,7 +60,7 @@ func runPromote(args []string, stdout, stderr io.Writer) error {
 	}
 	b := record.NewBatch(time.Now())
 	decisions, newPrefs := promote.Decide(promote.Request{Recs: recs, Prefs: prefs, Reg: ledger.Default, Rule: protocol.DefaultRule(),
-		Ops: splitList(*ops), Only: *variant, Vendor: vendor, CPUOnly: *cpuOnly}, b)
+		Ops: cli.SplitList(*ops), Only: *variant, Vendor: vendor, CPUOnly: *cpuOnly}, b)
 	if len(decisions) == 0 {
 		return fmt.Errorf("nothing to judge in run %s (ops %q, variant %q): need an incumbent and a challenger timed in the same run", recs[0].RunID, *ops, *variant)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -145,6 +146,18 @@ func ParseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}
+}
+
+// SplitList returns the elements of a comma-separated list, each trimmed of
+// white space, empty ones left out.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // ParseNoArgs parses args into fs and refuses positional arguments: after
