@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/llama/quality"
@@ -46,11 +46,7 @@ func TestPredictMatchesLlamaCpp(t *testing.T) {
 		t.Fatalf("got %d lines, want 5:\n%s", len(ids), stdout.String())
 	}
 
-	f, err := gguf.Open(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := gguftest.Open(t, model)
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)

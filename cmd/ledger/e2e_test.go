@@ -23,9 +23,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestE2ETiny runs the whole end-to-end comparison on the tiny synthetic
-// preset: both engines spawned, interleaved, cold starts, records and JSON.
-func TestE2ETiny(t *testing.T) {
+// requireE2E skips in -short mode and where the pinned llama.cpp or the
+// tiny preset's tokenizer and template are missing; it returns a temporary
+// directory for the run.
+func requireE2E(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("spawns both engines several times")
 	}
@@ -34,7 +36,13 @@ func TestE2ETiny(t *testing.T) {
 	}
 	testdata.Llama3TokenizerJSON.Require(t)
 	testdata.Llama32Template.Require(t)
-	dir := t.TempDir()
+	return t.TempDir()
+}
+
+// TestE2ETiny runs the whole end-to-end comparison on the tiny synthetic
+// preset: both engines spawned, interleaved, cold starts, records and JSON.
+func TestE2ETiny(t *testing.T) {
+	dir := requireE2E(t)
 	store := filepath.Join(dir, "results", "ledger.jsonl")
 	jsonOut := filepath.Join(dir, "e2e.json")
 	code, out, errOut := runCLI("e2e", "--preset", "tiny", "--cache", filepath.Join(dir, "cache"), "--pp", "16", "--tg", "4",
@@ -108,15 +116,7 @@ func TestE2ETiny(t *testing.T) {
 // TestE2EBestOfLlamaConfigs: with several llama.cpp configurations each is
 // recorded and the llama.cpp row is the best of them per test.
 func TestE2EBestOfLlamaConfigs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns both engines several times")
-	}
-	if _, err := llamacpp.LibDir(); err != nil {
-		t.Skipf("pinned llama.cpp not installed (make baseline): %v", err)
-	}
-	testdata.Llama3TokenizerJSON.Require(t)
-	testdata.Llama32Template.Require(t)
-	dir := t.TempDir()
+	dir := requireE2E(t)
 	store := filepath.Join(dir, "ledger.jsonl")
 	code, out, errOut := runCLI("e2e", "--preset", "tiny", "--cache", filepath.Join(dir, "cache"), "--pp", "8", "--tg", "2",
 		"--runs", "1", "--threads", "1", "--cold-runs", "0", "--sustained", "0", "--llama-configs", "default,default+huge", "--store", store)

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/ftype"
@@ -43,11 +43,7 @@ func TestSameAsLlamaCpp(t *testing.T) {
 	if err := w.WriteFile(src); err != nil {
 		t.Fatal(err)
 	}
-	in, err := gguf.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
+	in := gguftest.Open(t, src)
 
 	for _, name := range []string{"Q4_K_M", "Q8_0", "Q4_0"} {
 		t.Run(name, func(t *testing.T) {
@@ -67,16 +63,8 @@ func TestSameAsLlamaCpp(t *testing.T) {
 			if err := llamacpp.QuantizeModel(src, theirs, name, 2); err != nil {
 				t.Fatal(err)
 			}
-			a, err := gguf.Open(ours)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			b, err := gguf.Open(theirs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
+			a := gguftest.Open(t, ours)
+			b := gguftest.Open(t, theirs)
 			for _, key := range []string{"general.file_type", "general.quantization_version"} {
 				x, err1 := a.Uint32(key)
 				y, err2 := b.Uint32(key)

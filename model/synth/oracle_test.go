@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/llama/quality"
@@ -157,16 +157,8 @@ func writePreset(t *testing.T, p synth.Preset, typ, path string) {
 // order, with the same types and shapes.
 func compareTypes(t *testing.T, what, ours, theirs string) {
 	t.Helper()
-	a, err := gguf.Open(ours)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := gguf.Open(theirs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := gguftest.Open(t, ours)
+	b := gguftest.Open(t, theirs)
 	if len(a.Tensors) != len(b.Tensors) {
 		t.Fatalf("%s: %d tensors, llama.cpp %d", what, len(a.Tensors), len(b.Tensors))
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
@@ -67,11 +67,7 @@ func TestMain(m *testing.M) {
 // replaces our pre-tokenizer.
 func oraclePair(t *testing.T, path string, pre ...Pretokenizer) (*Tokenizer, *llamacpp.Vocab) {
 	t.Helper()
-	gf, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gf.Close()
+	gf := gguftest.Open(t, path)
 	spec, err := SpecFromGGUF(gf)
 	if err != nil {
 		t.Fatal(err)

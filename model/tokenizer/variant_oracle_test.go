@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/testdata"
 )
 
@@ -15,11 +16,7 @@ import (
 // it, and writes a vocab-only GGUF.
 func writeVariant(t *testing.T, src string, edit func(map[string]gguf.Value)) string {
 	t.Helper()
-	f, err := gguf.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := gguftest.Open(t, src)
 	kv := map[string]gguf.Value{}
 	for _, e := range f.KV {
 		kv[e.Key] = e.Value

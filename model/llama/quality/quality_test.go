@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/llama"
@@ -28,11 +28,7 @@ func TestStories260KPerplexityMatchesLlamaCpp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := gguftest.Open(t, path)
 	m, err := llama.FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)
