@@ -2,12 +2,12 @@ package requant_test
 
 import (
 	"bytes"
-	"errors"
 	"path/filepath"
 	"testing"
 
 	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/oracle"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/requant"
@@ -20,12 +20,7 @@ import (
 // since both use ggml's reference quantizers without an importance matrix,
 // the same bytes.
 func TestSameAsLlamaCpp(t *testing.T) {
-	if err := llamacpp.Available(); err != nil {
-		if errors.Is(err, llamacpp.ErrNotInstalled) {
-			t.Skipf("%v (run make baseline)", err)
-		}
-		t.Fatal(err)
-	}
+	oracle.RequireLlamaCpp(t)
 	testdata.Llama3TokenizerJSON.Require(t)
 	testdata.Llama32Template.Require(t)
 	vocab, err := llama3vocab.Load()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/gguf/gguftest"
+	"github.com/damascus-llm/damascus/internal/oracle"
 	"github.com/damascus-llm/damascus/internal/testdata"
 )
 
@@ -59,7 +60,7 @@ func retype(t *testing.T, kv map[string]gguf.Value, typ TokenType, texts ...stri
 // EOS added at the end, no space prefix, merges whose result is not a token —
 // and compares encode, pieces and detokenize with llama.cpp on them.
 func TestOracleVocabularyVariants(t *testing.T) {
-	requireOracle(t)
+	oracle.RequireLlamaCpp(t)
 	raw, err := os.ReadFile(testdata.TinyStoriesSample.Require(t))
 	if err != nil {
 		t.Fatal(err)
