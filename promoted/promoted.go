@@ -306,10 +306,7 @@ func (d *Dispatcher) AttentionHalf(t quant.Type) (ledger.AttentionHalf, error) {
 
 // AttentionHalf is Default().AttentionHalf.
 func AttentionHalf(t quant.Type) (ledger.AttentionHalf, error) {
-	if err := Validate(); err != nil {
-		return nil, err
-	}
-	return Default().AttentionHalf(t)
+	return validated((*Dispatcher).AttentionHalf, t)
 }
 
 // AttentionBatch returns the causal batch attention kernel of prefill.
@@ -346,10 +343,7 @@ func (d *Dispatcher) AttentionBatchAt(p ledger.Precision) (ledger.AttentionBatch
 
 // AttentionBatchAt is Default().AttentionBatchAt.
 func AttentionBatchAt(p ledger.Precision) (ledger.AttentionBatch, error) {
-	if err := Validate(); err != nil {
-		return nil, err
-	}
-	return Default().AttentionBatchAt(p)
+	return validated((*Dispatcher).AttentionBatchAt, p)
 }
 
 // PerTokenName is the attention_batch variant that loops the promoted
@@ -434,45 +428,40 @@ func Default() *Dispatcher {
 	return defaultD
 }
 
+// validated runs get on the default dispatcher once Validate has checked
+// $DAMASCUS_KERNELS and the preferences against the registry.
+func validated[A, T any](get func(*Dispatcher, A) (T, error), a A) (T, error) {
+	if err := Validate(); err != nil {
+		var zero T
+		return zero, err
+	}
+	return get(Default(), a)
+}
+
 // MatVec returns the engine's matrix-vector kernel for weight type wt.
 func MatVec(wt quant.Type) (ledger.MatVec, error) {
-	if err := Validate(); err != nil {
-		return nil, err
-	}
-	return Default().MatVec(wt)
+	return validated((*Dispatcher).MatVec, wt)
 }
 
 // MatMul returns the engine's matrix-matrix kernel for weight type wt.
 func MatMul(wt quant.Type) (ledger.MatMul, error) {
-	if err := Validate(); err != nil {
-		return nil, err
-	}
-	return Default().MatMul(wt)
+	return validated((*Dispatcher).MatMul, wt)
 }
 
 // MatMulFor returns the engine's matrix-matrix kernel for weight type wt
 // with its ID and prepared form.
 func MatMulFor(wt quant.Type) (MatMulKernel, error) {
-	if err := Validate(); err != nil {
-		return MatMulKernel{}, err
-	}
-	return Default().MatMulKernel(wt)
+	return validated((*Dispatcher).MatMulKernel, wt)
 }
 
 // Quantize returns the engine's activation quantizer into type t.
 func Quantize(t quant.Type) (ledger.Quantize, error) {
-	if err := Validate(); err != nil {
-		return nil, err
-	}
-	return Default().Quantize(t)
+	return validated((*Dispatcher).Quantize, t)
 }
 
 // Dequantize returns the engine's dequantizer from type t.
 func Dequantize(t quant.Type) (ledger.Dequantize, error) {
-	if err := Validate(); err != nil {
-		return nil, err
-	}
-	return Default().Dequantize(t)
+	return validated((*Dispatcher).Dequantize, t)
 }
 
 // RMSNorm returns the engine's RMS normalization kernel.
