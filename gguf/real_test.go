@@ -113,15 +113,9 @@ func TestRewriteIsIdentical(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := gguf.NewWriter()
-			for _, kv := range f.KV {
-				w.Set(kv.Key, kv.Value)
-			}
-			for i := range f.Tensors {
-				ti := &f.Tensors[i]
-				if err := w.AddTensor(ti.Name, ti.Type, ti.Dims, f.TensorData(ti)); err != nil {
-					t.Fatal(err)
-				}
+			w, err := rewriter(f)
+			if err != nil {
+				t.Fatal(err)
 			}
 			var buf bytes.Buffer
 			if _, err := w.WriteTo(&buf); err != nil {
