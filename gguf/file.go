@@ -213,29 +213,13 @@ func wrongType(key string, v Value, want string) error {
 
 // String returns the string value of key.
 func (f *File) String(key string) (string, error) {
-	v, err := f.get(key)
-	if err != nil {
-		return "", err
-	}
-	s, ok := v.Str()
-	if !ok {
-		return "", wrongType(key, v, "str")
-	}
-	return s, nil
+	return typed(f, key, Value.Str, wrongType, "str")
 }
 
 // Uint64 returns the value of key, which may have any integer type whose
 // value is not negative.
 func (f *File) Uint64(key string) (uint64, error) {
-	v, err := f.get(key)
-	if err != nil {
-		return 0, err
-	}
-	x, ok := v.Uint64()
-	if !ok {
-		return 0, outOfRange(key, v, "an unsigned integer")
-	}
-	return x, nil
+	return typed(f, key, Value.Uint64, outOfRange, "an unsigned integer")
 }
 
 // Uint32 returns the value of key, which may have any integer type whose
@@ -255,15 +239,7 @@ func (f *File) Uint32(key string) (uint32, error) {
 // Int64 returns the value of key, which may have any integer type whose
 // value fits in an int64.
 func (f *File) Int64(key string) (int64, error) {
-	v, err := f.get(key)
-	if err != nil {
-		return 0, err
-	}
-	x, ok := v.Int64()
-	if !ok {
-		return 0, outOfRange(key, v, "an i64")
-	}
-	return x, nil
+	return typed(f, key, Value.Int64, outOfRange, "an i64")
 }
 
 func outOfRange(key string, v Value, want string) error {
@@ -275,15 +251,7 @@ func outOfRange(key string, v Value, want string) error {
 
 // Float64 returns the value of key, which may be f32 or f64.
 func (f *File) Float64(key string) (float64, error) {
-	v, err := f.get(key)
-	if err != nil {
-		return 0, err
-	}
-	x, ok := v.Float64()
-	if !ok {
-		return 0, wrongType(key, v, "f32 or f64")
-	}
-	return x, nil
+	return typed(f, key, Value.Float64, wrongType, "f32 or f64")
 }
 
 // Float32 returns the value of key, which may be f32 or f64 (rounded).
@@ -294,15 +262,7 @@ func (f *File) Float32(key string) (float32, error) {
 
 // Bool returns the bool value of key.
 func (f *File) Bool(key string) (bool, error) {
-	v, err := f.get(key)
-	if err != nil {
-		return false, err
-	}
-	b, ok := v.Bool()
-	if !ok {
-		return false, wrongType(key, v, "bool")
-	}
-	return b, nil
+	return typed(f, key, Value.Bool, wrongType, "bool")
 }
 
 // ArrayLen returns the number of elements of the array value of key.
@@ -333,13 +293,20 @@ func (f *File) Int32s(key string) ([]int32, error) {
 }
 
 func arrayValue[T any](f *File, key, want string) ([]T, error) {
+	return typed(f, key, func(v Value) ([]T, bool) { s, ok := v.Slice().([]T); return s, ok }, wrongType, want)
+}
+
+// typed is the typed getters' common part: the value of key as as reads it,
+// or the error bad gives for a value as refuses (want names what it takes).
+func typed[T any](f *File, key string, as func(Value) (T, bool), bad func(key string, v Value, want string) error, want string) (T, error) {
+	var zero T
 	v, err := f.get(key)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	s, ok := v.Slice().([]T)
+	x, ok := as(v)
 	if !ok {
-		return nil, wrongType(key, v, want)
+		return zero, bad(key, v, want)
 	}
-	return s, nil
+	return x, nil
 }

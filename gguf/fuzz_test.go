@@ -17,6 +17,21 @@ import (
 // errInvariant marks a parse that succeeded or failed in a way it must not.
 var errInvariant = errors.New("invariant broken")
 
+// rewriter returns a Writer holding f's metadata and tensors, in order.
+func rewriter(f *gguf.File) (*gguf.Writer, error) {
+	w := gguf.NewWriter()
+	for _, kv := range f.KV {
+		w.Set(kv.Key, kv.Value)
+	}
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		if err := w.AddTensor(t.Name, t.Type, t.Dims, f.TensorData(t)); err != nil {
+			return nil, fmt.Errorf("parsed tensor %q refused by the writer: %v", t.Name, err)
+		}
+	}
+	return w, nil
+}
+
 // checkParse parses data and checks what any input must satisfy: a failure
 // is a one-line *FormatError with an offset inside the input; a success
 // survives a rewrite through the Writer unchanged. It returns the parse
@@ -33,15 +48,9 @@ func checkParse(data []byte) error {
 		}
 		return err
 	}
-	w := gguf.NewWriter()
-	for _, kv := range f.KV {
-		w.Set(kv.Key, kv.Value)
-	}
-	for i := range f.Tensors {
-		t := &f.Tensors[i]
-		if err := w.AddTensor(t.Name, t.Type, t.Dims, f.TensorData(t)); err != nil {
-			return fmt.Errorf("%w: parsed tensor %q refused by the writer: %v", errInvariant, t.Name, err)
-		}
+	w, err := rewriter(f)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errInvariant, err)
 	}
 	var buf bytes.Buffer
 	if _, err := w.WriteTo(&buf); err != nil {

@@ -6,16 +6,13 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/quant"
 )
 
 func TestStories260K(t *testing.T) {
-	f, err := gguf.Open(testdata.Stories260KGGUF.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := gguftest.Open(t, testdata.Stories260KGGUF.Require(t))
 	if f.Version != 3 || len(f.KV) != 19 || len(f.Tensors) != 48 {
 		t.Fatalf("version %d, %d keys, %d tensors; want 3, 19, 48", f.Version, len(f.KV), len(f.Tensors))
 	}
@@ -85,11 +82,7 @@ func u64bytes(s []uint64) []byte {
 }
 
 func TestVocabOnly(t *testing.T) {
-	f, err := gguf.Open(testdata.Llama2VocabGGUF.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := gguftest.Open(t, testdata.Llama2VocabGGUF.Require(t))
 	if len(f.Tensors) != 0 {
 		t.Errorf("%d tensors, want 0", len(f.Tensors))
 	}
@@ -120,15 +113,9 @@ func TestRewriteIsIdentical(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := gguf.NewWriter()
-			for _, kv := range f.KV {
-				w.Set(kv.Key, kv.Value)
-			}
-			for i := range f.Tensors {
-				ti := &f.Tensors[i]
-				if err := w.AddTensor(ti.Name, ti.Type, ti.Dims, f.TensorData(ti)); err != nil {
-					t.Fatal(err)
-				}
+			w, err := rewriter(f)
+			if err != nil {
+				t.Fatal(err)
 			}
 			var buf bytes.Buffer
 			if _, err := w.WriteTo(&buf); err != nil {

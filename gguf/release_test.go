@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/quant"
 )
 
@@ -38,11 +39,7 @@ func writeBigTensor(t *testing.T, n int) (path string, big []byte) {
 // set leaves its bytes readable and unchanged, and metadata survive Close.
 func TestReleasePagesKeepsData(t *testing.T) {
 	path, big := writeBigTensor(t, 5<<20+123) // several pages, a ragged end
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := gguftest.Open(t, path)
 	if want := runtime.GOOS != "windows" && runtime.GOOS != "plan9" && runtime.GOOS != "js" && runtime.GOOS != "wasip1"; f.Mapped() != want {
 		t.Errorf("Mapped() = %v on %s", f.Mapped(), runtime.GOOS)
 	}
@@ -102,11 +99,7 @@ func mustRead(t *testing.T, path string) []byte {
 // from bytes copies; a short destination is an error.
 func TestReadInto(t *testing.T) {
 	path, data := writeBigTensor(t, 3<<20+77)
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := gguftest.Open(t, path)
 	ti, _ := f.Tensor("big")
 	view := f.TensorData(ti)
 	part := view[12345 : len(view)-9]

@@ -327,21 +327,9 @@ func (v Value) Equal(w Value) bool {
 		}
 		switch a := v.arr.(type) {
 		case []float32:
-			b := w.arr.([]float32)
-			for i := range a {
-				if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-					return false
-				}
-			}
-			return true
+			return slices.EqualFunc(a, w.arr.([]float32), func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
 		case []float64:
-			b := w.arr.([]float64)
-			for i := range a {
-				if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-					return false
-				}
-			}
-			return true
+			return slices.EqualFunc(a, w.arr.([]float64), func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 		}
 		for i := range v.Len() {
 			if !v.Index(i).Equal(w.Index(i)) {

@@ -19,11 +19,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 
-	// Every variant family registers itself here.
 	_ "github.com/damascus-llm/damascus/variants/amx"
 	_ "github.com/damascus-llm/damascus/variants/avx2"
 	_ "github.com/damascus-llm/damascus/variants/avx512"
@@ -31,6 +31,7 @@ import (
 	_ "github.com/damascus-llm/damascus/variants/gounrolled"
 	_ "github.com/damascus-llm/damascus/variants/naive"
 	_ "github.com/damascus-llm/damascus/variants/neon"
+	// Every variant family registers itself here.
 )
 
 // OverrideEnv names the environment variable that forces variants.
@@ -58,11 +59,7 @@ func NewDispatcher(prefs Preferences, reg *ledger.Registry, overrides map[string
 // ParseOverrides parses "op=variant,op=variant".
 func ParseOverrides(s string) (map[string]string, error) {
 	m := map[string]string{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
+	for _, part := range cli.SplitList(s) {
 		op, name, ok := strings.Cut(part, "=")
 		if !ok || op == "" || name == "" {
 			return nil, fmt.Errorf("%s: %q is not op=variant", OverrideEnv, part)
@@ -309,10 +306,7 @@ func (d *Dispatcher) AttentionHalf(t quant.Type) (ledger.AttentionHalf, error) {
 
 // AttentionHalf is Default().AttentionHalf.
 func AttentionHalf(t quant.Type) (ledger.AttentionHalf, error) {
-	if err := Validate(); err != nil {
-		return nil, err
-	}
-	return Default().AttentionHalf(t)
+	return validated((*Dispatcher).AttentionHalf, t)
 }
 
 // AttentionBatch returns the causal batch attention kernel of prefill.
@@ -349,10 +343,7 @@ func (d *Dispatcher) AttentionBatchAt(p ledger.Precision) (ledger.AttentionBatch
 
 // AttentionBatchAt is Default().AttentionBatchAt.
 func AttentionBatchAt(p ledger.Precision) (ledger.AttentionBatch, error) {
-	if err := Validate(); err != nil {
-		return nil, err
-	}
-	return Default().AttentionBatchAt(p)
+	return validated((*Dispatcher).AttentionBatchAt, p)
 }
 
 // PerTokenName is the attention_batch variant that loops the promoted
@@ -437,45 +428,40 @@ func Default() *Dispatcher {
 	return defaultD
 }
 
+// validated runs get on the default dispatcher once Validate has checked
+// $DAMASCUS_KERNELS and the preferences against the registry.
+func validated[A, T any](get func(*Dispatcher, A) (T, error), a A) (T, error) {
+	if err := Validate(); err != nil {
+		var zero T
+		return zero, err
+	}
+	return get(Default(), a)
+}
+
 // MatVec returns the engine's matrix-vector kernel for weight type wt.
 func MatVec(wt quant.Type) (ledger.MatVec, error) {
-	if err := Validate(); err != nil {
-		return nil, err
-	}
-	return Default().MatVec(wt)
+	return validated((*Dispatcher).MatVec, wt)
 }
 
 // MatMul returns the engine's matrix-matrix kernel for weight type wt.
 func MatMul(wt quant.Type) (ledger.MatMul, error) {
-	if err := Validate(); err != nil {
-		return nil, err
-	}
-	return Default().MatMul(wt)
+	return validated((*Dispatcher).MatMul, wt)
 }
 
 // MatMulFor returns the engine's matrix-matrix kernel for weight type wt
 // with its ID and prepared form.
 func MatMulFor(wt quant.Type) (MatMulKernel, error) {
-	if err := Validate(); err != nil {
-		return MatMulKernel{}, err
-	}
-	return Default().MatMulKernel(wt)
+	return validated((*Dispatcher).MatMulKernel, wt)
 }
 
 // Quantize returns the engine's activation quantizer into type t.
 func Quantize(t quant.Type) (ledger.Quantize, error) {
-	if err := Validate(); err != nil {
-		return nil, err
-	}
-	return Default().Quantize(t)
+	return validated((*Dispatcher).Quantize, t)
 }
 
 // Dequantize returns the engine's dequantizer from type t.
 func Dequantize(t quant.Type) (ledger.Dequantize, error) {
-	if err := Validate(); err != nil {
-		return nil, err
-	}
-	return Default().Dequantize(t)
+	return validated((*Dispatcher).Dequantize, t)
 }
 
 // RMSNorm returns the engine's RMS normalization kernel.

@@ -149,26 +149,21 @@ func DequantizeQ5_1(dst []float32, src []byte) {
 }
 
 // DequantizeQ8_0 expands Q8_0 blocks: d (f16), 32 int8; value = q·d.
-func DequantizeQ8_0(dst []float32, src []byte) {
-	for b := 0; b < len(dst)/32; b++ {
-		x := src[b*34 : b*34+34]
-		y := dst[b*32 : b*32+32]
-		d := half(x)
-		for j, q := range x[2:34] {
-			y[j] = float32(int8(q)) * d
-		}
-	}
-}
+func DequantizeQ8_0(dst []float32, src []byte) { dequantizeQ8(dst, src, 34) }
 
 // DequantizeQ8_1 expands Q8_1 blocks: d, s (f16; s = d·Σq, unused here), 32
 // int8; value = q·d. ggml itself has no to_float for Q8_1 (it is only ever a
 // dot-product operand), so this follows the format, not an oracle.
-func DequantizeQ8_1(dst []float32, src []byte) {
+func DequantizeQ8_1(dst []float32, src []byte) { dequantizeQ8(dst, src, 36) }
+
+// dequantizeQ8 expands blocks of size bytes that start with d (f16) and end
+// with 32 int8 (Q8_0, Q8_1); value = q·d.
+func dequantizeQ8(dst []float32, src []byte, size int) {
 	for b := 0; b < len(dst)/32; b++ {
-		x := src[b*36 : b*36+36]
+		x := src[b*size : b*size+size]
 		y := dst[b*32 : b*32+32]
 		d := half(x)
-		for j, q := range x[4:36] {
+		for j, q := range x[size-32 : size] {
 			y[j] = float32(int8(q)) * d
 		}
 	}
@@ -275,10 +270,8 @@ func DequantizeQ4K(dst []float32, src []byte) {
 		d, min := half(x), half(x[2:])
 		scales, q := x[4:16], x[16:144]
 		for j, is := 0, 0; j < QK_K; j, is = j+64, is+2 {
-			sc, m := ScaleMinK4(is, scales)
-			d1, m1 := d*float32(sc), min*float32(m)
-			sc, m = ScaleMinK4(is+1, scales)
-			d2, m2 := d*float32(sc), min*float32(m)
+			d1, m1 := subScaleMinK4(d, min, is, scales)
+			d2, m2 := subScaleMinK4(d, min, is+1, scales)
 			for l := 0; l < 32; l++ {
 				y[j+l] = float32(d1*float32(q[l]&0x0f)) - m1
 				y[j+32+l] = float32(d2*float32(q[l]>>4)) - m2
@@ -286,6 +279,13 @@ func DequantizeQ4K(dst []float32, src []byte) {
 			q = q[32:]
 		}
 	}
+}
+
+// subScaleMinK4 is sub-block is's scale d·sc and offset dmin·m in a Q4_K or
+// Q5_K super-block.
+func subScaleMinK4(d, dmin float32, is int, scales []byte) (float32, float32) {
+	sc, m := ScaleMinK4(is, scales)
+	return d * float32(sc), dmin * float32(m)
 }
 
 // DequantizeQ5K expands Q5_K super-blocks: d, dmin (f16), scales[12],
@@ -298,10 +298,8 @@ func DequantizeQ5K(dst []float32, src []byte) {
 		scales, qh, ql := x[4:16], x[16:48], x[48:176]
 		u1, u2 := byte(1), byte(2)
 		for j, is := 0, 0; j < QK_K; j, is = j+64, is+2 {
-			sc, m := ScaleMinK4(is, scales)
-			d1, m1 := d*float32(sc), min*float32(m)
-			sc, m = ScaleMinK4(is+1, scales)
-			d2, m2 := d*float32(sc), min*float32(m)
+			d1, m1 := subScaleMinK4(d, min, is, scales)
+			d2, m2 := subScaleMinK4(d, min, is+1, scales)
 			for l := 0; l < 32; l++ {
 				q1, q2 := ql[l]&0x0f, ql[l]>>4
 				if qh[l]&u1 != 0 {

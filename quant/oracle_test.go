@@ -6,24 +6,14 @@ package quant_test
 
 import (
 	"encoding/binary"
-	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/oracle"
 	"github.com/damascus-llm/damascus/quant"
 )
-
-func requireOracle(t *testing.T) {
-	t.Helper()
-	if err := llamacpp.Available(); err != nil {
-		if errors.Is(err, llamacpp.ErrNotInstalled) {
-			t.Skipf("ggml oracle unavailable (%v): run make baseline", err)
-		}
-		t.Fatal(err)
-	}
-}
 
 // halfOffsets lists where each block type keeps its f16 scales.
 var halfOffsets = map[quant.Type][]int{
@@ -84,7 +74,7 @@ func sameBits(a, b float32) bool {
 }
 
 func TestOracleDequantize(t *testing.T) {
-	requireOracle(t)
+	oracle.RequireLlamaCpp(t)
 	for _, typ := range dequantTypes {
 		tr, err := llamacpp.Traits(typ)
 		if err != nil {
@@ -173,7 +163,7 @@ var quantizeTypes = []quant.Type{
 }
 
 func TestOracleQuantize(t *testing.T) {
-	requireOracle(t)
+	oracle.RequireLlamaCpp(t)
 	const n = 4096
 	inputs := inputSets(n)
 	for _, typ := range append(quantizeTypes, quant.Q8_K) {

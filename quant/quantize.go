@@ -109,10 +109,7 @@ func QuantizeQ4_0(dst []byte, src []float32) {
 		y := dst[b*18 : b*18+18]
 		maxv, _ := absMax(x)
 		d := maxv / -8
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := inverse(d)
 		putHalf(y, d)
 		for j := 0; j < 16; j++ {
 			x0 := float32(x[j] * id)
@@ -146,10 +143,7 @@ func QuantizeQ4_1(dst []byte, src []float32) {
 		y := dst[b*20 : b*20+20]
 		lo, hi := minMax(x)
 		d := (hi - lo) / 15
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := inverse(d)
 		putHalf(y, d)
 		putHalf(y[2:], lo)
 		for j := 0; j < 16; j++ {
@@ -170,10 +164,7 @@ func QuantizeQ5_0(dst []byte, src []float32) {
 		y := dst[b*22 : b*22+22]
 		maxv, _ := absMax(x)
 		d := maxv / -16
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := inverse(d)
 		putHalf(y, d)
 		var qh uint32
 		for j := 0; j < 16; j++ {
@@ -197,10 +188,7 @@ func QuantizeQ5_1(dst []byte, src []float32) {
 		y := dst[b*24 : b*24+24]
 		lo, hi := minMax(x)
 		d := (hi - lo) / 31
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := inverse(d)
 		putHalf(y, d)
 		putHalf(y[2:], lo)
 		var qh uint32
@@ -227,10 +215,7 @@ func QuantizeQ8_0(dst []byte, src []float32) {
 		y := dst[b*34 : b*34+34]
 		_, amax := absMax(x)
 		d := amax / 127
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := inverse(d)
 		putHalf(y, d)
 		for j, v := range x {
 			y[2+j] = uint8(int8(roundAway(v * id)))
@@ -245,10 +230,7 @@ func QuantizeQ8_1(dst []byte, src []float32) {
 		y := dst[b*36 : b*36+36]
 		_, amax := absMax(x)
 		d := amax / 127
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := inverse(d)
 		putHalf(y, d)
 		var sum int32
 		for j, v := range x {
@@ -778,4 +760,13 @@ func QuantizeQ6K(dst []byte, src []float32) {
 			ql, qh = ql[64:], qh[32:]
 		}
 	}
+}
+
+// inverse is 1/d, or 0 for a zero scale (an all-zero block), as ggml's
+// reference quantizers compute id.
+func inverse(d float32) float32 {
+	if d == 0 {
+		return 0
+	}
+	return 1 / d
 }

@@ -9,7 +9,40 @@
 #
 # Every result lands in $OUT (records to append to results/ledger.jsonl, the
 # e2e JSON files and the logs). PHASE picks what to run so that each call
-# fits the device's 10-minute limit.
+# fits the device's 10-minute limit. The bins are stripped (-s -w) to fit the
+# 64 MiB carry with llama.cpp; llama.test runs the llama.cpp oracle tests there.
+#
+# Phases (each case below says more):
+#   e2e       prefill and decode side by side, 3B and 1B (the default)
+#   amx       variant sweep, then the 3B pp1024 head-to-head
+#   more      profile, batched attention, 1B, 1→16 thread scaling
+#   sweep     matmul variants, 10 runs, for `ledger promote`
+#   tiles     the AMX tests, BenchmarkTileStep per-step timings, a 10-run
+#             matmul sweep; DECODE=1 adds the 1B tg256 head-to-head
+#   decode    matvec variants at the 1B shapes, then the 1B tg256
+#             head-to-head with the fastest
+#   attn      the AMX-BF16 attention's AMX tests, its agreement with
+#             llama.cpp, attention and matvec-prefetch sweeps
+#   promoted  3B pp1024 with the shipped preferences
+#   batch     n_batch sizes
+#   profile   the shipped engine's 3B prefill CPU profile, tile step timings,
+#             the llama.cpp agreement test
+#   blocking  matmul K blocks in the engine
+#   pairs     whether two CPUs slow each other
+#   prefill1b-decodeprof  1B pp1024, decode profiles
+#   bf16      agreement with a BF16 cache on AMX, then 3B pp1024 with both
+#             engines on bf16 caches
+#   bestkv    Damascus bf16 against llama.cpp f16
+#   split     the prepared forms' gate on AMX, the agreement test, then
+#             prepared batches against -static-split, alternating
+#   pp1b      1B pp1024, the promoted kernels
+#   attnws    the float32 prefill attention against its 8x32 twin
+#             avx512-ws8x2, 10 runs
+#   kernels   gate, then time, the prefill matmul variants
+#   scaling   3B prefill, 1→16 threads, Damascus beside llama.cpp
+#   cuda      on the H200 kind: nvidia-smi, the tests of internal/cuda and
+#             variants/cuda, `ledger gate --family cuda`, the device-resident
+#             benchmarks at the 3B shapes, the kernels' registers and SASS
 set -uo pipefail
 B=${B:-.device/bin}
 export DAMASCUS_TESTDATA=${DAMASCUS_TESTDATA:-$PWD/.device/testdata}

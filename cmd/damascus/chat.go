@@ -17,11 +17,7 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "chat",
-		summary: "interactive chat with the model's chat template, reusing the KV cache across turns",
-		run:     func(args []string, stdout, stderr io.Writer) error { return runChat(args, os.Stdin, stdout, stderr) },
-	})
+	commands.Add("chat", "interactive chat with the model's chat template, reusing the KV cache across turns", func(args []string, stdout, stderr io.Writer) error { return runChat(args, os.Stdin, stdout, stderr) })
 }
 
 func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -33,7 +29,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	system := fs.String("system", "", "system message")
 	format := fs.String("chat-format", "", "chat format (llama3, chatml); default: detected from the model's template")
 	n := cli.Int(fs, "n", 1024, 1, cli.Unbounded, "most tokens per reply")
-	if rest, err := parseInterspersed(fs, args); err != nil {
+	if rest, err := cli.ParseInterspersed(fs, args); err != nil {
 		return err
 	} else if len(rest) > 0 {
 		fs.Usage()

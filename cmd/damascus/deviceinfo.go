@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register(command{name: "device-info", summary: "print the machine facts benchmarks record (CPU features, AMX, caches, memory, huge pages, OS, GPU)", run: runDeviceInfo})
+	commands.Add("device-info", "print the machine facts benchmarks record (CPU features, AMX, caches, memory, huge pages, OS, GPU)", runDeviceInfo)
 }
 
 func runDeviceInfo(args []string, stdout, stderr io.Writer) error {

@@ -21,11 +21,7 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "generate",
-		summary: "generate text from a prompt (only the text on stdout, timings on stderr)",
-		run:     runGenerate,
-	})
+	commands.Add("generate", "generate text from a prompt (only the text on stdout, timings on stderr)", runGenerate)
 }
 
 // engineFlags are the flags every command that runs the model shares.
@@ -97,22 +93,6 @@ func (e *engine) close() {
 	e.ld.Close()
 }
 
-// parseInterspersed parses flags that may come before or after positional
-// arguments, returning the positional ones.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		rest = fs.Args()[1:]
-	}
-}
-
 // stringList is a repeatable string flag.
 type stringList []string
 
@@ -174,7 +154,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	echo := fs.Bool("echo", false, "print the prompt before the generated text")
 	var stops stringList
 	fs.Var(&stops, "stop", "stop `string` (repeatable); output ends before it")
-	if rest, err := parseInterspersed(fs, args); err != nil {
+	if rest, err := cli.ParseInterspersed(fs, args); err != nil {
 		return err
 	} else if len(rest) > 0 {
 		fs.Usage()

@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 )
@@ -34,11 +34,7 @@ func TestGenerateGoldens(t *testing.T) {
 	if err := json.Unmarshal(data, &g); err != nil {
 		t.Fatal(err)
 	}
-	f, err := gguf.Open(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := gguftest.Open(t, model)
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)

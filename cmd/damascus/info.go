@@ -18,28 +18,16 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "info",
-		summary: "describe a GGUF model: architecture, hyperparameters, tokenizer, tensors",
-		run:     runInfo,
-	})
+	commands.Add("info", "describe a GGUF model: architecture, hyperparameters, tokenizer, tensors", runInfo)
 }
 
 func runInfo(args []string, stdout, stderr io.Writer) error {
 	fs := cli.Flags("info", "usage: damascus info MODEL.gguf [--sha256] [--tensors]", stderr)
 	withHash := fs.Bool("sha256", false, "print the file's SHA-256")
 	withTensors := fs.Bool("tensors", false, "list every tensor: name, type, shape, offset, bytes")
-	// Flags may come before or after the model path.
-	var paths []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		paths = append(paths, fs.Arg(0))
-		rest = fs.Args()[1:]
+	paths, err := cli.ParseInterspersed(fs, args) // flags before or after the model path
+	if err != nil {
+		return err
 	}
 	if len(paths) != 1 {
 		fs.Usage()

@@ -115,14 +115,7 @@ func TestInfoSynthetic(t *testing.T) {
 	add("blk.0.attn_q.weight", quant.Q4_K, 256, 2)
 	add("blk.0.attn_k.weight", quant.Q4_K, 256, 1)
 	add("rope_freqs.weight", quant.F32, 64)
-	path := filepath.Join(t.TempDir(), "synthetic.gguf")
-	if err := w.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
-	code, out, errs := runCLI("info", path)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
+	out := infoOf(t, w)
 	wantLines(t, out,
 		"layers", `invalid (gguf: key "llama.block_count" is str, want an unsigned integer)`,
 		"attention heads", "24",
@@ -143,10 +136,11 @@ func TestInfoSynthetic(t *testing.T) {
 	)
 }
 
-func TestInfoNoArchitecture(t *testing.T) {
-	w := gguf.NewWriter()
-	w.Set(".block_count", gguf.U32(3)) // must not be read as "<no arch>.block_count"
-	path := filepath.Join(t.TempDir(), "bare.gguf")
+// infoOf writes w to a temporary file and returns what damascus info prints
+// for it, failing t unless the command succeeds.
+func infoOf(t *testing.T, w *gguf.Writer) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "model.gguf")
 	if err := w.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
@@ -154,6 +148,13 @@ func TestInfoNoArchitecture(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
+	return out
+}
+
+func TestInfoNoArchitecture(t *testing.T) {
+	w := gguf.NewWriter()
+	w.Set(".block_count", gguf.U32(3)) // must not be read as "<no arch>.block_count"
+	out := infoOf(t, w)
 	wantLines(t, out, "architecture", "absent", "layers", "absent", "head dim", "absent", "vocab size", "absent")
 }
 

@@ -12,11 +12,7 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "perplexity",
-		summary: "perplexity on a text (llama.cpp's protocol); with --base, the KL divergence from another model",
-		run:     runPerplexity,
-	})
+	commands.Add("perplexity", "perplexity on a text (llama.cpp's protocol); with --base, the KL divergence from another model", runPerplexity)
 }
 
 func runPerplexity(args []string, stdout, stderr io.Writer) error {
@@ -25,7 +21,7 @@ func runPerplexity(args []string, stdout, stderr io.Writer) error {
 	ef.register(fs, 512)
 	file := fs.String("file", "", "text `file` to score")
 	base := fs.String("base", "", "base model `file`: also report KL(base ‖ model) per position (same vocabulary)")
-	if rest, err := parseInterspersed(fs, args); err != nil {
+	if rest, err := cli.ParseInterspersed(fs, args); err != nil {
 		return err
 	} else if len(rest) > 0 || *file == "" {
 		fs.Usage()

@@ -13,11 +13,7 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "predict",
-		summary: "print the most likely next tokens after a text, with probabilities",
-		run:     runPredict,
-	})
+	commands.Add("predict", "print the most likely next tokens after a text, with probabilities", runPredict)
 }
 
 func runPredict(args []string, stdout, stderr io.Writer) error {
@@ -25,7 +21,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	var ef engineFlags
 	ef.register(fs, 0)
 	k := cli.Int(fs, "k", 5, 1, cli.Unbounded, "how many tokens to list")
-	rest, err := parseInterspersed(fs, args)
+	rest, err := cli.ParseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}

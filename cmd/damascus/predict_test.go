@@ -2,15 +2,15 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/oracle"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/llama/quality"
 	"github.com/damascus-llm/damascus/model/tokenizer"
@@ -19,12 +19,7 @@ import (
 // damascus predict lists the same top-5 ids as the pinned llama.cpp on the
 // same file and tokens, with probabilities within 0.5 percentage points.
 func TestPredictMatchesLlamaCpp(t *testing.T) {
-	if err := llamacpp.Available(); err != nil {
-		if errors.Is(err, llamacpp.ErrNotInstalled) {
-			t.Skipf("%v (run make baseline)", err)
-		}
-		t.Fatal(err)
-	}
+	oracle.RequireLlamaCpp(t)
 	model := testdata.Stories260KGGUF.Require(t)
 	const text = "Once upon a time, there was a little dog named"
 	var stdout, stderr bytes.Buffer
@@ -46,11 +41,7 @@ func TestPredictMatchesLlamaCpp(t *testing.T) {
 		t.Fatalf("got %d lines, want 5:\n%s", len(ids), stdout.String())
 	}
 
-	f, err := gguf.Open(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := gguftest.Open(t, model)
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"runtime"
@@ -16,11 +15,7 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "quantize",
-		summary: "convert a GGUF model to another file type (Q4_K_M, Q8_0, F16, …)",
-		run:     runQuantize,
-	})
+	commands.Add("quantize", "convert a GGUF model to another file type (Q4_K_M, Q8_0, F16, …)", runQuantize)
 }
 
 // quantizeWithLlamaCpp, when set by another file of this command, has the
@@ -35,7 +30,7 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	withLlama := fs.Bool("with-llama.cpp", false, "quantize with the pinned llama.cpp (llama_model_quantize) instead of our quantizer")
 	dryRun := fs.Bool("dry-run", false, "print the type each tensor would get and write nothing")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	paths, err := parseFlagsAnywhere(fs, args)
+	paths, err := cli.ParseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
@@ -89,20 +84,4 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "wrote %s: %s, %.1f MiB of tensors in %s\n",
 		paths[1], ft, float64(total)/(1<<20), time.Since(start).Round(time.Millisecond))
 	return nil
-}
-
-// parseFlagsAnywhere parses fs from args with flags allowed before, between
-// and after the positional arguments, which it returns.
-func parseFlagsAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		rest = fs.Args()[1:]
-	}
 }

@@ -15,11 +15,7 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "synth",
-		summary: "make a synthetic Llama 3.2 GGUF (real tokenizer, pseudo-random weights)",
-		run:     runSynth,
-	})
+	commands.Add("synth", "make a synthetic Llama 3.2 GGUF (real tokenizer, pseudo-random weights)", runSynth)
 }
 
 func runSynth(args []string, stdout, stderr io.Writer) error {

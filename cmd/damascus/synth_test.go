@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/testdata"
 )
 
@@ -36,11 +36,7 @@ func TestSynthThenQuantize(t *testing.T) {
 	if err := runQuantize([]string{src, dst, "--type", "Q8_0", "--quiet"}, &out, &errOut); err != nil {
 		t.Fatalf("quantize: %v\n%s", err, errOut.String())
 	}
-	f, err := gguf.Open(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := gguftest.Open(t, dst)
 	if ft, _ := f.Uint32("general.file_type"); ft != 7 {
 		t.Errorf("general.file_type = %d, want 7 (Q8_0)", ft)
 	}

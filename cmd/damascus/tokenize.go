@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(command{name: "tokenize", summary: "print the token ids (and pieces) of a text with a model's tokenizer", run: runTokenize})
+	commands.Add("tokenize", "print the token ids (and pieces) of a text with a model's tokenizer", runTokenize)
 }
 
 func runTokenize(args []string, stdout, stderr io.Writer) error {
@@ -24,17 +24,9 @@ func runTokenize(args []string, stdout, stderr io.Writer) error {
 	special := fs.Bool("special", false, "recognise special-token text such as <|eot_id|> in the input")
 	idsOnly := fs.Bool("ids-only", false, "print only the ids, on one line, separated by single spaces")
 	file := fs.String("file", "", "read the text from `F` (exact bytes) instead of the argument")
-	// Flags may come before or after TEXT.
-	var texts []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		texts = append(texts, fs.Arg(0))
-		args = fs.Args()[1:]
+	texts, err := cli.ParseInterspersed(fs, args) // flags before or after TEXT
+	if err != nil {
+		return err
 	}
 	if *model == "" || len(texts) > 1 || (len(texts) == 1) == (*file != "") {
 		fs.Usage()

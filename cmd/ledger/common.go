@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/kernelrun"
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/harness/sysinfo"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/protocol"
-	"github.com/damascus-llm/damascus/results"
 )
 
 // Importing promoted registers every variant family.
@@ -46,29 +46,19 @@ func (s *selection) parse() (ops, variants []string, shapes gate.Shapes, err err
 	default:
 		return nil, nil, "", fmt.Errorf("unknown --shapes %q (all, tails, real, 1B, 3B)", s.shapes)
 	}
-	ops, variants = splitList(s.ops), splitList(s.variants)
+	ops, variants = cli.SplitList(s.ops), cli.SplitList(s.variants)
 	if len(gate.Selected(ops)) == 0 {
 		return nil, nil, "", fmt.Errorf("--op %q matches no op of the catalogue (see ledger list)", s.ops)
 	}
 	return ops, variants, shapes, nil
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // runRecord describes this invocation: command line, machine, protocol.
-func runRecord(args []string, kernel *protocol.Kernel) *results.Run {
+func runRecord(args []string, kernel *protocol.Kernel) *record.Run {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	p := protocol.Record{Date: time.Now().UTC(), Machine: sysinfo.Gather(ctx), Kernel: kernel}
-	return &results.Run{Command: "ledger " + strings.Join(args, " "), Protocol: p}
+	return &record.Run{Command: "ledger " + strings.Join(args, " "), Protocol: p}
 }
 
 // bar is a progress report on w that can be advanced to an absolute count

@@ -14,17 +14,17 @@ import (
 	"github.com/damascus-llm/damascus/harness/e2e"
 	"github.com/damascus-llm/damascus/harness/enginebench"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/protocol"
-	"github.com/damascus-llm/damascus/results"
 )
 
 func init() {
-	register(command{name: "e2e", summary: "end to end: Damascus beside llama.cpp (ppN, tgN, cold start, peak RSS, sustained)", run: runE2E})
-	register(command{name: enginebench.Command, summary: "benchmark the Damascus engine like llama-bench (JSON on stdout)", run: enginebench.Main})
-	register(command{name: e2e.MeasuredCommand, summary: "run a ledger command, then print its JSON output with this process's peak RSS (used by e2e)", run: runMeasured})
+	commands.Add("e2e", "end to end: Damascus beside llama.cpp (ppN, tgN, cold start, peak RSS, sustained)", runE2E)
+	commands.Add(enginebench.Command, "benchmark the Damascus engine like llama-bench (JSON on stdout)", enginebench.Main)
+	commands.Add(e2e.MeasuredCommand, "run a ledger command, then print its JSON output with this process's peak RSS (used by e2e)", runMeasured)
 }
 
 // runMeasured is e2e.MeasuredCommand: the bench runs in this process, so
@@ -81,7 +81,7 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 		cli.IntVar(fs, &p.WarmupPromptTokens, "warmup-prompt", 0, 0, u, "tokens of the prefill test's untimed warmup in each process, both engines (0: the whole prompt, as llama-bench)")
 		cli.ThreadsVar(fs, &p.Threads, "threads", p.Threads, "threads, the same for both engines")
 		fs.StringVar(&f.jsonOut, "json", "", "also write the comparison as JSON to this file")
-		fs.StringVar(&f.store, "store", results.DefaultStore, "results file to append to (empty: do not record)")
+		fs.StringVar(&f.store, "store", record.DefaultStore, "results file to append to (empty: do not record)")
 		fs.StringVar(&f.opts.Note, "note", "", "a remark recorded with the run (e.g. other load on the machine)")
 	}
 	fs.StringVar(&f.opts.Preset, "preset", "llama3.2-1b", "synthetic model preset when no -m is given")
@@ -142,7 +142,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 	if o.Protocol.SustainedSeconds == 0 {
 		fmt.Fprintln(stdout, "(sustained decode skipped: --sustained 0)")
 	}
-	fmt.Fprintln(stdout, results.BaselineTable(b.Recs).Render())
+	fmt.Fprintln(stdout, record.BaselineTable(b.Recs).Render())
 	if ef.jsonOut != "" {
 		data, err := e2e.JSON(b)
 		if err != nil {
@@ -153,7 +153,7 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 		}
 	}
 	if ef.store != "" {
-		if err := results.Append(ef.store, b.Recs...); err != nil {
+		if err := record.Append(ef.store, b.Recs...); err != nil {
 			return err
 		}
 		bench := filepath.Join(filepath.Dir(ef.store), "bench", b.RunID+".txt")

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/internal/testdata"
-	"github.com/damascus-llm/damascus/results"
 )
 
 // TestMain lets the test binary stand in for the ledger binary when e2e
@@ -23,9 +23,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestE2ETiny runs the whole end-to-end comparison on the tiny synthetic
-// preset: both engines spawned, interleaved, cold starts, records and JSON.
-func TestE2ETiny(t *testing.T) {
+// requireE2E skips in -short mode and where the pinned llama.cpp or the
+// tiny preset's tokenizer and template are missing; it returns a temporary
+// directory for the run.
+func requireE2E(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("spawns both engines several times")
 	}
@@ -34,7 +36,13 @@ func TestE2ETiny(t *testing.T) {
 	}
 	testdata.Llama3TokenizerJSON.Require(t)
 	testdata.Llama32Template.Require(t)
-	dir := t.TempDir()
+	return t.TempDir()
+}
+
+// TestE2ETiny runs the whole end-to-end comparison on the tiny synthetic
+// preset: both engines spawned, interleaved, cold starts, records and JSON.
+func TestE2ETiny(t *testing.T) {
+	dir := requireE2E(t)
 	store := filepath.Join(dir, "results", "ledger.jsonl")
 	jsonOut := filepath.Join(dir, "e2e.json")
 	code, out, errOut := runCLI("e2e", "--preset", "tiny", "--cache", filepath.Join(dir, "cache"), "--pp", "16", "--tg", "4",
@@ -82,7 +90,7 @@ func TestE2ETiny(t *testing.T) {
 	if r := js.PairedRatios["tg4"]; len(r) != 2 || r[0] <= 0 || r[0] > r[1] {
 		t.Errorf("paired ratios %v", js.PairedRatios)
 	}
-	recs, err := results.Load(store)
+	recs, err := record.Load(store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +107,7 @@ func TestE2ETiny(t *testing.T) {
 	}
 	// Each engine's KV cache type, its default here.
 	if run := recs[0].Run; run != nil {
-		if got, want := results.KVCaches(run), "damascus f32, llama.cpp f16"; got != want || len(run.Protocol.Engines) < 2 || run.Protocol.Engines[1].KVCache != "f16" {
+		if got, want := record.KVCaches(run), "damascus f32, llama.cpp f16"; got != want || len(run.Protocol.Engines) < 2 || run.Protocol.Engines[1].KVCache != "f16" {
 			t.Errorf("KV caches recorded as %q (engines %+v), want %q", got, run.Protocol.Engines, want)
 		}
 	}
@@ -108,22 +116,14 @@ func TestE2ETiny(t *testing.T) {
 // TestE2EBestOfLlamaConfigs: with several llama.cpp configurations each is
 // recorded and the llama.cpp row is the best of them per test.
 func TestE2EBestOfLlamaConfigs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns both engines several times")
-	}
-	if _, err := llamacpp.LibDir(); err != nil {
-		t.Skipf("pinned llama.cpp not installed (make baseline): %v", err)
-	}
-	testdata.Llama3TokenizerJSON.Require(t)
-	testdata.Llama32Template.Require(t)
-	dir := t.TempDir()
+	dir := requireE2E(t)
 	store := filepath.Join(dir, "ledger.jsonl")
 	code, out, errOut := runCLI("e2e", "--preset", "tiny", "--cache", filepath.Join(dir, "cache"), "--pp", "8", "--tg", "2",
 		"--runs", "1", "--threads", "1", "--cold-runs", "0", "--sustained", "0", "--llama-configs", "default,default+huge", "--store", store)
 	if code != 0 {
 		t.Fatalf("e2e: exit %d\n%s\n%s", code, out, errOut)
 	}
-	recs, err := results.Load(store)
+	recs, err := record.Load(store)
 	if err != nil {
 		t.Fatal(err)
 	}

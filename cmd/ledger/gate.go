@@ -6,14 +6,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
-	"github.com/damascus-llm/damascus/results"
 )
 
 func init() {
-	register(command{name: "gate", summary: "check variants against the float64 reference; exits non-zero on any failure", run: runGate})
+	commands.Add("gate", "check variants against the float64 reference; exits non-zero on any failure", runGate)
 }
 
 func runGate(args []string, stdout, stderr io.Writer) error {
@@ -22,7 +22,7 @@ func runGate(args []string, stdout, stderr io.Writer) error {
 	sel.register(fs, "", "all")
 	families := fs.String("family", "", "comma-separated variant families (e.g. cuda); empty: all")
 	verbose := fs.Bool("v", false, "list every result, not only failures")
-	store := fs.String("store", "", "also append the verdicts to this results file (e.g. "+results.DefaultStore+")")
+	store := fs.String("store", "", "also append the verdicts to this results file (e.g. "+record.DefaultStore+")")
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -33,7 +33,7 @@ func runGate(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	var pb *bar
-	res, err := gate.Run(ledger.Default, gate.Options{Ops: ops, Variants: variants, Families: splitList(*families), Shapes: shapes, Seed: sel.seed,
+	res, err := gate.Run(ledger.Default, gate.Options{Ops: ops, Variants: variants, Families: cli.SplitList(*families), Shapes: shapes, Seed: sel.seed,
 		Progress: func(done, total int, r gate.Result) {
 			if pb == nil {
 				pb = newBar(stderr, total, "gate")
@@ -62,12 +62,12 @@ func runGate(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "gate: %d checks in %.1fs: %d passed, %d failed, %d skipped (feature absent); ggml cross-check %s\n",
 		len(res), time.Since(start).Seconds(), pass, len(failed), skip, gate.GGMLStatus())
 	if *store != "" {
-		b := results.NewBatch(time.Now())
-		b.Add(results.Record{Kind: results.KindRun, Run: runRecord(append([]string{"gate"}, args...), nil)})
+		b := record.NewBatch(time.Now())
+		b.Add(record.Record{Kind: record.KindRun, Run: runRecord(append([]string{"gate"}, args...), nil)})
 		for i := range res {
-			b.Add(results.Record{Kind: results.KindGate, Gate: &res[i]})
+			b.Add(record.Record{Kind: record.KindGate, Gate: &res[i]})
 		}
-		if err := results.Append(*store, b.Recs...); err != nil {
+		if err := record.Append(*store, b.Recs...); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/kernelrun"
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/harness/roofline"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/internal/outfile"
@@ -17,11 +18,10 @@ import (
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/ledger/workload"
 	"github.com/damascus-llm/damascus/protocol"
-	"github.com/damascus-llm/damascus/results"
 )
 
 func init() {
-	register(command{name: "run", summary: "gated head-to-head of variants, timed interleaved (kernel ledger)", run: runKernels})
+	commands.Add("run", "gated head-to-head of variants, timed interleaved (kernel ledger)", runKernels)
 }
 
 // defaultRunOps are the ops `ledger run` times unless told otherwise: every
@@ -56,7 +56,7 @@ func (k *kernelFlags) register(fs *flag.FlagSet, defOps string) {
 	fs.IntVar(&k.runs, "runs", def.Runs, "interleaved timed runs per variant and shape")
 	fs.DurationVar(&k.minSample, "min-sample", def.MinSample, "minimum duration of one timed sample")
 	fs.DurationVar(&k.warmup, "warmup", def.Warmup, "untimed warmup per variant and shape")
-	fs.StringVar(&k.store, "store", results.DefaultStore, "results file to append to (empty: do not record)")
+	fs.StringVar(&k.store, "store", record.DefaultStore, "results file to append to (empty: do not record)")
 	fs.BoolVar(&k.noRoofline, "no-roofline", false, "skip the roofline probe (no fractions of peak)")
 	fs.StringVar(&k.note, "note", "", "a remark recorded with the run (e.g. other load on the machine)")
 }
@@ -74,7 +74,7 @@ func runKernels(args []string, stdout, stderr io.Writer) error {
 
 // kernelLedger probes the roofline, gates and times, prints the tables and
 // records everything. It returns the batch of records.
-func kernelLedger(cmdline []string, kf kernelFlags, stdout, stderr io.Writer) (*results.Batch, error) {
+func kernelLedger(cmdline []string, kf kernelFlags, stdout, stderr io.Writer) (*record.Batch, error) {
 	ops, variants, shapes, err := kf.sel.parse()
 	if err != nil {
 		fmt.Fprintln(stderr, "ledger:", err)
@@ -97,15 +97,15 @@ func kernelLedger(cmdline []string, kf kernelFlags, stdout, stderr io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-	b := results.NewBatch(time.Now())
-	b.Add(results.Record{Kind: results.KindRun, Run: run})
+	b := record.NewBatch(time.Now())
+	b.Add(record.Record{Kind: record.KindRun, Run: run})
 	for i := range out.Gates {
-		b.Add(results.Record{Kind: results.KindGate, Gate: &out.Gates[i]})
+		b.Add(record.Record{Kind: record.KindGate, Gate: &out.Gates[i]})
 	}
 	for _, t := range out.Kernels {
-		b.Add(results.Record{Kind: results.KindKernel, Kernel: results.KernelOf(t)})
+		b.Add(record.Record{Kind: record.KindKernel, Kernel: record.KernelOf(t)})
 	}
-	fmt.Fprintln(stdout, results.KernelTable(b.Recs).Render())
+	fmt.Fprintln(stdout, record.KernelTable(b.Recs).Render())
 	if fails := gate.Failed(out.Gates); len(fails) > 0 {
 		fmt.Fprintf(stdout, "\n%d gate failure(s), those variants were not timed:\n", len(fails))
 		for _, f := range fails {
@@ -113,7 +113,7 @@ func kernelLedger(cmdline []string, kf kernelFlags, stdout, stderr io.Writer) (*
 		}
 	}
 	if kf.store != "" {
-		if err := results.Append(kf.store, b.Recs...); err != nil {
+		if err := record.Append(kf.store, b.Recs...); err != nil {
 			return b, err
 		}
 		bench := filepath.Join(filepath.Dir(kf.store), "bench", b.RunID+".txt")
@@ -135,9 +135,9 @@ func quickRoofline() roofline.Report {
 	return r
 }
 
-func writeBenchFile(path string, recs []results.Record) error {
+func writeBenchFile(path string, recs []record.Record) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return outfile.Write(path, func(w io.Writer) error { return results.WriteBench(w, recs) })
+	return outfile.Write(path, func(w io.Writer) error { return record.WriteBench(w, recs) })
 }

@@ -1,32 +1,27 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/jedib0t/go-pretty/v6/table"
 
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/promoted"
 )
 
 func init() {
-	register(command{name: "list", summary: "list the op catalogue and every registered variant", run: runList})
+	commands.Add("list", "list the op catalogue and every registered variant", runList)
 }
 
 func runList(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("list", "usage: ledger list [--ops] [--markdown]", stderr)
 	opsOnly := fs.Bool("ops", false, "list the op catalogue (signature, shapes) instead of the variants")
 	markdown := fs.Bool("markdown", false, "render Markdown tables")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: ledger list [--ops] [--markdown]")
-		return errUsage
 	}
 	render := func(t table.Writer) string {
 		if *markdown {

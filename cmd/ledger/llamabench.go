@@ -7,9 +7,5 @@ import "github.com/damascus-llm/damascus/harness/llamacpp"
 // measurement gets a fresh process whose environment (GLIBC_TUNABLES for huge
 // pages) and ggml CPU variant are fixed from the start.
 func init() {
-	register(command{
-		name:    llamacpp.BenchCommand,
-		summary: "benchmark the pinned llama.cpp (ppN/tgN, JSON on stdout)",
-		run:     llamacpp.BenchMain,
-	})
+	commands.Add(llamacpp.BenchCommand, "benchmark the pinned llama.cpp (ppN/tgN, JSON on stdout)", llamacpp.BenchMain)
 }

@@ -9,19 +9,9 @@ import (
 	"github.com/damascus-llm/damascus/internal/cli"
 )
 
-// command is one subcommand; each lives in its own file and registers
-// itself in init.
-type command struct {
-	name    string
-	summary string
-	run     func(args []string, stdout, stderr io.Writer) error
-}
-
+// commands are the subcommands; each lives in its own file and adds itself
+// in init.
 var commands = cli.NewSet("ledger")
-
-func register(c command) {
-	commands.Register(cli.Command{Name: c.name, Summary: c.summary, Run: c.run})
-}
 
 // errUsage reports a usage mistake already explained on stderr.
 var errUsage = cli.ErrUsage

@@ -9,15 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/protocol/stats"
 	"github.com/damascus-llm/damascus/quant"
-	"github.com/damascus-llm/damascus/results"
 	"github.com/damascus-llm/damascus/variants/naive"
+	"golang.org/x/perf/benchfmt"
 )
 
 // register adds v to the default registry for the duration of the test.
@@ -82,24 +81,24 @@ func TestList(t *testing.T) {
 // (4× faster) and slowpoke (5% slower) were timed at two shapes, all gated.
 func kernelRun(t *testing.T) string {
 	t.Helper()
-	b := results.NewBatch(time.Now())
-	b.Add(results.Record{Kind: results.KindRun, Run: &results.Run{Command: "test"}})
+	b := record.NewBatch(time.Now())
+	b.Add(record.Record{Kind: record.KindRun, Run: &record.Run{Command: "test"}})
 	for _, v := range []struct {
 		name  string
 		scale float64
 	}{{"naive", 1}, {"speedy", 0.25}, {"slowpoke", 1.05}} {
 		for _, shape := range []string{"2048x2048", "512x2048"} {
-			b.Add(results.Record{Kind: results.KindGate, Gate: &gate.Result{Op: "rmsnorm", Variant: v.name, Shape: shape, Outcome: gate.Pass}})
+			b.Add(record.Record{Kind: record.KindGate, Gate: &gate.Result{Op: "rmsnorm", Variant: v.name, Shape: shape, Outcome: gate.Pass}})
 			ns := make([]float64, 10)
 			for i := range ns {
 				ns[i] = v.scale * (1000 + float64(i*7%10))
 			}
-			b.Add(results.Record{Kind: results.KindKernel, Kernel: &results.Kernel{Op: "rmsnorm", Variant: v.name, Shape: shape,
+			b.Add(record.Record{Kind: record.KindKernel, Kernel: &record.Kernel{Op: "rmsnorm", Variant: v.name, Shape: shape,
 				Label: shape, NsPerOp: ns, Iters: 1, Summary: stats.Summarize(ns), GBps: 1 / v.scale, FLOPs: 1e3, Bytes: 1e3}})
 		}
 	}
 	store := filepath.Join(t.TempDir(), "ledger.jsonl")
-	if err := results.Append(store, b.Recs...); err != nil {
+	if err := record.Append(store, b.Recs...); err != nil {
 		t.Fatal(err)
 	}
 	return store
@@ -150,7 +149,7 @@ func TestPromoteRefusesLoser(t *testing.T) {
 	if len(list) != 1 || list[0].Variant != "speedy" || list[0].Over != "naive" || list[0].Evidence == "" {
 		t.Fatalf("rmsnorm preferences %+v, want [speedy over naive with evidence]", list)
 	}
-	recs, _ := results.Load(store)
+	recs, _ := record.Load(store)
 	found := false
 	for _, r := range recs {
 		if r.ID == list[0].Evidence {
@@ -204,15 +203,15 @@ func TestRunTimesAndRecords(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
 	}
-	recs, err := results.Load(store)
+	recs, err := record.Load(store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[results.Kind]int{}
+	kinds := map[record.Kind]int{}
 	for _, r := range recs {
 		kinds[r.Kind]++
 	}
-	if kinds[results.KindRun] != 1 || kinds[results.KindKernel] != kinds[results.KindGate] || kinds[results.KindKernel] < 5 {
+	if kinds[record.KindRun] != 1 || kinds[record.KindKernel] != kinds[record.KindGate] || kinds[record.KindKernel] < 5 {
 		t.Errorf("recorded %v", kinds)
 	}
 	if !strings.Contains(out, "rmsnorm") || !strings.Contains(out, "n257") {

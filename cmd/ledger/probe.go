@@ -15,7 +15,7 @@ import (
 // `ledger probe` runs the roofline probes (memory bandwidth on 4 KiB and huge
 // pages, peak FP32 FMA, VNNI, AMX-INT8 and AMX-BF16) and prints them.
 func init() {
-	register(command{name: "probe", summary: "measure this machine's roofline: memory bandwidth and peak compute", run: runProbe})
+	commands.Add("probe", "measure this machine's roofline: memory bandwidth and peak compute", runProbe)
 }
 
 func runProbe(args []string, stdout, stderr io.Writer) error {

@@ -6,24 +6,24 @@ import (
 	"os"
 	"time"
 
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/promoted/promote"
 	"github.com/damascus-llm/damascus/protocol"
-	"github.com/damascus-llm/damascus/results"
 )
 
 func init() {
-	register(command{name: "promote", summary: "apply the promotion rule to a kernel run and rewrite promoted/preferences.json", run: runPromote})
+	commands.Add("promote", "apply the promotion rule to a kernel run and rewrite promoted/preferences.json", runPromote)
 }
 
 const defaultPrefs = "promoted/preferences.json"
 
 func runPromote(args []string, stdout, stderr io.Writer) error {
 	fs := cli.Flags("promote", "usage: ledger promote [--run ID] [--op OPS] [--variant NAME] [--prefs FILE] [--store FILE] [-n]", stderr)
-	store := fs.String("store", results.DefaultStore, "results file to read the evidence from and append decisions to")
+	store := fs.String("store", record.DefaultStore, "results file to read the evidence from and append decisions to")
 	runID := fs.String("run", "", "kernel run to judge (default: the latest)")
 	ops := fs.String("op", "", "comma-separated ops to consider (default: every op timed in the run)")
 	variant := fs.String("variant", "", "the challenger to judge (default: every variant timed); the command fails if it is refused")
@@ -33,15 +33,15 @@ func runPromote(args []string, stdout, stderr io.Writer) error {
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
-	all, err := results.LoadSkippingDamaged(*store, stderr) // a missing store is an error here
+	all, err := record.LoadSkippingDamaged(*store, stderr) // a missing store is an error here
 	if err != nil {
 		return err
 	}
-	var recs []results.Record
+	var recs []record.Record
 	if *runID == "" {
-		recs = results.LatestRun(all, results.KindKernel)
+		recs = record.LatestRun(all, record.KindKernel)
 	} else {
-		recs = results.OfRun(all, *runID)
+		recs = record.OfRun(all, *runID)
 	}
 	if len(recs) == 0 {
 		return fmt.Errorf("no kernel run in %s (run `ledger run` first, or check --run)", *store)
@@ -58,9 +58,9 @@ func runPromote(args []string, stdout, stderr io.Writer) error {
 	if *cpuOnly && vendor == "" {
 		return fmt.Errorf("--cpu-only: run %s does not record its machine's CPU vendor", recs[0].RunID)
 	}
-	b := results.NewBatch(time.Now())
+	b := record.NewBatch(time.Now())
 	decisions, newPrefs := promote.Decide(promote.Request{Recs: recs, Prefs: prefs, Reg: ledger.Default, Rule: protocol.DefaultRule(),
-		Ops: splitList(*ops), Only: *variant, Vendor: vendor, CPUOnly: *cpuOnly}, b)
+		Ops: cli.SplitList(*ops), Only: *variant, Vendor: vendor, CPUOnly: *cpuOnly}, b)
 	if len(decisions) == 0 {
 		return fmt.Errorf("nothing to judge in run %s (ops %q, variant %q): need an incumbent and a challenger timed in the same run", recs[0].RunID, *ops, *variant)
 	}
@@ -78,7 +78,7 @@ func runPromote(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if !*dry {
-		if err := results.Append(*store, b.Recs...); err != nil {
+		if err := record.Append(*store, b.Recs...); err != nil {
 			return err
 		}
 		out, err := newPrefs.Marshal()

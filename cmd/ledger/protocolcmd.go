@@ -2,10 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
-	"fmt"
 	"io"
 
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/ledger/workload"
@@ -13,18 +12,13 @@ import (
 )
 
 func init() {
-	register(command{name: "protocol", summary: "print the benchmark protocol, gate thresholds and promotion rule (JSON)", run: runProtocol})
+	commands.Add("protocol", "print the benchmark protocol, gate thresholds and promotion rule (JSON)", runProtocol)
 }
 
 func runProtocol(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("protocol", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
+	fs := cli.Flags("protocol", "usage: ledger protocol", stderr)
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: ledger protocol")
-		return errUsage
 	}
 	kernel := protocol.DefaultKernel()
 	kernel.ColdWeightBytes = workload.ColdBytes

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register(command{name: "quick", summary: "the main job (make run): kernel ledger on the 1B shapes, end to end vs llama.cpp, report", run: runQuick})
+	commands.Add("quick", "the main job (make run): kernel ledger on the 1B shapes, end to end vs llama.cpp, report", runQuick)
 }
 
 // quickOps are the decode-path ops timed by default: matmul is left to the

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -11,25 +10,21 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/damascus-llm/damascus/harness/record"
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/internal/outfile"
-	"github.com/damascus-llm/damascus/results"
 )
 
 func init() {
-	register(command{name: "report", summary: "render results: baseline.md, benchstat files, SVG sweep charts", run: runReport})
+	commands.Add("report", "render results: baseline.md, benchstat files, SVG sweep charts", runReport)
 }
 
 func runReport(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	store := fs.String("store", results.DefaultStore, "results file to read")
+	fs := cli.Flags("report", "usage: ledger report [--store FILE] [--out DIR]", stderr)
+	store := fs.String("store", record.DefaultStore, "results file to read")
 	out := fs.String("out", "", "directory to write baseline.md, bench/ and charts/ into (default: the store's directory)")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: ledger report [--store FILE] [--out DIR]")
-		return errUsage
 	}
 	if *out == "" {
 		*out = filepath.Dir(*store)
@@ -40,7 +35,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 // report renders the store into dir and prints the latest tables; damaged
 // lines of the store are skipped with a warning on stderr.
 func report(store, dir string, stdout, stderr io.Writer) error {
-	recs, err := results.LoadSkippingDamaged(store, stderr)
+	recs, err := record.LoadSkippingDamaged(store, stderr)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("no results: %s does not exist (run `ledger run` or `ledger quick` first, or check --store)", store)
 	}
@@ -51,7 +46,7 @@ func report(store, dir string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("no results in %s yet: run `ledger run` or `ledger quick` first", store)
 	}
 	var doc bytes.Buffer
-	if err := results.WriteBaseline(&doc, recs); err != nil {
+	if err := record.WriteBaseline(&doc, recs); err != nil {
 		return err
 	}
 	baseline := filepath.Join(dir, "baseline.md")
@@ -59,8 +54,8 @@ func report(store, dir string, stdout, stderr io.Writer) error {
 		return err
 	}
 	written := []string{baseline}
-	for _, kind := range []results.Kind{results.KindKernel, results.KindE2E} {
-		latest := results.LatestRun(recs, kind)
+	for _, kind := range []record.Kind{record.KindKernel, record.KindE2E} {
+		latest := record.LatestRun(recs, kind)
 		if len(latest) == 0 {
 			continue
 		}
@@ -70,14 +65,14 @@ func report(store, dir string, stdout, stderr io.Writer) error {
 		}
 		written = append(written, path)
 	}
-	kern := results.LatestRun(recs, results.KindKernel)
+	kern := record.LatestRun(recs, record.KindKernel)
 	seen := map[string]bool{}
 	for _, r := range kern {
 		if r.Kernel == nil || seen[r.Kernel.Op] {
 			continue
 		}
 		seen[r.Kernel.Op] = true
-		c, ok := results.KernelChart(kern, r.Kernel.Op)
+		c, ok := record.KernelChart(kern, r.Kernel.Op)
 		if !ok {
 			continue
 		}
@@ -95,8 +90,8 @@ func report(store, dir string, stdout, stderr io.Writer) error {
 		}
 		written = append(written, path)
 	}
-	if e2e := results.LatestRun(recs, results.KindE2E); len(e2e) > 0 {
-		fmt.Fprintln(stdout, results.BaselineTable(e2e).Render())
+	if e2e := record.LatestRun(recs, record.KindE2E); len(e2e) > 0 {
+		fmt.Fprintln(stdout, record.BaselineTable(e2e).Render())
 	}
 	fmt.Fprintln(stdout, "wrote:")
 	for _, w := range written {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/results"
+	"github.com/damascus-llm/damascus/harness/record"
 )
 
 // A store whose last line was torn by a killed run (issue 22): `ledger run`
@@ -15,7 +15,7 @@ import (
 // read the store, skipping the fragment with a warning naming file:line.
 func TestTornStoreRecovers(t *testing.T) {
 	store := kernelRun(t)
-	before, err := results.Load(store)
+	before, err := record.Load(store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,11 +32,11 @@ func TestTornStoreRecovers(t *testing.T) {
 		t.Fatalf("run on a torn store: exit %d\n%s\n%s", code, out, errOut)
 	}
 	var warn strings.Builder
-	after, err := results.LoadSkippingDamaged(store, &warn)
+	after, err := record.LoadSkippingDamaged(store, &warn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(after) <= len(before) || after[len(before)].Kind != results.KindRun {
+	if len(after) <= len(before) || after[len(before)].Kind != record.KindRun {
 		t.Fatalf("%d records before, %d after: the run's first record was lost", len(before), len(after))
 	}
 	wantWarn := store + ":" + strconv.Itoa(torn) + ": damaged record skipped"

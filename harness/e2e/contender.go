@@ -9,6 +9,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/enginebench"
 	"github.com/damascus-llm/damascus/harness/llamabench"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/protocol"
 )
@@ -146,7 +147,7 @@ func parseLlamaConfigs(list, variant string, huge bool) ([]llamaConfig, error) {
 	}
 	var out []llamaConfig
 	seen := map[string]bool{}
-	for _, item := range splitList(list) {
+	for _, item := range cli.SplitList(list) {
 		v, h := strings.CutSuffix(item, "+huge")
 		if v == "default" {
 			v = ""
@@ -165,16 +166,6 @@ func parseLlamaConfigs(list, variant string, huge bool) ([]llamaConfig, error) {
 		out[0].name = "llama.cpp"
 	}
 	return out, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // placementNote says where a Damascus bench process kept its weights.

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/harness/roofline"
 	"github.com/damascus-llm/damascus/harness/sysinfo"
 	"github.com/damascus-llm/damascus/protocol"
-	"github.com/damascus-llm/damascus/results"
 )
 
 // Options configure an end-to-end comparison.
@@ -56,7 +56,7 @@ func (o Options) LlamaKV() string {
 
 // Run measures the comparison and returns its records: the run record
 // first, then one e2e record per engine and test. Progress goes to log.
-func Run(ctx context.Context, o Options, log io.Writer) (*results.Batch, error) {
+func Run(ctx context.Context, o Options, log io.Writer) (*record.Batch, error) {
 	if err := o.Protocol.Validate(); err != nil {
 		return nil, err
 	}
@@ -118,11 +118,11 @@ func prepareModel(o Options, log io.Writer) (string, *protocol.Model, error) {
 }
 
 // newRunRecord describes this invocation: command line, machine, protocol.
-func newRunRecord(ctx context.Context, cmdline []string) *results.Run {
+func newRunRecord(ctx context.Context, cmdline []string) *record.Run {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	p := protocol.Record{Date: time.Now().UTC(), Machine: sysinfo.Gather(ctx)}
-	return &results.Run{Command: "ledger " + strings.Join(cmdline, " "), Protocol: p}
+	return &record.Run{Command: "ledger " + strings.Join(cmdline, " "), Protocol: p}
 }
 
 // probeBandwidth measures the memory roofline at the run's thread count: a

@@ -3,13 +3,13 @@ package e2e
 import (
 	"encoding/json"
 
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/protocol"
-	"github.com/damascus-llm/damascus/results"
 )
 
 // JSON renders a comparison's records: per engine and test the samples,
 // median and p95, and the Damascus/llama.cpp ratios of the medians.
-func JSON(b *results.Batch) ([]byte, error) {
+func JSON(b *record.Batch) ([]byte, error) {
 	type testOut struct {
 		Unit    string    `json:"unit"`
 		Samples []float64 `json:"samples"`
@@ -27,14 +27,14 @@ func JSON(b *results.Batch) ([]byte, error) {
 		// the engines, so sample i of each is round i).
 		PairedRatios map[string][]float64 `json:"paired_ratios,omitempty"`
 	}{RunID: b.RunID, Engines: map[string]map[string]testOut{}, Ratios: map[string]float64{}, PairedRatios: map[string][]float64{}}
-	recs := map[string]map[string]*results.E2E{} // test → engine → record
+	recs := map[string]map[string]*record.E2E{} // test → engine → record
 	for _, r := range b.Recs {
 		if r.Run != nil {
 			out.Protocol = r.Run.Protocol
 		}
 		if e := r.E2E; e != nil {
 			if recs[e.Test] == nil {
-				recs[e.Test] = map[string]*results.E2E{}
+				recs[e.Test] = map[string]*record.E2E{}
 			}
 			recs[e.Test][e.Engine] = e
 			if out.Engines[e.Engine] == nil {
@@ -48,7 +48,7 @@ func JSON(b *results.Batch) ([]byte, error) {
 		if l, ok := out.Engines["llama.cpp"][test]; ok && l.Median != 0 {
 			out.Ratios[test] = d.Median / l.Median
 		}
-		if r := results.PairedRatios(recs[test]["damascus"], recs[test]["llama.cpp"]); r != nil {
+		if r := record.PairedRatios(recs[test]["damascus"], recs[test]["llama.cpp"]); r != nil {
 			out.PairedRatios[test] = r
 		}
 	}

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/harness/roofline"
 	"github.com/damascus-llm/damascus/protocol"
 	"github.com/damascus-llm/damascus/protocol/stats"
-	"github.com/damascus-llm/damascus/results"
 )
 
 // engineRecords describe each contender for the run record, and the
@@ -54,9 +54,9 @@ func tests(p protocol.E2E) []test {
 // records returns the run record and, per test, one e2e record per
 // contender; with several llama.cpp configurations (cs[1:]), also a
 // "llama.cpp" record that is the best of them.
-func records(run *results.Run, cs []*contender) *results.Batch {
-	b := results.NewBatch(time.Now())
-	b.Add(results.Record{Kind: results.KindRun, Run: run})
+func records(run *record.Run, cs []*contender) *record.Batch {
+	b := record.NewBatch(time.Now())
+	b.Add(record.Record{Kind: record.KindRun, Run: run})
 	p := *run.Protocol.E2E
 	for _, tt := range tests(p) {
 		for _, c := range cs {
@@ -94,12 +94,12 @@ func bestOf(cs []*contender, tt test) *contender {
 }
 
 // addE2E adds engine's record of test tt to b; none without samples.
-func addE2E(b *results.Batch, run *results.Run, engine string, tt test, samples []float64, notes string) {
+func addE2E(b *record.Batch, run *record.Run, engine string, tt test, samples []float64, notes string) {
 	if len(samples) == 0 {
 		return
 	}
 	p := run.Protocol.E2E
-	r := &results.E2E{Engine: engine, Test: tt.name, Unit: tt.unit, Samples: samples, Summary: stats.Summarize(samples), Notes: notes}
+	r := &record.E2E{Engine: engine, Test: tt.name, Unit: tt.unit, Samples: samples, Summary: stats.Summarize(samples), Notes: notes}
 	// At a depth a decode step streams the KV cache too, in each engine's
 	// cache type: the weights alone no longer say the traffic.
 	if tt.name == p.GenTest() && run.Roofline != nil && p.Depth == 0 {
@@ -109,7 +109,7 @@ func addE2E(b *results.Batch, run *results.Run, engine string, tt test, samples 
 		r.FirstWindow, r.LastWindow = samples[0], samples[len(samples)-1]
 		r.Notes = strings.TrimPrefix(notes+"; ", "; ") + fmt.Sprintf("%d windows; first %.2f, last %.2f tok/s", len(samples), r.FirstWindow, r.LastWindow)
 	}
-	b.Add(results.Record{Kind: results.KindE2E, E2E: r})
+	b.Add(record.Record{Kind: record.KindE2E, E2E: r})
 }
 
 // bandwidthNote states the weight stream a decode rate implies and its

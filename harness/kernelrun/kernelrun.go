@@ -53,7 +53,7 @@ type Outcome struct {
 }
 
 // Timing is one variant timed at one shape. Its fields are those of the
-// ledger's kernel record (results.Kernel), which converts it.
+// ledger's kernel record (record.Kernel), which converts it.
 type Timing struct {
 	Op, Variant, Family string
 	Shape, Label        string // the shape's key, and with its origin

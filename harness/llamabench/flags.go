@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/damascus-llm/damascus/internal/cli"
 )
 
 // Ints is a flag of comma-separated ints, as llama-bench's -p and -n.
@@ -21,10 +23,7 @@ func (l ints) String() string {
 
 func (l ints) Set(s string) error {
 	*l.p = (*l.p)[:0]
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
+	for _, f := range cli.SplitList(s) {
 		v, err := strconv.Atoi(f)
 		if err != nil {
 			return fmt.Errorf("not a number: %q", f)

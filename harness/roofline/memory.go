@@ -2,12 +2,12 @@ package roofline
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 	"unsafe"
 
 	"github.com/damascus-llm/damascus/internal/cpufeat"
+	"github.com/damascus-llm/damascus/internal/hugemem"
 )
 
 // Pages selects how the memory probe's buffer is backed.
@@ -55,7 +55,7 @@ func MemoryRead(opt Options, pages Pages) []Measurement {
 	huge := buf.hugePageBytes()
 	note := ""
 	if pages == PagesHuge {
-		if mode := thpMode(); mode != "" {
+		if mode := hugemem.SelectedTHPMode(); mode != "" {
 			note = "THP " + mode
 		}
 		if huge >= 0 && huge < size/2 {
@@ -124,21 +124,6 @@ func needs(features ...string) string {
 	}
 	if missing := cpufeat.Missing(features...); len(missing) > 0 {
 		return "unavailable: CPU/OS lacks " + strings.Join(missing, ", ")
-	}
-	return ""
-}
-
-// thpMode returns the bracketed transparent-huge-page mode, or "".
-func thpMode() string {
-	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
-	if err != nil {
-		return ""
-	}
-	s := string(b)
-	if i := strings.IndexByte(s, '['); i >= 0 {
-		if j := strings.IndexByte(s[i:], ']'); j > 0 {
-			return s[i+1 : i+j]
-		}
 	}
 	return ""
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/damascus-llm/damascus/internal/amx"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
+	"github.com/damascus-llm/damascus/internal/hugemem"
 )
 
 func skipWithout(t *testing.T, features ...string) {
@@ -176,7 +177,7 @@ func TestMemoryReadProbe(t *testing.T) {
 	msHuge := MemoryRead(quick, PagesHuge)
 	checkMeasurements(t, msHuge, ProbeMemRead)
 	if len(msHuge) > 0 && msHuge[0].Skipped == "" {
-		t.Logf("huge-page buffer: %d of %d bytes on huge pages (THP %q)", msHuge[0].HugePageBytes, msHuge[0].BufferBytes, thpMode())
+		t.Logf("huge-page buffer: %d of %d bytes on huge pages (THP %q)", msHuge[0].HugePageBytes, msHuge[0].BufferBytes, hugemem.SelectedTHPMode())
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -38,6 +39,11 @@ func (s *Set) Register(c Command) {
 		panic(s.prog + ": command registered twice: " + c.Name)
 	}
 	s.cmds[c.Name] = c
+}
+
+// Add registers the subcommand name: its one-line summary and what runs it.
+func (s *Set) Add(name, summary string, run func(args []string, stdout, stderr io.Writer) error) {
+	s.Register(Command{Name: name, Summary: summary, Run: run})
 }
 
 // Lookup returns the subcommand called name.
@@ -124,6 +130,34 @@ func Flags(name, line string, stderr io.Writer) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// ParseInterspersed parses args into fs with flags allowed before, between
+// and after the positional arguments, which it returns in order.
+func ParseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+}
+
+// SplitList returns the elements of a comma-separated list, each trimmed of
+// white space, empty ones left out.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // ParseNoArgs parses args into fs and refuses positional arguments: after

@@ -172,10 +172,7 @@ func (f *intListFlag) String() string {
 
 func (f *intListFlag) Set(s string) error {
 	*f.p = (*f.p)[:0]
-	for _, e := range strings.Split(s, ",") {
-		if e = strings.TrimSpace(e); e == "" {
-			continue
-		}
+	for _, e := range SplitList(s) {
 		n, err := strconv.ParseInt(e, 0, strconv.IntSize)
 		if err != nil {
 			return fmt.Errorf("not a number: %q", e) // the wording of the lists this replaced

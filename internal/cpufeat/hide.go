@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/damascus-llm/damascus/internal/cli"
 )
 
 // HideEnv names the environment variable that hides features from this
@@ -49,11 +51,7 @@ func loadHidden() {
 // under "built on".
 func parseHide(s string) (map[string]bool, error) {
 	direct := map[string]bool{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
+	for _, part := range cli.SplitList(s) {
 		f, ok := lookup(part)
 		if !ok {
 			return nil, fmt.Errorf("%s: %q is not a CPU feature name (known: %s)", HideEnv, part, strings.Join(Names(), ", "))

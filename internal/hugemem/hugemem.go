@@ -33,17 +33,37 @@ func (r *Region) Advised() bool { return r.huge }
 // THPMode returns the system's transparent huge page mode ("always",
 // "madvise", "never"), or "unavailable".
 func THPMode() string {
+	mode, found, text, err := thpSetting()
+	switch {
+	case err != nil:
+		return "unavailable"
+	case found:
+		return mode
+	}
+	return strings.TrimSpace(text)
+}
+
+// SelectedTHPMode returns the bracketed (selected) transparent huge page
+// mode, or "" when the setting is unreadable or has none.
+func SelectedTHPMode() string {
+	mode, _, _, _ := thpSetting()
+	return mode
+}
+
+// thpSetting reads the THP setting: the bracketed mode in it (found says
+// whether there is one) and the whole text.
+func thpSetting() (mode string, found bool, text string, err error) {
 	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	if err != nil {
-		return "unavailable"
+		return "", false, "", err
 	}
-	s := string(b)
-	if i := strings.IndexByte(s, '['); i >= 0 {
-		if j := strings.IndexByte(s[i:], ']'); j > 0 {
-			return s[i+1 : i+j]
+	text = string(b)
+	if i := strings.IndexByte(text, '['); i >= 0 {
+		if j := strings.IndexByte(text[i:], ']'); j > 0 {
+			return text[i+1 : i+j], true, text, nil
 		}
 	}
-	return strings.TrimSpace(s)
+	return "", false, text, nil
 }
 
 // Unavailable says why this system cannot back memory with transparent huge

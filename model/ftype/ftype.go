@@ -120,32 +120,35 @@ const (
 	catOutput
 )
 
+// categoryByPart is tensor_get_category's name tests after the exact
+// names, in its order: the first part a name contains gives its category.
+var categoryByPart = []struct {
+	part string
+	cat  category
+}{
+	{"attn_qkv.weight", catAttnQKV},
+	{"attn_kv_b.weight", catAttnKVB},
+	{"attn_v.weight", catAttnV},
+	{"attn_k.weight", catAttnK},
+	{"attn_q.weight", catAttnQ},
+	{"attn_output.weight", catAttnOutput},
+	{"ffn_up", catFFNUp},
+	{"ffn_gate", catFFNGate},
+	{"ffn_down", catFFNDown},
+}
+
 // categoryOf is llama.cpp's tensor_get_category.
 func categoryOf(name string) category {
-	has := func(s string) bool { return strings.Contains(name, s) }
-	switch {
-	case name == "output.weight":
+	switch name {
+	case "output.weight":
 		return catOutput
-	case name == "token_embd.weight" || name == "per_layer_token_embd.weight":
+	case "token_embd.weight", "per_layer_token_embd.weight":
 		return catTokenEmbd
-	case has("attn_qkv.weight"):
-		return catAttnQKV
-	case has("attn_kv_b.weight"):
-		return catAttnKVB
-	case has("attn_v.weight"):
-		return catAttnV
-	case has("attn_k.weight"):
-		return catAttnK
-	case has("attn_q.weight"):
-		return catAttnQ
-	case has("attn_output.weight"):
-		return catAttnOutput
-	case has("ffn_up"):
-		return catFFNUp
-	case has("ffn_gate"):
-		return catFFNGate
-	case has("ffn_down"):
-		return catFFNDown
+	}
+	for _, c := range categoryByPart {
+		if strings.Contains(name, c.part) {
+			return c.cat
+		}
 	}
 	return catOther
 }

@@ -2,12 +2,12 @@ package requant_test
 
 import (
 	"bytes"
-	"errors"
 	"path/filepath"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/oracle"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/requant"
@@ -20,12 +20,7 @@ import (
 // since both use ggml's reference quantizers without an importance matrix,
 // the same bytes.
 func TestSameAsLlamaCpp(t *testing.T) {
-	if err := llamacpp.Available(); err != nil {
-		if errors.Is(err, llamacpp.ErrNotInstalled) {
-			t.Skipf("%v (run make baseline)", err)
-		}
-		t.Fatal(err)
-	}
+	oracle.RequireLlamaCpp(t)
 	testdata.Llama3TokenizerJSON.Require(t)
 	testdata.Llama32Template.Require(t)
 	vocab, err := llama3vocab.Load()
@@ -43,11 +38,7 @@ func TestSameAsLlamaCpp(t *testing.T) {
 	if err := w.WriteFile(src); err != nil {
 		t.Fatal(err)
 	}
-	in, err := gguf.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
+	in := gguftest.Open(t, src)
 
 	for _, name := range []string{"Q4_K_M", "Q8_0", "Q4_0"} {
 		t.Run(name, func(t *testing.T) {
@@ -67,16 +58,8 @@ func TestSameAsLlamaCpp(t *testing.T) {
 			if err := llamacpp.QuantizeModel(src, theirs, name, 2); err != nil {
 				t.Fatal(err)
 			}
-			a, err := gguf.Open(ours)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			b, err := gguf.Open(theirs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
+			a := gguftest.Open(t, ours)
+			b := gguftest.Open(t, theirs)
 			for _, key := range []string{"general.file_type", "general.quantization_version"} {
 				x, err1 := a.Uint32(key)
 				y, err2 := b.Uint32(key)

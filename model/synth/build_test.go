@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/synth"
@@ -63,11 +64,7 @@ func writeModel(t testing.TB, preset, typ string, seed uint64) *gguf.File {
 	if err := build(t, preset, typ, seed, 2).WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
+	f := gguftest.Open(t, path)
 	return f
 }
 

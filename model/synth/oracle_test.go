@@ -1,7 +1,6 @@
 package synth_test
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -9,30 +8,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/oracle"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/llama/quality"
 	"github.com/damascus-llm/damascus/model/synth"
 	"github.com/damascus-llm/damascus/quant"
 )
 
-func requireLlamaCpp(t *testing.T) {
-	t.Helper()
-	if err := llamacpp.Available(); err != nil {
-		if errors.Is(err, llamacpp.ErrNotInstalled) {
-			t.Skipf("%v (run make baseline)", err)
-		}
-		t.Fatal(err)
-	}
-}
-
 // llama.cpp loads the synthetic files, and the next-token distributions
 // they give look like a trained model's: finite, peaked (not flat),
 // changing with the context; the Q4_K_M and F16 files of one seed hold the
 // same weights (up to F16 rounding), so their logits agree closely.
 func TestLlamaCppLoadsSynth(t *testing.T) {
-	requireLlamaCpp(t)
+	oracle.RequireLlamaCpp(t)
 	dir := t.TempDir()
 	tokens := []int32{128000, 9906, 1917, 11, 358, 1097, 264, 1296, 315, 279}
 	positions := []int{0, 4, 9}
@@ -116,7 +106,7 @@ func correlation(a, b []float32) float64 {
 // row lengths), picks the type our Q4_K_M and Q4_0 files have for every
 // tensor, and writes the tensors in the same order.
 func TestMixMatchesLlamaCpp(t *testing.T) {
-	requireLlamaCpp(t)
+	oracle.RequireLlamaCpp(t)
 	dir := t.TempDir()
 	for _, layers := range []int{16, 28} {
 		p := synth.Preset{Name: fmt.Sprintf("narrow-%dl", layers), SizeLabel: "test",
@@ -157,16 +147,8 @@ func writePreset(t *testing.T, p synth.Preset, typ, path string) {
 // order, with the same types and shapes.
 func compareTypes(t *testing.T, what, ours, theirs string) {
 	t.Helper()
-	a, err := gguf.Open(ours)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := gguf.Open(theirs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := gguftest.Open(t, ours)
+	b := gguftest.Open(t, theirs)
 	if len(a.Tensors) != len(b.Tensors) {
 		t.Fatalf("%s: %d tensors, llama.cpp %d", what, len(a.Tensors), len(b.Tensors))
 	}
@@ -193,7 +175,7 @@ func TestBigPresetAgainstLlamaCpp(t *testing.T) {
 	if preset == "" {
 		t.Skip("set DAMASCUS_SYNTH_PRESET to a preset name to run")
 	}
-	requireLlamaCpp(t)
+	oracle.RequireLlamaCpp(t)
 	dir := t.TempDir()
 	ours := filepath.Join(dir, "ours-Q4_K_M.gguf")
 	start := time.Now()

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/oracle"
 	"github.com/damascus-llm/damascus/internal/testdata"
 )
 
@@ -38,7 +39,7 @@ func BenchmarkEncode(b *testing.B) {
 			b.ReportMetric(float64(n), "tokens")
 		})
 		b.Run("vocab="+v.name+"/impl=llama.cpp", func(b *testing.B) {
-			requireOracle(b)
+			oracle.RequireLlamaCpp(b)
 			ref, err := llamacpp.OpenVocab(path)
 			if err != nil {
 				b.Fatal(err)
@@ -68,7 +69,7 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	})
 	b.Run("impl=llama.cpp", func(b *testing.B) {
-		requireOracle(b)
+		oracle.RequireLlamaCpp(b)
 		for b.Loop() {
 			v, err := llamacpp.OpenVocab(path)
 			if err != nil {

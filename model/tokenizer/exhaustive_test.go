@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/oracle"
 )
 
 // TestOracleEveryCodePoint puts every code point (surrogates included, as
@@ -18,7 +19,7 @@ func TestOracleEveryCodePoint(t *testing.T) {
 	if os.Getenv("DAMASCUS_TOKENIZER_EXHAUSTIVE") == "" {
 		t.Skip("set DAMASCUS_TOKENIZER_EXHAUSTIVE=1 to compare all 1,114,112 code points")
 	}
-	requireOracle(t)
+	oracle.RequireLlamaCpp(t)
 	for _, pre := range []Pretokenizer{Llama3Scanner, Llama3Regexp2} {
 		t.Run(pre.Name(), func(t *testing.T) {
 			ours, ref := oraclePair(t, llama3GGUF(t), pre)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
 )
@@ -42,11 +43,7 @@ func openGGUF(tb testing.TB, f testdata.File) *Tokenizer {
 // openPath builds the tokenizer of the GGUF at path.
 func openPath(tb testing.TB, path string) *Tokenizer {
 	tb.Helper()
-	gf, err := gguf.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer gf.Close()
+	gf := gguftest.Open(tb, path)
 	tok, err := FromGGUF(gf)
 	if err != nil {
 		tb.Fatal(err)

@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,22 +10,12 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/oracle"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
 )
-
-// requireOracle skips when the pinned llama.cpp is not installed.
-func requireOracle(tb testing.TB) {
-	tb.Helper()
-	if err := llamacpp.Available(); err != nil {
-		if errors.Is(err, llamacpp.ErrNotInstalled) {
-			tb.Skip(err)
-		}
-		tb.Fatal(err)
-	}
-}
 
 var (
 	llama3GGUFOnce sync.Once
@@ -67,11 +56,7 @@ func TestMain(m *testing.M) {
 // replaces our pre-tokenizer.
 func oraclePair(t *testing.T, path string, pre ...Pretokenizer) (*Tokenizer, *llamacpp.Vocab) {
 	t.Helper()
-	gf, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gf.Close()
+	gf := gguftest.Open(t, path)
 	spec, err := SpecFromGGUF(gf)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +151,7 @@ func parallel(inputs []string, f func(string)) {
 // (written by llama3vocab) and the Llama 2 SPM vocabulary, with and without
 // special-token parsing. It also checks Decode(Encode(x)) == x.
 func TestOracleEncode(t *testing.T) {
-	requireOracle(t)
+	oracle.RequireLlamaCpp(t)
 	lines := corpusLines(t)
 	adv := adversarial(1, 10000)
 	for _, v := range []struct {
@@ -232,7 +217,7 @@ func TestOracleEncode(t *testing.T) {
 // TestOracleDecode compares every token's piece, and the detokenization of
 // adversarial encodings, with llama.cpp.
 func TestOracleDecode(t *testing.T) {
-	requireOracle(t)
+	oracle.RequireLlamaCpp(t)
 	adv := append(adversarial(2, 500),
 		"a ' b", "x ' ' y", "it 's", "I 'm", "we 're", "they 've", "don 't", "he 'd", "we 'll", " ' ", "' '",
 		"Hi , there . Why ? No !", " ,", "a '", "' s", "x 'll y", "q 're", " 've", "a ' ' ' b", "end .")

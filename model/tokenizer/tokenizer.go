@@ -45,20 +45,25 @@ const (
 	attrByte
 )
 
+// typeAttrs pairs each token type with its attribute, in the order Type
+// tests the attributes (the first attribute a token has gives its type).
+var typeAttrs = [...]struct {
+	typ  TokenType
+	attr attr
+}{
+	{TypeUnused, attrUnused},
+	{TypeUnknown, attrUnknown},
+	{TypeControl, attrControl},
+	{TypeUserDefined, attrUserDefined},
+	{TypeByte, attrByte},
+	{TypeNormal, attrNormal},
+}
+
 func attrOf(t TokenType) attr {
-	switch t {
-	case TypeUnknown:
-		return attrUnknown
-	case TypeUnused:
-		return attrUnused
-	case TypeNormal:
-		return attrNormal
-	case TypeControl:
-		return attrControl
-	case TypeUserDefined:
-		return attrUserDefined
-	case TypeByte:
-		return attrByte
+	for _, ta := range typeAttrs {
+		if ta.typ == t {
+			return ta.attr
+		}
 	}
 	return 0
 }
@@ -375,19 +380,10 @@ func (t *Tokenizer) Type(id int32) TokenType {
 		return TypeUndefined
 	}
 	a := t.attrs[id]
-	switch {
-	case a&attrUnused != 0:
-		return TypeUnused
-	case a&attrUnknown != 0:
-		return TypeUnknown
-	case a&attrControl != 0:
-		return TypeControl
-	case a&attrUserDefined != 0:
-		return TypeUserDefined
-	case a&attrByte != 0:
-		return TypeByte
-	case a&attrNormal != 0:
-		return TypeNormal
+	for _, ta := range typeAttrs {
+		if a&ta.attr != 0 {
+			return ta.typ
+		}
 	}
 	return TypeUndefined
 }

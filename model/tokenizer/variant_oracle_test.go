@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
+	"github.com/damascus-llm/damascus/internal/oracle"
 	"github.com/damascus-llm/damascus/internal/testdata"
 )
 
@@ -15,11 +17,7 @@ import (
 // it, and writes a vocab-only GGUF.
 func writeVariant(t *testing.T, src string, edit func(map[string]gguf.Value)) string {
 	t.Helper()
-	f, err := gguf.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := gguftest.Open(t, src)
 	kv := map[string]gguf.Value{}
 	for _, e := range f.KV {
 		kv[e.Key] = e.Value
@@ -62,7 +60,7 @@ func retype(t *testing.T, kv map[string]gguf.Value, typ TokenType, texts ...stri
 // EOS added at the end, no space prefix, merges whose result is not a token —
 // and compares encode, pieces and detokenize with llama.cpp on them.
 func TestOracleVocabularyVariants(t *testing.T) {
-	requireOracle(t)
+	oracle.RequireLlamaCpp(t)
 	raw, err := os.ReadFile(testdata.TinyStoriesSample.Require(t))
 	if err != nil {
 		t.Fatal(err)

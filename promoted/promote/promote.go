@@ -12,16 +12,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/protocol"
-	"github.com/damascus-llm/damascus/results"
 )
 
 // Request says what to judge and how.
 type Request struct {
-	Recs  []results.Record // one kernel run: its gate and kernel records
+	Recs  []record.Record // one kernel run: its gate and kernel records
 	Prefs promoted.Preferences
 	Reg   *ledger.Registry // the variants this binary can dispatch to
 	Rule  protocol.Rule
@@ -45,10 +45,10 @@ type Request struct {
 // the gate everywhere in the run. Promoted challengers go to the front of
 // the op's list, fastest first (geometric mean of their median times), each
 // citing its promotion record; b receives one promotion record per decision.
-func Decide(req Request, b *results.Batch) ([]results.Promotion, promoted.Preferences) {
+func Decide(req Request, b *record.Batch) ([]record.Promotion, promoted.Preferences) {
 	run := indexRun(req.Recs, req.Ops)
 	out := copyPrefs(req.Prefs)
-	var decisions []results.Promotion
+	var decisions []record.Promotion
 	for _, op := range run.opNames() {
 		j := judge{req: req, run: run, op: op}
 		var wins []win
@@ -57,7 +57,7 @@ func Decide(req Request, b *results.Batch) ([]results.Promotion, promoted.Prefer
 			if !ok {
 				continue
 			}
-			rec := b.Add(results.Record{Kind: results.KindPromotion, Promotion: &p.Promotion})
+			rec := b.Add(record.Record{Kind: record.KindPromotion, Promotion: &p.Promotion})
 			decisions = append(decisions, p.Promotion)
 			if p.Promote {
 				wins = append(wins, j.win(p, rec.ID))
@@ -72,7 +72,7 @@ func Decide(req Request, b *results.Batch) ([]results.Promotion, promoted.Prefer
 
 // RunVendor returns the CPUID vendor of the machine a run's records were
 // measured on, or "" when the run record lacks it.
-func RunVendor(recs []results.Record) string {
+func RunVendor(recs []record.Record) string {
 	for _, r := range recs {
 		if r.Run != nil {
 			return r.Run.Protocol.Machine.CPU.Vendor
@@ -85,14 +85,14 @@ type key struct{ op, variant, shape string }
 
 // runIndex is a kernel run's records by op, variant and shape.
 type runIndex struct {
-	timed  map[key]results.Record // shape "": the variant's first record
-	byOp   map[string][]string    // op → variants in first-seen order
-	shapes map[string][]string    // op → shapes in first-seen order
+	timed  map[key]record.Record // shape "": the variant's first record
+	byOp   map[string][]string   // op → variants in first-seen order
+	shapes map[string][]string   // op → shapes in first-seen order
 	gates  []gate.Result
 }
 
-func indexRun(recs []results.Record, ops []string) runIndex {
-	ri := runIndex{timed: map[key]results.Record{}, byOp: map[string][]string{}, shapes: map[string][]string{}}
+func indexRun(recs []record.Record, ops []string) runIndex {
+	ri := runIndex{timed: map[key]record.Record{}, byOp: map[string][]string{}, shapes: map[string][]string{}}
 	for _, r := range recs {
 		if r.Gate != nil {
 			ri.gates = append(ri.gates, *r.Gate)
@@ -179,7 +179,7 @@ func (j judge) incumbent(prec ledger.Precision) string {
 
 // judged is a decision with the mean log of the challenger's median times.
 type judged struct {
-	results.Promotion
+	record.Promotion
 	logNs float64
 }
 
@@ -197,7 +197,7 @@ func (j judge) challenge(ch string) (judged, bool) {
 	if incumbent == "" || ch == incumbent {
 		return judged{}, false
 	}
-	p := judged{Promotion: results.Promotion{Op: j.op, Challenger: ch, Incumbent: incumbent, Rule: j.req.Rule, Promote: true}}
+	p := judged{Promotion: record.Promotion{Op: j.op, Challenger: ch, Incumbent: incumbent, Rule: j.req.Rule, Promote: true}}
 	gatePassed := gate.Passed(j.run.gates, j.op, ch)
 	var gainSum float64
 	for _, s := range judgedShapes(j.op, j.run.shapes[j.op]) {
@@ -207,7 +207,7 @@ func (j judge) challenge(ch string) (judged, bool) {
 			continue
 		}
 		d := j.req.Rule.Decide(ri.Kernel.NsPerOp, rc.Kernel.NsPerOp, gatePassed)
-		p.Shapes = append(p.Shapes, results.ShapeDecision{Shape: s, Decision: d})
+		p.Shapes = append(p.Shapes, record.ShapeDecision{Shape: s, Decision: d})
 		p.Evidence = append(p.Evidence, ri.ID, rc.ID)
 		p.Promote = p.Promote && d.Promote
 		gainSum += d.Gain
@@ -221,7 +221,7 @@ func (j judge) challenge(ch string) (judged, bool) {
 }
 
 // reason says why a decision went the way it did.
-func reason(p results.Promotion, gatePassed bool, meanGain float64) string {
+func reason(p record.Promotion, gatePassed bool, meanGain float64) string {
 	switch {
 	case !gatePassed:
 		return "did not pass the gate at every shape of the run"

@@ -5,28 +5,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/protocol"
 	"github.com/damascus-llm/damascus/quant"
-	"github.com/damascus-llm/damascus/results"
 	"github.com/damascus-llm/damascus/variants/naive"
 )
 
 // decidePromotions calls Decide with the arguments spelled out, as the
 // tests were written against.
-func decidePromotions(recs []results.Record, prefs promoted.Preferences, reg *ledger.Registry, rule protocol.Rule,
-	ops []string, only, vendor string, cpuOnly bool, b *results.Batch) ([]results.Promotion, promoted.Preferences) {
+func decidePromotions(recs []record.Record, prefs promoted.Preferences, reg *ledger.Registry, rule protocol.Rule,
+	ops []string, only, vendor string, cpuOnly bool, b *record.Batch) ([]record.Promotion, promoted.Preferences) {
 	return Decide(Request{Recs: recs, Prefs: prefs, Reg: reg, Rule: rule, Ops: ops, Only: only, Vendor: vendor, CPUOnly: cpuOnly}, b)
 }
 
 // matmulRun is a recorded kernel run of matmul/q4_k variants at one shape,
 // each gated and timed at scale × a common sample, and a registry holding
 // naive, the matvec loop and tiles.
-func matmulRun(t *testing.T, scales map[string]float64) (*results.Batch, *ledger.Registry) {
+func matmulRun(t *testing.T, scales map[string]float64) (*record.Batch, *ledger.Registry) {
 	t.Helper()
-	b := results.NewBatch(time.Now())
+	b := record.NewBatch(time.Now())
 	names := make([]string, 0, len(scales))
 	for name := range scales {
 		names = append(names, name)
@@ -37,8 +37,8 @@ func matmulRun(t *testing.T, scales map[string]float64) (*results.Batch, *ledger
 		for i := range ns {
 			ns[i] = scales[name] * (1000 + 5*float64(i))
 		}
-		b.Add(results.Record{Kind: results.KindGate, Gate: &gate.Result{Op: "matmul/q4_k", Variant: name, Shape: "3x256x2", Outcome: gate.Pass}})
-		b.Add(results.Record{Kind: results.KindKernel, Kernel: &results.Kernel{Op: "matmul/q4_k", Variant: name, Shape: "3x256x2", NsPerOp: ns}})
+		b.Add(record.Record{Kind: record.KindGate, Gate: &gate.Result{Op: "matmul/q4_k", Variant: name, Shape: "3x256x2", Outcome: gate.Pass}})
+		b.Add(record.Record{Kind: record.KindKernel, Kernel: &record.Kernel{Op: "matmul/q4_k", Variant: name, Shape: "3x256x2", NsPerOp: ns}})
 	}
 	reg := ledger.NewRegistry()
 	for _, name := range []string{"naive", promoted.MatVecLoopName, "tiles"} {
@@ -54,7 +54,7 @@ func matmulRun(t *testing.T, scales map[string]float64) (*results.Batch, *ledger
 func TestMatMulIncumbentIsMatVecLoop(t *testing.T) {
 	b, reg := matmulRun(t, map[string]float64{"naive": 10, promoted.MatVecLoopName: 1, "tiles": 0.99})
 	decisions, prefs := decidePromotions(b.Recs, promoted.Preferences{Ops: map[string][]promoted.Choice{}}, reg,
-		protocol.DefaultRule(), nil, "", "", false, results.NewBatch(time.Now()))
+		protocol.DefaultRule(), nil, "", "", false, record.NewBatch(time.Now()))
 	for _, d := range decisions {
 		if d.Incumbent != promoted.MatVecLoopName {
 			t.Errorf("%s judged against %s", d.Challenger, d.Incumbent)
@@ -77,7 +77,7 @@ func TestPromoteForOneVendor(t *testing.T) {
 	// against an empty list and check the vendor, then against one that
 	// lists tiles for any CPU and check both entries remain.
 	_, prefs := decidePromotions(b.Recs, promoted.Preferences{Ops: map[string][]promoted.Choice{}}, reg,
-		protocol.DefaultRule(), nil, "", "GenuineIntel", true, results.NewBatch(time.Now()))
+		protocol.DefaultRule(), nil, "", "GenuineIntel", true, record.NewBatch(time.Now()))
 	list := prefs.Ops["matmul/q4_k"]
 	if len(list) != 1 || list[0].Variant != "tiles" || list[0].CPU != "GenuineIntel" {
 		t.Fatalf("preferences %+v", list)
@@ -85,7 +85,7 @@ func TestPromoteForOneVendor(t *testing.T) {
 	// An entry for another vendor is no incumbent: the run is judged against
 	// the matvec loop and tiles promoted again, for this vendor.
 	amd := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": {{Variant: "tiles", CPU: "AuthenticAMD"}}}}
-	decisions, prefs := decidePromotions(b.Recs, amd, reg, protocol.DefaultRule(), nil, "", "GenuineIntel", true, results.NewBatch(time.Now()))
+	decisions, prefs := decidePromotions(b.Recs, amd, reg, protocol.DefaultRule(), nil, "", "GenuineIntel", true, record.NewBatch(time.Now()))
 	if len(decisions) != 1 || decisions[0].Incumbent != promoted.MatVecLoopName || len(prefs.Ops["matmul/q4_k"]) != 2 {
 		t.Errorf("with an AMD-only entry: decisions %+v, preferences %+v", decisions, prefs.Ops["matmul/q4_k"])
 	}
@@ -111,7 +111,7 @@ func TestPromoteWithinPrecision(t *testing.T) {
 		}
 	}
 	prefs := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": {{Variant: "tiles"}}}}
-	decisions, out := decidePromotions(b.Recs, prefs, reg, protocol.DefaultRule(), nil, "", "", false, results.NewBatch(time.Now()))
+	decisions, out := decidePromotions(b.Recs, prefs, reg, protocol.DefaultRule(), nil, "", "", false, record.NewBatch(time.Now()))
 	judged := map[string]string{}
 	for _, d := range decisions {
 		judged[d.Challenger] = d.Incumbent

@@ -1,13 +1,13 @@
 package quality
 
 import (
-	"errors"
 	"math"
 	"os"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/oracle"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/tokenizer"
@@ -17,22 +17,13 @@ import (
 // the pinned llama.cpp through the same protocol, must agree within 1%; the
 // KL divergence of a model from itself is zero.
 func TestStories260KPerplexityMatchesLlamaCpp(t *testing.T) {
-	if err := llamacpp.Available(); err != nil {
-		if errors.Is(err, llamacpp.ErrNotInstalled) {
-			t.Skipf("%v (run make baseline)", err)
-		}
-		t.Fatal(err)
-	}
+	oracle.RequireLlamaCpp(t)
 	path := testdata.Stories260KGGUF.Require(t)
 	text, err := os.ReadFile(testdata.TinyStoriesSample.Require(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := gguftest.Open(t, path)
 	m, err := llama.FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/testdata"
 )
 
@@ -59,11 +59,7 @@ func TestWriteVocabGGUF(t *testing.T) {
 	if err := WriteVocabGGUF(path); err != nil {
 		t.Fatal(err)
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := gguftest.Open(t, path)
 	toks, err := f.Strings("tokenizer.ggml.tokens")
 	if err != nil || len(toks) != NumTokens || toks[128009] != "<|eot_id|>" {
 		t.Fatalf("tokens: %d, err %v", len(toks), err)

@@ -1,7 +1,9 @@
-// Package results stores what the workbench measured — one JSON record per
-// line in a JSONL file under results/ — and renders it: Markdown tables
-// (baseline.md), benchstat-format files and SVG charts.
-package results
+// Package record stores what the workbench measured — one JSON record per
+// line in a JSONL file, by default results/ledger.jsonl in the repository —
+// and renders it: Markdown tables (results/baseline.md), benchstat-format
+// files and SVG charts. The data lives in results/; this package lives here so
+// that results/ holds data only.
+package record
 
 import (
 	"bufio"
