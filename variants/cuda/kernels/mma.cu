@@ -48,6 +48,22 @@ __device__ __forceinline__ void mma_load_x(u8* bq, float* xd, short* bs, const u
 // for B, which is B column-major as mma wants it).
 __device__ __forceinline__ u32 lds4(const u8* p) { return *(const u32*)p; }
 
+// mma_store writes a warp's accumulators: rows r0 and r0+8, tokens t0 + 8nt
+// and t0 + 8nt + 1 (the C fragment's places), each the scale terms less
+// the offset terms.
+__device__ __forceinline__ void mma_store(float* dst, int ldd, int rows, int n, int r0, int t0, const float acc[8][4],
+                                          const float off[8][4]) {
+	const int r1 = r0 + 8;
+#pragma unroll
+	for (int nt = 0; nt < 8; nt++) {
+		const int ta = t0 + 8 * nt, tb = ta + 1;
+		if (r0 < rows && ta < n) dst[(size_t)ta * ldd + r0] = acc[nt][0] - off[nt][0];
+		if (r0 < rows && tb < n) dst[(size_t)tb * ldd + r0] = acc[nt][1] - off[nt][1];
+		if (r1 < rows && ta < n) dst[(size_t)ta * ldd + r1] = acc[nt][2] - off[nt][2];
+		if (r1 < rows && tb < n) dst[(size_t)tb * ldd + r1] = acc[nt][3] - off[nt][3];
+	}
+}
+
 // ---- Q4_K ---------------------------------------------------------------------
 
 extern "C" __global__ void __launch_bounds__(128)
@@ -129,15 +145,7 @@ q4k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
 			}
 		}
 	}
-	const int r0 = row0 + 16 * warp + g, r1 = r0 + 8;
-#pragma unroll
-	for (int nt = 0; nt < 8; nt++) {
-		const int t0 = tok0 + 8 * nt + 2 * q4, t1 = t0 + 1;
-		if (r0 < rows && t0 < n) dst[(size_t)t0 * ldd + r0] = acc[nt][0] - accm[nt][0];
-		if (r0 < rows && t1 < n) dst[(size_t)t1 * ldd + r0] = acc[nt][1] - accm[nt][1];
-		if (r1 < rows && t0 < n) dst[(size_t)t0 * ldd + r1] = acc[nt][2] - accm[nt][2];
-		if (r1 < rows && t1 < n) dst[(size_t)t1 * ldd + r1] = acc[nt][3] - accm[nt][3];
-	}
+	mma_store(dst, ldd, rows, n, row0 + 16 * warp + g, tok0 + 2 * q4, acc, accm);
 }
 
 // ---- Q6_K (the device layout of matvec.cu) --------------------------------------
@@ -216,13 +224,5 @@ q6k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
 			}
 		}
 	}
-	const int r0 = row0 + 16 * warp + g, r1 = r0 + 8;
-#pragma unroll
-	for (int nt = 0; nt < 8; nt++) {
-		const int t0 = tok0 + 8 * nt + 2 * q4, t1 = t0 + 1;
-		if (r0 < rows && t0 < n) dst[(size_t)t0 * ldd + r0] = acc[nt][0] - acco[nt][0];
-		if (r0 < rows && t1 < n) dst[(size_t)t1 * ldd + r0] = acc[nt][1] - acco[nt][1];
-		if (r1 < rows && t0 < n) dst[(size_t)t0 * ldd + r1] = acc[nt][2] - acco[nt][2];
-		if (r1 < rows && t1 < n) dst[(size_t)t1 * ldd + r1] = acc[nt][3] - acco[nt][3];
-	}
+	mma_store(dst, ldd, rows, n, row0 + 16 * warp + g, tok0 + 2 * q4, acc, acco);
 }
