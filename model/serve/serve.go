@@ -1,0 +1,544 @@
+// Package serve is an OpenAI-compatible HTTP server over one model context:
+// POST /v1/chat/completions (messages through the model's chat template),
+// POST /v1/completions, GET /v1/models and GET /health, with server-sent
+// events for stream: true. This first form has one slot: requests take the
+// context in turn (a bounded queue in front of it), each reusing the KV
+// cache prefix it shares with the one before. Continuous batching of many
+// streams is issue 21's next step.
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/damascus-llm/damascus/model/llama/chat"
+	"github.com/damascus-llm/damascus/model/llama/generate"
+	"github.com/damascus-llm/damascus/model/sample"
+	"github.com/damascus-llm/damascus/model/tokenizer"
+)
+
+// Evaluator is the model context the server drives (a *llama.Context).
+type Evaluator interface {
+	generate.Evaluator
+	Truncate(n int) error
+}
+
+// Config is what the server serves and its limits.
+type Config struct {
+	Model     string    // the name clients pass as "model"
+	Vocab     int       // the model's logits per token
+	Context   Evaluator // the one context requests take in turn
+	Tokenizer *tokenizer.Tokenizer
+	Template  chat.Template    // nil: /v1/chat/completions answers 400
+	MaxQueue  int              // requests waiting for the context beyond the running one; more get 503
+	MaxBody   int64            // request body bytes; more get 413
+	Now       func() time.Time // the clock ("created" fields); nil: time.Now
+}
+
+// Server handles the endpoints. Its zero value is not usable: use New.
+type Server struct {
+	cfg     Config
+	slot    chan struct{} // holds one token while a request owns the context
+	waiting atomic.Int64
+	mu      sync.Mutex // guards cached
+	cached  []int32    // the tokens in the context's KV cache, in order
+	nextID  atomic.Int64
+}
+
+// New returns a server over cfg.Context.
+func New(cfg Config) (*Server, error) {
+	if cfg.Context == nil || cfg.Tokenizer == nil || cfg.Vocab <= 0 {
+		return nil, errors.New("serve: a context, a tokenizer and the vocabulary size are needed")
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 1 << 20
+	}
+	if cfg.MaxQueue < 0 {
+		cfg.MaxQueue = 0
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Server{cfg: cfg, slot: make(chan struct{}, 1)}, nil
+}
+
+// Handler routes the endpoints.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{
+			{"id": s.cfg.Model, "object": "model", "created": s.cfg.Now().Unix(), "owned_by": "damascus"}}})
+	})
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, true) })
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, false) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found_error", "", fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+// request is the body of both completion endpoints; the fields a client
+// may send that this server does not use are ignored.
+type request struct {
+	Model            string          `json:"model"`
+	Messages         []message       `json:"messages"`
+	Prompt           json.RawMessage `json:"prompt"`
+	MaxTokens        *int            `json:"max_tokens"`
+	MaxCompletion    *int            `json:"max_completion_tokens"`
+	Temperature      *float32        `json:"temperature"`
+	TopP             *float32        `json:"top_p"`
+	TopK             *int            `json:"top_k"`
+	MinP             *float32        `json:"min_p"`
+	Seed             *int64          `json:"seed"`
+	Stop             json.RawMessage `json:"stop"`
+	Stream           bool            `json:"stream"`
+	FrequencyPenalty *float32        `json:"frequency_penalty"`
+	PresencePenalty  *float32        `json:"presence_penalty"`
+}
+
+type message struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// apiError is an answer other than 200: its status and the OpenAI error
+// object's fields.
+type apiError struct {
+	status      int
+	kind, param string
+	msg         string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(param, format string, a ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, kind: "invalid_request_error", param: param, msg: fmt.Sprintf(format, a...)}
+}
+
+// job is a validated request: the prompt's tokens and how to sample.
+type job struct {
+	chat   bool
+	prompt []int32
+	params sample.Params
+	max    int
+	stops  []string
+	stream bool
+}
+
+func (s *Server) complete(w http.ResponseWriter, r *http.Request, isChat bool) {
+	j, aerr := s.parse(w, r, isChat)
+	if aerr != nil {
+		writeError(w, aerr.status, aerr.kind, aerr.param, aerr.msg)
+		return
+	}
+	// The queue: beyond MaxQueue waiting, refuse rather than pile up.
+	if s.waiting.Add(1) > int64(s.cfg.MaxQueue)+1 {
+		s.waiting.Add(-1)
+		writeError(w, http.StatusServiceUnavailable, "server_error", "", fmt.Sprintf("server busy: %d requests are waiting for the model; try again later", s.cfg.MaxQueue))
+		return
+	}
+	select {
+	case s.slot <- struct{}{}:
+	case <-r.Context().Done():
+		s.waiting.Add(-1)
+		return // the client left while queued
+	}
+	defer func() { <-s.slot; s.waiting.Add(-1) }()
+	s.run(w, r.Context(), j)
+}
+
+// parse reads and checks a request body.
+func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*job, *apiError) {
+	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	var req request
+	dec := json.NewDecoder(body)
+	if err := dec.Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		var typeErr *json.UnmarshalTypeError
+		var synErr *json.SyntaxError
+		switch {
+		case errors.As(err, &tooBig):
+			return nil, &apiError{status: http.StatusRequestEntityTooLarge, kind: "invalid_request_error", msg: fmt.Sprintf("request body larger than %d bytes", tooBig.Limit)}
+		case errors.As(err, &typeErr):
+			return nil, badRequest(typeErr.Field, "field %q: a JSON %s where %s is wanted", typeErr.Field, typeErr.Value, jsonKind(typeErr.Type.String()))
+		case errors.As(err, &synErr):
+			return nil, badRequest("", "malformed JSON at byte %d: %v", synErr.Offset, err)
+		case errors.Is(err, io.EOF):
+			return nil, badRequest("", "empty request body: a JSON object is wanted")
+		}
+		return nil, badRequest("", "malformed JSON: %v", err)
+	}
+	if req.Model != "" && req.Model != s.cfg.Model {
+		return nil, &apiError{status: http.StatusNotFound, kind: "not_found_error", param: "model",
+			msg: fmt.Sprintf("model %q is not served here (this server has %q)", req.Model, s.cfg.Model)}
+	}
+	j := &job{chat: isChat, stream: req.Stream, params: sample.DefaultParams()}
+	var text string
+	if isChat {
+		if s.cfg.Template == nil {
+			return nil, badRequest("messages", "this model has no chat template: use /v1/completions")
+		}
+		if len(req.Messages) == 0 {
+			return nil, badRequest("messages", "messages is empty: at least one message is wanted")
+		}
+		msgs := make([]chat.Message, len(req.Messages))
+		for i, m := range req.Messages {
+			switch m.Role {
+			case "system", "user", "assistant", "developer":
+			default:
+				return nil, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not system, user or assistant", i, m.Role)
+			}
+			c, err := contentText(m.Content)
+			if err != nil {
+				return nil, badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content: %v", i, err)
+			}
+			role := m.Role
+			if role == "developer" {
+				role = "system"
+			}
+			msgs[i] = chat.Message{Role: role, Content: c}
+		}
+		text = s.cfg.Template.Render(msgs, true)
+	} else {
+		p, err := promptText(req.Prompt)
+		if err != nil {
+			return nil, badRequest("prompt", "prompt: %v", err)
+		}
+		text = p
+	}
+	flags := tokenizer.AddSpecial
+	if isChat {
+		flags |= tokenizer.ParseSpecial // the template's own control tokens
+	}
+	ids, err := s.cfg.Tokenizer.Encode(text, flags)
+	if err != nil {
+		return nil, badRequest("", "the prompt cannot be tokenized: %v", err)
+	}
+	if len(ids) == 0 {
+		return nil, badRequest("prompt", "the prompt is empty and the vocabulary adds no BOS")
+	}
+	nctx := s.cfg.Context.NCtx()
+	if len(ids) >= nctx {
+		return nil, badRequest("messages", "the prompt is %d tokens, the context holds %d: at least one must be left to generate", len(ids), nctx)
+	}
+	j.prompt = ids
+	j.max = nctx - len(ids)
+	for _, m := range []*int{req.MaxTokens, req.MaxCompletion} {
+		if m == nil {
+			continue
+		}
+		if *m <= 0 {
+			return nil, badRequest("max_tokens", "max_tokens %d is not positive", *m)
+		}
+		if *m > j.max {
+			return nil, badRequest("max_tokens", "max_tokens %d with a prompt of %d tokens exceeds the context of %d", *m, len(ids), nctx)
+		}
+		j.max = *m
+	}
+	p := &j.params
+	set := func(dst *float32, v *float32) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&p.Temperature, req.Temperature)
+	set(&p.TopP, req.TopP)
+	set(&p.MinP, req.MinP)
+	set(&p.FrequencyPenalty, req.FrequencyPenalty)
+	set(&p.PresencePenalty, req.PresencePenalty)
+	if req.TopK != nil {
+		p.TopK = *req.TopK
+	}
+	p.RepeatPenalty = 1 // OpenAI's API has none; its penalties are frequency and presence
+	if req.Seed != nil {
+		p.Seed = uint64(*req.Seed)
+	} else {
+		p.Seed = uint64(s.cfg.Now().UnixNano())
+	}
+	if err := p.Validate(); err != nil {
+		return nil, badRequest("", "%v", err)
+	}
+	if j.stops, err = stopList(req.Stop); err != nil {
+		return nil, badRequest("stop", "stop: %v", err)
+	}
+	return j, nil
+}
+
+// run generates for j on the context and writes the answer.
+func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
+	smp, err := sample.New(s.cfg.Vocab, j.params)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "", err.Error())
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cfg.Context
+	keep := commonPrefix(s.cached, j.prompt)
+	if keep == len(j.prompt) {
+		keep-- // one token must be evaluated for its logits
+	}
+	if err := c.Truncate(keep); err != nil {
+		s.cached = nil
+		writeError(w, http.StatusInternalServerError, "server_error", "", err.Error())
+		return
+	}
+	s.cached = s.cached[:keep]
+	id := fmt.Sprintf("%s-%d", map[bool]string{true: "chatcmpl", false: "cmpl"}[j.chat], s.nextID.Add(1))
+	created := s.cfg.Now().Unix()
+	out := &collector{}
+	var stream *sseWriter
+	if j.stream {
+		stream = &sseWriter{w: w, s: s, j: j, id: id, created: created}
+		stream.start()
+		out.stream = stream
+	}
+	st, err := generate.Run(ctx, c, s.cfg.Tokenizer, smp, j.prompt[keep:],
+		generate.Options{MaxTokens: j.max, Stop: j.stops, StopToken: s.cfg.Tokenizer.IsEOG}, out)
+	s.cached = append(append(s.cached, j.prompt[keep:]...), st.Generated...)[:c.Pos()]
+	if err != nil {
+		if stream != nil {
+			stream.fail(err)
+			return
+		}
+		writeError(w, http.StatusInternalServerError, "server_error", "", err.Error())
+		return
+	}
+	if st.Reason == "cancelled" {
+		return // the client is gone
+	}
+	finish := "stop"
+	if st.Reason == "length" {
+		finish = "length"
+	}
+	usage := map[string]int{"prompt_tokens": len(j.prompt), "completion_tokens": len(st.Generated),
+		"total_tokens": len(j.prompt) + len(st.Generated)}
+	if stream != nil {
+		stream.finish(finish, usage)
+		return
+	}
+	choice := map[string]any{"index": 0, "finish_reason": finish, "logprobs": nil}
+	object := "text_completion"
+	if j.chat {
+		object = "chat.completion"
+		choice["message"] = map[string]any{"role": "assistant", "content": out.text.String()}
+	} else {
+		choice["text"] = out.text.String()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": object, "created": created, "model": s.cfg.Model,
+		"choices": []any{choice}, "usage": usage})
+}
+
+// collector gathers the generated text, or streams it.
+type collector struct {
+	text   strings.Builder
+	stream *sseWriter
+}
+
+func (c *collector) Write(p []byte) (int, error) {
+	if c.stream != nil {
+		return len(p), c.stream.delta(string(p))
+	}
+	return c.text.Write(p)
+}
+
+// sseWriter writes a streamed answer as server-sent events: chunks of the
+// OpenAI shape, then data: [DONE].
+type sseWriter struct {
+	w       http.ResponseWriter
+	s       *Server
+	j       *job
+	id      string
+	created int64
+}
+
+func (e *sseWriter) start() {
+	h := e.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	e.w.WriteHeader(http.StatusOK)
+	if e.j.chat {
+		e.event(map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "finish_reason": nil}, nil)
+	}
+}
+
+func (e *sseWriter) delta(text string) error {
+	if text == "" {
+		return nil
+	}
+	choice := map[string]any{"index": 0, "finish_reason": nil}
+	if e.j.chat {
+		choice["delta"] = map[string]any{"content": text}
+	} else {
+		choice["text"] = text
+	}
+	return e.event(choice, nil)
+}
+
+func (e *sseWriter) finish(reason string, usage map[string]int) {
+	choice := map[string]any{"index": 0, "finish_reason": reason}
+	if e.j.chat {
+		choice["delta"] = map[string]any{}
+	} else {
+		choice["text"] = ""
+	}
+	_ = e.event(choice, usage)
+	_, _ = io.WriteString(e.w, "data: [DONE]\n\n")
+	e.flush()
+}
+
+// fail ends a stream whose generation broke: an error event, then [DONE].
+func (e *sseWriter) fail(err error) {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": err.Error(), "type": "server_error"}})
+	_, _ = fmt.Fprintf(e.w, "data: %s\n\ndata: [DONE]\n\n", b)
+	e.flush()
+}
+
+func (e *sseWriter) event(choice map[string]any, usage map[string]int) error {
+	object := "text_completion"
+	if e.j.chat {
+		object = "chat.completion.chunk"
+	}
+	chunk := map[string]any{"id": e.id, "object": object, "created": e.created, "model": e.s.cfg.Model, "choices": []any{choice}}
+	if usage != nil {
+		chunk["usage"] = usage
+	}
+	b, err := json.Marshal(chunk)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(e.w, "data: %s\n\n", b); err != nil {
+		return err
+	}
+	e.flush()
+	return nil
+}
+
+func (e *sseWriter) flush() {
+	if f, ok := e.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// contentText is a message's content: a string, or an array of parts of
+// which the text ones are joined.
+func contentText(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", errors.New("a string or an array of text parts is wanted")
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if p.Type != "text" {
+			return "", fmt.Errorf("part %d is of type %q: only text parts are served", i, p.Type)
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+// promptText is /v1/completions' prompt: a string or an array of one.
+func promptText(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", errors.New("missing: a string is wanted")
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return "", errors.New("a string or an array of strings is wanted")
+	}
+	if len(list) != 1 {
+		return "", fmt.Errorf("%d prompts: this server completes one at a time", len(list))
+	}
+	return list[0], nil
+}
+
+// stopList is "stop": absent, a string, or up to four strings.
+func stopList(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		if s == "" {
+			return nil, nil
+		}
+		return []string{s}, nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, errors.New("a string or an array of strings is wanted")
+	}
+	if len(list) > 4 {
+		return nil, fmt.Errorf("%d stop strings, at most 4", len(list))
+	}
+	var out []string
+	for _, x := range list {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// jsonKind names a Go type as the JSON a client should send.
+func jsonKind(goType string) string {
+	switch {
+	case strings.Contains(goType, "int"), strings.Contains(goType, "float"):
+		return "a number"
+	case strings.Contains(goType, "bool"):
+		return "true or false"
+	case strings.Contains(goType, "string"):
+		return "a string"
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	}
+	return "an object"
+}
+
+func commonPrefix(a, b []int32) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, kind, param, msg string) {
+	e := map[string]any{"message": msg, "type": kind, "code": nil, "param": nil}
+	if param != "" {
+		e["param"] = param
+	}
+	writeJSON(w, status, map[string]any{"error": e})
+}
