@@ -116,8 +116,17 @@ func (l *Launcher) Embed(x cu.Ptr, w Weights, tok cu.Ptr, n int) error {
 // AddRMSNorm adds add (when non-zero) into n rows of x and, for rows from
 // `from` on when w is non-zero, writes x normalized with weight w into xn.
 func (l *Launcher) AddRMSNorm(x, add, xn, w cu.Ptr, n, dim int, eps float32, from int) error {
-	return l.T.Launch(l.r.fns["add_rmsnorm"], cu.D1(n), cu.D1(blockFor(dim)), 0, l.S,
-		x.Arg(), add.Arg(), xn.Arg(), w.Arg(), cu.I32(dim), cu.F32(eps), cu.I32(from))
+	return l.addRMSNorm(x, add, xn, w, n, dim, eps, from, 0, 0)
+}
+
+// addRMSNorm launches add_rmsnorm, quantizing the normalized rows as code qt
+// into xq (0: not).
+func (l *Launcher) addRMSNorm(x, add, xn, w cu.Ptr, n, dim int, eps float32, from int, xq cu.Ptr, qt int) error {
+	if 4*dim > 48<<10 {
+		return fmt.Errorf("cuda: a row of %d values does not fit the norm kernel's shared memory", dim)
+	}
+	return l.T.Launch(l.r.fns["add_rmsnorm"], cu.D1(n), cu.D1(blockFor(dim)), 4*dim, l.S,
+		x.Arg(), add.Arg(), xn.Arg(), w.Arg(), cu.I32(dim), cu.F32(eps), cu.I32(from), xq.Arg(), cu.I32(qt))
 }
 
 // qtCode is the fused kernels' code for activation type typ.
@@ -138,11 +147,7 @@ func (l *Launcher) AddRMSNormQ(x, add, xn, w cu.Ptr, n, dim int, eps float32, fr
 	if err != nil {
 		return err
 	}
-	if 4*dim > 48<<10 {
-		return fmt.Errorf("cuda: a row of %d values does not fit the norm kernel's shared memory", dim)
-	}
-	return l.T.Launch(l.r.fns["add_rmsnorm_q"], cu.D1(n), cu.D1(blockFor(dim)), 4*dim, l.S,
-		x.Arg(), add.Arg(), xn.Arg(), w.Arg(), cu.I32(dim), cu.F32(eps), cu.I32(from), xq.Arg(), cu.I32(qt))
+	return l.addRMSNorm(x, add, xn, w, n, dim, eps, from, xq, qt)
 }
 
 // SiLUMulQ sets n rows of f values of g to silu(g)·u and quantizes them

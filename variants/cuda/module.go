@@ -33,7 +33,7 @@ var sourceFiles = []struct {
 	{"quantize.cu", []string{"quantize_q8_0", "quantize_q8_k"}, nil},
 	{"attention.cu", []string{"attn_split", "attn_combine"}, nil},
 	{"mma.cu", []string{"q4k_mma", "q6k_mma"}, nil},
-	{"engine.cu", []string{"embed_q4k", "embed_q6k", "embed_q80", "add_rmsnorm", "add_rmsnorm_q", "silu_mul_q",
+	{"engine.cu", []string{"embed_q4k", "embed_q6k", "embed_q80", "add_rmsnorm", "silu_mul_q",
 		"rope_store", "eattn_split", "eattn_combine", "argmax_f32", "dattn_split"}, []string{"quantize.cu"}},
 }
 

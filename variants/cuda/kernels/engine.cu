@@ -102,34 +102,12 @@ extern "C" __global__ void embed_q80(float* x, const u8* w, const int* tok, int 
 // ---- residual add and rmsnorm, one block per row ---------------------------
 
 // x[j] += add[j] (when add is set); then, for rows j ≥ from when w is set,
-// xn[j] = x[j] / sqrt(mean(x[j]²)+eps) · w, the sum of squares in double
-// as ops.cu's rmsnorm_f32.
+// xn[j] = x[j] / sqrt(mean(x[j]²)+eps) · w (the sum of squares in double, as
+// ops.cu's rmsnorm_f32), and each normalized row quantized for the next
+// product (qt 1: Q8_K, 2: Q8_0, 0: not) into xq, rows from `from` on, row
+// after row. The row stays in shared memory (dim floats, dynamic).
 extern "C" __global__ void __launch_bounds__(1024)
-add_rmsnorm(float* x, const float* add, float* xn, const float* w, int dim, float eps, int from) {
-	PDL_START();
-	__shared__ double red[32];
-	const int j = blockIdx.x;
-	float* xr = x + (size_t)j * dim;
-	double ss = 0;
-	for (int i = threadIdx.x; i < dim; i += blockDim.x) {
-		float v = xr[i];
-		if (add) {
-			v = __fadd_rn(v, add[(size_t)j * dim + i]);
-			xr[i] = v;
-		}
-		ss += (double)v * v;
-	}
-	if (!w || j < from) return;
-	ss = block_sum_d(ss, red);
-	const float scale = 1.0f / sqrtf((float)(ss / dim) + eps);
-	for (int i = threadIdx.x; i < dim; i += blockDim.x) xn[(size_t)j * dim + i] = __fmul_rn(__fmul_rn(xr[i], scale), w[i]);
-}
-
-// add_rmsnorm, then each normalized row's quantization for the next product
-// (qt 1: Q8_K, 2: Q8_0) into xq, rows from `from` on, row after row. The
-// row stays in shared memory (dim floats, dynamic) between the steps.
-extern "C" __global__ void __launch_bounds__(1024)
-add_rmsnorm_q(float* x, const float* add, float* xn, const float* w, int dim, float eps, int from, u8* xq, int qt) {
+add_rmsnorm(float* x, const float* add, float* xn, const float* w, int dim, float eps, int from, u8* xq, int qt) {
 	PDL_START();
 	extern __shared__ float xs[];
 	__shared__ double red[32];
@@ -145,7 +123,7 @@ add_rmsnorm_q(float* x, const float* add, float* xn, const float* w, int dim, fl
 		xs[i] = v;
 		ss += (double)v * v;
 	}
-	if (j < from) return;
+	if (!w || j < from) return;
 	ss = block_sum_d(ss, red);
 	const float scale = 1.0f / sqrtf((float)(ss / dim) + eps);
 	float* xo = xn + (size_t)j * dim;
