@@ -535,7 +535,7 @@ PY
 	fi
 	if [ -n "${GATE:-}" ]; then
 		log "ledger gate --family cuda"
-		timeout "${GATE_TIMEOUT:-150}" $B/ledger gate --family cuda -v > "$OUT/gate.txt" 2>&1
+		timeout "${GATE_TIMEOUT:-150}" $B/ledger gate --family cuda -v --store "$STORE" > "$OUT/gate.txt" 2>&1
 		grep -av "^pass" "$OUT/gate.txt" | tail -8
 	fi
 	if [ -n "${SKIP_LLAMA:-}" ]; then summary > "$OUT/gpu-summary.txt"; exit 0; fi

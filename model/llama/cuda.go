@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	cu "github.com/damascus-llm/damascus/internal/cuda"
+	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/cuda"
 )
@@ -17,6 +18,10 @@ const DeviceCUDA = "cuda"
 // MMAEnv set to 1 runs prefill batches on the tensor-core matmuls
 // (variants/cuda mma.cu: written in session 8, not yet gated on a GPU).
 const MMAEnv = "DAMASCUS_CUDA_MMA"
+
+// FuseEnv set to 0 runs a decode step's rope and cache store, attention,
+// combine and quantization as four launches instead of two (to compare).
+const FuseEnv = "DAMASCUS_CUDA_FUSE"
 
 // PDLEnv set to 0 launches the GPU's kernels one strictly after another,
 // without programmatic dependent launch (to compare).
@@ -56,10 +61,12 @@ type cudaBackend struct {
 	decode     cuda.AttnPlan // a step of one token
 	batch      cuda.AttnPlan // a prefill batch
 	po, pml    cu.Ptr
-	graph      *cu.Graph // the recorded decode step
-	noGraph    bool      // layer outputs are captured: every step walks the graph
-	pdl        bool      // kernels launched with programmatic dependent launch
-	mma        bool      // batches on the tensor-core matmuls
+	graph      *cu.Graph    // the recorded decode step
+	noGraph    bool         // layer outputs are captured: every step walks the graph
+	pdl        bool         // kernels launched with programmatic dependent launch
+	mma        bool         // batches on the tensor-core matmuls
+	fuse       bool         // decode attention with its rope, store and output quantization folded in
+	outAt      []quant.Type // each layer's output product's activation type
 	allocs     []cu.Ptr
 }
 
@@ -84,7 +91,11 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 		return nil, fmt.Errorf("cuda backend: %w", err)
 	}
 	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
-		noGraph: opts.Capture != nil, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) == "1"}
+		noGraph: opts.Capture != nil, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) == "1",
+		fuse: os.Getenv(FuseEnv) != "0" && cuda.RopeDecodeFits(cfg.Heads, cfg.KVHeads, cfg.HeadDim)}
+	for i := range m.Layers {
+		b.outAt = append(b.outAt, ledger.ActivationType(m.Layers[i].Out.Type))
+	}
 	if b.decode, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 64, 256); err == nil {
 		b.batch, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 256, 64)
 	}
@@ -466,12 +477,21 @@ func (b *cudaBackend) quantized(ln *linear, x []float32, n int) {
 // were by rowRopeStore), then attends.
 func (b *cudaBackend) attention(layer, n int) {
 	cfg := b.cfg
-	if n == 1 {
-		b.must(b.ropeStore(layer, 1))
-	}
 	q, att := b.twinOf(b.s.q), b.twinOf(b.s.att)
 	scale := float32(1 / math.Sqrt(float64(cfg.HeadDim)))
 	b.act.src = 0
+	if n == 1 && b.fuse {
+		// Rope, store, attention, combine and the output product's
+		// quantization in two launches.
+		at := b.outAt[layer]
+		b.must(b.l.RopeDecodeAttentionQ(att, q, b.twinOf(b.s.kb), b.twinOf(b.s.vb), b.kc[layer], b.vc[layer], b.po, b.pml, b.pos,
+			cfg.Heads, cfg.KVHeads, cfg.HeadDim, b.nctx, scale, b.cosT, b.sinT, ropeNeoX, b.xq, at))
+		b.act.src, b.act.typ, b.act.rows = att, at, 1
+		return
+	}
+	if n == 1 {
+		b.must(b.ropeStore(layer, 1))
+	}
 	if n == 1 && cuda.DecodeAttentionFits(cfg.HeadDim) {
 		b.must(b.l.DecodeAttention(att, q, b.kc[layer], b.vc[layer], b.po, b.pml, b.pos, cfg.Heads, cfg.KVHeads, cfg.HeadDim, b.nctx, scale))
 		return

@@ -34,7 +34,7 @@ var sourceFiles = []struct {
 	{"attention.cu", []string{"attn_split", "attn_combine"}, nil},
 	{"mma.cu", []string{"q4k_mma", "q6k_mma"}, nil},
 	{"engine.cu", []string{"embed_q4k", "embed_q6k", "embed_q80", "add_rmsnorm", "silu_mul_q",
-		"rope_store", "eattn_split", "eattn_combine", "argmax_f32", "dattn_split"}, []string{"quantize.cu"}},
+		"rope_store", "eattn_split", "eattn_combine", "argmax_f32", "dattn_split", "dattn_rope_split", "dattn_combine_q"}, []string{"quantize.cu"}},
 }
 
 // Source returns file's text as NVRTC compiles it: common.cuh, the files
@@ -57,9 +57,22 @@ func Source(file string, uses ...string) (string, error) {
 // square root, no fast math, so the kernels round as the float reference
 // paths do up to reassociation and fused multiply-adds. No -lineinfo: with
 // it NVRTC 11.8 crashes (SIGSEGV) compiling matvec.cu for sm_90.
+//
+// DefinesEnv adds macros to every file's compilation, for timing
+// experiments on the device (e.g. NO_PREFETCH; common.cuh says what each
+// does): comma-separated names.
 func CompileOptions(arch string) []string {
-	return []string{"--gpu-architecture=" + arch, "--std=c++17"}
+	opts := []string{"--gpu-architecture=" + arch, "--std=c++17"}
+	for _, d := range strings.Split(os.Getenv(DefinesEnv), ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			opts = append(opts, "-D"+d)
+		}
+	}
+	return opts
 }
+
+// DefinesEnv names the macros CompileOptions adds.
+const DefinesEnv = "DAMASCUS_CUDA_DEFINES"
 
 // Compile compiles every kernel file for arch with NVRTC (no GPU needed).
 func Compile(arch string) (map[string]cu.Compiled, error) {

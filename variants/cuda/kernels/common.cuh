@@ -92,7 +92,29 @@ __device__ __forceinline__ double block_sum_d(double v, double* red) {
 
 // PDL_START begins every kernel the engine launches: with programmatic
 // dependent launch (the engine's decode step) a kernel may start while the
-// one before it finishes, so it first waits for that grid's writes
-// (griddepcontrol.wait), then lets the next kernel start early in turn.
-// Launched without the attribute (the ledger's forms), both are no-ops.
-#define PDL_START() asm volatile("griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;" ::: "memory")
+// one before it finishes. It first lets the next kernel start early in
+// turn (griddepcontrol.launch_dependents: that kernel's blocks take their
+// place on the SMs and wait), then waits for the previous grid's writes
+// (griddepcontrol.wait). A kernel that reads something no earlier kernel
+// writes (the weights) may read it between the two: PDL_LAUNCH, those
+// reads, PDL_WAIT. Launched without the attribute (the ledger's forms),
+// both are no-ops.
+#define PDL_LAUNCH() asm volatile("griddepcontrol.launch_dependents;" ::: "memory")
+#define PDL_WAIT() asm volatile("griddepcontrol.wait;" ::: "memory")
+#define PDL_START() \
+	do {            \
+		PDL_LAUNCH(); \
+		PDL_WAIT();   \
+	} while (0)
+
+// prefetch_l2 has a warp's lanes ask L2 for the 128-byte lines of the n
+// bytes at p: a matvec does so for its row's weights before PDL_WAIT, so
+// that their trip from HBM overlaps the previous kernel's end. Compiled
+// with -DNO_PREFETCH (DAMASCUS_CUDA_DEFINES), it does nothing, to compare.
+__device__ __forceinline__ void prefetch_l2(const void* p, size_t n, int lane) {
+#ifndef NO_PREFETCH
+	const size_t end = (size_t)p + n;
+	for (size_t a = ((size_t)p & ~(size_t)127) + 128 * (size_t)lane; a < end; a += 32 * 128)
+		asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
+#endif
+}
