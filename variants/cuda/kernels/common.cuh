@@ -101,16 +101,30 @@ __device__ __forceinline__ double block_sum_d(double v, double* red) {
 // both are no-ops.
 #define PDL_LAUNCH() asm volatile("griddepcontrol.launch_dependents;" ::: "memory")
 #define PDL_WAIT() asm volatile("griddepcontrol.wait;" ::: "memory")
-#define PDL_START() \
+// PDL_PRE and PDL_POST bracket a kernel's reads of what no earlier kernel
+// writes: PDL_START is the two back to back.
+#ifdef PDL_WAIT_FIRST // session 8's order, to compare: dependents launch once this kernel's wait is over
+#define PDL_PRE()
+#define PDL_POST()    \
 	do {            \
-		PDL_LAUNCH(); \
 		PDL_WAIT();   \
+		PDL_LAUNCH(); \
+	} while (0)
+#else
+#define PDL_PRE() PDL_LAUNCH()
+#define PDL_POST() PDL_WAIT()
+#endif
+#define PDL_START()  \
+	do {           \
+		PDL_PRE();   \
+		PDL_POST();  \
 	} while (0)
 
 // prefetch_l2 has a warp's lanes ask L2 for the 128-byte lines of the n
 // bytes at p: a matvec does so for its row's weights before PDL_WAIT, so
 // that their trip from HBM overlaps the previous kernel's end. Compiled
-// with -DNO_PREFETCH (DAMASCUS_CUDA_DEFINES), it does nothing, to compare.
+// with -DNO_PREFETCH (DAMASCUS_CUDA_DEFINES), it does nothing, to compare;
+// -DPDL_WAIT_FIRST puts PDL_START's two steps the other way round.
 __device__ __forceinline__ void prefetch_l2(const void* p, size_t n, int lane) {
 #ifndef NO_PREFETCH
 	const size_t end = (size_t)p + n;

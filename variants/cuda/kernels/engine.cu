@@ -371,14 +371,10 @@ __device__ __forceinline__ float rope_at(const float* v, int e, int hd, const fl
 // the position rotates the key and stores it and the value at pos first,
 // so that no rope_store launch comes between the Q/K/V product and the
 // attention. No other block reads position pos.
-struct dattn_rope {
-	const float *knew, *vnew, *cosT, *sinT;
-	int neox;
-};
-
 template <int D, bool ROPE>
 __device__ __forceinline__ void dattn(float* po, float* pml, const float* q, float* kc, float* vc, int pos, int nHeads,
-                                      int nKV, int hd, int nctx, float scale, dattn_rope rp) {
+                                      int nKV, int hd, int nctx, float scale, const float* knew, const float* vnew,
+                                      const float* cosT, const float* sinT, int neox) {
 	const int G = nHeads / nKV, kvh = blockIdx.y, S = gridDim.x, s = blockIdx.x;
 	const int ctx = pos + 1, per = (ctx + S - 1) / S, t0 = s * per, t1 = min(ctx, t0 + per);
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -394,8 +390,8 @@ __device__ __forceinline__ void dattn(float* po, float* pml, const float* q, flo
 		return;
 	}
 	const int half = hd / 2;
-	const float* cs = ROPE ? rp.cosT + (size_t)pos * half : nullptr;
-	const float* sn = ROPE ? rp.sinT + (size_t)pos * half : nullptr;
+	const float* cs = ROPE ? cosT + (size_t)pos * half : nullptr;
+	const float* sn = ROPE ? sinT + (size_t)pos * half : nullptr;
 	float qr[EATT_MAXG][D];
 #pragma unroll
 	for (int g = 0; g < EATT_MAXG; g++) {
@@ -403,7 +399,7 @@ __device__ __forceinline__ void dattn(float* po, float* pml, const float* q, flo
 #pragma unroll
 		for (int i = 0; i < D; i++) {
 			const int e = D * lane + i;
-			qr[g][i] = g < G && e < hd ? (ROPE ? rope_at(qg, e, hd, cs, sn, rp.neox) : qg[e]) : 0.f;
+			qr[g][i] = g < G && e < hd ? (ROPE ? rope_at(qg, e, hd, cs, sn, neox) : qg[e]) : 0.f;
 		}
 	}
 	if (tid < EATT_MAXG) {
@@ -413,10 +409,10 @@ __device__ __forceinline__ void dattn(float* po, float* pml, const float* q, flo
 	const float* kh = kc + (size_t)kvh * nctx * hd;
 	const float* vh = vc + (size_t)kvh * nctx * hd;
 	if (ROPE && t1 == ctx) { // this block's split holds pos: store its key and value first
-		const float* kn = rp.knew + (size_t)kvh * hd;
-		const float* vn = rp.vnew + (size_t)kvh * hd;
+		const float* kn = knew + (size_t)kvh * hd;
+		const float* vn = vnew + (size_t)kvh * hd;
 		for (int e = tid; e < hd; e += blockDim.x) {
-			kc[((size_t)kvh * nctx + pos) * hd + e] = rope_at(kn, e, hd, cs, sn, rp.neox);
+			kc[((size_t)kvh * nctx + pos) * hd + e] = rope_at(kn, e, hd, cs, sn, neox);
 			vc[((size_t)kvh * nctx + pos) * hd + e] = vn[e];
 		}
 		__syncthreads(); // the block's reads of position pos below see the stores
@@ -497,13 +493,12 @@ extern "C" __global__ void __launch_bounds__(128) dattn_split(float* po, float* 
                                                               float scale) {
 	PDL_START();
 	const int pos = *posp;
-	const dattn_rope none = {};
 	if (hd > 64) {
-		dattn<4, false>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, none);
+		dattn<4, false>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, nullptr, nullptr, nullptr, nullptr, 0);
 	} else if (hd > 32) {
-		dattn<2, false>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, none);
+		dattn<2, false>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, nullptr, nullptr, nullptr, nullptr, 0);
 	} else {
-		dattn<1, false>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, none);
+		dattn<1, false>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, nullptr, nullptr, nullptr, nullptr, 0);
 	}
 }
 
@@ -515,13 +510,12 @@ dattn_rope_split(float* po, float* pml, const float* q, const float* knew, const
                  const float* sinT, int neox) {
 	PDL_START();
 	const int pos = *posp;
-	const dattn_rope rp = {knew, vnew, cosT, sinT, neox};
 	if (hd > 64) {
-		dattn<4, true>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, rp);
+		dattn<4, true>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, knew, vnew, cosT, sinT, neox);
 	} else if (hd > 32) {
-		dattn<2, true>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, rp);
+		dattn<2, true>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, knew, vnew, cosT, sinT, neox);
 	} else {
-		dattn<1, true>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, rp);
+		dattn<1, true>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, knew, vnew, cosT, sinT, neox);
 	}
 }
 

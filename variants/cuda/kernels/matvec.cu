@@ -43,7 +43,7 @@ __device__ __forceinline__ void q4k_scale_min_pair(uint4 hdr, int p, int& sc0, i
 template <int NT, int U>
 __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
                                          const u8* __restrict__ x, int n, int k, int blk) {
-	PDL_LAUNCH();
+	PDL_PRE();
 	const int lane = threadIdx.x & 31;
 	const int row = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
 	const int tok0 = blockIdx.y * NT;
@@ -52,7 +52,7 @@ __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const
 	const int nb = k / QK_K;
 	const u8* wr = w + (size_t)row * nb * 144;
 	prefetch_l2(wr, (size_t)nb * 144, lane); // the row, while the previous kernel ends
-	PDL_WAIT();
+	PDL_POST();
 	const u8* xr = x + (size_t)tok0 * nb * 292;
 	const int t = lane & 7, p = t >> 1, h = t & 1;
 	// The scale and min terms summed apart, as ggml's CPU kernels do: their
@@ -148,7 +148,7 @@ __device__ __forceinline__ int sext8(u32 w, int byte) { return (int)(i8)((w >> (
 template <int NT, int U>
 __device__ __forceinline__ void q6k_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
                                          const u8* __restrict__ x, int n, int k, int blk) {
-	PDL_LAUNCH();
+	PDL_PRE();
 	const int lane = threadIdx.x & 31;
 	const int row = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
 	const int tok0 = blockIdx.y * NT;
@@ -157,7 +157,7 @@ __device__ __forceinline__ void q6k_rows(float* __restrict__ dst, int ldd, const
 	const int nb = k / QK_K;
 	const u8* qplane = w + (size_t)row * q6k_row_bytes(nb);
 	prefetch_l2(qplane, q6k_row_bytes(nb), lane);
-	PDL_WAIT();
+	PDL_POST();
 	const u8* splane = qplane + (size_t)192 * nb;
 	const u8* dplane = splane + (size_t)16 * nb;
 	const u8* xr = x + (size_t)tok0 * nb * 292;
@@ -251,7 +251,7 @@ __device__ __forceinline__ float q80_act(const u8* xb, int qw[8]) {
 template <int NT, int U>
 __device__ __forceinline__ void q80_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
                                          const u8* __restrict__ x, int n, int k, int blk) {
-	PDL_LAUNCH();
+	PDL_PRE();
 	const int lane = threadIdx.x & 31;
 	const int row = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
 	const int tok0 = blockIdx.y * NT;
@@ -260,7 +260,7 @@ __device__ __forceinline__ void q80_rows(float* __restrict__ dst, int ldd, const
 	const int nb = k / 32;
 	const u8* dplane = w + (size_t)row * q80_row_bytes(nb);
 	prefetch_l2(dplane, q80_row_bytes(nb), lane);
-	PDL_WAIT();
+	PDL_POST();
 	const u8* qplane = dplane + pad16(2 * nb);
 	const u8* xr = x + (size_t)tok0 * nb * 34;
 	float acc[NT];
