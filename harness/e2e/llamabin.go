@@ -159,7 +159,7 @@ func intsOrZero(v []int) string {
 }
 
 func llamaBenchContender(ctx context.Context, o Options, path string) *contender {
-	return &contender{name: "llama.cpp", llama: true, external: true, rssNote: llamaBenchRSSNote,
+	return &contender{name: "llama.cpp", llama: true, external: true, rssNote: llamaBenchRSSNote, s: newEngineSamples(),
 		notes: "external llama-bench " + o.LlamaBench,
 		bench: func(b benchSpec) (*benchOut, *spawned, error) {
 			sp, err := spawnPolled(ctx, o.LlamaBench, llamaBenchArgs(o, path, b))
