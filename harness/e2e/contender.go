@@ -21,9 +21,9 @@ type contender struct {
 	llama    bool
 	external bool // an external llama-bench binary, not the pinned package
 	notes    string
-	rssNote  string // how its peak RSS was measured, when not as the test's note says
-	bench func(benchSpec) (*benchOut, *spawned, error) // one fresh bench process
-	s     *engineSamples
+	rssNote  string                                       // how its peak RSS was measured, when not as the test's note says
+	bench    func(benchSpec) (*benchOut, *spawned, error) // one fresh bench process
+	s        *engineSamples
 }
 
 // benchSpec is what one bench process runs.

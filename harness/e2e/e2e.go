@@ -39,7 +39,7 @@ type Options struct {
 	// KVType is both engines' KV cache type (empty: each engine's own);
 	// LlamaKVType is llama.cpp's when it differs.
 	KVType, LlamaKVType string
-	NoRoofline          bool   // skip the memory-bandwidth probe
+	NoRoofline          bool // skip the memory-bandwidth probe
 	// Device is where Damascus's graph runs: "cpu" ("" too) or "cuda".
 	Device string
 	// LlamaBench, when set, is an external llama-bench binary that stands
@@ -49,8 +49,8 @@ type Options struct {
 	LlamaBench  string
 	LlamaNGL    int
 	LlamaSource string
-	Note                string // a remark recorded with the run
-	Command             []string
+	Note        string // a remark recorded with the run
+	Command     []string
 	// Exe is the ledger binary to spawn: it runs MeasuredCommand and the
 	// two bench commands.
 	Exe string
