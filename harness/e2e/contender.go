@@ -99,6 +99,11 @@ func damascusContender(ctx context.Context, o Options, path string) *contender {
 			}
 			out := &benchOut{tests: map[string][]float64{}, huge: hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB), kernels: res.Kernels,
 				placement: placementNote(res), device: cmp.Or(res.Config.Device, llama.DeviceCPU), deviceInfo: res.GPU}
+			if out.device == llama.DeviceCUDA {
+				// res.Kernels are the CPU's preferences; the GPU graph runs
+				// variants/cuda's kernels, which DeviceInfo names.
+				out.kernels = nil
+			}
 			for _, t := range res.Tests {
 				out.tests[t.Name] = t.TokensPerSec
 			}

@@ -1,9 +1,12 @@
 package record
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/perf/benchfmt"
 
 	"github.com/damascus-llm/damascus/protocol"
 	"github.com/damascus-llm/damascus/protocol/stats"
@@ -91,5 +94,32 @@ func TestLatestE2ERunsKeepsDevicesApart(t *testing.T) {
 	}
 	if got := Devices(cpu[0].Run); got != "damascus cpu, llama.cpp cpu" {
 		t.Errorf("Devices of an old record = %q", got)
+	}
+}
+
+// TestBenchFileGPUConfig: the benchstat file of a GPU run names the GPU and
+// the devices, so benchstat never groups it with a CPU run.
+func TestBenchFileGPUConfig(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteBench(&buf, gpuRun("3b", "cuda")); err != nil {
+		t.Fatal(err)
+	}
+	r := benchfmt.NewReader(&buf, "bench.txt")
+	n := 0
+	for r.Scan() {
+		if e, bad := r.Result().(*benchfmt.SyntaxError); bad {
+			t.Fatal(e)
+		}
+		res, ok := r.Result().(*benchfmt.Result)
+		if !ok {
+			continue // unit metadata
+		}
+		n++
+		if res.GetConfig("gpu") != "NVIDIA H200" || res.GetConfig("devices") != "damascus cuda, llama.cpp cuda" {
+			t.Fatalf("config gpu %q devices %q", res.GetConfig("gpu"), res.GetConfig("devices"))
+		}
+	}
+	if err := r.Err(); err != nil || n != 12 {
+		t.Errorf("%d results, %v", n, err)
 	}
 }
