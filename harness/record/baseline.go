@@ -138,7 +138,10 @@ func gpuLine(g protocol.GPU) string {
 	for _, d := range g.Devices {
 		parts = append(parts, fmt.Sprintf("%s (%s), driver %s", d.Name, d.Memory, d.Driver))
 	}
-	return strings.Join(parts, "; ") + ", CUDA " + cmp.Or(g.CUDAVersion, protocol.Unavailable)
+	if g.CUDAVersion == "" {
+		return strings.Join(parts, "; ") + ", CUDA version not recorded" // records made before it was kept
+	}
+	return strings.Join(parts, "; ") + ", CUDA " + g.CUDAVersion
 }
 
 // writeLlamaBench states the external llama-bench a run measured.
