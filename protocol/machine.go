@@ -93,6 +93,9 @@ type Sensors struct {
 type GPU struct {
 	Status  string      `json:"status"` // "found", "none" or "unavailable: <why>"
 	Devices []GPUDevice `json:"devices,omitempty"`
+	// CUDAVersion is the highest CUDA version the driver supports, as
+	// nvidia-smi's header states it ("13.0"); empty where no GPU was found.
+	CUDAVersion string `json:"cuda_version,omitempty"`
 }
 
 // GPUDevice is one nvidia-smi row.

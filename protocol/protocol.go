@@ -35,6 +35,10 @@ type E2E struct {
 	// Interleaved: engines alternate run by run (order reversed every other
 	// run), so drift hits both alike.
 	Interleaved bool `json:"interleaved"`
+	// NominalGBps, when > 0, is the stated (not probed) memory bandwidth of
+	// the device the engines decode on, GB/s: the decode notes give the
+	// weight stream as a fraction of it where no probe applies (a GPU).
+	NominalGBps float64 `json:"nominal_gbps,omitempty"`
 }
 
 // DefaultE2E is the protocol of record: pp1024 and tg256, 10 runs after one
@@ -78,6 +82,8 @@ func (e E2E) Validate() error {
 		return fmt.Errorf("protocol: depth %d < 0", e.Depth)
 	case e.WarmupPromptTokens < 0:
 		return fmt.Errorf("protocol: warmup prompt tokens %d < 0", e.WarmupPromptTokens)
+	case e.NominalGBps < 0:
+		return fmt.Errorf("protocol: nominal bandwidth %g GB/s < 0", e.NominalGBps)
 	case e.Threads < 1:
 		return fmt.Errorf("protocol: threads %d < 1", e.Threads)
 	}
@@ -118,6 +124,33 @@ type LlamaCpp struct {
 	Package    string `json:"package"`
 	CPUVariant string `json:"cpu_variant"` // the libggml-cpu-*.so it loaded, e.g. "sapphirerapids"
 	LibDir     string `json:"lib_dir"`
+	// Bench is set when the rival was an external llama-bench binary
+	// (a CUDA build, say) rather than the pinned package's libraries.
+	Bench *LlamaBench `json:"llama_bench,omitempty"`
+}
+
+// LlamaBench is an external llama-bench binary and the build it reported.
+type LlamaBench struct {
+	Binary string `json:"binary"` // the path it was run from
+	SHA256 string `json:"sha256"` // of the binary: its identity when build_commit is "unknown"
+	// Source is the operator's account of where the binary came from
+	// (e.g. built from the pinned bundle with -DGGML_CUDA=ON); not verified.
+	Source string `json:"source,omitempty"`
+	// Flags are the llama-bench flags every run added besides the tests'
+	// (-ngl, -ctk/-ctv, -t).
+	Flags []string `json:"flags,omitempty"`
+	// As llama-bench's jsonl reports them.
+	BuildCommit string `json:"build_commit"`
+	BuildNumber int    `json:"build_number"`
+	Backends    string `json:"backends"`
+	GPUInfo     string `json:"gpu_info,omitempty"`
+	CPUInfo     string `json:"cpu_info,omitempty"`
+	NGPULayers  int    `json:"n_gpu_layers"`
+	TypeK       string `json:"type_k,omitempty"`
+	TypeV       string `json:"type_v,omitempty"`
+	FlashAttn   string `json:"flash_attn,omitempty"` // as printed: -1 is auto
+	NBatch      int    `json:"n_batch,omitempty"`
+	NUBatch     int    `json:"n_ubatch,omitempty"`
 }
 
 // Engine describes how one engine held its weights.
@@ -129,7 +162,11 @@ type Engine struct {
 	// KVCache is the engine's KV cache type: "f32", "f16" or "bf16"
 	// (empty in records made before it was kept).
 	KVCache string `json:"kv_cache,omitempty"`
-	Notes   string `json:"notes,omitempty"`
+	// Device is where the engine's graph ran: "cpu" or "cuda" (empty in
+	// records made before it was kept: the CPU); DeviceInfo names it.
+	Device     string `json:"device,omitempty"`
+	DeviceInfo string `json:"device_info,omitempty"`
+	Notes      string `json:"notes,omitempty"`
 }
 
 // Record is attached to every result: what was measured under which

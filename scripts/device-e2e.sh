@@ -43,6 +43,9 @@
 #   cuda      on the H200 kind: nvidia-smi, the tests of internal/cuda and
 #             variants/cuda, `ledger gate --family cuda`, the device-resident
 #             benchmarks at the 3B shapes, the kernels' registers and SASS
+#   gpu       on the H200 kind: llama-bench built with CUDA, the GPU engine's
+#             agreement, then `ledger e2e --device cuda --llama-bench` on the
+#             3B and 1B (10 interleaved rounds each, recorded)
 set -uo pipefail
 B=${B:-.device/bin}
 export DAMASCUS_TESTDATA=${DAMASCUS_TESTDATA:-$PWD/.device/testdata}
@@ -448,11 +451,16 @@ gpu)
 	#     (MMA_AB=1: again with the tensor-core prefill, then its speed; PDL_AB=1:
 	#     the speed without programmatic dependent launch; PROFILE=1: ncu per
 	#     kernel over two 3B decode steps; GATE=1: ledger gate --family cuda)
-	#  3. the synthetic 3B and 1B Q4_K_M, then ROUNDS interleaved rounds of
-	#     `ledger damascus-bench -device cuda` and llama-bench -ngl 99 (REPS
-	#     repetitions each a round, pp$PP and tg$TG), every sample kept in
-	#     $OUT/gpu-rounds.jsonl, one JSON object a line:
-	#     {"engine": ..., "model": ..., "round": ..., "result": ...}.
+	#  3. the synthetic 3B and 1B Q4_K_M, one look at the GPU engine alone
+	#     (`ledger damascus-bench -device cuda`, kept in $OUT/gpu-rounds.jsonl
+	#     with the optional A/B runs, summarized by the python below), then
+	#     per model the protocol of record as one `ledger e2e --device cuda
+	#     --llama-bench`: RUNS (10) interleaved rounds, each a fresh
+	#     `ledger damascus-bench -device cuda` and a fresh llama-bench -ngl 99
+	#     -o jsonl, pp$PP and tg$TG, medians and p95; records (with the GPU,
+	#     driver, CUDA version and llama-bench's build) appended to
+	#     $OUT/ledger.jsonl, the comparison in $OUT/e2e-gpu-MODEL.json and .txt.
+	#     Then `cat $OUT/ledger.jsonl >> results/ledger.jsonl && ledger report`.
 	NOTE="lent device machine (one NVIDIA H200)"
 	mkdir -p .device/gpu && tar -C .device/gpu -xJf .device/gpu.tar.xz
 	B=.device/gpu/bin
@@ -476,11 +484,6 @@ gpu)
 		timeout 300 $B/ledger damascus-bench -m "/tmp/$1.gguf" -p "${PP:-1024}" -n "${TG:-256}" -r "${REPS:-2}" -device cuda -weights mmap \
 			> /tmp/dmb.json 2> /tmp/dmb.err || { echo "damascus-bench $1 failed:"; tail -5 /tmp/dmb.err; return; }
 		python3 -c 'import json,sys; print(json.dumps({"engine": sys.argv[3], "model": sys.argv[1], "round": int(sys.argv[2]), "result": json.load(open("/tmp/dmb.json"))}))' "$1" "$2" "${3:-damascus-cuda}" >> "$R"
-	}
-	lcb() { # lcb MODEL ROUND: one llama-bench run (all layers on the GPU)
-		timeout 300 /tmp/llcu/b/bin/llama-bench -m "/tmp/$1.gguf" -p "${PP:-1024}" -n "${TG:-256}" -r "${REPS:-2}" -ngl 99 -o jsonl \
-			> /tmp/lcb.jsonl 2> /tmp/lcb.err || { echo "llama-bench $1 failed:"; tail -5 /tmp/lcb.err; return; }
-		python3 -c 'import json,sys; [print(json.dumps({"engine": "llama.cpp-cuda", "model": sys.argv[1], "round": int(sys.argv[2]), "result": json.loads(l)})) for l in open("/tmp/lcb.jsonl") if l.strip()]' "$1" "$2" >> "$R"
 	}
 	summary() { # the medians so far, per engine, model and test
 		python3 - "$R" <<'PY'
@@ -540,13 +543,17 @@ PY
 	fi
 	if [ -n "${SKIP_LLAMA:-}" ]; then summary > "$OUT/gpu-summary.txt"; exit 0; fi
 	log "waiting for the llama.cpp CUDA build"; wait $build; tail -3 "$OUT/llama-build.txt"
-	/tmp/llcu/b/bin/llama-bench --help 2>&1 | head -3
-	for r in $(seq 1 "${ROUNDS:-5}"); do
-		for m in $MODELS; do
-			log "round $r $m"; dmb "$m" "$r"; lcb "$m" "$r"
-		done
+	LLAMA_BENCH=${LLAMA_BENCH:-/tmp/llcu/b/bin/llama-bench}
+	summary > "$OUT/gpu-summary.txt" # the look and the A/B runs, Damascus alone
+	for m in $MODELS; do
+		log "e2e $m on the GPU: ${RUNS:-10} interleaved rounds beside $LLAMA_BENCH"
+		timeout "${E2E_TIMEOUT:-300}" $B/ledger e2e -m "/tmp/$m.gguf" --device cuda --llama-bench "$LLAMA_BENCH" \
+			--llama-source "built on this machine from node-llama-cpp@3.21.1's llama/gitRelease.bundle (5b4ebc5), cmake -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a -DGGML_NATIVE=ON, target llama-bench" \
+			--pp "${PP:-1024}" --tg "${TG:-256}" --runs "${RUNS:-10}" --weights mmap --sustained "${SUSTAINED:-0}" --cold-runs "${COLD_RUNS:-0}" \
+			--nominal-gbps "${HBM_GBPS:-4800}" --json "$OUT/e2e-gpu-$m.json" --store "$STORE" --note "$NOTE" \
+			> "$OUT/e2e-gpu-$m.txt" 2>&1 || echo "ledger e2e $m failed (exit $?):"
+		grep -aE "decode tok|prefill tok|peak RSS|cold start|recorded|rror" "$OUT/e2e-gpu-$m.txt" | tail -8
 	done
-	summary | tee "$OUT/gpu-summary.txt"
 	# llama-bench and its libraries, for a later call to skip the build
 	if [ -n "${KEEP_LLAMA:-}" ]; then
 		tar -C /tmp/llcu/b/bin -cf - . | xz -T0 -6 > "$OUT/llama-cuda-bin.tar.xz"; ls -l "$OUT/llama-cuda-bin.tar.xz"

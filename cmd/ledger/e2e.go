@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/damascus-llm/damascus/harness/e2e"
 	"github.com/damascus-llm/damascus/harness/enginebench"
@@ -58,6 +59,7 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 	f.opts.Protocol = protocol.DefaultE2E()
 	p := &f.opts.Protocol
 	f.opts.ColdRuns = 3
+	f.opts.LlamaNGL = -1 // unset: see --llama-ngl
 	llamaConfigs := ""
 	if quick {
 		// The main job's quick default: the same protocol, scaled to minutes.
@@ -83,6 +85,11 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 		fs.StringVar(&f.jsonOut, "json", "", "also write the comparison as JSON to this file")
 		fs.StringVar(&f.store, "store", record.DefaultStore, "results file to append to (empty: do not record)")
 		fs.StringVar(&f.opts.Note, "note", "", "a remark recorded with the run (e.g. other load on the machine)")
+		fs.StringVar(&f.opts.Device, "device", "cpu", "where Damascus's graph runs: cpu or cuda (the GPU; needs --llama-bench, a CUDA build of llama-bench)")
+		fs.StringVar(&f.opts.LlamaBench, "llama-bench", "", "an external llama-bench binary to stand for llama.cpp instead of the pinned package (spawned each round with -o jsonl)")
+		cli.IntVar(fs, &f.opts.LlamaNGL, "llama-ngl", -1, -1, u, "llama-bench's -ngl, layers on the GPU (-1: 99 with --device cuda, else llama-bench's default)")
+		fs.StringVar(&f.opts.LlamaSource, "llama-source", "", "where the --llama-bench binary came from (recorded as stated, e.g. the pinned source and its cmake flags)")
+		fs.Float64Var(&p.NominalGBps, "nominal-gbps", 0, "the device's stated memory bandwidth, GB/s: decode notes give the weight stream as a fraction of it (0: none; the CPU probe is not run with --device cuda)")
 	}
 	fs.StringVar(&f.opts.Preset, "preset", "llama3.2-1b", "synthetic model preset when no -m is given")
 	fs.StringVar(&f.opts.FileType, "type", "Q4_K_M", "synthetic model file type")
@@ -107,7 +114,8 @@ func runE2E(args []string, stdout, stderr io.Writer) error {
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if err := ef.opts.Protocol.Validate(); err != nil {
+	ef.opts.Device = strings.ToLower(ef.opts.Device)
+	if err := ef.opts.Check(); err != nil {
 		fmt.Fprintln(stderr, "ledger e2e:", err)
 		return errUsage
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,11 +17,13 @@ import (
 
 // A contender is one engine configuration of an end-to-end comparison.
 type contender struct {
-	name  string // "damascus", "llama.cpp" or "llama.cpp/VARIANT[+huge]"
-	llama bool
-	notes string
-	bench func(benchSpec) (*benchOut, *spawned, error) // one fresh bench process
-	s     *engineSamples
+	name     string // "damascus", "llama.cpp" or "llama.cpp/VARIANT[+huge]"
+	llama    bool
+	external bool // an external llama-bench binary, not the pinned package
+	notes    string
+	rssNote  string                                       // how its peak RSS was measured, when not as the test's note says
+	bench    func(benchSpec) (*benchOut, *spawned, error) // one fresh bench process
+	s        *engineSamples
 }
 
 // benchSpec is what one bench process runs.
@@ -45,6 +48,10 @@ type benchOut struct {
 	kernels         []string
 	variant, libDir string
 	placement       string // Damascus: where its weights were (the engine's own account)
+	// device ("cpu" or "cuda") and deviceInfo: where the engine's graph
+	// ran, by its own account.
+	device, deviceInfo string
+	llamaBench         *protocol.LlamaBench // the external llama-bench's build
 }
 
 // engine results gathered over the rounds.
@@ -59,7 +66,9 @@ type engineSamples struct {
 	libDir  string
 	// placement: Damascus' account of where its weights were; each
 	// process's, joined when they differ (a fallback in some only).
-	placement []string
+	placement          []string
+	device, deviceInfo string
+	llamaBench         *protocol.LlamaBench
 }
 
 func newEngineSamples() *engineSamples { return &engineSamples{tests: map[string][]float64{}} }
@@ -67,6 +76,9 @@ func newEngineSamples() *engineSamples { return &engineSamples{tests: map[string
 // contenders are Damascus, then each llama.cpp configuration.
 func contenders(ctx context.Context, o Options, path string, configs []llamaConfig) []*contender {
 	cs := []*contender{damascusContender(ctx, o, path)}
+	if o.LlamaBench != "" {
+		return append(cs, llamaBenchContender(ctx, o, path))
+	}
 	for _, lc := range configs {
 		cs = append(cs, llamaContender(ctx, o, path, lc))
 	}
@@ -74,10 +86,9 @@ func contenders(ctx context.Context, o Options, path string, configs []llamaConf
 }
 
 func damascusContender(ctx context.Context, o Options, path string) *contender {
-	p := o.Protocol
 	return &contender{name: "damascus", s: newEngineSamples(),
 		bench: func(b benchSpec) (*benchOut, *spawned, error) {
-			cfg := enginebench.Config{Spec: b.spec(path, p), Weights: o.Weights, KVType: o.KVType}
+			cfg := damascusConfig(o, path, b)
 			sp, err := spawn(ctx, o.Exe, append([]string{MeasuredCommand, enginebench.Command}, cfg.Args()...), nil)
 			if err != nil {
 				return nil, sp, fmt.Errorf("damascus bench: %w", err)
@@ -87,12 +98,26 @@ func damascusContender(ctx context.Context, o Options, path string) *contender {
 				return nil, sp, fmt.Errorf("damascus bench output: %w", err)
 			}
 			out := &benchOut{tests: map[string][]float64{}, huge: hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB), kernels: res.Kernels,
-				placement: placementNote(res)}
+				placement: placementNote(res), device: cmp.Or(res.Config.Device, llama.DeviceCPU), deviceInfo: res.GPU}
+			if out.device == llama.DeviceCUDA {
+				// res.Kernels are the CPU's preferences; the GPU graph runs
+				// variants/cuda's kernels, which DeviceInfo names.
+				out.kernels = nil
+			}
 			for _, t := range res.Tests {
 				out.tests[t.Name] = t.TokensPerSec
 			}
 			return out, sp, nil
 		}}
+}
+
+// damascusConfig is the Damascus bench of b on the model at path.
+func damascusConfig(o Options, path string, b benchSpec) enginebench.Config {
+	cfg := enginebench.Config{Spec: b.spec(path, o.Protocol), Weights: o.Weights, KVType: o.KVType}
+	if o.Device != llama.DeviceCPU {
+		cfg.Device = o.Device
+	}
+	return cfg
 }
 
 func llamaContender(ctx context.Context, o Options, path string, lc llamaConfig) *contender {
@@ -113,7 +138,7 @@ func llamaContender(ctx context.Context, o Options, path string, lc llamaConfig)
 				return nil, sp, fmt.Errorf("llama.cpp bench output: %w", err)
 			}
 			out := &benchOut{tests: map[string][]float64{}, huge: hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB),
-				variant: res.CPUVariant, libDir: res.LlamaCpp.LibDir}
+				variant: res.CPUVariant, libDir: res.LlamaCpp.LibDir, device: llama.DeviceCPU}
 			for _, t := range res.Tests {
 				out.tests[t.Name] = t.TokensPerSec
 			}

@@ -8,6 +8,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/harness/roofline"
 	"github.com/damascus-llm/damascus/harness/sysinfo"
+	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/protocol"
 )
 
@@ -37,9 +39,18 @@ type Options struct {
 	// KVType is both engines' KV cache type (empty: each engine's own);
 	// LlamaKVType is llama.cpp's when it differs.
 	KVType, LlamaKVType string
-	NoRoofline          bool   // skip the memory-bandwidth probe
-	Note                string // a remark recorded with the run
-	Command             []string
+	NoRoofline          bool // skip the memory-bandwidth probe
+	// Device is where Damascus's graph runs: "cpu" ("" too) or "cuda".
+	Device string
+	// LlamaBench, when set, is an external llama-bench binary that stands
+	// for llama.cpp (a CUDA build, say) instead of the pinned package;
+	// LlamaNGL is its -ngl (-1: 99 with Device cuda, else llama-bench's
+	// default) and LlamaSource the operator's account of its build.
+	LlamaBench  string
+	LlamaNGL    int
+	LlamaSource string
+	Note        string // a remark recorded with the run
+	Command     []string
 	// Exe is the ledger binary to spawn: it runs MeasuredCommand and the
 	// two bench commands.
 	Exe string
@@ -54,13 +65,61 @@ func (o Options) LlamaKV() string {
 	return strings.ToLower(o.KVType)
 }
 
+// Check refuses options that cannot run or would not compare like with
+// like, before anything is measured.
+func (o Options) Check() error {
+	if err := o.Protocol.Validate(); err != nil {
+		return err
+	}
+	switch o.Device {
+	case "", llama.DeviceCPU, llama.DeviceCUDA:
+	default:
+		return fmt.Errorf("--device %q: want cpu or cuda", o.Device)
+	}
+	if o.LlamaBench == "" {
+		switch {
+		case o.Device == llama.DeviceCUDA:
+			// The pinned package is a CPU build: a GPU Damascus beside it
+			// would be a comparison of devices, not engines.
+			return errors.New("--device cuda needs --llama-bench (a CUDA build of llama-bench): the pinned llama.cpp package runs on the CPU only")
+		case o.LlamaNGL >= 0:
+			return errors.New("--llama-ngl needs --llama-bench")
+		case o.LlamaSource != "":
+			return errors.New("--llama-source needs --llama-bench")
+		}
+		return nil
+	}
+	switch {
+	case o.LlamaConfigs != "" || o.CPUVariant != "" || o.HugePages:
+		return errors.New("--llama-bench runs one external llama-bench: --llama-configs, --cpu-variant and --huge-pages configure the pinned package's libraries")
+	case o.Protocol.WarmupPromptTokens > 0:
+		// llama-bench has no such flag: the engines would warm up unalike.
+		return errors.New("--warmup-prompt: llama-bench always warms up on the whole prompt, so it cannot be shortened for both engines")
+	}
+	return checkLlamaBench(o.LlamaBench)
+}
+
+// llamaNGL is llama-bench's -ngl; -1 leaves it out.
+func (o Options) llamaNGL() int {
+	if o.LlamaNGL < 0 && o.Device == llama.DeviceCUDA {
+		return 99 // every layer on the GPU
+	}
+	return o.LlamaNGL
+}
+
 // Run measures the comparison and returns its records: the run record
 // first, then one e2e record per engine and test. Progress goes to log.
 func Run(ctx context.Context, o Options, log io.Writer) (*record.Batch, error) {
-	if err := o.Protocol.Validate(); err != nil {
+	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	if _, err := llamacpp.LibDir(); err != nil {
+	var benchSum string
+	if o.LlamaBench != "" {
+		var err error
+		if benchSum, err = fileSHA256(o.LlamaBench); err != nil {
+			return nil, fmt.Errorf("--llama-bench: %w", err)
+		}
+	} else if _, err := llamacpp.LibDir(); err != nil {
 		return nil, fmt.Errorf("the pinned llama.cpp is not installed (make baseline): %w", err)
 	}
 	path, model, err := prepareModel(o, log)
@@ -84,7 +143,9 @@ func Run(ctx context.Context, o Options, log io.Writer) (*record.Batch, error) {
 	if err := sustainedDecode(cs, p, log); err != nil {
 		return nil, err
 	}
-	if !o.NoRoofline {
+	// The probe reads host memory: beside a GPU's decode its fractions
+	// would mislead (NominalGBps states the device's instead).
+	if !o.NoRoofline && o.Device != llama.DeviceCUDA {
 		run.Roofline = probeBandwidth(p.Threads, log)
 	}
 	run.Note = o.Note
@@ -96,6 +157,9 @@ func Run(ctx context.Context, o Options, log io.Writer) (*record.Batch, error) {
 	cancel()
 	run.Protocol.SensorsAfter = &after
 	run.Protocol.Engines, run.Protocol.LlamaCpp = engineRecords(o, cs)
+	if lb := run.Protocol.LlamaCpp.Bench; lb != nil {
+		lb.SHA256 = benchSum
+	}
 	return records(run, cs), nil
 }
 

@@ -18,20 +18,42 @@ import (
 func engineRecords(o Options, cs []*contender) ([]protocol.Engine, *protocol.LlamaCpp) {
 	var engines []protocol.Engine
 	var variants, libDir []string
+	var bench *protocol.LlamaBench
 	for _, c := range cs {
-		e := protocol.Engine{Name: c.name, WeightsOnHugePages: c.s.huge, Kernels: c.s.kernels, Notes: c.notes}
-		if !c.llama {
+		e := protocol.Engine{Name: c.name, WeightsOnHugePages: c.s.huge, Kernels: c.s.kernels, Notes: c.notes,
+			Device: c.s.device, DeviceInfo: c.s.deviceInfo}
+		switch {
+		case !c.llama:
 			e.KVCache = cmp.Or(strings.ToLower(o.KVType), "f32")
 			e.Notes = strings.Join(c.s.placement, "; ")
-		} else {
+		case c.external:
+			e.KVCache = cmp.Or(o.LlamaKV(), "f16")
+			if lb := c.s.llamaBench; lb != nil {
+				bench = lb
+				e.KVCache = cmp.Or(kvOf(lb), e.KVCache) // what it reports it ran
+			}
+			libDir = append(libDir, c.s.libDir)
+		default:
 			e.KVCache = cmp.Or(o.LlamaKV(), "f16")
 			variants = append(variants, c.s.variant)
 			libDir = append(libDir, c.s.libDir)
 		}
 		engines = append(engines, e)
 	}
+	if bench != nil {
+		// The build is the binary's own account; the pin is not checked.
+		return engines, &protocol.LlamaCpp{Revision: bench.BuildCommit, Package: "external llama-bench", LibDir: libDir[0], Bench: bench}
+	}
 	return engines, &protocol.LlamaCpp{Revision: protocol.LlamaCppRevision, Package: protocol.LlamaCppPackage,
 		CPUVariant: strings.Join(variants, ", "), LibDir: libDir[0]}
+}
+
+// kvOf names llama-bench's cache types: one name when K and V agree.
+func kvOf(lb *protocol.LlamaBench) string {
+	if lb.TypeK == lb.TypeV {
+		return lb.TypeK
+	}
+	return "k " + lb.TypeK + ", v " + lb.TypeV
 }
 
 // A test is one row of the comparison and how to read it from the samples.
@@ -60,7 +82,11 @@ func records(run *record.Run, cs []*contender) *record.Batch {
 	p := *run.Protocol.E2E
 	for _, tt := range tests(p) {
 		for _, c := range cs {
-			addE2E(b, run, c.name, tt, tt.samples(c.s), tt.notes)
+			notes := tt.notes
+			if tt.name == "peak-rss" && c.rssNote != "" {
+				notes = c.rssNote
+			}
+			addE2E(b, run, c.name, tt, tt.samples(c.s), notes)
 		}
 		// With several llama.cpp configurations, "llama.cpp" is the best of
 		// them at each test: the rival at its strongest.
@@ -102,8 +128,13 @@ func addE2E(b *record.Batch, run *record.Run, engine string, tt test, samples []
 	r := &record.E2E{Engine: engine, Test: tt.name, Unit: tt.unit, Samples: samples, Summary: stats.Summarize(samples), Notes: notes}
 	// At a depth a decode step streams the KV cache too, in each engine's
 	// cache type: the weights alone no longer say the traffic.
-	if tt.name == p.GenTest() && run.Roofline != nil && p.Depth == 0 {
-		r.Notes = joinNote(r.Notes, bandwidthNote(r.Summary.Median, run.Protocol.Model.TensorBytes, *run.Roofline))
+	if tt.name == p.GenTest() && p.Depth == 0 {
+		switch {
+		case run.Roofline != nil:
+			r.Notes = joinNote(r.Notes, bandwidthNote(r.Summary.Median, run.Protocol.Model.TensorBytes, *run.Roofline))
+		case p.NominalGBps > 0:
+			r.Notes = joinNote(r.Notes, nominalNote(r.Summary.Median, run.Protocol.Model.TensorBytes, p.NominalGBps))
+		}
 	}
 	if tt.name == "sustained" {
 		r.FirstWindow, r.LastWindow = samples[0], samples[len(samples)-1]
@@ -123,6 +154,13 @@ func bandwidthNote(tokPerSec float64, weightBytes int64, r roofline.Report) stri
 		}
 	}
 	return note
+}
+
+// nominalNote states the weight stream a decode rate implies as a fraction
+// of the device's stated bandwidth.
+func nominalNote(tokPerSec float64, weightBytes int64, nominalGBps float64) string {
+	gbps := tokPerSec * float64(weightBytes) / 1e9
+	return fmt.Sprintf("≈ %.1f GB/s of weights, %.1f%% of the nominal %.0f GB/s", gbps, 100*gbps/nominalGBps, nominalGBps)
 }
 
 func joinNote(a, b string) string {

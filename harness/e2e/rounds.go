@@ -59,6 +59,10 @@ func (s *engineSamples) add(out *benchOut, sp *spawned, round int, name string, 
 		s.rss = append(s.rss, float64(sp.maxRSS))
 	}
 	s.huge, s.kernels, s.variant, s.libDir = out.huge, out.kernels, out.variant, out.libDir
+	s.device, s.deviceInfo = out.device, out.deviceInfo
+	if out.llamaBench != nil {
+		s.llamaBench = out.llamaBench
+	}
 	if out.placement != "" && !slices.Contains(s.placement, out.placement) {
 		s.placement = append(s.placement, out.placement)
 	}

@@ -33,15 +33,7 @@ func PeakRSS() int64 {
 	if err != nil {
 		return -1
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb int64
-			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return -1
+	return vmHWM(data)
 }
 
 // spawned is a finished child process.

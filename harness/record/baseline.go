@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/damascus-llm/damascus/protocol"
 )
 
 // WriteBaseline renders baseline.md: the latest end-to-end comparison in the
@@ -75,6 +77,9 @@ func writeConditions(b *strings.Builder, recs []Record) {
 		}
 		fmt.Fprintf(b, "- machine: %s, %d logical CPUs, %s %s (%s), Go %s\n", m.CPU.Model, m.CPU.LogicalCPUs, m.OS.Distro, m.OS.Kernel, m.OS.GOARCH, m.Go.Version)
 		fmt.Fprintf(b, "- huge pages: THP %s, GLIBC_TUNABLES %s\n", m.HugePages.THPEnabled, m.HugePages.GlibcTunables)
+		if g := gpuLine(m.GPU); g != "" {
+			fmt.Fprintf(b, "- GPU: %s\n", g)
+		}
 		dirty := ""
 		if m.Repo.Dirty {
 			dirty = " (dirty tree)"
@@ -83,15 +88,33 @@ func writeConditions(b *strings.Builder, recs []Record) {
 		if p.Model != nil {
 			fmt.Fprintf(b, "- model: %s (%s, sha256 %s)\n", p.Model.Path, p.Model.FileType, short(p.Model.SHA256))
 		}
-		if p.LlamaCpp != nil {
-			fmt.Fprintf(b, "- llama.cpp %s (%s), CPU variant %s\n", p.LlamaCpp.Revision, p.LlamaCpp.Package, p.LlamaCpp.CPUVariant)
+		if l := p.LlamaCpp; l != nil && l.Bench != nil {
+			writeLlamaBench(b, l.Bench)
+		} else if l != nil {
+			fmt.Fprintf(b, "- llama.cpp %s (%s), CPU variant %s\n", l.Revision, l.Package, l.CPUVariant)
 		}
 		for _, e := range p.Engines {
-			fmt.Fprintf(b, "- %s: weights on huge pages: %s\n", e.Name, e.WeightsOnHugePages)
+			dev := ""
+			if e.Device != "" {
+				dev = "; device " + e.Device
+				if e.DeviceInfo != "" {
+					dev += " (" + e.DeviceInfo + ")"
+				}
+			}
+			fmt.Fprintf(b, "- %s: weights on huge pages: %s%s\n", e.Name, e.WeightsOnHugePages, dev)
+		}
+		if d := Devices(r.Run); d == "damascus cuda, llama.cpp cuda" {
+			b.WriteString("- both engines ran on the GPU (cuda)\n")
+		} else if strings.Contains(d, "cuda") {
+			fmt.Fprintf(b, "- devices: %s (not the same device: a comparison of devices as much as of engines)\n", d)
 		}
 		if e := p.E2E; e != nil {
-			fmt.Fprintf(b, "- protocol: %s and %s, %d runs after %d warmup, %d threads, interleaved %v\n",
-				e.PromptTest(), e.GenTest(), e.Runs, e.WarmupRuns, e.Threads, e.Interleaved)
+			nominal := ""
+			if e.NominalGBps > 0 {
+				nominal = fmt.Sprintf(", decode against a nominal %.0f GB/s", e.NominalGBps)
+			}
+			fmt.Fprintf(b, "- protocol: %s and %s, %d runs after %d warmup, %d threads, interleaved %v%s\n",
+				e.PromptTest(), e.GenTest(), e.Runs, e.WarmupRuns, e.Threads, e.Interleaved, nominal)
 			fmt.Fprintf(b, "- KV cache: %s\n", KVCaches(r.Run))
 		}
 		if k := p.Kernel; k != nil {
@@ -105,6 +128,51 @@ func writeConditions(b *strings.Builder, recs []Record) {
 	}
 }
 
+// gpuLine names the GPUs of a machine, their driver and CUDA version; ""
+// where none was found.
+func gpuLine(g protocol.GPU) string {
+	if len(g.Devices) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, d := range g.Devices {
+		parts = append(parts, fmt.Sprintf("%s (%s), driver %s", d.Name, d.Memory, d.Driver))
+	}
+	if g.CUDAVersion == "" {
+		return strings.Join(parts, "; ") + ", CUDA version not recorded" // records made before it was kept
+	}
+	return strings.Join(parts, "; ") + ", CUDA " + g.CUDAVersion
+}
+
+// writeLlamaBench states the external llama-bench a run measured.
+func writeLlamaBench(b *strings.Builder, lb *protocol.LlamaBench) {
+	fmt.Fprintf(b, "- llama.cpp: external llama-bench `%s` (sha256 %s), build %s (%d), backends %s",
+		lb.Binary, short(lb.SHA256), lb.BuildCommit, lb.BuildNumber, lb.Backends)
+	if lb.GPUInfo != "" {
+		fmt.Fprintf(b, ", GPU %s", lb.GPUInfo)
+	}
+	fmt.Fprintf(b, "; flags `%s`, n_gpu_layers %d, cache k %s v %s, flash_attn %s, batch %d/%d\n",
+		strings.Join(lb.Flags, " "), lb.NGPULayers, lb.TypeK, lb.TypeV, lb.FlashAttn, lb.NBatch, lb.NUBatch)
+	if lb.Source != "" {
+		fmt.Fprintf(b, "- llama-bench source (as stated): %s\n", lb.Source)
+	}
+}
+
+// Devices names where each engine of an e2e run ran ("damascus cuda,
+// llama.cpp cuda"); records made before devices were kept ran on the CPU.
+func Devices(run *Run) string {
+	d, l := "cpu", "cpu"
+	for _, e := range run.Protocol.Engines {
+		switch e.Name {
+		case "damascus":
+			d = cmp.Or(e.Device, "cpu")
+		case "llama.cpp":
+			l = cmp.Or(e.Device, "cpu")
+		}
+	}
+	return "damascus " + d + ", llama.cpp " + l
+}
+
 func short(s string) string {
 	if len(s) > 12 {
 		return s[:12]
@@ -113,9 +181,10 @@ func short(s string) string {
 }
 
 // LatestE2ERuns returns the records of the latest end-to-end run for each
-// model, KV cache types and set of tests, newest first: a decode-only run
-// does not hide the last full-protocol run, nor a 3B run the last 1B one,
-// nor a run on bf16 caches the last one on the engines' defaults.
+// model, KV cache types, devices and set of tests, newest first: a
+// decode-only run does not hide the last full-protocol run, nor a 3B run the
+// last 1B one, nor a run on bf16 caches the last one on the engines'
+// defaults, nor a GPU run the last CPU one.
 func LatestE2ERuns(all []Record) [][]Record {
 	model := map[string]string{} // run id → model sha256 and KV caches
 	tests := map[string][]string{}
@@ -123,7 +192,7 @@ func LatestE2ERuns(all []Record) [][]Record {
 	for _, r := range all {
 		switch {
 		case r.Kind == KindRun && r.Run != nil && r.Run.Protocol.Model != nil:
-			model[r.RunID] = r.Run.Protocol.Model.SHA256 + " " + KVCaches(r.Run)
+			model[r.RunID] = r.Run.Protocol.Model.SHA256 + " " + KVCaches(r.Run) + " " + Devices(r.Run)
 		case r.Kind == KindE2E && r.E2E != nil:
 			if _, seen := tests[r.RunID]; !seen {
 				order = append(order, r.RunID)

@@ -85,6 +85,12 @@ func benchConfig(recs []Record) []benchfmt.Config {
 			add("goos", m.OS.GOOS)
 			add("goarch", m.OS.GOARCH)
 			add("cpu", m.CPU.Model)
+			if len(m.GPU.Devices) > 0 {
+				add("gpu", m.GPU.Devices[0].Name)
+			}
+			if len(r.Run.Protocol.Engines) > 0 {
+				add("devices", Devices(r.Run)) // a GPU run and a CPU run are not one configuration
+			}
 			add("commit", m.Repo.Commit)
 			add("run", r.RunID)
 			break

@@ -290,8 +290,29 @@ func gatherGPU(ctx context.Context) GPU {
 	}
 	if len(g.Devices) > 0 {
 		g.Status = "found"
+		// The query has no field for the CUDA version; the plain report's
+		// header states it.
+		g.CUDAVersion = Unavailable
+		if hdr, err := exec.CommandContext(ctx, path).Output(); err == nil {
+			if v := cudaVersion(string(hdr)); v != "" {
+				g.CUDAVersion = v
+			}
+		}
 	}
 	return g
+}
+
+// cudaVersion reads "CUDA Version: 13.0" from nvidia-smi's header; "" when absent.
+func cudaVersion(report string) string {
+	_, rest, ok := strings.Cut(report, "CUDA Version:")
+	if !ok {
+		return ""
+	}
+	f := strings.Fields(rest)
+	if len(f) == 0 {
+		return ""
+	}
+	return strings.Trim(f[0], "|")
 }
 
 // gatherRepo names the code that is running: the VCS stamp `go build` embeds

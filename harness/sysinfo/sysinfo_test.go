@@ -124,3 +124,19 @@ func vcsRevision() string {
 	}
 	return ""
 }
+
+func TestCUDAVersion(t *testing.T) {
+	hdr := `Tue Dec  1 23:40:02 2026
++-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 580.95.05              Driver Version: 580.95.05      CUDA Version: 13.0     |
++-----------------------------------------+------------------------+----------------------+
+`
+	if got := cudaVersion(hdr); got != "13.0" {
+		t.Errorf("cudaVersion = %q, want 13.0", got)
+	}
+	for _, s := range []string{"", "CUDA Version:", "no header"} {
+		if got := cudaVersion(s); got != "" {
+			t.Errorf("cudaVersion(%q) = %q, want empty", s, got)
+		}
+	}
+}

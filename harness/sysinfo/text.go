@@ -141,5 +141,8 @@ func gpuSummary(g GPU) string {
 	for i, d := range g.Devices {
 		parts[i] = fmt.Sprintf("%s (%s, driver %s)", d.Name, d.Memory, d.Driver)
 	}
+	if g.CUDAVersion != "" {
+		return strings.Join(parts, "; ") + ", CUDA " + g.CUDAVersion
+	}
 	return strings.Join(parts, "; ")
 }
