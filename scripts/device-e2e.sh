@@ -448,7 +448,7 @@ gpu)
 	#     the background (about 4.5 minutes on 16 cores);
 	#  2. the agreement test: the GPU engine's logits against the CPU
 	#     engine's (llama.test -test.run TestCUDA);
-	#     (MMA_AB=1: again with the tensor-core prefill, then its speed; PDL_AB=1:
+	#     (MMA_AB=1: again with the 8-token prefill (DAMASCUS_CUDA_MMA=0), then its speed; PDL_AB=1:
 	#     the speed without programmatic dependent launch; PROFILE=1: ncu per
 	#     kernel over two 3B decode steps; GATE=1: ledger gate --family cuda)
 	#  3. the synthetic 3B and 1B Q4_K_M, one look at the GPU engine alone
@@ -505,11 +505,11 @@ PY
 	log "first GPU run (warm-up and a look)"
 	for m in $MODELS; do dmb "$m" 0; done
 	summary
-	if [ -n "${MMA_AB:-}" ]; then # prefill on the tensor-core matmuls (DAMASCUS_CUDA_MMA=1): agreement, then speed
-		log "agreement with DAMASCUS_CUDA_MMA=1"
-		DAMASCUS_CUDA_MMA=1 timeout 240 $B/llama.test -test.v -test.count=1 -test.run 'TestCUDAAgrees' > "$OUT/agree-mma.txt" 2>&1
-		grep -aE "^(--- |ok|FAIL|PASS|panic)|GPU against" "$OUT/agree-mma.txt" | head -20
-		for m in $MODELS; do DAMASCUS_CUDA_MMA=1 dmb "$m" 0 damascus-cuda-mma; done
+	if [ -n "${MMA_AB:-}" ]; then # prefill on the 8-token matmuls instead of the tensor cores (DAMASCUS_CUDA_MMA=0): agreement, then speed
+		log "agreement with DAMASCUS_CUDA_MMA=0"
+		DAMASCUS_CUDA_MMA=0 timeout 240 $B/llama.test -test.v -test.count=1 -test.run 'TestCUDAAgrees' > "$OUT/agree-mm8.txt" 2>&1
+		grep -aE "^(--- |ok|FAIL|PASS|panic)|GPU against" "$OUT/agree-mm8.txt" | head -20
+		for m in $MODELS; do DAMASCUS_CUDA_MMA=0 dmb "$m" 0 damascus-cuda-mm8; done
 		summary
 	fi
 	if [ -n "${PDL_AB:-}" ]; then # the same without programmatic dependent launch

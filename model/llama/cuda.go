@@ -15,8 +15,9 @@ import (
 // DeviceCUDA runs the graph on the GPU (Options.Device).
 const DeviceCUDA = "cuda"
 
-// MMAEnv set to 1 runs prefill batches on the tensor-core matmuls
-// (variants/cuda mma.cu: written in session 8, not yet gated on a GPU).
+// MMAEnv set to 0 runs prefill batches on the 8-token matmuls instead of
+// the tensor-core ones (variants/cuda mma.cu, cuda-mma in the ledger:
+// gated on the H200 in session 9, prefill pp1024 2.9× the 8-token kernels).
 const MMAEnv = "DAMASCUS_CUDA_MMA"
 
 // FuseEnv set to 0 runs a decode step's rope and cache store, attention,
@@ -91,7 +92,7 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 		return nil, fmt.Errorf("cuda backend: %w", err)
 	}
 	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
-		noGraph: opts.Capture != nil, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) == "1",
+		noGraph: opts.Capture != nil, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
 		fuse: os.Getenv(FuseEnv) != "0" && cuda.RopeDecodeFits(cfg.Heads, cfg.KVHeads, cfg.HeadDim)}
 	for i := range m.Layers {
 		b.outAt = append(b.outAt, ledger.ActivationType(m.Layers[i].Out.Type))
