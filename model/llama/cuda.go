@@ -17,7 +17,8 @@ const DeviceCUDA = "cuda"
 
 // MMAEnv set to 0 runs prefill batches on the 8-token matmuls instead of
 // the tensor-core ones (variants/cuda mma.cu, cuda-mma in the ledger:
-// gated on the H200 in session 9, prefill pp1024 2.9× the 8-token kernels).
+// gated on the H200 in session 9, prefill pp1024 2.9× the 8-token kernels);
+// set to int, on their integer-epilogue form (cuda-mma-int).
 const MMAEnv = "DAMASCUS_CUDA_MMA"
 
 // FuseEnv set to 0 runs a decode step's rope and cache store, attention,
@@ -66,6 +67,7 @@ type cudaBackend struct {
 	noGraph    bool         // layer outputs are captured: every step walks the graph
 	pdl        bool         // kernels launched with programmatic dependent launch
 	mma        bool         // batches on the tensor-core matmuls
+	mmaInt     bool         // … in their integer-epilogue form
 	fuse       bool         // decode attention with its rope, store and output quantization folded in
 	outAt      []quant.Type // each layer's output product's activation type
 	allocs     []cu.Ptr
@@ -92,7 +94,7 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 		return nil, fmt.Errorf("cuda backend: %w", err)
 	}
 	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
-		noGraph: opts.Capture != nil, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
+		noGraph: opts.Capture != nil, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0", mmaInt: os.Getenv(MMAEnv) == "int",
 		fuse: os.Getenv(FuseEnv) != "0" && cuda.RopeDecodeFits(cfg.Heads, cfg.KVHeads, cfg.HeadDim)}
 	for i := range m.Layers {
 		b.outAt = append(b.outAt, ledger.ActivationType(m.Layers[i].Out.Type))
@@ -302,7 +304,7 @@ func (b *cudaBackend) twinOf(x []float32) cu.Ptr {
 func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() error) error {
 	return b.e.Do(func(l *cuda.Launcher) error {
 		b.l = l
-		l.MMA = b.mma
+		l.MMA, l.MMAInt = b.mma, b.mmaInt
 		defer func() { b.l = nil }()
 		run := func() (err error) {
 			defer recoverCUDA(&err)

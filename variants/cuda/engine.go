@@ -50,8 +50,9 @@ type Launcher struct {
 	T *cu.Thread
 	S cu.Stream
 	// MMA runs batches on the tensor-core matmuls (mma.cu) where the
-	// weight format has one; off, the 8-token kernels.
-	MMA bool
+	// weight format has one; off, the 8-token kernels. MMAInt picks their
+	// integer-epilogue form (cuda-mma-int).
+	MMA, MMAInt bool
 }
 
 // Weights is a matrix in its device layout.
@@ -94,7 +95,7 @@ func (l *Launcher) MatMul(dst cu.Ptr, w Weights, x cu.Ptr, n int) error {
 		return l.r.matVec(l.T, l.S, w.f, 1, dst, w.P, w.Rows, x, w.Cols)
 	}
 	if l.MMA && w.f.mma != "" {
-		return l.r.matMulMMA(l.T, l.S, w.f, dst, w.Rows, w.P, w.Rows, x, n, w.Cols)
+		return l.r.matMulMMA(l.T, l.S, w.f, l.MMAInt, dst, w.Rows, w.P, w.Rows, x, n, w.Cols)
 	}
 	return l.r.matMul(l.T, l.S, w.f, dst, w.Rows, w.P, w.Rows, x, n, w.Cols)
 }

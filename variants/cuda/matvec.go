@@ -21,6 +21,7 @@ type format struct {
 	wt     quant.Type
 	mv, mm string // matvec (one step at a time) and 8-token matmul kernels
 	mma    string // the tensor-core matmul, where there is one
+	mmai   string // the same with integer sub-block scaling (cuda-mma-int)
 	// devRow is the bytes of one row of k values on the device; repack,
 	// when set, writes rows of the ggml layout (src) in the device layout.
 	devRow func(k int) int
@@ -28,8 +29,8 @@ type format struct {
 }
 
 var formats = map[quant.Type]*format{
-	quant.Q4_K: {wt: quant.Q4_K, mv: "q4k_mv", mm: "q4k_mm8", mma: "q4k_mma", devRow: func(k int) int { return k / 256 * 144 }},
-	quant.Q6_K: {wt: quant.Q6_K, mv: "q6k_mv", mm: "q6k_mm8", mma: "q6k_mma", devRow: q6kDevRow, repack: repackQ6K},
+	quant.Q4_K: {wt: quant.Q4_K, mv: "q4k_mv", mm: "q4k_mm8", mma: "q4k_mma", mmai: "q4k_mmai", devRow: func(k int) int { return k / 256 * 144 }},
+	quant.Q6_K: {wt: quant.Q6_K, mv: "q6k_mv", mm: "q6k_mm8", mma: "q6k_mma", mmai: "q6k_mmai", devRow: q6kDevRow, repack: repackQ6K},
 	quant.Q8_0: {wt: quant.Q8_0, mv: "q80_mv", mm: "q80_mm8", devRow: q80DevRow, repack: repackQ8_0},
 }
 
@@ -113,16 +114,20 @@ func (r *gpu) matVec(t *cu.Thread, s cu.Stream, f *format, u int, dst, w cu.Ptr,
 		dst.Arg(), w.Arg(), cu.I32(rows), x.Arg(), cu.I32(k))
 }
 
-// matMulMMA enqueues f's tensor-core matmul (mma.cu): 64 rows × 64 tokens
-// a block.
-func (r *gpu) matMulMMA(t *cu.Thread, s cu.Stream, f *format, dst cu.Ptr, ldd int, w cu.Ptr, rows int, x cu.Ptr, n, k int) error {
-	if f.mma == "" {
+// matMulMMA enqueues f's tensor-core matmul (mma.cu; integer sub-block
+// scaling with integer): 64 rows × 64 tokens a block.
+func (r *gpu) matMulMMA(t *cu.Thread, s cu.Stream, f *format, integer bool, dst cu.Ptr, ldd int, w cu.Ptr, rows int, x cu.Ptr, n, k int) error {
+	name := f.mma
+	if integer {
+		name = f.mmai
+	}
+	if name == "" {
 		return fmt.Errorf("matmul: no tensor-core kernel for %s", f.wt)
 	}
 	if (n+63)/64 > 65535 {
 		return fmt.Errorf("matmul: %d activation rows, at most %d", n, 65535*64)
 	}
-	return t.Launch(r.fns[f.mma], cu.D2((rows+63)/64, (n+63)/64), cu.D1(128), 0, s,
+	return t.Launch(r.fns[name], cu.D2((rows+63)/64, (n+63)/64), cu.D1(128), 0, s,
 		dst.Arg(), cu.I32(ldd), w.Arg(), cu.I32(rows), x.Arg(), cu.I32(n), cu.I32(k))
 }
 
@@ -174,7 +179,7 @@ func hostMatVec(f *format, u int) ledger.MatVec {
 // goes up and comes back whole, so the gaps between its columns (the
 // caller's) are left as they were and an output the kernel misses keeps
 // the caller's fill.
-func hostMatMul(f *format, mma bool) ledger.MatMul {
+func hostMatMul(f *format, mma, integer bool) ledger.MatMul {
 	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
 		if rows == 0 || n == 0 {
 			return
@@ -194,11 +199,12 @@ func hostMatMul(f *format, mma bool) ledger.MatMul {
 			if err != nil {
 				return err
 			}
-			run := r.matMul
 			if mma {
-				run = r.matMulMMA
+				err = r.matMulMMA(t, s, f, integer, pd, ldd, pw, rows, px, n, k)
+			} else {
+				err = r.matMul(t, s, f, pd, ldd, pw, rows, px, n, k)
 			}
-			if err := run(t, s, f, pd, ldd, pw, rows, px, n, k); err != nil {
+			if err != nil {
 				return err
 			}
 			return cu.DtoHAsync(t, dst, pd, s)

@@ -32,7 +32,7 @@ var sourceFiles = []struct {
 	{"ops.cu", []string{"rmsnorm_f32", "silu_mul_f32", "softmax_f32", "rope_f32"}, nil},
 	{"quantize.cu", []string{"quantize_q8_0", "quantize_q8_k"}, nil},
 	{"attention.cu", []string{"attn_split", "attn_combine"}, nil},
-	{"mma.cu", []string{"q4k_mma", "q6k_mma"}, nil},
+	{"mma.cu", []string{"q4k_mma", "q6k_mma", "q4k_mmai", "q6k_mmai"}, nil},
 	{"engine.cu", []string{"embed_q4k", "embed_q6k", "embed_q80", "add_rmsnorm", "silu_mul_q",
 		"rope_store", "eattn_split", "eattn_combine", "argmax_f32", "dattn_split", "dattn_rope_split", "dattn_combine_q"}, []string{"quantize.cu"}},
 }

@@ -34,10 +34,12 @@ func init() {
 			}
 			regAs(ledger.MatVecOp(wt), u.name, hostMatVec(f, u.u), "one warp per row, 16-byte weight loads, dp4a, "+inFlight+"; "+layout)
 		}
-		reg(ledger.MatMulOp(wt), hostMatMul(f, false), "the matvec's warp per row over 8 tokens a block (correctness first: no tensor cores); "+layout)
+		reg(ledger.MatMulOp(wt), hostMatMul(f, false, false), "the matvec's warp per row over 8 tokens a block (correctness first: no tensor cores); "+layout)
 		if f.mma != "" {
-			regAs(ledger.MatMulOp(wt), "cuda-mma", hostMatMul(f, true),
+			regAs(ledger.MatMulOp(wt), "cuda-mma", hostMatMul(f, true, false),
 				"tensor cores (int8 mma.sync): 64 rows × 64 tokens a block, quants unpacked to int8 in shared memory per super-block, sub-block scales applied in float; "+layout)
+			regAs(ledger.MatMulOp(wt), "cuda-mma-int", hostMatMul(f, true, true),
+				"cuda-mma with each sub-block's product scaled in int32 (ggml's Σ sc·dot) and floats once per super-block: four integer multiply-adds a tile product instead of eight float ones; Q6_K unpacked signed (q − 32), so no offset term; "+layout)
 		}
 	}
 	for _, t := range []quant.Type{quant.Q8_K, quant.Q8_0} {

@@ -226,3 +226,214 @@ q6k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
 	}
 	mma_store(dst, ldd, rows, n, row0 + 16 * warp + g, tok0 + 2 * q4, acc, acco);
 }
+
+// ---- integer epilogues (cuda-mma-int) -------------------------------------------
+//
+// The same tiles, but each sub-block's product is scaled by its 6-bit (Q4_K)
+// or int8 (Q6_K) scale in int32 (ggml's sumi = Σ sc·dot), and floats enter
+// once per super-block: d·dx·Σ sc·dot, less dmin·dx·Σ m·bsum for Q4_K. A
+// tile product then costs four integer multiply-adds instead of eight
+// float ones and their conversions. Q6_K's quants are unpacked signed
+// (q − 32), so its offset needs no activation sums. Every sum is exact
+// (at most 63·15·127·256 < 2³¹ for Q4_K, 128·32·127·256 for Q6_K).
+
+// mma_store1 writes a warp's accumulators (mma_store without the second term).
+__device__ __forceinline__ void mma_store1(float* dst, int ldd, int rows, int n, int r0, int t0, const float acc[8][4]) {
+	const int r1 = r0 + 8;
+#pragma unroll
+	for (int nt = 0; nt < 8; nt++) {
+		const int ta = t0 + 8 * nt, tb = ta + 1;
+		if (r0 < rows && ta < n) dst[(size_t)ta * ldd + r0] = acc[nt][0];
+		if (r0 < rows && tb < n) dst[(size_t)tb * ldd + r0] = acc[nt][1];
+		if (r1 < rows && ta < n) dst[(size_t)ta * ldd + r1] = acc[nt][2];
+		if (r1 < rows && tb < n) dst[(size_t)tb * ldd + r1] = acc[nt][3];
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+q4k_mmai(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
+	PDL_START();
+	__shared__ __align__(16) u8 aq[MMA_BM * MMA_LD];
+	__shared__ __align__(16) u8 bq[MMA_BN * MMA_LD];
+	__shared__ float wd[MMA_BM], wm[MMA_BM], xd[MMA_BN];
+	__shared__ u8 sc6[MMA_BM][8], mn6[MMA_BM][8];
+	__shared__ short bs[MMA_BN * 16];
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
+	const int row0 = blockIdx.x * MMA_BM, tok0 = blockIdx.y * MMA_BN, nb = k / QK_K;
+	float acc[8][4], accm[8][4];
+#pragma unroll
+	for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+		for (int i = 0; i < 4; i++) acc[nt][i] = accm[nt][i] = 0.f;
+	for (int b = 0; b < nb; b++) {
+		__syncthreads(); // the previous super-block's tiles are read
+		for (int i = tid; i < MMA_BM * 32; i += blockDim.x) {
+			const int r = i / 32, j4 = 4 * (i % 32), grp = j4 / 32, l = j4 % 32, row = row0 + r;
+			u32 v = 0;
+			if (row < rows) v = ld4(w + ((size_t)row * nb + b) * 144 + 16 + j4);
+			*(u32*)(aq + r * MMA_LD + 64 * grp + l) = v & 0x0f0f0f0f;
+			*(u32*)(aq + r * MMA_LD + 64 * grp + 32 + l) = (v >> 4) & 0x0f0f0f0f;
+		}
+		for (int r = tid; r < MMA_BM; r += blockDim.x) {
+			const int row = row0 + r;
+			if (row >= rows) {
+				wd[r] = wm[r] = 0.f;
+				for (int s = 0; s < 8; s++) sc6[r][s] = mn6[r][s] = 0;
+				continue;
+			}
+			const u8* blk = w + ((size_t)row * nb + b) * 144;
+			wd[r] = h2f(ld2(blk));
+			wm[r] = h2f(ld2(blk + 2));
+			u8 sc[12];
+			for (int i = 0; i < 12; i++) sc[i] = blk[4 + i];
+			for (int s = 0; s < 8; s++) {
+				if (s < 4) {
+					sc6[r][s] = sc[s] & 63;
+					mn6[r][s] = sc[s + 4] & 63;
+				} else {
+					sc6[r][s] = (sc[s + 4] & 0x0f) | ((sc[s - 4] >> 6) << 4);
+					mn6[r][s] = (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4);
+				}
+			}
+		}
+		mma_load_x(bq, xd, bs, x, n, nb, tok0, b);
+		__syncthreads();
+		const u8* ar0 = aq + (16 * warp + g) * MMA_LD;
+		const u8* ar1 = ar0 + 8 * MMA_LD;
+		const int r0 = 16 * warp + g, r1 = r0 + 8;
+		int isum[8][4];
+#pragma unroll
+		for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+			for (int i = 0; i < 4; i++) isum[nt][i] = 0;
+#pragma unroll 2
+		for (int s = 0; s < 8; s++) {
+			const int k0 = 32 * s + 4 * q4;
+			const u32 a[4] = {lds4(ar0 + k0), lds4(ar1 + k0), lds4(ar0 + k0 + 16), lds4(ar1 + k0 + 16)};
+			const int s0 = sc6[r0][s], s1 = sc6[r1][s];
+#pragma unroll
+			for (int nt = 0; nt < 8; nt++) {
+				const u8* bp = bq + (8 * nt + g) * MMA_LD + k0;
+				const u32 bb[2] = {lds4(bp), lds4(bp + 16)};
+				int c[4] = {0, 0, 0, 0};
+				mma_k32(c, a, bb);
+				isum[nt][0] += s0 * c[0];
+				isum[nt][1] += s0 * c[1];
+				isum[nt][2] += s1 * c[2];
+				isum[nt][3] += s1 * c[3];
+			}
+		}
+		// Per super-block: scale terms d·dx·Σ sc·dot, min terms dmin·dx·Σ m·bsum.
+		const float d0 = wd[r0], d1 = wd[r1], m0 = wm[r0], m1 = wm[r1];
+#pragma unroll
+		for (int nt = 0; nt < 8; nt++) {
+			const int t0 = 8 * nt + 2 * q4, t1 = t0 + 1;
+			int mi[4] = {0, 0, 0, 0};
+#pragma unroll
+			for (int s = 0; s < 8; s++) {
+				const int b0 = bs[t0 * 16 + 2 * s] + bs[t0 * 16 + 2 * s + 1];
+				const int b1 = bs[t1 * 16 + 2 * s] + bs[t1 * 16 + 2 * s + 1];
+				const int n0 = mn6[r0][s], n1 = mn6[r1][s];
+				mi[0] += n0 * b0;
+				mi[1] += n0 * b1;
+				mi[2] += n1 * b0;
+				mi[3] += n1 * b1;
+			}
+			const float x0 = xd[t0], x1 = xd[t1];
+			acc[nt][0] += d0 * x0 * (float)isum[nt][0];
+			acc[nt][1] += d0 * x1 * (float)isum[nt][1];
+			acc[nt][2] += d1 * x0 * (float)isum[nt][2];
+			acc[nt][3] += d1 * x1 * (float)isum[nt][3];
+			accm[nt][0] += m0 * x0 * (float)mi[0];
+			accm[nt][1] += m0 * x1 * (float)mi[1];
+			accm[nt][2] += m1 * x0 * (float)mi[2];
+			accm[nt][3] += m1 * x1 * (float)mi[3];
+		}
+	}
+	mma_store(dst, ldd, rows, n, row0 + 16 * warp + g, tok0 + 2 * q4, acc, accm);
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+q6k_mmai(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
+	PDL_START();
+	__shared__ __align__(16) u8 aq[MMA_BM * MMA_LD];
+	__shared__ __align__(16) u8 bq[MMA_BN * MMA_LD];
+	__shared__ float wd[MMA_BM], xd[MMA_BN];
+	__shared__ i8 sc8[MMA_BM][16];
+	__shared__ short bs[MMA_BN * 16];
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
+	const int row0 = blockIdx.x * MMA_BM, tok0 = blockIdx.y * MMA_BN, nb = k / QK_K;
+	float acc[8][4];
+#pragma unroll
+	for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+		for (int i = 0; i < 4; i++) acc[nt][i] = 0.f;
+	for (int b = 0; b < nb; b++) {
+		__syncthreads();
+		// Weights as signed q − 32 (each byte 0…63 less 32, bytewise).
+		for (int i = tid; i < MMA_BM * 16; i += blockDim.x) {
+			const int r = i / 16, hn = (i % 16) / 8, l = 4 * (i % 8), row = row0 + r;
+			u32 A = 0, B = 0, H = 0;
+			if (row < rows) {
+				const u8* qb = w + (size_t)row * q6k_row_bytes(nb) + (size_t)192 * b;
+				A = ld4(qb + 64 * hn + l);
+				B = ld4(qb + 64 * hn + 32 + l);
+				H = ld4(qb + 128 + 32 * hn + l);
+			}
+			u8* ar = aq + r * MMA_LD + 128 * hn + l;
+			*(u32*)(ar) = __vsub4((A & 0x0f0f0f0f) | ((H << 4) & 0x30303030), 0x20202020);
+			*(u32*)(ar + 32) = __vsub4((B & 0x0f0f0f0f) | ((H << 2) & 0x30303030), 0x20202020);
+			*(u32*)(ar + 64) = __vsub4(((A >> 4) & 0x0f0f0f0f) | (H & 0x30303030), 0x20202020);
+			*(u32*)(ar + 96) = __vsub4(((B >> 4) & 0x0f0f0f0f) | ((H >> 2) & 0x30303030), 0x20202020);
+		}
+		for (int r = tid; r < MMA_BM; r += blockDim.x) {
+			const int row = row0 + r;
+			if (row >= rows) {
+				wd[r] = 0.f;
+				for (int s = 0; s < 16; s++) sc8[r][s] = 0;
+				continue;
+			}
+			const u8* plane = w + (size_t)row * q6k_row_bytes(nb);
+			wd[r] = h2f(ld2(plane + (size_t)208 * nb + 2 * b));
+			const i8* sc = (const i8*)(plane + (size_t)192 * nb + 16 * b);
+			for (int s = 0; s < 16; s++) sc8[r][s] = sc[s];
+		}
+		mma_load_x(bq, xd, bs, x, n, nb, tok0, b);
+		__syncthreads();
+		const u8* ar0 = aq + (16 * warp + g) * MMA_LD;
+		const u8* ar1 = ar0 + 8 * MMA_LD;
+		const int r0 = 16 * warp + g, r1 = r0 + 8;
+		int isum[8][4];
+#pragma unroll
+		for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+			for (int i = 0; i < 4; i++) isum[nt][i] = 0;
+#pragma unroll 2
+		for (int s = 0; s < 16; s++) {
+			const int k0 = 16 * s + 4 * q4;
+			const u32 a[2] = {lds4(ar0 + k0), lds4(ar1 + k0)};
+			const int s0 = sc8[r0][s], s1 = sc8[r1][s];
+#pragma unroll
+			for (int nt = 0; nt < 8; nt++) {
+				const u32 bb = lds4(bq + (8 * nt + g) * MMA_LD + k0);
+				int c[4] = {0, 0, 0, 0};
+				mma_k16(c, a, bb);
+				isum[nt][0] += s0 * c[0];
+				isum[nt][1] += s0 * c[1];
+				isum[nt][2] += s1 * c[2];
+				isum[nt][3] += s1 * c[3];
+			}
+		}
+		const float d0 = wd[r0], d1 = wd[r1];
+#pragma unroll
+		for (int nt = 0; nt < 8; nt++) {
+			const int t0 = 8 * nt + 2 * q4, t1 = t0 + 1;
+			const float x0 = xd[t0], x1 = xd[t1];
+			acc[nt][0] += d0 * x0 * (float)isum[nt][0];
+			acc[nt][1] += d0 * x1 * (float)isum[nt][1];
+			acc[nt][2] += d1 * x0 * (float)isum[nt][2];
+			acc[nt][3] += d1 * x1 * (float)isum[nt][3];
+		}
+	}
+	mma_store1(dst, ldd, rows, n, row0 + 16 * warp + g, tok0 + 2 * q4, acc);
+}
