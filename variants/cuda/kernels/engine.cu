@@ -356,25 +356,9 @@ extern "C" __global__ void __launch_bounds__(1024) argmax_f32(int* dst, const fl
 // values of each of the G heads in registers, 8 key rows in flight), a
 // warp per head rescales, then a thread per dimension adds the tile's
 // weighted values. Partials as eattn_split's, for eattn_combine.
-// rope_at is element e of the head vector v (hd values) rotated by the
-// angles cs, sn (hd/2 each), with rope_store's roundings.
-__device__ __forceinline__ float rope_at(const float* v, int e, int hd, const float* cs, const float* sn, int neox) {
-	const int half = hd / 2;
-	const int i = neox ? (e < half ? e : e - half) : e >> 1;
-	const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
-	const float x0 = v[a], x1 = v[b], c = cs[i], s = sn[i];
-	return e == a ? __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s)) : __fadd_rn(__fmul_rn(x0, s), __fmul_rn(x1, c));
-}
-
-// The new token's rope and cache store folded in (ROPE, dattn_rope_split):
-// the query is rotated as it is loaded, and the block whose split holds
-// the position rotates the key and stores it and the value at pos first,
-// so that no rope_store launch comes between the Q/K/V product and the
-// attention. No other block reads position pos.
-template <int D, bool ROPE>
-__device__ __forceinline__ void dattn(float* po, float* pml, const float* q, float* kc, float* vc, int pos, int nHeads,
-                                      int nKV, int hd, int nctx, float scale, const float* knew, const float* vnew,
-                                      const float* cosT, const float* sinT, int neox) {
+template <int D>
+__device__ __forceinline__ void dattn(float* po, float* pml, const float* q, const float* kc, const float* vc, int pos,
+                                      int nHeads, int nKV, int hd, int nctx, float scale) {
 	const int G = nHeads / nKV, kvh = blockIdx.y, S = gridDim.x, s = blockIdx.x;
 	const int ctx = pos + 1, per = (ctx + S - 1) / S, t0 = s * per, t1 = min(ctx, t0 + per);
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -389,34 +373,17 @@ __device__ __forceinline__ void dattn(float* po, float* pml, const float* q, flo
 		}
 		return;
 	}
-	const int half = hd / 2;
-	const float* cs = ROPE ? cosT + (size_t)pos * half : nullptr;
-	const float* sn = ROPE ? sinT + (size_t)pos * half : nullptr;
 	float qr[EATT_MAXG][D];
 #pragma unroll
-	for (int g = 0; g < EATT_MAXG; g++) {
-		const float* qg = q + ((size_t)kvh * G + g) * hd;
+	for (int g = 0; g < EATT_MAXG; g++)
 #pragma unroll
-		for (int i = 0; i < D; i++) {
-			const int e = D * lane + i;
-			qr[g][i] = g < G && e < hd ? (ROPE ? rope_at(qg, e, hd, cs, sn, neox) : qg[e]) : 0.f;
-		}
-	}
+		for (int i = 0; i < D; i++) qr[g][i] = g < G && D * lane + i < hd ? q[((size_t)kvh * G + g) * hd + D * lane + i] : 0.f;
 	if (tid < EATT_MAXG) {
 		mrun[tid] = NEG_INF;
 		lrun[tid] = 0.f;
 	}
 	const float* kh = kc + (size_t)kvh * nctx * hd;
 	const float* vh = vc + (size_t)kvh * nctx * hd;
-	if (ROPE && t1 == ctx) { // this block's split holds pos: store its key and value first
-		const float* kn = knew + (size_t)kvh * hd;
-		const float* vn = vnew + (size_t)kvh * hd;
-		for (int e = tid; e < hd; e += blockDim.x) {
-			kc[((size_t)kvh * nctx + pos) * hd + e] = rope_at(kn, e, hd, cs, sn, neox);
-			vc[((size_t)kvh * nctx + pos) * hd + e] = vn[e];
-		}
-		__syncthreads(); // the block's reads of position pos below see the stores
-	}
 	float o[EATT_MAXG];
 #pragma unroll
 	for (int g = 0; g < EATT_MAXG; g++) o[g] = 0.f;
@@ -488,86 +455,16 @@ __device__ __forceinline__ void dattn(float* po, float* pml, const float* q, flo
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(128) dattn_split(float* po, float* pml, const float* q, float* kc, float* vc,
-                                                              const int* posp, int nHeads, int nKV, int hd, int nctx,
-                                                              float scale) {
+extern "C" __global__ void __launch_bounds__(128) dattn_split(float* po, float* pml, const float* q, const float* kc,
+                                                              const float* vc, const int* posp, int nHeads, int nKV,
+                                                              int hd, int nctx, float scale) {
 	PDL_START();
 	const int pos = *posp;
 	if (hd > 64) {
-		dattn<4, false>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, nullptr, nullptr, nullptr, nullptr, 0);
+		dattn<4>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
 	} else if (hd > 32) {
-		dattn<2, false>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, nullptr, nullptr, nullptr, nullptr, 0);
+		dattn<2>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
 	} else {
-		dattn<1, false>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, nullptr, nullptr, nullptr, nullptr, 0);
-	}
-}
-
-// dattn_split with the token's rope and cache store folded in: q and knew
-// are the Q/K/V product's unrotated queries and keys, vnew its values.
-extern "C" __global__ void __launch_bounds__(128)
-dattn_rope_split(float* po, float* pml, const float* q, const float* knew, const float* vnew, float* kc, float* vc,
-                 const int* posp, int nHeads, int nKV, int hd, int nctx, float scale, const float* cosT,
-                 const float* sinT, int neox) {
-	PDL_START();
-	const int pos = *posp;
-	if (hd > 64) {
-		dattn<4, true>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, knew, vnew, cosT, sinT, neox);
-	} else if (hd > 32) {
-		dattn<2, true>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, knew, vnew, cosT, sinT, neox);
-	} else {
-		dattn<1, true>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale, knew, vnew, cosT, sinT, neox);
-	}
-}
-
-// ---- decode attention's combine, quantized for the output product ---------
-
-#define DCQ_VALS 256 // output values a block: one Q8_K block, or eight Q8_0
-#define DCQ_MAXH 17  // heads a block's values may touch (heads of 16 or more)
-#define DCQ_MAXC 32  // splits (DecodeSplits)
-
-// Block b: values [256b, 256b+256) of the token's attention output, as
-// eattn_combine computes them (the same sums in the same order), written to
-// out and quantized (qt 1: Q8_K, 2: Q8_0) into xq for the output product,
-// saving that product its quantize launch. A warp per head the block
-// touches finds the splits' weights, then a thread per value sums.
-extern "C" __global__ void __launch_bounds__(256)
-dattn_combine_q(float* out, const float* po, const float* pml, int nHeads, int hd, int nChunks, u8* xq, int qt) {
-	PDL_START();
-	__shared__ float wgt[DCQ_MAXH][DCQ_MAXC];
-	__shared__ float invL[DCQ_MAXH];
-	__shared__ __align__(16) float vals[DCQ_VALS];
-	const int total = nHeads * hd, v0 = blockIdx.x * DCQ_VALS, nv = min(DCQ_VALS, total - v0);
-	const int h0 = v0 / hd, nh = (v0 + nv - 1) / hd - h0 + 1;
-	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-	for (int hh = warp; hh < nh; hh += nw) {
-		const int h = h0 + hh;
-		float M = NEG_INF;
-		for (int c = lane; c < nChunks; c += 32) M = fmaxf(M, pml[((size_t)c * nHeads + h) * 2]);
-		M = warp_max(M);
-		float L = 0.f;
-		for (int c = lane; c < nChunks; c += 32) {
-			const float* ml = pml + ((size_t)c * nHeads + h) * 2;
-			const float e = ml[1] != 0.f ? expf(ml[0] - M) : 0.f;
-			wgt[hh][c] = e;
-			L += e * ml[1];
-		}
-		L = warp_sum(L);
-		if (lane == 0) invL[hh] = 1.0f / L;
-	}
-	__syncthreads();
-	const int t = threadIdx.x;
-	if (t < nv) {
-		const int i = v0 + t, h = i / hd, dd = i % hd, hh = h - h0;
-		float o = 0.f;
-		for (int c = 0; c < nChunks; c++) o += wgt[hh][c] * po[((size_t)c * nHeads + h) * hd + dd];
-		o = o * invL[hh];
-		out[i] = o;
-		vals[t] = o;
-	}
-	__syncthreads();
-	if (qt == 1) {
-		if (warp == 0) warp_q8_k(xq + (size_t)blockIdx.x * 292, vals);
-	} else if (qt == 2 && warp < nv / 32) {
-		warp_q8_0(xq + ((size_t)blockIdx.x * 8 + warp) * 34, vals + 32 * warp);
+		dattn<1>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
 	}
 }
