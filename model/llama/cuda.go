@@ -7,7 +7,6 @@ import (
 	"unsafe"
 
 	cu "github.com/damascus-llm/damascus/internal/cuda"
-	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/cuda"
 )
@@ -16,14 +15,11 @@ import (
 const DeviceCUDA = "cuda"
 
 // MMAEnv set to 0 runs prefill batches on the 8-token matmuls instead of
-// the tensor-core ones (variants/cuda mma.cu, cuda-mma in the ledger:
-// gated on the H200 in session 9, prefill pp1024 2.9× the 8-token kernels);
-// set to int, on their integer-epilogue form (cuda-mma-int).
+// the tensor-core ones (variants/cuda mma.cu: cuda-mma-int in the ledger,
+// gated on the H200 in session 9; 3B pp1024 6021 tok/s against 5091 for
+// its float-epilogue form cuda-mma, which MMAEnv=float picks, and 1776
+// for the 8-token kernels).
 const MMAEnv = "DAMASCUS_CUDA_MMA"
-
-// FuseEnv set to 0 runs a decode step's rope and cache store, attention,
-// combine and quantization as four launches instead of two (to compare).
-const FuseEnv = "DAMASCUS_CUDA_FUSE"
 
 // PDLEnv set to 0 launches the GPU's kernels one strictly after another,
 // without programmatic dependent launch (to compare).
@@ -63,13 +59,11 @@ type cudaBackend struct {
 	decode     cuda.AttnPlan // a step of one token
 	batch      cuda.AttnPlan // a prefill batch
 	po, pml    cu.Ptr
-	graph      *cu.Graph    // the recorded decode step
-	noGraph    bool         // layer outputs are captured: every step walks the graph
-	pdl        bool         // kernels launched with programmatic dependent launch
-	mma        bool         // batches on the tensor-core matmuls
-	mmaInt     bool         // … in their integer-epilogue form
-	fuse       bool         // decode attention with its rope, store and output quantization folded in
-	outAt      []quant.Type // each layer's output product's activation type
+	graph      *cu.Graph // the recorded decode step
+	noGraph    bool      // layer outputs are captured: every step walks the graph
+	pdl        bool      // kernels launched with programmatic dependent launch
+	mma        bool      // batches on the tensor-core matmuls
+	mmaInt     bool      // … in their integer-epilogue form
 	allocs     []cu.Ptr
 }
 
@@ -94,11 +88,7 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 		return nil, fmt.Errorf("cuda backend: %w", err)
 	}
 	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
-		noGraph: opts.Capture != nil, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0", mmaInt: os.Getenv(MMAEnv) == "int",
-		fuse: os.Getenv(FuseEnv) != "0" && cuda.RopeDecodeFits(cfg.Heads, cfg.KVHeads, cfg.HeadDim)}
-	for i := range m.Layers {
-		b.outAt = append(b.outAt, ledger.ActivationType(m.Layers[i].Out.Type))
-	}
+		noGraph: opts.Capture != nil, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0", mmaInt: os.Getenv(MMAEnv) == "int"}
 	if b.decode, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 64, 256); err == nil {
 		b.batch, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 256, 64)
 	}
@@ -483,15 +473,6 @@ func (b *cudaBackend) attention(layer, n int) {
 	q, att := b.twinOf(b.s.q), b.twinOf(b.s.att)
 	scale := float32(1 / math.Sqrt(float64(cfg.HeadDim)))
 	b.act.src = 0
-	if n == 1 && b.fuse {
-		// Rope, store, attention, combine and the output product's
-		// quantization in two launches.
-		at := b.outAt[layer]
-		b.must(b.l.RopeDecodeAttentionQ(att, q, b.twinOf(b.s.kb), b.twinOf(b.s.vb), b.kc[layer], b.vc[layer], b.po, b.pml, b.pos,
-			cfg.Heads, cfg.KVHeads, cfg.HeadDim, b.nctx, scale, b.cosT, b.sinT, ropeNeoX, b.xq, at))
-		b.act.src, b.act.typ, b.act.rows = att, at, 1
-		return
-	}
 	if n == 1 {
 		b.must(b.ropeStore(layer, 1))
 	}

@@ -265,46 +265,6 @@ func (l *Launcher) DecodeAttention(out, q, kc, vc, po, pml, posp cu.Ptr, nHeads,
 		out.Arg(), po.Arg(), pml.Arg(), cu.I32(nHeads), cu.I32(hd), cu.I32(DecodeSplits))
 }
 
-// RopeDecodeAttentionQ is one token's rope, cache store, attention and the
-// quantization of its output, in two launches: the rope and store folded
-// into the attention's splits (q and k are the Q/K/V product's unrotated
-// rows, v its values; cosT and sinT every position's angles), then the
-// combine quantizing the output att for the next product into xq as
-// typ's blocks. RopeDecodeFits says which shapes it takes.
-func (l *Launcher) RopeDecodeAttentionQ(att, q, k, v, kc, vc, po, pml, posp cu.Ptr, nHeads, nKV, hd, nctx int, scale float32,
-	cosT, sinT cu.Ptr, neox bool, xq cu.Ptr, typ quant.Type) error {
-	if !RopeDecodeFits(nHeads, nKV, hd) {
-		return fmt.Errorf("cuda rope+decode attention: %d heads of %d over %d KV heads", nHeads, hd, nKV)
-	}
-	qt, err := qtCode(typ)
-	if err != nil {
-		return err
-	}
-	if bs := typ.BlockSize(); nHeads*hd%bs != 0 {
-		return fmt.Errorf("cuda rope+decode attention: %d output values are not whole %s blocks", nHeads*hd, typ)
-	}
-	nx := 0
-	if neox {
-		nx = 1
-	}
-	if err := l.T.Launch(l.r.fns["dattn_rope_split"], cu.D2(DecodeSplits, nKV), cu.D1(128), 0, l.S,
-		po.Arg(), pml.Arg(), q.Arg(), k.Arg(), v.Arg(), kc.Arg(), vc.Arg(), posp.Arg(), cu.I32(nHeads), cu.I32(nKV), cu.I32(hd),
-		cu.I32(nctx), cu.F32(scale), cosT.Arg(), sinT.Arg(), cu.I32(nx)); err != nil {
-		return err
-	}
-	return l.T.Launch(l.r.fns["dattn_combine_q"], cu.D1((nHeads*hd+255)/256), cu.D1(256), 0, l.S,
-		att.Arg(), po.Arg(), pml.Arg(), cu.I32(nHeads), cu.I32(hd), cu.I32(DecodeSplits), xq.Arg(), cu.I32(qt))
-}
-
-// RopeDecodeFits reports whether RopeDecodeAttentionQ takes the shape: the
-// decode attention's (heads of at most 128, at most MaxGroup per KV head)
-// with heads of at least 16 values (dattn_combine_q's 256 values touch at
-// most 17 heads) and whole quantization blocks.
-func RopeDecodeFits(nHeads, nKV, hd int) bool {
-	return DecodeAttentionFits(hd) && hd >= 16 && hd%2 == 0 && nKV > 0 && nHeads%nKV == 0 && nHeads/nKV <= MaxGroup &&
-		nHeads*hd%32 == 0 && DecodeSplits <= 32
-}
-
 // SiLUMul sets dst = silu(g)·u over n values.
 func (l *Launcher) SiLUMul(dst, g, u cu.Ptr, n int) error { return l.r.siluMul(l.T, l.S, dst, g, u, n) }
 

@@ -34,7 +34,7 @@ var sourceFiles = []struct {
 	{"attention.cu", []string{"attn_split", "attn_combine"}, nil},
 	{"mma.cu", []string{"q4k_mma", "q6k_mma", "q4k_mmai", "q6k_mmai"}, nil},
 	{"engine.cu", []string{"embed_q4k", "embed_q6k", "embed_q80", "add_rmsnorm", "silu_mul_q",
-		"rope_store", "eattn_split", "eattn_combine", "argmax_f32", "dattn_split", "dattn_rope_split", "dattn_combine_q"}, []string{"quantize.cu"}},
+		"rope_store", "eattn_split", "eattn_combine", "argmax_f32", "dattn_split"}, []string{"quantize.cu"}},
 }
 
 // Source returns file's text as NVRTC compiles it: common.cuh, the files
@@ -59,8 +59,8 @@ func Source(file string, uses ...string) (string, error) {
 // it NVRTC 11.8 crashes (SIGSEGV) compiling matvec.cu for sm_90.
 //
 // DefinesEnv adds macros to every file's compilation, for timing
-// experiments on the device (e.g. NO_PREFETCH; common.cuh says what each
-// does): comma-separated names.
+// experiments on the device (PREFETCH, PDL_LAUNCH_FIRST; common.cuh says
+// what each does): comma-separated names.
 func CompileOptions(arch string) []string {
 	opts := []string{"--gpu-architecture=" + arch, "--std=c++17"}
 	for _, d := range strings.Split(os.Getenv(DefinesEnv), ",") {

@@ -92,41 +92,39 @@ __device__ __forceinline__ double block_sum_d(double v, double* red) {
 
 // PDL_START begins every kernel the engine launches: with programmatic
 // dependent launch (the engine's decode step) a kernel may start while the
-// one before it finishes. It first lets the next kernel start early in
-// turn (griddepcontrol.launch_dependents: that kernel's blocks take their
-// place on the SMs and wait), then waits for the previous grid's writes
-// (griddepcontrol.wait). A kernel that reads something no earlier kernel
-// writes (the weights) may read it between the two: PDL_LAUNCH, those
-// reads, PDL_WAIT. Launched without the attribute (the ledger's forms),
-// both are no-ops.
+// one before it finishes, so it first waits for that grid's writes
+// (griddepcontrol.wait), then lets the next kernel start early in turn.
+// Launched without the attribute (the ledger's forms), both are no-ops.
+// PDL_PRE and PDL_POST bracket what a kernel may do before the wait:
+// reads of what no earlier kernel writes (the weights). Two ways round
+// were tried on the H200 in session 9 (3B tg256, 3 rounds each) and lost,
+// kept as macros to compare (DAMASCUS_CUDA_DEFINES): -DPDL_LAUNCH_FIRST
+// lets dependents launch before the wait (430 against 447 tok/s), and
+// -DPREFETCH has each matvec ask L2 for its row before the wait (a
+// further 410).
 #define PDL_LAUNCH() asm volatile("griddepcontrol.launch_dependents;" ::: "memory")
 #define PDL_WAIT() asm volatile("griddepcontrol.wait;" ::: "memory")
-// PDL_PRE and PDL_POST bracket a kernel's reads of what no earlier kernel
-// writes: PDL_START is the two back to back.
-#ifdef PDL_WAIT_FIRST // session 8's order, to compare: dependents launch once this kernel's wait is over
+#ifdef PDL_LAUNCH_FIRST
+#define PDL_PRE() PDL_LAUNCH()
+#define PDL_POST() PDL_WAIT()
+#else
 #define PDL_PRE()
 #define PDL_POST()    \
 	do {            \
 		PDL_WAIT();   \
 		PDL_LAUNCH(); \
 	} while (0)
-#else
-#define PDL_PRE() PDL_LAUNCH()
-#define PDL_POST() PDL_WAIT()
 #endif
-#define PDL_START()  \
-	do {           \
-		PDL_PRE();   \
-		PDL_POST();  \
+#define PDL_START() \
+	do {          \
+		PDL_PRE();  \
+		PDL_POST(); \
 	} while (0)
 
-// prefetch_l2 has a warp's lanes ask L2 for the 128-byte lines of the n
-// bytes at p: a matvec does so for its row's weights before PDL_WAIT, so
-// that their trip from HBM overlaps the previous kernel's end. Compiled
-// with -DNO_PREFETCH (DAMASCUS_CUDA_DEFINES), it does nothing, to compare;
-// -DPDL_WAIT_FIRST puts PDL_START's two steps the other way round.
+// prefetch_l2 (-DPREFETCH) has a warp's lanes ask L2 for the 128-byte
+// lines of the n bytes at p; without it, nothing.
 __device__ __forceinline__ void prefetch_l2(const void* p, size_t n, int lane) {
-#ifndef NO_PREFETCH
+#ifdef PREFETCH
 	const size_t end = (size_t)p + n;
 	for (size_t a = ((size_t)p & ~(size_t)127) + 128 * (size_t)lane; a < end; a += 32 * 128)
 		asm volatile("prefetch.global.L2 [%0];" ::"l"(a));

@@ -51,7 +51,7 @@ __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const
 	const int ntok = min(NT, n - tok0);
 	const int nb = k / QK_K;
 	const u8* wr = w + (size_t)row * nb * 144;
-	prefetch_l2(wr, (size_t)nb * 144, lane); // the row, while the previous kernel ends
+	prefetch_l2(wr, (size_t)nb * 144, lane); // with -DPREFETCH: the row, before the wait
 	PDL_POST();
 	const u8* xr = x + (size_t)tok0 * nb * 292;
 	const int t = lane & 7, p = t >> 1, h = t & 1;
