@@ -48,6 +48,55 @@ __device__ __forceinline__ void mma_load_x(u8* bq, float* xd, short* bs, const u
 // for B, which is B column-major as mma wants it).
 __device__ __forceinline__ u32 lds4(const u8* p) { return *(const u32*)p; }
 
+// The quants of super-block b of rows row0… (MMA_BM of them, zeros past
+// rows) into aq as int8, [row][k]. Q4_K: 4 quant bytes a step, 8 values:
+// low nibbles to 64g'+l…, high nibbles to 64g'+32+l… (ggml's order within
+// each 64).
+__device__ __forceinline__ void mma_load_q4k(u8* aq, const u8* w, int rows, int nb, int row0, int b) {
+	for (int i = threadIdx.x; i < MMA_BM * 32; i += blockDim.x) {
+		const int r = i / 32, j4 = 4 * (i % 32), grp = j4 / 32, l = j4 % 32, row = row0 + r;
+		u32 v = 0;
+		if (row < rows) v = ld4(w + ((size_t)row * nb + b) * 144 + 16 + j4);
+		*(u32*)(aq + r * MMA_LD + 64 * grp + l) = v & 0x0f0f0f0f;
+		*(u32*)(aq + r * MMA_LD + 64 * grp + 32 + l) = (v >> 4) & 0x0f0f0f0f;
+	}
+}
+
+// The 6-bit scale c and min m of sub-block s of a Q4_K block's 12 scale
+// bytes sc (ggml's get_scale_min_k4).
+__device__ __forceinline__ void q4k_sub_scale(const u8* sc, int s, int& c, int& m) {
+	if (s < 4) {
+		c = sc[s] & 63;
+		m = sc[s + 4] & 63;
+	} else {
+		c = (sc[s + 4] & 0x0f) | ((sc[s - 4] >> 6) << 4);
+		m = (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4);
+	}
+}
+
+// Q6_K (the device layout of matvec.cu): per half hn and 4 positions
+// l…l+3, the bytes ql[64hn+l], ql[64hn+32+l] and qh[32hn+l] give values
+// 128hn+32c+l…, unsigned 0…63 (stored +32), or with sub32 signed q − 32
+// (bytewise).
+__device__ __forceinline__ void mma_load_q6k(u8* aq, const u8* w, int rows, int nb, int row0, int b, bool sub32) {
+	const u32 off = sub32 ? 0x20202020 : 0;
+	for (int i = threadIdx.x; i < MMA_BM * 16; i += blockDim.x) {
+		const int r = i / 16, hn = (i % 16) / 8, l = 4 * (i % 8), row = row0 + r;
+		u32 A = 0, B = 0, H = 0;
+		if (row < rows) {
+			const u8* qb = w + (size_t)row * q6k_row_bytes(nb) + (size_t)192 * b;
+			A = ld4(qb + 64 * hn + l);
+			B = ld4(qb + 64 * hn + 32 + l);
+			H = ld4(qb + 128 + 32 * hn + l);
+		}
+		u8* ar = aq + r * MMA_LD + 128 * hn + l;
+		*(u32*)(ar) = __vsub4((A & 0x0f0f0f0f) | ((H << 4) & 0x30303030), off);
+		*(u32*)(ar + 32) = __vsub4((B & 0x0f0f0f0f) | ((H << 2) & 0x30303030), off);
+		*(u32*)(ar + 64) = __vsub4(((A >> 4) & 0x0f0f0f0f) | (H & 0x30303030), off);
+		*(u32*)(ar + 96) = __vsub4(((B >> 4) & 0x0f0f0f0f) | ((H >> 2) & 0x30303030), off);
+	}
+}
+
 // mma_store writes a warp's accumulators: rows r0 and r0+8, tokens t0 + 8nt
 // and t0 + 8nt + 1 (the C fragment's places), each the scale terms less
 // the offset terms.
@@ -82,15 +131,7 @@ q4k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
 		for (int i = 0; i < 4; i++) acc[nt][i] = accm[nt][i] = 0.f;
 	for (int b = 0; b < nb; b++) {
 		__syncthreads(); // the previous super-block's tiles are read
-		// Weights: 4 quant bytes a step, 8 values: low nibbles to 64g'+l…,
-		// high nibbles to 64g'+32+l… (ggml's order within each 64).
-		for (int i = tid; i < MMA_BM * 32; i += blockDim.x) {
-			const int r = i / 32, j4 = 4 * (i % 32), grp = j4 / 32, l = j4 % 32, row = row0 + r;
-			u32 v = 0;
-			if (row < rows) v = ld4(w + ((size_t)row * nb + b) * 144 + 16 + j4);
-			*(u32*)(aq + r * MMA_LD + 64 * grp + l) = v & 0x0f0f0f0f;
-			*(u32*)(aq + r * MMA_LD + 64 * grp + 32 + l) = (v >> 4) & 0x0f0f0f0f;
-		}
+		mma_load_q4k(aq, w, rows, nb, row0, b);
 		for (int r = tid; r < MMA_BM; r += blockDim.x) {
 			const int row = row0 + r;
 			if (row >= rows) {
@@ -103,13 +144,7 @@ q4k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
 			for (int i = 0; i < 12; i++) sc[i] = blk[4 + i];
 			for (int s = 0; s < 8; s++) {
 				int m, c;
-				if (s < 4) {
-					c = sc[s] & 63;
-					m = sc[s + 4] & 63;
-				} else {
-					c = (sc[s + 4] & 0x0f) | ((sc[s - 4] >> 6) << 4);
-					m = (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4);
-				}
+				q4k_sub_scale(sc, s, c, m);
 				dsc[r][s] = d * (float)c;
 				dmn[r][s] = dmin * (float)m;
 			}
@@ -166,24 +201,8 @@ q6k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
 		for (int i = 0; i < 4; i++) acc[nt][i] = acco[nt][i] = 0.f;
 	for (int b = 0; b < nb; b++) {
 		__syncthreads();
-		// Weights, unsigned 0…63 (stored +32; the offset is taken off through
-		// the activations' sums): per half hn and 4 positions l…l+3, the bytes
-		// ql[64hn+l], ql[64hn+32+l] and qh[32hn+l] give values 128hn+32c+l…
-		for (int i = tid; i < MMA_BM * 16; i += blockDim.x) {
-			const int r = i / 16, hn = (i % 16) / 8, l = 4 * (i % 8), row = row0 + r;
-			u32 A = 0, B = 0, H = 0;
-			if (row < rows) {
-				const u8* qb = w + (size_t)row * q6k_row_bytes(nb) + (size_t)192 * b;
-				A = ld4(qb + 64 * hn + l);
-				B = ld4(qb + 64 * hn + 32 + l);
-				H = ld4(qb + 128 + 32 * hn + l);
-			}
-			u8* ar = aq + r * MMA_LD + 128 * hn + l;
-			*(u32*)(ar) = (A & 0x0f0f0f0f) | ((H << 4) & 0x30303030);
-			*(u32*)(ar + 32) = (B & 0x0f0f0f0f) | ((H << 2) & 0x30303030);
-			*(u32*)(ar + 64) = ((A >> 4) & 0x0f0f0f0f) | (H & 0x30303030);
-			*(u32*)(ar + 96) = ((B >> 4) & 0x0f0f0f0f) | ((H >> 2) & 0x30303030);
-		}
+		// Weights unsigned 0…63: the +32 offset is taken off through the activations' sums.
+		mma_load_q6k(aq, w, rows, nb, row0, b, false);
 		for (int r = tid; r < MMA_BM; r += blockDim.x) {
 			const int row = row0 + r;
 			if (row >= rows) {
@@ -267,13 +286,7 @@ q4k_mmai(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) 
 		for (int i = 0; i < 4; i++) acc[nt][i] = accm[nt][i] = 0.f;
 	for (int b = 0; b < nb; b++) {
 		__syncthreads(); // the previous super-block's tiles are read
-		for (int i = tid; i < MMA_BM * 32; i += blockDim.x) {
-			const int r = i / 32, j4 = 4 * (i % 32), grp = j4 / 32, l = j4 % 32, row = row0 + r;
-			u32 v = 0;
-			if (row < rows) v = ld4(w + ((size_t)row * nb + b) * 144 + 16 + j4);
-			*(u32*)(aq + r * MMA_LD + 64 * grp + l) = v & 0x0f0f0f0f;
-			*(u32*)(aq + r * MMA_LD + 64 * grp + 32 + l) = (v >> 4) & 0x0f0f0f0f;
-		}
+		mma_load_q4k(aq, w, rows, nb, row0, b);
 		for (int r = tid; r < MMA_BM; r += blockDim.x) {
 			const int row = row0 + r;
 			if (row >= rows) {
@@ -287,13 +300,10 @@ q4k_mmai(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) 
 			u8 sc[12];
 			for (int i = 0; i < 12; i++) sc[i] = blk[4 + i];
 			for (int s = 0; s < 8; s++) {
-				if (s < 4) {
-					sc6[r][s] = sc[s] & 63;
-					mn6[r][s] = sc[s + 4] & 63;
-				} else {
-					sc6[r][s] = (sc[s + 4] & 0x0f) | ((sc[s - 4] >> 6) << 4);
-					mn6[r][s] = (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4);
-				}
+				int c, m;
+				q4k_sub_scale(sc, s, c, m);
+				sc6[r][s] = c;
+				mn6[r][s] = m;
 			}
 		}
 		mma_load_x(bq, xd, bs, x, n, nb, tok0, b);
@@ -370,22 +380,7 @@ q6k_mmai(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) 
 		for (int i = 0; i < 4; i++) acc[nt][i] = 0.f;
 	for (int b = 0; b < nb; b++) {
 		__syncthreads();
-		// Weights as signed q − 32 (each byte 0…63 less 32, bytewise).
-		for (int i = tid; i < MMA_BM * 16; i += blockDim.x) {
-			const int r = i / 16, hn = (i % 16) / 8, l = 4 * (i % 8), row = row0 + r;
-			u32 A = 0, B = 0, H = 0;
-			if (row < rows) {
-				const u8* qb = w + (size_t)row * q6k_row_bytes(nb) + (size_t)192 * b;
-				A = ld4(qb + 64 * hn + l);
-				B = ld4(qb + 64 * hn + 32 + l);
-				H = ld4(qb + 128 + 32 * hn + l);
-			}
-			u8* ar = aq + r * MMA_LD + 128 * hn + l;
-			*(u32*)(ar) = __vsub4((A & 0x0f0f0f0f) | ((H << 4) & 0x30303030), 0x20202020);
-			*(u32*)(ar + 32) = __vsub4((B & 0x0f0f0f0f) | ((H << 2) & 0x30303030), 0x20202020);
-			*(u32*)(ar + 64) = __vsub4(((A >> 4) & 0x0f0f0f0f) | (H & 0x30303030), 0x20202020);
-			*(u32*)(ar + 96) = __vsub4(((B >> 4) & 0x0f0f0f0f) | ((H >> 2) & 0x30303030), 0x20202020);
-		}
+		mma_load_q6k(aq, w, rows, nb, row0, b, true); // signed q − 32
 		for (int r = tid; r < MMA_BM; r += blockDim.x) {
 			const int row = row0 + r;
 			if (row >= rows) {
