@@ -93,9 +93,8 @@ device-bins:
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/cudadrv.test ./internal/cuda
 
 # The GPU engine's phase on the lent H200 (scripts/device-e2e.sh gpu): the
-# commands, the GPU-related test binaries, the test data, the pinned
-# llama.cpp's source (scripts/llamacpp-src.sh) and the logits dumper's
-# source (built there against llama.cpp's CUDA build) in one archive.
+# commands, the GPU-related test binaries, the test data and the pinned
+# llama.cpp's source (scripts/llamacpp-src.sh) in one archive.
 device-gpu:
 	rm -rf .device/gpu && mkdir -p .device/gpu/bin
 	CGO_ENABLED=0 $(GO) build -buildvcs=true -ldflags="-s -w" -o .device/gpu/bin/ ./cmd/...
@@ -105,8 +104,7 @@ device-gpu:
 	test -f .device/llama-src.tar.xz || scripts/llamacpp-src.sh .device/llama-src.tar.xz
 	cp .device/llama-src.tar.xz .device/gpu/
 	cp -rL $(TESTDATA) .device/gpu/testdata
-	cp -r harness/llamacpp/logitsdump .device/gpu/logitsdump
-	tar -C .device/gpu -cf - bin testdata llama-src.tar.xz logitsdump | xz -T2 -6 > .device/gpu.tar.xz
+	tar -C .device/gpu -cf - bin testdata llama-src.tar.xz | xz -T2 -6 > .device/gpu.tar.xz
 	rm -rf .device/gpu
 	@ls -l .device/gpu.tar.xz
 

@@ -543,6 +543,21 @@ PY
 	fi
 	if [ -n "${SKIP_LLAMA:-}" ]; then summary > "$OUT/gpu-summary.txt"; exit 0; fi
 	log "waiting for the llama.cpp CUDA build"; wait $build; tail -3 "$OUT/llama-build.txt"
+	# Agreement with llama.cpp CUDA (issue 18, item 6): logitsdump built with cc
+	# against the CUDA build's libraries (/tmp/llcu/b/bin) and the source's
+	# include/ and ggml/include/, then the GPU engine's logits held to it
+	# (TestCUDAAgreesWithLlamaCpp; AGREE_LLAMA_RUN picks other tests, e.g.
+	# 'TestCUDAAgreesWithLlamaCpp|TestCPUAgreesWithLogitsDump'); out in
+	# $OUT/agree-llama.txt. SKIP_AGREE_LLAMA=1 leaves it out.
+	if [ -z "${SKIP_AGREE_LLAMA:-}" ]; then
+		log "agreement with llama.cpp CUDA (logitsdump)"
+		if LLAMACPP_REV="5b4ebc5 (node-llama-cpp@3.21.1 gitRelease.bundle), CUDA build in /tmp/llcu/b" \
+			harness/llamacpp/logitsdump/build.sh /tmp/llcu /tmp/llcu/b/bin /tmp/logitsdump > "$OUT/agree-llama.txt" 2>&1; then
+			DAMASCUS_LOGITSDUMP=/tmp/logitsdump timeout "${AGREE_LLAMA_TIMEOUT:-300}" $B/llama.test -test.v -test.count=1 \
+				-test.run "${AGREE_LLAMA_RUN:-TestCUDAAgreesWithLlamaCpp}" >> "$OUT/agree-llama.txt" 2>&1
+		fi
+		grep -aE "^(=== RUN|--- |ok|FAIL|PASS|panic)|built|error|all: |scale:|context:|NOT met|excused|against Damascus|llama.cpp: " "$OUT/agree-llama.txt" | cut -c1-220 | head -60
+	fi
 	LLAMA_BENCH=${LLAMA_BENCH:-/tmp/llcu/b/bin/llama-bench}
 	summary > "$OUT/gpu-summary.txt" # the look and the A/B runs, Damascus alone
 	for m in $MODELS; do
