@@ -405,6 +405,33 @@ func TestCUDAAgreesWithLlamaCpp(t *testing.T) {
 	}
 	exe := requireLogitsDump(t)
 	requireGPU(t)
+	eachAgreeCase(t, func(t *testing.T, path string, m *Model, steps []agreeStep, opts Options) {
+		theirs, h := runDump(t, exe, path, opts, 99, steps)
+		t.Logf("llama.cpp: %s; devices %v; n_ctx %d, n_batch %d, n_ubatch %d, cache %s/%s, flash attention %s; %s",
+			derefOr(h.Offloaded, "no offload line in its log"), h.Devices, h.NCtx, h.NBatch, h.NUbatch, h.TypeK, h.TypeV, h.FlashAttn, h.Source)
+		if !h.offloadedAll() {
+			t.Fatalf("logitsdump (%s) did not put every layer on the GPU: offloaded %q, n_layer %d, GPU offload supported %v: is it built against llama.cpp's CUDA libraries?",
+				exe, derefOr(h.Offloaded, "none"), h.NLayer, h.SupportsGPUOffload)
+		}
+		if h.NVocab != m.Config.Vocab {
+			t.Fatalf("llama.cpp's vocabulary is %d, ours %d", h.NVocab, m.Config.Vocab)
+		}
+		gopts := opts
+		gopts.Device = DeviceCUDA
+		gpu := runSchedule(t, m, gopts, steps)
+		ub1, _ := runDump(t, exe, path, opts, 99, steps, "-ub", "1")
+		checkAgreement(t, gpu, theirs, []agreeRun{ub1}, func() agreeRun { return runReference(t, m, steps) })
+		cpu := runSchedule(t, m, opts, steps)
+		lcpu, _ := runDump(t, exe, path, opts, 0, steps)
+		t.Logf("context: Damascus cpu against llama.cpp -ngl 99: %v", compareRuns(cpu.rows, theirs.rows))
+		t.Logf("context: llama.cpp -ngl 99 against llama.cpp -ngl 0: %v", compareRuns(theirs.rows, lcpu.rows))
+		t.Logf("context: Damascus cuda against Damascus cpu: %v", compareRuns(gpu.rows, cpu.rows))
+	})
+}
+
+// eachAgreeCase runs f for every file of agreeModels (DAMASCUS_CUDA_AGREE
+// names one preset) and every cache type of agreeCacheTypes, each a subtest.
+func eachAgreeCase(t *testing.T, f func(t *testing.T, path string, m *Model, steps []agreeStep, opts Options)) {
 	for _, tc := range agreeModels {
 		if only := os.Getenv("DAMASCUS_CUDA_AGREE"); only != "" && only != tc.preset {
 			continue
@@ -414,27 +441,7 @@ func TestCUDAAgreesWithLlamaCpp(t *testing.T) {
 			steps := agreeSchedule(m.Config.Vocab)
 			for _, kv := range agreeCacheTypes {
 				t.Run(kv.String(), func(t *testing.T) {
-					opts := Options{NCtx: 96, NBatch: 16, Threads: 2, KVType: kv}
-					theirs, h := runDump(t, exe, path, opts, 99, steps)
-					t.Logf("llama.cpp: %s; devices %v; n_ctx %d, n_batch %d, n_ubatch %d, cache %s/%s, flash attention %s; %s",
-						derefOr(h.Offloaded, "no offload line in its log"), h.Devices, h.NCtx, h.NBatch, h.NUbatch, h.TypeK, h.TypeV, h.FlashAttn, h.Source)
-					if !h.offloadedAll() {
-						t.Fatalf("logitsdump (%s) did not put every layer on the GPU: offloaded %q, n_layer %d, GPU offload supported %v: is it built against llama.cpp's CUDA libraries?",
-							exe, derefOr(h.Offloaded, "none"), h.NLayer, h.SupportsGPUOffload)
-					}
-					if h.NVocab != m.Config.Vocab {
-						t.Fatalf("llama.cpp's vocabulary is %d, ours %d", h.NVocab, m.Config.Vocab)
-					}
-					gopts := opts
-					gopts.Device = DeviceCUDA
-					gpu := runSchedule(t, m, gopts, steps)
-					ub1, _ := runDump(t, exe, path, opts, 99, steps, "-ub", "1")
-					checkAgreement(t, gpu, theirs, []agreeRun{ub1}, func() agreeRun { return runReference(t, m, steps) })
-					cpu := runSchedule(t, m, opts, steps)
-					lcpu, _ := runDump(t, exe, path, opts, 0, steps)
-					t.Logf("context: Damascus cpu against llama.cpp -ngl 99: %v", compareRuns(cpu.rows, theirs.rows))
-					t.Logf("context: llama.cpp -ngl 99 against llama.cpp -ngl 0: %v", compareRuns(theirs.rows, lcpu.rows))
-					t.Logf("context: Damascus cuda against Damascus cpu: %v", compareRuns(gpu.rows, cpu.rows))
+					f(t, path, m, steps, Options{NCtx: 96, NBatch: 16, Threads: 2, KVType: kv})
 				})
 			}
 		})
@@ -451,29 +458,17 @@ func TestCPUAgreesWithLogitsDump(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three synthetic models; skipped in -short")
 	}
-	for _, tc := range agreeModels {
-		if only := os.Getenv("DAMASCUS_CUDA_AGREE"); only != "" && only != tc.preset {
-			continue
+	eachAgreeCase(t, func(t *testing.T, path string, m *Model, steps []agreeStep, opts Options) {
+		theirs, h := runDump(t, exe, path, opts, 0, steps)
+		t.Logf("llama.cpp: devices %v; n_ctx %d, n_batch %d, n_ubatch %d, cache %s/%s, flash attention %s, repack %v; %s",
+			h.Devices, h.NCtx, h.NBatch, h.NUbatch, h.TypeK, h.TypeV, h.FlashAttn, h.Repack, h.Source)
+		if h.Offloaded != nil && !strings.HasPrefix(*h.Offloaded, "offloaded 0/") {
+			t.Fatalf("logitsdump -ngl 0 offloaded layers: %q", *h.Offloaded)
 		}
-		t.Run(tc.preset+"/"+tc.typ, func(t *testing.T) {
-			path, m, _ := synthModel(t, tc.preset, tc.typ)
-			steps := agreeSchedule(m.Config.Vocab)
-			for _, kv := range agreeCacheTypes {
-				t.Run(kv.String(), func(t *testing.T) {
-					opts := Options{NCtx: 96, NBatch: 16, Threads: 2, KVType: kv}
-					theirs, h := runDump(t, exe, path, opts, 0, steps)
-					t.Logf("llama.cpp: devices %v; n_ctx %d, n_batch %d, n_ubatch %d, cache %s/%s, flash attention %s, repack %v; %s",
-						h.Devices, h.NCtx, h.NBatch, h.NUbatch, h.TypeK, h.TypeV, h.FlashAttn, h.Repack, h.Source)
-					if h.Offloaded != nil && !strings.HasPrefix(*h.Offloaded, "offloaded 0/") {
-						t.Fatalf("logitsdump -ngl 0 offloaded layers: %q", *h.Offloaded)
-					}
-					ub1, _ := runDump(t, exe, path, opts, 0, steps, "-ub", "1")
-					plain, _ := runDump(t, exe, path, opts, 0, steps, "-no-repack")
-					checkAgreement(t, runSchedule(t, m, opts, steps), theirs, []agreeRun{ub1, plain}, func() agreeRun { return runReference(t, m, steps) })
-				})
-			}
-		})
-	}
+		ub1, _ := runDump(t, exe, path, opts, 0, steps, "-ub", "1")
+		plain, _ := runDump(t, exe, path, opts, 0, steps, "-no-repack")
+		checkAgreement(t, runSchedule(t, m, opts, steps), theirs, []agreeRun{ub1, plain}, func() agreeRun { return runReference(t, m, steps) })
+	})
 }
 
 // logitsdump against the purego binding (harness/llamacpp) on the same
