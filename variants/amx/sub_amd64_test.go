@@ -1,0 +1,76 @@
+//go:build !noasm
+
+package amx
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/gate"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// TestSubPackAsm compares the sub-block-sum panel packers with the Go ones
+// byte for byte, row tails included.
+func TestSubPackAsm(t *testing.T) {
+	skipUnlessVNNI(t)
+	r := ledgertest.NewRand(41)
+	for _, c := range []struct {
+		f      subFormat
+		gen    func(*rand.Rand, int, ledgertest.Mode) []byte
+		goPack func(panel, w []byte, rows, nb, sb0, nsb int)
+	}{
+		{subFormatQ4K, ledgertest.Q4K, subPackQ4KGo},
+		{subFormatQ6K, ledgertest.Q6K, subPackQ6KGo},
+	} {
+		for _, rows := range []int{1, 7, 16} {
+			for _, m := range ledgertest.Modes {
+				const nb = 3
+				w := c.gen(r, rows*nb, m)
+				want := make([]byte, nb*c.f.sbBytes)
+				got := make([]byte, nb*c.f.sbBytes)
+				for i := range got {
+					got[i] = 0xA5
+				}
+				c.goPack(want, w, rows, nb, 0, nb)
+				c.f.pack(got, w, rows, nb)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("%s rows %d %v: panel byte %d (super-block %d offset %d) = %#x, want %#x", c.f.typ, rows, m, i, i/c.f.sbBytes, i%c.f.sbBytes, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSub gates the sub-block-sum kernel over token tails (n around the
+// 12-token block and the 48-token group), row tails and row counts past
+// one pass of row tiles, in its registered blocking and in others.
+func TestSub(t *testing.T) {
+	skipUnlessVNNI(t)
+	gateAll(t, "avx512-vnni-sub")
+	shapes := append(testShapes, ledger.Shape{Rows: 48, K: 1024, N: 130}, ledger.Shape{Rows: 70, K: 512, N: 11},
+		ledger.Shape{Rows: 80, K: 768, N: 12}, ledger.Shape{Rows: 130, K: 256, N: 49}, ledger.Shape{Rows: 16, K: 8192, N: 24})
+	for _, p := range []subProgram{{1, 1}, {2, 3}, {4, 4}, {8, 16}} {
+		for _, f := range []subFormat{subFormatQ4K, subFormatQ6K} {
+			op, _ := ledger.LookupOp(ledger.MatMulOp(f.typ))
+			v := ledger.Variant{Op: op.Name, Name: "sub", Family: ledger.FamilyAVX512VNNI, Impl: subMatMul(f, p), Prepared: subPrepared(f, p)}
+			for _, s := range shapes {
+				t.Run(fmt.Sprintf("%s/%d-%d/%s", f.typ, p.rowTiles, p.groupBlocks, s.Key(ledger.KindMatMul)), func(t *testing.T) {
+					c, err := gate.NewCase(op, s, 43)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if m, err := c.Check(v); err != nil {
+						t.Fatalf("%v (metrics %+v)", err, m)
+					}
+				})
+			}
+		}
+	}
+	extremes(t, map[quant.Type]ledger.MatMul{quant.Q4_K: subMatMul(subFormatQ4K, subProgram{4, 4}), quant.Q6_K: subMatMul(subFormatQ6K, subProgram{4, 4})})
+}
