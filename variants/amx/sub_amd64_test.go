@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
@@ -73,4 +74,36 @@ func TestSub(t *testing.T) {
 		}
 	}
 	extremes(t, map[quant.Type]ledger.MatMul{quant.Q4_K: subMatMul(subFormatQ4K, subProgram{4, 4}), quant.Q6_K: subMatMul(subFormatQ6K, subProgram{4, 4})})
+}
+
+// BenchmarkSubKernel times the kernel alone on one row tile with its panel
+// and a group of tokens in cache (GMAC/s: 16 rows × n × k per call).
+func BenchmarkSubKernel(b *testing.B) {
+	skipUnlessVNNI(b)
+	r := ledgertest.NewRand(3)
+	for _, f := range []subFormat{subFormatQ4K, subFormatQ6K} {
+		for _, c := range []struct{ nb, n int }{{8, 48}, {8, 12}, {32, 48}} {
+			b.Run(fmt.Sprintf("type=%s/nb=%d/n=%d", f.typ, c.nb, c.n), func(b *testing.B) {
+				var w []byte
+				if f.typ == quant.Q4_K {
+					w = ledgertest.Q4K(r, 16*c.nb, ledgertest.Mixed)
+				} else {
+					w = ledgertest.Q6K(r, 16*c.nb, ledgertest.Mixed)
+				}
+				xq := ledgertest.Q8K(r, c.n*c.nb, ledgertest.Mixed)
+				panel := aligned(nil, c.nb*f.sbBytes)
+				f.pack(panel, w, 16, c.nb)
+				pack := aligned(nil, subActivationBytes(c.n, c.nb))
+				packSubActivations(pack, xq, 0, c.n, c.n, c.nb, f.sum32)
+				acc := aligned(nil, subTokens*64)
+				dst := make([]float32, c.n*16)
+				a := &subArgs{w: &panel[0], x: &pack[0], dst: &dst[0], lddBytes: 64, nsb: c.nb, n: c.n, rowMask: 0xffff,
+					acc: (*float32)(unsafe.Pointer(&acc[0])), blockStride: c.nb * subActBytes}
+				for b.Loop() {
+					f.kernel(a)
+				}
+				b.ReportMetric(float64(16*c.n*c.nb*qk)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+		}
+	}
 }
