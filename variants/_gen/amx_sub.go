@@ -44,6 +44,10 @@ func amxSub() []byte {
 	subKernel(&l, false)
 	l.e("")
 	subKernel(&l, true)
+	l.e("")
+	subKernelW(&l, false)
+	l.e("")
+	subKernelW(&l, true)
 	return []byte(strings.Join(l, "\n") + "\n")
 }
 
@@ -199,11 +203,10 @@ func subPackQ6K(l *lines) {
 
 // subKernel writes subKernelQ4K or (q6) subKernelQ6K.
 func subKernel(l *lines, q6 bool) {
-	name, lbl, wBytes, quadsPerSub := "subKernelQ4K", "s4", subQ4Bytes, 8
+	name, lbl, wBytes := "subKernelQ4K", "s4", subQ4Bytes
 	if q6 {
-		name, lbl, wBytes, quadsPerSub = "subKernelQ6K", "s6", subQ6Bytes, 4
+		name, lbl, wBytes = "subKernelQ6K", "s6", subQ6Bytes
 	}
-	subsPerChunk := 16 / quadsPerSub
 	for _, s := range strings.Split(strings.TrimSpace(fmt.Sprintf(`
 // func %s(a *subArgs)
 //
@@ -239,8 +242,45 @@ func subKernel(l *lines, q6 bool) {
 	l.e("\tMOVQ R13, R9")
 	l.e("\tMOVQ 32(DI), R12")
 	l.e("%ssb:", lbl)
+	subSuperBlock(l, q6, lbl, "R9")
+	l.e("\tADDQ $%d, R8", wBytes)
+	l.e("\tADDQ $%d, R9", subActBytes)
+	l.e("\tDECQ R12")
+	l.e("\tJNZ %ssb", lbl)
+	// Store min(subTok, tokens left) rows of dst.
+	l.e("\tMOVQ R14, CX")
+	l.e("\tCMPQ CX, $%d", subTok)
+	l.e("\tJLE %scount", lbl)
+	l.e("\tMOVQ $%d, CX", subTok)
+	l.e("%scount:", lbl)
+	l.e("\tMOVQ 24(DI), DX")
+	l.e("\tMOVQ R11, SI")
+	l.e("%sstore:", lbl)
+	l.e("\tVMOVUPS (SI), Z0")
+	l.e("\tVMOVUPS Z0, K1, (BX)")
+	l.e("\tADDQ DX, BX")
+	l.e("\tADDQ $64, SI")
+	l.e("\tDECQ CX")
+	l.e("\tJNZ %sstore", lbl)
+	l.e("\tADDQ 64(DI), R13")
+	l.e("\tSUBQ $%d, R14", subTok)
+	l.e("\tJGT %sblock", lbl)
+	l.e("\tVZEROUPPER")
+	l.e("\tRET")
+}
+
+// subSuperBlock writes one super-block of one token block: the products of
+// the four chunks into Z12-Z23, then the epilogue into acc at R11. R8 is
+// the weight super-block, act the register holding the activation
+// super-block; clobbers AX, CX, DX, SI.
+func subSuperBlock(l *lines, q6 bool, lbl, act string) {
+	quadsPerSub := 8
+	if q6 {
+		quadsPerSub = 4
+	}
+	subsPerChunk := 16 / quadsPerSub
 	l.e("\tMOVQ R8, AX")
-	l.e("\tMOVQ R9, SI")
+	l.e("\tMOVQ %s, SI", act)
 	l.e("\tLEAQ %d(R8), DX", subScales)
 	l.e("\tMOVQ $4, CX")
 	l.e("%schunk:", lbl)
@@ -273,14 +313,14 @@ func subKernel(l *lines, q6 bool) {
 		l.e("\tVMOVUPS %d(R8), Z25", subQ4Dmin)
 		for t := 0; t < subTok; t++ {
 			for h := 0; h < 4; h++ {
-				l.e("\tVPDPWSSD.BCST %d(R9), Z%d, Z%d", subActBsums+32*t+4*h, 26+h, t)
+				l.e("\tVPDPWSSD.BCST %d(%s), Z%d, Z%d", subActBsums+32*t+4*h, act, 26+h, t)
 			}
 			l.e("\tVCVTDQ2PS Z%d, Z%d", t, t)
 			l.e("\tVCVTDQ2PS Z%d, Z%d", subTok+t, subTok+t)
 			l.e("\tVMULPS Z24, Z%d, Z30", subTok+t)
 			l.e("\tVFNMADD231PS Z25, Z%d, Z30", t)
 			l.e("\tVMOVUPS %d(R11), Z31", 64*t)
-			l.e("\tVFMADD231PS.BCST %d(R9), Z30, Z31", subActD+4*t)
+			l.e("\tVFMADD231PS.BCST %d(%s), Z30, Z31", subActD+4*t, act)
 			l.e("\tVMOVUPS Z31, %d(R11)", 64*t)
 			l.e("\tVPXORD Z%d, Z%d, Z%d", t, t, t)
 			l.e("\tVPXORD Z%d, Z%d, Z%d", subTok+t, subTok+t, subTok+t)
@@ -292,7 +332,7 @@ func subKernel(l *lines, q6 bool) {
 			}
 			for t := 0; t < subTok; t++ {
 				for h := 0; h < 4; h++ {
-					l.e("\tVPDPWSSD.BCST %d(R9), Z%d, Z%d", subActBsums+32*t+4*(4*half+h), 26+h, subTok+t)
+					l.e("\tVPDPWSSD.BCST %d(%s), Z%d, Z%d", subActBsums+32*t+4*(4*half+h), act, 26+h, subTok+t)
 				}
 			}
 		}
@@ -301,23 +341,73 @@ func subKernel(l *lines, q6 bool) {
 			l.e("\tVCVTDQ2PS Z%d, Z%d", subTok+t, subTok+t)
 			l.e("\tVMULPS Z24, Z%d, Z30", subTok+t)
 			l.e("\tVMOVUPS %d(R11), Z31", 64*t)
-			l.e("\tVFMADD231PS.BCST %d(R9), Z30, Z31", subActD+4*t)
+			l.e("\tVFMADD231PS.BCST %d(%s), Z30, Z31", subActD+4*t, act)
 			l.e("\tVMOVUPS Z31, %d(R11)", 64*t)
 			l.e("\tVPXORD Z%d, Z%d, Z%d", subTok+t, subTok+t, subTok+t)
 		}
 	}
+}
+
+// subKernelW writes subKernelQ4KW or (q6) subKernelQ6KW: subKernel's loops
+// the other way round, super-blocks outside and the group's token blocks
+// inside, so a super-block's weights (5-6 KiB) stay in L1 across every
+// block instead of the row tile's whole panel streaming from L2 once per
+// block. acc holds the whole group (⌈n/12⌉ blocks × 12 tokens × 16 floats).
+//
+// Registers: DI args, R8 weight super-block, R9 activation super-block of
+// block 0, R10 of the current block, R11 its acc, R12 super-blocks left,
+// R13 blocks left, BX dst.
+func subKernelW(l *lines, q6 bool) {
+	name, lbl, wBytes := "subKernelQ4KW", "w4", subQ4Bytes
+	if q6 {
+		name, lbl, wBytes = "subKernelQ6KW", "w6", subQ6Bytes
+	}
+	l.e("// func %s(a *subArgs)", name)
+	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
+	l.e("\tMOVQ a+0(FP), DI")
+	l.e("\tMOVQ 48(DI), AX")
+	l.e("\tKMOVW AX, K1")
+	// Blocks: ⌈n/12⌉; acc = 0 for all of them, Z0-Z23 = 0.
+	l.e("\tMOVQ 40(DI), AX")
+	l.e("\tADDQ $%d, AX", subTok-1)
+	l.e("\tMOVQ $0, DX")
+	l.e("\tMOVQ $%d, CX", subTok)
+	l.e("\tDIVQ CX")
+	l.e("\tMOVQ AX, R14 // blocks")
+	for z := 0; z < 2*subTok; z++ {
+		l.e("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
+	}
+	l.e("\tMOVQ 56(DI), R11")
+	l.e("\tMOVQ R14, CX")
+	l.e("%szero:", lbl)
+	for t := 0; t < subTok; t++ {
+		l.e("\tVMOVUPS Z0, %d(R11)", 64*t)
+	}
+	l.e("\tADDQ $%d, R11", 64*subTok)
+	l.e("\tDECQ CX")
+	l.e("\tJNZ %szero", lbl)
+	l.e("\tMOVQ 0(DI), R8")
+	l.e("\tMOVQ 8(DI), R9")
+	l.e("\tMOVQ 32(DI), R12")
+	l.e("%ssb:", lbl)
+	l.e("\tMOVQ R9, R10")
+	l.e("\tMOVQ 56(DI), R11")
+	l.e("\tMOVQ R14, R13")
+	l.e("%sblk:", lbl)
+	subSuperBlock(l, q6, lbl, "R10")
+	l.e("\tADDQ 64(DI), R10")
+	l.e("\tADDQ $%d, R11", 64*subTok)
+	l.e("\tDECQ R13")
+	l.e("\tJNZ %sblk", lbl)
 	l.e("\tADDQ $%d, R8", wBytes)
 	l.e("\tADDQ $%d, R9", subActBytes)
 	l.e("\tDECQ R12")
 	l.e("\tJNZ %ssb", lbl)
-	// Store min(subTok, tokens left) rows of dst.
-	l.e("\tMOVQ R14, CX")
-	l.e("\tCMPQ CX, $%d", subTok)
-	l.e("\tJLE %scount", lbl)
-	l.e("\tMOVQ $%d, CX", subTok)
-	l.e("%scount:", lbl)
+	// Store the n tokens: acc → dst under the row mask.
+	l.e("\tMOVQ 40(DI), CX")
+	l.e("\tMOVQ 16(DI), BX")
 	l.e("\tMOVQ 24(DI), DX")
-	l.e("\tMOVQ R11, SI")
+	l.e("\tMOVQ 56(DI), SI")
 	l.e("%sstore:", lbl)
 	l.e("\tVMOVUPS (SI), Z0")
 	l.e("\tVMOVUPS Z0, K1, (BX)")
@@ -325,9 +415,6 @@ func subKernel(l *lines, q6 bool) {
 	l.e("\tADDQ $64, SI")
 	l.e("\tDECQ CX")
 	l.e("\tJNZ %sstore", lbl)
-	l.e("\tADDQ 64(DI), R13")
-	l.e("\tSUBQ $%d, R14", subTok)
-	l.e("\tJGT %sblock", lbl)
 	l.e("\tVZEROUPPER")
 	l.e("\tRET")
 }

@@ -30,6 +30,15 @@ func subKernelQ4K(a *subArgs)
 //go:noescape
 func subKernelQ6K(a *subArgs)
 
+// subKernelQ4KW and subKernelQ6KW are the same with super-blocks outside
+// and token blocks inside (acc: the whole group of ⌈n/12⌉ blocks).
+//
+//go:noescape
+func subKernelQ4KW(a *subArgs)
+
+//go:noescape
+func subKernelQ6KW(a *subArgs)
+
 //go:noescape
 func subPackQ4K(a *packArgs)
 
@@ -43,18 +52,19 @@ type subFormat struct {
 	sbBytes  int // panel bytes per super-block
 	sum32    bool
 	kernel   func(*subArgs)
+	kernelW  func(*subArgs) // weight-resident loop order
 	pack     func(panel, w []byte, rows, nb int)
 }
 
 var (
-	subFormatQ4K = subFormat{quant.Q4_K, q4kBytes, subQ4Bytes, true, subKernelQ4K, func(panel, w []byte, rows, nb int) {
+	subFormatQ4K = subFormat{quant.Q4_K, q4kBytes, subQ4Bytes, true, subKernelQ4K, subKernelQ4KW, func(panel, w []byte, rows, nb int) {
 		a := packArgs{panel: &panel[0], w: &w[0], nsb: nb, mask: 1<<rows - 1, consts: &packConsts}
 		for r := range a.idx {
 			a.idx[r] = int32(r * nb * q4kBytes)
 		}
 		subPackQ4K(&a)
 	}}
-	subFormatQ6K = subFormat{quant.Q6_K, q6kBytes, subQ6Bytes, false, subKernelQ6K, func(panel, w []byte, rows, nb int) {
+	subFormatQ6K = subFormat{quant.Q6_K, q6kBytes, subQ6Bytes, false, subKernelQ6K, subKernelQ6KW, func(panel, w []byte, rows, nb int) {
 		a := packArgs{panel: &panel[0], w: &w[0], nsb: nb, mask: 1<<rows - 1, consts: &packQ6KConsts}
 		for r := range a.idx {
 			a.idx[r] = int32(r * nb * q6kBytes)
@@ -71,6 +81,8 @@ type subProgram struct {
 	// groupBlocks token blocks per kernel call: the group's activations
 	// stay in L2 while the rowTiles panels pass over them.
 	groupBlocks int
+	// wres runs the weight-resident kernel (super-blocks outside).
+	wres bool
 }
 
 // run computes rows of w against the activation pack of n tokens.
@@ -93,7 +105,11 @@ func (f subFormat) run(p subProgram, dst []float32, ldd int, w []byte, rows int,
 	defer putScratch(s)
 	tileBytes := nb * f.sbBytes
 	s.panel = aligned(s.panel, p.rowTiles*tileBytes)
-	s.acc = aligned(s.acc, subTokens*64)
+	kernel, accBytes := f.kernel, subTokens*64
+	if p.wres {
+		kernel, accBytes = f.kernelW, p.groupBlocks*subTokens*64
+	}
+	s.acc = aligned(s.acc, accBytes)
 	a := &s.sub
 	blockStride := nb * subActBytes
 	group := p.groupBlocks * subTokens
@@ -117,7 +133,7 @@ func (f subFormat) run(p subProgram, dst []float32, ldd int, w []byte, rows int,
 					acc:         (*float32)(unsafe.Pointer(&s.acc[0])),
 					blockStride: blockStride,
 				}
-				f.kernel(a)
+				kernel(a)
 			}
 		}
 	}
@@ -182,6 +198,9 @@ func init() {
 			note string
 		}{
 			{"avx512-vnni-sub", subProgram{rowTiles: 4, groupBlocks: 4}, "; 4 row tiles × groups of 48 tokens a pass"},
+			{"avx512-vnni-sub-wres", subProgram{rowTiles: 4, groupBlocks: 4, wres: true}, "; 4 row tiles × groups of 48 tokens a pass, " +
+				"super-blocks outside and the group's token blocks inside, so each super-block's weights stay in L1"},
+			{"avx512-vnni-sub-wres-g16", subProgram{rowTiles: 4, groupBlocks: 16, wres: true}, "; -wres with groups of 192 tokens"},
 		} {
 			ledger.Register(ledger.Variant{Op: ledger.MatMulOp(t), Name: v.name, Family: ledger.FamilyAVX512VNNI, Features: vnniFeatures,
 				Notes: notes + v.note, Impl: subMatMul(f, v.p), Prepared: subPrepared(f, v.p)})
