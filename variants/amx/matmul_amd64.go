@@ -50,6 +50,7 @@ type scratch struct {
 	// args is the kernel's argument block: the assembly is called through
 	// a func value, so a local one would escape and allocate per call.
 	args kernelArgs
+	sub  subArgs // the same for the sub-block-sum kernels
 }
 
 // scratches is a free list rather than a sync.Pool: a pool is emptied by

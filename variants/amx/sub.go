@@ -1,0 +1,152 @@
+package amx
+
+import (
+	"encoding/binary"
+
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// The sub-block-sum VNNI GEMM (avx512-vnni-sub, issue 19 item 5): no digit
+// split. VPDPBUSD multiplies the raw unsigned quants (Q4_K 0..15, Q6_K
+// 0..63) by the signed Q8_K activations into one int32 sum per sub-block
+// (32 values for Q4_K, 16 for Q6_K) and row, which is then multiplied by
+// the row's sub-block scale (VPMULLD) and added into a per-super-block
+// int32 sum, as ggml's Q4_K×Q8_K dot does. Each VPDPBUSD is one 64-MAC
+// product instead of the two of the digit tiles. Register block: 16 rows
+// (one per dword lane) × subTokens tokens, activation dwords broadcast.
+const subTokens = 12
+
+// Weight panel of one row tile, per super-block (Q4_K subQ4Bytes, Q6_K
+// subQ6Bytes, super-blocks back to back):
+//
+//	[64 k-quads][16 rows][4 bytes]   raw quants, k-quad i = k 4i..4i+3
+//	[nsub][16]int32                  sub-block scales (Q4_K 8, Q6_K 16)
+//	[npair][16]{int16, int16}        coefficients of block-sum pairs:
+//	                                 Q4_K (m_2h, m_2h+1) of the sums of
+//	                                 32, Q6_K (−32·sc_2h, −32·sc_2h+1) of
+//	                                 the sums of 16 (the quants' −32)
+//	[16]float32 d, then (Q4_K) [16]float32 dmin
+const (
+	sQuants    = 0
+	sScales    = 64 * 64
+	sQ4Coef    = sScales + 8*64
+	sQ4D       = sQ4Coef + 4*64
+	sQ4Dmin    = sQ4D + 64
+	subQ4Bytes = sQ4Dmin + 64
+	sQ6Coef    = sScales + 16*64
+	sQ6D       = sQ6Coef + 8*64
+	subQ6Bytes = sQ6D + 64
+)
+
+// Activation pack of one block of subTokens tokens, per super-block
+// (subActBytes each, super-blocks back to back, then the next block):
+//
+//	[4 chunks][subTokens tokens][64 bytes]  Q8_K quants (k 64c..64c+63)
+//	[subTokens]float32                      dx
+//	[subTokens][16]int16                    Q8_K bsums (sums of 16), or for
+//	                                        Q4_K the eight sums of 32
+//
+// Tokens past n are zero (dx = 0).
+const (
+	saD         = 4 * subTokens * 64
+	saBsums     = saD + 4*subTokens
+	subActBytes = (saBsums + 32*subTokens + 63) &^ 63
+)
+
+// subActivationBytes is the size of the activation pack of n tokens of nb
+// super-blocks.
+func subActivationBytes(n, nb int) int { return (n + subTokens - 1) / subTokens * nb * subActBytes }
+
+// packSubActivations writes Q8_K rows [j0, j1) of the n rows of nb
+// super-blocks in xq into the pack of all n rows; j0 is a multiple of
+// subTokens, so ranges split at such multiples write disjoint bytes. sum32
+// makes the block sums those of 32 values (Q4_K's sub-blocks).
+func packSubActivations(pack, xq []byte, j0, j1, n, nb int, sum32 bool) {
+	rowBytes := nb * q8kBytes
+	if blocks := (n + subTokens - 1) / subTokens; n%subTokens != 0 && j1 == n {
+		clear(pack[(blocks-1)*nb*subActBytes : blocks*nb*subActBytes])
+	}
+	for t := j0; t < j1; t++ {
+		b, tt := t/subTokens, t%subTokens
+		row := xq[t*rowBytes : (t+1)*rowBytes]
+		for sb := 0; sb < nb; sb++ {
+			blk := row[sb*q8kBytes : (sb+1)*q8kBytes]
+			dst := pack[(b*nb+sb)*subActBytes : (b*nb+sb+1)*subActBytes]
+			for c := 0; c < 4; c++ {
+				copy(dst[c*subTokens*64+tt*64:][:64], blk[4+64*c:])
+			}
+			copy(dst[saD+4*tt:][:4], blk[0:4])
+			bs := dst[saBsums+32*tt:][:32]
+			if !sum32 {
+				copy(bs, blk[260:292])
+				continue
+			}
+			for g := 0; g < 8; g++ {
+				s := int16(binary.LittleEndian.Uint16(blk[260+4*g:])) + int16(binary.LittleEndian.Uint16(blk[262+4*g:]))
+				binary.LittleEndian.PutUint16(bs[2*g:], uint16(s))
+			}
+		}
+	}
+}
+
+func putQuad(panel []byte, r, k int, q byte) { panel[sQuants+(k/4)*64+r*4+k%4] = q }
+
+func putInt32(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) }
+
+// subPackQ4KGo writes the panel of rows (≤ 16) Q4_K rows, super-blocks sb0
+// to sb0+nsb of rows of nb super-blocks (the reference for the assembly
+// packer; rows past rows are zero).
+func subPackQ4KGo(panel, w []byte, rows, nb, sb0, nsb int) {
+	clear(panel[:nsb*subQ4Bytes])
+	for r := 0; r < rows; r++ {
+		for s := 0; s < nsb; s++ {
+			blk := w[(r*nb+sb0+s)*q4kBytes:][:q4kBytes]
+			p := panel[s*subQ4Bytes : (s+1)*subQ4Bytes]
+			putFloat(p[sQ4D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk)))
+			putFloat(p[sQ4Dmin+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[2:])))
+			scales, qs := blk[4:16], blk[16:144]
+			for j := 0; j < 8; j++ {
+				sc, m := quant.ScaleMinK4(j, scales)
+				putInt32(p[sScales+64*j+4*r:], int32(sc))
+				binary.LittleEndian.PutUint16(p[sQ4Coef+64*(j/2)+4*r+2*(j%2):], uint16(m))
+			}
+			for c := 0; c < 4; c++ {
+				for j, b := range qs[32*c : 32*c+32] {
+					putQuad(p, r, 64*c+j, b&15)
+					putQuad(p, r, 64*c+32+j, b>>4)
+				}
+			}
+		}
+	}
+}
+
+// subPackQ6KGo is subPackQ4KGo for Q6_K rows.
+func subPackQ6KGo(panel, w []byte, rows, nb, sb0, nsb int) {
+	clear(panel[:nsb*subQ6Bytes])
+	for r := 0; r < rows; r++ {
+		for s := 0; s < nsb; s++ {
+			blk := w[(r*nb+sb0+s)*q6kBytes:][:q6kBytes]
+			p := panel[s*subQ6Bytes : (s+1)*subQ6Bytes]
+			putFloat(p[sQ6D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[208:])))
+			ql, qh, sc := blk[0:128], blk[128:192], blk[192:208]
+			for j := 0; j < 16; j++ {
+				putInt32(p[sScales+64*j+4*r:], int32(int8(sc[j])))
+				binary.LittleEndian.PutUint16(p[sQ6Coef+64*(j/2)+4*r+2*(j%2):], uint16(-32*int16(int8(sc[j]))))
+			}
+			for half := 0; half < 2; half++ {
+				l0, h0 := ql[64*half:], qh[32*half:]
+				for l := 0; l < 32; l++ {
+					q := [4]byte{
+						l0[l]&15 | (h0[l]&3)<<4,
+						l0[l+32]&15 | (h0[l]>>2&3)<<4,
+						l0[l]>>4 | (h0[l]>>4&3)<<4,
+						l0[l+32]>>4 | (h0[l]>>6&3)<<4,
+					}
+					for quarter, qv := range q {
+						putQuad(p, r, 128*half+32*quarter+l, qv)
+					}
+				}
+			}
+		}
+	}
+}

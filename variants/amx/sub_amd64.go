@@ -1,0 +1,209 @@
+//go:build !noasm
+
+package amx
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// subArgs is the sub-block-sum kernels' argument block (offsets used by
+// sub_amd64.s).
+type subArgs struct {
+	w           *byte    // 0: weight panel of the row tile, first super-block
+	x           *byte    // 8: activation pack of the first token block
+	dst         *float32 // 16: &dst[first token][first row of the tile]
+	lddBytes    int      // 24
+	nsb         int      // 32: super-blocks
+	n           int      // 40: tokens
+	rowMask     uint64   // 48: valid rows of the tile
+	acc         *float32 // 56: subTokens × 16 floats, 64-byte aligned
+	blockStride int      // 64: bytes from one token block's pack to the next
+}
+
+//go:noescape
+func subKernelQ4K(a *subArgs)
+
+//go:noescape
+func subKernelQ6K(a *subArgs)
+
+// subKernelQ4KW and subKernelQ6KW are the same with super-blocks outside
+// and token blocks inside (acc: the whole group of ⌈n/12⌉ blocks).
+//
+//go:noescape
+func subKernelQ4KW(a *subArgs)
+
+//go:noescape
+func subKernelQ6KW(a *subArgs)
+
+//go:noescape
+func subPackQ4K(a *packArgs)
+
+//go:noescape
+func subPackQ6K(a *packArgs)
+
+// A subFormat is a weight type of the sub-block-sum kernel.
+type subFormat struct {
+	typ      quant.Type
+	blkBytes int
+	sbBytes  int // panel bytes per super-block
+	sum32    bool
+	kernel   func(*subArgs)
+	kernelW  func(*subArgs) // weight-resident loop order
+	pack     func(panel, w []byte, rows, nb int)
+}
+
+var (
+	subFormatQ4K = subFormat{quant.Q4_K, q4kBytes, subQ4Bytes, true, subKernelQ4K, subKernelQ4KW, func(panel, w []byte, rows, nb int) {
+		a := packArgs{panel: &panel[0], w: &w[0], nsb: nb, mask: 1<<rows - 1, consts: &packConsts}
+		for r := range a.idx {
+			a.idx[r] = int32(r * nb * q4kBytes)
+		}
+		subPackQ4K(&a)
+	}}
+	subFormatQ6K = subFormat{quant.Q6_K, q6kBytes, subQ6Bytes, false, subKernelQ6K, subKernelQ6KW, func(panel, w []byte, rows, nb int) {
+		a := packArgs{panel: &panel[0], w: &w[0], nsb: nb, mask: 1<<rows - 1, consts: &packQ6KConsts}
+		for r := range a.idx {
+			a.idx[r] = int32(r * nb * q6kBytes)
+		}
+		subPackQ6K(&a)
+	}}
+)
+
+// A subProgram is the blocking of one sub-block-sum variant.
+type subProgram struct {
+	// tileRows rows at a time: each row tile's panel (16 rows × all of
+	// k) is unpacked once per call into L2, for rowTiles tiles at once.
+	rowTiles int
+	// groupBlocks token blocks per kernel call: the group's activations
+	// stay in L2 while the rowTiles panels pass over them.
+	groupBlocks int
+	// wres runs the weight-resident kernel (super-blocks outside).
+	wres bool
+}
+
+// run computes rows of w against the activation pack of n tokens.
+func (f subFormat) run(p subProgram, dst []float32, ldd int, w []byte, rows int, pack []byte, n, k int) {
+	nb := k / qk
+	if need := (n-1)*ldd + rows; len(dst) < need || ldd < rows || k%qk != 0 || len(w) < rows*nb*f.blkBytes {
+		panic(fmt.Sprintf("amx %s avx512-vnni-sub: bad operands: len(dst)=%d ldd=%d rows=%d n=%d k=%d len(w)=%d",
+			f.typ, len(dst), ldd, rows, n, k, len(w)))
+	}
+	if nb == 0 {
+		for j := 0; j < n; j++ {
+			clear(dst[j*ldd : j*ldd+rows])
+		}
+		return
+	}
+	if len(pack) < subActivationBytes(n, nb) {
+		panic(fmt.Sprintf("amx %s avx512-vnni-sub: activation pack of %d bytes for %d rows of %d", f.typ, len(pack), n, k))
+	}
+	s := getScratch()
+	defer putScratch(s)
+	tileBytes := nb * f.sbBytes
+	s.panel = aligned(s.panel, p.rowTiles*tileBytes)
+	kernel, accBytes := f.kernel, subTokens*64
+	if p.wres {
+		kernel, accBytes = f.kernelW, p.groupBlocks*subTokens*64
+	}
+	s.acc = aligned(s.acc, accBytes)
+	a := &s.sub
+	blockStride := nb * subActBytes
+	group := p.groupBlocks * subTokens
+	for r0 := 0; r0 < rows; r0 += p.rowTiles * tileRows {
+		tiles := min(p.rowTiles, (rows-r0+tileRows-1)/tileRows)
+		for i := 0; i < tiles; i++ {
+			rt := r0 + i*tileRows
+			f.pack(s.panel[i*tileBytes:], w[rt*nb*f.blkBytes:], min(tileRows, rows-rt), nb)
+		}
+		for t0 := 0; t0 < n; t0 += group {
+			for i := 0; i < tiles; i++ {
+				rt := r0 + i*tileRows
+				*a = subArgs{
+					w:           &s.panel[i*tileBytes],
+					x:           &pack[(t0/subTokens)*blockStride],
+					dst:         &dst[t0*ldd+rt],
+					lddBytes:    4 * ldd,
+					nsb:         nb,
+					n:           min(group, n-t0),
+					rowMask:     1<<min(tileRows, rows-rt) - 1,
+					acc:         (*float32)(unsafe.Pointer(&s.acc[0])),
+					blockStride: blockStride,
+				}
+				kernel(a)
+			}
+		}
+	}
+}
+
+// subPrepared is the variant in two steps: the activation pack (a block of
+// subTokens tokens at a time) made once for all workers, then any row
+// range's kernel calls on it.
+func subPrepared(f subFormat, p subProgram) *ledger.PreparedMatMul {
+	return &ledger.PreparedMatMul{
+		Align: subTokens,
+		Size:  func(n, k int) int { return subActivationBytes(n, k/qk) },
+		Prepare: func(prep, xq []byte, j0, j1, n, k int) {
+			nb := k / qk
+			if j0%subTokens != 0 || j0 < 0 || j1 > n || len(xq) < n*nb*q8kBytes || len(prep) < subActivationBytes(n, nb) {
+				panic(fmt.Sprintf("amx %s avx512-vnni-sub: bad prepare: rows [%d, %d) of %d, k=%d, %d activation bytes, pack of %d",
+					f.typ, j0, j1, n, k, len(xq), len(prep)))
+			}
+			if j0 < j1 {
+				packSubActivations(prep, xq, j0, j1, n, nb, f.sum32)
+			}
+		},
+		Run: func(dst []float32, ldd int, w []byte, rows int, prep []byte, n, k int) {
+			if rows <= 0 || n <= 0 {
+				return
+			}
+			f.run(p, dst, ldd, w, rows, prep, n, k)
+		},
+	}
+}
+
+// subMatMul is subPrepared in one step.
+func subMatMul(f subFormat, p subProgram) ledger.MatMul {
+	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+		if rows <= 0 || n <= 0 {
+			return
+		}
+		nb := k / qk
+		if len(xq) < n*nb*q8kBytes {
+			panic(fmt.Sprintf("amx %s avx512-vnni-sub: %d activation bytes for %d rows of %d", f.typ, len(xq), n, k))
+		}
+		s := getScratch() // run takes a second one for its own buffers
+		defer putScratch(s)
+		s.pack = aligned(s.pack, subActivationBytes(n, nb))
+		packSubActivations(s.pack, xq, 0, n, n, nb, f.sum32)
+		f.run(p, dst, ldd, w, rows, s.pack, n, k)
+	}
+}
+
+func init() {
+	const notes = "no digit split: VPDPBUSD of the raw quants (Q4_K 4-bit, Q6_K 6-bit) × Q8_K into int32 sums per sub-block, " +
+		"times the sub-block scales (VPMULLD) into per-super-block sums, mins/−32 through the block sums (VPDPWSSD), d·dx in the epilogue; " +
+		"16 rows × 12 tokens in registers; panels of 16 rows × all of k unpacked once per call"
+	for _, t := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+		f := subFormatQ4K
+		if t == quant.Q6_K {
+			f = subFormatQ6K
+		}
+		for _, v := range []struct {
+			name string
+			p    subProgram
+			note string
+		}{
+			{"avx512-vnni-sub", subProgram{rowTiles: 4, groupBlocks: 4}, "; 4 row tiles × groups of 48 tokens a pass"},
+			{"avx512-vnni-sub-wres", subProgram{rowTiles: 4, groupBlocks: 4, wres: true}, "; 4 row tiles × groups of 48 tokens a pass, " +
+				"super-blocks outside and the group's token blocks inside, so each super-block's weights stay in L1"},
+			{"avx512-vnni-sub-wres-g16", subProgram{rowTiles: 4, groupBlocks: 16, wres: true}, "; -wres with groups of 192 tokens"},
+		} {
+			ledger.Register(ledger.Variant{Op: ledger.MatMulOp(t), Name: v.name, Family: ledger.FamilyAVX512VNNI, Features: vnniFeatures,
+				Notes: notes + v.note, Impl: subMatMul(f, v.p), Prepared: subPrepared(f, v.p)})
+		}
+	}
+}

@@ -1,0 +1,113 @@
+//go:build !noasm
+
+package amx
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/gate"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// TestSubPackAsm compares the sub-block-sum panel packers with the Go ones
+// byte for byte, row tails included.
+func TestSubPackAsm(t *testing.T) {
+	skipUnlessVNNI(t)
+	r := ledgertest.NewRand(41)
+	for _, c := range []struct {
+		f      subFormat
+		gen    func(*rand.Rand, int, ledgertest.Mode) []byte
+		goPack func(panel, w []byte, rows, nb, sb0, nsb int)
+	}{
+		{subFormatQ4K, ledgertest.Q4K, subPackQ4KGo},
+		{subFormatQ6K, ledgertest.Q6K, subPackQ6KGo},
+	} {
+		for _, rows := range []int{1, 7, 16} {
+			for _, m := range ledgertest.Modes {
+				const nb = 3
+				w := c.gen(r, rows*nb, m)
+				want := make([]byte, nb*c.f.sbBytes)
+				got := make([]byte, nb*c.f.sbBytes)
+				for i := range got {
+					got[i] = 0xA5
+				}
+				c.goPack(want, w, rows, nb, 0, nb)
+				c.f.pack(got, w, rows, nb)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("%s rows %d %v: panel byte %d (super-block %d offset %d) = %#x, want %#x", c.f.typ, rows, m, i, i/c.f.sbBytes, i%c.f.sbBytes, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSub gates the sub-block-sum kernel over token tails (n around the
+// 12-token block and the 48-token group), row tails and row counts past
+// one pass of row tiles, in its registered blocking and in others.
+func TestSub(t *testing.T) {
+	skipUnlessVNNI(t)
+	for _, name := range []string{"avx512-vnni-sub", "avx512-vnni-sub-wres", "avx512-vnni-sub-wres-g16"} {
+		gateAll(t, name)
+	}
+	shapes := append(testShapes, ledger.Shape{Rows: 48, K: 1024, N: 130}, ledger.Shape{Rows: 70, K: 512, N: 11},
+		ledger.Shape{Rows: 80, K: 768, N: 12}, ledger.Shape{Rows: 130, K: 256, N: 49}, ledger.Shape{Rows: 16, K: 8192, N: 24})
+	for _, p := range []subProgram{{1, 1, false}, {2, 3, false}, {4, 4, false}, {8, 16, false}, {1, 1, true}, {2, 3, true}, {4, 16, true}} {
+		for _, f := range []subFormat{subFormatQ4K, subFormatQ6K} {
+			op, _ := ledger.LookupOp(ledger.MatMulOp(f.typ))
+			v := ledger.Variant{Op: op.Name, Name: "sub", Family: ledger.FamilyAVX512VNNI, Impl: subMatMul(f, p), Prepared: subPrepared(f, p)}
+			for _, s := range shapes {
+				t.Run(fmt.Sprintf("%s/%d-%d-%v/%s", f.typ, p.rowTiles, p.groupBlocks, p.wres, s.Key(ledger.KindMatMul)), func(t *testing.T) {
+					c, err := gate.NewCase(op, s, 43)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if m, err := c.Check(v); err != nil {
+						t.Fatalf("%v (metrics %+v)", err, m)
+					}
+				})
+			}
+		}
+	}
+	for _, w := range []bool{false, true} {
+		extremes(t, map[quant.Type]ledger.MatMul{quant.Q4_K: subMatMul(subFormatQ4K, subProgram{4, 4, w}), quant.Q6_K: subMatMul(subFormatQ6K, subProgram{4, 4, w})})
+	}
+}
+
+// BenchmarkSubKernel times the kernel alone on one row tile with its panel
+// and a group of tokens in cache (GMAC/s: 16 rows × n × k per call).
+func BenchmarkSubKernel(b *testing.B) {
+	skipUnlessVNNI(b)
+	r := ledgertest.NewRand(3)
+	for _, f := range []subFormat{subFormatQ4K, subFormatQ6K} {
+		for _, c := range []struct{ nb, n int }{{8, 48}, {8, 12}, {32, 48}} {
+			b.Run(fmt.Sprintf("type=%s/nb=%d/n=%d", f.typ, c.nb, c.n), func(b *testing.B) {
+				var w []byte
+				if f.typ == quant.Q4_K {
+					w = ledgertest.Q4K(r, 16*c.nb, ledgertest.Mixed)
+				} else {
+					w = ledgertest.Q6K(r, 16*c.nb, ledgertest.Mixed)
+				}
+				xq := ledgertest.Q8K(r, c.n*c.nb, ledgertest.Mixed)
+				panel := aligned(nil, c.nb*f.sbBytes)
+				f.pack(panel, w, 16, c.nb)
+				pack := aligned(nil, subActivationBytes(c.n, c.nb))
+				packSubActivations(pack, xq, 0, c.n, c.n, c.nb, f.sum32)
+				acc := aligned(nil, subTokens*64)
+				dst := make([]float32, c.n*16)
+				a := &subArgs{w: &panel[0], x: &pack[0], dst: &dst[0], lddBytes: 64, nsb: c.nb, n: c.n, rowMask: 0xffff,
+					acc: (*float32)(unsafe.Pointer(&acc[0])), blockStride: c.nb * subActBytes}
+				for b.Loop() {
+					f.kernel(a)
+				}
+				b.ReportMetric(float64(16*c.n*c.nb*qk)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+		}
+	}
+}
