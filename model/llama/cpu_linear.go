@@ -25,7 +25,8 @@ type linTask struct {
 	dst   []float32
 	xq    []byte
 	n     int
-	chunk int // rows per dealt chunk
+	vec   bool // through the matvec (one token), else the matmul
+	chunk int  // rows per dealt chunk
 	// prep is the activations laid out for l.prep (a batch run prepared);
 	// owner says this task lays it out (the first task of its layout).
 	prep  []byte
@@ -87,18 +88,22 @@ func (c *cpuBackend) linearShared(x []float32, n int, a *linear, da []float32, b
 func (c *cpuBackend) runLins() {
 	s := &c.lin
 	n := s.tasks[0].n
-	s.dealt = c.pool.Size() > 1 && (n == 1 || c.planPrepared())
+	vec := n == 1 && !c.perRow // a single token's matvecs
+	s.dealt = c.pool.Size() > 1 && (vec || c.planPrepared())
+	for i := range s.count {
+		s.tasks[i].vec = vec
+	}
 	if !s.dealt {
 		c.pool.Run(s.work)
 		return
 	}
-	if n > 1 {
+	if !vec {
 		c.pool.Run(s.prepWork)
 	}
 	total := 0
 	for i := range s.count {
 		t := &s.tasks[i]
-		if n == 1 {
+		if vec {
 			t.chunk = max(16, dealBytes/t.l.w.RowSize&^15)
 		} else {
 			t.chunk = batchChunkRows
@@ -178,7 +183,7 @@ func (c *cpuBackend) linWork(w, nw int) {
 		lo := (ch - first) * t.chunk
 		hi := min(lo+t.chunk, t.l.w.Rows)
 		rs := t.l.w.RowSize
-		if t.n == 1 {
+		if t.vec {
 			t.l.mv(t.dst[lo:hi], t.l.w.Data[lo*rs:hi*rs], t.xq, t.l.w.Cols)
 		} else {
 			t.l.prep.Run(t.dst[lo:], t.l.w.Rows, t.l.w.Data[lo*rs:hi*rs], hi-lo, t.prep, t.n, t.l.w.Cols)
@@ -194,7 +199,7 @@ func linPart(t *linTask, w, nw int) {
 	}
 	rs := t.l.w.RowSize
 	wd := t.l.w.Data[lo*rs : hi*rs]
-	if t.n == 1 {
+	if t.vec {
 		t.l.mv(t.dst[lo:hi], wd, t.xq, t.l.w.Cols)
 		return
 	}
