@@ -15,10 +15,11 @@ type cpuBackend struct {
 	kv  *kvCache   // the cache of a single-sequence step
 	kvs []*kvCache // each sequence's, indexed by runState.seq
 	// perRow runs every row through the same kernels whatever the batch
-	// (a Batch's steps): products always through the matmul, never the
-	// matvec (the two round differently), and attention one query row at
-	// a time through the decode kernel over its own sequence. A row's
-	// results then do not depend on the other rows of its step.
+	// (a Batch's steps): products through the matvec for every row, never
+	// the matmul (the two round differently), a chunk of weight rows read
+	// once for all the step's tokens; attention one query row at a time
+	// through the decode kernel over its own sequence. A row's results
+	// then do not depend on the other rows of its step.
 	perRow bool
 
 	pool *pool.Pool

@@ -25,7 +25,7 @@ type linTask struct {
 	dst   []float32
 	xq    []byte
 	n     int
-	vec   bool // through the matvec (one token), else the matmul
+	vec   bool // through the matvec, a row of weights for each token, else the matmul
 	chunk int  // rows per dealt chunk
 	// prep is the activations laid out for l.prep (a batch run prepared);
 	// owner says this task lays it out (the first task of its layout).
@@ -88,7 +88,7 @@ func (c *cpuBackend) linearShared(x []float32, n int, a *linear, da []float32, b
 func (c *cpuBackend) runLins() {
 	s := &c.lin
 	n := s.tasks[0].n
-	vec := n == 1 && !c.perRow // a single token's matvecs
+	vec := n == 1 || c.perRow // matvecs: a single token's, or a Batch's every row
 	s.dealt = c.pool.Size() > 1 && (vec || c.planPrepared())
 	for i := range s.count {
 		s.tasks[i].vec = vec
@@ -184,7 +184,7 @@ func (c *cpuBackend) linWork(w, nw int) {
 		hi := min(lo+t.chunk, t.l.w.Rows)
 		rs := t.l.w.RowSize
 		if t.vec {
-			t.l.mv(t.dst[lo:hi], t.l.w.Data[lo*rs:hi*rs], t.xq, t.l.w.Cols)
+			t.matvecs(lo, hi)
 		} else {
 			t.l.prep.Run(t.dst[lo:], t.l.w.Rows, t.l.w.Data[lo*rs:hi*rs], hi-lo, t.prep, t.n, t.l.w.Cols)
 		}
@@ -198,10 +198,24 @@ func linPart(t *linTask, w, nw int) {
 		return
 	}
 	rs := t.l.w.RowSize
-	wd := t.l.w.Data[lo*rs : hi*rs]
 	if t.vec {
-		t.l.mv(t.dst[lo:hi], wd, t.xq, t.l.w.Cols)
+		step := max(16, dealBytes/rs&^15) // as dealt: the same chunks, the same bits
+		for a := lo; a < hi; a += step {
+			t.matvecs(a, min(a+step, hi))
+		}
 		return
 	}
-	t.l.mm(t.dst[lo:], t.l.w.Rows, wd, hi-lo, t.xq, t.n, t.l.w.Cols)
+	t.l.mm(t.dst[lo:], t.l.w.Rows, t.l.w.Data[lo*rs:hi*rs], hi-lo, t.xq, t.n, t.l.w.Cols)
+}
+
+// matvecs computes weight rows [lo, hi) for each of the task's tokens in
+// turn: the chunk is read from memory once and from the cache after, and
+// each token's products are the single-token matvec's, whatever n is.
+func (t *linTask) matvecs(lo, hi int) {
+	w := t.l.w
+	wd := w.Data[lo*w.RowSize : hi*w.RowSize]
+	xrs := len(t.xq) / t.n
+	for j := range t.n {
+		t.l.mv(t.dst[j*w.Rows+lo:j*w.Rows+hi], wd, t.xq[j*xrs:(j+1)*xrs], w.Cols)
+	}
 }
