@@ -200,23 +200,43 @@ func (sc *scheduler) step() {
 		}
 		return
 	}
+	// Sampling (a sort of the vocabulary for top-k) is per slot and
+	// independent: the slots' draws run at once, their results in order.
+	type draw struct {
+		i    int
+		row  []float32
+		next int32
+		more bool
+		err  error
+	}
+	draws := make([]draw, 0, len(sc.spans))
 	V, r := sc.s.cfg.Vocab, 0
 	for k, sp := range sc.spans {
 		i := sc.owner[k]
 		sl := &sc.slots[i]
 		sl.cached = append(sl.cached, sp.Tokens...)
 		sl.feed = sl.feed[len(sp.Tokens):]
-		if !sp.Logits {
+		if sp.Logits {
+			draws = append(draws, draw{i: i, row: logits[r*V : (r+1)*V]})
+			r++
+		}
+	}
+	var wg sync.WaitGroup
+	for k := range draws {
+		d := &draws[k]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.next, d.more, d.err = sc.slots[d.i].gen.Next(d.row)
+		}()
+	}
+	wg.Wait()
+	for _, d := range draws {
+		if d.err != nil || !d.more {
+			sc.free(d.i, d.err)
 			continue
 		}
-		row := logits[r*V : (r+1)*V]
-		r++
-		next, more, err := sl.gen.Next(row)
-		if err != nil || !more {
-			sc.free(i, err)
-			continue
-		}
-		sl.feed, sl.filled = []int32{next}, true
+		sc.slots[d.i].feed, sc.slots[d.i].filled = []int32{d.next}, true
 	}
 }
 
