@@ -95,9 +95,13 @@ func (m *Model) newContext(opts Options, seqs int, perRow bool) (*Context, error
 	if err := promoted.Validate(); err != nil {
 		return nil, err // a bad $DAMASCUS_KERNELS, named, before any kernel is resolved
 	}
+	nb := opts.NBatch
 	opts, err := opts.withDefaults(m.Config)
 	if err != nil {
 		return nil, err
+	}
+	if perRow && nb > 0 {
+		opts.NBatch = nb // a Batch's step spans sequences: not bounded by one's context
 	}
 	if opts.Threads > MaxThreads {
 		return nil, fmt.Errorf("%d threads is more than %d: each worker holds buffers of its own", opts.Threads, MaxThreads)
