@@ -20,8 +20,8 @@ import (
 // (issue 21), Damascus's llama.Batch beside llama.cpp's multi-sequence
 // llama_decode (llama-batched-bench's shape), the engines alternating
 // within every round: each stream's prompt is prefilled in one step (its
-// time is the time to first token), then every step decodes one token of
-// each stream.
+// time is the time to first token), then, after warmSteps untimed, every
+// step decodes one token of each stream.
 func init() {
 	commands.Add("batched", "aggregate decode tok/s of n streams together, Damascus beside llama.cpp, interleaved", runBatched)
 }
@@ -72,7 +72,7 @@ func runBatched(args []string, stdout, stderr io.Writer) error {
 	defer lm.Close()
 	vocab := ld.Model.Config.Vocab
 	tok := func(s, i int) int32 { return int32((s*7919 + i*104729 + 17) % vocab) }
-	nctx := *prompt + *steps + 1
+	nctx := *prompt + warmSteps + *steps + 1
 	points := map[string]*batchedPoint{}
 	point := func(n int, engine string) *batchedPoint {
 		k := fmt.Sprint(n, engine)
@@ -129,6 +129,11 @@ func runBatched(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// warmSteps decode steps follow the prefill untimed: a fresh llama.cpp
+// context's first decodes of a new batch shape allocate its graph (a first
+// run took seconds a token without them).
+const warmSteps = 2
+
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
@@ -159,8 +164,10 @@ func timeDamascus(m *llama.Model, n, prompt, steps, nctx, threads int, tok func(
 		return 0, 0, err
 	}
 	pre = time.Since(t0)
-	t0 = time.Now()
-	for i := range steps {
+	for i := range warmSteps + steps {
+		if i == warmSteps {
+			t0 = time.Now()
+		}
 		for s := range n {
 			spans[s].Tokens = []int32{tok(s, prompt+i)}
 		}
@@ -192,8 +199,10 @@ func timeLlamaCpp(m *llamacpp.Model, n, prompt, steps, nctx, threads int, tok fu
 	}
 	pre = time.Since(t0)
 	toks, pos, seq, want = make([]int32, n), make([]int32, n), make([]int32, n), make([]bool, n)
-	t0 = time.Now()
-	for i := range steps {
+	for i := range warmSteps + steps {
+		if i == warmSteps {
+			t0 = time.Now()
+		}
 		for s := range n {
 			toks[s], pos[s], seq[s], want[s] = tok(s, prompt+i), int32(prompt+i), int32(s), true
 		}
