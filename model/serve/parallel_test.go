@@ -164,3 +164,22 @@ func TestParallelCancelFreesSlot(t *testing.T) {
 func decodeJSON(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }
 
 func decodeString(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// With every slot held and no queue, a request is answered 503 at once.
+func TestBusyIs503Batch(t *testing.T) {
+	ts, s := testServerSlots(t, Config{MaxQueue: 0}, 3)
+	for range 3 {
+		s.slot <- struct{}{}
+		s.waiting.Add(1)
+	}
+	defer func() {
+		for range 3 {
+			<-s.slot
+			s.waiting.Add(-1)
+		}
+	}()
+	code, _, raw := post(t, ts, "/v1/completions", `{"prompt":"hi","max_tokens":2}`)
+	if code != http.StatusServiceUnavailable || !strings.Contains(raw, "server busy") {
+		t.Errorf("%d %s, want 503 server busy", code, raw)
+	}
+}

@@ -206,9 +206,15 @@ func TestCompletionAndModels(t *testing.T) {
 }
 
 // Bad requests get the status and an error naming what is wrong; none
-// reaches the model.
+// reaches the model. The same on one slot and on a batch of 3.
 func TestBadRequests(t *testing.T) {
-	ts, _ := testServer(t, Config{MaxBody: 4096})
+	for _, slots := range []int{0, 3} {
+		t.Run(fmt.Sprintf("slots=%d", slots), func(t *testing.T) { badRequests(t, slots) })
+	}
+}
+
+func badRequests(t *testing.T, slots int) {
+	ts, _ := testServerSlots(t, Config{MaxBody: 4096}, slots)
 	long := strings.Repeat("word ", 400)
 	for _, c := range []struct {
 		path, body string
