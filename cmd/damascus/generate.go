@@ -51,12 +51,22 @@ type engine struct {
 	ld    *llama.Loaded
 	model *llama.Model
 	tok   *tokenizer.Tokenizer
-	ctx   *llama.Context
+	ctx   *llama.Context // or, opened by openBatch, batch
+	batch *llama.Batch
 }
 
 // open loads the model; a fallback from huge pages to the file map is told
 // in one line on stderr.
-func (e *engineFlags) open(stderr io.Writer) (*engine, error) {
+func (e *engineFlags) open(stderr io.Writer) (*engine, error) { return e.openSeqs(stderr, 0) }
+
+// openBatch is open with a Batch of seqs sequences instead of a Context,
+// the context length shared among them as llama.cpp's server does.
+func (e *engineFlags) openBatch(stderr io.Writer, seqs int) (*engine, error) {
+	return e.openSeqs(stderr, seqs)
+}
+
+// openSeqs opens a Context (seqs 0) or a Batch of seqs sequences.
+func (e *engineFlags) openSeqs(stderr io.Writer, seqs int) (*engine, error) {
 	if e.model == "" {
 		return nil, errors.New("no model: pass -m MODEL.gguf")
 	}
@@ -80,7 +90,21 @@ func (e *engineFlags) open(stderr io.Writer) (*engine, error) {
 	if nctx <= 0 || nctx > m.Config.ContextLength {
 		nctx = m.Config.ContextLength
 	}
-	c, err := m.NewContext(llama.Options{NCtx: nctx, NBatch: e.batch, Threads: e.threads, KVType: kv, Device: e.device})
+	opts := llama.Options{NCtx: nctx, NBatch: e.batch, Threads: e.threads, KVType: kv, Device: e.device}
+	if seqs > 0 {
+		if nctx/seqs < 2 {
+			ld.Close()
+			return nil, fmt.Errorf("a context of %d tokens shared by %d slots leaves %d each: raise --ctx-size", nctx, seqs, nctx/seqs)
+		}
+		opts.NCtx = nctx / seqs
+		b, err := m.NewBatch(opts, seqs)
+		if err != nil {
+			ld.Close()
+			return nil, err
+		}
+		return &engine{ld: ld, model: m, tok: ld.Tokenizer, batch: b}, nil
+	}
+	c, err := m.NewContext(opts)
 	if err != nil {
 		ld.Close()
 		return nil, err
@@ -89,7 +113,11 @@ func (e *engineFlags) open(stderr io.Writer) (*engine, error) {
 }
 
 func (e *engine) close() {
-	e.ctx.Close()
+	if e.batch != nil {
+		e.batch.Close()
+	} else {
+		e.ctx.Close()
+	}
 	e.ld.Close()
 }
 

@@ -26,13 +26,13 @@ func init() {
 }
 
 func runServe(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("serve", "usage: damascus serve -m MODEL [--host 127.0.0.1] [--port 8080] [--ctx-size N] [flags]", stderr)
+	fs := cli.Flags("serve", "usage: damascus serve -m MODEL [--host 127.0.0.1] [--port 8080] [--parallel N] [--ctx-size N] [flags]", stderr)
 	var ef engineFlags
 	ef.register(fs, 4096)
 	host := fs.String("host", "127.0.0.1", "address to listen on")
 	port := cli.Int(fs, "port", 8080, 0, 65535, "port to listen on (0: any free one, printed)")
-	parallel := cli.Int(fs, "parallel", 1, 1, cli.Unbounded, "request slots decoding at once (only 1 so far)")
-	queue := cli.Int(fs, "max-queue", 16, 0, cli.Unbounded, "requests waiting beyond the running one; more are answered 503")
+	parallel := cli.Int(fs, "parallel", 1, 1, cli.Unbounded, "request slots decoding at once, batched into one forward pass a step (--ctx-size is shared among them)")
+	queue := cli.Int(fs, "max-queue", 16, 0, cli.Unbounded, "requests waiting beyond the running ones; more are answered 503")
 	maxBody := cli.Int(fs, "max-body", 1<<20, 1, math.MaxInt32, "request body bytes at most; more are answered 413")
 	name := fs.String("alias", "", "the model name clients pass (default: the file's base name)")
 	format := fs.String("chat-format", "", "chat format to use instead of the model's template (llama3, chatml)")
@@ -42,10 +42,11 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	if *parallel != 1 {
-		return fmt.Errorf("--parallel %d: this server decodes one request at a time so far (continuous batching is not built yet)", *parallel)
+	open := ef.open
+	if *parallel > 1 {
+		open = func(w io.Writer) (*engine, error) { return ef.openBatch(w, *parallel) }
 	}
-	e, err := ef.open(stderr)
+	e, err := open(stderr)
 	if err != nil {
 		return err
 	}
@@ -58,8 +59,15 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if *name == "" {
 		*name = strings.TrimSuffix(filepath.Base(ef.model), filepath.Ext(ef.model))
 	}
-	srv, err := serve.New(serve.Config{Model: *name, Vocab: e.model.Config.Vocab, Context: e.ctx, Tokenizer: e.tok,
-		Template: tmpl, MaxQueue: *queue, MaxBody: int64(*maxBody)})
+	cfg := serve.Config{Model: *name, Vocab: e.model.Config.Vocab, Tokenizer: e.tok,
+		Template: tmpl, MaxQueue: *queue, MaxBody: int64(*maxBody)}
+	nctx := 0
+	if e.batch != nil {
+		cfg.Batch, nctx = e.batch, e.batch.NCtx()
+	} else {
+		cfg.Context, nctx = e.ctx, e.ctx.NCtx()
+	}
+	srv, err := serve.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -68,7 +76,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "serving %s on http://%s (context %d, queue %d)\n", *name, ln.Addr(), e.ctx.NCtx(), *queue)
+	fmt.Fprintf(stderr, "serving %s on http://%s (%d slot(s) of %d positions, queue %d)\n", *name, ln.Addr(), *parallel, nctx, *queue)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	done := make(chan error, 1)

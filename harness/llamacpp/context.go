@@ -23,6 +23,9 @@ type ContextOptions struct {
 	KVCacheF32 bool
 	// KVCacheBF16 stores them as BF16 (llama-bench's -ctk bf16 -ctv bf16).
 	KVCacheBF16 bool
+	// NSeq is the sequences the context holds (n_seq_max, a unified KV
+	// cache of NCtx positions as llama-batched-bench's -kvu); default 1.
+	NSeq int
 }
 
 // FlashAttn selects llama.cpp's attention kernel.
@@ -131,6 +134,9 @@ func (m *Model) NewContext(opts ContextOptions) (*Context, error) {
 	p.nUbatch = uint32(o.NUbatch)
 	p.nThreads = int32(o.Threads)
 	p.nThreadsBatch = int32(o.ThreadsBatch)
+	if o.NSeq > 1 {
+		p.nSeqMax, p.kvUnified = uint32(o.NSeq), true
+	}
 	switch {
 	case o.KVCacheF32 && o.KVCacheBF16:
 		return nil, fmt.Errorf("llama.cpp context on %s: KV cache asked as both F32 and BF16", m.path)

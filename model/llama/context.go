@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 
@@ -73,7 +74,8 @@ type Context struct {
 	opts Options
 	k    *kernels
 	s    *runState
-	kv   *kvCache
+	kv   *kvCache   // the sequence Eval extends
+	kvs  []*kvCache // every sequence's cache (a Batch's slots; kvs[0] is kv)
 	b    backend
 }
 
@@ -84,12 +86,22 @@ const DeviceCPU = "cpu"
 // type, cache and buffers allocated once, the worker pool started (or, on
 // the GPU, the weights uploaded and the cache allocated there).
 func (m *Model) NewContext(opts Options) (*Context, error) {
+	return m.newContext(opts, 1, false)
+}
+
+// newContext is NewContext with seqs KV caches (kvs; kv is the first) and,
+// with perRow, every row through the kernels of a Batch (cpuBackend.perRow).
+func (m *Model) newContext(opts Options, seqs int, perRow bool) (*Context, error) {
 	if err := promoted.Validate(); err != nil {
 		return nil, err // a bad $DAMASCUS_KERNELS, named, before any kernel is resolved
 	}
+	nb := opts.NBatch
 	opts, err := opts.withDefaults(m.Config)
 	if err != nil {
 		return nil, err
+	}
+	if perRow && nb > 0 {
+		opts.NBatch = nb // a Batch's step spans sequences: not bounded by one's context
 	}
 	if opts.Threads > MaxThreads {
 		return nil, fmt.Errorf("%d threads is more than %d: each worker holds buffers of its own", opts.Threads, MaxThreads)
@@ -100,17 +112,24 @@ func (m *Model) NewContext(opts Options) (*Context, error) {
 	}
 	c := &Context{m: m, opts: opts, k: k, s: newRunState(m.Config, opts.NBatch)}
 	if opts.Device == DeviceCUDA {
+		if perRow {
+			return nil, errors.New("a batch of several sequences runs on the CPU only so far (--device cpu)")
+		}
 		c.kv = &kvCache{typ: opts.KVType, nctx: opts.NCtx} // positions only: the cache is on the GPU
 		if c.b, err = newCUDABackend(m, c.s, opts); err != nil {
 			return nil, err
 		}
 		return c, nil
 	}
-	if err := checkMemory(m.Config, opts); err != nil {
+	if err := checkMemory(m.Config, opts, seqs); err != nil {
 		return nil, err
 	}
-	c.kv = newKVCache(m.Config, opts.KVType, opts.NCtx)
-	c.b = newCPUBackend(m, k, c.s, c.kv, opts)
+	c.kvs = make([]*kvCache, seqs)
+	for i := range c.kvs {
+		c.kvs[i] = newKVCache(m.Config, opts.KVType, opts.NCtx)
+	}
+	c.kv = c.kvs[0]
+	c.b = newCPUBackend(m, k, c.s, c.kvs, opts, perRow)
 	return c, nil
 }
 
@@ -160,7 +179,7 @@ func (c *Context) Eval(tokens []int32, all bool) ([]float32, error) {
 		case last:
 			dst = c.s.logits[:V]
 		}
-		if err := c.run(batch, dst, all); err != nil {
+		if err := c.run(batch, dst, logitRows(all, len(batch))); err != nil {
 			return nil, err
 		}
 		c.kv.pos += len(batch)
@@ -176,35 +195,51 @@ func (c *Context) Eval(tokens []int32, all bool) ([]float32, error) {
 	return logits, nil
 }
 
-// run is one forward pass, through the backend's own stepping where it has
-// one (the GPU records a decode step once and replays it).
-func (c *Context) run(batch []int32, dst []float32, all bool) error {
-	if st, ok := c.b.(stepper); ok {
-		return st.step(batch, c.kv.pos, dst, func() error { return c.forward(batch, dst, all) })
+// logitRows is how many of a batch's last rows Eval wants logits for.
+func logitRows(all bool, n int) int {
+	if all {
+		return n
 	}
-	return c.forward(batch, dst, all)
+	return 1
+}
+
+// run is one forward pass over consecutive positions of the one sequence,
+// through the backend's own stepping where it has one (the GPU records a
+// decode step once and replays it).
+func (c *Context) run(batch []int32, dst []float32, logits int) error {
+	for j := range batch {
+		c.s.pos[j], c.s.seq[j] = int32(c.kv.pos+j), 0
+	}
+	if st, ok := c.b.(stepper); ok {
+		return st.step(batch, c.kv.pos, dst, func() error { return c.forward(batch, dst, logits) })
+	}
+	return c.forward(batch, dst, logits)
 }
 
 // checkMemory refuses a context whose cache and buffers (as NewContext
 // allocates them, counted in float64 so nothing overflows) exceed the
 // machine's memory: a context length taken from damaged metadata would
 // otherwise end the process in "fatal error: out of memory".
-func checkMemory(cfg Config, opts Options) error {
+func checkMemory(cfg Config, opts Options, seqs int) error {
 	total := physicalMemory()
 	if total == 0 {
 		return nil // unknown here
 	}
 	f := func(x int) float64 { return float64(x) }
-	kv := 2 * f(cfg.Layers) * f(opts.NCtx) * f(cfg.KVDim()) // keys and values
+	kv := 2 * f(seqs) * f(cfg.Layers) * f(opts.NCtx) * f(cfg.KVDim()) // keys and values
 	need := 4 * kv
 	if opts.KVType != quant.F32 {
 		need = 2*kv + f(opts.Threads)*2*f(opts.NCtx)*f(cfg.HeadDim)*4 // and each worker's widened rows
 	}
 	need += f(opts.NBatch) * 4 * (3*f(cfg.Dim) + 2*f(cfg.QDim()) + 2*f(cfg.KVDim()) + 2*f(cfg.FFNDim) + f(max(cfg.Dim, cfg.QDim(), cfg.FFNDim)))
-	need += 4 * f(cfg.Vocab)
+	need += 4 * f(cfg.Vocab) * f(seqs) // logits: a row per sequence at most
 	if need > float64(total) {
-		return fmt.Errorf("a context of %d positions needs %.1f GiB for its KV cache and buffers, more than this machine's %.1f GiB: use a shorter context (--ctx-size)",
-			opts.NCtx, need/(1<<30), float64(total)/(1<<30))
+		what := fmt.Sprintf("a context of %d positions needs", opts.NCtx)
+		if seqs > 1 {
+			what = fmt.Sprintf("%d sequences of %d positions need", seqs, opts.NCtx)
+		}
+		return fmt.Errorf("%s %.1f GiB for its KV cache and buffers, more than this machine's %.1f GiB: use a shorter context (--ctx-size)",
+			what, need/(1<<30), float64(total)/(1<<30))
 	}
 	return nil
 }

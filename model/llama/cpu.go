@@ -9,10 +9,18 @@ import "github.com/damascus-llm/damascus/internal/pool"
 // dispatch runs a method value made in newCPUBackend, so evaluation
 // allocates nothing.
 type cpuBackend struct {
-	m  *Model
-	k  *kernels
-	s  *runState
-	kv *kvCache
+	m   *Model
+	k   *kernels
+	s   *runState
+	kv  *kvCache   // the cache of a single-sequence step
+	kvs []*kvCache // each sequence's, indexed by runState.seq
+	// perRow runs every row through the same kernels whatever the batch
+	// (a Batch's steps): products through the matvec for every row, never
+	// the matmul (the two round differently), a chunk of weight rows read
+	// once for all the step's tokens; attention one query row at a time
+	// through the decode kernel over its own sequence. A row's results
+	// then do not depend on the other rows of its step.
+	perRow bool
 
 	pool *pool.Pool
 	// deal hands out the rows of decode's matvecs and of prepared batch
@@ -31,10 +39,10 @@ type cpuBackend struct {
 
 var _ backend = (*cpuBackend)(nil)
 
-func newCPUBackend(m *Model, k *kernels, s *runState, kv *kvCache, opts Options) *cpuBackend {
+func newCPUBackend(m *Model, k *kernels, s *runState, kvs []*kvCache, opts Options, perRow bool) *cpuBackend {
 	cfg := m.Config
-	c := &cpuBackend{m: m, k: k, s: s, kv: kv}
-	if kv.half() {
+	c := &cpuBackend{m: m, k: k, s: s, kv: kvs[0], kvs: kvs, perRow: perRow}
+	if c.kv.half() && !perRow { // perRow attention reads the 16-bit cache as stored
 		c.wide = make([][]float32, opts.Threads)
 		for w := range opts.Threads {
 			c.wide[w] = make([]float32, 2*opts.NCtx*cfg.HeadDim)

@@ -24,7 +24,10 @@ func (c *cpuBackend) attention(l, n int) {
 	c.attn.layer, c.attn.pos0, c.attn.n, c.attn.chunk = l, c.kv.pos, n, 0
 	c.invalidate()
 	tasks := cfg.KVHeads
-	if n > 1 {
+	switch {
+	case c.perRow:
+		tasks *= n // (row, KV head)
+	case n > 1:
 		perWorker := attnTasksPerWorker
 		if c.kv.half() {
 			perWorker = 2 // each task widens its head's whole history
@@ -57,6 +60,17 @@ func (c *cpuBackend) attnWork(w, nw int) {
 	hd, group := cfg.HeadDim, cfg.Heads/cfg.KVHeads
 	qd := cfg.QDim()
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	if c.perRow && t.n > 1 {
+		// A Batch's rows (their keys stored by rowRopeStore): each (row, KV
+		// head) through the decode kernel over the row's own sequence.
+		for {
+			task, ok := c.deal.Next(w)
+			if !ok {
+				return
+			}
+			c.attendRow(t.layer, task/cfg.KVHeads, task%cfg.KVHeads, scale)
+		}
+	}
 	if t.n > 1 {
 		// Prefill: (KV head, chunk of tokens) tasks through the batched
 		// kernel, dealt latest chunk first: later chunks see more
@@ -90,22 +104,31 @@ func (c *cpuBackend) attnWork(w, nw int) {
 			return
 		}
 		c.ropeStoreHead(t.layer, h)
-		ctx := t.pos0 + 1
-		qo := h * group * hd
-		if c.kv.half() {
-			kh, vh := c.kv.head16(t.layer, h, ctx)
-			k.attn16(s.att[qo:qo+group*hd], s.q[qo:qo+group*hd], kh, vh, group, 1, hd, ctx, scale)
-			continue
-		}
-		kh, vh := c.kv.head32(t.layer, h, ctx)
-		k.attn(s.att[qo:qo+group*hd], s.q[qo:qo+group*hd], kh, vh, group, 1, hd, ctx, scale)
+		c.attendRow(t.layer, 0, h, scale)
 	}
+}
+
+// attendRow is row j's attention for KV head h's group of query heads over
+// its sequence's cache up to its position, through the decode kernel.
+func (c *cpuBackend) attendRow(l, j, h int, scale float32) {
+	cfg, k, s := c.m.Config, c.k, c.s
+	hd, group := cfg.HeadDim, cfg.Heads/cfg.KVHeads
+	kv, ctx := c.kvs[s.seq[j]], int(s.pos[j])+1
+	qo := j*cfg.QDim() + h*group*hd
+	out, q := s.att[qo:qo+group*hd], s.q[qo:qo+group*hd]
+	if kv.half() {
+		kh, vh := kv.head16(l, h, ctx)
+		k.attn16(out, q, kh, vh, group, 1, hd, ctx, scale)
+		return
+	}
+	kh, vh := kv.head32(l, h, ctx)
+	k.attn(out, q, kh, vh, group, 1, hd, ctx, scale)
 }
 
 // ropeStoreHead is rowRopeStore for decode's one token, restricted to KV
 // head h: its group's query heads and its key rotated, its key and value
-// stored at the token's position. The rope kernels work head by head, so
-// the results are those of the whole-row task.
+// stored at the token's position of its sequence. The rope kernels work
+// head by head, so the results are those of the whole-row task.
 func (c *cpuBackend) ropeStoreHead(l, h int) {
 	cfg, s := c.m.Config, c.s
 	hd, half, group := cfg.HeadDim, cfg.HeadDim/2, cfg.Heads/cfg.KVHeads
@@ -113,5 +136,5 @@ func (c *cpuBackend) ropeStoreHead(l, h int) {
 	k := s.kb[h*hd : (h+1)*hd]
 	c.k.rope(s.q[h*group*hd:(h+1)*group*hd], group, hd, cs, sn, ropeNeoX)
 	c.k.rope(k, 1, hd, cs, sn, ropeNeoX)
-	c.kv.storeHead(l, c.kv.pos, h, k, s.vb[h*hd:(h+1)*hd])
+	c.kvs[s.seq[0]].storeHead(l, int(s.pos[0]), h, k, s.vb[h*hd:(h+1)*hd])
 }

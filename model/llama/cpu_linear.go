@@ -25,7 +25,8 @@ type linTask struct {
 	dst   []float32
 	xq    []byte
 	n     int
-	chunk int // rows per dealt chunk
+	vec   bool // through the matvec, a row of weights for each token, else the matmul
+	chunk int  // rows per dealt chunk
 	// prep is the activations laid out for l.prep (a batch run prepared);
 	// owner says this task lays it out (the first task of its layout).
 	prep  []byte
@@ -87,18 +88,22 @@ func (c *cpuBackend) linearShared(x []float32, n int, a *linear, da []float32, b
 func (c *cpuBackend) runLins() {
 	s := &c.lin
 	n := s.tasks[0].n
-	s.dealt = c.pool.Size() > 1 && (n == 1 || c.planPrepared())
+	vec := n == 1 || c.perRow // matvecs: a single token's, or a Batch's every row
+	s.dealt = c.pool.Size() > 1 && (vec || c.planPrepared())
+	for i := range s.count {
+		s.tasks[i].vec = vec
+	}
 	if !s.dealt {
 		c.pool.Run(s.work)
 		return
 	}
-	if n > 1 {
+	if !vec {
 		c.pool.Run(s.prepWork)
 	}
 	total := 0
 	for i := range s.count {
 		t := &s.tasks[i]
-		if n == 1 {
+		if vec {
 			t.chunk = max(16, dealBytes/t.l.w.RowSize&^15)
 		} else {
 			t.chunk = batchChunkRows
@@ -178,8 +183,8 @@ func (c *cpuBackend) linWork(w, nw int) {
 		lo := (ch - first) * t.chunk
 		hi := min(lo+t.chunk, t.l.w.Rows)
 		rs := t.l.w.RowSize
-		if t.n == 1 {
-			t.l.mv(t.dst[lo:hi], t.l.w.Data[lo*rs:hi*rs], t.xq, t.l.w.Cols)
+		if t.vec {
+			t.matvecs(lo, hi)
 		} else {
 			t.l.prep.Run(t.dst[lo:], t.l.w.Rows, t.l.w.Data[lo*rs:hi*rs], hi-lo, t.prep, t.n, t.l.w.Cols)
 		}
@@ -193,10 +198,24 @@ func linPart(t *linTask, w, nw int) {
 		return
 	}
 	rs := t.l.w.RowSize
-	wd := t.l.w.Data[lo*rs : hi*rs]
-	if t.n == 1 {
-		t.l.mv(t.dst[lo:hi], wd, t.xq, t.l.w.Cols)
+	if t.vec {
+		step := max(16, dealBytes/rs&^15) // as dealt: the same chunks, the same bits
+		for a := lo; a < hi; a += step {
+			t.matvecs(a, min(a+step, hi))
+		}
 		return
 	}
-	t.l.mm(t.dst[lo:], t.l.w.Rows, wd, hi-lo, t.xq, t.n, t.l.w.Cols)
+	t.l.mm(t.dst[lo:], t.l.w.Rows, t.l.w.Data[lo*rs:hi*rs], hi-lo, t.xq, t.n, t.l.w.Cols)
+}
+
+// matvecs computes weight rows [lo, hi) for each of the task's tokens in
+// turn: the chunk is read from memory once and from the cache after, and
+// each token's products are the single-token matvec's, whatever n is.
+func (t *linTask) matvecs(lo, hi int) {
+	w := t.l.w
+	wd := w.Data[lo*w.RowSize : hi*w.RowSize]
+	xrs := len(t.xq) / t.n
+	for j := range t.n {
+		t.l.mv(t.dst[j*w.Rows+lo:j*w.Rows+hi], wd, t.xq[j*xrs:(j+1)*xrs], w.Cols)
+	}
 }

@@ -103,7 +103,7 @@ func (c *cpuBackend) rowRange(w, lo, hi int) {
 				c.row.errs[w] = err
 				return
 			}
-			c.m.ropeAngles(s.cos[j*half:(j+1)*half], s.sin[j*half:(j+1)*half], c.kv.pos+j)
+			c.m.ropeAngles(s.cos[j*half:(j+1)*half], s.sin[j*half:(j+1)*half], int(s.pos[j]))
 		case rowAdd:
 			add(x, s.tmp[j*d:(j+1)*d])
 		case rowRopeStore:
@@ -111,7 +111,7 @@ func (c *cpuBackend) rowRange(w, lo, hi int) {
 			kr := s.kb[j*kvd : (j+1)*kvd]
 			k.rope(s.q[j*qd:(j+1)*qd], cfg.Heads, hd, cs, sn, ropeNeoX)
 			k.rope(kr, cfg.KVHeads, hd, cs, sn, ropeNeoX)
-			c.kv.store(t.layer, c.kv.pos+j, kr, s.vb[j*kvd:(j+1)*kvd])
+			c.kvs[s.seq[j]].store(t.layer, int(s.pos[j]), kr, s.vb[j*kvd:(j+1)*kvd])
 		case rowSiLU:
 			g := s.gate[j*f : (j+1)*f]
 			k.silu(g, g, s.up[j*f:(j+1)*f])

@@ -1,23 +1,20 @@
 package llama
 
-// forward runs one batch of tokens at positions c.kv.pos on (which the
-// caller advances) through the model, as llama2.c's
+// forward runs one batch of tokens through the model, as llama2.c's
 // forward() does one token: embed, then per layer the attention block and
 // the feed-forward block, each adding into the residual stream x, then the
-// final norm and the logits. dst receives logits for every row (all) or for
-// the last row, or nothing when nil.
+// final norm and the logits. Row j is at position s.pos[j] of sequence
+// s.seq[j] (which the caller sets and advances). dst receives the logits of
+// the last logitRows rows, or nothing when nil.
 //
 // Each step is a call on the backend; the per-token work between two
 // products is fused into the step before the product (a residual add with
 // the next norm, the SwiGLU with the quantization for down), so that each
 // stretch between two products is one dispatch.
-func (c *Context) forward(tokens []int32, dst []float32, all bool) error {
+func (c *Context) forward(tokens []int32, dst []float32, logitRows int) error {
 	m, k, s, b := c.m, c.k, c.s, c.b
 	n := len(tokens)
-	first := 0 // rows from first on get logits
-	if !all {
-		first = n - 1
-	}
+	first := n - logitRows // rows from first on get logits
 	if err := embed(b, s, tokens, m.Layers[0].AttnNorm, &k.layers[0].q); err != nil {
 		return err
 	}
@@ -110,6 +107,6 @@ func (c *Context) capture(l, n int) {
 		}
 	}
 	for j := range n {
-		c.opts.Capture(l, c.kv.pos+j, c.s.x[j*dim:(j+1)*dim])
+		c.opts.Capture(l, int(c.s.pos[j]), c.s.x[j*dim:(j+1)*dim])
 	}
 }

@@ -14,6 +14,10 @@ type runState struct {
 	// cos, sin are each row's rope angles (HeadDim/2 values).
 	cos, sin []float32
 	logits   []float32 // Vocab values, or a row per token when all are asked for
+	// pos and seq are each row's position and sequence (its KV cache):
+	// a Context's rows are consecutive positions of sequence 0, a Batch's
+	// may belong to several sequences.
+	pos, seq []int32
 }
 
 func newRunState(cfg Config, nBatch int) *runState {
@@ -26,5 +30,6 @@ func newRunState(cfg Config, nBatch int) *runState {
 		gate: make([]float32, nb*cfg.FFNDim), up: make([]float32, nb*cfg.FFNDim),
 		cos: make([]float32, nb*half), sin: make([]float32, nb*half),
 		logits: make([]float32, cfg.Vocab),
+		pos:    make([]int32, nb), seq: make([]int32, nb),
 	}
 }

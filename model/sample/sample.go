@@ -159,12 +159,55 @@ func sortByLogit(c []candidate) {
 	slices.SortStableFunc(c, func(a, b candidate) int { return cmp.Compare(b.logit, a.logit) })
 }
 
+// topK keeps the k largest logits in descending order, ties to the lower
+// id: a stable sort's first k, found with a min-heap of the best so far in
+// c[:k] instead of sorting the whole vocabulary (about 50 ms a token for
+// Llama 3's 128,256 on a busy core, a server's every stream's every token).
 func topK(c []candidate, k int) []candidate {
 	if k <= 0 || k >= len(c) {
 		return c
 	}
-	sortByLogit(c)
-	return c[:k]
+	h := c[:k]
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	for _, x := range c[k:] {
+		if worse(h[0], x) {
+			h[0] = x
+			siftDown(h, 0)
+		}
+	}
+	slices.SortFunc(h, func(a, b candidate) int {
+		if r := cmp.Compare(b.logit, a.logit); r != 0 {
+			return r
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	return h
+}
+
+// worse orders candidates as topK keeps them: a lower logit, or the same
+// logit and a higher id, is worse.
+func worse(a, b candidate) bool {
+	return a.logit < b.logit || (a.logit == b.logit && a.id > b.id)
+}
+
+// siftDown restores the min-heap (the worst candidate at h[0]) below i.
+func siftDown(h []candidate, i int) {
+	for {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && worse(h[l], h[m]) {
+			m = l
+		}
+		if r < len(h) && worse(h[r], h[m]) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // topP keeps the smallest prefix, by descending probability, whose mass

@@ -2,6 +2,8 @@ package sample
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -147,6 +149,33 @@ func TestParamsValidate(t *testing.T) {
 	for _, p := range []Params{{TopP: 1.5}, {MinP: -0.1}, {RepeatPenalty: -1}, {PenaltyLastN: -2}} {
 		if _, err := New(4, p); err == nil {
 			t.Errorf("%+v accepted", p)
+		}
+	}
+}
+
+// topK keeps what a stable sort of the whole vocabulary keeps, in its
+// order, ties (many here: logits from a few values) included.
+func TestTopKIsSortsPrefix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		n := 1 + rng.IntN(3000)
+		c := make([]candidate, n)
+		for i := range c {
+			c[i] = candidate{id: i, logit: float32(rng.IntN(1 + trial%50))}
+			if trial%7 == 0 {
+				c[i].logit = float32(rng.NormFloat64())
+			}
+		}
+		want := slices.Clone(c)
+		sortByLogit(want)
+		for _, k := range []int{1, 2, 40, n - 1, n} {
+			got := topK(slices.Clone(c), k)
+			if k <= 0 || k >= n {
+				continue
+			}
+			if !slices.Equal(got, want[:k]) {
+				t.Fatalf("trial %d, n %d, k %d: %v, want %v", trial, n, k, got[:min(k, 5)], want[:min(k, 5)])
+			}
 		}
 	}
 }

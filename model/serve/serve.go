@@ -1,10 +1,10 @@
 // Package serve is an OpenAI-compatible HTTP server over one model context:
 // POST /v1/chat/completions (messages through the model's chat template),
 // POST /v1/completions, GET /v1/models and GET /health, with server-sent
-// events for stream: true. This first form has one slot: requests take the
-// context in turn (a bounded queue in front of it), each reusing the KV
-// cache prefix it shares with the one before. Continuous batching of many
-// streams is issue 21's next step.
+// events for stream: true. Requests take one of N slots (a bounded queue in
+// front of them); a scheduler (schedule.go) runs every slot's next tokens
+// in one step of the model, new requests joining between steps, each
+// reusing the KV cache prefix it shares with its slot's previous request.
 package serve
 
 import (
@@ -15,30 +15,41 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/llama/chat"
 	"github.com/damascus-llm/damascus/model/llama/generate"
 	"github.com/damascus-llm/damascus/model/sample"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 )
 
-// Evaluator is the model context the server drives (a *llama.Context).
+// Evaluator is a one-slot model context the server can drive (a *llama.Context).
 type Evaluator interface {
 	generate.Evaluator
 	Truncate(n int) error
+}
+
+// Slots are sequences stepped together (a *llama.Batch): the server's slots.
+type Slots interface {
+	Seqs() int
+	NCtx() int   // positions of each sequence
+	NBatch() int // most tokens a step takes
+	Pos(seq int) int
+	Truncate(seq, n int) error
+	Step(spans []llama.Span) ([]float32, error)
 }
 
 // Config is what the server serves and its limits.
 type Config struct {
 	Model     string    // the name clients pass as "model"
 	Vocab     int       // the model's logits per token
-	Context   Evaluator // the one context requests take in turn
+	Context   Evaluator // one slot: requests take this context in turn
+	Batch     Slots     // or N slots decoding together (instead of Context)
 	Tokenizer *tokenizer.Tokenizer
 	Template  chat.Template    // nil: /v1/chat/completions answers 400
-	MaxQueue  int              // requests waiting for the context beyond the running one; more get 503
+	MaxQueue  int              // requests waiting for a slot beyond the running ones; more get 503
 	MaxBody   int64            // request body bytes; more get 413
 	Now       func() time.Time // the clock ("created" fields); nil: time.Now
 }
@@ -46,17 +57,24 @@ type Config struct {
 // Server handles the endpoints. Its zero value is not usable: use New.
 type Server struct {
 	cfg     Config
-	slot    chan struct{} // holds one token while a request owns the context
-	waiting atomic.Int64
-	mu      sync.Mutex // guards cached
-	cached  []int32    // the tokens in the context's KV cache, in order
+	eng     Slots
+	slot    chan struct{} // a token per request holding a slot (the scheduler has room for each)
+	waiting atomic.Int64  // requests holding or waiting for a slot
 	nextID  atomic.Int64
+	sched   scheduler
 }
 
-// New returns a server over cfg.Context.
+// New returns a server over cfg.Context or cfg.Batch.
 func New(cfg Config) (*Server, error) {
-	if cfg.Context == nil || cfg.Tokenizer == nil || cfg.Vocab <= 0 {
-		return nil, errors.New("serve: a context, a tokenizer and the vocabulary size are needed")
+	if (cfg.Context == nil) == (cfg.Batch == nil) || cfg.Tokenizer == nil || cfg.Vocab <= 0 {
+		return nil, errors.New("serve: a context or a batch (one of them), a tokenizer and the vocabulary size are needed")
+	}
+	eng := cfg.Batch
+	if eng == nil {
+		eng = oneSlot{cfg.Context}
+	}
+	if eng.Seqs() < 1 || eng.NBatch() < 1 {
+		return nil, fmt.Errorf("serve: %d slots taking %d tokens a step", eng.Seqs(), eng.NBatch())
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 1 << 20
@@ -67,7 +85,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Server{cfg: cfg, slot: make(chan struct{}, 1)}, nil
+	s := &Server{cfg: cfg, eng: eng, slot: make(chan struct{}, eng.Seqs())}
+	s.sched.init(s)
+	return s, nil
 }
 
 // Handler routes the endpoints.
@@ -143,7 +163,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, isChat bool) {
 		return
 	}
 	// The queue: beyond MaxQueue waiting, refuse rather than pile up.
-	if s.waiting.Add(1) > int64(s.cfg.MaxQueue)+1 {
+	if s.waiting.Add(1) > int64(s.cfg.MaxQueue)+int64(cap(s.slot)) {
 		s.waiting.Add(-1)
 		writeError(w, http.StatusServiceUnavailable, "server_error", "", fmt.Sprintf("server busy: %d requests are waiting for the model; try again later", s.cfg.MaxQueue))
 		return
@@ -228,7 +248,7 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*jo
 	if len(ids) == 0 {
 		return nil, badRequest("prompt", "the prompt is empty and the vocabulary adds no BOS")
 	}
-	nctx := s.cfg.Context.NCtx()
+	nctx := s.eng.NCtx()
 	if len(ids) >= nctx {
 		return nil, badRequest("messages", "the prompt is %d tokens, the context holds %d: at least one must be left to generate", len(ids), nctx)
 	}
@@ -275,38 +295,38 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*jo
 	return j, nil
 }
 
-// run generates for j on the context and writes the answer.
+// run hands j to the scheduler and writes the answer as its text comes.
 func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
 	smp, err := sample.New(s.cfg.Vocab, j.params)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "", err.Error())
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.cfg.Context
-	keep := commonPrefix(s.cached, j.prompt)
-	if keep == len(j.prompt) {
-		keep-- // one token must be evaluated for its logits
-	}
-	if err := c.Truncate(keep); err != nil {
-		s.cached = nil
-		writeError(w, http.StatusInternalServerError, "server_error", "", err.Error())
-		return
-	}
-	s.cached = s.cached[:keep]
 	id := fmt.Sprintf("%s-%d", map[bool]string{true: "chatcmpl", false: "cmpl"}[j.chat], s.nextID.Add(1))
 	created := s.cfg.Now().Unix()
-	out := &collector{}
 	var stream *sseWriter
 	if j.stream {
 		stream = &sseWriter{w: w, s: s, j: j, id: id, created: created}
 		stream.start()
-		out.stream = stream
 	}
-	st, err := generate.Run(ctx, c, s.cfg.Tokenizer, smp, j.prompt[keep:],
-		generate.Options{MaxTokens: j.max, Stop: j.stops, StopToken: s.cfg.Tokenizer.IsEOG}, out)
-	s.cached = append(append(s.cached, j.prompt[keep:]...), st.Generated...)[:c.Pos()]
+	t := &task{job: j, ctx: ctx, sampler: smp, notify: make(chan struct{}, 1)}
+	s.sched.submit(t)
+	// Until the scheduler is done with the task (a client gone is noticed
+	// there, at the next step): its slot is free only then.
+	var text strings.Builder
+	for {
+		<-t.notify
+		delta, done := t.take()
+		if stream != nil {
+			_ = stream.delta(delta) // a client gone cancels ctx: the scheduler ends the task
+		} else {
+			text.WriteString(delta)
+		}
+		if done {
+			break
+		}
+	}
+	st, err := t.stats, t.err
 	if err != nil {
 		if stream != nil {
 			stream.fail(err)
@@ -332,25 +352,12 @@ func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
 	object := "text_completion"
 	if j.chat {
 		object = "chat.completion"
-		choice["message"] = map[string]any{"role": "assistant", "content": out.text.String()}
+		choice["message"] = map[string]any{"role": "assistant", "content": text.String()}
 	} else {
-		choice["text"] = out.text.String()
+		choice["text"] = text.String()
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": object, "created": created, "model": s.cfg.Model,
 		"choices": []any{choice}, "usage": usage})
-}
-
-// collector gathers the generated text, or streams it.
-type collector struct {
-	text   strings.Builder
-	stream *sseWriter
-}
-
-func (c *collector) Write(p []byte) (int, error) {
-	if c.stream != nil {
-		return len(p), c.stream.delta(string(p))
-	}
-	return c.text.Write(p)
 }
 
 // sseWriter writes a streamed answer as server-sent events: chunks of the

@@ -31,6 +31,13 @@ var (
 // not available) on a 256-position context.
 func testServer(t *testing.T, cfg Config) (*httptest.Server, *Server) {
 	t.Helper()
+	return testServerSlots(t, cfg, 0)
+}
+
+// testServerSlots is testServer over a batch of slots sequences of 256
+// positions each (0: one Context).
+func testServerSlots(t *testing.T, cfg Config, slots int) (*httptest.Server, *Server) {
+	t.Helper()
 	modelOnce.Do(func() {
 		kv, err := llama3vocab.Metadata()
 		if err != nil {
@@ -60,16 +67,26 @@ func testServer(t *testing.T, cfg Config) (*httptest.Server, *Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ld.Close() })
-	c, err := ld.Model.NewContext(llama.Options{NCtx: 256, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
+	if slots > 0 {
+		b, err := ld.Model.NewBatch(llama.Options{NCtx: 256, NBatch: 64, Threads: 2}, slots)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(b.Close)
+		cfg.Batch = b
+	} else {
+		c, err := ld.Model.NewContext(llama.Options{NCtx: 256, Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		cfg.Context = c
 	}
-	t.Cleanup(c.Close)
 	tmpl, err := chat.Detect(ld.Tokenizer.ChatTemplate(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Model, cfg.Vocab, cfg.Context, cfg.Tokenizer, cfg.Template = "tiny", ld.Model.Config.Vocab, c, ld.Tokenizer, tmpl
+	cfg.Model, cfg.Vocab, cfg.Tokenizer, cfg.Template = "tiny", ld.Model.Config.Vocab, ld.Tokenizer, tmpl
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -189,9 +206,15 @@ func TestCompletionAndModels(t *testing.T) {
 }
 
 // Bad requests get the status and an error naming what is wrong; none
-// reaches the model.
+// reaches the model. The same on one slot and on a batch of 3.
 func TestBadRequests(t *testing.T) {
-	ts, _ := testServer(t, Config{MaxBody: 4096})
+	for _, slots := range []int{0, 3} {
+		t.Run(fmt.Sprintf("slots=%d", slots), func(t *testing.T) { badRequests(t, slots) })
+	}
+}
+
+func badRequests(t *testing.T, slots int) {
+	ts, _ := testServerSlots(t, Config{MaxBody: 4096}, slots)
 	long := strings.Repeat("word ", 400)
 	for _, c := range []struct {
 		path, body string

@@ -68,28 +68,78 @@ func (s Stats) Summary() string {
 // their text to out. Cancelling ctx ends generation cleanly: Run returns the
 // stats so far and a nil error.
 func Run(ctx context.Context, m Evaluator, tok *tokenizer.Tokenizer, s Sampler, prompt []int32, o Options, out io.Writer) (Stats, error) {
-	var st Stats
+	if len(prompt) > 0 && o.MaxTokens > 0 {
+		// The last sampled token is never evaluated, hence the -1.
+		if need := m.Pos() + len(prompt) + o.MaxTokens - 1; need > m.NCtx() {
+			return Stats{}, fmt.Errorf("prompt of %d tokens (after %d cached) and %d generated need %d positions, more than the context length %d",
+				len(prompt), m.Pos(), o.MaxTokens, need, m.NCtx())
+		}
+	}
+	g, err := NewStream(tok, s, prompt, o, out)
+	if err != nil {
+		return Stats{}, err
+	}
+	start := time.Now()
+	logits, err := m.Eval(prompt, false)
+	if err != nil {
+		return g.st, err
+	}
+	g.st.PromptTokens, g.st.PromptTime = len(prompt), time.Since(start)
+	start = time.Now()
+	for {
+		if ctx.Err() != nil {
+			if err := g.Cancel(); err != nil {
+				return g.st, err
+			}
+			break
+		}
+		next, more, err := g.Next(logits)
+		if err != nil {
+			return g.st, err
+		}
+		if !more {
+			break
+		}
+		if logits, err = m.Eval([]int32{next}, false); err != nil {
+			return g.st, err
+		}
+	}
+	g.st.GenTime = time.Since(start)
+	return g.st, nil
+}
+
+// A Stream is one generation after its prompt, driven by whoever evaluates
+// the model (Run, or a server stepping many streams at once): Next samples
+// from the last evaluated token's logits and says which token to evaluate
+// next, until a stop token, a stop string or MaxTokens ends it.
+type Stream struct {
+	tok *tokenizer.Tokenizer
+	s   Sampler
+	o   Options
+	dec *tokenizer.StreamDecoder
+	w   *stopWriter
+	st  Stats
+}
+
+// NewStream starts a generation after prompt (all of it, cached or not: the
+// decoder's state and the penalties' history): its text is written to out
+// with o.Echo.
+func NewStream(tok *tokenizer.Tokenizer, s Sampler, prompt []int32, o Options, out io.Writer) (*Stream, error) {
 	if len(prompt) == 0 {
-		return st, errors.New("empty prompt (not even BOS)")
+		return nil, errors.New("empty prompt (not even BOS)")
 	}
 	if o.MaxTokens <= 0 {
-		return st, fmt.Errorf("token count %d is not positive", o.MaxTokens)
+		return nil, fmt.Errorf("token count %d is not positive", o.MaxTokens)
 	}
-	// The last sampled token is never evaluated, hence the -1.
-	if need := m.Pos() + len(prompt) + o.MaxTokens - 1; need > m.NCtx() {
-		return st, fmt.Errorf("prompt of %d tokens (after %d cached) and %d generated need %d positions, more than the context length %d",
-			len(prompt), m.Pos(), o.MaxTokens, need, m.NCtx())
-	}
-	dec := tok.NewStreamDecoder(o.Special)
-	w := &stopWriter{out: out, stops: o.Stop}
+	g := &Stream{tok: tok, s: s, o: o, dec: tok.NewStreamDecoder(o.Special), w: &stopWriter{out: out, stops: o.Stop}}
 	for _, id := range prompt {
-		text, err := dec.Next(id)
+		text, err := g.dec.Next(id)
 		if err != nil {
-			return st, err
+			return nil, err
 		}
 		if o.Echo {
 			if _, err := io.WriteString(out, text); err != nil {
-				return st, err
+				return nil, err
 			}
 		}
 	}
@@ -98,59 +148,53 @@ func Run(ctx context.Context, m Evaluator, tok *tokenizer.Tokenizer, s Sampler, 
 			acc.Accept(int(id))
 		}
 	}
+	return g, nil
+}
 
-	start := time.Now()
-	logits, err := m.Eval(prompt, false)
+// Next samples a token from logits and writes its text. more says the
+// stream goes on with next evaluated; else Stats says why it ended.
+func (g *Stream) Next(logits []float32) (next int32, more bool, err error) {
+	next = int32(g.s.Sample(logits))
+	g.st.Tokens++
+	g.st.Generated = append(g.st.Generated, next)
+	if g.o.StopToken != nil && g.o.StopToken(next) {
+		return next, false, g.end("stop token")
+	}
+	if acc, ok := g.s.(acceptor); ok {
+		acc.Accept(int(next))
+	}
+	text, err := g.dec.Next(next)
 	if err != nil {
-		return st, err
+		return next, false, err
 	}
-	st.PromptTokens, st.PromptTime = len(prompt), time.Since(start)
-	start = time.Now()
-	for {
-		if ctx.Err() != nil {
-			st.Reason = "cancelled"
-			break
-		}
-		next := int32(s.Sample(logits))
-		st.Tokens++
-		st.Generated = append(st.Generated, next)
-		if o.StopToken != nil && o.StopToken(next) {
-			st.Reason = "stop token"
-			break
-		}
-		if acc, ok := s.(acceptor); ok {
-			acc.Accept(int(next))
-		}
-		text, err := dec.Next(next)
-		if err != nil {
-			return st, err
-		}
-		stopped, err := w.write(text)
-		if err != nil {
-			return st, err
-		}
-		if stopped {
-			st.Reason = "stop string"
-			break
-		}
-		if st.Tokens == o.MaxTokens {
-			st.Reason = "length"
-			break
-		}
-		if logits, err = m.Eval([]int32{next}, false); err != nil {
-			return st, err
-		}
+	stopped, err := g.w.write(text)
+	if err != nil {
+		return next, false, err
 	}
-	if st.Reason != "stop string" {
-		if _, err := w.write(dec.Flush()); err != nil {
-			return st, err
-		}
-		if err := w.flush(); err != nil {
-			return st, err
-		}
+	if stopped {
+		g.st.Reason = "stop string"
+		return next, false, nil
 	}
-	st.GenTime = time.Since(start)
-	return st, nil
+	if g.st.Tokens == g.o.MaxTokens {
+		return next, false, g.end("length")
+	}
+	return next, true, nil
+}
+
+// Cancel ends the stream before its end ("cancelled"), writing the text held back.
+func (g *Stream) Cancel() error { return g.end("cancelled") }
+
+// Stats are the stream's tokens and why it ended (no timings: Run's).
+func (g *Stream) Stats() Stats { return g.st }
+
+// end records why the stream ended and writes out what the decoder and the
+// stop strings held back.
+func (g *Stream) end(reason string) error {
+	g.st.Reason = reason
+	if _, err := g.w.write(g.dec.Flush()); err != nil {
+		return err
+	}
+	return g.w.flush()
 }
 
 // stopWriter streams text but holds back any tail that could be the start of

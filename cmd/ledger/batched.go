@@ -1,0 +1,214 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/model/llama"
+)
+
+// `ledger batched` times aggregate decode over n streams decoding together
+// (issue 21), Damascus's llama.Batch beside llama.cpp's multi-sequence
+// llama_decode (llama-batched-bench's shape), the engines alternating
+// within every round: each stream's prompt is prefilled in one step (its
+// time is the time to first token), then, after warmSteps untimed, every
+// step decodes one token of each stream.
+func init() {
+	commands.Add("batched", "aggregate decode tok/s of n streams together, Damascus beside llama.cpp, interleaved", runBatched)
+}
+
+type batchedPoint struct {
+	Streams  int
+	Engine   string
+	PrefillS []float64 // each round's prefill of every stream's prompt
+	DecodeS  []float64 // each round's decode steps
+	TokS     float64   // median aggregate decode tok/s
+	TTFTms   float64   // median prefill time, ms
+}
+
+func runBatched(args []string, stdout, stderr io.Writer) error {
+	fs := cli.Flags("batched", "usage: ledger batched -m MODEL [--streams 1,2,4,8,16,32] [--rounds 3] [--prompt 32] [--steps 8] [--threads N] [-o FILE]", stderr)
+	model := fs.String("m", "", "model `file` (GGUF)")
+	streamList := fs.String("streams", "1,2,4,8,16,32", "stream counts")
+	rounds := cli.Int(fs, "rounds", 3, 1, 1000, "rounds, each timing every stream count on both engines")
+	prompt := cli.Int(fs, "prompt", 32, 1, 4096, "prompt tokens per stream")
+	steps := cli.Int(fs, "steps", 8, 1, 4096, "decode steps timed")
+	threads := cli.Int(fs, "threads", 2, 1, llama.MaxThreads, "threads of each engine")
+	out := fs.String("o", "", "write the points as JSON to this `file`")
+	note := fs.String("note", "", "operator note recorded with the figures")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 || *model == "" {
+		fs.Usage()
+		return errUsage
+	}
+	var streams []int
+	for _, f := range strings.Split(*streamList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 1024 {
+			return fmt.Errorf("--streams: %q is not a count from 1 to 1024", f)
+		}
+		streams = append(streams, n)
+	}
+	ld, err := llama.Load(*model, llama.LoadOptions{})
+	if err != nil {
+		return err
+	}
+	defer ld.Close()
+	lm, err := llamacpp.OpenModel(*model, llamacpp.ModelOptions{})
+	if err != nil {
+		return fmt.Errorf("llama.cpp: %w (run make baseline)", err)
+	}
+	defer lm.Close()
+	vocab := ld.Model.Config.Vocab
+	tok := func(s, i int) int32 { return int32((s*7919 + i*104729 + 17) % vocab) }
+	nctx := *prompt + warmSteps + *steps + 1
+	points := map[string]*batchedPoint{}
+	point := func(n int, engine string) *batchedPoint {
+		k := fmt.Sprint(n, engine)
+		if points[k] == nil {
+			points[k] = &batchedPoint{Streams: n, Engine: engine}
+		}
+		return points[k]
+	}
+	for r := range *rounds {
+		for _, n := range streams {
+			engines := []string{"damascus", "llama.cpp"}
+			if r%2 == 1 {
+				slices.Reverse(engines)
+			}
+			for _, e := range engines {
+				var pre, dec time.Duration
+				var err error
+				if e == "damascus" {
+					pre, dec, err = timeDamascus(ld.Model, n, *prompt, *steps, nctx, *threads, tok)
+				} else {
+					pre, dec, err = timeLlamaCpp(lm, n, *prompt, *steps, nctx, *threads, tok)
+				}
+				if err != nil {
+					return fmt.Errorf("%s, %d streams: %w", e, n, err)
+				}
+				p := point(n, e)
+				p.PrefillS, p.DecodeS = append(p.PrefillS, pre.Seconds()), append(p.DecodeS, dec.Seconds())
+				fmt.Fprintf(stderr, "round %d, %d streams, %s: prefill %.0f ms, decode %.1f tok/s\n", r, n, e, 1000*pre.Seconds(), float64(n**steps)/dec.Seconds())
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "| streams | damascus tok/s | llama.cpp tok/s | ratio | damascus TTFT ms | llama.cpp TTFT ms |\n|---|---|---|---|---|---|\n")
+	var all []*batchedPoint
+	for _, n := range streams {
+		d, l := point(n, "damascus"), point(n, "llama.cpp")
+		for _, p := range []*batchedPoint{d, l} {
+			p.TokS = float64(n**steps) / median(p.DecodeS)
+			p.TTFTms = 1000 * median(p.PrefillS)
+			all = append(all, p)
+		}
+		fmt.Fprintf(stdout, "| %d | %.1f | %.1f | %.2f | %.0f | %.0f |\n", n, d.TokS, l.TokS, d.TokS/l.TokS, d.TTFTms, l.TTFTms)
+	}
+	if *out != "" {
+		b, err := json.MarshalIndent(map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "model": filepath.Base(*model),
+			"threads": *threads, "rounds": *rounds, "prompt": *prompt, "steps": *steps, "note": *note,
+			"llamacpp": llamacpp.PinnedCommit, "damascus_kv": "f32", "llamacpp_kv": "f32, unified, no flash attention", "points": all}, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("batched figures: %w", err)
+		}
+	}
+	return nil
+}
+
+// warmSteps decode steps follow the prefill untimed: a fresh llama.cpp
+// context's first decodes of a new batch shape allocate its graph (a first
+// run took seconds a token without them).
+const warmSteps = 2
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// timeDamascus prefills n streams' prompts in one Batch step, then times
+// steps of one token per stream.
+func timeDamascus(m *llama.Model, n, prompt, steps, nctx, threads int, tok func(s, i int) int32) (pre, dec time.Duration, err error) {
+	b, err := m.NewBatch(llama.Options{NCtx: nctx, NBatch: max(n*prompt, n), Threads: threads}, n)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer b.Close()
+	spans := make([]llama.Span, n)
+	for s := range n {
+		p := make([]int32, prompt)
+		for i := range p {
+			p[i] = tok(s, i)
+		}
+		spans[s] = llama.Span{Seq: s, Tokens: p, Logits: true}
+	}
+	t0 := time.Now()
+	if _, err := b.Step(spans); err != nil {
+		return 0, 0, err
+	}
+	pre = time.Since(t0)
+	for i := range warmSteps + steps {
+		if i == warmSteps {
+			t0 = time.Now()
+		}
+		for s := range n {
+			spans[s].Tokens = []int32{tok(s, prompt+i)}
+		}
+		if _, err := b.Step(spans); err != nil {
+			return 0, 0, err
+		}
+	}
+	return pre, time.Since(t0), nil
+}
+
+// timeLlamaCpp is timeDamascus on llama.cpp: one llama_decode of every
+// prompt, then one of a token per sequence per step.
+func timeLlamaCpp(m *llamacpp.Model, n, prompt, steps, nctx, threads int, tok func(s, i int) int32) (pre, dec time.Duration, err error) {
+	b, err := m.NewBatched(n, n*nctx, threads)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer b.Close()
+	var toks, pos, seq []int32
+	var want []bool
+	for s := range n {
+		for i := range prompt {
+			toks, pos, seq, want = append(toks, tok(s, i)), append(pos, int32(i)), append(seq, int32(s)), append(want, i == prompt-1)
+		}
+	}
+	t0 := time.Now()
+	if err := b.Decode(toks, pos, seq, want); err != nil {
+		return 0, 0, err
+	}
+	pre = time.Since(t0)
+	toks, pos, seq, want = make([]int32, n), make([]int32, n), make([]int32, n), make([]bool, n)
+	for i := range warmSteps + steps {
+		if i == warmSteps {
+			t0 = time.Now()
+		}
+		for s := range n {
+			toks[s], pos[s], seq[s], want[s] = tok(s, prompt+i), int32(prompt+i), int32(s), true
+		}
+		if err := b.Decode(toks, pos, seq, want); err != nil {
+			return 0, 0, err
+		}
+	}
+	return pre, time.Since(t0), nil
+}

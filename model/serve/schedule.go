@@ -1,0 +1,257 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/damascus-llm/damascus/model/llama"
+	"github.com/damascus-llm/damascus/model/llama/generate"
+	"github.com/damascus-llm/damascus/model/sample"
+)
+
+// A task is a request in the scheduler's hands. The scheduler writes its
+// text and result; the request's handler takes them when notified.
+type task struct {
+	job     *job
+	ctx     context.Context // the request's: done when the client leaves
+	sampler *sample.Sampler
+	notify  chan struct{} // one pending signal at most: text or the end
+
+	mu    sync.Mutex
+	text  strings.Builder // generated, not yet taken
+	done  bool
+	stats generate.Stats // once done
+	err   error          // once done: generation failed
+}
+
+// Write is the generated text, from the scheduler's goroutine.
+func (t *task) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	t.text.Write(p)
+	t.mu.Unlock()
+	t.signal()
+	return len(p), nil
+}
+
+func (t *task) signal() {
+	select {
+	case t.notify <- struct{}{}:
+	default: // a signal is pending already
+	}
+}
+
+// end finishes the task.
+func (t *task) end(st generate.Stats, err error) {
+	t.mu.Lock()
+	t.stats, t.err, t.done = st, err, true
+	t.mu.Unlock()
+	t.signal()
+}
+
+// take returns the text since the last take and whether the task is done.
+func (t *task) take() (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.text.String()
+	t.text.Reset()
+	return s, t.done
+}
+
+// slot is one sequence of the model and the request it serves.
+type slot struct {
+	cached []int32 // the tokens in its KV cache, in order
+	t      *task   // nil: free
+	gen    *generate.Stream
+	feed   []int32 // tokens to evaluate next: the prompt's rest, or the last sampled token
+	filled bool    // the prompt is evaluated: feed is one decode token
+}
+
+// scheduler runs the slots' steps on one goroutine, started when a task
+// arrives and ended when no slot is busy and none waits (nothing lingers
+// between bursts of requests). Each step takes every decoding slot's next
+// token, then prefill chunks of the others, up to the engine's NBatch
+// tokens; new tasks join between steps, and a cancelled task's slot is
+// freed before the next step.
+type scheduler struct {
+	s       *Server
+	mu      sync.Mutex // guards pending and running
+	pending []*task
+	running bool
+
+	slots []slot       // the scheduler goroutine's alone
+	spans []llama.Span // a step's, reused
+	owner []int        // each span's slot
+	order []int        // busy slots in the order they joined
+}
+
+func (sc *scheduler) init(s *Server) {
+	sc.s = s
+	sc.slots = make([]slot, s.eng.Seqs())
+}
+
+// submit queues t for a slot. Its handler holds a slot token, so a slot
+// is free for it once the tasks before it are placed.
+func (sc *scheduler) submit(t *task) {
+	sc.mu.Lock()
+	sc.pending = append(sc.pending, t)
+	if !sc.running {
+		sc.running = true
+		go sc.loop()
+	}
+	sc.mu.Unlock()
+}
+
+func (sc *scheduler) loop() {
+	for {
+		sc.mu.Lock()
+		for _, t := range sc.pending {
+			sc.admit(t)
+		}
+		sc.pending = sc.pending[:0]
+		if len(sc.order) == 0 {
+			sc.running = false
+			sc.mu.Unlock()
+			return
+		}
+		sc.mu.Unlock()
+		sc.step()
+	}
+}
+
+// admit places t in the free slot whose cache shares the longest prefix
+// with its prompt, and keeps that prefix.
+func (sc *scheduler) admit(t *task) {
+	best, keep := -1, -1
+	for i := range sc.slots {
+		if sc.slots[i].t == nil {
+			if n := commonPrefix(sc.slots[i].cached, t.job.prompt); n > keep {
+				best, keep = i, n
+			}
+		}
+	}
+	if best < 0 {
+		t.end(generate.Stats{}, errors.New("no free slot: the server's slot accounting is broken"))
+		return
+	}
+	sl := &sc.slots[best]
+	p := t.job.prompt
+	if keep == len(p) {
+		keep-- // one token must be evaluated for its logits
+	}
+	if err := sc.s.eng.Truncate(best, keep); err != nil {
+		sl.cached = sl.cached[:0]
+		t.end(generate.Stats{}, fmt.Errorf("slot %d: %w", best, err))
+		return
+	}
+	tok := sc.s.cfg.Tokenizer
+	gen, err := generate.NewStream(tok, t.sampler, p, generate.Options{MaxTokens: t.job.max, Stop: t.job.stops, StopToken: tok.IsEOG}, t)
+	if err != nil {
+		t.end(generate.Stats{}, err)
+		return
+	}
+	*sl = slot{cached: sl.cached[:keep], t: t, gen: gen, feed: p[keep:]}
+	sc.order = append(sc.order, best)
+}
+
+// free ends slot i's task and takes the slot out of the step order.
+func (sc *scheduler) free(i int, err error) {
+	sl := &sc.slots[i]
+	sl.t.end(sl.gen.Stats(), err)
+	sl.t, sl.gen, sl.feed = nil, nil, nil
+	for k, j := range sc.order {
+		if j == i {
+			sc.order = append(sc.order[:k], sc.order[k+1:]...)
+			break
+		}
+	}
+}
+
+// step runs one step of the busy slots.
+func (sc *scheduler) step() {
+	for _, i := range append([]int(nil), sc.order...) {
+		if sl := &sc.slots[i]; sl.t.ctx.Err() != nil {
+			sc.free(i, sl.gen.Cancel())
+		}
+	}
+	sc.spans, sc.owner = sc.spans[:0], sc.owner[:0]
+	room := sc.s.eng.NBatch()
+	for _, decode := range []bool{true, false} { // decode tokens first: they keep streams moving
+		for _, i := range sc.order {
+			sl := &sc.slots[i]
+			if sl.filled != decode || room == 0 {
+				continue
+			}
+			k := min(len(sl.feed), room)
+			sc.spans = append(sc.spans, llama.Span{Seq: i, Tokens: sl.feed[:k], Logits: k == len(sl.feed)})
+			sc.owner = append(sc.owner, i)
+			room -= k
+		}
+	}
+	if len(sc.spans) == 0 {
+		return
+	}
+	logits, err := sc.s.eng.Step(sc.spans)
+	if err != nil {
+		for _, i := range sc.owner {
+			sc.free(i, err)
+		}
+		return
+	}
+	// Sampling (a sort of the vocabulary for top-k) is per slot and
+	// independent: the slots' draws run at once, their results in order.
+	type draw struct {
+		i    int
+		row  []float32
+		next int32
+		more bool
+		err  error
+	}
+	draws := make([]draw, 0, len(sc.spans))
+	V, r := sc.s.cfg.Vocab, 0
+	for k, sp := range sc.spans {
+		i := sc.owner[k]
+		sl := &sc.slots[i]
+		sl.cached = append(sl.cached, sp.Tokens...)
+		sl.feed = sl.feed[len(sp.Tokens):]
+		if sp.Logits {
+			draws = append(draws, draw{i: i, row: logits[r*V : (r+1)*V]})
+			r++
+		}
+	}
+	var wg sync.WaitGroup
+	for k := range draws {
+		d := &draws[k]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.next, d.more, d.err = sc.slots[d.i].gen.Next(d.row)
+		}()
+	}
+	wg.Wait()
+	for _, d := range draws {
+		if d.err != nil || !d.more {
+			sc.free(d.i, d.err)
+			continue
+		}
+		sc.slots[d.i].feed, sc.slots[d.i].filled = []int32{d.next}, true
+	}
+}
+
+// oneSlot is a Context as one slot: a step is one Eval, the whole prompt
+// at once (Eval batches it), the single-token decode through the matvec.
+type oneSlot struct{ c Evaluator }
+
+func (o oneSlot) Seqs() int                   { return 1 }
+func (o oneSlot) NCtx() int                   { return o.c.NCtx() }
+func (o oneSlot) NBatch() int                 { return o.c.NCtx() }
+func (o oneSlot) Pos(int) int                 { return o.c.Pos() }
+func (o oneSlot) Truncate(_ int, n int) error { return o.c.Truncate(n) }
+func (o oneSlot) Step(spans []llama.Span) ([]float32, error) {
+	if len(spans) != 1 {
+		return nil, fmt.Errorf("one slot, %d spans", len(spans))
+	}
+	return o.c.Eval(spans[0].Tokens, false)
+}
