@@ -127,6 +127,6 @@ device-suite: baseline
 		CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/suite/tests/$$(echo $$p | tr / _).test ./$$p || exit 1; done
 	cp $(LLAMA_LIBS)/*.so .device/suite/llama/
 	cp -rL $(TESTDATA) .device/suite/testdata
-	tar -C .device/suite -cf - tests llama testdata | xz -T2 -6 --lzma2=dict=192MiB > .device/suite.tar.xz
+	tar -C .device/suite -cf - tests llama testdata | xz -T2 -3 --lzma2=dict=192MiB > .device/suite.tar.xz
 	rm -rf .device/suite
 	@ls -l .device/suite.tar.xz
