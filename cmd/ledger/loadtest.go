@@ -94,11 +94,20 @@ func runLoadTest(args []string, stdout, stderr io.Writer) error {
 		filepath.Base(*model), *parallel, url, *clients, *requests, *maxTokens)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
 	defer cancel()
-	r, err := loadtest.Run(ctx, loadtest.Options{URL: url, Model: "load", Clients: *clients, Requests: *requests,
-		MaxTokens: *maxTokens, Prompts: loadPrompts})
+	lo := loadtest.Options{URL: url, Model: "load", Clients: *clients, Requests: *clients, MaxTokens: *maxTokens, Prompts: loadPrompts}
+	// A warm-up pass of one request a client (not counted) fills the
+	// caches and pools, so that the heap measured after it and after the
+	// timed requests tells growth with requests from start-up cost.
+	if _, err := loadtest.Run(ctx, lo); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	heapWarm := heapInUseMiB()
+	lo.Requests = *requests
+	r, err := loadtest.Run(ctx, lo)
 	if err != nil {
 		return err
 	}
+	heapAfter := heapInUseMiB()
 	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer scancel()
 	_ = hs.Shutdown(sctx)
@@ -113,11 +122,13 @@ func runLoadTest(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "latency p50 %.0f ms, p99 %.0f ms; time to first token p50 %.0f ms, p99 %.0f ms\n",
 		r.LatencyP50, r.LatencyP99, r.TTFTP50, r.TTFTP99)
 	fmt.Fprintf(stdout, "goroutines %d before the server, %d after it stopped\n", before, after)
+	fmt.Fprintf(stdout, "Go heap in use after a GC: %.1f MiB after the warm-up, %.1f MiB after the %d requests\n", heapWarm, heapAfter, r.Requests)
 	if *out != "" {
 		info := sysinfo.Gather(ctx)
 		rec := map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "model": filepath.Base(*model),
 			"parallel": *parallel, "ctx_size": *ctxSize, "batch_size": opts.NBatch, "threads": *threads,
-			"goroutines_before": before, "goroutines_after": after, "cpu": info.CPU.Model, "logical_cpus": info.CPU.LogicalCPUs, "commit": info.Repo, "note": *note, "result": r}
+			"goroutines_before": before, "goroutines_after": after,
+			"heap_mib_after_warmup": heapWarm, "heap_mib_after": heapAfter, "cpu": info.CPU.Model, "logical_cpus": info.CPU.LogicalCPUs, "commit": info.Repo, "note": *note, "result": r}
 		b, err := json.MarshalIndent(rec, "", "  ")
 		if err != nil {
 			return err
@@ -133,4 +144,12 @@ func runLoadTest(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%d goroutines after the server stopped, %d before it started: a leak", after, before)
 	}
 	return nil
+}
+
+// heapInUseMiB is the Go heap in use after a collection, in MiB.
+func heapInUseMiB() float64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return float64(ms.HeapInuse) / (1 << 20)
 }
