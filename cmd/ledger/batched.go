@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/llamacpp"
@@ -38,7 +36,8 @@ type batchedPoint struct {
 func runBatched(args []string, stdout, stderr io.Writer) error {
 	fs := cli.Flags("batched", "usage: ledger batched -m MODEL [--streams 1,2,4,8,16,32] [--rounds 3] [--prompt 32] [--steps 8] [--threads N] [-o FILE]", stderr)
 	model := fs.String("m", "", "model `file` (GGUF)")
-	streamList := fs.String("streams", "1,2,4,8,16,32", "stream counts")
+	streams := []int{1, 2, 4, 8, 16, 32}
+	cli.IntListVar(fs, &streams, "streams", 1, 1024, "stream counts, comma-separated, each from 1 to 1024")
 	rounds := cli.Int(fs, "rounds", 3, 1, 1000, "rounds, each timing every stream count on both engines")
 	prompt := cli.Int(fs, "prompt", 32, 1, 4096, "prompt tokens per stream")
 	steps := cli.Int(fs, "steps", 8, 1, 4096, "decode steps timed")
@@ -51,14 +50,6 @@ func runBatched(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 0 || *model == "" {
 		fs.Usage()
 		return errUsage
-	}
-	var streams []int
-	for _, f := range strings.Split(*streamList, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 1024 {
-			return fmt.Errorf("--streams: %q is not a count from 1 to 1024", f)
-		}
-		streams = append(streams, n)
 	}
 	ld, err := llama.Load(*model, llama.LoadOptions{})
 	if err != nil {
