@@ -73,12 +73,18 @@ func TestCUDAAgreesWithCPU(t *testing.T) {
 				worst.cosine, worst.maxAbs = min(worst.cosine, s.cosine), max(worst.maxAbs, s.maxAbs)
 				worst.decisive, worst.misses = worst.decisive+s.decisive, worst.misses+s.misses
 			}
-			check := func(what string, tokens []int32, all bool) {
+			// ref, when given, is the float64 reference's logits at the
+			// step's last position: a failure then says which engine is off.
+			check := func(what string, tokens []int32, all bool, ref []float32) {
 				t.Helper()
 				a, b := eval(cpu, what, tokens, all), eval(gpu, what, tokens, all)
 				s := compareRuns(b, a)
 				if s.cosine < 0.9999 || s.misses > 0 {
 					t.Errorf("%s at position %d: GPU against CPU: %v", what, gpu.Pos(), s)
+					if ref != nil {
+						t.Logf("  GPU against the reference %.7f, CPU against the reference %.7f",
+							compareLogits(b[0], ref).cosine, compareLogits(a[0], ref).cosine)
+					}
 				}
 				note(s)
 			}
@@ -87,7 +93,8 @@ func TestCUDAAgreesWithCPU(t *testing.T) {
 			// on the tiny Q4_K_M file both engines sit 0.99982 from it at the
 			// same positions, so the reference's rounding model, not either
 			// engine, sets that distance; the bar is the CPU engine.
-			ref, err := m.NewReference(len(prompt))
+			const decodes = 16
+			ref, err := m.NewReference(len(prompt) + decodes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,8 +117,13 @@ func TestCUDAAgreesWithCPU(t *testing.T) {
 				logPositions(t, m, prompt, want, b, a)
 			}
 			note(gc)
-			for range 16 {
-				check("decode", []int32{tok()}, false)
+			for range decodes {
+				tk := tok()
+				l, err := ref.Eval(tk)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("decode", []int32{tk}, false, l)
 			}
 			for _, c := range []*Context{cpu, gpu} {
 				if err := c.Truncate(10); err != nil {
@@ -119,9 +131,9 @@ func TestCUDAAgreesWithCPU(t *testing.T) {
 				}
 			}
 			for range 6 {
-				check("decode after truncation", []int32{tok()}, false)
+				check("decode after truncation", []int32{tok()}, false, nil)
 			}
-			check("prefill after decode", prompt[:5], false)
+			check("prefill after decode", prompt[:5], false, nil)
 			t.Logf("%s %s: %v", tc.preset, tc.typ, worst)
 			if t.Failed() {
 				logLayers(t, m, prompt[:12])
