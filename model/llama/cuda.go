@@ -88,7 +88,7 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 		return nil, fmt.Errorf("cuda backend: %w", err)
 	}
 	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
-		noGraph: opts.Capture != nil, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0", mmaInt: os.Getenv(MMAEnv) == "int"}
+		noGraph: opts.Capture != nil, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0", mmaInt: os.Getenv(MMAEnv) != "float"}
 	if b.decode, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 64, 256); err == nil {
 		b.batch, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 256, 64)
 	}

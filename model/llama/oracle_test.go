@@ -409,6 +409,17 @@ func synthModel(t *testing.T, preset, typ string) (string, *Model, *tokenizer.To
 	if err != nil {
 		t.Fatal(err)
 	}
+	return synthPreset(t, p, typ)
+}
+
+// synthPreset is synthModel for a shape of the test's own.
+func synthPreset(t *testing.T, p synth.Preset, typ string) (string, *Model, *tokenizer.Tokenizer) {
+	t.Helper()
+	testdata.Llama3TokenizerJSON.Require(t)
+	vocabOnce.Do(func() { vocabKV, vocabErr = llama3vocab.Metadata() })
+	if vocabErr != nil {
+		t.Fatal(vocabErr)
+	}
 	ft, err := ftype.Parse(typ)
 	if err != nil {
 		t.Fatal(err)
@@ -417,7 +428,7 @@ func synthModel(t *testing.T, preset, typ string) (string, *Model, *tokenizer.To
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%s.gguf", preset, typ))
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%s.gguf", p.Name, typ))
 	if err := w.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
