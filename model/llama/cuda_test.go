@@ -166,17 +166,37 @@ func TestCUDAAgreementBisect(t *testing.T) {
 	for _, p := range shapes {
 		t.Run(p.Name, func(t *testing.T) {
 			_, m, _ := synthPreset(t, p, "Q4_K_M")
-			for _, mma := range []string{"", "float", "0"} { // cuda-mma-int, cuda-mma, the 8-token kernels
-				t.Setenv(MMAEnv, mma)
-				opts := Options{NCtx: 64, NBatch: 16, Threads: 2}
-				cpu, err := m.NewContext(opts)
-				if err != nil {
-					t.Fatal(err)
+			// Each configuration changes one thing from the engine's default:
+			// the prefill kernels, programmatic dependent launch, the
+			// context's length, a host copy after every layer (Capture).
+			for _, cf := range []struct {
+				name, mma, pdl string
+				nctx           int
+				capture, first bool // first: the GPU's context made before the CPU's
+			}{
+				{"default", "", "", 64, false, false}, {"cuda-mma", "float", "", 64, false, false}, {"mm8", "0", "", 64, false, false},
+				{"no-pdl", "", "0", 64, false, false}, {"mm8 no-pdl", "0", "0", 64, false, false}, {"nctx32", "", "", 32, false, false}, {"capture", "", "", 64, true, false},
+				{"gpu first", "", "", 64, false, true},
+			} {
+				t.Setenv(MMAEnv, cf.mma)
+				t.Setenv(PDLEnv, cf.pdl)
+				opts := Options{NCtx: cf.nctx, NBatch: 16, Threads: 2}
+				gopts := opts
+				gopts.Device = DeviceCUDA
+				if cf.capture {
+					gopts.Capture = func(int, int, []float32) {}
 				}
-				opts.Device = DeviceCUDA
-				gpu, err := m.NewContext(opts)
-				if err != nil {
-					t.Fatal(err)
+				var cpu, gpu *Context
+				var err error
+				for _, first := range []bool{cf.first, !cf.first} {
+					if first {
+						gpu, err = m.NewContext(gopts)
+					} else {
+						cpu, err = m.NewContext(opts)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
 				}
 				rng := rand.New(rand.NewPCG(3, 4))
 				V := m.Config.Vocab
@@ -205,8 +225,8 @@ func TestCUDAAgreementBisect(t *testing.T) {
 				for range 4 {
 					dec = min(dec, worst([]int32{int32(rng.IntN(V))}, false))
 				}
-				t.Logf("%-9s dim %4d heads %2d/%2d hd %3d ffn %4d  %s=%-5q prefill %.7f  decode %.7f",
-					p.Name, p.Embedding, p.Heads, p.KVHeads, p.HeadDim, p.FFN, MMAEnv, mma, pre, dec)
+				t.Logf("%-9s dim %4d heads %2d/%2d hd %3d ffn %4d  %-10s prefill %.7f  decode %.7f",
+					p.Name, p.Embedding, p.Heads, p.KVHeads, p.HeadDim, p.FFN, cf.name, pre, dec)
 				cpu.Close()
 				gpu.Close()
 			}
