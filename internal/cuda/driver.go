@@ -75,6 +75,8 @@ type api struct {
 	cuGetErrorString            func(r int32, s **byte) int32
 	// cuLaunchKernelEx is optional (CUDA 12): launches with attributes.
 	cuLaunchKernelEx func(cfg unsafe.Pointer, f uintptr, params, extra unsafe.Pointer) int32
+	// cuOccupancyMaxActiveBlocksPerMultiprocessor (occupancy.go) is optional too.
+	cuOccupancyMaxActiveBlocksPerMultiprocessor func(n *int32, f uintptr, block int32, shared uintptr) int32
 
 	names map[string]string // Go field → symbol bound, for messages
 }
@@ -142,6 +144,9 @@ func bindDriver(h uintptr) (*api, error) {
 	}
 	if sym, err := purego.Dlsym(h, "cuLaunchKernelEx"); err == nil {
 		purego.RegisterFunc(&a.cuLaunchKernelEx, sym)
+	}
+	if sym, err := purego.Dlsym(h, "cuOccupancyMaxActiveBlocksPerMultiprocessor"); err == nil {
+		purego.RegisterFunc(&a.cuOccupancyMaxActiveBlocksPerMultiprocessor, sym)
 	}
 	return a, nil
 }

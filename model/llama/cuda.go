@@ -65,6 +65,8 @@ type cudaBackend struct {
 	mma        bool      // batches on the tensor-core matmuls
 	mmaInt     bool      // … in their integer-epilogue form
 	allocs     []cu.Ptr
+
+	pers *persistentDecode // DecodeEnv's persistent decode (cuda_persistent.go); nil: the launch-per-op graph
 }
 
 // twin is a runState buffer and its device copy.
@@ -98,7 +100,10 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	err = e.Do(func(l *cuda.Launcher) error {
 		b.l = l
 		defer func() { b.l = nil }()
-		return b.upload(m, s, opts)
+		if err := b.upload(m, s, opts); err != nil {
+			return err
+		}
+		return b.setupPersistent(m)
 	})
 	if err != nil {
 		b.close()
@@ -292,7 +297,7 @@ func (b *cudaBackend) twinOf(x []float32) cu.Ptr {
 // first position uploaded, then the pass, recorded once and replayed for a
 // single token with logits, and the logits brought back into dst.
 func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() error) error {
-	return b.e.Do(func(l *cuda.Launcher) error {
+	return b.e.Do(func(l *cuda.Launcher) (err error) {
 		b.l = l
 		l.MMA, l.MMAInt = b.mma, b.mmaInt
 		defer func() { b.l = nil }()
@@ -310,6 +315,9 @@ func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() er
 		}
 		switch {
 		case len(tokens) == 1 && dst != nil && !b.noGraph:
+			if b.pers != nil {
+				fwd = b.persistentStep // what run records
+			}
 			if b.graph == nil {
 				g, err := l.T.Capture(l.S, run)
 				if err != nil {
@@ -319,6 +327,16 @@ func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() er
 			}
 			if err := l.T.LaunchGraph(b.graph, l.S); err != nil {
 				return err
+			}
+			if b.pers != nil {
+				if err := b.pers.k.EnqueueCheck(l); err != nil {
+					return err
+				}
+				defer func() {
+					if err == nil {
+						err = b.pers.k.Check(l)
+					}
+				}()
 			}
 		default:
 			if err := run(); err != nil {
@@ -492,6 +510,9 @@ func (b *cudaBackend) close() {
 	_ = b.e.Do(func(l *cuda.Launcher) error {
 		if b.graph != nil {
 			_ = l.T.DestroyGraph(b.graph)
+		}
+		if b.pers != nil {
+			b.pers.k.Free(l)
 		}
 		for _, p := range b.allocs {
 			_ = l.T.Free(p)

@@ -52,4 +52,5 @@ func init() {
 	reg(ledger.OpAttention, ledger.Attention(hostAttention), "flash-decoding: the context split into chunks (about two blocks per SM), then combined")
 	regAs(ledger.OpAttention, "cuda-flash", ledger.Attention(hostFlashAttention),
 		"the engine's decode attention: 32 equal splits per KV head at any depth, online softmax over tiles of 32 positions, query in registers; heads of up to 128")
+	registerPersistent()
 }

@@ -1,0 +1,160 @@
+package llama
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The persistent decode kernel (DecodeEnv) against the launch-per-op graph,
+// on the GPU: the same file, the same prompt (prefilled by the same batch
+// kernels), then decode steps, each step's logits compared. The kernel does
+// the same arithmetic operation for operation (variants/cuda persistent.cu
+// says how), so every step's logits must be the same bits; the test fails
+// on any difference, and logs the cosine and the largest difference so that
+// a failure says whether it is a rounding or a wrong result. The cache the
+// kernel writes is read by the later steps, so a wrong key or value shows
+// up there. Each mode: one launch for all layers, one a layer, with the L2
+// prefetch; the 3B-shaped file also decodes past position 1024, where a
+// split of the attention spans more than one 32-position tile.
+func TestPersistentDecodeAgrees(t *testing.T) {
+	requireGPU(t)
+	for _, tc := range []struct {
+		preset, typ string
+		long        bool
+	}{
+		{"tiny", "Q4_K_M", false}, {"tiny", "Q8_0", false}, {"llama3.2-3b-2l", "Q4_K_M", true},
+	} {
+		t.Run(tc.preset+"/"+tc.typ, func(t *testing.T) {
+			_, m, _ := synthModel(t, tc.preset, tc.typ)
+			nctx, prompt := 96, 24
+			if tc.long {
+				nctx, prompt = 1152, 1030
+			}
+			rng := rand.New(rand.NewPCG(3, 4))
+			tokens := make([]int32, prompt+24)
+			for i := range tokens {
+				tokens[i] = int32(rng.IntN(m.Config.Vocab))
+			}
+			var out0 [][]float32 // set once the kernel's resources are logged
+			run := func(mode string) [][]float32 {
+				t.Helper()
+				t.Setenv(DecodeEnv, mode)
+				c, err := m.NewContext(Options{NCtx: nctx, NBatch: 512, Device: DeviceCUDA})
+				if err != nil {
+					t.Fatalf("%s: %v", mode, err)
+				}
+				defer c.Close()
+				if b, ok := c.b.(*cudaBackend); ok && b.pers != nil && len(out0) == 0 {
+					fi, arch := b.pers.k.Resources()
+					t.Logf("persistent_decode (%s): %d blocks × 256 threads, %d registers, %d local bytes, %d static + %d dynamic shared bytes",
+						arch, b.pers.k.Blocks(), fi.Registers, fi.LocalBytes, fi.StaticShared, b.pers.k.Shared())
+					out0 = append(out0, nil)
+				}
+				var out [][]float32
+				l, err := c.Eval(tokens[:prompt], false)
+				if err != nil {
+					t.Fatalf("%s: prefill: %v", mode, err)
+				}
+				out = append(out, slices.Clone(l))
+				for i, tk := range tokens[prompt:] {
+					if i == 16 { // back to an earlier position: the cache's later rows are stale and must be overwritten
+						if err := c.Truncate(prompt + 4); err != nil {
+							t.Fatal(err)
+						}
+					}
+					start := time.Now()
+					l, err := c.Eval([]int32{tk}, false)
+					if err != nil {
+						t.Fatalf("%s: decode at position %d: %v", mode, c.Pos(), err)
+					}
+					if d := time.Since(start); d > 5*time.Second {
+						t.Fatalf("%s: a decode step took %v (a barrier waited out its watchdog?)", mode, d)
+					}
+					out = append(out, slices.Clone(l))
+				}
+				return out
+			}
+			want := run("")
+			for _, mode := range []string{"persistent,timeout=2000", "persistent-layer,timeout=2000", "persistent,prefetch,timeout=2000"} {
+				got := run(mode)
+				identical := 0
+				for i := range want {
+					s := compareLogits(got[i], want[i])
+					same := slices.Equal(got[i], want[i])
+					if same {
+						identical++
+					}
+					if !same || !s.top1Agree || math.IsNaN(s.cosine) {
+						what := "decode step"
+						if i == 0 {
+							what = "prefill (no persistent kernel: the paths must agree here)"
+						}
+						t.Errorf("%s: %s %d: not the launch-per-op path's bits: cosine %.9f, max |Δ| %.3g, top-1 agrees %v",
+							mode, what, i, s.cosine, s.maxAbs, s.top1Agree)
+					}
+				}
+				t.Logf("%s: %d of %d steps bit-identical to the launch-per-op graph", mode, identical, len(want))
+			}
+		})
+	}
+}
+
+// A barrier that one block never reaches ends the step in about the
+// watchdog's timeout with an error naming the barrier, instead of hanging
+// the device; a fresh context decodes normally afterwards.
+func TestPersistentWatchdog(t *testing.T) {
+	requireGPU(t)
+	_, m, _ := synthModel(t, "tiny", "Q4_K_M")
+	t.Setenv(DecodeEnv, "persistent,watchdog-test,timeout=200")
+	c, err := m.NewContext(Options{NCtx: 32, NBatch: 8, Device: DeviceCUDA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Eval([]int32{1, 2, 3}, false); err != nil {
+		t.Fatal(err) // a batch: not the persistent kernel
+	}
+	start := time.Now()
+	_, err = c.Eval([]int32{4}, false)
+	d := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "grid barrier 0") {
+		t.Errorf("decode with a missing block: err = %v, want the watchdog's error for barrier 0", err)
+	}
+	if d > 5*time.Second {
+		t.Errorf("the failing step took %v, want about the 200 ms timeout", d)
+	}
+	t.Logf("watchdog: %v after %v", err, d)
+	t.Setenv(DecodeEnv, "persistent,timeout=2000")
+	c2, err := m.NewContext(Options{NCtx: 32, NBatch: 8, Device: DeviceCUDA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	for _, tk := range []int32{1, 2, 3, 4} {
+		if _, err := c2.Eval([]int32{tk}, false); err != nil {
+			t.Fatalf("after the watchdog's test: %v", err)
+		}
+	}
+}
+
+// DecodeEnv's values parse, and bad ones are one clear error (no GPU needed).
+func TestDecodeEnvParses(t *testing.T) {
+	for _, v := range []string{"", "graph", "persistent", "persistent-layer", "persistent,prefetch,blocks=66,timeout=500"} {
+		if _, _, err := decodeConfig(v); err != nil {
+			t.Errorf("%q: %v", v, err)
+		}
+	}
+	sh, perLayer, _ := decodeConfig("persistent-layer,prefetch,blocks=66")
+	if sh == nil || !perLayer || !sh.Prefetch || sh.Blocks != 66 {
+		t.Errorf("persistent-layer,prefetch,blocks=66: %+v, per layer %v", sh, perLayer)
+	}
+	for _, v := range []string{"fast", "graph,prefetch", "persistent,blocks=0", "persistent,turbo"} {
+		if _, _, err := decodeConfig(v); err == nil || !strings.Contains(err.Error(), DecodeEnv) {
+			t.Errorf("%q: err = %v, want one naming %s", v, err, DecodeEnv)
+		}
+	}
+}

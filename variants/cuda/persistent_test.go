@@ -1,0 +1,103 @@
+package cuda
+
+import (
+	"math"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+
+	cu "github.com/damascus-llm/damascus/internal/cuda"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// The persistent kernel is one body with every step inlined: ptxas must fit
+// it in its registers without spilling (a spill is local memory, which a
+// PTX check does not see). TestKernelsCompile's checks too, since the file
+// is not among sourceFiles (loaded on first use). Needs NVRTC only.
+func TestPersistentNoSpills(t *testing.T) {
+	if _, _, _, err := cu.NVRTC(); err != nil {
+		t.Skip(err)
+	}
+	f := persistentFile
+	src, err := Source(f.name, f.uses...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cu.Compile(src, f.name, append(CompileOptions("sm_90"), "--ptxas-options=-v")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptx := string(c.PTX)
+	for _, k := range f.kernels {
+		if !strings.Contains(ptx, ".entry "+k+"(") {
+			t.Errorf("no kernel %s in the PTX", k)
+		}
+	}
+	if regexp.MustCompile(`\.local|ld\.local|st\.local`).MatchString(ptx) {
+		t.Errorf("the PTX uses local memory")
+	}
+	if len(c.CUBIN) == 0 {
+		t.Errorf("no cubin")
+	}
+	for _, k := range []string{"persistent_decode", "pmv"} {
+		m := regexp.MustCompile(`Function properties for ` + k + `\n[^\n]*?(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads\n[^\n]*?Used (\d+) registers`).FindStringSubmatch(c.Log)
+		if m == nil {
+			t.Errorf("%s: no resource line in ptxas's log:\n%s", k, c.Log)
+			continue
+		}
+		t.Logf("%s: %s registers, stack %s, spill stores %s, loads %s (sm_90)", k, m[4], m[1], m[2], m[3])
+		if m[1] != "0" || m[2] != "0" || m[3] != "0" {
+			t.Errorf("%s spills or uses a stack frame: %s", k, m[0])
+		}
+	}
+}
+
+// cuda-persist's rows are cuda's to the bit: the same lanes, the same sums,
+// only two rows a warp and the activations in shared memory.
+func TestPersistentMatVecBitIdentical(t *testing.T) {
+	needCUDA(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, wt := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
+		for _, sh := range []struct{ rows, k int }{{3072, 3072}, {1024, 3072}, {3072, 8192}, {8192, 3072}, {33, 256}, {7, 512}} {
+			w := randomRows(t, rng, wt, sh.rows, sh.k)
+			at := ledger.ActivationType(wt)
+			xq := randomRows(t, rng, at, 1, sh.k)
+			xq = append(xq, make([]byte, 8)...) // the Q8_0 reader's slack
+			want, got := make([]float32, sh.rows), make([]float32, sh.rows)
+			hostMatVec(formats[wt], 1)(want, w, xq, sh.k)
+			hostPersistMatVec(formats[wt])(got, w, xq, sh.k)
+			diff := 0
+			for i := range want {
+				if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+					if diff < 3 {
+						t.Errorf("%s %d×%d row %d: cuda-persist %g, cuda %g", wt, sh.rows, sh.k, i, got[i], want[i])
+					}
+					diff++
+				}
+			}
+			if diff > 0 {
+				t.Errorf("%s %d×%d: %d of %d rows differ", wt, sh.rows, sh.k, diff, sh.rows)
+			}
+		}
+	}
+}
+
+// randomRows quantizes rows of k values from N(0, 1) as typ.
+func randomRows(t *testing.T, rng *rand.Rand, typ quant.Type, rows, k int) []byte {
+	t.Helper()
+	rb, err := quant.RowSize(typ, int64(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, rows*k)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	out := make([]byte, rows*int(rb))
+	if err := quant.Quantize(typ, x, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
