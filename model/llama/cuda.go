@@ -90,7 +90,7 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 		return nil, fmt.Errorf("cuda backend: %w", err)
 	}
 	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
-		noGraph: opts.Capture != nil, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0", mmaInt: os.Getenv(MMAEnv) != "float"}
+		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0", mmaInt: os.Getenv(MMAEnv) != "float"}
 	if b.decode, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 64, 256); err == nil {
 		b.batch, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 256, 64)
 	}
@@ -446,6 +446,9 @@ func (b *cudaBackend) linear(dst []float32, ln *linear, x []float32, n int) {
 		out = b.logits
 	}
 	b.must(b.l.MatMul(out, b.weights[&ln.w.Data[0]], b.xq, n))
+	if checkProducts {
+		b.checkProduct(ln, out, n)
+	}
 }
 
 // linearShared runs a single token's two or three products in one launch
@@ -466,6 +469,11 @@ func (b *cudaBackend) linearShared(x []float32, n int, a *linear, da []float32, 
 			ws[i], ps[i] = b.weights[&l.w.Data[0]], b.twinOf(dsts[i])
 		}
 		b.must(b.l.MatVecMulti(b.xq, ps, ws))
+		if checkProducts {
+			for i, l := range lins {
+				b.checkProduct(l, ps[i], n)
+			}
+		}
 		return
 	}
 	b.linear(da, a, x, n)

@@ -150,7 +150,7 @@ func TestCUDAAgreesWithCPU(t *testing.T) {
 // changes one dimension of tiny's, both prefill paths, then four decodes.
 func TestCUDAAgreementBisect(t *testing.T) {
 	if os.Getenv("DAMASCUS_CUDA_BISECT") == "" {
-		t.Skip("set DAMASCUS_CUDA_BISECT=1 to bisect the GPU engine's disagreement by shape")
+		t.Skip("set DAMASCUS_CUDA_BISECT=1 (or a shape's name) to bisect the GPU engine's disagreement by shape")
 	}
 	requireGPU(t)
 	base := synth.Preset{Name: "tiny", SizeLabel: "tiny", Embedding: 256, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 768}
@@ -163,7 +163,11 @@ func TestCUDAAgreementBisect(t *testing.T) {
 		with("ffn8192", func(p *synth.Preset) { p.FFN = 8192 }),
 		with("3b-noffn", func(p *synth.Preset) { p.Embedding, p.Heads, p.KVHeads, p.HeadDim = 3072, 24, 8, 128 }),
 	}
+	only := os.Getenv("DAMASCUS_CUDA_BISECT") // 1: every shape, else one by name
 	for _, p := range shapes {
+		if only != "1" && only != p.Name {
+			continue
+		}
 		t.Run(p.Name, func(t *testing.T) {
 			_, m, _ := synthPreset(t, p, "Q4_K_M")
 			// Each configuration changes one thing from the engine's default:
