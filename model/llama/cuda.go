@@ -18,7 +18,10 @@ const DeviceCUDA = "cuda"
 // the tensor-core ones (variants/cuda mma.cu: cuda-mma-int in the ledger,
 // gated on the H200 in session 9; 3B pp1024 6021 tok/s against 5091 for
 // its float-epilogue form cuda-mma, which MMAEnv=float picks, and 1776
-// for the 8-token kernels).
+// for the 8-token kernels). MMAEnv=pipe picks cuda-mma-pipe (mma_pipe.cu:
+// cuda-mma-int's arithmetic with cp.async-pipelined 128×64 tiles; Q4_K and
+// Q6_K, the rest as without it), written in session 10 and not yet run on
+// a GPU: opt-in until it has been gated and timed there.
 const MMAEnv = "DAMASCUS_CUDA_MMA"
 
 // PDLEnv set to 0 launches the GPU's kernels one strictly after another,
@@ -64,6 +67,7 @@ type cudaBackend struct {
 	pdl        bool      // kernels launched with programmatic dependent launch
 	mma        bool      // batches on the tensor-core matmuls
 	mmaInt     bool      // … in their integer-epilogue form
+	mmaPipe    bool      // … on the cp.async-pipelined kernels (MMAEnv=pipe)
 	allocs     []cu.Ptr
 
 	pers *persistentDecode // DecodeEnv's persistent decode (cuda_persistent.go); nil: the launch-per-op graph
@@ -90,7 +94,8 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 		return nil, fmt.Errorf("cuda backend: %w", err)
 	}
 	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
-		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0", mmaInt: os.Getenv(MMAEnv) != "float"}
+		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
+		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: os.Getenv(MMAEnv) == "pipe"}
 	if b.decode, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 64, 256); err == nil {
 		b.batch, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 256, 64)
 	}
@@ -300,6 +305,9 @@ func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() er
 	return b.e.Do(func(l *cuda.Launcher) (err error) {
 		b.l = l
 		l.MMA, l.MMAInt = b.mma, b.mmaInt
+		if b.mmaPipe {
+			l.Pipe = cuda.PipeTileNamed("cuda-mma-pipe")
+		}
 		defer func() { b.l = nil }()
 		run := func() (err error) {
 			defer recoverCUDA(&err)

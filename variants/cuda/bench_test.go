@@ -69,12 +69,43 @@ func benchKind(b *testing.B, kind ledger.Kind, extra ...ledger.Shape) {
 }
 
 func BenchmarkMatVec(b *testing.B)   { benchKind(b, ledger.KindMatVec) }
-func BenchmarkMatMul(b *testing.B)   { benchKind(b, ledger.KindMatMul) }
+func BenchmarkMatMul(b *testing.B)   { benchKind(b, ledger.KindMatMul, prefill3B...) }
 func BenchmarkQuantize(b *testing.B) { benchKind(b, ledger.KindQuantize, ffn3B) }
 func BenchmarkRMSNorm(b *testing.B)  { benchKind(b, ledger.KindRMSNorm) }
 func BenchmarkSiLUMul(b *testing.B)  { benchKind(b, ledger.KindSiLUMul, ffn3B) }
 func BenchmarkSoftmax(b *testing.B) {
 	benchKind(b, ledger.KindSoftmax, ledger.Shape{K: 1024, Model: "3B", Role: "scores"}, ledger.Shape{K: 128256, Model: "3B", Role: "vocab"})
+}
+
+// prefill3B are the 3B's products at pp1024's batch (the catalogue's are
+// at 512): Q, K/V, gate/up, down and the vocabulary projection.
+var prefill3B = []ledger.Shape{
+	{Rows: 3072, K: 3072, N: 1024, Model: "3B", Role: "attn_q"},
+	{Rows: 1024, K: 3072, N: 1024, Model: "3B", Role: "attn_kv"},
+	{Rows: 8192, K: 3072, N: 1024, Model: "3B", Role: "ffn_up"},
+	{Rows: 3072, K: 8192, N: 1024, Model: "3B", Role: "ffn_down"},
+	{Rows: 128256, K: 3072, N: 1024, Model: "3B", Role: "output"},
+}
+
+// matMulOf is the device-resident launch of matmul variant for f.
+func matMulOf(r *gpu, f *format, variant string) (func(t *cu.Thread, s cu.Stream, dst cu.Ptr, ldd int, w cu.Ptr, rows int, x cu.Ptr, n, k int) error, error) {
+	switch variant {
+	case "cuda":
+		return func(t *cu.Thread, s cu.Stream, dst cu.Ptr, ldd int, w cu.Ptr, rows int, x cu.Ptr, n, k int) error {
+			return r.matMul(t, s, f, dst, ldd, w, rows, x, n, k)
+		}, nil
+	case "cuda-mma", "cuda-mma-int":
+		integer := variant == "cuda-mma-int"
+		return func(t *cu.Thread, s cu.Stream, dst cu.Ptr, ldd int, w cu.Ptr, rows int, x cu.Ptr, n, k int) error {
+			return r.matMulMMA(t, s, f, integer, dst, ldd, w, rows, x, n, k)
+		}, nil
+	}
+	if p := PipeTileNamed(variant); p != nil {
+		return func(t *cu.Thread, s cu.Stream, dst cu.Ptr, ldd int, w cu.Ptr, rows int, x cu.Ptr, n, k int) error {
+			return r.matMulPipe(t, s, f, p, dst, ldd, w, rows, x, n, k)
+		}, nil
+	}
+	return nil, fmt.Errorf("no matmul kernel for variant %s", variant)
 }
 
 // ffn3B is the 3B's FFN width, which the catalogue lists for the 1B only
@@ -175,8 +206,12 @@ func prepare(r *gpu, d *devInputs, s cu.Stream, op *ledger.Op, variant string, w
 		if err != nil {
 			return nil, err
 		}
+		mm, err := matMulOf(r, f, variant)
+		if err != nil {
+			return nil, err
+		}
 		return func(t *cu.Thread, s cu.Stream, i int) error {
-			return r.matMul(t, s, f, pd, w.LDD, pw[i%len(pw)], sh.Rows, px, sh.N, sh.K)
+			return mm(t, s, pd, w.LDD, pw[i%len(pw)], sh.Rows, px, sh.N, sh.K)
 		}, nil
 	case ledger.KindQuantize:
 		px, err := devUpload(d, s, w.X)

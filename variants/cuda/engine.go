@@ -53,6 +53,9 @@ type Launcher struct {
 	// weight format has one; off, the 8-token kernels. MMAInt picks their
 	// integer-epilogue form (cuda-mma-int).
 	MMA, MMAInt bool
+	// Pipe, with MMA, runs them on its cp.async-pipelined kernels
+	// (mma_pipe.cu, cuda-mma-pipe) where the weight format has one.
+	Pipe *PipeTile
 }
 
 // Weights is a matrix in its device layout.
@@ -93,6 +96,9 @@ func (l *Launcher) Alloc(n int) (cu.Ptr, error) { return l.T.Alloc(n + bufPad) }
 func (l *Launcher) MatMul(dst cu.Ptr, w Weights, x cu.Ptr, n int) error {
 	if n == 1 {
 		return l.r.matVec(l.T, l.S, w.f, 1, dst, w.P, w.Rows, x, w.Cols)
+	}
+	if l.MMA && l.Pipe != nil && l.Pipe.kernels[w.Type] != "" {
+		return l.r.matMulPipe(l.T, l.S, w.f, l.Pipe, dst, w.Rows, w.P, w.Rows, x, n, w.Cols)
 	}
 	if l.MMA && w.f.mma != "" {
 		return l.r.matMulMMA(l.T, l.S, w.f, l.MMAInt, dst, w.Rows, w.P, w.Rows, x, n, w.Cols)

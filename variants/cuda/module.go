@@ -33,6 +33,7 @@ var sourceFiles = []struct {
 	{"quantize.cu", []string{"quantize_q8_0", "quantize_q8_k"}, nil},
 	{"attention.cu", []string{"attn_split", "attn_combine"}, nil},
 	{"mma.cu", []string{"q4k_mma", "q6k_mma", "q4k_mmai", "q6k_mmai"}, nil},
+	{"mma_pipe.cu", pipeKernelNames(), nil},
 	{"engine.cu", []string{"embed_q4k", "embed_q6k", "embed_q80", "add_rmsnorm", "silu_mul_q",
 		"rope_store", "eattn_split", "eattn_combine", "argmax_f32", "dattn_split"}, []string{"quantize.cu"}},
 }
@@ -163,6 +164,11 @@ func setup() (*gpu, error) {
 				r.fns[k] = fn
 				if r.info[k], err = t.FuncInfo(fn); err != nil {
 					return err
+				}
+				if n := dynamicShared(k); n > 48<<10 {
+					if err := t.SetMaxDynamicShared(fn, n); err != nil {
+						return fmt.Errorf("%s: %d bytes of shared memory: %w", k, n, err)
+					}
 				}
 			}
 		}

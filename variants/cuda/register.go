@@ -42,6 +42,7 @@ func init() {
 				"cuda-mma with each sub-block's product scaled in int32 (ggml's Σ sc·dot) and floats once per super-block: four integer multiply-adds a tile product instead of eight float ones; Q6_K unpacked signed (q − 32), so no offset term; "+layout)
 		}
 	}
+	registerPipe() // cuda-mma-pipe (mma_pipe.go)
 	for _, t := range []quant.Type{quant.Q8_K, quant.Q8_0} {
 		reg(ledger.QuantizeOp(t), ledger.Quantize(hostQuantize(t)), "one warp per block, the reference quantizer's roundings")
 	}

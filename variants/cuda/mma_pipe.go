@@ -1,0 +1,132 @@
+package cuda
+
+import (
+	"fmt"
+
+	cu "github.com/damascus-llm/damascus/internal/cuda"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// A PipeTile is one instance of mma_pipe.cu's kernels (cuda-mma-pipe):
+// cuda-mma-int's arithmetic with the weight and activation tiles streamed
+// into shared memory by cp.async, Stages super-blocks in flight, blocks of
+// 128 weight rows × BN tokens.
+type PipeTile struct {
+	Variant string // the ledger variant
+	BN      int    // tokens a block
+	Threads int    // 4·BN: warps of 32 rows × 32 tokens, 4 along the rows
+	Stages  int
+	kernels map[quant.Type]string
+}
+
+// pipeBM is the weight rows of a block; pipeXS, pipeRow the bytes of a
+// token's and a weight row's slot in shared memory (mma_pipe.cu's MP_XS,
+// MP_Q4S, MP_Q6S).
+const (
+	pipeBM = 128
+	pipeXS = 304
+)
+
+var pipeRow = map[quant.Type]int{quant.Q4_K: 144, quant.Q6_K: 240}
+
+// PipeTiles are the instances, by variant.
+var PipeTiles = []*PipeTile{
+	{Variant: "cuda-mma-pipe", BN: 64, Threads: 256, Stages: 3,
+		kernels: map[quant.Type]string{quant.Q4_K: "q4k_mmap", quant.Q6_K: "q6k_mmap"}},
+}
+
+// PipeTileNamed returns the instance of variant name, or nil.
+func PipeTileNamed(name string) *PipeTile {
+	for _, p := range PipeTiles {
+		if p.Variant == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Shared is the dynamic shared memory a block of p takes for weights of wt.
+func (p *PipeTile) Shared(wt quant.Type) int { return p.Stages * (pipeBM*pipeRow[wt] + p.BN*pipeXS) }
+
+// pipeKernelNames lists mma_pipe.cu's kernels (module.go compiles them).
+func pipeKernelNames() []string {
+	var ks []string
+	for _, p := range PipeTiles {
+		for _, wt := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+			ks = append(ks, p.kernels[wt])
+		}
+	}
+	return ks
+}
+
+// dynamicShared is the dynamic shared memory kernel is launched with (0 for
+// those that take none); module.go raises the kernel's limit to it.
+func dynamicShared(kernel string) int {
+	for _, p := range PipeTiles {
+		for wt, k := range p.kernels {
+			if k == kernel {
+				return p.Shared(wt)
+			}
+		}
+	}
+	return 0
+}
+
+// matMulPipe enqueues dst[j*ldd+r] = W[r]·X[j] on p's kernel for f.
+func (r *gpu) matMulPipe(t *cu.Thread, s cu.Stream, f *format, p *PipeTile, dst cu.Ptr, ldd int, w cu.Ptr, rows int, x cu.Ptr, n, k int) error {
+	name := p.kernels[f.wt]
+	if name == "" {
+		return fmt.Errorf("matmul: no %s kernel for %s", p.Variant, f.wt)
+	}
+	if (n+p.BN-1)/p.BN > 65535 {
+		return fmt.Errorf("matmul: %d activation rows, at most %d", n, 65535*p.BN)
+	}
+	return t.Launch(r.fns[name], cu.D2((rows+pipeBM-1)/pipeBM, (n+p.BN-1)/p.BN), cu.D1(p.Threads), p.Shared(f.wt), s,
+		dst.Arg(), cu.I32(ldd), w.Arg(), cu.I32(rows), x.Arg(), cu.I32(n), cu.I32(k))
+}
+
+// hostMatMulPipe is the ledger.MatMul of f on p: as hostMatMul, dst goes up
+// and comes back whole.
+func hostMatMulPipe(f *format, p *PipeTile) ledger.MatMul {
+	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+		if rows == 0 || n == 0 {
+			return
+		}
+		dw := f.deviceWeights(w, rows, k)
+		xb, _ := quant.RowSize(ledger.ActivationType(f.wt), int64(k))
+		host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
+			pw, err := upload(r, t, s, "w", dw)
+			if err != nil {
+				return err
+			}
+			px, err := upload(r, t, s, "x", xq[:n*int(xb)])
+			if err != nil {
+				return err
+			}
+			pd, err := upload(r, t, s, "dst", dst)
+			if err != nil {
+				return err
+			}
+			if err := r.matMulPipe(t, s, f, p, pd, ldd, pw, rows, px, n, k); err != nil {
+				return err
+			}
+			return cu.DtoHAsync(t, dst, pd, s)
+		})
+	}
+}
+
+// registerPipe registers the instances for Q4_K and Q6_K (from register.go's
+// init, after the cuda feature).
+func registerPipe() {
+	for _, wt := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+		f := formats[wt]
+		for _, p := range PipeTiles {
+			ledger.Register(ledger.Variant{Op: ledger.MatMulOp(wt), Name: p.Variant, Family: ledger.FamilyCUDA, Features: []string{Feature},
+				Impl: hostMatMulPipe(f, p),
+				Notes: fmt.Sprintf("cuda-mma-int's arithmetic (bit-identical outputs) with cp.async: %d super-blocks of raw weight blocks and Q8_K blocks in flight in shared memory, "+
+					"128 rows × %d tokens a block (%d warps, each 32×32), ldmatrix fragments, quants unpacked in registers, Q4_K min sums on the tensor cores; untested on hardware when written",
+					p.Stages, p.BN, p.Threads/32) + hostNote})
+		}
+	}
+}
