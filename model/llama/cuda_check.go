@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sync"
 
 	cu "github.com/damascus-llm/damascus/internal/cuda"
 	"github.com/damascus-llm/damascus/quant"
@@ -17,6 +18,15 @@ import (
 const CheckEnv = "DAMASCUS_CUDA_CHECK"
 
 var checkProducts = os.Getenv(CheckEnv) == "1"
+
+// productCheck sums up what checkProduct found (TestCUDAProductsMatchCPU
+// holds it to the CPU's kernels).
+var productCheck struct {
+	sync.Mutex
+	products, byteDiffs int
+	worstRel            float64 // max-abs difference over the largest |value|, of the worst product
+	worst               string
+}
 
 // checkProduct compares the n rows at out (ln's product of b.xq, the
 // quantization of the floats at b.act.src) with the CPU's.
@@ -52,6 +62,14 @@ func (b *cudaBackend) checkProduct(ln *linear, out cu.Ptr, n int) {
 			}
 		}
 	}
+	line := fmt.Sprintf("%s %s n=%d rows=%d k=%d", ln.w.Name, ln.w.Type, n, rows, k)
+	productCheck.Lock()
+	productCheck.products++
+	productCheck.byteDiffs += differ
+	if rel := maxAbs / max(maxWant, 1e-30); rel > productCheck.worstRel {
+		productCheck.worstRel, productCheck.worst = rel, line
+	}
+	productCheck.Unlock()
 	fmt.Fprintf(os.Stderr, "cuda check %-22s %-5s n=%2d rows=%6d k=%5d: %4d of %6d activation bytes differ from the CPU's quantizer; product max-abs %.3g of max %.3g (row %d, token %d)\n",
 		ln.w.Name, ln.w.Type, n, rows, k, differ, len(xq), maxAbs, maxWant, worst%max(rows, 1), worst/max(rows, 1))
 }

@@ -29,8 +29,22 @@ func requireGPU(t *testing.T) {
 // every decisive position, each step.
 func TestCUDAAgreesWithCPU(t *testing.T) {
 	requireGPU(t)
-	for _, tc := range []struct{ preset, typ string }{
-		{"tiny", "Q4_K_M"}, {"tiny", "Q8_0"}, {"llama3.2-3b-2l", "Q4_K_M"},
+	// minCos is each file's bar against the CPU engine. The tiny files'
+	// kernels do the CPU's arithmetic (1.0000000 on the H200). On the
+	// 3B-shaped file the synthetic model amplifies float32 reduction order:
+	// on the H200 in session 10 every GPU product and activation
+	// quantization matched the CPU's on the same inputs (to 7e-7,
+	// TestCUDAProductsMatchCPU holds that strictly), the bisect found the
+	// exact 8-token prefill at 1.0000000 and the tensor-core ones (other
+	// summation orders, same integers) at 0.99989, and the CPU engine
+	// itself sat 0.99993 from the float64 reference at positions 13–23
+	// while the GPU sat 0.99980–0.99989: rounding, not a wrong index, scale
+	// or sign, which put the cosine far below 0.999.
+	for _, tc := range []struct {
+		preset, typ string
+		minCos      float64
+	}{
+		{"tiny", "Q4_K_M", 0.9999}, {"tiny", "Q8_0", 0.9999}, {"llama3.2-3b-2l", "Q4_K_M", 0.9995},
 	} {
 		if only := os.Getenv("DAMASCUS_CUDA_AGREE"); only != "" && only != tc.preset {
 			continue
@@ -80,7 +94,7 @@ func TestCUDAAgreesWithCPU(t *testing.T) {
 				t.Helper()
 				a, b := eval(cpu, what, tokens, all), eval(gpu, what, tokens, all)
 				s := compareRuns(b, a)
-				if s.cosine < 0.9999 || s.misses > 0 {
+				if s.cosine < tc.minCos || s.misses > 0 {
 					t.Errorf("%s at position %d: GPU against CPU: %v", what, gpu.Pos(), s)
 					if ref != nil {
 						t.Logf("  GPU against the reference %.7f, CPU against the reference %.7f",
@@ -113,7 +127,7 @@ func TestCUDAAgreesWithCPU(t *testing.T) {
 			t.Logf("prefill: GPU against CPU: %v", gc)
 			t.Logf("prefill: GPU against the reference: %v", gr)
 			t.Logf("prefill: CPU against the reference: %v", cr)
-			if gc.cosine < 0.9999 || gc.misses > 0 {
+			if gc.cosine < tc.minCos || gc.misses > 0 {
 				t.Errorf("prefill: GPU against CPU: %v", gc)
 				logPositions(t, m, prompt, want, b, a)
 			}
@@ -235,6 +249,46 @@ func TestCUDAAgreementBisect(t *testing.T) {
 				gpu.Close()
 			}
 		})
+	}
+}
+
+// TestCUDAProductsMatchCPU is the strict half of the GPU engine's agreement:
+// every product of a prefill and of decode steps on the 3B-shaped file is
+// held to the CPU's kernel on the same quantized activations (7e-7 of the
+// largest value on the H200 in session 10), and the GPU's quantization of
+// each product's input to the CPU's quantizer, byte for byte.
+func TestCUDAProductsMatchCPU(t *testing.T) {
+	requireGPU(t)
+	_, m, _ := synthModel(t, "llama3.2-3b-2l", "Q4_K_M")
+	checkProducts = true
+	defer func() { checkProducts = os.Getenv(CheckEnv) == "1" }()
+	productCheck.Lock()
+	productCheck.products, productCheck.byteDiffs, productCheck.worstRel, productCheck.worst = 0, 0, 0, ""
+	productCheck.Unlock()
+	c, err := m.NewContext(Options{NCtx: 32, NBatch: 8, Threads: 2, Device: DeviceCUDA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Eval([]int32{1, 500, 9000, 70000, 128000, 3, 4, 5}, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range []int32{6, 7, 8} {
+		if _, err := c.Eval([]int32{tk}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	productCheck.Lock()
+	defer productCheck.Unlock()
+	t.Logf("%d products; worst %.3g of the largest value (%s); %d activation bytes differ", productCheck.products, productCheck.worstRel, productCheck.worst, productCheck.byteDiffs)
+	if productCheck.products < 2*7 {
+		t.Errorf("%d products checked, want every product of 4 steps", productCheck.products)
+	}
+	if productCheck.byteDiffs != 0 {
+		t.Errorf("%d activation bytes differ from the CPU's quantizer", productCheck.byteDiffs)
+	}
+	if productCheck.worstRel > 1e-5 {
+		t.Errorf("a product is %.3g of its largest value from the CPU kernel's (%s), want ≤ 1e-5", productCheck.worstRel, productCheck.worst)
 	}
 }
 
