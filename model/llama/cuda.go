@@ -14,14 +14,12 @@ import (
 // DeviceCUDA runs the graph on the GPU (Options.Device).
 const DeviceCUDA = "cuda"
 
-// MMAEnv set to 0 runs prefill batches on the 8-token matmuls instead of
-// the tensor-core ones (variants/cuda mma.cu: cuda-mma-int in the ledger,
-// gated on the H200 in session 9; 3B pp1024 6021 tok/s against 5091 for
-// its float-epilogue form cuda-mma, which MMAEnv=float picks, and 1776
-// for the 8-token kernels). MMAEnv=pipe picks cuda-mma-pipe (mma_pipe.cu:
-// cuda-mma-int's arithmetic with cp.async-pipelined 128×64 tiles; Q4_K and
-// Q6_K, the rest as without it), written in session 10 and not yet run on
-// a GPU: opt-in until it has been gated and timed there.
+// MMAEnv picks the prefill matmuls. Unset (or pipe): cuda-mma-pipe
+// (mma_pipe.cu: cuda-mma-int's arithmetic, bit for bit, on cp.async-
+// pipelined 128×64 tiles; Q4_K and Q6_K, Q8_0 on cuda-mma-int's path),
+// 3B pp1024 9770 tok/s on the H200 in session 10 against 6001 for
+// cuda-mma-int (int), about 5090 for its float-epilogue form (float) and
+// 1776 for the 8-token kernels (0).
 const MMAEnv = "DAMASCUS_CUDA_MMA"
 
 // PDLEnv set to 0 launches the GPU's kernels one strictly after another,
@@ -89,13 +87,18 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	case opts.KVType != quant.F32:
 		return nil, fmt.Errorf("the cuda backend keeps a float32 KV cache only (asked for %s)", opts.KVType)
 	}
+	switch v := os.Getenv(MMAEnv); v {
+	case "", "pipe", "int", "float", "0":
+	default:
+		return nil, fmt.Errorf("cuda backend: %s=%q: want pipe (the default), int, float or 0", MMAEnv, v)
+	}
 	e, err := cuda.OpenEngine()
 	if err != nil {
 		return nil, fmt.Errorf("cuda backend: %w", err)
 	}
 	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
 		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
-		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: os.Getenv(MMAEnv) == "pipe"}
+		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: os.Getenv(MMAEnv) == "" || os.Getenv(MMAEnv) == "pipe"}
 	if b.decode, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 64, 256); err == nil {
 		b.batch, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 256, 64)
 	}

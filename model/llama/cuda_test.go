@@ -192,7 +192,7 @@ func TestCUDAAgreementBisect(t *testing.T) {
 				nctx           int
 				capture, first bool // first: the GPU's context made before the CPU's
 			}{
-				{"default", "", "", 64, false, false}, {"cuda-mma", "float", "", 64, false, false}, {"mm8", "0", "", 64, false, false},
+				{"default", "", "", 64, false, false}, {"cuda-mma-int", "int", "", 64, false, false}, {"cuda-mma", "float", "", 64, false, false}, {"mm8", "0", "", 64, false, false},
 				{"no-pdl", "", "0", 64, false, false}, {"mm8 no-pdl", "0", "0", 64, false, false}, {"nctx32", "", "", 32, false, false}, {"capture", "", "", 64, true, false},
 				{"gpu first", "", "", 64, false, true},
 			} {
@@ -299,6 +299,11 @@ func TestDeviceOptionErrors(t *testing.T) {
 	if _, err := m.NewContext(Options{NCtx: 8, Device: "tpu"}); err == nil || !strings.Contains(err.Error(), `"tpu"`) {
 		t.Errorf("Device tpu: err = %v, want one naming the device", err)
 	}
+	t.Setenv(MMAEnv, "pipee")
+	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), MMAEnv) {
+		t.Errorf("%s=pipee: err = %v, want one naming the variable", MMAEnv, err)
+	}
+	t.Setenv(MMAEnv, "")
 	if cuda.Available() == nil {
 		t.Log("a GPU is present: the no-GPU error is not exercised here")
 		return
