@@ -89,6 +89,40 @@ func matmulShapes(t quant.Type) []Shape {
 	return shapes
 }
 
+// BatchDecodeRows are the activation rows matvec_batch is timed at: the
+// decode tokens of a Batch's step, from a couple of streams to many.
+var BatchDecodeRows = []int{2, 8, 16, 32}
+
+// matvecBatchShapes are odd sizes (a single row, token counts that leave
+// every remainder of a kernel's group of tokens) and each model's matrices
+// at the BatchDecodeRows.
+func matvecBatchShapes(t quant.Type) []Shape {
+	bs := t.BlockSize()
+	if bs == 1 {
+		bs = 16
+	}
+	shapes := []Shape{
+		{Rows: 3, K: bs, N: 1},
+		{Rows: 7, K: 2 * bs, N: 5},
+		{Rows: 17, K: 3 * bs, N: 9},
+		{Rows: 33, K: bs, N: 13},
+		{Rows: 16, K: 4 * bs, N: 16},
+		{Rows: 5, K: 2 * bs, N: 31},
+	}
+	if t.BlockSize() == 1 {
+		shapes[0].K, shapes[1].K = 7, 33 // plain types: odd k too
+	}
+	for _, m := range RealModels {
+		for _, s := range m.matrices(false) {
+			for _, n := range BatchDecodeRows {
+				s.N = n
+				shapes = append(shapes, s)
+			}
+		}
+	}
+	return shapes
+}
+
 func lengthShapes(t quant.Type, real ...Shape) []Shape {
 	bs := t.BlockSize()
 	var shapes []Shape
@@ -200,6 +234,11 @@ func buildCatalogue() []*Op {
 		ops = append(ops, &Op{Name: MatMulOp(t), Kind: KindMatMul, Type: t, Shapes: matmulShapes(t),
 			Summary: fmt.Sprintf("Y = W·Xᵀ, W in %s, X in %s (prefill)", t, ActivationType(t))})
 	}
+	for _, t := range WeightTypes {
+		ops = append(ops, &Op{Name: MatVecBatchOp(t), Kind: KindMatMul, Type: t, Shapes: matvecBatchShapes(t),
+			Summary: fmt.Sprintf("Y = W·Xᵀ for a batch of decode tokens, W in %s, X in %s, each token's outputs "+
+				"bit for bit those it gets alone (a Batch's rows)", t, ActivationType(t))})
+	}
 	for _, t := range ActivationTypes {
 		ops = append(ops, &Op{Name: QuantizeOp(t), Kind: KindQuantize, Type: t,
 			Shapes:  lengthShapes(t, activationLengths()...),
@@ -233,7 +272,7 @@ func buildCatalogue() []*Op {
 	return ops
 }
 
-// Catalogue returns every op, in a stable order (matvec, matmul, quantize,
+// Catalogue returns every op, in a stable order (matvec, matmul, matvec_batch, quantize,
 // dequantize, then the f32 ops). The ops are shared: do not modify them.
 func Catalogue() []*Op { return catalogue }
 

@@ -303,6 +303,16 @@ func AttentionHalfOp(t quant.Type) string { return "attention/" + TypeName(t) }
 // MatMulOp is the name of the matrix-matrix op for weight type wt.
 func MatMulOp(wt quant.Type) string { return "matmul/" + TypeName(wt) }
 
+// MatVecBatchOp is the name of the batched decode product for weight type
+// wt: a matmul (KindMatMul, the MatMul signature) whose every activation
+// row's outputs do not depend, bit for bit, on the other rows of the call
+// nor on which weight rows it is given (a Batch's streams, whose tokens
+// must not change with what else is in the batch).
+func MatVecBatchOp(wt quant.Type) string { return "matvec_batch/" + TypeName(wt) }
+
+// IsMatVecBatch reports whether op is a matvec_batch op.
+func IsMatVecBatch(op string) bool { return strings.HasPrefix(op, "matvec_batch/") }
+
 // QuantizeOp is the name of the activation-quantization op into type t.
 func QuantizeOp(t quant.Type) string { return "quantize/" + TypeName(t) }
 

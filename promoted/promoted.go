@@ -220,6 +220,88 @@ func matVecLoop(mv ledger.MatVec, at quant.Type) ledger.MatMul {
 	}
 }
 
+// MatVecBatchKernel returns the batched decode kernel (op matvec_batch) of
+// weight type wt, what a Batch's rows go through: the promoted (or forced)
+// variant, else matvec-chunks over the promoted matvec, so that every
+// token's products are the matvec's, as before the op existed. Its ID
+// names the layout of its prepared form.
+func (d *Dispatcher) MatVecBatchKernel(wt quant.Type) (MatMulKernel, error) {
+	op := ledger.MatVecBatchOp(wt)
+	if _, ok := ledger.LookupOp(op); !ok {
+		return MatMulKernel{}, fmt.Errorf("batched decode for %s weights: promoted: unknown op %q", wt, op)
+	}
+	_, forced := d.overrides[op]
+	if forced || len(d.prefs.Ops[op]) > 0 {
+		v, err := d.Resolve(op)
+		if err != nil {
+			return MatMulKernel{}, fmt.Errorf("batched decode for %s weights: %w", wt, err)
+		}
+		if forced || (v.Name != "naive" && v.Name != MatVecChunksName) {
+			return MatMulKernel{ID: v.ID(), MatMul: v.Impl.(ledger.MatMul), Prepared: v.Prepared}, nil
+		}
+	}
+	mv, err := d.MatVec(wt)
+	if err != nil {
+		return MatMulKernel{}, fmt.Errorf("batched decode for %s weights: %w", wt, err)
+	}
+	mvv, _ := d.Resolve(ledger.MatVecOp(wt))
+	id := op + ":" + MatVecChunksName + "(" + mvv.Name + ")"
+	d.note(op, id)
+	return MatMulKernel{ID: id, MatMul: matVecChunks(mv, wt)}, nil
+}
+
+// MatVecBatchKernel is Default().MatVecBatchKernel.
+func MatVecBatchKernel(wt quant.Type) (MatMulKernel, error) {
+	return validated((*Dispatcher).MatVecBatchKernel, wt)
+}
+
+// MatVecChunksName is the matvec_batch variant that runs the promoted
+// matvec over chunks of weight rows, each chunk for every token in turn.
+const MatVecChunksName = "matvec-chunks"
+
+// MatVecChunkBytes is about how much weight data one chunk of matvec-chunks
+// holds: a chunk is read from memory for the first token and from the
+// cache for the others (the engine's dealt decode chunks are as large).
+const MatVecChunkBytes = 256 << 10
+
+// The engine's fallback batched decode is a variant too, the incumbent the
+// batched kernels are timed against: what a Batch ran before them.
+func init() {
+	for _, wt := range ledger.WeightTypes {
+		ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(wt), Name: MatVecChunksName, Family: ledger.FamilyMatVecLoop,
+			Notes: "the promoted matvec over chunks of about 256 KiB of weight rows, each chunk for every token in turn " +
+				"(from memory once, then from the cache): what a Batch runs without a promoted batched kernel",
+			Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+				mv, err := Default().MatVec(wt)
+				if err != nil {
+					panic(err) // the naive matvec always exists: only a bad override gets here
+				}
+				matVecChunks(mv, wt)(dst, ldd, w, rows, xq, n, k)
+			})})
+	}
+}
+
+func matVecChunks(mv ledger.MatVec, wt quant.Type) ledger.MatMul {
+	at := ledger.ActivationType(wt)
+	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+		if rows <= 0 || n <= 0 {
+			return
+		}
+		xb := k / at.BlockSize() * at.TypeSize()
+		rs := k / wt.BlockSize() * wt.TypeSize()
+		step := rows
+		if rs > 0 {
+			step = max(16, MatVecChunkBytes/rs&^15)
+		}
+		for lo := 0; lo < rows; lo += step {
+			hi := min(lo+step, rows)
+			for j := range n {
+				mv(dst[j*ldd+lo:j*ldd+hi], w[lo*rs:hi*rs], xq[j*xb:(j+1)*xb], k)
+			}
+		}
+	}
+}
+
 // Quantize returns the kernel converting f32 activations to t, the
 // ActivationType of some weight type. For F32 it is a plain copy into bytes.
 func (d *Dispatcher) Quantize(t quant.Type) (ledger.Quantize, error) {

@@ -155,6 +155,7 @@ func shift[T any](p *[]T) {
 
 // Conformance runs this package's deeper checks of v's op kind: for
 // matvec (Q4_K, Q6_K, Q8_0, F32, F16, BF16 weights) MatVec and GGMLMatVec,
+// for matvec_batch (the same types) MatVecBatch, its contract included,
 // for the quantizers into Q8_K and Q8_0 Quantize, for the fp32 ops RMSNorm,
 // SiLUMul, Softmax and RoPE, for attention Attention, for batched attention
 // AttentionBatch (a bf16 or f16 variant: AttentionBatchBF16/F16 against
@@ -187,6 +188,16 @@ func deepCheck(t *testing.T, op *ledger.Op, v ledger.Variant) bool {
 		if !t.Failed() {
 			t.Run("ggml", func(t *testing.T) { GGMLMatVec(t, op.Type, f) })
 		}
+	case ledger.MatMul:
+		if !ledger.IsMatVecBatch(op.Name) {
+			return false
+		}
+		switch op.Type {
+		case quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.F32, quant.F16, quant.BF16:
+		default:
+			return false
+		}
+		MatVecBatch(t, op.Type, v)
 	case ledger.Quantize:
 		if op.Type != quant.Q8_K && op.Type != quant.Q8_0 {
 			return false

@@ -1,6 +1,7 @@
 package ledgertest_test
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -40,6 +41,18 @@ func init() {
 			}
 			good(dst, w, xq, k)
 		})})
+	// A batched decode product that is right to float rounding but sums a
+	// token's products in another order when it has company: the gate
+	// passes it, the op's contract (a token's bits do not depend on the
+	// call) fails it.
+	goodMM := naive.MatMul(quant.Q4_K)
+	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q4_K), Name: "broken-company", Family: ledger.FamilyNaive,
+		Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+			goodMM(dst, ldd, w, rows, xq, n, k)
+			if n > 1 {
+				dst[0] = math.Nextafter32(dst[0], float32(math.Inf(1)))
+			}
+		})})
 }
 
 func TestBrokenVariantsHelper(t *testing.T) {
@@ -53,7 +66,9 @@ func TestBrokenVariantsHelper(t *testing.T) {
 // TestBrokenVariants: the suite fails a variant with a wrong result and one
 // that cannot take misaligned inputs (in the gate's misaligned runs and
 // the deeper checks' misaligned inputs alike), and only at its misaligned
-// shapes: the aligned gate runs pass it.
+// shapes: the aligned gate runs pass it; and a batched decode product
+// whose token results depend on the call's other tokens, which the gate
+// alone would pass.
 func TestBrokenVariants(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a child test binary")
@@ -71,6 +86,9 @@ func TestBrokenVariants(t *testing.T) {
 		"misaligned: panicked: misaligned activations",
 		"--- FAIL: TestBrokenVariantsHelper/matvec/q4_k/broken-align/conformance",
 		"matvec/q4_k:broken-align panicked: misaligned activations",
+		"--- PASS: TestBrokenVariantsHelper/matvec_batch/q4_k/broken-company/gate",
+		"--- FAIL: TestBrokenVariantsHelper/matvec_batch/q4_k/broken-company/conformance",
+		"a token's result depends on the call",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("child output lacks %q:\n%s", want, out)

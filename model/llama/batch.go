@@ -12,12 +12,17 @@ import (
 // sequence has its own KV cache of NCtx positions.
 //
 // A row's results do not depend on the other rows of its step: products go
-// through the matmul kernel for every row (never the matvec, which rounds
-// differently), and attention one query row at a time through the decode
-// kernel over the row's own sequence. A stream decoded at temperature 0
-// gives the same tokens alone or beside others, with any prefill chunking.
-// (A Context's single-token matvec rounds otherwise, so a Batch's logits
-// are close to a Context's, not equal.) It is not safe for concurrent use.
+// through the batched decode kernel (op matvec_batch) for every row, whose
+// contract is that each token's outputs are the same bits whatever else is
+// in the call (the promoted ones read each weight block once for up to 8
+// tokens and give every token the bits of the matvec they were written
+// beside; without one, the promoted matvec runs over chunks of rows), and
+// attention one query row at a time through the decode kernel over the
+// row's own sequence. A stream decoded at temperature 0 gives the same
+// tokens alone or beside others, with any prefill chunking. (A Context's
+// prefill goes through the matmul, which rounds otherwise, so a Batch's
+// logits are close to a Context's, not equal.) It is not safe for
+// concurrent use.
 type Batch struct {
 	c      *Context
 	tokens []int32   // a step's tokens in the order they run

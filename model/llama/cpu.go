@@ -15,9 +15,10 @@ type cpuBackend struct {
 	kv  *kvCache   // the cache of a single-sequence step
 	kvs []*kvCache // each sequence's, indexed by runState.seq
 	// perRow runs every row through the same kernels whatever the batch
-	// (a Batch's steps): products through the matvec for every row, never
-	// the matmul (the two round differently), a chunk of weight rows read
-	// once for all the step's tokens; attention one query row at a time
+	// (a Batch's steps): products through the batched decode kernel
+	// (matvec_batch: every row's results independent of the others, each
+	// chunk of weight rows read once for all the step's tokens), never the
+	// matmul (which rounds otherwise); attention one query row at a time
 	// through the decode kernel over its own sequence. A row's results
 	// then do not depend on the other rows of its step.
 	perRow bool

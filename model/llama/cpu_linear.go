@@ -1,6 +1,9 @@
 package llama
 
-import "github.com/damascus-llm/damascus/internal/pool"
+import (
+	"github.com/damascus-llm/damascus/internal/pool"
+	"github.com/damascus-llm/damascus/ledger"
+)
 
 // linSchedule is the products of one dispatch and how their rows are dealt.
 type linSchedule struct {
@@ -25,12 +28,39 @@ type linTask struct {
 	dst   []float32
 	xq    []byte
 	n     int
-	vec   bool // through the matvec, a row of weights for each token, else the matmul
-	chunk int  // rows per dealt chunk
-	// prep is the activations laid out for l.prep (a batch run prepared);
-	// owner says this task lays it out (the first task of its layout).
+	mode  linMode
+	chunk int // rows per dealt chunk
+	// prep is the activations laid out for the task's prepared kernel
+	// (pk, nil when it has none); owner says this task lays it out (the
+	// first task of its layout).
+	pk    *ledger.PreparedMatMul
 	prep  []byte
 	owner bool
+}
+
+// linMode is which kernel a product goes through.
+type linMode uint8
+
+const (
+	// linVec: the matvec, a single token's (a Context's decode).
+	linVec linMode = iota
+	// linRows: the batched decode kernel (matvec_batch), every row's
+	// results independent of the others (a Batch's steps, any n).
+	linRows
+	// linMat: the matmul (a Context's prefill).
+	linMat
+)
+
+// prepared is the task's prepared kernel and the name of its layout (nil
+// and "" without one).
+func (t *linTask) prepared() (*ledger.PreparedMatMul, string) {
+	switch t.mode {
+	case linRows:
+		return t.l.bprep, t.l.bmmID
+	case linMat:
+		return t.l.prep, t.l.mmID
+	}
+	return nil, ""
 }
 
 // batchChunkRows is the rows per dealt chunk of a prepared batch matmul:
@@ -79,34 +109,49 @@ func (c *cpuBackend) linearShared(x []float32, n int, a *linear, da []float32, b
 }
 
 // runLins runs the scheduled products on the pool. A single token's matvecs
-// are dealt in chunks of rows (whole 64-byte lines of dst, about dealBytes
-// of weights each) over all the tasks' matrices in order. A batch whose
-// kernels have a prepared form lays its activations out once (each worker a
-// share of the tokens) and deals batchChunkRows rows at a time the same
-// way; other batches split each matrix's rows statically, the matmul
-// kernels laying out the activations and tiling their own share.
+// and a Batch's rows (the batched decode kernel) are dealt in chunks of
+// rows (whole 64-byte lines of dst, about dealBytes of weights each) over
+// all the tasks' matrices in order. A prefill batch whose kernels have a
+// prepared form, and a Batch's rows whose kernel has one, lay their
+// activations out once (each worker a share of the tokens); the prefill
+// then deals batchChunkRows rows at a time the same way. Other prefill
+// batches split each matrix's rows statically, the matmul kernels laying
+// out the activations and tiling their own share.
 func (c *cpuBackend) runLins() {
 	s := &c.lin
 	n := s.tasks[0].n
-	vec := n == 1 || c.perRow // matvecs: a single token's, or a Batch's every row
-	s.dealt = c.pool.Size() > 1 && (vec || c.planPrepared())
+	mode := linMat
+	switch {
+	case c.perRow: // a Batch's rows, whatever their number
+		mode = linRows
+	case n == 1:
+		mode = linVec
+	}
 	for i := range s.count {
-		s.tasks[i].vec = vec
+		s.tasks[i].mode = mode
+	}
+	prepared := false
+	switch mode {
+	case linRows:
+		prepared = c.planPrepared()
+	case linMat: // on one worker the matmul lays out its activations itself, in one call
+		prepared = c.pool.Size() > 1 && c.planPrepared()
+	}
+	s.dealt = c.pool.Size() > 1 && (mode != linMat || prepared)
+	if prepared {
+		c.pool.Run(s.prepWork)
 	}
 	if !s.dealt {
 		c.pool.Run(s.work)
 		return
 	}
-	if !vec {
-		c.pool.Run(s.prepWork)
-	}
 	total := 0
 	for i := range s.count {
 		t := &s.tasks[i]
-		if vec {
-			t.chunk = max(16, dealBytes/t.l.w.RowSize&^15)
-		} else {
+		if mode == linMat {
 			t.chunk = batchChunkRows
+		} else {
+			t.chunk = max(16, dealBytes/t.l.w.RowSize&^15)
 		}
 		total += (t.l.w.Rows + t.chunk - 1) / t.chunk
 		s.chunkEnd[i] = total
@@ -121,21 +166,26 @@ func (c *cpuBackend) runLins() {
 func (c *cpuBackend) planPrepared() bool {
 	s := &c.lin
 	for i := range s.count {
-		if s.tasks[i].l.prep == nil {
+		t := &s.tasks[i]
+		if t.pk, _ = t.prepared(); t.pk == nil {
+			for j := range s.count {
+				s.tasks[j].pk = nil
+			}
 			return false
 		}
 	}
 	for i := range s.count {
 		t := &s.tasks[i]
+		_, id := t.prepared()
 		t.owner = true
 		for j := range i {
-			if s.tasks[j].l.mmID == t.l.mmID && &s.tasks[j].xq[0] == &t.xq[0] {
+			if _, jd := s.tasks[j].prepared(); jd == id && &s.tasks[j].xq[0] == &t.xq[0] {
 				t.prep, t.owner = s.tasks[j].prep, false
 				break
 			}
 		}
 		if t.owner {
-			size := t.l.prep.Size(t.n, t.l.w.Cols)
+			size := t.pk.Size(t.n, t.l.w.Cols)
 			if cap(s.prepBufs[i]) < size {
 				s.prepBufs[i] = make([]byte, size)
 			}
@@ -152,8 +202,8 @@ func (c *cpuBackend) prepWork(w, nw int) {
 	for i := range s.count {
 		t := &s.tasks[i]
 		if t.owner {
-			if lo, hi := pool.Split(t.n, w, nw, t.l.prep.Align); lo < hi {
-				t.l.prep.Prepare(t.prep, t.xq, lo, hi, t.n, t.l.w.Cols)
+			if lo, hi := pool.Split(t.n, w, nw, t.pk.Align); lo < hi {
+				t.pk.Prepare(t.prep, t.xq, lo, hi, t.n, t.l.w.Cols)
 			}
 		}
 	}
@@ -181,41 +231,48 @@ func (c *cpuBackend) linWork(w, nw int) {
 		}
 		t := &s.tasks[i]
 		lo := (ch - first) * t.chunk
-		hi := min(lo+t.chunk, t.l.w.Rows)
-		rs := t.l.w.RowSize
-		if t.vec {
-			t.matvecs(lo, hi)
-		} else {
-			t.l.prep.Run(t.dst[lo:], t.l.w.Rows, t.l.w.Data[lo*rs:hi*rs], hi-lo, t.prep, t.n, t.l.w.Cols)
-		}
+		t.rows(lo, min(lo+t.chunk, t.l.w.Rows))
 	}
 }
 
-// linPart computes worker w's share of the rows of one matrix.
+// linPart computes worker w's share of the rows of one matrix: a matvec's
+// or a Batch's in the chunks they are dealt in when there are workers to
+// deal them to, a prefill's in one matmul call.
 func linPart(t *linTask, w, nw int) {
 	lo, hi := pool.Split(t.l.w.Rows, w, nw, 8)
 	if lo >= hi {
 		return
 	}
-	rs := t.l.w.RowSize
-	if t.vec {
-		step := max(16, dealBytes/rs&^15) // as dealt: the same chunks, the same bits
-		for a := lo; a < hi; a += step {
-			t.matvecs(a, min(a+step, hi))
-		}
+	if t.mode == linMat && t.pk == nil {
+		rs := t.l.w.RowSize
+		t.l.mm(t.dst[lo:], t.l.w.Rows, t.l.w.Data[lo*rs:hi*rs], hi-lo, t.xq, t.n, t.l.w.Cols)
 		return
 	}
-	t.l.mm(t.dst[lo:], t.l.w.Rows, t.l.w.Data[lo*rs:hi*rs], hi-lo, t.xq, t.n, t.l.w.Cols)
+	step := max(16, dealBytes/t.l.w.RowSize&^15)
+	if t.mode == linMat {
+		step = batchChunkRows
+	}
+	for a := lo; a < hi; a += step {
+		t.rows(a, min(a+step, hi))
+	}
 }
 
-// matvecs computes weight rows [lo, hi) for each of the task's tokens in
-// turn: the chunk is read from memory once and from the cache after, and
-// each token's products are the single-token matvec's, whatever n is.
-func (t *linTask) matvecs(lo, hi int) {
+// rows computes weight rows [lo, hi) of the task, for every token, through
+// its mode's kernel. A Batch's rows (the batched decode kernel) and a
+// single token's (the matvec) give each token the same bits whatever the
+// chunk and the other tokens.
+func (t *linTask) rows(lo, hi int) {
 	w := t.l.w
-	wd := w.Data[lo*w.RowSize : hi*w.RowSize]
-	xrs := len(t.xq) / t.n
-	for j := range t.n {
-		t.l.mv(t.dst[j*w.Rows+lo:j*w.Rows+hi], wd, t.xq[j*xrs:(j+1)*xrs], w.Cols)
+	rs := w.RowSize
+	wd := w.Data[lo*rs : hi*rs]
+	switch {
+	case t.mode == linVec:
+		t.l.mv(t.dst[lo:hi], wd, t.xq, w.Cols)
+	case t.pk != nil:
+		t.pk.Run(t.dst[lo:], w.Rows, wd, hi-lo, t.prep, t.n, w.Cols)
+	case t.mode == linRows:
+		t.l.bmm(t.dst[lo:], w.Rows, wd, hi-lo, t.xq, t.n, w.Cols)
+	default:
+		t.l.mm(t.dst[lo:], w.Rows, wd, hi-lo, t.xq, t.n, w.Cols)
 	}
 }

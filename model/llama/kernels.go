@@ -19,6 +19,12 @@ type linear struct {
 	// whose kernels share mmID share the layout.
 	prep *ledger.PreparedMatMul
 	mmID string
+	// bmm is the batched decode kernel (matvec_batch) a Batch's rows go
+	// through, every token's products independent of the others; bprep
+	// its prepared form (nil when it has none), bmmID its layout's name.
+	bmm   ledger.MatMul
+	bprep *ledger.PreparedMatMul
+	bmmID string
 }
 
 type layerOps struct{ q, k, v, out, gate, up, down linear }
@@ -77,8 +83,9 @@ func resolveKernels(m *Model, opts Options) (*kernels, error) {
 	return k, nil
 }
 
-// bind resolves w's matvec and matmul (without its prepared form when
-// staticSplit) and the quantization of its activations.
+// bind resolves w's matvec, matmul (without its prepared form when
+// staticSplit) and batched decode kernel, and the quantization of its
+// activations.
 func (k *kernels) bind(w *Matrix, staticSplit bool) (linear, error) {
 	l := linear{w: w, at: ledger.ActivationType(w.Type)}
 	var err error
@@ -90,6 +97,12 @@ func (k *kernels) bind(w *Matrix, staticSplit bool) (linear, error) {
 		return l, fmt.Errorf("%s: %w", w.Name, err)
 	}
 	l.mm, l.mmID = mk.MatMul, mk.ID
+	bk, err := promoted.MatVecBatchKernel(w.Type)
+	if err != nil {
+		return l, fmt.Errorf("%s: %w", w.Name, err)
+	}
+	l.bmm, l.bmmID = bk.MatMul, bk.ID
+	l.bprep = bk.Prepared
 	if !staticSplit {
 		l.prep = mk.Prepared
 	}

@@ -161,13 +161,16 @@ func (j judge) incumbent(prec ledger.Precision) string {
 		}
 	}
 	// What the engine runs without a preference: the matvec loop for
-	// matmul, the per-token loop for batched attention, the naive variant
-	// (of the class) otherwise.
+	// matmul, the matvec over chunks of rows for batched decode, the
+	// per-token loop for batched attention, the naive variant (of the
+	// class) otherwise.
 	incumbent := "naive"
 	if prec != "" {
 		incumbent = "naive-" + string(prec)
 	} else if j.run.has(j.op, promoted.MatVecLoopName) && strings.HasPrefix(j.op, "matmul/") {
 		incumbent = promoted.MatVecLoopName
+	} else if j.run.has(j.op, promoted.MatVecChunksName) && ledger.IsMatVecBatch(j.op) {
+		incumbent = promoted.MatVecChunksName
 	} else if j.run.has(j.op, promoted.PerTokenName) && j.op == ledger.OpAttentionBatch {
 		incumbent = promoted.PerTokenName
 	}

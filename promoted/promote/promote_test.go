@@ -126,3 +126,33 @@ func TestPromoteWithinPrecision(t *testing.T) {
 		t.Errorf("preferences %+v", list)
 	}
 }
+
+// TestMatVecBatchIncumbentIsMatVecChunks: without a preference a Batch
+// runs the matvec over chunks of rows, so that is what a batched decode
+// challenger must beat (not naive, far slower).
+func TestMatVecBatchIncumbentIsMatVecChunks(t *testing.T) {
+	op := ledger.MatVecBatchOp(quant.Q4_K)
+	b := record.NewBatch(time.Now())
+	reg := ledger.NewRegistry()
+	for name, scale := range map[string]float64{"naive": 10, promoted.MatVecChunksName: 1, "batched": 0.5} {
+		ns := make([]float64, 10)
+		for i := range ns {
+			ns[i] = scale * (1000 + 5*float64(i))
+		}
+		b.Add(record.Record{Kind: record.KindGate, Gate: &gate.Result{Op: op, Variant: name, Shape: "3x256x1", Outcome: gate.Pass}})
+		b.Add(record.Record{Kind: record.KindKernel, Kernel: &record.Kernel{Op: op, Variant: name, Shape: "3x256x1", NsPerOp: ns}})
+		if err := reg.Add(ledger.Variant{Op: op, Name: name, Family: ledger.FamilyNaive, Impl: naive.MatMul(quant.Q4_K)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	decisions, prefs := decidePromotions(b.Recs, promoted.Preferences{Ops: map[string][]promoted.Choice{}}, reg,
+		protocol.DefaultRule(), nil, "", "", false, record.NewBatch(time.Now()))
+	for _, d := range decisions {
+		if d.Incumbent != promoted.MatVecChunksName {
+			t.Errorf("%s judged against %s", d.Challenger, d.Incumbent)
+		}
+	}
+	if list := prefs.Ops[op]; len(list) != 1 || list[0].Variant != "batched" {
+		t.Errorf("preferences %+v", list)
+	}
+}

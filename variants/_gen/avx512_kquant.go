@@ -424,24 +424,31 @@ func q6kConstants() {
 // lo (values 0-63) and hi (64-127), multiplied by the activations ylo, yhi
 // (loaded from yOff(DI) into Z0/Z1 first when load is set).
 func q6kHalf(w func(int) Mem, qlOff, qhOff int, load bool, yOff int, ylo, yhi, lo, hi VecPhysical) {
-	a.VMOVDQU8(w(qlOff), Z6)
-	a.VMOVDQU8(w(qhOff), Y7)
-	a.VPSRLW(Imm(2), Y7, Y8)
-	a.VINSERTI64X4(Imm(1), Y8, Z7, Z7)
-	a.VPSRLW(Imm(4), Z6, hi)
-	a.VPANDD(Z31, Z6, lo)
-	a.VPANDD(Z31, hi, hi)
-	a.VPSLLW(Imm(4), Z7, Z8)
-	a.VPANDD(Z30, Z8, Z8)
-	a.VPORD(Z8, lo, lo)
-	a.VPANDD(Z30, Z7, Z7)
-	a.VPORD(Z7, hi, hi)
+	q6kUnpackHalf(w, qlOff, qhOff, lo, hi, Z6, Z7, Z8)
 	if load {
 		a.VMOVDQU8(m(RDI, yOff), ylo)
 		a.VMOVDQU8(m(RDI, yOff+64), yhi)
 	}
 	a.VPMADDUBSW(ylo, lo, lo)
 	a.VPMADDUBSW(yhi, hi, hi)
+}
+
+// q6kUnpackHalf: the unsigned 6-bit quants of half a block (ql at qlOff,
+// qh at qhOff of w) into lo (values 0-63) and hi (64-127), through the
+// scratch registers s0-s2 (ZMM); Z31 and Z30 hold q6kConstants' masks.
+func q6kUnpackHalf(w func(int) Mem, qlOff, qhOff int, lo, hi, s0, s1, s2 VecPhysical) {
+	a.VMOVDQU8(w(qlOff), s0)
+	a.VMOVDQU8(w(qhOff), s1.AsY())
+	a.VPSRLW(Imm(2), s1.AsY(), s2.AsY())
+	a.VINSERTI64X4(Imm(1), s2.AsY(), s1, s1)
+	a.VPSRLW(Imm(4), s0, hi)
+	a.VPANDD(Z31, s0, lo)
+	a.VPANDD(Z31, hi, hi)
+	a.VPSLLW(Imm(4), s1, s2)
+	a.VPANDD(Z30, s2, s2)
+	a.VPORD(s2, lo, lo)
+	a.VPANDD(Z30, s1, s1)
+	a.VPORD(s1, hi, hi)
 }
 
 // q6kScaleWords spreads the 16 int8 scales at 192(w) over Z16-Z19 (words

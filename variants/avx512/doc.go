@@ -6,6 +6,10 @@
 //     "avx512-vnni" (VPMADDUBSW + VPDPWSSD), "avx512-vnni-4row" (four rows
 //     per pass sharing the activations), "avx512-vnni-prefetch" (software
 //     prefetch 2 KiB ahead);
+//   - batched decode (matvec_batch) Q4_K and Q6_K: "avx512-vnni" and its
+//     prefetching forms "avx512-vnni-pfNk", up to 8 tokens per pass over
+//     each weight super-block as stored, every token bit for bit the
+//     avx512-vnni matvec's;
 //   - matvec Q8_0×Q8_0: "avx512" and "avx512-vnni" (sign trick);
 //   - matvec F32, F16 and BF16 ("avx512"; BF16 also "avx512-bf16" with
 //     VDPBF16PS, BYTE-encoded);
@@ -29,7 +33,7 @@
 // and registers nothing.
 //
 // The files with a "Code generated" header (the Q4_K, Q6_K, Q8_0 and float
-// matvecs, the row ops) are written by variants/_gen from one description
+// matvecs, the batched decode products, the row ops) are written by variants/_gen from one description
 // of each kernel; edit the generator and run go generate here, not the .s.
 package avx512
 

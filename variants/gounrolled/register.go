@@ -14,6 +14,11 @@ func init() {
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(wt), Name: "go-unrolled", Family: ledger.FamilyGoUnrolled,
 			Impl: f, Notes: notes})
 	}
+	for wt, f := range map[quant.Type]ledger.MatMul{quant.Q4_K: MatVecBatchQ4K, quant.Q6_K: MatVecBatchQ6K} {
+		ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(wt), Name: "go-unrolled", Family: ledger.FamilyGoUnrolled,
+			Impl: f, Notes: "pure Go: each super-block of a weight row unpacked once (quants to int32 in value order, scales, d), " +
+				"then dotted with every token's activations; integer sums per sub-block, the float epilogue per super-block and token"})
+	}
 	for t, f := range map[quant.Type]ledger.Quantize{quant.Q8_K: QuantizeQ8K, quant.Q8_0: QuantizeQ8_0} {
 		ledger.Register(ledger.Variant{Op: ledger.QuantizeOp(t), Name: "go-unrolled", Family: ledger.FamilyGoUnrolled,
 			Impl: f, Notes: "pure Go, byte-identical to ggml's quantize_row_*_ref (checked against the pinned libggml-base)"})

@@ -13,6 +13,9 @@ func init() {
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(wt), Name: "naive", Family: ledger.FamilyNaive,
 			Impl:  MatMul(wt),
 			Notes: "scalar Go, one dot product per output"})
+		ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(wt), Name: "naive", Family: ledger.FamilyNaive,
+			Impl:  MatMul(wt),
+			Notes: "scalar Go, one dot product per output (each token's alone, so independent of the others)"})
 	}
 	quantizers := map[quant.Type]ledger.Quantize{
 		quant.Q8_K: QuantizeQ8K, quant.Q8_0: QuantizeQ8_0, quant.F16: QuantizeF16, quant.BF16: QuantizeBF16,
