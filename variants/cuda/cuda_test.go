@@ -222,3 +222,19 @@ func TestNoDeviceError(t *testing.T) {
 		t.Fatal("feature cuda present without a device")
 	}
 }
+
+// TestSkipKernels: the ablation list sets exactly the kernels it names and
+// refuses a name that is no kernel (no GPU needed).
+func TestSkipKernels(t *testing.T) {
+	fns := map[string]cu.Function{"a": 1, "b": 2, "c": 3}
+	var th cu.Thread
+	if err := skipKernels(&th, fns, "a, c"); err != nil {
+		t.Fatal(err)
+	}
+	if !th.Skip[1] || th.Skip[2] || !th.Skip[3] {
+		t.Fatalf("skip set %v, want functions 1 and 3", th.Skip)
+	}
+	if err := skipKernels(&th, fns, "a,nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Fatalf("unknown kernel: got %v, want an error naming it", err)
+	}
+}

@@ -20,6 +20,11 @@ var kernelFS embed.FS
 // (for cuobjdump --dump-sass and --dump-resource-usage on the device).
 const DumpEnv = "DAMASCUS_CUDA_DUMP"
 
+// SkipEnv names kernels (comma-separated) whose launches are left out, to
+// measure each one's share of a step (ablation): what the step computes is
+// then wrong, so it is for timing only. An unknown name is an error.
+const SkipEnv = "DAMASCUS_CUDA_SKIP"
+
 // sourceFiles are the kernel files, each compiled into its own module, and
 // the kernels each defines.
 var sourceFiles = []struct {
@@ -172,12 +177,28 @@ func setup() (*gpu, error) {
 				}
 			}
 		}
-		return nil
+		return skipKernels(t, r.fns, os.Getenv(SkipEnv))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cuda kernels: %w", err)
 	}
 	return r, nil
+}
+
+// skipKernels sets t.Skip to the kernels named in list (SkipEnv's value).
+func skipKernels(t *cu.Thread, fns map[string]cu.Function, list string) error {
+	if list == "" {
+		return nil
+	}
+	t.Skip = map[cu.Function]bool{}
+	for _, name := range strings.Split(list, ",") {
+		fn, ok := fns[strings.TrimSpace(name)]
+		if !ok {
+			return fmt.Errorf("%s: no kernel named %q", SkipEnv, name)
+		}
+		t.Skip[fn] = true
+	}
+	return nil
 }
 
 func dump(dir string, comp map[string]cu.Compiled) error {
