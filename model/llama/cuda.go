@@ -22,6 +22,15 @@ const DeviceCUDA = "cuda"
 // 1776 for the 8-token kernels (0).
 const MMAEnv = "DAMASCUS_CUDA_MMA"
 
+// DAttnEnv picks the decode attention's split kernel: serial (the
+// default, cuda-flash: a tile's values weighted one position after another
+// per thread) or wv (cuda-flash-wv: a tile's keys and values loaded at once
+// and weighted in the warp that scored them).
+const DAttnEnv = "DAMASCUS_CUDA_DATTN"
+
+// dattnVariants are DAttnEnv's values and the variants they name.
+var dattnVariants = map[string]string{"": "cuda-flash", "serial": "cuda-flash", "wv": "cuda-flash-wv"}
+
 // PDLEnv set to 0 launches the GPU's kernels one strictly after another,
 // without programmatic dependent launch (to compare).
 const PDLEnv = "DAMASCUS_CUDA_PDL"
@@ -66,6 +75,7 @@ type cudaBackend struct {
 	mma        bool      // batches on the tensor-core matmuls
 	mmaInt     bool      // … in their integer-epilogue form
 	mmaPipe    bool      // … on the cp.async-pipelined kernels (MMAEnv=pipe)
+	dattn      string    // the decode attention's split kernel (DAttnEnv)
 	allocs     []cu.Ptr
 
 	pers *persistentDecode // DecodeEnv's persistent decode (cuda_persistent.go); nil: the launch-per-op graph
@@ -92,13 +102,18 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	default:
 		return nil, fmt.Errorf("cuda backend: %s=%q: want pipe (the default), int, float or 0", MMAEnv, v)
 	}
+	dattn, ok := dattnVariants[os.Getenv(DAttnEnv)]
+	if !ok {
+		return nil, fmt.Errorf("cuda backend: %s=%q: want serial (the default) or wv", DAttnEnv, os.Getenv(DAttnEnv))
+	}
 	e, err := cuda.OpenEngine()
 	if err != nil {
 		return nil, fmt.Errorf("cuda backend: %w", err)
 	}
 	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
 		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
-		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: os.Getenv(MMAEnv) == "" || os.Getenv(MMAEnv) == "pipe"}
+		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: os.Getenv(MMAEnv) == "" || os.Getenv(MMAEnv) == "pipe",
+		dattn: cuda.DecodeAttnKernels[dattn]}
 	if b.decode, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 64, 256); err == nil {
 		b.batch, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 256, 64)
 	}
@@ -307,7 +322,7 @@ func (b *cudaBackend) twinOf(x []float32) cu.Ptr {
 func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() error) error {
 	return b.e.Do(func(l *cuda.Launcher) (err error) {
 		b.l = l
-		l.MMA, l.MMAInt = b.mma, b.mmaInt
+		l.MMA, l.MMAInt, l.DecodeAttn = b.mma, b.mmaInt, b.dattn
 		if b.mmaPipe {
 			l.Pipe = cuda.PipeTileNamed("cuda-mma-pipe")
 		}

@@ -304,6 +304,11 @@ func TestDeviceOptionErrors(t *testing.T) {
 		t.Errorf("%s=pipee: err = %v, want one naming the variable", MMAEnv, err)
 	}
 	t.Setenv(MMAEnv, "")
+	t.Setenv(DAttnEnv, "fast")
+	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), DAttnEnv) {
+		t.Errorf("%s=fast: err = %v, want one naming the variable", DAttnEnv, err)
+	}
+	t.Setenv(DAttnEnv, "")
 	if cuda.Available() == nil {
 		t.Log("a GPU is present: the no-GPU error is not exercised here")
 		return

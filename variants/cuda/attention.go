@@ -92,7 +92,13 @@ func hostAttention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, 
 // attention (DecodeAttention): k and v, laid out [position][KV head][dim]
 // as the contract has them, are regrouped per KV head as the engine's
 // cache keeps them, and the position is read from device memory.
-func hostFlashAttention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+func hostFlashAttention(variant string) func(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	return func(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+		flashAttention(DecodeAttnKernels[variant], out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
+	}
+}
+
+func flashAttention(kernel string, out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
 	n := nHeads * headDim
 	if n == 0 || nCtx == 0 {
 		return
@@ -109,7 +115,7 @@ func hostFlashAttention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx 
 		}
 	}
 	host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
-		l := &Launcher{r: r, T: t, S: s}
+		l := &Launcher{r: r, T: t, S: s, DecodeAttn: kernel}
 		pq, err := upload(r, t, s, "x", q[:n])
 		if err != nil {
 			return err

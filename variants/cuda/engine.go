@@ -56,7 +56,16 @@ type Launcher struct {
 	// Pipe, with MMA, runs them on its cp.async-pipelined kernels
 	// (mma_pipe.cu, cuda-mma-pipe) where the weight format has one.
 	Pipe *PipeTile
+	// DecodeAttn is the decode attention's split kernel (DecodeAttnKernels);
+	// empty: dattn_split.
+	DecodeAttn string
 }
+
+// DecodeAttnKernels are the decode attention's split kernels by variant:
+// dattn_split (cuda-flash) weights a tile's values one position after
+// another per thread; dattn_wv_split (cuda-flash-wv) loads a tile's keys
+// and values at once and weights them in the warp that scored them.
+var DecodeAttnKernels = map[string]string{"cuda-flash": "dattn_split", "cuda-flash-wv": "dattn_wv_split"}
 
 // Weights is a matrix in its device layout.
 type Weights struct {
@@ -263,7 +272,11 @@ func (l *Launcher) DecodeAttention(out, q, kc, vc, po, pml, posp cu.Ptr, nHeads,
 	if !DecodeAttentionFits(hd) || nHeads/nKV > MaxGroup {
 		return fmt.Errorf("cuda decode attention: heads of %d, %d per KV head", hd, nHeads/nKV)
 	}
-	if err := l.T.Launch(l.r.fns["dattn_split"], cu.D2(DecodeSplits, nKV), cu.D1(128), 0, l.S,
+	kern := l.DecodeAttn
+	if kern == "" {
+		kern = "dattn_split"
+	}
+	if err := l.T.Launch(l.r.fns[kern], cu.D2(DecodeSplits, nKV), cu.D1(128), 0, l.S,
 		po.Arg(), pml.Arg(), q.Arg(), kc.Arg(), vc.Arg(), posp.Arg(), cu.I32(nHeads), cu.I32(nKV), cu.I32(hd), cu.I32(nctx), cu.F32(scale)); err != nil {
 		return err
 	}

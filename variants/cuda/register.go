@@ -51,7 +51,9 @@ func init() {
 	reg(ledger.OpSoftmax, ledger.Softmax(hostSoftmax), "one block, sum in double")
 	reg(ledger.OpRoPE, ledger.RoPE(hostRoPE), "one thread per rotated pair")
 	reg(ledger.OpAttention, ledger.Attention(hostAttention), "flash-decoding: the context split into chunks (about two blocks per SM), then combined")
-	regAs(ledger.OpAttention, "cuda-flash", ledger.Attention(hostFlashAttention),
+	regAs(ledger.OpAttention, "cuda-flash", ledger.Attention(hostFlashAttention("cuda-flash")),
 		"the engine's decode attention: 32 equal splits per KV head at any depth, online softmax over tiles of 32 positions, query in registers; heads of up to 128")
+	regAs(ledger.OpAttention, "cuda-flash-wv", ledger.Attention(hostFlashAttention("cuda-flash-wv")),
+		"cuda-flash with a tile's keys and values loaded at once (one round trip a tile, not one a position) and weighted in the warp that scored them, lanes over dimensions; the warps' sums meet once at the end")
 	registerPersistent()
 }

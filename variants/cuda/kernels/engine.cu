@@ -468,3 +468,130 @@ extern "C" __global__ void __launch_bounds__(128) dattn_split(float* po, float* 
 		dattn<1>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
 	}
 }
+
+// ---- decode attention, every load of a tile in flight at once --------------
+
+// dattn_split's contract (splits, partials for eattn_combine), with its
+// latency chain cut: each warp loads the keys AND the values of its 8
+// positions of a tile together with nothing between them (one round trip
+// to memory a tile, not one a position, as dattn's value pass paid), the
+// softmax pieces of the tile are found by every warp alike from the scores
+// in shared memory (no barrier between max, sum and weights), the warp
+// weights the values it holds (lanes over dimensions), and the four warps'
+// sums meet in shared memory once, at the end.
+template <int D>
+__device__ __forceinline__ void dattn_wv(float* po, float* pml, const float* q, const float* kc, const float* vc, int pos,
+                                         int nHeads, int nKV, int hd, int nctx, float scale) {
+	const int G = nHeads / nKV, kvh = blockIdx.y, S = gridDim.x, s = blockIdx.x;
+	const int ctx = pos + 1, per = (ctx + S - 1) / S, t0 = s * per, t1 = min(ctx, t0 + per);
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const size_t pbase = (size_t)s * nHeads + (size_t)kvh * G;
+	__shared__ float p[EATT_MAXG][DATT_TILE];
+	__shared__ float osum[4][EATT_MAXG][32 * D];
+	if (t0 >= t1) {
+		for (int i = tid; i < G * hd; i += blockDim.x) po[pbase * hd + i] = 0.f;
+		for (int g = tid; g < G; g += blockDim.x) {
+			pml[(pbase + g) * 2] = NEG_INF;
+			pml[(pbase + g) * 2 + 1] = 0.f;
+		}
+		return;
+	}
+	float qr[EATT_MAXG][D];
+#pragma unroll
+	for (int g = 0; g < EATT_MAXG; g++)
+#pragma unroll
+		for (int i = 0; i < D; i++) qr[g][i] = g < G && D * lane + i < hd ? q[((size_t)kvh * G + g) * hd + D * lane + i] : 0.f;
+	const float* kh = kc + (size_t)kvh * nctx * hd;
+	const float* vh = vc + (size_t)kvh * nctx * hd;
+	float o[EATT_MAXG][D], m[EATT_MAXG], l[EATT_MAXG];
+#pragma unroll
+	for (int g = 0; g < EATT_MAXG; g++) {
+		m[g] = NEG_INF;
+		l[g] = 0.f;
+#pragma unroll
+		for (int i = 0; i < D; i++) o[g][i] = 0.f;
+	}
+	for (int tile = t0; tile < t1; tile += DATT_TILE) {
+		const int L = min(DATT_TILE, t1 - tile);
+		float kr[8][D], vr[8][D];
+#pragma unroll
+		for (int u = 0; u < 8; u++) {
+			const int tt = 8 * warp + u;
+#pragma unroll
+			for (int i = 0; i < D; i++) {
+				const bool in = tt < L && D * lane + i < hd;
+				const size_t at = (size_t)(tile + tt) * hd + D * lane + i;
+				kr[u][i] = in ? kh[at] : 0.f;
+				vr[u][i] = in ? vh[at] : 0.f;
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < 8; u++) {
+			const int tt = 8 * warp + u;
+#pragma unroll
+			for (int g = 0; g < EATT_MAXG; g++) {
+				if (g < G) {
+					float d = 0.f;
+#pragma unroll
+					for (int i = 0; i < D; i++) d += qr[g][i] * kr[u][i];
+					d = warp_sum(d);
+					if (lane == 0) p[g][tt] = tt < L ? d * scale : NEG_INF;
+				}
+			}
+		}
+		__syncthreads();
+#pragma unroll
+		for (int g = 0; g < EATT_MAXG; g++) {
+			if (g < G) {
+				const float v = p[g][lane];
+				const float mn = fmaxf(m[g], warp_max(v));
+				const float e = lane < L ? expf(v - mn) : 0.f;
+				const float a = expf(m[g] - mn); // 0 on the first tile (m = -inf)
+				l[g] = l[g] * a + warp_sum(e);
+				m[g] = mn;
+#pragma unroll
+				for (int i = 0; i < D; i++) o[g][i] *= a;
+#pragma unroll
+				for (int u = 0; u < 8; u++) {
+					const float wu = __shfl_sync(0xffffffffu, e, 8 * warp + u);
+#pragma unroll
+					for (int i = 0; i < D; i++) o[g][i] += wu * vr[u][i];
+				}
+			}
+		}
+		__syncthreads(); // p is rewritten by the next tile
+	}
+#pragma unroll
+	for (int g = 0; g < EATT_MAXG; g++)
+		if (g < G)
+#pragma unroll
+			for (int i = 0; i < D; i++) osum[warp][g][D * lane + i] = o[g][i];
+	__syncthreads();
+	for (int i = tid; i < G * hd; i += blockDim.x) {
+		const int g = i / hd, dd = i - g * hd;
+		po[pbase * hd + i] = ((osum[0][g][dd] + osum[1][g][dd]) + osum[2][g][dd]) + osum[3][g][dd];
+	}
+	if (tid == 0) {
+#pragma unroll
+		for (int g = 0; g < EATT_MAXG; g++) {
+			if (g < G) {
+				pml[(pbase + g) * 2] = m[g];
+				pml[(pbase + g) * 2 + 1] = l[g];
+			}
+		}
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(128) dattn_wv_split(float* po, float* pml, const float* q, const float* kc,
+                                                                 const float* vc, const int* posp, int nHeads, int nKV,
+                                                                 int hd, int nctx, float scale) {
+	PDL_START();
+	const int pos = *posp;
+	if (hd > 64) {
+		dattn_wv<4>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
+	} else if (hd > 32) {
+		dattn_wv<2>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
+	} else {
+		dattn_wv<1>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
+	}
+}
