@@ -235,25 +235,22 @@ var (
 )
 
 // rowFunc binds a to_float or from_float pointer: void (*)(const void *, void *, int64_t).
-func rowFunc(p uintptr) func(x, y unsafe.Pointer, k int64) {
-	fnMu.Lock()
-	defer fnMu.Unlock()
-	f, ok := rowFuncs[p]
-	if !ok {
-		purego.RegisterFunc(&f, p)
-		rowFuncs[p] = f
-	}
-	return f
-}
+func rowFunc(p uintptr) func(x, y unsafe.Pointer, k int64) { return bound(rowFuncs, p) }
 
 // vecDotFunc binds a ggml_vec_dot_t pointer.
 func vecDotFunc(p uintptr) func(n int32, s *float32, bs uintptr, x unsafe.Pointer, bx uintptr, y unsafe.Pointer, by uintptr, nrc int32) {
+	return bound(dotFuncs, p)
+}
+
+// bound returns the Go function bound to the C function pointer p, binding
+// it on first use and keeping it in funcs.
+func bound[F any](funcs map[uintptr]F, p uintptr) F {
 	fnMu.Lock()
 	defer fnMu.Unlock()
-	f, ok := dotFuncs[p]
+	f, ok := funcs[p]
 	if !ok {
 		purego.RegisterFunc(&f, p)
-		dotFuncs[p] = f
+		funcs[p] = f
 	}
 	return f
 }
