@@ -209,13 +209,19 @@ func init() {
 		at := ledger.ActivationType(wt)
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(wt), Name: MatVecLoopName, Family: ledger.FamilyMatVecLoop,
 			Notes: "the promoted matvec applied to each activation row: what the engine runs without a promoted matmul",
-			Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
-				mv, err := Default().MatVec(wt)
-				if err != nil {
-					panic(err) // the naive matvec always exists: only a bad override gets here
-				}
-				matVecLoop(mv, at)(dst, ldd, w, rows, xq, n, k)
-			})})
+			Impl:  overDefaultMatVec(wt, func(mv ledger.MatVec) ledger.MatMul { return matVecLoop(mv, at) })})
+	}
+}
+
+// overDefaultMatVec is the MatMul that runs wrap over the matvec the default
+// dispatcher picks for wt at the time of each call.
+func overDefaultMatVec(wt quant.Type, wrap func(ledger.MatVec) ledger.MatMul) ledger.MatMul {
+	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+		mv, err := Default().MatVec(wt)
+		if err != nil {
+			panic(err) // the naive matvec always exists: only a bad override gets here
+		}
+		wrap(mv)(dst, ldd, w, rows, xq, n, k)
 	}
 }
 
@@ -259,13 +265,7 @@ func init() {
 		ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(wt), Name: MatVecChunksName, Family: ledger.FamilyMatVecLoop,
 			Notes: "the promoted matvec over chunks of about 256 KiB of weight rows, each chunk for every token in turn " +
 				"(from memory once, then from the cache): what a Batch runs without a promoted batched kernel",
-			Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
-				mv, err := Default().MatVec(wt)
-				if err != nil {
-					panic(err) // the naive matvec always exists: only a bad override gets here
-				}
-				matVecChunks(mv, wt)(dst, ldd, w, rows, xq, n, k)
-			})})
+			Impl: overDefaultMatVec(wt, func(mv ledger.MatVec) ledger.MatMul { return matVecChunks(mv, wt) })})
 	}
 }
 
