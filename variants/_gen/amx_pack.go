@@ -65,36 +65,7 @@ func amxPack() []byte {
 	l.e("\tVMOVDQU32 40(AX), Z31")
 	l.constants()
 	l.e("sb:")
-	l.gather(4, 0)  // D0
-	l.gather(8, 1)  // D1
-	l.gather(12, 2) // D2
-	l.gather(0, 3)  // d | dmin<<16
-	l.e("\tVPANDD Z30, Z0, Z4          // sc 0-3")
-	l.e("\tVPANDD Z30, Z1, Z5          // m 0-3")
-	l.e("\tVPSRLD $2, Z0, Z8")
-	l.e("\tVPANDD Z28, Z8, Z8")
-	l.e("\tVPANDD Z29, Z2, Z6")
-	l.e("\tVPORD  Z8, Z6, Z6           // sc 4-7")
-	l.e("\tVPSRLD $2, Z1, Z8")
-	l.e("\tVPANDD Z28, Z8, Z8")
-	l.e("\tVPSRLD $4, Z2, Z7")
-	l.e("\tVPANDD Z29, Z7, Z7")
-	l.e("\tVPORD  Z8, Z7, Z7           // m 4-7")
-	l.e("\tVPMOVDW Z3, Y9")
-	l.e("\tVCVTPH2PS Y9, Z9")
-	l.e("\tVMOVUPS Z9, 8192(DI)        // d")
-	l.e("\tVPSRLD $16, Z3, Z10")
-	l.e("\tVPMOVDW Z10, Y10")
-	l.e("\tVCVTPH2PS Y10, Z10")
-	l.e("\tVMOVUPS Z10, 8256(DI)       // dmin")
-	for h := 0; h < 4; h++ {
-		src := 5
-		if h >= 2 {
-			src = 7
-		}
-		l.e("\tVPSHUFB %d(DX), Z%d, Z11", 896+64*(h%2), src)
-		l.e("\tVMOVDQU32 Z11, %d(DI)   // (m%d, m%d)", 8320+64*h, 2*h, 2*h+1)
-	}
+	l.q4kScalesMins(8192, 8256, 8320)
 	l.e("\tVPXORD Z11, Z11, Z11")
 	for h := 4; h < 8; h++ {
 		l.e("\tVMOVDQU32 Z11, %d(DI)", 8320+64*h)
@@ -240,3 +211,41 @@ const q6kPackDoc = `
 // Z26 0x7f00, Z25 0xff00, Z17-Z20 / Z21-Z24 even / odd selectors, Z4-Z7
 // the sixteen scales (4 per dword).
 `
+
+// q4kScalesMins gathers a Q4_K super-block's 12 scale bytes and d, dmin of
+// the 16 rows (one row per dword lane) and unpacks them: the eight 6-bit
+// scales into Z4 (0-3) and Z6 (4-7), the mins into Z5 and Z7, d and dmin as
+// float32 at dOff and dminOff(DI), and the min pairs (m_2h, m_2h+1) as word
+// pairs at coefOff(DI), 64 bytes a pair. Constants as packQ4KTiles's.
+func (l *lines) q4kScalesMins(dOff, dminOff, coefOff int) {
+	l.gather(4, 0)  // D0
+	l.gather(8, 1)  // D1
+	l.gather(12, 2) // D2
+	l.gather(0, 3)  // d | dmin<<16
+	l.e("\tVPANDD Z30, Z0, Z4          // sc 0-3")
+	l.e("\tVPANDD Z30, Z1, Z5          // m 0-3")
+	l.e("\tVPSRLD $2, Z0, Z8")
+	l.e("\tVPANDD Z28, Z8, Z8")
+	l.e("\tVPANDD Z29, Z2, Z6")
+	l.e("\tVPORD  Z8, Z6, Z6           // sc 4-7")
+	l.e("\tVPSRLD $2, Z1, Z8")
+	l.e("\tVPANDD Z28, Z8, Z8")
+	l.e("\tVPSRLD $4, Z2, Z7")
+	l.e("\tVPANDD Z29, Z7, Z7")
+	l.e("\tVPORD  Z8, Z7, Z7           // m 4-7")
+	l.e("\tVPMOVDW Z3, Y9")
+	l.e("\tVCVTPH2PS Y9, Z9")
+	l.e("\tVMOVUPS Z9, %d(DI)        // d", dOff)
+	l.e("\tVPSRLD $16, Z3, Z10")
+	l.e("\tVPMOVDW Z10, Y10")
+	l.e("\tVCVTPH2PS Y10, Z10")
+	l.e("\tVMOVUPS Z10, %d(DI)       // dmin", dminOff)
+	for h := 0; h < 4; h++ {
+		src := 5
+		if h >= 2 {
+			src = 7
+		}
+		l.e("\tVPSHUFB %d(DX), Z%d, Z11", 896+64*(h%2), src)
+		l.e("\tVMOVDQU32 Z11, %d(DI)   // (m%d, m%d)", coefOff+64*h, 2*h, 2*h+1)
+	}
+}

@@ -78,36 +78,7 @@ func subPackQ4K(l *lines) {
 	}
 	subPrologue(l, "subPackQ4K")
 	l.e("subq4sb:")
-	l.gather(4, 0)
-	l.gather(8, 1)
-	l.gather(12, 2)
-	l.gather(0, 3)
-	l.e("\tVPANDD Z30, Z0, Z4          // sc 0-3")
-	l.e("\tVPANDD Z30, Z1, Z5          // m 0-3")
-	l.e("\tVPSRLD $2, Z0, Z8")
-	l.e("\tVPANDD Z28, Z8, Z8")
-	l.e("\tVPANDD Z29, Z2, Z6")
-	l.e("\tVPORD  Z8, Z6, Z6           // sc 4-7")
-	l.e("\tVPSRLD $2, Z1, Z8")
-	l.e("\tVPANDD Z28, Z8, Z8")
-	l.e("\tVPSRLD $4, Z2, Z7")
-	l.e("\tVPANDD Z29, Z7, Z7")
-	l.e("\tVPORD  Z8, Z7, Z7           // m 4-7")
-	l.e("\tVPMOVDW Z3, Y9")
-	l.e("\tVCVTPH2PS Y9, Z9")
-	l.e("\tVMOVUPS Z9, %d(DI)        // d", subQ4D)
-	l.e("\tVPSRLD $16, Z3, Z10")
-	l.e("\tVPMOVDW Z10, Y10")
-	l.e("\tVCVTPH2PS Y10, Z10")
-	l.e("\tVMOVUPS Z10, %d(DI)       // dmin", subQ4Dmin)
-	for h := 0; h < 4; h++ {
-		src := 5
-		if h >= 2 {
-			src = 7
-		}
-		l.e("\tVPSHUFB %d(DX), Z%d, Z11", 896+64*(h%2), src)
-		l.e("\tVMOVDQU32 Z11, %d(DI)   // (m%d, m%d)", subQ4Coef+64*h, 2*h, 2*h+1)
-	}
+	l.q4kScalesMins(subQ4D, subQ4Dmin, subQ4Coef)
 	for j := 0; j < 8; j++ {
 		src := 4
 		if j >= 4 {
