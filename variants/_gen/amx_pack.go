@@ -17,6 +17,14 @@ type lines []string
 
 func (l *lines) e(format string, args ...any) { *l = append(*l, fmt.Sprintf(format, args...)) }
 
+// doc emits text, a block of assembly comments, without its surrounding
+// white space, line by line.
+func (l *lines) doc(text string) {
+	for _, s := range strings.Split(strings.TrimSpace(text), "\n") {
+		l.e("%s", s)
+	}
+}
+
 // gather: Zz = the dword at off(SI) of each row in the mask R8.
 func (l *lines) gather(off, z int) {
 	l.e("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
@@ -52,9 +60,7 @@ func amxPack() []byte {
 	l.e("")
 	l.e("#include \"textflag.h\"")
 	l.e("")
-	for _, s := range strings.Split(strings.TrimSpace(q4kPackDoc), "\n") {
-		l.e("%s", s)
-	}
+	l.doc(q4kPackDoc)
 	l.e("TEXT ·packQ4KTiles(SB), NOSPLIT, $0-8")
 	l.e("\tMOVQ a+0(FP), AX")
 	l.e("\tMOVQ 0(AX), DI   // panel")
@@ -104,9 +110,7 @@ func amxPack() []byte {
 
 	// ---- Q6_K ----
 	l.e("")
-	for _, s := range strings.Split(strings.TrimSpace(q6kPackDoc), "\n") {
-		l.e("%s", s)
-	}
+	l.doc(q6kPackDoc)
 	l.e("TEXT ·packQ6KTiles(SB), NOSPLIT, $0-8")
 	l.e("\tMOVQ a+0(FP), AX")
 	l.e("\tMOVQ 0(AX), DI")

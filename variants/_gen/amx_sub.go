@@ -65,7 +65,7 @@ func subPrologue(l *lines, name string) {
 }
 
 func subPackQ4K(l *lines) {
-	for _, s := range strings.Split(strings.TrimSpace(`
+	l.doc(`
 // func subPackQ4K(a *packArgs)
 //
 // Unpacks rows (mask) of a 16-row tile, nsb Q4_K super-blocks, into the
@@ -73,9 +73,7 @@ func subPackQ4K(l *lines) {
 // dword lane, gathered as packQ4KTiles does), the eight scales as dwords,
 // the min pairs (m_2h, m_2h+1) as word pairs, d and dmin. Constants as
 // packQ4KTiles's (Z30 0x3f, Z29 0x0f, Z28 0x30, min selectors at DX+896).
-`), "\n") {
-		l.e("%s", s)
-	}
+`)
 	subPrologue(l, "subPackQ4K")
 	l.e("subq4sb:")
 	l.q4kScalesMins(subQ4D, subQ4Dmin, subQ4Coef)
@@ -107,7 +105,7 @@ func subPackQ4K(l *lines) {
 }
 
 func subPackQ6K(l *lines) {
-	for _, s := range strings.Split(strings.TrimSpace(`
+	l.doc(`
 // func subPackQ6K(a *packArgs)
 //
 // subPackQ4K for Q6_K: the 6-bit quants (0..63, the −32 left to the block
@@ -115,9 +113,7 @@ func subPackQ6K(l *lines) {
 // int8 scales sign-extended to dwords; the block-sum coefficients
 // −32·sc as word pairs; d. Constants as packQ6KTiles's (Z29 0x0f, Z28
 // 0x30, the high-byte selectors at DX+896).
-`), "\n") {
-		l.e("%s", s)
-	}
+`)
 	subPrologue(l, "subPackQ6K")
 	l.e("subq6sb:")
 	for i := 0; i < 4; i++ {
@@ -178,7 +174,7 @@ func subKernel(l *lines, q6 bool) {
 	if q6 {
 		name, lbl, wBytes = "subKernelQ6K", "s6", subQ6Bytes
 	}
-	for _, s := range strings.Split(strings.TrimSpace(fmt.Sprintf(`
+	l.doc(fmt.Sprintf(`
 // func %s(a *subArgs)
 //
 // One row tile (16 rows, one per dword lane) over every block of %d tokens:
@@ -191,9 +187,7 @@ func subKernel(l *lines, q6 bool) {
 // Registers: DI args, R8 weight super-block, R9 activation super-block,
 // AX/SI/DX the chunk's weights, activations and scales, R11 acc, R12
 // super-blocks left, R13 token block, R14 tokens left, BX dst.
-`, name, subTok)), "\n") {
-		l.e("%s", s)
-	}
+`, name, subTok))
 	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
 	l.e("\tMOVQ a+0(FP), DI")
 	l.e("\tMOVQ 8(DI), R13")
