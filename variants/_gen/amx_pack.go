@@ -17,6 +17,21 @@ type lines []string
 
 func (l *lines) e(format string, args ...any) { *l = append(*l, fmt.Sprintf(format, args...)) }
 
+// packPrologue opens the TEXT of name, a func(a *packArgs), loading the
+// packArgs (panel, weights, super-blocks, row mask, constants, row offsets)
+// and the constants.
+func (l *lines) packPrologue(name string) {
+	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
+	l.e("\tMOVQ a+0(FP), AX")
+	l.e("\tMOVQ 0(AX), DI   // panel")
+	l.e("\tMOVQ 8(AX), SI   // w at row 0 of the first super-block")
+	l.e("\tMOVQ 16(AX), CX  // super-blocks")
+	l.e("\tMOVQ 24(AX), R8  // row mask")
+	l.e("\tMOVQ 32(AX), DX  // constants")
+	l.e("\tVMOVDQU32 40(AX), Z31")
+	l.constants()
+}
+
 // doc emits text, a block of assembly comments, without its surrounding
 // white space, line by line.
 func (l *lines) doc(text string) {
@@ -61,15 +76,7 @@ func amxPack() []byte {
 	l.e("#include \"textflag.h\"")
 	l.e("")
 	l.doc(q4kPackDoc)
-	l.e("TEXT ·packQ4KTiles(SB), NOSPLIT, $0-8")
-	l.e("\tMOVQ a+0(FP), AX")
-	l.e("\tMOVQ 0(AX), DI   // panel")
-	l.e("\tMOVQ 8(AX), SI   // w at row 0 of the first super-block")
-	l.e("\tMOVQ 16(AX), CX  // super-blocks")
-	l.e("\tMOVQ 24(AX), R8  // row mask")
-	l.e("\tMOVQ 32(AX), DX  // constants")
-	l.e("\tVMOVDQU32 40(AX), Z31")
-	l.constants()
+	l.packPrologue("packQ4KTiles")
 	l.e("sb:")
 	l.q4kScalesMins(8192, 8256, 8320)
 	l.e("\tVPXORD Z11, Z11, Z11")

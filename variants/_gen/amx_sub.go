@@ -51,19 +51,6 @@ func amxSub() []byte {
 	return []byte(strings.Join(l, "\n") + "\n")
 }
 
-// subPrologue loads packArgs as packQ4KTiles does.
-func subPrologue(l *lines, name string) {
-	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
-	l.e("\tMOVQ a+0(FP), AX")
-	l.e("\tMOVQ 0(AX), DI   // panel")
-	l.e("\tMOVQ 8(AX), SI   // w at row 0 of the first super-block")
-	l.e("\tMOVQ 16(AX), CX  // super-blocks")
-	l.e("\tMOVQ 24(AX), R8  // row mask")
-	l.e("\tMOVQ 32(AX), DX  // constants")
-	l.e("\tVMOVDQU32 40(AX), Z31")
-	l.constants()
-}
-
 func subPackQ4K(l *lines) {
 	l.doc(`
 // func subPackQ4K(a *packArgs)
@@ -74,7 +61,7 @@ func subPackQ4K(l *lines) {
 // the min pairs (m_2h, m_2h+1) as word pairs, d and dmin. Constants as
 // packQ4KTiles's (Z30 0x3f, Z29 0x0f, Z28 0x30, min selectors at DX+896).
 `)
-	subPrologue(l, "subPackQ4K")
+	l.packPrologue("subPackQ4K")
 	l.e("subq4sb:")
 	l.q4kScalesMins(subQ4D, subQ4Dmin, subQ4Coef)
 	for j := 0; j < 8; j++ {
@@ -114,7 +101,7 @@ func subPackQ6K(l *lines) {
 // −32·sc as word pairs; d. Constants as packQ6KTiles's (Z29 0x0f, Z28
 // 0x30, the high-byte selectors at DX+896).
 `)
-	subPrologue(l, "subPackQ6K")
+	l.packPrologue("subPackQ6K")
 	l.e("subq6sb:")
 	for i := 0; i < 4; i++ {
 		l.gather(192+4*i, 4+i)
