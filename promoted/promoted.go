@@ -166,28 +166,36 @@ func (d *Dispatcher) MatMul(wt quant.Type) (ledger.MatMul, error) {
 
 // MatMulKernel is MatMul with the variant's ID and prepared form.
 func (d *Dispatcher) MatMulKernel(wt quant.Type) (MatMulKernel, error) {
-	op := ledger.MatMulOp(wt)
+	return d.matMulKernel(ledger.MatMulOp(wt), "matmul", wt, MatVecLoopName,
+		func(mv ledger.MatVec) ledger.MatMul { return matVecLoop(mv, ledger.ActivationType(wt)) })
+}
+
+// matMulKernel resolves op, a matrix-matrix op of weight type wt (what names
+// it in errors): the promoted (or forced) variant, unless the preference is
+// naive or the fallback itself, else the fallback, made by wrap over the
+// promoted matvec and named fallback(matvec variant).
+func (d *Dispatcher) matMulKernel(op, what string, wt quant.Type, fallback string, wrap func(ledger.MatVec) ledger.MatMul) (MatMulKernel, error) {
 	if _, ok := ledger.LookupOp(op); !ok {
-		return MatMulKernel{}, fmt.Errorf("matmul for %s weights: promoted: unknown op %q", wt, op)
+		return MatMulKernel{}, fmt.Errorf("%s for %s weights: promoted: unknown op %q", what, wt, op)
 	}
 	_, forced := d.overrides[op]
 	if forced || len(d.prefs.Ops[op]) > 0 {
 		v, err := d.Resolve(op)
 		if err != nil {
-			return MatMulKernel{}, fmt.Errorf("matmul for %s weights: %w", wt, err)
+			return MatMulKernel{}, fmt.Errorf("%s for %s weights: %w", what, wt, err)
 		}
-		if forced || (v.Name != "naive" && v.Name != MatVecLoopName) {
+		if forced || (v.Name != "naive" && v.Name != fallback) {
 			return MatMulKernel{ID: v.ID(), MatMul: v.Impl.(ledger.MatMul), Prepared: v.Prepared}, nil
 		}
 	}
 	mv, err := d.MatVec(wt)
 	if err != nil {
-		return MatMulKernel{}, fmt.Errorf("matmul for %s weights: %w", wt, err)
+		return MatMulKernel{}, fmt.Errorf("%s for %s weights: %w", what, wt, err)
 	}
 	mvv, _ := d.Resolve(ledger.MatVecOp(wt))
-	id := op + ":matvec-loop(" + mvv.Name + ")"
+	id := op + ":" + fallback + "(" + mvv.Name + ")"
 	d.note(op, id)
-	return MatMulKernel{ID: id, MatMul: matVecLoop(mv, ledger.ActivationType(wt))}, nil
+	return MatMulKernel{ID: id, MatMul: wrap(mv)}, nil
 }
 
 // MatVecLoopName is the matmul variant that loops the promoted matvec.
@@ -201,13 +209,19 @@ func init() {
 		at := ledger.ActivationType(wt)
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(wt), Name: MatVecLoopName, Family: ledger.FamilyMatVecLoop,
 			Notes: "the promoted matvec applied to each activation row: what the engine runs without a promoted matmul",
-			Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
-				mv, err := Default().MatVec(wt)
-				if err != nil {
-					panic(err) // the naive matvec always exists: only a bad override gets here
-				}
-				matVecLoop(mv, at)(dst, ldd, w, rows, xq, n, k)
-			})})
+			Impl:  overDefaultMatVec(wt, func(mv ledger.MatVec) ledger.MatMul { return matVecLoop(mv, at) })})
+	}
+}
+
+// overDefaultMatVec is the MatMul that runs wrap over the matvec the default
+// dispatcher picks for wt at the time of each call.
+func overDefaultMatVec(wt quant.Type, wrap func(ledger.MatVec) ledger.MatMul) ledger.MatMul {
+	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+		mv, err := Default().MatVec(wt)
+		if err != nil {
+			panic(err) // the naive matvec always exists: only a bad override gets here
+		}
+		wrap(mv)(dst, ldd, w, rows, xq, n, k)
 	}
 }
 
@@ -226,28 +240,8 @@ func matVecLoop(mv ledger.MatVec, at quant.Type) ledger.MatMul {
 // token's products are the matvec's, as before the op existed. Its ID
 // names the layout of its prepared form.
 func (d *Dispatcher) MatVecBatchKernel(wt quant.Type) (MatMulKernel, error) {
-	op := ledger.MatVecBatchOp(wt)
-	if _, ok := ledger.LookupOp(op); !ok {
-		return MatMulKernel{}, fmt.Errorf("batched decode for %s weights: promoted: unknown op %q", wt, op)
-	}
-	_, forced := d.overrides[op]
-	if forced || len(d.prefs.Ops[op]) > 0 {
-		v, err := d.Resolve(op)
-		if err != nil {
-			return MatMulKernel{}, fmt.Errorf("batched decode for %s weights: %w", wt, err)
-		}
-		if forced || (v.Name != "naive" && v.Name != MatVecChunksName) {
-			return MatMulKernel{ID: v.ID(), MatMul: v.Impl.(ledger.MatMul), Prepared: v.Prepared}, nil
-		}
-	}
-	mv, err := d.MatVec(wt)
-	if err != nil {
-		return MatMulKernel{}, fmt.Errorf("batched decode for %s weights: %w", wt, err)
-	}
-	mvv, _ := d.Resolve(ledger.MatVecOp(wt))
-	id := op + ":" + MatVecChunksName + "(" + mvv.Name + ")"
-	d.note(op, id)
-	return MatMulKernel{ID: id, MatMul: matVecChunks(mv, wt)}, nil
+	return d.matMulKernel(ledger.MatVecBatchOp(wt), "batched decode", wt, MatVecChunksName,
+		func(mv ledger.MatVec) ledger.MatMul { return matVecChunks(mv, wt) })
 }
 
 // MatVecBatchKernel is Default().MatVecBatchKernel.
@@ -271,13 +265,7 @@ func init() {
 		ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(wt), Name: MatVecChunksName, Family: ledger.FamilyMatVecLoop,
 			Notes: "the promoted matvec over chunks of about 256 KiB of weight rows, each chunk for every token in turn " +
 				"(from memory once, then from the cache): what a Batch runs without a promoted batched kernel",
-			Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
-				mv, err := Default().MatVec(wt)
-				if err != nil {
-					panic(err) // the naive matvec always exists: only a bad override gets here
-				}
-				matVecChunks(mv, wt)(dst, ldd, w, rows, xq, n, k)
-			})})
+			Impl: overDefaultMatVec(wt, func(mv ledger.MatVec) ledger.MatMul { return matVecChunks(mv, wt) })})
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/damascus-llm/damascus/internal/numcmp"
 )
 
 var quantTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K}
@@ -41,17 +43,6 @@ func gaussian(n int, seed uint64, std float64) []float32 {
 	return x
 }
 
-// relRMSE is the RMS error of y against x relative to x's RMS.
-func relRMSE(x, y []float32) float64 {
-	var e, s float64
-	for i := range x {
-		d := float64(x[i]) - float64(y[i])
-		e += d * d
-		s += float64(x[i]) * float64(x[i])
-	}
-	return math.Sqrt(e / s)
-}
-
 // Round trips on Gaussian weights stay within bounds set by each format's
 // bits (the bound is about 1.5× the error the format reaches).
 func TestQuantizeRoundTripError(t *testing.T) {
@@ -64,7 +55,7 @@ func TestQuantizeRoundTripError(t *testing.T) {
 	}
 	x := gaussian(4096, 1, 0.02)
 	for _, typ := range quantTypes {
-		e := relRMSE(x, roundTrip(t, typ, x))
+		e := numcmp.RelRMSE(x, roundTrip(t, typ, x))
 		t.Logf("%-5s relative RMSE %.4f", typ, e)
 		if e > bounds[typ] {
 			t.Errorf("%s relative RMSE %.4f, want ≤ %.4f", typ, e, bounds[typ])
@@ -192,7 +183,7 @@ func TestQuantizeAdversarial(t *testing.T) {
 					}
 				}
 			case "equal", "huge":
-				if e := relRMSE(x, y); e > 0.5 {
+				if e := numcmp.RelRMSE(x, y); e > 0.5 {
 					t.Errorf("%s/%s: relative RMSE %.3f", name, typ, e)
 				}
 			}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -44,14 +42,7 @@ func runBatched(args []string, stdout, stderr io.Writer) error {
 	threads := cli.Int(fs, "threads", 2, 1, llama.MaxThreads, "threads of each engine")
 	out := fs.String("o", "", "write the points as JSON to this `file`")
 	note := fs.String("note", "", "operator note recorded with the figures")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 || *model == "" {
-		fs.Usage()
-		return errUsage
-	}
-	ld, err := llama.Load(*model, llama.LoadOptions{})
+	ld, err := parseAndLoad(fs, args, model)
 	if err != nil {
 		return err
 	}
@@ -107,15 +98,9 @@ func runBatched(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "| %d | %.1f | %.1f | %.2f | %.0f | %.0f |\n", n, d.TokS, l.TokS, d.TokS/l.TokS, d.TTFTms, l.TTFTms)
 	}
 	if *out != "" {
-		b, err := json.MarshalIndent(map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "model": filepath.Base(*model),
+		return writeFigures(*out, "batched", map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "model": filepath.Base(*model),
 			"threads": *threads, "rounds": *rounds, "prompt": *prompt, "steps": *steps, "note": *note,
-			"llamacpp": llamacpp.PinnedCommit, "damascus_kv": "f32", "llamacpp_kv": "f32, unified, no flash attention", "points": all}, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
-			return fmt.Errorf("batched figures: %w", err)
-		}
+			"llamacpp": llamacpp.PinnedCommit, "damascus_kv": "f32", "llamacpp_kv": "f32, unified, no flash attention", "points": all})
 	}
 	return nil
 }

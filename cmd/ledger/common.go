@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/sysinfo"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/ledger/gate"
+	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/protocol"
 )
@@ -89,4 +92,30 @@ func progress(w io.Writer) func(kernelrun.Event) {
 			timeBar.set(e.Done, desc)
 		}
 	}
+}
+
+// parseAndLoad parses args for a command whose -m flag (model) is required
+// and that takes no positional arguments, then loads the model.
+func parseAndLoad(fs *flag.FlagSet, args []string, model *string) (*llama.Loaded, error) {
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() != 0 || *model == "" {
+		fs.Usage()
+		return nil, errUsage
+	}
+	return llama.Load(*model, llama.LoadOptions{})
+}
+
+// writeFigures writes a command's figures v to path as indented JSON (what
+// names the command in the error).
+func writeFigures(path, what string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("%s figures: %w", what, err)
+	}
+	return nil
 }

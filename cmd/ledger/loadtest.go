@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -48,14 +46,7 @@ func runLoadTest(args []string, stdout, stderr io.Writer) error {
 	threads := cli.Int(fs, "threads", 0, 0, llama.MaxThreads, "worker threads (0: all cores)")
 	out := fs.String("o", "", "write the figures as JSON to this `file` (e.g. results/serve-load-….json)")
 	note := fs.String("note", "", "operator note recorded with the figures (e.g. other jobs on the machine)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 || *model == "" {
-		fs.Usage()
-		return errUsage
-	}
-	ld, err := llama.Load(*model, llama.LoadOptions{})
+	ld, err := parseAndLoad(fs, args, model)
 	if err != nil {
 		return err
 	}
@@ -129,12 +120,8 @@ func runLoadTest(args []string, stdout, stderr io.Writer) error {
 			"parallel": *parallel, "ctx_size": *ctxSize, "batch_size": opts.NBatch, "threads": *threads,
 			"goroutines_before": before, "goroutines_after": after,
 			"heap_mib_after_warmup": heapWarm, "heap_mib_after": heapAfter, "cpu": info.CPU.Model, "logical_cpus": info.CPU.LogicalCPUs, "commit": info.Repo, "note": *note, "result": r}
-		b, err := json.MarshalIndent(rec, "", "  ")
-		if err != nil {
+		if err := writeFigures(*out, "loadtest", rec); err != nil {
 			return err
-		}
-		if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
-			return fmt.Errorf("loadtest figures: %w", err)
 		}
 	}
 	if r.Errors > 0 {

@@ -162,14 +162,7 @@ func Run(reg *ledger.Registry, opt Options) (Outcome, error) {
 			copies := w.ColdCopies()
 			cs := make([]timing.Contender, len(vs))
 			for i, v := range vs {
-				var dst []float32
-				var dstb []byte
-				if w.BytesOut() {
-					dstb = make([]byte, w.OutLen())
-				} else {
-					dst = make([]float32, w.OutLen())
-					w.Prepare(dst)
-				}
+				dst, dstb := w.NewOutput()
 				call, err := workload.Cycle(copies, v.Impl, dst, dstb)
 				if err != nil {
 					return out, err

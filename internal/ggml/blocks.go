@@ -17,11 +17,7 @@ import (
 // (ggml_type_name, ggml_blck_size, ggml_type_size, ggml_get_type_traits) and
 // the CPU backend (ggml_get_type_traits_cpu).
 func Traits(t quant.Type) (TypeTraits, error) {
-	l, err := get()
-	if err != nil {
-		return TypeTraits{}, err
-	}
-	tt, err := l.traits(t)
+	l, tt, err := libTraits(t)
 	if err != nil {
 		return TypeTraits{}, err
 	}
@@ -68,14 +64,23 @@ func (l *lib) traits(t quant.Type) (*typeTraits, error) {
 	return tt, nil
 }
 
+// libTraits loads the library (get) and returns it with its traits of type t.
+func libTraits(t quant.Type) (*lib, *typeTraits, error) {
+	l, err := get()
+	if err != nil {
+		return nil, nil, err
+	}
+	tt, err := l.traits(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, tt, nil
+}
+
 // Dequantize converts n values of type t stored in src into float32 with
 // ggml's own to_float. src must hold exactly the bytes of n values.
 func Dequantize(t quant.Type, src []byte, n int) ([]float32, error) {
-	l, err := get()
-	if err != nil {
-		return nil, err
-	}
-	tt, err := l.traits(t)
+	_, tt, err := libTraits(t)
 	if err != nil {
 		return nil, err
 	}
@@ -97,11 +102,7 @@ func Dequantize(t quant.Type, src []byte, n int) ([]float32, error) {
 // ggml_quantize_chunk (no importance matrix): ggml's reference quantizer for
 // the type. Non-finite input is rejected, as some ggml quantizers abort on it.
 func Quantize(t quant.Type, src []float32, nrows, nPerRow int) ([]byte, error) {
-	l, err := get()
-	if err != nil {
-		return nil, err
-	}
-	tt, err := l.traits(t)
+	l, tt, err := libTraits(t)
 	if err != nil {
 		return nil, err
 	}
@@ -138,11 +139,7 @@ func Quantize(t quant.Type, src []float32, nrows, nPerRow int) ([]byte, error) {
 // quantizer llama.cpp applies to activations at run time (for example Q8_K for
 // the Q4_K dot product), which may differ from the reference one in Quantize.
 func QuantizeRowCPU(t quant.Type, src []float32) ([]byte, error) {
-	l, err := get()
-	if err != nil {
-		return nil, err
-	}
-	tt, err := l.traits(t)
+	l, tt, err := libTraits(t)
 	if err != nil {
 		return nil, err
 	}
@@ -164,11 +161,7 @@ func QuantizeRowCPU(t quant.Type, src []float32) ([]byte, error) {
 // VecDot returns the CPU backend's dot product of n values: x of type t and y
 // of t's VecDotType (see Traits), as llama.cpp computes it in a matrix product.
 func VecDot(t quant.Type, n int, x, y []byte) (float32, error) {
-	l, err := get()
-	if err != nil {
-		return 0, err
-	}
-	tt, err := l.traits(t)
+	l, tt, err := libTraits(t)
 	if err != nil {
 		return 0, err
 	}
@@ -199,11 +192,7 @@ func VecDot(t quant.Type, n int, x, y []byte) (float32, error) {
 // false means ggml would reject the tensor (NaN or Inf in a value or a block
 // scale). It is the check llama.cpp applies to tensors with check_tensors.
 func ValidRowData(t quant.Type, data []byte) (bool, error) {
-	l, err := get()
-	if err != nil {
-		return false, err
-	}
-	tt, err := l.traits(t)
+	l, tt, err := libTraits(t)
 	if err != nil {
 		return false, err
 	}
@@ -235,25 +224,22 @@ var (
 )
 
 // rowFunc binds a to_float or from_float pointer: void (*)(const void *, void *, int64_t).
-func rowFunc(p uintptr) func(x, y unsafe.Pointer, k int64) {
-	fnMu.Lock()
-	defer fnMu.Unlock()
-	f, ok := rowFuncs[p]
-	if !ok {
-		purego.RegisterFunc(&f, p)
-		rowFuncs[p] = f
-	}
-	return f
-}
+func rowFunc(p uintptr) func(x, y unsafe.Pointer, k int64) { return bound(rowFuncs, p) }
 
 // vecDotFunc binds a ggml_vec_dot_t pointer.
 func vecDotFunc(p uintptr) func(n int32, s *float32, bs uintptr, x unsafe.Pointer, bx uintptr, y unsafe.Pointer, by uintptr, nrc int32) {
+	return bound(dotFuncs, p)
+}
+
+// bound returns the Go function bound to the C function pointer p, binding
+// it on first use and keeping it in funcs.
+func bound[F any](funcs map[uintptr]F, p uintptr) F {
 	fnMu.Lock()
 	defer fnMu.Unlock()
-	f, ok := dotFuncs[p]
+	f, ok := funcs[p]
 	if !ok {
 		purego.RegisterFunc(&f, p)
-		dotFuncs[p] = f
+		funcs[p] = f
 	}
 	return f
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/damascus-llm/damascus/internal/numcmp"
 	"github.com/damascus-llm/damascus/quant"
 )
 
@@ -83,17 +84,6 @@ func randomRows(rng *rand.Rand, n int) []float32 {
 	return x
 }
 
-// relRMSE is the RMS error of got against want, relative to want's RMS.
-func relRMSE(want, got []float32) float64 {
-	var se, ss float64
-	for i := range want {
-		d := float64(got[i]) - float64(want[i])
-		se += d * d
-		ss += float64(want[i]) * float64(want[i])
-	}
-	return math.Sqrt(se / ss)
-}
-
 // slowQuantizers take seconds to build their search tables; they run only with
 // DAMASCUS_LLAMACPP_SLOW=1.
 var slowQuantizers = map[quant.Type]bool{quant.IQ2_S: true, quant.IQ1_M: true}
@@ -141,7 +131,7 @@ func TestQuantizeDequantizeRoundTrip(t *testing.T) {
 			t.Errorf("%s: no error bound in this test", typ)
 			continue
 		}
-		if e := relRMSE(src, back); e > b || math.IsNaN(e) {
+		if e := numcmp.RelRMSE(src, back); e > b || math.IsNaN(e) {
 			t.Errorf("%s round trip: relative RMSE %.4g > %.4g", typ, e, b)
 		}
 	}

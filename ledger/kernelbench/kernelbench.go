@@ -102,14 +102,7 @@ func bench(b *testing.B, op *ledger.Op, v ledger.Variant, s ledger.Shape) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var dst []float32
-	var dstb []byte
-	if w.BytesOut() {
-		dstb = make([]byte, w.OutLen())
-	} else {
-		dst = make([]float32, w.OutLen())
-		w.Prepare(dst)
-	}
+	dst, dstb := w.NewOutput()
 	// Matrix weights rotate through copies larger than the cache, as a
 	// decode step reads them.
 	call, err := workload.Cycle(w.ColdCopies(), v.Impl, dst, dstb)

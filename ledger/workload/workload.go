@@ -252,6 +252,17 @@ func (w *Workload) Prepare(dst []float32) {
 	}
 }
 
+// NewOutput returns a fresh output buffer of OutLen elements, prepared for a
+// call: dstb for quantize, else dst (the other is nil), as Bind takes them.
+func (w *Workload) NewOutput() (dst []float32, dstb []byte) {
+	if w.BytesOut() {
+		return nil, make([]byte, w.OutLen())
+	}
+	dst = make([]float32, w.OutLen())
+	w.Prepare(dst)
+	return dst, nil
+}
+
 // Bind returns a call of impl (a variant's Impl) on the workload's inputs,
 // writing into dst (float32 outputs) or dstb (quantize). The buffers must
 // have OutLen elements.

@@ -20,14 +20,7 @@ func TestEveryOpBuildsAndBinds(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no naive variant", op.Name)
 		}
-		var dst []float32
-		var dstb []byte
-		if w.BytesOut() {
-			dstb = make([]byte, w.OutLen())
-		} else {
-			dst = make([]float32, w.OutLen())
-			w.Prepare(dst)
-		}
+		dst, dstb := w.NewOutput()
 		call, err := w.Bind(v.Impl, dst, dstb)
 		if err != nil {
 			t.Fatalf("%s: %v", op.Name, err)

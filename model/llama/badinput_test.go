@@ -31,7 +31,7 @@ func writeTest(t *testing.T, o testmodel.Options) string {
 }
 
 // openModel opens a GGUF file (closed when the test ends) and reads its model.
-func openModel(t *testing.T, path string) (*gguf.File, *Model) {
+func openModel(t testing.TB, path string) (*gguf.File, *Model) {
 	t.Helper()
 	f, err := gguf.Open(path)
 	if err != nil {

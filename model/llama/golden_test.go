@@ -5,7 +5,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/sample"
 	"github.com/damascus-llm/damascus/model/tokenizer"
@@ -36,15 +35,7 @@ func loadGoldens(t *testing.T) []golden {
 
 func openStories(t testing.TB) (*Model, *tokenizer.Tokenizer) {
 	t.Helper()
-	f, err := gguf.Open(testdata.Stories260KGGUF.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	m, err := FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, m := openModel(t, testdata.Stories260KGGUF.Require(t))
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)

@@ -7,22 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 )
 
 func TestPlaceHugeKeepsWeightsAndLogits(t *testing.T) {
 	path := testdata.Stories260KGGUF.Require(t)
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	inPlace, err := FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, inPlace := openModel(t, path)
 	moved, err := FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)
@@ -88,28 +79,12 @@ func TestParsePlacement(t *testing.T) {
 // reads its metadata from the released file.
 func TestPlaceFileReleasesTheMap(t *testing.T) {
 	path := testdata.Stories260KGGUF.Require(t)
-	ref, err := gguf.Open(path) // a second map, for the in-place model
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	inPlace, err := FromGGUF(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref, inPlace := openModel(t, path) // a second map, for the in-place model
 	refTok, err := tokenizer.FromGGUF(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	moved, err := FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, moved := openModel(t, path)
 	placed, err := moved.PlaceFile(f, PlaceHuge)
 	if err != nil {
 		t.Fatal(err)
@@ -166,15 +141,7 @@ func TestPlaceFileFallsBack(t *testing.T) {
 	path := testdata.Stories260KGGUF.Require(t)
 	defer func(f func() string) { hugeUnavailable = f }(hugeUnavailable)
 	hugeUnavailable = func() string { return "transparent huge pages are disabled (test)" }
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, m := openModel(t, path)
 	placed, err := m.PlaceFile(f, PlaceHuge)
 	if err != nil {
 		t.Fatalf("fallback is an error: %v", err)

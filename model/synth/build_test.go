@@ -10,6 +10,7 @@ import (
 
 	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/gguf/gguftest"
+	"github.com/damascus-llm/damascus/internal/numcmp"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/synth"
@@ -191,7 +192,7 @@ func TestTinyEveryType(t *testing.T) {
 					break
 				}
 				for name, v := range values {
-					if e := relErr(ref[name], v); e > 0.15 {
+					if e := numcmp.RelRMSE(ref[name], v); e > 0.15 {
 						t.Errorf("%s: relative error against F32 %.3f", name, e)
 					}
 				}
@@ -238,16 +239,6 @@ func checkValues(t *testing.T, values map[string][]float32) {
 			}
 		}
 	}
-}
-
-func relErr(want, got []float32) float64 {
-	var e, s float64
-	for i := range want {
-		d := float64(want[i]) - float64(got[i])
-		e += d * d
-		s += float64(want[i]) * float64(want[i])
-	}
-	return math.Sqrt(e / s)
 }
 
 func digest(t *testing.T, w *gguf.Writer) string {

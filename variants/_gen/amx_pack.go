@@ -17,6 +17,29 @@ type lines []string
 
 func (l *lines) e(format string, args ...any) { *l = append(*l, fmt.Sprintf(format, args...)) }
 
+// packPrologue opens the TEXT of name, a func(a *packArgs), loading the
+// packArgs (panel, weights, super-blocks, row mask, constants, row offsets)
+// and the constants.
+func (l *lines) packPrologue(name string) {
+	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
+	l.e("\tMOVQ a+0(FP), AX")
+	l.e("\tMOVQ 0(AX), DI   // panel")
+	l.e("\tMOVQ 8(AX), SI   // w at row 0 of the first super-block")
+	l.e("\tMOVQ 16(AX), CX  // super-blocks")
+	l.e("\tMOVQ 24(AX), R8  // row mask")
+	l.e("\tMOVQ 32(AX), DX  // constants")
+	l.e("\tVMOVDQU32 40(AX), Z31")
+	l.constants()
+}
+
+// doc emits text, a block of assembly comments, without its surrounding
+// white space, line by line.
+func (l *lines) doc(text string) {
+	for _, s := range strings.Split(strings.TrimSpace(text), "\n") {
+		l.e("%s", s)
+	}
+}
+
 // gather: Zz = the dword at off(SI) of each row in the mask R8.
 func (l *lines) gather(off, z int) {
 	l.e("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
@@ -52,49 +75,10 @@ func amxPack() []byte {
 	l.e("")
 	l.e("#include \"textflag.h\"")
 	l.e("")
-	for _, s := range strings.Split(strings.TrimSpace(q4kPackDoc), "\n") {
-		l.e("%s", s)
-	}
-	l.e("TEXT ·packQ4KTiles(SB), NOSPLIT, $0-8")
-	l.e("\tMOVQ a+0(FP), AX")
-	l.e("\tMOVQ 0(AX), DI   // panel")
-	l.e("\tMOVQ 8(AX), SI   // w at row 0 of the first super-block")
-	l.e("\tMOVQ 16(AX), CX  // super-blocks")
-	l.e("\tMOVQ 24(AX), R8  // row mask")
-	l.e("\tMOVQ 32(AX), DX  // constants")
-	l.e("\tVMOVDQU32 40(AX), Z31")
-	l.constants()
+	l.doc(q4kPackDoc)
+	l.packPrologue("packQ4KTiles")
 	l.e("sb:")
-	l.gather(4, 0)  // D0
-	l.gather(8, 1)  // D1
-	l.gather(12, 2) // D2
-	l.gather(0, 3)  // d | dmin<<16
-	l.e("\tVPANDD Z30, Z0, Z4          // sc 0-3")
-	l.e("\tVPANDD Z30, Z1, Z5          // m 0-3")
-	l.e("\tVPSRLD $2, Z0, Z8")
-	l.e("\tVPANDD Z28, Z8, Z8")
-	l.e("\tVPANDD Z29, Z2, Z6")
-	l.e("\tVPORD  Z8, Z6, Z6           // sc 4-7")
-	l.e("\tVPSRLD $2, Z1, Z8")
-	l.e("\tVPANDD Z28, Z8, Z8")
-	l.e("\tVPSRLD $4, Z2, Z7")
-	l.e("\tVPANDD Z29, Z7, Z7")
-	l.e("\tVPORD  Z8, Z7, Z7           // m 4-7")
-	l.e("\tVPMOVDW Z3, Y9")
-	l.e("\tVCVTPH2PS Y9, Z9")
-	l.e("\tVMOVUPS Z9, 8192(DI)        // d")
-	l.e("\tVPSRLD $16, Z3, Z10")
-	l.e("\tVPMOVDW Z10, Y10")
-	l.e("\tVCVTPH2PS Y10, Z10")
-	l.e("\tVMOVUPS Z10, 8256(DI)       // dmin")
-	for h := 0; h < 4; h++ {
-		src := 5
-		if h >= 2 {
-			src = 7
-		}
-		l.e("\tVPSHUFB %d(DX), Z%d, Z11", 896+64*(h%2), src)
-		l.e("\tVMOVDQU32 Z11, %d(DI)   // (m%d, m%d)", 8320+64*h, 2*h, 2*h+1)
-	}
+	l.q4kScalesMins(8192, 8256, 8320)
 	l.e("\tVPXORD Z11, Z11, Z11")
 	for h := 4; h < 8; h++ {
 		l.e("\tVMOVDQU32 Z11, %d(DI)", 8320+64*h)
@@ -133,9 +117,7 @@ func amxPack() []byte {
 
 	// ---- Q6_K ----
 	l.e("")
-	for _, s := range strings.Split(strings.TrimSpace(q6kPackDoc), "\n") {
-		l.e("%s", s)
-	}
+	l.doc(q6kPackDoc)
 	l.e("TEXT ·packQ6KTiles(SB), NOSPLIT, $0-8")
 	l.e("\tMOVQ a+0(FP), AX")
 	l.e("\tMOVQ 0(AX), DI")
@@ -240,3 +222,41 @@ const q6kPackDoc = `
 // Z26 0x7f00, Z25 0xff00, Z17-Z20 / Z21-Z24 even / odd selectors, Z4-Z7
 // the sixteen scales (4 per dword).
 `
+
+// q4kScalesMins gathers a Q4_K super-block's 12 scale bytes and d, dmin of
+// the 16 rows (one row per dword lane) and unpacks them: the eight 6-bit
+// scales into Z4 (0-3) and Z6 (4-7), the mins into Z5 and Z7, d and dmin as
+// float32 at dOff and dminOff(DI), and the min pairs (m_2h, m_2h+1) as word
+// pairs at coefOff(DI), 64 bytes a pair. Constants as packQ4KTiles's.
+func (l *lines) q4kScalesMins(dOff, dminOff, coefOff int) {
+	l.gather(4, 0)  // D0
+	l.gather(8, 1)  // D1
+	l.gather(12, 2) // D2
+	l.gather(0, 3)  // d | dmin<<16
+	l.e("\tVPANDD Z30, Z0, Z4          // sc 0-3")
+	l.e("\tVPANDD Z30, Z1, Z5          // m 0-3")
+	l.e("\tVPSRLD $2, Z0, Z8")
+	l.e("\tVPANDD Z28, Z8, Z8")
+	l.e("\tVPANDD Z29, Z2, Z6")
+	l.e("\tVPORD  Z8, Z6, Z6           // sc 4-7")
+	l.e("\tVPSRLD $2, Z1, Z8")
+	l.e("\tVPANDD Z28, Z8, Z8")
+	l.e("\tVPSRLD $4, Z2, Z7")
+	l.e("\tVPANDD Z29, Z7, Z7")
+	l.e("\tVPORD  Z8, Z7, Z7           // m 4-7")
+	l.e("\tVPMOVDW Z3, Y9")
+	l.e("\tVCVTPH2PS Y9, Z9")
+	l.e("\tVMOVUPS Z9, %d(DI)        // d", dOff)
+	l.e("\tVPSRLD $16, Z3, Z10")
+	l.e("\tVPMOVDW Z10, Y10")
+	l.e("\tVCVTPH2PS Y10, Z10")
+	l.e("\tVMOVUPS Z10, %d(DI)       // dmin", dminOff)
+	for h := 0; h < 4; h++ {
+		src := 5
+		if h >= 2 {
+			src = 7
+		}
+		l.e("\tVPSHUFB %d(DX), Z%d, Z11", 896+64*(h%2), src)
+		l.e("\tVMOVDQU32 Z11, %d(DI)   // (m%d, m%d)", coefOff+64*h, 2*h, 2*h+1)
+	}
+}

@@ -51,21 +51,8 @@ func amxSub() []byte {
 	return []byte(strings.Join(l, "\n") + "\n")
 }
 
-// subPrologue loads packArgs as packQ4KTiles does.
-func subPrologue(l *lines, name string) {
-	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
-	l.e("\tMOVQ a+0(FP), AX")
-	l.e("\tMOVQ 0(AX), DI   // panel")
-	l.e("\tMOVQ 8(AX), SI   // w at row 0 of the first super-block")
-	l.e("\tMOVQ 16(AX), CX  // super-blocks")
-	l.e("\tMOVQ 24(AX), R8  // row mask")
-	l.e("\tMOVQ 32(AX), DX  // constants")
-	l.e("\tVMOVDQU32 40(AX), Z31")
-	l.constants()
-}
-
 func subPackQ4K(l *lines) {
-	for _, s := range strings.Split(strings.TrimSpace(`
+	l.doc(`
 // func subPackQ4K(a *packArgs)
 //
 // Unpacks rows (mask) of a 16-row tile, nsb Q4_K super-blocks, into the
@@ -73,41 +60,10 @@ func subPackQ4K(l *lines) {
 // dword lane, gathered as packQ4KTiles does), the eight scales as dwords,
 // the min pairs (m_2h, m_2h+1) as word pairs, d and dmin. Constants as
 // packQ4KTiles's (Z30 0x3f, Z29 0x0f, Z28 0x30, min selectors at DX+896).
-`), "\n") {
-		l.e("%s", s)
-	}
-	subPrologue(l, "subPackQ4K")
+`)
+	l.packPrologue("subPackQ4K")
 	l.e("subq4sb:")
-	l.gather(4, 0)
-	l.gather(8, 1)
-	l.gather(12, 2)
-	l.gather(0, 3)
-	l.e("\tVPANDD Z30, Z0, Z4          // sc 0-3")
-	l.e("\tVPANDD Z30, Z1, Z5          // m 0-3")
-	l.e("\tVPSRLD $2, Z0, Z8")
-	l.e("\tVPANDD Z28, Z8, Z8")
-	l.e("\tVPANDD Z29, Z2, Z6")
-	l.e("\tVPORD  Z8, Z6, Z6           // sc 4-7")
-	l.e("\tVPSRLD $2, Z1, Z8")
-	l.e("\tVPANDD Z28, Z8, Z8")
-	l.e("\tVPSRLD $4, Z2, Z7")
-	l.e("\tVPANDD Z29, Z7, Z7")
-	l.e("\tVPORD  Z8, Z7, Z7           // m 4-7")
-	l.e("\tVPMOVDW Z3, Y9")
-	l.e("\tVCVTPH2PS Y9, Z9")
-	l.e("\tVMOVUPS Z9, %d(DI)        // d", subQ4D)
-	l.e("\tVPSRLD $16, Z3, Z10")
-	l.e("\tVPMOVDW Z10, Y10")
-	l.e("\tVCVTPH2PS Y10, Z10")
-	l.e("\tVMOVUPS Z10, %d(DI)       // dmin", subQ4Dmin)
-	for h := 0; h < 4; h++ {
-		src := 5
-		if h >= 2 {
-			src = 7
-		}
-		l.e("\tVPSHUFB %d(DX), Z%d, Z11", 896+64*(h%2), src)
-		l.e("\tVMOVDQU32 Z11, %d(DI)   // (m%d, m%d)", subQ4Coef+64*h, 2*h, 2*h+1)
-	}
+	l.q4kScalesMins(subQ4D, subQ4Dmin, subQ4Coef)
 	for j := 0; j < 8; j++ {
 		src := 4
 		if j >= 4 {
@@ -136,7 +92,7 @@ func subPackQ4K(l *lines) {
 }
 
 func subPackQ6K(l *lines) {
-	for _, s := range strings.Split(strings.TrimSpace(`
+	l.doc(`
 // func subPackQ6K(a *packArgs)
 //
 // subPackQ4K for Q6_K: the 6-bit quants (0..63, the −32 left to the block
@@ -144,10 +100,8 @@ func subPackQ6K(l *lines) {
 // int8 scales sign-extended to dwords; the block-sum coefficients
 // −32·sc as word pairs; d. Constants as packQ6KTiles's (Z29 0x0f, Z28
 // 0x30, the high-byte selectors at DX+896).
-`), "\n") {
-		l.e("%s", s)
-	}
-	subPrologue(l, "subPackQ6K")
+`)
+	l.packPrologue("subPackQ6K")
 	l.e("subq6sb:")
 	for i := 0; i < 4; i++ {
 		l.gather(192+4*i, 4+i)
@@ -207,7 +161,7 @@ func subKernel(l *lines, q6 bool) {
 	if q6 {
 		name, lbl, wBytes = "subKernelQ6K", "s6", subQ6Bytes
 	}
-	for _, s := range strings.Split(strings.TrimSpace(fmt.Sprintf(`
+	l.doc(fmt.Sprintf(`
 // func %s(a *subArgs)
 //
 // One row tile (16 rows, one per dword lane) over every block of %d tokens:
@@ -220,9 +174,7 @@ func subKernel(l *lines, q6 bool) {
 // Registers: DI args, R8 weight super-block, R9 activation super-block,
 // AX/SI/DX the chunk's weights, activations and scales, R11 acc, R12
 // super-blocks left, R13 token block, R14 tokens left, BX dst.
-`, name, subTok)), "\n") {
-		l.e("%s", s)
-	}
+`, name, subTok))
 	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
 	l.e("\tMOVQ a+0(FP), DI")
 	l.e("\tMOVQ 8(DI), R13")

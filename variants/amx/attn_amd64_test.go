@@ -11,7 +11,6 @@ import (
 
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/variants/naive"
 )
@@ -204,18 +203,12 @@ func checkAttnTiles(t *testing.T, name string, tiles attnTiles, split bool, maxN
 	op, _ := ledger.LookupOp(ledger.OpAttentionBatch)
 	for _, s := range attnTileShapes(t, maxN) {
 		t.Run(fmt.Sprintf("%s/split=%v/%s", name, split, s.Key(ledger.KindAttentionBatch)), func(t *testing.T) {
-			c, err := gate.NewCase(op, s, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := newCase(t, op, s, 3)
 			v := ledger.Variant{Op: op.Name, Name: name, Family: ledger.FamilyAMXBF16, Precision: ledger.PrecisionBF16,
 				Impl: ledger.AttentionBatch(func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 					attentionTiles(tiles, split, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 				})}
-			m, err := c.Check(v)
-			if err != nil {
-				t.Fatalf("%v (metrics %+v)", err, m)
-			}
+			m := mustPass(t, c, v)
 			t.Logf("NMSE %.2g, max abs %.2g", m.NMSE, m.MaxAbs)
 			worst = max(worst, m.NMSE)
 		})

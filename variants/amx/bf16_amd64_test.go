@@ -47,14 +47,8 @@ func gateBF16(t *testing.T, useAMX bool) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/%s", typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
-				c, err := gate.NewCase(op, s, 17)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m, err := c.Check(v)
-				if err != nil {
-					t.Fatalf("%v (metrics %+v)", err, m)
-				}
+				c := newCase(t, op, s, 17)
+				m := mustPass(t, c, v)
 				t.Logf("NMSE %.3g max-abs %.3g cosine %.12f", m.NMSE, m.MaxAbs, m.Cosine)
 			})
 		}

@@ -32,17 +32,12 @@ func TestEmulatedTileProgram(t *testing.T) {
 		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
 		for _, s := range testShapes[:6] {
 			t.Run(fmt.Sprintf("%s/%s", typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
-				c, err := gate.NewCase(op, s, 7)
-				if err != nil {
-					t.Fatal(err)
-				}
+				c := newCase(t, op, s, 7)
 				v := ledger.Variant{Op: op.Name, Name: "emulated", Family: ledger.FamilyAMXInt8,
 					Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
 						emulate(typ, dst, ldd, w, rows, xq, n, k)
 					})}
-				if m, err := c.Check(v); err != nil {
-					t.Fatalf("%v (metrics %+v)", err, m)
-				}
+				mustPass(t, c, v)
 			})
 		}
 	}
@@ -102,4 +97,25 @@ func emulate(typ quant.Type, dst []float32, ldd int, w []byte, rows int, xq []by
 			}
 		}
 	}
+}
+
+// newCase is gate.NewCase, failing the test on an error.
+func newCase(t *testing.T, op *ledger.Op, s ledger.Shape, seed uint64) *gate.Case {
+	t.Helper()
+	c, err := gate.NewCase(op, s, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// mustPass gates v on c, failing the test with the metrics when it does not
+// pass; it returns the metrics.
+func mustPass(t *testing.T, c *gate.Case, v ledger.Variant) gate.Metrics {
+	t.Helper()
+	m, err := c.Check(v)
+	if err != nil {
+		t.Fatalf("%v (metrics %+v)", err, m)
+	}
+	return m
 }

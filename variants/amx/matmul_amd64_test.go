@@ -53,14 +53,8 @@ func gateAll(t *testing.T, name string) {
 		}
 		for _, s := range shapes {
 			t.Run(fmt.Sprintf("%s/%s", typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
-				c, err := gate.NewCase(op, s, 11)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m, err := c.Check(v)
-				if err != nil {
-					t.Fatalf("%v (metrics %+v)", err, m)
-				}
+				c := newCase(t, op, s, 11)
+				m := mustPass(t, c, v)
 				t.Logf("NMSE %.3g max-abs %.3g cosine %.12f", m.NMSE, m.MaxAbs, m.Cosine)
 			})
 		}
@@ -94,10 +88,7 @@ func TestLag(t *testing.T) {
 			op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
 			v := ledger.Variant{Op: op.Name, Name: "lag-kb", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, program{kb: kb, lag: true})}
 			for _, s := range testShapes {
-				c, err := gate.NewCase(op, s, 23)
-				if err != nil {
-					t.Fatal(err)
-				}
+				c := newCase(t, op, s, 23)
 				if m, err := c.Check(v); err != nil {
 					t.Fatalf("%s kb %d %s: %v (metrics %+v)", typ, kb, s.Key(ledger.KindMatMul), err, m)
 				}
@@ -120,10 +111,7 @@ func TestKBlocks(t *testing.T) {
 			op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
 			v := ledger.Variant{Op: op.Name, Name: "kb", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, program{kb: kb})}
 			for _, s := range testShapes[5:] {
-				c, err := gate.NewCase(op, s, 19)
-				if err != nil {
-					t.Fatal(err)
-				}
+				c := newCase(t, op, s, 19)
 				if m, err := c.Check(v); err != nil {
 					t.Fatalf("%s kb=%d %s: %v (metrics %+v)", typ, kb, s.Key(ledger.KindMatMul), err, m)
 				}
@@ -235,10 +223,7 @@ func TestWeightResident(t *testing.T) {
 				}
 				v := ledger.Variant{Op: op.Name, Name: "wres", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, p)}
 				for _, s := range append(testShapes, ledger.Shape{Rows: 48, K: 1024, N: 130}) {
-					c, err := gate.NewCase(op, s, 29)
-					if err != nil {
-						t.Fatal(err)
-					}
+					c := newCase(t, op, s, 29)
 					if m, err := c.Check(v); err != nil {
 						t.Fatalf("%s kb %d prefetch %v %s: %v (metrics %+v)", typ, kb, pf, s.Key(ledger.KindMatMul), err, m)
 					}
@@ -251,10 +236,7 @@ func TestWeightResident(t *testing.T) {
 		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
 		v := ledger.Variant{Op: op.Name, Name: "wres-fit", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, program{kb: 4, wres: true, groupPairs: 2, fitL2: true})}
 		for _, s := range []ledger.Shape{{Rows: 20, K: 2304, N: 70}, {Rows: 20, K: 16384, N: 70}} {
-			c, err := gate.NewCase(op, s, 37)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := newCase(t, op, s, 37)
 			if m, err := c.Check(v); err != nil {
 				t.Fatalf("%s fitL2 %s: %v (metrics %+v)", typ, s.Key(ledger.KindMatMul), err, m)
 			}
@@ -282,10 +264,7 @@ func TestWeightResident(t *testing.T) {
 				op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
 				v := ledger.Variant{Op: op.Name, Name: "il", Family: ledger.FamilyFusedDequantAMX, Impl: matMul(f, program{amx: true, kb: kb, interleave: true, early: kb != 2})}
 				for _, s := range append(testShapes, ledger.Shape{Rows: 48, K: 1024, N: 130}) {
-					c, err := gate.NewCase(op, s, 31)
-					if err != nil {
-						t.Fatal(err)
-					}
+					c := newCase(t, op, s, 31)
 					if m, err := c.Check(v); err != nil {
 						t.Fatalf("%s kb %d %s: %v (metrics %+v)", typ, kb, s.Key(ledger.KindMatMul), err, m)
 					}

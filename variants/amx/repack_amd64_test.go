@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/quant"
 )
 
@@ -34,13 +33,8 @@ func gateRepacked(t *testing.T, useAMX bool) {
 		v := repackedVariant(t, typ, useAMX)
 		for _, s := range testShapes {
 			t.Run(fmt.Sprintf("%s/%s", typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
-				c, err := gate.NewCase(op, s, 13)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if m, err := c.Check(v); err != nil {
-					t.Fatalf("%v (metrics %+v)", err, m)
-				}
+				c := newCase(t, op, s, 13)
+				mustPass(t, c, v)
 			})
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/quant"
 )
@@ -64,13 +63,8 @@ func TestSub(t *testing.T) {
 			v := ledger.Variant{Op: op.Name, Name: "sub", Family: ledger.FamilyAVX512VNNI, Impl: subMatMul(f, p), Prepared: subPrepared(f, p)}
 			for _, s := range shapes {
 				t.Run(fmt.Sprintf("%s/%d-%d-%v/%s", f.typ, p.rowTiles, p.groupBlocks, p.wres, s.Key(ledger.KindMatMul)), func(t *testing.T) {
-					c, err := gate.NewCase(op, s, 43)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if m, err := c.Check(v); err != nil {
-						t.Fatalf("%v (metrics %+v)", err, m)
-					}
+					c := newCase(t, op, s, 43)
+					mustPass(t, c, v)
 				})
 			}
 		}

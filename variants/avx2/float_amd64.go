@@ -5,6 +5,7 @@ package avx2
 import (
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/rowops"
 )
 
 //go:noescape
@@ -13,24 +14,10 @@ func f32RowsAVX2(dst *float32, rows int, w, xq *byte, k int)
 //go:noescape
 func f16RowsAVX2(dst *float32, rows int, w, xq *byte, k int)
 
-// floatMatVec adapts a rows kernel over k plain values to ledger.MatVec.
-func floatMatVec(kernel rowsKernel) ledger.MatVec {
-	return func(dst []float32, w, xq []byte, k int) {
-		if len(dst) == 0 {
-			return
-		}
-		if k == 0 {
-			clear(dst)
-			return
-		}
-		kernel(&dst[0], len(dst), &w[0], &xq[0], k)
-	}
-}
-
 // Float matrix-vector products: F32 with FMA, F16 widened by VCVTPH2PS.
 var (
-	MatVecF32 = floatMatVec(f32RowsAVX2)
-	MatVecF16 = floatMatVec(f16RowsAVX2)
+	MatVecF32 = rowops.FloatMatVec(f32RowsAVX2)
+	MatVecF16 = rowops.FloatMatVec(f16RowsAVX2)
 )
 
 func init() {

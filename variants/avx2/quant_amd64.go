@@ -5,6 +5,7 @@ package avx2
 import (
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/rowops"
 )
 
 //go:noescape
@@ -16,29 +17,12 @@ func q6kRowsAVX2(dst *float32, rows int, w, xq *byte, nb int)
 //go:noescape
 func q80RowsAVX2(dst *float32, rows int, w, xq *byte, nb int)
 
-type rowsKernel func(dst *float32, rows int, w, xq *byte, n int)
-
-// blockMatVec adapts a rows kernel over blocks of blockValues values to
-// ledger.MatVec's shape.
-func blockMatVec(kernel rowsKernel, blockValues int) ledger.MatVec {
-	return func(dst []float32, w, xq []byte, k int) {
-		if len(dst) == 0 {
-			return
-		}
-		if k < blockValues {
-			clear(dst)
-			return
-		}
-		kernel(&dst[0], len(dst), &w[0], &xq[0], k/blockValues)
-	}
-}
-
 // Matrix-vector products: Q4_K and Q6_K weights with Q8_K activations, Q8_0
 // with Q8_0 (activations must not hold -128, as ggml's quantizer ensures).
 var (
-	MatVecQ4K  = blockMatVec(q4kRowsAVX2, 256)
-	MatVecQ6K  = blockMatVec(q6kRowsAVX2, 256)
-	MatVecQ8_0 = blockMatVec(q80RowsAVX2, 32)
+	MatVecQ4K  = rowops.BlockMatVec(q4kRowsAVX2, 256)
+	MatVecQ6K  = rowops.BlockMatVec(q6kRowsAVX2, 256)
+	MatVecQ8_0 = rowops.BlockMatVec(q80RowsAVX2, 32)
 )
 
 func init() {

@@ -5,6 +5,7 @@ package avx512
 import (
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/rowops"
 )
 
 //go:noescape
@@ -19,29 +20,13 @@ func bf16RowsAVX512(dst *float32, rows int, w, xq *byte, k int)
 //go:noescape
 func bf16RowsDot(dst *float32, rows int, w, xq *byte, k int)
 
-type rowsKernel func(dst *float32, rows int, w, xq *byte, k int)
-
-// floatMatVec adapts a rows kernel to ledger.MatVec's shape.
-func floatMatVec(kernel rowsKernel) ledger.MatVec {
-	return func(dst []float32, w, xq []byte, k int) {
-		if len(dst) == 0 {
-			return
-		}
-		if k == 0 {
-			clear(dst)
-			return
-		}
-		kernel(&dst[0], len(dst), &w[0], &xq[0], k)
-	}
-}
-
 // Float matrix-vector products: F32 with FMA, F16 widened by VCVTPH2PS, BF16
 // widened by a shift, and BF16 through AVX512_BF16's VDPBF16PS.
 var (
-	MatVecF32     = floatMatVec(f32RowsAVX512)
-	MatVecF16     = floatMatVec(f16RowsAVX512)
-	MatVecBF16    = floatMatVec(bf16RowsAVX512)
-	MatVecBF16Dot = floatMatVec(bf16RowsDot)
+	MatVecF32     = rowops.FloatMatVec(f32RowsAVX512)
+	MatVecF16     = rowops.FloatMatVec(f16RowsAVX512)
+	MatVecBF16    = rowops.FloatMatVec(bf16RowsAVX512)
+	MatVecBF16Dot = rowops.FloatMatVec(bf16RowsDot)
 )
 
 func init() {

@@ -7,21 +7,12 @@ import (
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/rowops"
 )
 
 // rowKernel is the shape of the one-row-at-a-time K-quant assembly kernels:
 // rows rows of nb super-blocks each, written to dst[0:rows].
 type rowKernel func(dst *float32, rows int, w, xq *byte, nb int)
-
-// superBlockRows runs a row kernel over dst, or clears dst when there is no
-// whole super-block to multiply (k < 256).
-func superBlockRows(kernel rowKernel, dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 || k < 256 {
-		clear(dst)
-		return
-	}
-	kernel(&dst[0], len(dst), &w[0], &xq[0], k/256)
-}
 
 // fourRows runs a four-rows-per-pass kernel over the rows of dst that fill
 // whole passes and the one-row kernel over the last len(dst)%4 (blockBytes
@@ -50,13 +41,13 @@ func q4kRowsVNNI(dst *float32, rows int, w, xq *byte, nb int)
 // MatVecQ4K computes dst[r] = W[r]·x for Q4_K weights and Q8_K activations
 // with AVX-512BW (VPMADDUBSW, VPMADDWD).
 func MatVecQ4K(dst []float32, w, xq []byte, k int) {
-	superBlockRows(q4kRowsAVX512, dst, w, xq, k)
+	rowops.Blocks(q4kRowsAVX512, 256, dst, w, xq, k)
 }
 
 // MatVecQ4KVNNI is MatVecQ4K with the scale multiply-accumulate done by
 // AVX512-VNNI's VPDPWSSD.
 func MatVecQ4KVNNI(dst []float32, w, xq []byte, k int) {
-	superBlockRows(q4kRowsVNNI, dst, w, xq, k)
+	rowops.Blocks(q4kRowsVNNI, 256, dst, w, xq, k)
 }
 
 //go:noescape
@@ -84,7 +75,7 @@ type prefetchRowKernel func(dst *float32, rows int, w, xq *byte, nb, dist int)
 // ahead (the closures are made once, so calls allocate nothing).
 func matVecPrefetch(kernel prefetchRowKernel, dist int) ledger.MatVec {
 	rows := func(dst *float32, n int, w, xq *byte, nb int) { kernel(dst, n, w, xq, nb, dist) }
-	return func(dst []float32, w, xq []byte, k int) { superBlockRows(rows, dst, w, xq, k) }
+	return func(dst []float32, w, xq []byte, k int) { rowops.Blocks(rows, 256, dst, w, xq, k) }
 }
 
 // registerPrefetchSweep registers kernel as matvec/t's avx512-vnni-pfNk at

@@ -5,6 +5,7 @@ package avx512
 import (
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/rowops"
 )
 
 //go:noescape
@@ -16,13 +17,13 @@ func q6kRowsVNNI(dst *float32, rows int, w, xq *byte, nb int)
 // MatVecQ6K computes dst[r] = W[r]·x for Q6_K weights and Q8_K activations
 // with AVX-512BW (VPMADDUBSW, VPMADDWD).
 func MatVecQ6K(dst []float32, w, xq []byte, k int) {
-	superBlockRows(q6kRowsAVX512, dst, w, xq, k)
+	rowops.Blocks(q6kRowsAVX512, 256, dst, w, xq, k)
 }
 
 // MatVecQ6KVNNI is MatVecQ6K with the scale multiply-accumulate done by
 // AVX512-VNNI's VPDPWSSD.
 func MatVecQ6KVNNI(dst []float32, w, xq []byte, k int) {
-	superBlockRows(q6kRowsVNNI, dst, w, xq, k)
+	rowops.Blocks(q6kRowsVNNI, 256, dst, w, xq, k)
 }
 
 //go:noescape

@@ -5,6 +5,7 @@ package avx512
 import (
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/rowops"
 )
 
 //go:noescape
@@ -17,21 +18,13 @@ func q80RowsVNNI(dst *float32, rows int, w, xq *byte, nb int)
 // with AVX-512BW. Activations must not hold -128 (ggml's quantizer never
 // writes it); weights may.
 func MatVecQ8_0(dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 || k < 32 {
-		clear(dst)
-		return
-	}
-	q80RowsAVX512(&dst[0], len(dst), &w[0], &xq[0], k/32)
+	rowops.Blocks(q80RowsAVX512, 32, dst, w, xq, k)
 }
 
 // MatVecQ8_0VNNI is MatVecQ8_0 with the byte products summed by
 // AVX512-VNNI's VPDPBUSD.
 func MatVecQ8_0VNNI(dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 || k < 32 {
-		clear(dst)
-		return
-	}
-	q80RowsVNNI(&dst[0], len(dst), &w[0], &xq[0], k/32)
+	rowops.Blocks(q80RowsVNNI, 32, dst, w, xq, k)
 }
 
 func init() {

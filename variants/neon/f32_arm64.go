@@ -5,6 +5,7 @@ package neon
 import (
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/rowops"
 )
 
 //go:noescape
@@ -13,14 +14,7 @@ func f32RowsNEON(dst *float32, rows int, w, xq *byte, k int)
 // MatVecF32 computes dst[r] = W[r]·x for float32 weights and activations
 // with FMLA.
 func MatVecF32(dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 {
-		return
-	}
-	if k == 0 {
-		clear(dst)
-		return
-	}
-	f32RowsNEON(&dst[0], len(dst), &w[0], &xq[0], k)
+	rowops.Floats(f32RowsNEON, dst, w, xq, k)
 }
 
 func init() {

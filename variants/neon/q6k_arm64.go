@@ -5,6 +5,7 @@ package neon
 import (
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/rowops"
 )
 
 //go:noescape
@@ -13,11 +14,7 @@ func q6kRowsNEON(dst *float32, rows int, w, xq *byte, nb int)
 // MatVecQ6K computes dst[r] = W[r]·x for Q6_K weights and Q8_K activations
 // with SDOT.
 func MatVecQ6K(dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 || k < 256 {
-		clear(dst)
-		return
-	}
-	q6kRowsNEON(&dst[0], len(dst), &w[0], &xq[0], k/256)
+	rowops.Blocks(q6kRowsNEON, 256, dst, w, xq, k)
 }
 
 func init() {

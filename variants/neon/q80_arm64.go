@@ -5,6 +5,7 @@ package neon
 import (
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/rowops"
 )
 
 //go:noescape
@@ -13,11 +14,7 @@ func q80RowsNEON(dst *float32, rows int, w, xq *byte, nb int)
 // MatVecQ8_0 computes dst[r] = W[r]·x for Q8_0 weights and activations with
 // SDOT.
 func MatVecQ8_0(dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 || k < 32 {
-		clear(dst)
-		return
-	}
-	q80RowsNEON(&dst[0], len(dst), &w[0], &xq[0], k/32)
+	rowops.Blocks(q80RowsNEON, 32, dst, w, xq, k)
 }
 
 func init() {

@@ -1,7 +1,7 @@
-// Package rowops adapts one instruction set's row-op assembly kernels
-// (pointers and lengths) to the ledger's slice contracts and registers them,
-// so the bounds checks and empty-input cases live in one place for every
-// instruction set.
+// Package rowops adapts one instruction set's row-op and matrix-vector
+// assembly kernels (pointers and lengths) to the ledger's slice contracts and
+// registers the row ops, so the bounds checks and empty-input cases live in
+// one place for every instruction set.
 package rowops
 
 import "github.com/damascus-llm/damascus/ledger"
