@@ -31,6 +31,12 @@ const DAttnEnv = "DAMASCUS_CUDA_DATTN"
 // dattnVariants are DAttnEnv's values and the variants they name.
 var dattnVariants = map[string]string{"": "cuda-flash", "serial": "cuda-flash", "wv": "cuda-flash-wv"}
 
+// NormTailEnv set to 1 runs a single token's residual add, norm and
+// quantization (after the attention's output product and after the FFN's
+// down product) as the tail of that product's launch (mv_norm): the same
+// bits, two launches a layer fewer.
+const NormTailEnv = "DAMASCUS_CUDA_NORMTAIL"
+
 // PDLEnv set to 0 launches the GPU's kernels one strictly after another,
 // without programmatic dependent launch (to compare).
 const PDLEnv = "DAMASCUS_CUDA_PDL"
@@ -76,6 +82,11 @@ type cudaBackend struct {
 	mmaInt     bool      // … in their integer-epilogue form
 	mmaPipe    bool      // … on the cp.async-pipelined kernels (MMAEnv=pipe)
 	dattn      string    // the decode attention's split kernel (DAttnEnv)
+	normTail   bool      // NormTailEnv: a product and the norm after it in one launch
+	pending    *pendingProduct
+	counters   cu.Ptr // mv_norm's finished-block counters, one a launch of a step
+	nCounters  int
+	nextCtr    int // the next launch's counter in this step
 	allocs     []cu.Ptr
 
 	pers *persistentDecode // DecodeEnv's persistent decode (cuda_persistent.go); nil: the launch-per-op graph
@@ -113,7 +124,10 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
 		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
 		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: os.Getenv(MMAEnv) == "" || os.Getenv(MMAEnv) == "pipe",
-		dattn: cuda.DecodeAttnKernels[dattn]}
+		dattn: cuda.DecodeAttnKernels[dattn], normTail: os.Getenv(NormTailEnv) == "1" && !checkProducts}
+	if v := os.Getenv(NormTailEnv); v != "" && v != "0" && v != "1" {
+		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 or 0", NormTailEnv, v)
+	}
 	if b.decode, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 64, 256); err == nil {
 		b.batch, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 256, 64)
 	}
@@ -179,6 +193,13 @@ func (b *cudaBackend) upload(m *Model, s *runState, opts Options) error {
 		return err
 	}
 	if b.pos, err = alloc(4); err != nil {
+		return err
+	}
+	b.nCounters = 2*cfg.Layers + 2
+	if b.counters, err = alloc(4 * b.nCounters); err != nil {
+		return err
+	}
+	if err := l.T.MemsetD32Async(b.counters, 0, b.nCounters, l.S); err != nil {
 		return err
 	}
 	poN := max(b.decode.PartialFloats(cfg.Heads, cfg.HeadDim), opts.NBatch*b.batch.PartialFloats(cfg.Heads, cfg.HeadDim),
@@ -331,7 +352,12 @@ func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() er
 			defer recoverCUDA(&err)
 			l.T.PDL = b.pdl
 			defer func() { l.T.PDL = false }()
-			return fwd()
+			b.nextCtr, b.pending = 0, nil
+			if err := fwd(); err != nil {
+				return err
+			}
+			b.flush()
+			return nil
 		}
 		if err := cu.HtoDAsync(l.T, b.tokens, tokens, l.S); err != nil {
 			return err
@@ -381,6 +407,7 @@ func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() er
 // toHost copies x's device twin into x (Options.Capture reads the host
 // buffers); only inside a step.
 func (b *cudaBackend) toHost(x []float32) error {
+	b.flush()
 	return cu.DtoHAsync(b.l.T, x, b.twinOf(x), b.l.S)
 }
 
@@ -394,6 +421,10 @@ func (b *cudaBackend) must(err error) {
 
 func (b *cudaBackend) rows(t rowTask) (err error) {
 	defer recoverCUDA(&err)
+	if b.fuseNorm(t) {
+		return nil
+	}
+	b.flush()
 	cfg, l := b.cfg, b.l
 	n, d := t.n, cfg.Dim
 	s := b.s
@@ -441,6 +472,39 @@ func (b *cudaBackend) rows(t rowTask) (err error) {
 	return nil
 }
 
+// pendingProduct is a single token's product into s.tmp held back by linear
+// (NormTailEnv) for the residual add and norm that follow it.
+type pendingProduct struct {
+	out cu.Ptr
+	w   cuda.Weights
+}
+
+// flush launches a held-back product on its own.
+func (b *cudaBackend) flush() {
+	if p := b.pending; p != nil {
+		b.pending = nil
+		b.must(b.l.MatMul(p.out, p.w, b.xq, 1))
+	}
+}
+
+// fuseNorm launches the held-back product with t as its tail (mv_norm) when
+// t is the residual add of that product followed by a norm and the
+// quantization for the next product, over one token; it reports whether
+// it did.
+func (b *cudaBackend) fuseNorm(t rowTask) bool {
+	p := b.pending
+	if p == nil || t.op != rowAdd || t.n != 1 || t.from != 0 || t.norm == nil || t.next == nil || p.out != b.twinOf(b.s.tmp) {
+		return false
+	}
+	b.pending = nil
+	cfg, s := b.cfg, b.s
+	ctr := b.counters.Add(4 * b.nextCtr)
+	b.nextCtr++
+	b.must(b.l.MatVecNorm(p.out, p.w, b.xq, b.twinOf(s.x), b.twinOf(s.xn), b.norms[&t.norm[0]], cfg.Dim, cfg.RMSEps, b.xq, t.next.at, ctr))
+	b.act.src, b.act.typ, b.act.rows = b.twinOf(t.nextIn), t.next.at, 1
+	return true
+}
+
 // recoverCUDA turns a launch failure raised by must into the error of the
 // call that recovers it.
 func recoverCUDA(err *error) {
@@ -463,6 +527,7 @@ func (b *cudaBackend) ropeStore(layer, n int) error {
 // activation type, then runs the product; a destination outside runState
 // is the logits.
 func (b *cudaBackend) linear(dst []float32, ln *linear, x []float32, n int) {
+	b.flush()
 	b.quantized(ln, x, n)
 	out, ok := b.dev(dst)
 	if !ok {
@@ -470,6 +535,10 @@ func (b *cudaBackend) linear(dst []float32, ln *linear, x []float32, n int) {
 			panic(backendFailure{fmt.Errorf("logits of %d rows, room for %d", n, b.logitsRows)})
 		}
 		out = b.logits
+	}
+	if b.normTail && n == 1 && ok && &dst[0] == &b.s.tmp[0] && b.nextCtr < b.nCounters {
+		b.pending = &pendingProduct{out: out, w: b.weights[&ln.w.Data[0]]} // launched by the next rows task
+		return
 	}
 	b.must(b.l.MatMul(out, b.weights[&ln.w.Data[0]], b.xq, n))
 	if checkProducts {
@@ -480,6 +549,7 @@ func (b *cudaBackend) linear(dst []float32, ln *linear, x []float32, n int) {
 // linearShared runs a single token's two or three products in one launch
 // when their inputs are quantized alike, else one after the other.
 func (b *cudaBackend) linearShared(x []float32, n int, a *linear, da []float32, c *linear, dc []float32, e *linear, de []float32) {
+	b.flush()
 	lins, dsts := []*linear{a, c}, [][]float32{da, dc}
 	if e != nil {
 		lins, dsts = append(lins, e), append(dsts, de)
@@ -521,6 +591,7 @@ func (b *cudaBackend) quantized(ln *linear, x []float32, n int) {
 // attention rotates and stores a single token's keys first (a batch's
 // were by rowRopeStore), then attends.
 func (b *cudaBackend) attention(layer, n int) {
+	b.flush()
 	cfg := b.cfg
 	q, att := b.twinOf(b.s.q), b.twinOf(b.s.att)
 	scale := float32(1 / math.Sqrt(float64(cfg.HeadDim)))

@@ -166,6 +166,35 @@ func (l *Launcher) AddRMSNormQ(x, add, xn, w cu.Ptr, n, dim int, eps float32, fr
 	return l.addRMSNorm(x, add, xn, w, n, dim, eps, from, xq, qt)
 }
 
+// normTailRows is mv_norm's rows a block (one warp each, 256 threads).
+const normTailRows = 8
+
+// MatVecNorm is MatMul for one activation row into dst, followed in the
+// same launch by AddRMSNormQ(x, dst, xn, nw, 1, dim, eps, 0, xq, typ): the
+// grid's last block adds the product into x, normalizes it with nw into xn
+// and quantizes that into xq, with AddRMSNormQ's arithmetic bit for bit.
+// counter is a device uint32 that is 0 and that no other launch in flight
+// uses; the kernel leaves it 0.
+func (l *Launcher) MatVecNorm(dst cu.Ptr, w Weights, xa cu.Ptr, x, xn, nw cu.Ptr, dim int, eps float32, xq cu.Ptr, typ quant.Type, counter cu.Ptr) error {
+	qt, err := qtCode(typ)
+	if err != nil {
+		return err
+	}
+	if w.Rows != dim {
+		return fmt.Errorf("cuda: mv_norm adds %d rows into a residual of %d", w.Rows, dim)
+	}
+	if 4*dim > 48<<10 {
+		return fmt.Errorf("cuda: a row of %d values does not fit the norm tail's shared memory", dim)
+	}
+	f, ok := fmtCode[w.Type]
+	if !ok {
+		return fmt.Errorf("cuda: mv_norm has no %s rows", w.Type)
+	}
+	return l.T.Launch(l.r.fns["mv_norm"], cu.D1((w.Rows+normTailRows-1)/normTailRows), cu.D1(32*normTailRows), 4*dim, l.S,
+		dst.Arg(), w.P.Arg(), cu.I32(w.Rows), cu.I32(f), xa.Arg(), cu.I32(w.Cols), x.Arg(), xn.Arg(), nw.Arg(), cu.I32(dim), cu.F32(eps),
+		xq.Arg(), cu.I32(qt), cu.I32(blockFor(dim)), counter.Arg())
+}
+
 // SiLUMulQ sets n rows of f values of g to silu(g)·u and quantizes them
 // into xq as typ's blocks, in one launch.
 func (l *Launcher) SiLUMulQ(g, u cu.Ptr, n, f int, xq cu.Ptr, typ quant.Type) error {

@@ -40,7 +40,7 @@ var sourceFiles = []struct {
 	{"mma.cu", []string{"q4k_mma", "q6k_mma", "q4k_mmai", "q6k_mmai"}, nil},
 	{"mma_pipe.cu", pipeKernelNames(), nil},
 	{"engine.cu", []string{"embed_q4k", "embed_q6k", "embed_q80", "add_rmsnorm", "silu_mul_q",
-		"rope_store", "eattn_split", "eattn_combine", "argmax_f32", "dattn_split", "dattn_wv_split"}, []string{"quantize.cu"}},
+		"rope_store", "eattn_split", "eattn_combine", "argmax_f32", "dattn_split", "dattn_wv_split", "mv_norm"}, []string{"quantize.cu", "matvec.cu"}},
 }
 
 // Source returns file's text as NVRTC compiles it: common.cuh, the files

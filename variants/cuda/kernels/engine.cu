@@ -595,3 +595,65 @@ extern "C" __global__ void __launch_bounds__(128) dattn_wv_split(float* po, floa
 		dattn_wv<1>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
 	}
 }
+
+// ---- a matvec with the residual add and the next norm as its tail ---------
+
+// The residual add, the rmsnorm and the quantization of add_rmsnorm (one
+// row, from 0) by the block that runs it, with add_rmsnorm's arithmetic
+// bit for bit whatever the block's size: the sum of squares is split as vt
+// = blockFor(dim) threads split it (virtual thread v sums i = v, v+vt, …,
+// then each virtual warp's butterfly, then one warp over the warps' sums),
+// each warp of the block taking the virtual warps w, w+nwarps, …. xs holds
+// dim floats of shared memory, red 32 doubles. add was written by the other
+// blocks of this grid: read past L1.
+__device__ __forceinline__ void norm_tail(float* x, const float* add, float* xn, const float* nw, int dim, float eps,
+                                          u8* xq, int qt, int vt, float* xs, double* red) {
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = blockDim.x >> 5;
+#pragma unroll 4
+	for (int i = tid; i < dim; i += blockDim.x) xs[i] = __fadd_rn(x[i], __ldcg(add + i));
+	__syncthreads();
+	for (int i = tid; i < dim; i += blockDim.x) x[i] = xs[i];
+	for (int vw = warp; vw < vt / 32; vw += nwarps) {
+		double ss = 0;
+		for (int i = vw * 32 + lane; i < dim; i += vt) {
+			const float v = xs[i];
+			ss += (double)v * v;
+		}
+		ss = warp_sum_d(ss);
+		if (lane == 0) red[vw] = ss;
+	}
+	__syncthreads();
+	const double tot = warp_sum_d(lane < vt / 32 ? red[lane] : 0.0);
+	const float scale = 1.0f / sqrtf((float)(tot / dim) + eps);
+	__syncthreads(); // every warp has read red
+	for (int i = tid; i < dim; i += blockDim.x) {
+		const float v = __fmul_rn(__fmul_rn(xs[i], scale), nw[i]);
+		xs[i] = v;
+		xn[i] = v;
+	}
+	__syncthreads();
+	quantize_row(xq, xs, 0, dim, qt);
+}
+
+// mv_norm: dst = W·xa (format f as mv_multi's, one warp a row), then the
+// grid's last block to finish runs norm_tail(x, dst, …): the product is
+// the residual's addend, and the norm and quantization that the next
+// product needs follow without a launch of their own. *counter counts the
+// finished blocks and is left at 0 for the next launch (a recorded graph
+// replays it). Dynamic shared memory: dim floats.
+extern "C" __global__ void __launch_bounds__(256) mv_norm(float* dst, const u8* w, int rows, int f, const u8* xa, int k,
+                                                          float* x, float* xn, const float* nw, int dim, float eps,
+                                                          u8* xq, int qt, int vt, unsigned* counter) {
+	extern __shared__ float xs[];
+	__shared__ double red[32];
+	__shared__ bool last;
+	mv_seg(f, dst, w, rows, xa, k, blockIdx.x);
+	__threadfence(); // this block's rows of dst before its count
+	__syncthreads();
+	if (threadIdx.x == 0) last = atomicAdd(counter, 1u) == gridDim.x - 1;
+	__syncthreads();
+	if (!last) return;
+	__threadfence(); // every block's rows before the tail reads them
+	norm_tail(x, dst, xn, nw, dim, eps, xq, qt, vt, xs, red);
+	if (threadIdx.x == 0) *counter = 0;
+}

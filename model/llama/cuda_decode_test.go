@@ -1,0 +1,93 @@
+package llama
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// The decode step's optional kernels against the default graph, on the
+// GPU: the same file and prompt, then decode steps (past a truncation, so
+// that stale cache rows are overwritten), each step's logits compared.
+// NormTailEnv must give the same bits (mv_norm does add_rmsnorm's
+// arithmetic); DAttnEnv=wv sums a tile's weighted values in another order,
+// so it must agree to float32 rounding (cosine ≥ 0.99999, the same top-1).
+// The 3B-shaped file decodes past position 1024, where a split of the
+// attention spans more than one 32-position tile.
+func TestCUDADecodeVariants(t *testing.T) {
+	requireGPU(t)
+	for _, tc := range []struct {
+		preset, typ string
+		long        bool
+	}{
+		{"tiny", "Q4_K_M", false}, {"tiny", "Q8_0", false}, {"llama3.2-3b-2l", "Q4_K_M", true},
+	} {
+		t.Run(tc.preset+"/"+tc.typ, func(t *testing.T) {
+			_, m, _ := synthModel(t, tc.preset, tc.typ)
+			nctx, prompt := 96, 24
+			if tc.long {
+				nctx, prompt = 1152, 1030
+			}
+			rng := rand.New(rand.NewPCG(5, 6))
+			tokens := make([]int32, prompt+24)
+			for i := range tokens {
+				tokens[i] = int32(rng.IntN(m.Config.Vocab))
+			}
+			run := func(env map[string]string) [][]float32 {
+				t.Helper()
+				for _, k := range []string{NormTailEnv, DAttnEnv} {
+					t.Setenv(k, env[k])
+				}
+				c, err := m.NewContext(Options{NCtx: nctx, NBatch: 512, Device: DeviceCUDA})
+				if err != nil {
+					t.Fatalf("%v: %v", env, err)
+				}
+				defer c.Close()
+				l, err := c.Eval(tokens[:prompt], false)
+				if err != nil {
+					t.Fatalf("%v: prefill: %v", env, err)
+				}
+				out := [][]float32{slices.Clone(l)}
+				for i, tk := range tokens[prompt:] {
+					if i == 16 {
+						if err := c.Truncate(prompt + 4); err != nil {
+							t.Fatal(err)
+						}
+					}
+					l, err := c.Eval([]int32{tk}, false)
+					if err != nil {
+						t.Fatalf("%v: decode at position %d: %v", env, c.Pos(), err)
+					}
+					out = append(out, slices.Clone(l))
+				}
+				return out
+			}
+			want := run(nil)
+			for _, v := range []struct {
+				env  map[string]string
+				bits bool
+			}{
+				{map[string]string{NormTailEnv: "1"}, true},
+				{map[string]string{DAttnEnv: "wv"}, false},
+				{map[string]string{NormTailEnv: "1", DAttnEnv: "wv"}, false},
+			} {
+				got := run(v.env)
+				identical, worst := 0, 1.0
+				for i := range want {
+					s := compareLogits(got[i], want[i])
+					same := slices.Equal(got[i], want[i])
+					if same {
+						identical++
+					}
+					worst = min(worst, s.cosine)
+					if (v.bits && !same) || !s.top1Agree || math.IsNaN(s.cosine) || s.cosine < 0.99999 {
+						t.Errorf("%v: step %d: cosine %.9f, max |Δ| %.3g, top-1 agrees %v (bit-identical wanted: %v)",
+							v.env, i, s.cosine, s.maxAbs, s.top1Agree, v.bits)
+					}
+				}
+				t.Logf("%v: %d of %d steps bit-identical to the default graph, worst cosine %.9f", v.env, identical, len(want), worst)
+			}
+		})
+	}
+}
