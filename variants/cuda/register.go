@@ -54,4 +54,5 @@ func init() {
 	regAs(ledger.OpAttention, "cuda-flash", ledger.Attention(hostFlashAttention),
 		"the engine's decode attention: 32 equal splits per KV head at any depth, online softmax over tiles of 32 positions, query in registers; heads of up to 128")
 	registerPersistent()
+	registerPrefillAttention() // cuda-fattn (fattn.go)
 }
