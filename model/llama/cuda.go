@@ -22,6 +22,13 @@ const DeviceCUDA = "cuda"
 // 1776 for the 8-token kernels (0).
 const MMAEnv = "DAMASCUS_CUDA_MMA"
 
+// PrefillAttnEnv picks the prefill (batch) attention: split (the default
+// for now) runs eattn_split + eattn_combine, a block per (chunk of keys, KV
+// head, query token); flash runs fattn.cu's flash-attention kernel, a block
+// per (KV head, tile of query tokens) that reads each key and value tile
+// once for the whole tile (heads of 64 or 128 values).
+const PrefillAttnEnv = "DAMASCUS_CUDA_PATTN"
+
 // PDLEnv set to 0 launches the GPU's kernels one strictly after another,
 // without programmatic dependent launch (to compare).
 const PDLEnv = "DAMASCUS_CUDA_PDL"
@@ -66,6 +73,7 @@ type cudaBackend struct {
 	mma        bool      // batches on the tensor-core matmuls
 	mmaInt     bool      // … in their integer-epilogue form
 	mmaPipe    bool      // … on the cp.async-pipelined kernels (MMAEnv=pipe)
+	flashPre   bool      // prefill attention on fattn (PrefillAttnEnv=flash)
 	allocs     []cu.Ptr
 
 	pers *persistentDecode // DecodeEnv's persistent decode (cuda_persistent.go); nil: the launch-per-op graph
@@ -92,11 +100,22 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	default:
 		return nil, fmt.Errorf("cuda backend: %s=%q: want pipe (the default), int, float or 0", MMAEnv, v)
 	}
+	flashPre := false
+	switch v := os.Getenv(PrefillAttnEnv); v {
+	case "", "split":
+	case "flash":
+		if err := cuda.FlashPrefillFits(cfg.Heads, cfg.KVHeads, cfg.HeadDim); err != nil {
+			return nil, fmt.Errorf("cuda backend: %s=flash: %w", PrefillAttnEnv, err)
+		}
+		flashPre = true
+	default:
+		return nil, fmt.Errorf("cuda backend: %s=%q: want split (the default) or flash", PrefillAttnEnv, v)
+	}
 	e, err := cuda.OpenEngine()
 	if err != nil {
 		return nil, fmt.Errorf("cuda backend: %w", err)
 	}
-	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
+	b := &cudaBackend{flashPre: flashPre, e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
 		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
 		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: os.Getenv(MMAEnv) == "" || os.Getenv(MMAEnv) == "pipe"}
 	if b.decode, err = cuda.PlanAttention(cfg.Heads, cfg.KVHeads, cfg.HeadDim, opts.NCtx, 64, 256); err == nil {
@@ -515,6 +534,11 @@ func (b *cudaBackend) attention(layer, n int) {
 	}
 	if n == 1 && cuda.DecodeAttentionFits(cfg.HeadDim) {
 		b.must(b.l.DecodeAttention(att, q, b.kc[layer], b.vc[layer], b.po, b.pml, b.pos, cfg.Heads, cfg.KVHeads, cfg.HeadDim, b.nctx, scale))
+		return
+	}
+	if n > 1 && b.flashPre {
+		b.must(b.l.AttentionFlash(att, q, b.kc[layer], b.vc[layer], b.pos, n, cfg.Heads, cfg.KVHeads, cfg.HeadDim, b.nctx, scale))
+		b.act.src = 0
 		return
 	}
 	p := b.batch
