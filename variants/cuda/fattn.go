@@ -38,13 +38,14 @@ func fattnDynamicShared(kernel string) int {
 }
 
 // FlashPrefillFits reports whether AttentionFlash takes heads of hd values
-// with nHeads query heads over nKV.
+// with nHeads query heads over nKV: heads of 64 or 128, at most 64 query
+// heads per KV head (a block's 64 rows; BQ = 64/G tokens).
 func FlashPrefillFits(nHeads, nKV, hd int) error {
 	if _, ok := fattnKernels[hd]; !ok {
 		return fmt.Errorf("cuda flash prefill attention: heads of %d values (it takes 64 or 128)", hd)
 	}
-	if nKV <= 0 || nHeads%nKV != 0 || nHeads/nKV > MaxGroup {
-		return fmt.Errorf("cuda flash prefill attention: %d query heads over %d KV heads (at most %d per KV head)", nHeads, nKV, MaxGroup)
+	if nKV <= 0 || nHeads%nKV != 0 || nHeads/nKV > fattnRows {
+		return fmt.Errorf("cuda flash prefill attention: %d query heads over %d KV heads (at most %d per KV head)", nHeads, nKV, fattnRows)
 	}
 	return nil
 }
@@ -56,7 +57,7 @@ func FlashQueryTile(nHeads, nKV int) int { return fattnRows / (nHeads / nKV) }
 // *posp+j, attending to positions 0 … *posp+j) over the layer's cache kc,
 // vc ([KV head][position][hd], nctx positions) into out (n × nHeads × hd)
 // from q (the same layout), in one launch and without scratch. Heads of 64
-// or 128 values, at most MaxGroup query heads per KV head; every pointer
+// or 128 values, at most 64 query heads per KV head; every pointer
 // 16-byte aligned.
 func (l *Launcher) AttentionFlash(out, q, kc, vc, posp cu.Ptr, n, nHeads, nKV, hd, nctx int, scale float32) error {
 	if err := FlashPrefillFits(nHeads, nKV, hd); err != nil {
