@@ -37,6 +37,13 @@ var dattnVariants = map[string]string{"": "cuda-flash", "serial": "cuda-flash", 
 // bits, two launches a layer fewer.
 const NormTailEnv = "DAMASCUS_CUDA_NORMTAIL"
 
+// PrefillAttnEnv picks the prefill (batch) attention: split (the default
+// for now) runs eattn_split + eattn_combine, a block per (chunk of keys, KV
+// head, query token); flash runs fattn.cu's flash-attention kernel, a block
+// per (KV head, tile of query tokens) that reads each key and value tile
+// once for the whole tile (heads of 64 or 128 values).
+const PrefillAttnEnv = "DAMASCUS_CUDA_PATTN"
+
 // PDLEnv set to 0 launches the GPU's kernels one strictly after another,
 // without programmatic dependent launch (to compare).
 const PDLEnv = "DAMASCUS_CUDA_PDL"
@@ -86,7 +93,8 @@ type cudaBackend struct {
 	pending    *pendingProduct
 	counters   cu.Ptr // mv_norm's finished-block counters, one a launch of a step
 	nCounters  int
-	nextCtr    int // the next launch's counter in this step
+	nextCtr    int  // the next launch's counter in this step
+	flashPre   bool // prefill attention on fattn (PrefillAttnEnv=flash)
 	allocs     []cu.Ptr
 
 	pers *persistentDecode // DecodeEnv's persistent decode (cuda_persistent.go); nil: the launch-per-op graph
@@ -117,11 +125,22 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	if !ok {
 		return nil, fmt.Errorf("cuda backend: %s=%q: want serial (the default) or wv", DAttnEnv, os.Getenv(DAttnEnv))
 	}
+	flashPre := false
+	switch v := os.Getenv(PrefillAttnEnv); v {
+	case "", "split":
+	case "flash":
+		if err := cuda.FlashPrefillFits(cfg.Heads, cfg.KVHeads, cfg.HeadDim); err != nil {
+			return nil, fmt.Errorf("cuda backend: %s=flash: %w", PrefillAttnEnv, err)
+		}
+		flashPre = true
+	default:
+		return nil, fmt.Errorf("cuda backend: %s=%q: want split (the default) or flash", PrefillAttnEnv, v)
+	}
 	e, err := cuda.OpenEngine()
 	if err != nil {
 		return nil, fmt.Errorf("cuda backend: %w", err)
 	}
-	b := &cudaBackend{e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
+	b := &cudaBackend{flashPre: flashPre, e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
 		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
 		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: os.Getenv(MMAEnv) == "" || os.Getenv(MMAEnv) == "pipe",
 		dattn: cuda.DecodeAttnKernels[dattn], normTail: os.Getenv(NormTailEnv) == "1" && !checkProducts}
@@ -601,6 +620,11 @@ func (b *cudaBackend) attention(layer, n int) {
 	}
 	if n == 1 && cuda.DecodeAttentionFits(cfg.HeadDim) {
 		b.must(b.l.DecodeAttention(att, q, b.kc[layer], b.vc[layer], b.po, b.pml, b.pos, cfg.Heads, cfg.KVHeads, cfg.HeadDim, b.nctx, scale))
+		return
+	}
+	if n > 1 && b.flashPre {
+		b.must(b.l.AttentionFlash(att, q, b.kc[layer], b.vc[layer], b.pos, n, cfg.Heads, cfg.KVHeads, cfg.HeadDim, b.nctx, scale))
+		b.act.src = 0
 		return
 	}
 	p := b.batch

@@ -157,6 +157,15 @@ func TestCUDAAgreesWithCPU(t *testing.T) {
 	}
 }
 
+// TestCUDAAgreesWithCPUFlashPrefill is TestCUDAAgreesWithCPU with the
+// prefill attention on fattn (PrefillAttnEnv=flash): its 24-token prompt
+// is two batches (16 tokens at position 0, then 8 at 16), both through it.
+func TestCUDAAgreesWithCPUFlashPrefill(t *testing.T) {
+	requireGPU(t)
+	t.Setenv(PrefillAttnEnv, "flash")
+	TestCUDAAgreesWithCPU(t)
+}
+
 // TestCUDAAgreementBisect (DAMASCUS_CUDA_BISECT=1) tells which of the 3B
 // shape's dimensions moves the GPU engine away from the CPU engine: tiny
 // agrees to 1.0000000, the 3B-shaped 2-layer file only to 0.99988, and
@@ -309,6 +318,11 @@ func TestDeviceOptionErrors(t *testing.T) {
 		t.Errorf("%s=fast: err = %v, want one naming the variable", DAttnEnv, err)
 	}
 	t.Setenv(DAttnEnv, "")
+	t.Setenv(PrefillAttnEnv, "flsh")
+	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), PrefillAttnEnv) {
+		t.Errorf("%s=flsh: err = %v, want one naming the variable", PrefillAttnEnv, err)
+	}
+	t.Setenv(PrefillAttnEnv, "")
 	if cuda.Available() == nil {
 		t.Log("a GPU is present: the no-GPU error is not exercised here")
 		return

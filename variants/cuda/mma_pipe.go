@@ -63,6 +63,9 @@ func pipeKernelNames() []string {
 // dynamicShared is the dynamic shared memory kernel is launched with (0 for
 // those that take none); module.go raises the kernel's limit to it.
 func dynamicShared(kernel string) int {
+	if n := fattnDynamicShared(kernel); n > 0 {
+		return n
+	}
 	for _, p := range PipeTiles {
 		for wt, k := range p.kernels {
 			if k == kernel {

@@ -56,4 +56,5 @@ func init() {
 	regAs(ledger.OpAttention, "cuda-flash-wv", ledger.Attention(hostFlashAttention("cuda-flash-wv")),
 		"cuda-flash with a tile's keys and values loaded at once (one round trip a tile, not one a position) and weighted in the warp that scored them, lanes over dimensions; the warps' sums meet once at the end")
 	registerPersistent()
+	registerPrefillAttention() // cuda-fattn (fattn.go)
 }
