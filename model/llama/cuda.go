@@ -25,7 +25,8 @@ const MMAEnv = "DAMASCUS_CUDA_MMA"
 // DAttnEnv picks the decode attention's split kernel: serial (the
 // default, cuda-flash: a tile's values weighted one position after another
 // per thread) or wv (cuda-flash-wv: a tile's keys and values loaded at once
-// and weighted in the warp that scored them).
+// and weighted in the warp that scored them). wv lost on the H200 in
+// session 11 (3B tg256 439 against 448 tok/s) and stays opt-in.
 const DAttnEnv = "DAMASCUS_CUDA_DATTN"
 
 // dattnVariants are DAttnEnv's values and the variants they name.
@@ -34,14 +35,18 @@ var dattnVariants = map[string]string{"": "cuda-flash", "serial": "cuda-flash", 
 // NormTailEnv set to 1 runs a single token's residual add, norm and
 // quantization (after the attention's output product and after the FFN's
 // down product) as the tail of that product's launch (mv_norm): the same
-// bits, two launches a layer fewer.
+// bits, two launches a layer fewer. It lost on the H200 in session 11
+// (3B tg256 363 against 448 tok/s: one block's tail after the whole grid
+// costs more than the launch it saves) and stays opt-in.
 const NormTailEnv = "DAMASCUS_CUDA_NORMTAIL"
 
-// PrefillAttnEnv picks the prefill (batch) attention: split (the default
-// for now) runs eattn_split + eattn_combine, a block per (chunk of keys, KV
-// head, query token); flash runs fattn.cu's flash-attention kernel, a block
-// per (KV head, tile of query tokens) that reads each key and value tile
-// once for the whole tile (heads of 64 or 128 values).
+// PrefillAttnEnv picks the prefill (batch) attention: flash (the default
+// where the heads fit: 64 or 128 values) runs fattn.cu's flash-attention
+// kernel, a block per (KV head, tile of query tokens) that reads each key
+// and value tile once for the whole tile — 3B pp1024 on the H200 in
+// session 11: 17,407 tok/s against 9,815 for split; split runs
+// eattn_split + eattn_combine, a block per (chunk of keys, KV head, query
+// token), and is the default where flash does not fit.
 const PrefillAttnEnv = "DAMASCUS_CUDA_PATTN"
 
 // PDLEnv set to 0 launches the GPU's kernels one strictly after another,
@@ -127,14 +132,16 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	}
 	flashPre := false
 	switch v := os.Getenv(PrefillAttnEnv); v {
-	case "", "split":
+	case "split":
+	case "":
+		flashPre = cuda.FlashPrefillFits(cfg.Heads, cfg.KVHeads, cfg.HeadDim) == nil
 	case "flash":
 		if err := cuda.FlashPrefillFits(cfg.Heads, cfg.KVHeads, cfg.HeadDim); err != nil {
 			return nil, fmt.Errorf("cuda backend: %s=flash: %w", PrefillAttnEnv, err)
 		}
 		flashPre = true
 	default:
-		return nil, fmt.Errorf("cuda backend: %s=%q: want split (the default) or flash", PrefillAttnEnv, v)
+		return nil, fmt.Errorf("cuda backend: %s=%q: want flash (the default) or split", PrefillAttnEnv, v)
 	}
 	e, err := cuda.OpenEngine()
 	if err != nil {

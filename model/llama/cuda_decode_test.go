@@ -12,7 +12,10 @@ import (
 // that stale cache rows are overwritten), each step's logits compared.
 // NormTailEnv must give the same bits (mv_norm does add_rmsnorm's
 // arithmetic); DAttnEnv=wv sums a tile's weighted values in another order,
-// so it must agree to float32 rounding (cosine ≥ 0.99999, the same top-1).
+// so it must agree to float32 rounding: the same top-1 and the engine
+// agreement's cosine bars (0.9999 on tiny, 0.9995 on the 3B-shaped file,
+// where float32 summation order alone moves the logits by ~1e-4; on the
+// H200 wv sat 0.99968 from the default there, and bit-identical on tiny).
 // The 3B-shaped file decodes past position 1024, where a split of the
 // attention spans more than one 32-position tile.
 func TestCUDADecodeVariants(t *testing.T) {
@@ -25,9 +28,9 @@ func TestCUDADecodeVariants(t *testing.T) {
 	} {
 		t.Run(tc.preset+"/"+tc.typ, func(t *testing.T) {
 			_, m, _ := synthModel(t, tc.preset, tc.typ)
-			nctx, prompt := 96, 24
+			nctx, prompt, bar := 96, 24, 0.9999
 			if tc.long {
-				nctx, prompt = 1152, 1030
+				nctx, prompt, bar = 1152, 1030, 0.9995
 			}
 			rng := rand.New(rand.NewPCG(5, 6))
 			tokens := make([]int32, prompt+24)
@@ -81,7 +84,7 @@ func TestCUDADecodeVariants(t *testing.T) {
 						identical++
 					}
 					worst = min(worst, s.cosine)
-					if (v.bits && !same) || !s.top1Agree || math.IsNaN(s.cosine) || s.cosine < 0.99999 {
+					if (v.bits && !same) || !s.top1Agree || math.IsNaN(s.cosine) || s.cosine < bar {
 						t.Errorf("%v: step %d: cosine %.9f, max |Δ| %.3g, top-1 agrees %v (bit-identical wanted: %v)",
 							v.env, i, s.cosine, s.maxAbs, s.top1Agree, v.bits)
 					}
