@@ -28,6 +28,10 @@ type E2E struct {
 	// Depth, when > 0, is the tokens already in the KV cache when each test
 	// starts (llama-bench's -d): tests then run at that context depth.
 	Depth int `json:"depth,omitempty"`
+	// Batch, when > 0, is the tokens one prefill step takes in both engines
+	// (Damascus's batch, llama.cpp's n_ubatch, its n_batch at least that);
+	// 0: each engine's default, 512 in both.
+	Batch int `json:"batch,omitempty"`
 	// SustainedSeconds is how long the sustained-decode test runs;
 	// throughput of its first and last SustainedWindow is the throttling proxy.
 	SustainedSeconds int `json:"sustained_seconds"`

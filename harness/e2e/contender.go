@@ -113,7 +113,7 @@ func damascusContender(ctx context.Context, o Options, path string) *contender {
 
 // damascusConfig is the Damascus bench of b on the model at path.
 func damascusConfig(o Options, path string, b benchSpec) enginebench.Config {
-	cfg := enginebench.Config{Spec: b.spec(path, o.Protocol), Weights: o.Weights, KVType: o.KVType}
+	cfg := enginebench.Config{Spec: b.spec(path, o.Protocol), Weights: o.Weights, KVType: o.KVType, NBatch: o.Protocol.Batch}
 	if o.Device != llama.DeviceCPU {
 		cfg.Device = o.Device
 	}
@@ -129,6 +129,9 @@ func llamaContender(ctx context.Context, o Options, path string, lc llamaConfig)
 	return &contender{name: lc.name, llama: true, notes: lc.notes(), s: newEngineSamples(),
 		bench: func(b benchSpec) (*benchOut, *spawned, error) {
 			cfg := llamacpp.BenchConfig{Spec: b.spec(path, p), Variant: lc.variant, KVType: o.LlamaKV()}
+			if p.Batch > 0 {
+				cfg.NUbatch, cfg.NBatch = p.Batch, max(p.Batch, 2048)
+			}
 			sp, err := spawn(ctx, o.Exe, append([]string{MeasuredCommand, llamacpp.BenchCommand}, cfg.Args()...), env)
 			if err != nil {
 				return nil, sp, fmt.Errorf("llama.cpp bench (%s): %w", lc.name, err)

@@ -125,7 +125,7 @@ func llamaBenchTests(lines []llamaBenchLine, b benchSpec) (map[string][]float64,
 }
 
 // llamaBenchFlags are the flags every llama-bench run of o adds to the
-// tests': threads, GPU layers and cache types.
+// tests': threads, GPU layers, cache types and the prefill batch.
 func llamaBenchFlags(o Options) []string {
 	a := []string{"-t", strconv.Itoa(o.Protocol.Threads)}
 	if ngl := o.llamaNGL(); ngl >= 0 {
@@ -133,6 +133,9 @@ func llamaBenchFlags(o Options) []string {
 	}
 	if kv := o.LlamaKV(); kv != "" {
 		a = append(a, "-ctk", kv, "-ctv", kv)
+	}
+	if n := o.Protocol.Batch; n > 0 {
+		a = append(a, "-b", strconv.Itoa(max(n, 2048)), "-ub", strconv.Itoa(n))
 	}
 	return a
 }

@@ -101,6 +101,14 @@ func TestLlamaBenchArgs(t *testing.T) {
 	if got := llamaBenchFlags(o); !slices.Contains(got, "-ngl") || !slices.Contains(got, "bf16") {
 		t.Errorf("flags %q lack -ngl 0 or the llama.cpp cache type", got)
 	}
+	// A prefill batch is both engines': llama-bench's -ub, its -b at least.
+	o.Protocol.Batch = 1024
+	if got := strings.Join(llamaBenchFlags(o), " "); !strings.Contains(got, "-b 2048 -ub 1024") {
+		t.Errorf("flags %q lack -b 2048 -ub 1024", got)
+	}
+	if args := damascusConfig(o, "/m.gguf", benchSpec{prompt: []int{8}, reps: 1}).Args(); !slices.Contains(args, "-b=1024") {
+		t.Errorf("damascus bench args %q lack -b=1024", args)
+	}
 }
 
 func TestDamascusConfigDevice(t *testing.T) {

@@ -19,8 +19,12 @@ const DeviceCUDA = "cuda"
 // pipelined 128×64 tiles; Q4_K and Q6_K, Q8_0 on cuda-mma-int's path),
 // 3B pp1024 9770 tok/s on the H200 in session 10 against 6001 for
 // cuda-mma-int (int), about 5090 for its float-epilogue form (float) and
-// 1776 for the 8-token kernels (0).
+// 1776 for the 8-token kernels (0). pipe2 runs cuda-mma-pipe2 (the same
+// tiles, two blocks an SM).
 const MMAEnv = "DAMASCUS_CUDA_MMA"
+
+// pipeVariants are the MMAEnv values that run a cuda-mma-pipe instance.
+var pipeVariants = map[string]string{"": "cuda-mma-pipe", "pipe": "cuda-mma-pipe", "pipe2": "cuda-mma-pipe2"}
 
 // DAttnEnv picks the decode attention's split kernel: serial (the
 // default, cuda-flash: a tile's values weighted one position after another
@@ -92,7 +96,7 @@ type cudaBackend struct {
 	pdl        bool      // kernels launched with programmatic dependent launch
 	mma        bool      // batches on the tensor-core matmuls
 	mmaInt     bool      // … in their integer-epilogue form
-	mmaPipe    bool      // … on the cp.async-pipelined kernels (MMAEnv=pipe)
+	mmaPipe    string    // … on this cp.async-pipelined instance (MMAEnv=pipe, pipe2; "": none)
 	dattn      string    // the decode attention's split kernel (DAttnEnv)
 	normTail   bool      // NormTailEnv: a product and the norm after it in one launch
 	pending    *pendingProduct
@@ -122,9 +126,9 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 		return nil, fmt.Errorf("the cuda backend keeps a float32 KV cache only (asked for %s)", opts.KVType)
 	}
 	switch v := os.Getenv(MMAEnv); v {
-	case "", "pipe", "int", "float", "0":
+	case "", "pipe", "pipe2", "int", "float", "0":
 	default:
-		return nil, fmt.Errorf("cuda backend: %s=%q: want pipe (the default), int, float or 0", MMAEnv, v)
+		return nil, fmt.Errorf("cuda backend: %s=%q: want pipe (the default), pipe2, int, float or 0", MMAEnv, v)
 	}
 	dattn, ok := dattnVariants[os.Getenv(DAttnEnv)]
 	if !ok {
@@ -149,7 +153,7 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	}
 	b := &cudaBackend{flashPre: flashPre, e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
 		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
-		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: os.Getenv(MMAEnv) == "" || os.Getenv(MMAEnv) == "pipe",
+		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: pipeVariants[os.Getenv(MMAEnv)],
 		dattn: cuda.DecodeAttnKernels[dattn], normTail: os.Getenv(NormTailEnv) == "1" && !checkProducts}
 	if v := os.Getenv(NormTailEnv); v != "" && v != "0" && v != "1" {
 		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 or 0", NormTailEnv, v)
@@ -370,8 +374,8 @@ func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() er
 	return b.e.Do(func(l *cuda.Launcher) (err error) {
 		b.l = l
 		l.MMA, l.MMAInt, l.DecodeAttn = b.mma, b.mmaInt, b.dattn
-		if b.mmaPipe {
-			l.Pipe = cuda.PipeTileNamed("cuda-mma-pipe")
+		if b.mmaPipe != "" {
+			l.Pipe = cuda.PipeTileNamed(b.mmaPipe)
 		}
 		defer func() { b.l = nil }()
 		run := func() (err error) {

@@ -16,8 +16,16 @@ type PipeTile struct {
 	Variant string // the ledger variant
 	BN      int    // tokens a block
 	Threads int    // 4·BN: warps of 32 rows × 32 tokens, 4 along the rows
-	Stages  int
-	kernels map[quant.Type]string
+	// MinBlocks is the blocks an SM the kernels are built for
+	// (__launch_bounds__): 65536/(Threads·MinBlocks) registers a thread.
+	MinBlocks int
+	stages    map[quant.Type]int // super-blocks in flight, by weight format
+	kernels   map[quant.Type]string
+	note      string
+	// spills marks an instance ptxas spills for (TestMMAPipeNoSpills
+	// logs its bytes instead of failing): measured as it is, never the
+	// default while it spills.
+	spills bool
 }
 
 // pipeBM is the weight rows of a block; pipeXS, pipeRow the bytes of a
@@ -32,8 +40,16 @@ var pipeRow = map[quant.Type]int{quant.Q4_K: 144, quant.Q6_K: 240}
 
 // PipeTiles are the instances, by variant.
 var PipeTiles = []*PipeTile{
-	{Variant: "cuda-mma-pipe", BN: 64, Threads: 256, Stages: 3,
+	{Variant: "cuda-mma-pipe", BN: 64, Threads: 256, MinBlocks: 1,
+		stages:  map[quant.Type]int{quant.Q4_K: 3, quant.Q6_K: 3},
 		kernels: map[quant.Type]string{quant.Q4_K: "q4k_mmap", quant.Q6_K: "q6k_mmap"}},
+	// Two blocks an SM (16 warps to hide the unpacking's latency behind
+	// each other's tensor-core work) at 128 registers a thread, and Q6_K
+	// with two stages so that two blocks' shared memory fits.
+	{Variant: "cuda-mma-pipe2", BN: 64, Threads: 256, MinBlocks: 2,
+		stages:  map[quant.Type]int{quant.Q4_K: 3, quant.Q6_K: 2},
+		kernels: map[quant.Type]string{quant.Q4_K: "q4k_mmap2", quant.Q6_K: "q6k_mmap2"},
+		note:    "; two blocks an SM (128 registers a thread: ptxas spills 72 bytes for Q4_K, 80 for Q6_K)", spills: true},
 }
 
 // PipeTileNamed returns the instance of variant name, or nil.
@@ -47,7 +63,9 @@ func PipeTileNamed(name string) *PipeTile {
 }
 
 // Shared is the dynamic shared memory a block of p takes for weights of wt.
-func (p *PipeTile) Shared(wt quant.Type) int { return p.Stages * (pipeBM*pipeRow[wt] + p.BN*pipeXS) }
+func (p *PipeTile) Shared(wt quant.Type) int {
+	return p.stages[wt] * (pipeBM*pipeRow[wt] + p.BN*pipeXS)
+}
 
 // pipeKernelNames lists mma_pipe.cu's kernels (module.go compiles them).
 func pipeKernelNames() []string {
@@ -128,8 +146,8 @@ func registerPipe() {
 			ledger.Register(ledger.Variant{Op: ledger.MatMulOp(wt), Name: p.Variant, Family: ledger.FamilyCUDA, Features: []string{Feature},
 				Impl: hostMatMulPipe(f, p),
 				Notes: fmt.Sprintf("cuda-mma-int's arithmetic (bit-identical outputs) with cp.async: %d super-blocks of raw weight blocks and Q8_K blocks in flight in shared memory, "+
-					"128 rows × %d tokens a block (%d warps, each 32×32), ldmatrix fragments, quants unpacked in registers, Q4_K min sums on the tensor cores; untested on hardware when written",
-					p.Stages, p.BN, p.Threads/32) + hostNote})
+					"128 rows × %d tokens a block (%d warps, each 32×32), ldmatrix fragments, quants unpacked in registers, Q4_K min sums on the tensor cores%s",
+					p.stages[wt], p.BN, p.Threads/32, p.note) + hostNote})
 		}
 	}
 }

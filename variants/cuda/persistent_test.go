@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	cu "github.com/damascus-llm/damascus/internal/cuda"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 )
@@ -17,18 +16,8 @@ import (
 // PTX check does not see). TestKernelsCompile's checks too, since the file
 // is not among sourceFiles (loaded on first use). Needs NVRTC only.
 func TestPersistentNoSpills(t *testing.T) {
-	if _, _, _, err := cu.NVRTC(); err != nil {
-		t.Skip(err)
-	}
 	f := persistentFile
-	src, err := Source(f.name, f.uses...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cu.Compile(src, f.name, append(CompileOptions("sm_90"), "--ptxas-options=-v")...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, _ := requireNoSpills(t, f.name, f.uses, 0, f.kernels...)
 	ptx := string(c.PTX)
 	for _, k := range f.kernels {
 		if !strings.Contains(ptx, ".entry "+k+"(") {
@@ -40,17 +29,6 @@ func TestPersistentNoSpills(t *testing.T) {
 	}
 	if len(c.CUBIN) == 0 {
 		t.Errorf("no cubin")
-	}
-	for _, k := range []string{"persistent_decode", "pmv"} {
-		m := regexp.MustCompile(`Function properties for ` + k + `\n[^\n]*?(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads\n[^\n]*?Used (\d+) registers`).FindStringSubmatch(c.Log)
-		if m == nil {
-			t.Errorf("%s: no resource line in ptxas's log:\n%s", k, c.Log)
-			continue
-		}
-		t.Logf("%s: %s registers, stack %s, spill stores %s, loads %s (sm_90)", k, m[4], m[1], m[2], m[3])
-		if m[1] != "0" || m[2] != "0" || m[3] != "0" {
-			t.Errorf("%s spills or uses a stack frame: %s", k, m[0])
-		}
 	}
 }
 

@@ -11,6 +11,14 @@
 // (34-byte blocks) as the ledger contract has them; x must stay readable 4
 // bytes past its end (the Q8_0 reader loads whole aligned words).
 
+// MV_U is the steps' weight loads a single-token product (the _mv entries,
+// mv_multi) issues before using any (the U of the _rows templates; the same
+// blocks in the same order whatever it is, so the same bits): 1 unless a
+// timing experiment defines it (DAMASCUS_CUDA_DEFINES=MV_U=3).
+#ifndef MV_U
+#define MV_U 1
+#endif
+
 // ---- Q4_K × Q8_K -----------------------------------------------------------
 
 // Halfword i (0..5) of a Q4_K block's twelve packed scale bytes, from its
@@ -117,7 +125,7 @@ __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const
 // or four steps' loads in flight), <type>_mm8 (8 tokens a block).
 #define MATVEC_ENTRIES(T)                                                                                           \
 	extern "C" __global__ void __launch_bounds__(128) T##_mv(float* dst, const u8* w, int rows, const u8* x, int k) {    \
-		T##_rows<1, 1>(dst, 0, w, rows, x, 1, k, blockIdx.x);                                                                         \
+		T##_rows<1, MV_U>(dst, 0, w, rows, x, 1, k, blockIdx.x);                                                                      \
 	}                                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(128) T##_mv_u2(float* dst, const u8* w, int rows, const u8* x, int k) { \
 		T##_rows<1, 2>(dst, 0, w, rows, x, 1, k, blockIdx.x);                                                                         \
@@ -315,9 +323,9 @@ MATVEC_ENTRIES(q80)
 // activation types must agree (the caller's check).
 __device__ __forceinline__ void mv_seg(int f, float* d, const u8* w, int rows, const u8* x, int k, int blk) {
 	switch (f) {
-	case 0: q4k_rows<1, 1>(d, 0, w, rows, x, 1, k, blk); break;
-	case 1: q6k_rows<1, 1>(d, 0, w, rows, x, 1, k, blk); break;
-	default: q80_rows<1, 1>(d, 0, w, rows, x, 1, k, blk); break;
+	case 0: q4k_rows<1, MV_U>(d, 0, w, rows, x, 1, k, blk); break;
+	case 1: q6k_rows<1, MV_U>(d, 0, w, rows, x, 1, k, blk); break;
+	default: q80_rows<1, MV_U>(d, 0, w, rows, x, 1, k, blk); break;
 	}
 }
 

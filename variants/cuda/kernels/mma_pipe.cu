@@ -112,7 +112,7 @@ __device__ __forceinline__ void mp_store(float* dst, int ldd, int rows, int n, i
 
 // ---- Q4_K ---------------------------------------------------------------------
 
-template <int NWN, int NST>
+template <int NWN, int NST, int UNR = 2>
 __device__ __forceinline__ void q4k_pipe(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
 	constexpr int NWARP = 4 * NWN, NT = 32 * NWARP, BN = 8 * MP_WN * NWN;
 	constexpr int AS = MP_BM * MP_Q4S, STAGE = AS + BN * MP_XS;
@@ -182,7 +182,7 @@ __device__ __forceinline__ void q4k_pipe(float* dst, int ldd, const u8* w, int r
 			for (int nt = 0; nt < MP_WN; nt++)
 #pragma unroll
 				for (int i = 0; i < 4; i++) isum[mt][nt][i] = 0;
-#pragma unroll 2
+#pragma unroll UNR
 		for (int s = 0; s < 8; s++) {
 			// A: sub-block s is the low (s even) or high nibbles of quant
 			// bytes 32(s/2)…+31, the row's 16-byte units 1 + 2(s/2) and the next.
@@ -408,4 +408,15 @@ q4k_mmap(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) 
 extern "C" __global__ void __launch_bounds__(256, 1)
 q6k_mmap(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
 	q6k_pipe<2, 3>(dst, ldd, w, rows, x, n, k);
+}
+
+// cuda-mma-pipe2: the same tiles, two blocks an SM (128 registers a thread);
+// Q6_K with two stages (2 × 100 KiB of shared memory).
+extern "C" __global__ void __launch_bounds__(256, 2)
+q4k_mmap2(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
+	q4k_pipe<2, 3, 1>(dst, ldd, w, rows, x, n, k);
+}
+extern "C" __global__ void __launch_bounds__(256, 2)
+q6k_mmap2(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
+	q6k_pipe<2, 2>(dst, ldd, w, rows, x, n, k);
 }
