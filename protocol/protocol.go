@@ -30,7 +30,8 @@ type E2E struct {
 	Depth int `json:"depth,omitempty"`
 	// Batch, when > 0, is the tokens one prefill step takes in both engines
 	// (Damascus's batch, llama.cpp's n_ubatch, its n_batch at least that);
-	// 0: each engine's default, 512 in both.
+	// 0: each engine's default (llama.cpp 512; Damascus 512 on the CPU, 1024
+	// on the GPU).
 	Batch int `json:"batch,omitempty"`
 	// SustainedSeconds is how long the sustained-decode test runs;
 	// throughput of its first and last SustainedWindow is the throttling proxy.

@@ -39,7 +39,7 @@ func (e *engineFlags) register(fs *flag.FlagSet, defaultCtx int) {
 	fs.StringVar(&e.model, "m", "", "model `file` (GGUF)")
 	cli.ThreadsVar(fs, &e.threads, "threads", 0, "worker threads (0: all cores)")
 	cli.IntVar(fs, &e.ctxSize, "ctx-size", defaultCtx, 0, math.MaxInt32, "context length in tokens (0: the model's, capped by its metadata)")
-	cli.IntVar(fs, &e.batch, "batch-size", 512, 1, math.MaxInt32, "most prompt tokens per prefill step")
+	cli.IntVar(fs, &e.batch, "batch-size", 0, 0, math.MaxInt32, "most prompt tokens per prefill step (0: 512 on the CPU, 1024 with --device cuda)")
 	fs.StringVar(&e.kvType, "kv-type", "f32", "KV cache type: f32, f16 or bf16 (each with the roundings llama.cpp applies to that cache type; bf16 prefills on AMX-BF16 where present)")
 	fs.StringVar(&e.device, "device", llama.DeviceCPU, "where the model runs: cpu, or cuda (the GPU: weights uploaded once, f32 KV cache)")
 	fs.StringVar(&e.weights, "weights", string(llama.DefaultPlacement),

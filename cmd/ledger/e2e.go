@@ -80,7 +80,7 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 		cli.IntVar(fs, &p.GenTokens, "tg", p.GenTokens, 0, u, "generated tokens of the decode test (0: none)")
 		cli.IntVar(fs, &p.Runs, "runs", p.Runs, 1, u, "timed runs per engine and test")
 		cli.IntVar(fs, &p.Depth, "depth", 0, 0, u, "tokens in the KV cache before each prefill and decode test, both engines (llama-bench's -d; 0: none); cold starts and sustained decode start empty")
-		cli.IntVar(fs, &p.Batch, "batch", 0, 0, u, "tokens one prefill step takes, both engines (Damascus's batch, llama.cpp's n_ubatch; 0: each engine's default, 512)")
+		cli.IntVar(fs, &p.Batch, "batch", 0, 0, u, "tokens one prefill step takes, both engines (Damascus's batch, llama.cpp's n_ubatch; 0: each engine's default: llama.cpp 512, Damascus 512 on the CPU and 1024 on the GPU)")
 		cli.IntVar(fs, &p.WarmupPromptTokens, "warmup-prompt", 0, 0, u, "tokens of the prefill test's untimed warmup in each process, both engines (0: the whole prompt, as llama-bench)")
 		cli.ThreadsVar(fs, &p.Threads, "threads", p.Threads, "threads, the same for both engines")
 		fs.StringVar(&f.jsonOut, "json", "", "also write the comparison as JSON to this file")

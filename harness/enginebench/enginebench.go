@@ -26,7 +26,7 @@ import (
 // Config is one bench run. Zero values take llama-bench's defaults.
 type Config struct {
 	llamabench.Spec
-	NBatch int `json:"n_batch"` // default 512 (llama-bench's n_ubatch)
+	NBatch int `json:"n_batch"` // default llama.DefaultBatch(Device): 512 on the CPU (llama-bench's n_ubatch), 1024 on the GPU
 	// Weights is the placement asked for: llama.PlaceHuge (the default,
 	// "" included) or llama.PlaceMmap. Result.Placement says what was used.
 	Weights string `json:"weights,omitempty"`
@@ -71,7 +71,7 @@ type Result struct {
 // Run measures cfg in this process.
 func Run(cfg Config) (*Result, error) {
 	if cfg.NBatch <= 0 {
-		cfg.NBatch = 512
+		cfg.NBatch = llama.DefaultBatch(cfg.Device)
 	}
 	if cfg.Reps <= 0 {
 		cfg.Reps = 5
@@ -188,7 +188,7 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var cfg Config
 	cfg.Spec.RegisterFlags(fs)
-	cli.IntVar(fs, &cfg.NBatch, "b", 0, 0, cli.Unbounded, "tokens per prefill step (0: 512)")
+	cli.IntVar(fs, &cfg.NBatch, "b", 0, 0, cli.Unbounded, "tokens per prefill step (0: 512 on the CPU, 1024 on the GPU)")
 	fs.StringVar(&cfg.Weights, "weights", string(llama.DefaultPlacement), "where the weights live: huge (copied to anonymous huge pages, the file map released; mmap, with a notice, where huge pages are unavailable) or mmap (in place in the file map)")
 	fs.StringVar(&cfg.KVType, "kv", "", "KV cache type: f32 (default), f16 or bf16")
 	fs.BoolVar(&cfg.StaticSplit, "static-split", false, "prefill matmuls split rows statically, one call per worker (the schedule before prepared batches)")

@@ -17,7 +17,7 @@ const MaxThreads = 1024
 // Options configure a production Context.
 type Options struct {
 	NCtx    int // KV cache length in positions; 0: the model's context length
-	NBatch  int // most tokens one prefill step takes; 0: 512
+	NBatch  int // most tokens one prefill step takes; 0: DefaultBatch(Device)
 	Threads int // workers of the pool; 0: runtime.NumCPU()
 	// KVType is the KV cache's type: F32 (the zero value), F16 or BF16,
 	// each computed with the roundings llama.cpp's graph applies to a cache
@@ -44,7 +44,7 @@ func (o Options) withDefaults(cfg Config) (Options, error) {
 		return o, fmt.Errorf("context length %d is negative", o.NCtx)
 	}
 	if o.NBatch <= 0 {
-		o.NBatch = 512
+		o.NBatch = DefaultBatch(o.Device)
 	}
 	o.NBatch = min(o.NBatch, o.NCtx)
 	if o.Threads <= 0 {
@@ -265,4 +265,15 @@ func checkFinite(logits []float32, V, pos0 int) error {
 		}
 	}
 	return nil
+}
+
+// DefaultBatch is the prefill step a context takes where none is asked for:
+// 512 tokens on the CPU (llama.cpp's n_ubatch) and 1024 on the GPU, where
+// a 512-token step leaves the tensor-core products' last wave of tiles part
+// empty (3B pp1024 on the H200, session 12: 21,400 against 17,400 tok/s).
+func DefaultBatch(device string) int {
+	if device == DeviceCUDA {
+		return 1024
+	}
+	return 512
 }

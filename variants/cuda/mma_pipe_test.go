@@ -223,27 +223,10 @@ func formatMs(ms, flops float64) string {
 // those of an instance marked spills, whose bytes it logs), or on
 // registers that would not let an instance's MinBlocks blocks share an SM.
 func TestMMAPipeNoSpills(t *testing.T) {
-	var strict, spilling []string
+	_, res := ptxasResources(t, "mma_pipe.cu", nil, pipeKernelNames()...)
 	for _, p := range PipeTiles {
 		for _, k := range p.kernels {
-			if p.spills {
-				spilling = append(spilling, k)
-			} else {
-				strict = append(strict, k)
-			}
-		}
-	}
-	_, res := requireNoSpills(t, "mma_pipe.cu", nil, 0, strict...)
-	_, sp := ptxasResources(t, "mma_pipe.cu", nil, spilling...)
-	for k, r := range sp {
-		t.Logf("%s (may spill): %d registers, stack %d, spill stores %d, loads %d", k, r.regs, r.stack, r.spillStores, r.spillLoads)
-		res[k] = r
-	}
-	for _, p := range PipeTiles {
-		for _, k := range p.kernels {
-			if max := 65536 / (p.Threads * p.MinBlocks); res[k].regs > max {
-				t.Errorf("%s (%s): %d registers, more than %d blocks of %d threads an SM allow (%d)", k, p.Variant, res[k].regs, p.MinBlocks, p.Threads, max)
-			}
+			checkResources(t, k, res[k], 65536/(p.Threads*p.MinBlocks), p.spills)
 		}
 	}
 }
