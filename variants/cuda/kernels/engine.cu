@@ -347,6 +347,11 @@ extern "C" __global__ void __launch_bounds__(1024) argmax_f32(int* dst, const fl
 // ---- decode attention: flash-decoding with a fixed number of splits -------
 
 #define DATT_TILE 32 // positions scored per pass of a block's four warps (8 each)
+// DATT_VU: the value pass's loads in flight (1 unless a timing experiment
+// defines it: DAMASCUS_CUDA_DEFINES=DATT_VU=8).
+#ifndef DATT_VU
+#define DATT_VU 1
+#endif
 
 // Block (split s, KV head g) of one token at position *posp: the context's
 // ctx = pos+1 positions are cut into gridDim.x equal splits, so that the
@@ -432,12 +437,29 @@ __device__ __forceinline__ void dattn(float* po, float* pml, const float* q, con
 			float acc[EATT_MAXG];
 #pragma unroll
 			for (int g = 0; g < EATT_MAXG; g++) acc[g] = 0.f;
+#if DATT_VU > 1
+			// DATT_VU positions' values loaded before any is weighted (the
+			// same sums in the same order: the same bits).
+			for (int t0v = 0; t0v < L; t0v += DATT_VU) {
+				float vv[DATT_VU];
+#pragma unroll
+				for (int u = 0; u < DATT_VU; u++) vv[u] = t0v + u < L ? vh[(size_t)(tile + t0v + u) * hd + tid] : 0.f;
+#pragma unroll
+				for (int u = 0; u < DATT_VU; u++)
+					if (t0v + u < L) {
+#pragma unroll
+						for (int g = 0; g < EATT_MAXG; g++)
+							if (g < G) acc[g] += p[g][t0v + u] * vv[u];
+					}
+			}
+#else
 			for (int tt = 0; tt < L; tt++) {
 				const float vv = vh[(size_t)(tile + tt) * hd + tid];
 #pragma unroll
 				for (int g = 0; g < EATT_MAXG; g++)
 					if (g < G) acc[g] += p[g][tt] * vv;
 			}
+#endif
 #pragma unroll
 			for (int g = 0; g < EATT_MAXG; g++)
 				if (g < G) o[g] = o[g] * alpha[g] + acc[g];
