@@ -29,12 +29,14 @@ var pipeVariants = map[string]string{"": "cuda-mma-pipe", "pipe": "cuda-mma-pipe
 // DAttnEnv picks the decode attention's split kernel: serial (the
 // default, cuda-flash: a tile's values weighted one position after another
 // per thread) or wv (cuda-flash-wv: a tile's keys and values loaded at once
-// and weighted in the warp that scored them). wv lost on the H200 in
-// session 11 (3B tg256 439 against 448 tok/s) and stays opt-in.
+// and weighted in the warp that scored them) or fold (cuda-flash-fold:
+// registers, one butterfly, the splits combined in the same launch). wv
+// lost on the H200 in session 11 (3B tg256 439 against 448 tok/s) and
+// stays opt-in.
 const DAttnEnv = "DAMASCUS_CUDA_DATTN"
 
 // dattnVariants are DAttnEnv's values and the variants they name.
-var dattnVariants = map[string]string{"": "cuda-flash", "serial": "cuda-flash", "wv": "cuda-flash-wv"}
+var dattnVariants = map[string]string{"": "cuda-flash", "serial": "cuda-flash", "wv": "cuda-flash-wv", "fold": "cuda-flash-fold"}
 
 // NormTailEnv set to 1 runs a single token's residual add, norm and
 // quantization (after the attention's output product and after the FFN's
@@ -101,6 +103,7 @@ type cudaBackend struct {
 	normTail   bool      // NormTailEnv: a product and the norm after it in one launch
 	pending    *pendingProduct
 	counters   cu.Ptr // mv_norm's finished-block counters, one a launch of a step
+	dattnCnt   cu.Ptr // the folded decode attention's finished-split counters, one a KV head
 	nCounters  int
 	nextCtr    int  // the next launch's counter in this step
 	flashPre   bool // prefill attention on fattn (PrefillAttnEnv=flash)
@@ -132,7 +135,7 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	}
 	dattn, ok := dattnVariants[os.Getenv(DAttnEnv)]
 	if !ok {
-		return nil, fmt.Errorf("cuda backend: %s=%q: want serial (the default) or wv", DAttnEnv, os.Getenv(DAttnEnv))
+		return nil, fmt.Errorf("cuda backend: %s=%q: want serial (the default), wv or fold", DAttnEnv, os.Getenv(DAttnEnv))
 	}
 	flashPre := false
 	switch v := os.Getenv(PrefillAttnEnv); v {
@@ -230,6 +233,12 @@ func (b *cudaBackend) upload(m *Model, s *runState, opts Options) error {
 		return err
 	}
 	if err := l.T.MemsetD32Async(b.counters, 0, b.nCounters, l.S); err != nil {
+		return err
+	}
+	if b.dattnCnt, err = alloc(4 * cfg.KVHeads); err != nil {
+		return err
+	}
+	if err := l.T.MemsetD32Async(b.dattnCnt, 0, cfg.KVHeads, l.S); err != nil {
 		return err
 	}
 	poN := max(b.decode.PartialFloats(cfg.Heads, cfg.HeadDim), opts.NBatch*b.batch.PartialFloats(cfg.Heads, cfg.HeadDim),
@@ -630,7 +639,7 @@ func (b *cudaBackend) attention(layer, n int) {
 		b.must(b.ropeStore(layer, 1))
 	}
 	if n == 1 && cuda.DecodeAttentionFits(cfg.HeadDim) {
-		b.must(b.l.DecodeAttention(att, q, b.kc[layer], b.vc[layer], b.po, b.pml, b.pos, cfg.Heads, cfg.KVHeads, cfg.HeadDim, b.nctx, scale))
+		b.must(b.l.DecodeAttention(att, q, b.kc[layer], b.vc[layer], b.po, b.pml, b.dattnCnt, b.pos, cfg.Heads, cfg.KVHeads, cfg.HeadDim, b.nctx, scale))
 		return
 	}
 	if n > 1 && b.flashPre {

@@ -12,8 +12,8 @@ import (
 // that stale cache rows are overwritten), each step's logits compared.
 // NormTailEnv must give the same bits (mv_norm does add_rmsnorm's
 // arithmetic); DAttnEnv=wv sums a tile's weighted values in another order,
-// so it must agree to float32 rounding: the same top-1 and the engine
-// agreement's cosine bars (0.9999 on tiny, 0.9995 on the 3B-shaped file,
+// and DAttnEnv=fold in others again, so they must agree to float32
+// rounding: the same top-1 and the engine agreement's cosine bars (0.9999 on tiny, 0.9995 on the 3B-shaped file,
 // where float32 summation order alone moves the logits by ~1e-4; on the
 // H200 wv sat 0.99968 from the default there, and bit-identical on tiny).
 // The 3B-shaped file decodes past position 1024, where a split of the
@@ -74,6 +74,7 @@ func TestCUDADecodeVariants(t *testing.T) {
 				{map[string]string{NormTailEnv: "1"}, true},
 				{map[string]string{DAttnEnv: "wv"}, false},
 				{map[string]string{NormTailEnv: "1", DAttnEnv: "wv"}, false},
+				{map[string]string{DAttnEnv: "fold"}, false},
 			} {
 				got := run(v.env)
 				identical, worst := 0, 1.0

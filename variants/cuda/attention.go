@@ -140,6 +140,13 @@ func flashAttention(kernel string, out, q, k, v []float32, nHeads, nKVHeads, hea
 		if err != nil {
 			return err
 		}
+		cnt, err := r.buf(t, "cnt", 4*nKVHeads)
+		if err != nil {
+			return err
+		}
+		if err := t.MemsetD32Async(cnt, 0, nKVHeads, s); err != nil {
+			return err
+		}
 		pd, err := r.buf(t, "dst", 4*n)
 		if err != nil {
 			return err
@@ -147,7 +154,7 @@ func flashAttention(kernel string, out, q, k, v []float32, nHeads, nKVHeads, hea
 		if err := t.MemsetD32Async(pd, poison, n, s); err != nil {
 			return err
 		}
-		if err := l.DecodeAttention(pd, pq, pk, pv, po, pml, pp, nHeads, nKVHeads, headDim, nCtx, scale); err != nil {
+		if err := l.DecodeAttention(pd, pq, pk, pv, po, pml, cnt, pp, nHeads, nKVHeads, headDim, nCtx, scale); err != nil {
 			return err
 		}
 		return cu.DtoHAsync(t, out[:n], pd, s)

@@ -64,8 +64,38 @@ type Launcher struct {
 // DecodeAttnKernels are the decode attention's split kernels by variant:
 // dattn_split (cuda-flash) weights a tile's values one position after
 // another per thread; dattn_wv_split (cuda-flash-wv) loads a tile's keys
-// and values at once and weights them in the warp that scored them.
-var DecodeAttnKernels = map[string]string{"cuda-flash": "dattn_split", "cuda-flash-wv": "dattn_wv_split"}
+// and values at once and weights them in the warp that scored them;
+// dattn_fold (cuda-flash-fold, dattn.cu) keeps each warp's online softmax
+// in registers and combines the splits in the last block to finish.
+var DecodeAttnKernels = map[string]string{"cuda-flash": "dattn_split", "cuda-flash-wv": "dattn_wv_split",
+	"cuda-flash-fold": "dattn_fold"}
+
+// foldGroups are the padded head groups dattn.cu is instantiated for, and
+// foldDims the floats a lane holds of a head (head size 32·D).
+var foldGroups, foldDims = []int{4, 8}, []int{1, 2, 4}
+
+func foldKernelNames() []string {
+	var names []string
+	for _, g := range foldGroups {
+		for _, d := range foldDims {
+			names = append(names, fmt.Sprintf("dattn_fold_d%d_g%d", d, g))
+		}
+	}
+	return names
+}
+
+// foldKernel is dattn.cu's kernel for heads of hd values, g query heads a
+// KV head, or "" where it has none (the head not 32, 64 or 128 values).
+func foldKernel(hd, g int) string {
+	for _, mg := range foldGroups {
+		for _, d := range foldDims {
+			if hd == 32*d && g <= mg {
+				return fmt.Sprintf("dattn_fold_d%d_g%d", d, mg)
+			}
+		}
+	}
+	return ""
+}
 
 // Weights is a matrix in its device layout.
 type Weights struct {
@@ -296,14 +326,24 @@ func DecodeAttentionFits(hd int) bool { return hd >= 1 && hd <= 128 }
 // DecodeAttention runs one token's attention (at position *posp) over the
 // layer's cache: the context cut into DecodeSplits equal splits per KV head
 // at whatever depth, each walked with an online softmax, then combined.
-// po and pml hold DecodeSplits·nHeads·hd and DecodeSplits·nHeads·2 floats.
-func (l *Launcher) DecodeAttention(out, q, kc, vc, po, pml, posp cu.Ptr, nHeads, nKV, hd, nctx int, scale float32) error {
+// po and pml hold DecodeSplits·nHeads·hd and DecodeSplits·nHeads·2 floats;
+// cnt holds nKV 32-bit counters, zero before the first call, in which
+// dattn_fold counts the splits that finished (it leaves them zero).
+func (l *Launcher) DecodeAttention(out, q, kc, vc, po, pml, cnt, posp cu.Ptr, nHeads, nKV, hd, nctx int, scale float32) error {
 	if !DecodeAttentionFits(hd) || nHeads/nKV > MaxGroup {
 		return fmt.Errorf("cuda decode attention: heads of %d, %d per KV head", hd, nHeads/nKV)
 	}
 	kern := l.DecodeAttn
 	if kern == "" {
 		kern = "dattn_split"
+	}
+	if kern == "dattn_fold" {
+		if fold := foldKernel(hd, nHeads/nKV); fold != "" {
+			return l.T.Launch(l.r.fns[fold], cu.D2(DecodeSplits, nKV), cu.D1(128), 0, l.S,
+				out.Arg(), po.Arg(), pml.Arg(), cnt.Arg(), q.Arg(), kc.Arg(), vc.Arg(), posp.Arg(),
+				cu.I32(nHeads), cu.I32(nKV), cu.I32(nctx), cu.F32(scale))
+		}
+		kern = "dattn_split" // heads the fold has no instance for
 	}
 	if err := l.T.Launch(l.r.fns[kern], cu.D2(DecodeSplits, nKV), cu.D1(128), 0, l.S,
 		po.Arg(), pml.Arg(), q.Arg(), kc.Arg(), vc.Arg(), posp.Arg(), cu.I32(nHeads), cu.I32(nKV), cu.I32(hd), cu.I32(nctx), cu.F32(scale)); err != nil {

@@ -42,6 +42,7 @@ var sourceFiles = []struct {
 	{"engine.cu", []string{"embed_q4k", "embed_q6k", "embed_q80", "add_rmsnorm", "silu_mul_q",
 		"rope_store", "eattn_split", "eattn_combine", "argmax_f32", "dattn_split", "dattn_wv_split", "mv_norm"}, []string{"quantize.cu", "matvec.cu"}},
 	{"fattn.cu", []string{"fattn_d64", "fattn_d128"}, nil},
+	{"dattn.cu", foldKernelNames(), nil},
 }
 
 // Source returns file's text as NVRTC compiles it: common.cuh, the files

@@ -55,6 +55,8 @@ func init() {
 		"the engine's decode attention: 32 equal splits per KV head at any depth, online softmax over tiles of 32 positions, query in registers; heads of up to 128")
 	regAs(ledger.OpAttention, "cuda-flash-wv", ledger.Attention(hostFlashAttention("cuda-flash-wv")),
 		"cuda-flash with a tile's keys and values loaded at once (one round trip a tile, not one a position) and weighted in the warp that scored them, lanes over dimensions; the warps' sums meet once at the end")
+	regAs(ledger.OpAttention, "cuda-flash-fold", ledger.Attention(hostFlashAttention("cuda-flash-fold")),
+		"cuda-flash's splits with each warp's keys and values of a pass loaded at once (16 bytes a lane), its 32 partial scores summed in one transposed butterfly, its online softmax in registers, and the splits combined by the last block to finish (no second kernel); heads of 32, 64 or 128 (others run cuda-flash)")
 	registerPersistent()
 	registerPrefillAttention() // cuda-fattn (fattn.go)
 }
