@@ -120,8 +120,10 @@ __device__ __forceinline__ void dattn_fold(float* out, float* po, float* pml, u3
 				a[u * MG + g] = d;
 			}
 		// Lane j now scores position slot j / MG for head j % MG = gl.
+		// (Every lane sums: a shuffle some lanes skip never returns.)
+		const float dot = transposed_sum32(a, lane);
 		const bool valid = gl < G && base + NW * (lane / MG) < t1;
-		const float sc = valid ? transposed_sum32(a, lane) * scale : NEG_INF;
+		const float sc = valid ? dot * scale : NEG_INF;
 		float mt = sc;
 #pragma unroll
 		for (int off = MG; off < 32; off <<= 1) mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, off));
