@@ -26,17 +26,20 @@ const MMAEnv = "DAMASCUS_CUDA_MMA"
 // pipeVariants are the MMAEnv values that run a cuda-mma-pipe instance.
 var pipeVariants = map[string]string{"": "cuda-mma-pipe", "pipe": "cuda-mma-pipe", "pipe2": "cuda-mma-pipe2"}
 
-// DAttnEnv picks the decode attention's split kernel: serial (the
-// default, cuda-flash: a tile's values weighted one position after another
-// per thread) or wv (cuda-flash-wv: a tile's keys and values loaded at once
-// and weighted in the warp that scored them) or fold (cuda-flash-fold:
-// registers, one butterfly, the splits combined in the same launch). wv
-// lost on the H200 in session 11 (3B tg256 439 against 448 tok/s) and
-// stays opt-in.
+// DAttnEnv picks the decode attention's split kernel: fold (the default,
+// cuda-flash-fold: a warp's keys and values of a pass loaded at once, its
+// scores summed in one transposed butterfly, the online softmax in
+// registers, the splits combined in the same launch), serial (cuda-flash:
+// a tile's values weighted one position after another per thread, the
+// splits combined by eattn_combine) or wv (cuda-flash-wv). On the H200 in
+// session 13 (ledger e2e, 10 rounds beside llama.cpp CUDA): 3B tg256 543.7
+// tok/s with fold against 448.8 with serial (1.29× and 1.08× llama.cpp's
+// 422.6 and 416.1), 1B 1017.0 (1.16×); tg128 at depth 4096 470 against
+// 321 (damascus-bench). wv lost in session 11 (439 against 448).
 const DAttnEnv = "DAMASCUS_CUDA_DATTN"
 
 // dattnVariants are DAttnEnv's values and the variants they name.
-var dattnVariants = map[string]string{"": "cuda-flash", "serial": "cuda-flash", "wv": "cuda-flash-wv", "fold": "cuda-flash-fold"}
+var dattnVariants = map[string]string{"": "cuda-flash-fold", "fold": "cuda-flash-fold", "serial": "cuda-flash", "wv": "cuda-flash-wv"}
 
 // NormTailEnv set to 1 runs a single token's residual add, norm and
 // quantization (after the attention's output product and after the FFN's
@@ -135,7 +138,7 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	}
 	dattn, ok := dattnVariants[os.Getenv(DAttnEnv)]
 	if !ok {
-		return nil, fmt.Errorf("cuda backend: %s=%q: want serial (the default), wv or fold", DAttnEnv, os.Getenv(DAttnEnv))
+		return nil, fmt.Errorf("cuda backend: %s=%q: want fold (the default), serial or wv", DAttnEnv, os.Getenv(DAttnEnv))
 	}
 	flashPre := false
 	switch v := os.Getenv(PrefillAttnEnv); v {
