@@ -121,6 +121,24 @@ func (p *parser) str(what, name string, limit int) (string, error) {
 	return s, nil
 }
 
+// uniqueName reads entry i of n's name (a metadata key or a tensor name;
+// what says which in errors), refusing an empty one (emptyf, given i+1 and
+// n) and one already in seen (dupf, given the name), at the name's start.
+func (p *parser) uniqueName(what string, limit int, seen map[string]int, emptyf string, i, n int, dupf string) (string, error) {
+	at := p.off
+	s, err := p.str(what, "", limit)
+	if err != nil {
+		return "", err
+	}
+	if s == "" {
+		return "", p.errorf(at, emptyf, i+1, n)
+	}
+	if _, dup := seen[s]; dup {
+		return "", p.errorf(at, dupf, s)
+	}
+	return s, nil
+}
+
 func (p *parser) file() (*File, error) {
 	b, err := p.take(4, "the magic number", "")
 	if err != nil {
@@ -178,16 +196,9 @@ func (p *parser) metadata(f *File, n int) error {
 	f.KV = make([]KV, n)
 	alignmentAt := -1
 	for i := range f.KV {
-		at := p.off
-		key, err := p.str("a metadata key", "", MaxKeyLen)
+		key, err := p.uniqueName("a metadata key", MaxKeyLen, f.kvIndex, "metadata key %d of %d is empty", i, n, "duplicate metadata key %q")
 		if err != nil {
 			return err
-		}
-		if key == "" {
-			return p.errorf(at, "metadata key %d of %d is empty", i+1, n)
-		}
-		if _, dup := f.kvIndex[key]; dup {
-			return p.errorf(at, "duplicate metadata key %q", key)
 		}
 		typeAt := p.off
 		t, err := p.u32("the type of key", key)
@@ -374,20 +385,13 @@ func (p *parser) tensorInfos(f *File, n int) error {
 	offsetAt := make([]int, n) // where each tensor's offset field lies, for errors
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		at := p.off
-		name, err := p.str("a tensor name", "", MaxNameLen)
+		name, err := p.uniqueName("a tensor name", MaxNameLen, f.tensorIndex, "tensor %d of %d has an empty name", i, n, "duplicate tensor name %q")
 		if err != nil {
 			return err
 		}
-		if name == "" {
-			return p.errorf(at, "tensor %d of %d has an empty name", i+1, n)
-		}
-		if _, dup := f.tensorIndex[name]; dup {
-			return p.errorf(at, "duplicate tensor name %q", name)
-		}
 		t.Name = name
 		f.tensorIndex[name] = i
-		at = p.off
+		at := p.off
 		nd, err := p.u32("the dims count of tensor", name)
 		if err != nil {
 			return err

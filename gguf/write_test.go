@@ -288,6 +288,18 @@ func TestWriterBytes(t *testing.T) {
 }
 
 func TestWriterRejects(t *testing.T) {
+	// Some mistakes show only when the file is written.
+	write := func(w *gguf.Writer) error {
+		_, err := w.WriteTo(io.Discard)
+		return err
+	}
+	// streamed adds a 16-byte F32 tensor whose data fill writes, then writes.
+	streamed := func(fill func(io.Writer) error) func(*gguf.Writer) error {
+		return func(w *gguf.Writer) error {
+			w.AddTensorFunc("t", quant.F32, []uint64{4}, 16, fill)
+			return write(w)
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		add  func(w *gguf.Writer) error
@@ -317,42 +329,27 @@ func TestWriterRejects(t *testing.T) {
 		}, "too many elements"},
 		{"alignment", func(w *gguf.Writer) error {
 			w.SetAlignment(48)
-			_, err := w.WriteTo(io.Discard)
-			return err
+			return write(w)
 		}, "not a power of two"},
 		{"alignment type", func(w *gguf.Writer) error {
 			w.Set(gguf.AlignmentKey, gguf.U64(32))
-			_, err := w.WriteTo(io.Discard)
-			return err
+			return write(w)
 		}, "is u64, want u32"},
 		{"empty key", func(w *gguf.Writer) error {
 			w.Set("", gguf.U8(1))
-			_, err := w.WriteTo(io.Discard)
-			return err
+			return write(w)
 		}, "empty metadata key"},
-		{"stream short", func(w *gguf.Writer) error {
-			w.AddTensorFunc("t", quant.F32, []uint64{4}, 16, func(out io.Writer) error {
-				_, err := out.Write(make([]byte, 12))
-				return err
-			})
-			_, err := w.WriteTo(io.Discard)
+		{"stream short", streamed(func(out io.Writer) error {
+			_, err := out.Write(make([]byte, 12))
 			return err
-		}, "wrote 12 bytes, want 16"},
-		{"stream long", func(w *gguf.Writer) error {
-			w.AddTensorFunc("t", quant.F32, []uint64{4}, 16, func(out io.Writer) error {
-				_, err := out.Write(make([]byte, 20))
-				return err
-			})
-			_, err := w.WriteTo(io.Discard)
+		}), "wrote 12 bytes, want 16"},
+		{"stream long", streamed(func(out io.Writer) error {
+			_, err := out.Write(make([]byte, 20))
 			return err
-		}, "more data than the tensor's size"},
-		{"stream error", func(w *gguf.Writer) error {
-			w.AddTensorFunc("t", quant.F32, []uint64{4}, 16, func(io.Writer) error {
-				return errors.New("disk on fire")
-			})
-			_, err := w.WriteTo(io.Discard)
-			return err
-		}, "disk on fire"},
+		}), "more data than the tensor's size"},
+		{"stream error", streamed(func(io.Writer) error {
+			return errors.New("disk on fire")
+		}), "disk on fire"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.add(gguf.NewWriter())

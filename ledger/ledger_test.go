@@ -112,6 +112,27 @@ func TestAttentionBatchShapes(t *testing.T) {
 	}
 }
 
+// otherMatVec has MatVec's signature but is another type: refused as an Impl,
+// as it was when the kinds were a type switch.
+type otherMatVec func(dst []float32, w, xq []byte, k int)
+
+func TestKindOf(t *testing.T) {
+	if k, ok := KindOf(MatVec(nil)); !ok || k != KindMatVec {
+		t.Errorf("KindOf(MatVec) = %v, %v", k, ok)
+	}
+	if k, ok := KindOf(AttentionHalf(nil)); !ok || k != KindAttentionHalf || k.String() != "AttentionHalf" {
+		t.Errorf("KindOf(AttentionHalf) = %v, %v", k, ok)
+	}
+	for _, impl := range []any{nil, 3, func([]float32, []byte, []byte, int) {}, otherMatVec(nil)} {
+		if k, ok := KindOf(impl); ok {
+			t.Errorf("KindOf(%T) = %v, want none", impl, k)
+		}
+	}
+	if s := Kind(99).String(); s != "Kind(99)" {
+		t.Errorf("Kind(99) = %q", s)
+	}
+}
+
 func TestRegistryValidates(t *testing.T) {
 	r := NewRegistry()
 	good := func(dst []float32, w, xq []byte, k int) {}
@@ -139,6 +160,8 @@ func TestRegistryValidates(t *testing.T) {
 		{Variant{Op: "matvec/q9", Name: "y", Family: FamilyNaive, Impl: good}, "unknown op"},
 		{Variant{Op: "rmsnorm", Name: "y", Family: FamilyNaive, Impl: good}, "want a non-nil ledger.RMSNorm"},
 		{Variant{Op: "rmsnorm", Name: "y", Family: FamilyNaive, Impl: RMSNorm(nil)}, "non-nil"},
+		{Variant{Op: "matvec/q4_k", Name: "y", Family: FamilyNaive, Impl: (func([]float32, []byte, []byte, int))(nil)}, "non-nil"},
+		{Variant{Op: "matvec/q4_k", Name: "y", Family: FamilyNaive, Impl: otherMatVec(good)}, "want a non-nil ledger.MatVec"},
 		{Variant{Op: "rmsnorm", Name: "a/b", Family: FamilyNaive}, "variant name"},
 		{Variant{Op: "rmsnorm", Name: "y", Impl: good}, "no family"},
 		{Variant{Op: "rmsnorm", Name: "y", Family: FamilyNaive, Status: "great"}, "unknown status"},

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/damascus-llm/damascus/quant"
@@ -25,115 +26,53 @@ const (
 	KindAttentionHalf
 )
 
-var kindNames = map[Kind]string{
-	KindMatVec:         "MatVec",
-	KindMatMul:         "MatMul",
-	KindQuantize:       "Quantize",
-	KindDequantize:     "Dequantize",
-	KindRMSNorm:        "RMSNorm",
-	KindSiLUMul:        "SiLUMul",
-	KindSoftmax:        "Softmax",
-	KindRoPE:           "RoPE",
-	KindAttention:      "Attention",
-	KindAttentionBatch: "AttentionBatch",
-	KindAttentionHalf:  "AttentionHalf",
+// kindTypes are the kinds' kernel func types; a kind's name is its type's.
+var kindTypes = map[Kind]reflect.Type{
+	KindMatVec:         reflect.TypeFor[MatVec](),
+	KindMatMul:         reflect.TypeFor[MatMul](),
+	KindQuantize:       reflect.TypeFor[Quantize](),
+	KindDequantize:     reflect.TypeFor[Dequantize](),
+	KindRMSNorm:        reflect.TypeFor[RMSNorm](),
+	KindSiLUMul:        reflect.TypeFor[SiLUMul](),
+	KindSoftmax:        reflect.TypeFor[Softmax](),
+	KindRoPE:           reflect.TypeFor[RoPE](),
+	KindAttention:      reflect.TypeFor[Attention](),
+	KindAttentionBatch: reflect.TypeFor[AttentionBatch](),
+	KindAttentionHalf:  reflect.TypeFor[AttentionHalf](),
 }
 
 // String is the kernel func type's name, e.g. "MatVec".
 func (k Kind) String() string {
-	if s, ok := kindNames[k]; ok {
-		return s
+	if t, ok := kindTypes[k]; ok {
+		return t.Name()
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
+// KindOf returns the kind whose kernel func type impl is (a func literal of
+// the same signature is of no kind: see normalize).
+func KindOf(impl any) (Kind, bool) {
+	t := reflect.TypeOf(impl)
+	for k, kt := range kindTypes {
+		if t == kt {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
 // normalize checks that impl implements this kind's signature and returns it
-// as the named func type (a func literal of the same signature is converted).
+// as the named func type: a non-nil func of that type, or a func literal of
+// the same signature (converted). Other named types are refused, even of the
+// same signature.
 func (k Kind) normalize(impl any) (any, error) {
-	ok := false
-	switch k {
-	case KindMatVec:
-		switch f := impl.(type) {
-		case MatVec:
-			impl, ok = f, f != nil
-		case func([]float32, []byte, []byte, int):
-			impl, ok = MatVec(f), f != nil
-		}
-	case KindMatMul:
-		switch f := impl.(type) {
-		case MatMul:
-			impl, ok = f, f != nil
-		case func([]float32, int, []byte, int, []byte, int, int):
-			impl, ok = MatMul(f), f != nil
-		}
-	case KindQuantize:
-		switch f := impl.(type) {
-		case Quantize:
-			impl, ok = f, f != nil
-		case func([]byte, []float32):
-			impl, ok = Quantize(f), f != nil
-		}
-	case KindDequantize:
-		switch f := impl.(type) {
-		case Dequantize:
-			impl, ok = f, f != nil
-		case func([]float32, []byte):
-			impl, ok = Dequantize(f), f != nil
-		}
-	case KindRMSNorm:
-		switch f := impl.(type) {
-		case RMSNorm:
-			impl, ok = f, f != nil
-		case func([]float32, []float32, []float32, float32):
-			impl, ok = RMSNorm(f), f != nil
-		}
-	case KindSiLUMul:
-		switch f := impl.(type) {
-		case SiLUMul:
-			impl, ok = f, f != nil
-		case func([]float32, []float32, []float32):
-			impl, ok = SiLUMul(f), f != nil
-		}
-	case KindSoftmax:
-		switch f := impl.(type) {
-		case Softmax:
-			impl, ok = f, f != nil
-		case func([]float32):
-			impl, ok = Softmax(f), f != nil
-		}
-	case KindRoPE:
-		switch f := impl.(type) {
-		case RoPE:
-			impl, ok = f, f != nil
-		case func([]float32, int, int, []float32, []float32, bool):
-			impl, ok = RoPE(f), f != nil
-		}
-	case KindAttention:
-		switch f := impl.(type) {
-		case Attention:
-			impl, ok = f, f != nil
-		case func([]float32, []float32, []float32, []float32, int, int, int, int, float32):
-			impl, ok = Attention(f), f != nil
-		}
-	case KindAttentionBatch:
-		switch f := impl.(type) {
-		case AttentionBatch:
-			impl, ok = f, f != nil
-		case func([]float32, []float32, int, []float32, []float32, int, int, int, int, int, float32):
-			impl, ok = AttentionBatch(f), f != nil
-		}
-	case KindAttentionHalf:
-		switch f := impl.(type) {
-		case AttentionHalf:
-			impl, ok = f, f != nil
-		case func([]float32, []float32, []uint16, []uint16, int, int, int, int, float32):
-			impl, ok = AttentionHalf(f), f != nil
+	if want, ok := kindTypes[k]; ok {
+		v := reflect.ValueOf(impl)
+		if v.Kind() == reflect.Func && !v.IsNil() && (v.Type() == want || v.Type().Name() == "" && v.Type().ConvertibleTo(want)) {
+			return v.Convert(want).Interface(), nil
 		}
 	}
-	if !ok {
-		return nil, fmt.Errorf("Impl is %T, want a non-nil ledger.%s", impl, k)
-	}
-	return impl, nil
+	return nil, fmt.Errorf("Impl is %T, want a non-nil ledger.%s", impl, k)
 }
 
 // An Op is one entry of the catalogue: a computation with one signature, a

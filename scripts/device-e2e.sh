@@ -7,8 +7,10 @@
 #   run: carry [".device", "baseline/llama.cpp/node_modules"],
 #        command: scripts/device-e2e.sh PHASE
 #
-# Every result lands in $OUT (records to append to results/ledger.jsonl, the
-# e2e JSON files and the logs). PHASE picks what to run so that each call
+# Every result lands in $OUT (records in the single-file store $OUT/ledger.jsonl,
+# the e2e JSON files and the logs). Back in the repository, `ledger import
+# OUT/ledger.jsonl` appends those records to results/ledger/, each line into
+# its month's file (records already there are left out), then `ledger report`. PHASE picks what to run so that each call
 # fits the device's 10-minute limit. The bins are stripped (-s -w) to fit the
 # 64 MiB carry with llama.cpp; llama.test runs the llama.cpp oracle tests there.
 #
@@ -460,7 +462,7 @@ gpu)
 	#     -o jsonl, pp$PP and tg$TG, medians and p95; records (with the GPU,
 	#     driver, CUDA version and llama-bench's build) appended to
 	#     $OUT/ledger.jsonl, the comparison in $OUT/e2e-gpu-MODEL.json and .txt.
-	#     Then `cat $OUT/ledger.jsonl >> results/ledger.jsonl && ledger report`.
+	#     Then `ledger import $OUT/ledger.jsonl && ledger report`.
 	NOTE="lent device machine (one NVIDIA H200)"
 	mkdir -p .device/gpu && tar -C .device/gpu -xJf .device/gpu.tar.xz
 	B=.device/gpu/bin

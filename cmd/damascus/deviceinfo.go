@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 
 	"github.com/damascus-llm/damascus/harness/sysinfo"
@@ -21,9 +20,7 @@ func runDeviceInfo(args []string, stdout, stderr io.Writer) error {
 	}
 	info := sysinfo.Gather(context.Background())
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(info)
+		return cli.WriteJSON(stdout, info)
 	}
 	return sysinfo.WriteText(stdout, info)
 }

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +11,7 @@ import (
 
 	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/internal/filehash"
 	"github.com/damascus-llm/damascus/quant"
 )
 
@@ -44,7 +42,7 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	describeModel(tw, path, f)
 	if *withHash {
-		sum, err := fileSHA256(path)
+		sum, _, err := filehash.SHA256(path)
 		if err != nil {
 			return err
 		}
@@ -231,19 +229,6 @@ func listTensors(w io.Writer, f *gguf.File) error {
 		}
 	}
 	return nil
-}
-
-func fileSHA256(path string) (string, error) {
-	fd, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer fd.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, fd); err != nil {
-		return "", fmt.Errorf("hashing %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // bytesString writes n with thousands separators and, above a KiB, its size

@@ -22,7 +22,7 @@ func runGate(args []string, stdout, stderr io.Writer) error {
 	sel.register(fs, "", "all")
 	families := fs.String("family", "", "comma-separated variant families (e.g. cuda); empty: all")
 	verbose := fs.Bool("v", false, "list every result, not only failures")
-	store := fs.String("store", "", "also append the verdicts to this results file (e.g. "+record.DefaultStore+")")
+	store := fs.String("store", "", "also append the verdicts to this results store (e.g. "+record.DefaultStore+")")
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}

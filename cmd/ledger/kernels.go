@@ -56,7 +56,7 @@ func (k *kernelFlags) register(fs *flag.FlagSet, defOps string) {
 	fs.IntVar(&k.runs, "runs", def.Runs, "interleaved timed runs per variant and shape")
 	fs.DurationVar(&k.minSample, "min-sample", def.MinSample, "minimum duration of one timed sample")
 	fs.DurationVar(&k.warmup, "warmup", def.Warmup, "untimed warmup per variant and shape")
-	fs.StringVar(&k.store, "store", record.DefaultStore, "results file to append to (empty: do not record)")
+	fs.StringVar(&k.store, "store", record.DefaultStore, "results store to append to: a folder of month files or one .jsonl file (empty: do not record)")
 	fs.BoolVar(&k.noRoofline, "no-roofline", false, "skip the roofline probe (no fractions of peak)")
 	fs.StringVar(&k.note, "note", "", "a remark recorded with the run (e.g. other load on the machine)")
 }
@@ -116,7 +116,7 @@ func kernelLedger(cmdline []string, kf kernelFlags, stdout, stderr io.Writer) (*
 		if err := record.Append(kf.store, b.Recs...); err != nil {
 			return b, err
 		}
-		bench := filepath.Join(filepath.Dir(kf.store), "bench", b.RunID+".txt")
+		bench := filepath.Join(record.Home(kf.store), "bench", b.RunID+".txt")
 		if err := writeBenchFile(bench, b.Recs); err != nil {
 			return b, err
 		}

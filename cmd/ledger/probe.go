@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -45,9 +44,7 @@ func runProbe(args []string, stdout, stderr io.Writer) error {
 	}
 	report := roofline.Run(opt)
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(report)
+		return cli.WriteJSON(stdout, report)
 	}
 	return report.WriteText(stdout)
 }

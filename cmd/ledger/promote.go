@@ -23,7 +23,7 @@ const defaultPrefs = "promoted/preferences.json"
 
 func runPromote(args []string, stdout, stderr io.Writer) error {
 	fs := cli.Flags("promote", "usage: ledger promote [--run ID] [--op OPS] [--variant NAME] [--prefs FILE] [--store FILE] [-n]", stderr)
-	store := fs.String("store", record.DefaultStore, "results file to read the evidence from and append decisions to")
+	store := fs.String("store", record.DefaultStore, "results store (folder of month files or one .jsonl file) to read the evidence from and append decisions to")
 	runID := fs.String("run", "", "kernel run to judge (default: the latest)")
 	ops := fs.String("op", "", "comma-separated ops to consider (default: every op timed in the run)")
 	variant := fs.String("variant", "", "the challenger to judge (default: every variant timed); the command fails if it is refused")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/damascus-llm/damascus/internal/cli"
@@ -41,7 +40,5 @@ func runProtocol(args []string, stdout, stderr io.Writer) error {
 		GateBatch:  gate.GateBatch,
 		Thresholds: thresholds,
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return cli.WriteJSON(stdout, doc)
 }

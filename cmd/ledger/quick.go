@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 
+	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/internal/cli"
 )
 
@@ -44,7 +44,7 @@ func runQuick(args []string, stdout, stderr io.Writer) error {
 	}
 	if kf.store != "" {
 		fmt.Fprintln(stdout)
-		if err := report(kf.store, filepath.Dir(kf.store), stdout, stderr); err != nil {
+		if err := report(kf.store, record.Home(kf.store), stdout, stderr); err != nil {
 			return errors.Join(e2eErr, err)
 		}
 	}

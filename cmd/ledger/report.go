@@ -20,14 +20,14 @@ func init() {
 }
 
 func runReport(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("report", "usage: ledger report [--store FILE] [--out DIR]", stderr)
-	store := fs.String("store", record.DefaultStore, "results file to read")
-	out := fs.String("out", "", "directory to write baseline.md, bench/ and charts/ into (default: the store's directory)")
+	fs := cli.Flags("report", "usage: ledger report [--store DIR|FILE] [--out DIR]", stderr)
+	store := fs.String("store", record.DefaultStore, "results store to read: a folder of month files or one .jsonl file")
+	out := fs.String("out", "", "directory to write baseline.md, bench/ and charts/ into (default: the directory holding the store)")
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {
-		*out = filepath.Dir(*store)
+		*out = record.Home(*store)
 	}
 	return report(*store, *out, stdout, stderr)
 }
@@ -45,12 +45,16 @@ func report(store, dir string, stdout, stderr io.Writer) error {
 	if len(recs) == 0 {
 		return fmt.Errorf("no results in %s yet: run `ledger run` or `ledger quick` first", store)
 	}
+	inputs, err := record.Files(store) // outputs must not replace them
+	if err != nil {
+		return err
+	}
 	var doc bytes.Buffer
 	if err := record.WriteBaseline(&doc, recs); err != nil {
 		return err
 	}
 	baseline := filepath.Join(dir, "baseline.md")
-	if err := outfile.WriteFile(baseline, doc.Bytes(), store); err != nil {
+	if err := outfile.WriteFile(baseline, doc.Bytes(), inputs...); err != nil {
 		return err
 	}
 	written := []string{baseline}
@@ -85,7 +89,7 @@ func report(store, dir string, stdout, stderr io.Writer) error {
 		if err := c.WriteSVG(&svg); err != nil {
 			return err
 		}
-		if err := outfile.WriteFile(path, svg.Bytes(), store); err != nil {
+		if err := outfile.WriteFile(path, svg.Bytes(), inputs...); err != nil {
 			return err
 		}
 		written = append(written, path)

@@ -18,6 +18,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/harness/roofline"
 	"github.com/damascus-llm/damascus/harness/sysinfo"
+	"github.com/damascus-llm/damascus/internal/filehash"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/protocol"
 )
@@ -116,7 +117,7 @@ func Run(ctx context.Context, o Options, log io.Writer) (*record.Batch, error) {
 	var benchSum string
 	if o.LlamaBench != "" {
 		var err error
-		if benchSum, err = fileSHA256(o.LlamaBench); err != nil {
+		if benchSum, _, err = filehash.SHA256(o.LlamaBench); err != nil {
 			return nil, fmt.Errorf("--llama-bench: %w", err)
 		}
 	} else if _, err := llamacpp.LibDir(); err != nil {

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/internal/filehash"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/synth"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
@@ -27,17 +26,11 @@ func describeModel(path string) (*protocol.Model, error) {
 		return nil, err
 	}
 	defer g.Close()
-	f, err := os.Open(path)
+	sum, n, err := filehash.SHA256(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return nil, fmt.Errorf("hashing %s: %w", path, err)
-	}
-	m := &protocol.Model{Path: path, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: n, QuantMix: map[string]int{}}
+	m := &protocol.Model{Path: path, SHA256: sum, Bytes: n, QuantMix: map[string]int{}}
 	for _, t := range g.Tensors {
 		m.QuantMix[t.Type.String()]++
 		m.TensorBytes += int64(t.Size)

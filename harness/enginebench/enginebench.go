@@ -5,7 +5,6 @@
 package enginebench
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -226,9 +225,7 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	if res.PlacementNotice != "" {
 		fmt.Fprintln(stderr, res.PlacementNotice)
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(res)
+	return cli.WriteJSON(stdout, res)
 }
 
 // ParseKVType reads a KV cache type name: f32 ("" too), f16 or bf16.

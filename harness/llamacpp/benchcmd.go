@@ -94,9 +94,7 @@ func BenchMain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(res)
+	return cli.WriteJSON(stdout, res)
 }
 
 // SpawnOptions say how RunBench starts the measuring process.

@@ -1,21 +1,14 @@
 // Package record stores what the workbench measured — one JSON record per
-// line in a JSONL file, by default results/ledger.jsonl in the repository —
-// and renders it: Markdown tables (results/baseline.md), benchstat-format
+// line of JSONL, by default in results/ledger/ in the repository, one file
+// per UTC month (see store.go) — and renders it: Markdown tables (results/baseline.md), benchstat-format
 // files and SVG charts. The data lives in results/; this package lives here so
 // that results/ holds data only.
 package record
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/kernelrun"
@@ -25,8 +18,10 @@ import (
 	"github.com/damascus-llm/damascus/protocol/stats"
 )
 
-// DefaultStore is the results file of the repository, relative to its root.
-const DefaultStore = "results/ledger.jsonl"
+// DefaultStore is the store of the repository, relative to its root: a
+// folder of month files (results/ledger/2026-11.jsonl, ...), so that no one
+// data file grows without bound.
+const DefaultStore = "results/ledger"
 
 // Kind of record.
 type Kind string
@@ -148,159 +143,6 @@ func (b *Batch) Add(r Record) Record {
 	}
 	b.Recs = append(b.Recs, r)
 	return r
-}
-
-// Append writes records to the JSONL file at path, creating it (and its
-// directory) if needed. The records go in one write, then the file is
-// synced: a crash leaves them all, none, or a torn last line. A torn line
-// left by an earlier crash is closed with a newline first, so the new
-// records start on a line of their own (readers skip the fragment; see
-// LoadSkippingDamaged).
-func Append(path string, recs ...Record) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	for _, r := range recs {
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("results: record %s: %w", r.ID, err)
-		}
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%s is not a regular file", path)
-	}
-	data := buf.Bytes()
-	if err == nil && st.Size() > 0 {
-		last := make([]byte, 1)
-		if _, err = f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
-			data = append([]byte{'\n'}, data...)
-		}
-	}
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	return nil
-}
-
-// Load reads every record of the JSONL file at path. A missing file is an
-// empty store; a damaged line is an error (see LoadSkippingDamaged).
-func Load(path string) ([]Record, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	}
-	defer f.Close()
-	return Read(f, path)
-}
-
-// Read decodes JSONL records; name is used in errors. A damaged line is an
-// error naming name:line.
-func Read(r io.Reader, name string) ([]Record, error) {
-	return read(r, name, func(d Damaged) error { return d })
-}
-
-// A Damaged line of a store: a record torn by a run killed mid-write, or
-// edited by hand.
-type Damaged struct {
-	File string
-	Line int
-	Err  error
-}
-
-func (d Damaged) Error() string { return fmt.Sprintf("results: %s:%d: %v", d.File, d.Line, d.Err) }
-
-// LoadSkippingDamaged reads the records of the store at path that a command
-// needs to exist: a missing file is an error (wrapping fs.ErrNotExist), and
-// each damaged line is skipped and reported to warn, so that one torn
-// record does not make the whole store unreadable.
-func LoadSkippingDamaged(path string, warn io.Writer) ([]Record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	}
-	defer f.Close()
-	return read(f, path, func(d Damaged) error {
-		fmt.Fprintf(warn, "warning: %s:%d: damaged record skipped: %v\n", d.File, d.Line, d.Err)
-		return nil
-	})
-}
-
-// maxLine bounds one record; a longer line is damaged.
-const maxLine = 64 << 20
-
-// read decodes JSONL records, handing each damaged line to damaged; an
-// error from it ends the read.
-func read(r io.Reader, name string, damaged func(Damaged) error) ([]Record, error) {
-	var recs []Record
-	br := bufio.NewReaderSize(r, 1<<20)
-	for line := 1; ; line++ {
-		b, tooLong, err := readLine(br)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("results: %s: %w", name, err)
-		}
-		if len(b) > 0 || tooLong {
-			var rec Record
-			var bad error
-			if tooLong {
-				bad = fmt.Errorf("line longer than %d bytes", maxLine)
-			} else if jerr := json.Unmarshal(b, &rec); jerr != nil {
-				bad = jerr
-				if errors.Is(err, io.EOF) {
-					bad = fmt.Errorf("incomplete last line (a run killed while writing?): %w", jerr)
-				}
-			}
-			if bad != nil {
-				if derr := damaged(Damaged{File: name, Line: line, Err: bad}); derr != nil {
-					return nil, derr
-				}
-			} else {
-				recs = append(recs, rec)
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return recs, nil
-		}
-	}
-}
-
-// readLine returns the next line without its newline (io.EOF with the last
-// one, which may lack it). A line over maxLine is consumed and reported
-// tooLong.
-func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if !tooLong {
-			line = append(line, chunk...)
-			if len(line) > maxLine {
-				line, tooLong = nil, true
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			line = line[:len(line)-1]
-		}
-		return line, tooLong, err
-	}
 }
 
 // LatestRun returns the records of the most recent invocation that produced

@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -171,4 +172,12 @@ func ParseNoArgs(fs *flag.FlagSet, args []string) error {
 		return ErrUsage
 	}
 	return nil
+}
+
+// WriteJSON writes v to w as the commands print JSON: indented by two
+// spaces, one newline at the end.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -87,3 +87,16 @@ func TestLostOutputFails(t *testing.T) {
 		t.Errorf("to a working writer: exit %d, %q %q", code, out.String(), errOut.String())
 	}
 }
+
+func TestWriteJSON(t *testing.T) {
+	var b strings.Builder
+	if err := WriteJSON(&b, map[string]any{"a": 1, "b": []int{2}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"a\": 1,\n  \"b\": [\n    2\n  ]\n}\n"; b.String() != want {
+		t.Errorf("WriteJSON wrote %q, want %q", b.String(), want)
+	}
+	if err := WriteJSON(fullWriter{}, 1); err == nil {
+		t.Error("WriteJSON to a full disk: no error")
+	}
+}

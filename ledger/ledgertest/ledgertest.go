@@ -73,12 +73,20 @@ func fill(r *rand.Rand, b []byte) {
 	}
 }
 
+// blocks returns nb blocks of size bytes, zeroed, each handed to set with
+// the mode to make it in (m, or for Mixed one drawn per block).
+func blocks(r *rand.Rand, nb, size int, m Mode, set func(blk []byte, mode Mode)) []byte {
+	out := make([]byte, nb*size)
+	for b := 0; b < nb; b++ {
+		set(out[b*size:(b+1)*size], pick(r, m))
+	}
+	return out
+}
+
 // Q4K returns nb Q4_K blocks.
 func Q4K(r *rand.Rand, nb int, m Mode) []byte {
-	out := make([]byte, nb*Q4KBytes)
-	for b := 0; b < nb; b++ {
-		blk := out[b*Q4KBytes : (b+1)*Q4KBytes]
-		switch pick(r, m) {
+	return blocks(r, nb, Q4KBytes, m, func(blk []byte, mode Mode) {
+		switch mode {
 		case Random:
 			fill(r, blk)
 			binary.LittleEndian.PutUint16(blk[0:], randHalf(r, 1e-4, 0.05, false))
@@ -97,16 +105,13 @@ func Q4K(r *rand.Rand, nb int, m Mode) []byte {
 		case Zero:
 			clear(blk)
 		}
-	}
-	return out
+	})
 }
 
 // Q6K returns nb Q6_K blocks.
 func Q6K(r *rand.Rand, nb int, m Mode) []byte {
-	out := make([]byte, nb*Q6KBytes)
-	for b := 0; b < nb; b++ {
-		blk := out[b*Q6KBytes : (b+1)*Q6KBytes]
-		switch pick(r, m) {
+	return blocks(r, nb, Q6KBytes, m, func(blk []byte, mode Mode) {
+		switch mode {
 		case Random:
 			fill(r, blk)
 			binary.LittleEndian.PutUint16(blk[208:], randHalf(r, 1e-4, 0.05, true))
@@ -127,16 +132,13 @@ func Q6K(r *rand.Rand, nb int, m Mode) []byte {
 		case Zero:
 			clear(blk)
 		}
-	}
-	return out
+	})
 }
 
 // Q8_0 returns nb Q8_0 blocks (quants may be -128).
 func Q8_0(r *rand.Rand, nb int, m Mode) []byte {
-	out := make([]byte, nb*Q80Bytes)
-	for b := 0; b < nb; b++ {
-		blk := out[b*Q80Bytes : (b+1)*Q80Bytes]
-		switch pick(r, m) {
+	return blocks(r, nb, Q80Bytes, m, func(blk []byte, mode Mode) {
+		switch mode {
 		case Random:
 			fill(r, blk)
 			binary.LittleEndian.PutUint16(blk, randHalf(r, 1e-4, 0.05, true))
@@ -153,19 +155,16 @@ func Q8_0(r *rand.Rand, nb int, m Mode) []byte {
 		case Zero:
 			clear(blk)
 		}
-	}
-	return out
+	})
 }
 
 // Q8K returns nb raw Q8_K activation blocks with consistent bsums. Quants
 // are in [-128, 127] (-128 never comes out of the quantizer, but the
 // K-quant kernels must still take it).
 func Q8K(r *rand.Rand, nb int, m Mode) []byte {
-	out := make([]byte, nb*Q8KBytes)
-	for b := 0; b < nb; b++ {
-		blk := out[b*Q8KBytes : (b+1)*Q8KBytes]
+	return blocks(r, nb, Q8KBytes, m, func(blk []byte, mode Mode) {
 		var d float32
-		switch pick(r, m) {
+		switch mode {
 		case Random:
 			fill(r, blk[4:260])
 			d = float32(r.NormFloat64() * 0.01)
@@ -189,8 +188,7 @@ func Q8K(r *rand.Rand, nb int, m Mode) []byte {
 			}
 			binary.LittleEndian.PutUint16(blk[260+2*g:], uint16(int16(s)))
 		}
-	}
-	return out
+	})
 }
 
 // Floats returns n activation values: Gaussian with occasional outliers, as

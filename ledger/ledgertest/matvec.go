@@ -62,20 +62,26 @@ func weights(r *rand.Rand, wt quant.Type, rows, k int, m Mode) []byte {
 	case quant.Q8_0:
 		return Q8_0(r, rows*k/32, m)
 	}
-	x := Floats(r, rows*k)
+	return Encode(wt, floatsOf(r, rows*k, m, 60000))
+}
+
+// floatsOf makes n Gaussian values (Floats) for Random and Mixed, all big
+// for MaxScales, all -big for MinValues, all 0 for Zero.
+func floatsOf(r *rand.Rand, n int, m Mode, big float32) []float32 {
+	x := Floats(r, n)
 	switch m {
 	case MaxScales:
 		for i := range x {
-			x[i] = 60000
+			x[i] = big
 		}
 	case MinValues:
 		for i := range x {
-			x[i] = -60000
+			x[i] = -big
 		}
 	case Zero:
 		clear(x)
 	}
-	return Encode(wt, x)
+	return x
 }
 
 func Encode(t quant.Type, x []float32) []byte {
@@ -102,19 +108,7 @@ func activations(r *rand.Rand, wt quant.Type, k int, m Mode) []byte {
 		}
 		return Q8K(r, k/256, m)
 	case quant.Q8_0:
-		x := Floats(r, k)
-		switch m {
-		case MaxScales:
-			for i := range x {
-				x[i] = 1e4
-			}
-		case MinValues:
-			for i := range x {
-				x[i] = -1e4 // quantizes to -127: activations never hold -128
-			}
-		case Zero:
-			clear(x)
-		}
+		x := floatsOf(r, k, m, 1e4) // -1e4 quantizes to -127: activations never hold -128
 		xq := make([]byte, k/32*Q80Bytes)
 		quant.QuantizeQ8_0(xq, x)
 		return xq

@@ -271,61 +271,31 @@ func (w *Workload) Bind(impl any, dst []float32, dstb []byte) (func(), error) {
 	bad := func() (func(), error) {
 		return nil, fmt.Errorf("workload: %s: Impl is %T, want ledger.%s", w.Op.Name, impl, w.Op.Kind)
 	}
+	if k, ok := ledger.KindOf(impl); !ok || k != w.Op.Kind {
+		return bad()
+	}
 	switch f := impl.(type) {
 	case ledger.MatVec:
-		if w.Op.Kind != ledger.KindMatVec {
-			return bad()
-		}
 		return func() { f(dst, w.W, w.XQ, s.K) }, nil
 	case ledger.MatMul:
-		if w.Op.Kind != ledger.KindMatMul {
-			return bad()
-		}
 		return func() { f(dst, w.LDD, w.W, s.Rows, w.XQ, s.N, s.K) }, nil
 	case ledger.Quantize:
-		if w.Op.Kind != ledger.KindQuantize {
-			return bad()
-		}
 		return func() { f(dstb, w.X) }, nil
 	case ledger.Dequantize:
-		if w.Op.Kind != ledger.KindDequantize {
-			return bad()
-		}
 		return func() { f(dst, w.W) }, nil
 	case ledger.RMSNorm:
-		if w.Op.Kind != ledger.KindRMSNorm {
-			return bad()
-		}
 		return func() { f(dst, w.X, w.Aux, w.Eps) }, nil
 	case ledger.SiLUMul:
-		if w.Op.Kind != ledger.KindSiLUMul {
-			return bad()
-		}
 		return func() { f(dst, w.X, w.Aux) }, nil
 	case ledger.Softmax:
-		if w.Op.Kind != ledger.KindSoftmax {
-			return bad()
-		}
 		return func() { f(dst) }, nil
 	case ledger.RoPE:
-		if w.Op.Kind != ledger.KindRoPE {
-			return bad()
-		}
 		return func() { f(dst, s.Heads, s.HeadDim, w.Cos, w.Sin, w.NeoX) }, nil
 	case ledger.Attention:
-		if w.Op.Kind != ledger.KindAttention {
-			return bad()
-		}
 		return func() { f(dst, w.X, w.K, w.V, s.Heads, s.KVHeads, s.HeadDim, s.N, w.Scale) }, nil
 	case ledger.AttentionHalf:
-		if w.Op.Kind != ledger.KindAttentionHalf {
-			return bad()
-		}
 		return func() { f(dst, w.X, w.K16, w.V16, s.Heads, s.KVHeads, s.HeadDim, s.N, w.Scale) }, nil
 	case ledger.AttentionBatch:
-		if w.Op.Kind != ledger.KindAttentionBatch {
-			return bad()
-		}
 		return func() { f(dst, w.X, w.LDD, w.K, w.V, s.N, s.Heads, s.KVHeads, s.HeadDim, s.Pos0, w.Scale) }, nil
 	}
 	return bad()

@@ -36,6 +36,13 @@ func TestEveryOpBuildsAndBinds(t *testing.T) {
 	if _, err := w.Bind(ledger.Softmax(naive.Softmax), nil, nil); err == nil || !strings.Contains(err.Error(), "want ledger.RMSNorm") {
 		t.Errorf("mismatched Impl: %v", err)
 	}
+	// Bind takes registered Impls, already of the named type: a bare func
+	// literal is refused, as is nothing.
+	for _, impl := range []any{naive.RMSNorm, nil} {
+		if _, err := w.Bind(impl, nil, nil); err == nil || !strings.Contains(err.Error(), "want ledger.RMSNorm") {
+			t.Errorf("Bind(%T): %v", impl, err)
+		}
+	}
 }
 
 func TestReferenceSamplesLargeMatrices(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,16 +46,37 @@ func openModel(t testing.TB, path string) (*gguf.File, *Model) {
 	return f, m
 }
 
+// mustContext opens a context on m or fails the test; the caller closes it.
+func mustContext(t testing.TB, m *Model, opts Options) *Context {
+	t.Helper()
+	c, err := m.NewContext(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// evalLogits evaluates tokens in a fresh context on m (closed before it
+// returns) and returns a copy of the logits: of every position when all is
+// set, else of the last.
+func evalLogits(t testing.TB, m *Model, opts Options, tokens []int32, all bool) []float32 {
+	t.Helper()
+	c := mustContext(t, m, opts)
+	defer c.Close()
+	lg, err := c.Eval(tokens, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Clone(lg)
+}
+
 // One NaN in a weight (issue 22) makes Eval fail with a *NonFiniteError
 // naming the position, for the last row and for every row.
 func TestEvalRefusesNonFiniteLogits(t *testing.T) {
 	for _, all := range []bool{false, true} {
 		m := openTest(t, testmodel.Options{NaNIn: "blk.1.ffn_down.weight"})
-		c, err := m.NewContext(Options{NCtx: 16, Threads: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = c.Eval([]int32{1, 5, 6}, all)
+		c := mustContext(t, m, Options{NCtx: 16, Threads: 2})
+		_, err := c.Eval([]int32{1, 5, 6}, all)
 		var nf *NonFiniteError
 		want := map[bool]int{false: 2, true: 0}[all]
 		if !errors.As(err, &nf) || nf.Pos != want ||
@@ -72,15 +94,12 @@ func TestEvalRefusesNonFiniteLogits(t *testing.T) {
 // the failed positions are dropped from the cache.
 func TestEvalNonFiniteAtItsPosition(t *testing.T) {
 	m := openTest(t, testmodel.Options{NaNIn: "token_embd.weight"}) // token 0's first value
-	c, err := m.NewContext(Options{NCtx: 16, Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustContext(t, m, Options{NCtx: 16, Threads: 1})
 	defer c.Close()
 	if _, err := c.Eval([]int32{1, 5}, false); err != nil {
 		t.Fatalf("finite tokens: %v", err)
 	}
-	_, err = c.Eval([]int32{0}, false)
+	_, err := c.Eval([]int32{0}, false)
 	var nf *NonFiniteError
 	if !errors.As(err, &nf) || nf.Pos != 2 {
 		t.Fatalf("token 0 at position 2: %v", err)
@@ -165,9 +184,6 @@ func TestHugeContextRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "a context of 4294967295 positions needs") || !strings.Contains(err.Error(), "--ctx-size") {
 		t.Errorf("NewContext: %v", err)
 	}
-	c, err := m.NewContext(Options{NCtx: 64, Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustContext(t, m, Options{NCtx: 64, Threads: 1})
 	c.Close()
 }

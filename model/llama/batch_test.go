@@ -207,10 +207,7 @@ func TestBatchAgreesWithContext(t *testing.T) {
 	prompts := streamPrompts(m.Config.Vocab)
 	const gen = 8
 	together := decodeTogether(t, m, Options{NCtx: 96, NBatch: 24, Threads: 2}, prompts, gen, 5)
-	c, err := m.NewContext(Options{NCtx: 96, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustContext(t, m, Options{NCtx: 96, Threads: 2})
 	defer c.Close()
 	worst := 0.0
 	for i, p := range prompts {

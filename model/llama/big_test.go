@@ -32,15 +32,7 @@ func TestSynth3BQ4KMTop5MatchesLlamaCpp(t *testing.T) {
 	}
 	checkAgainstLlamaCpp(t, path, m, ids, Options{Threads: 2, KVType: quant.F16}, 0.998, 1)
 	logLlamaCppSelfConsistency(t, path, ids)
-	c, err := m.NewContext(Options{NCtx: len(ids), Threads: 2, KVType: quant.F16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ours, err := c.Eval(ids, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ours := evalLogits(t, m, Options{NCtx: len(ids), Threads: 2, KVType: quant.F16}, ids, false)
 	theirs := llamaCppLogits(t, path, ids)
 	po, pt := quality.Probs(ours), quality.Probs(theirs)
 	to, tt := topK(ours, 5), topK(theirs, 5)

@@ -16,10 +16,7 @@ import (
 // score buffer on every call (a kernel matter, reported).
 func TestDecodeDoesNotAllocate(t *testing.T) {
 	m, _ := openStories(t)
-	c, err := m.NewContext(Options{NCtx: 256, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustContext(t, m, Options{NCtx: 256, Threads: 2})
 	defer c.Close()
 	// One score buffer per KV head: workers split the heads, never share one.
 	cfg := m.Config
@@ -48,10 +45,7 @@ func TestDecodeDoesNotAllocate(t *testing.T) {
 // package (attendF16 and its per-worker score buffers).
 func TestPrefillDoesNotAllocate(t *testing.T) {
 	m, _ := openStories(t)
-	c, err := m.NewContext(Options{NCtx: 256, Threads: 2, KVType: quant.F16})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustContext(t, m, Options{NCtx: 256, Threads: 2, KVType: quant.F16})
 	defer c.Close()
 	tokens := make([]int32, 3*minPoolRows) // large enough for the pool
 	for i := range tokens {
@@ -82,10 +76,7 @@ func TestEvalSameForAnyThreads(t *testing.T) {
 	next := []int32{7, 99, 311}
 	// run returns the logits of every prompt token, then of each decoded one.
 	run := func(opts Options) []float32 {
-		c, err := m.NewContext(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustContext(t, m, opts)
 		defer c.Close()
 		lg, err := c.Eval(prompt, true)
 		if err != nil {
@@ -121,10 +112,7 @@ func TestEvalSameForAnyThreads(t *testing.T) {
 
 func TestEvalErrors(t *testing.T) {
 	m, _ := openStories(t)
-	c, err := m.NewContext(Options{NCtx: 8, Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustContext(t, m, Options{NCtx: 8, Threads: 1})
 	defer c.Close()
 	if _, err := c.Eval(make([]int32, 9), false); err == nil || !strings.Contains(err.Error(), "context length 8") {
 		t.Errorf("9 tokens in a context of 8: %v", err)
@@ -187,10 +175,7 @@ func TestPreparedBatchSameAsStaticSplit(t *testing.T) {
 		prompt[i] = int32(1 + i*37%(m.Config.Vocab-1))
 	}
 	run := func(opts Options) []float32 {
-		c, err := m.NewContext(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustContext(t, m, opts)
 		defer c.Close()
 		if opts.Threads > 1 && !opts.StaticSplit && c.k.layers[0].up.prep == nil {
 			t.Skip("the matmul kernel picked here has no prepared form")

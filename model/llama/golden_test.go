@@ -114,10 +114,7 @@ func TestContextGoldens(t *testing.T) {
 				continue // an F16 cache shifts probabilities enough to move some seeded draws
 			}
 			opts.NCtx = g.Steps
-			c, err := m.NewContext(opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := mustContext(t, m, opts)
 			got := runLlama2C(t, func(tk []int32) ([]float32, error) { return c.Eval(tk, false) }, tok, g)
 			c.Close()
 			if got != g.Expected {

@@ -30,16 +30,7 @@ func TestLoadMatchesTheStepsItReplaces(t *testing.T) {
 				t.Errorf("placement %s, want mmap", ld.Placed.Placement)
 			}
 			logits := func(m *Model) []float32 {
-				c, err := m.NewContext(Options{NCtx: 16, Threads: 2})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				lg, err := c.Eval([]int32{1, 42, 7}, true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return append([]float32(nil), lg...)
+				return evalLogits(t, m, Options{NCtx: 16, Threads: 2}, []int32{1, 42, 7}, true)
 			}
 			got, exp := logits(ld.Model), logits(want)
 			for i := range exp {

@@ -50,16 +50,7 @@ func TestPlaceHugeKeepsWeightsAndLogits(t *testing.T) {
 
 func evalAll(t *testing.T, m *Model, tokens []int32) []float32 {
 	t.Helper()
-	c, err := m.NewContext(Options{NCtx: 16, Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	logits, err := c.Eval(tokens, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append([]float32(nil), logits...)
+	return evalLogits(t, m, Options{NCtx: 16, Threads: 1}, tokens, true)
 }
 
 func TestParsePlacement(t *testing.T) {
@@ -172,10 +163,7 @@ func TestPlaceFileFallsBack(t *testing.T) {
 // logits.
 func decodeGreedy(t *testing.T, m *Model, prompt []int32, n int) []float32 {
 	t.Helper()
-	c, err := m.NewContext(Options{NCtx: len(prompt) + n, Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustContext(t, m, Options{NCtx: len(prompt) + n, Threads: 1})
 	defer c.Close()
 	logits, err := c.Eval(prompt, false)
 	if err != nil {

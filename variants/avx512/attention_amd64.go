@@ -167,7 +167,8 @@ const prefetchCap = 128 << 10
 // four heads per pass (16 accumulators reduced by one transposing add
 // tree, where AttentionGQA reduces each (position, head) dot product on its
 // own), after prefetching the first prefetchCap bytes of the keys and of the
-// values back to back. Head sizes off the 16-lane grid go to AttentionGQA.
+// values back to back; the loop over heads is AttentionGQA's (gqaBlocks).
+// Head sizes off the 16-lane grid go to AttentionGQA.
 func AttentionGQA4x4(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
 	if nHeads <= 0 || headDim <= 0 || headDim%16 != 0 || nCtx <= 0 {
 		AttentionGQA(out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
@@ -178,33 +179,23 @@ func AttentionGQA4x4(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int
 	pf := min(4*nCtx*stride, prefetchCap)
 	prefetchLines((*byte)(unsafe.Pointer(&k[0])), pf)
 	prefetchLines((*byte)(unsafe.Pointer(&v[0])), pf)
-	buf, p, q4, o4 := gqaScratch(nCtx, headDim)
-	defer scoreBufs.Put(buf)
 	n4 := nCtx &^ 3
-	group := nHeads / nKVHeads
-	for g := 0; g < nKVHeads; g++ {
-		off := g * headDim
-		for h0 := g * group; h0 < (g+1)*group; h0 += 4 {
-			n := min(4, (g+1)*group-h0)
-			copy(q4, q[h0*headDim:(h0+n)*headDim])
-			clear(q4[n*headDim:])
-			attnScores4x4AVX512(&p[0], &q4[0], &k[off], 4*stride, headDim, nCtx, nCtx, scale)
-			if n4 < nCtx {
-				// The last nCtx%4 positions, one at a time, into the
-				// spare room at the end of o4, then into their rows.
-				tail := o4[:4*(nCtx-n4)]
-				attnScores4AVX512(&tail[0], &q4[0], &k[n4*stride+off], 4*stride, headDim, nCtx-n4, scale)
+	gqaBlocks(float32Cache, out, q, nHeads, nKVHeads, headDim, nCtx,
+		func(p, q4 *float32, off int) {
+			attnScores4x4AVX512(p, q4, &k[off], 4*stride, headDim, nCtx, nCtx, scale)
+			if m := nCtx - n4; m > 0 {
+				// The last nCtx%4 positions, one at a time, into tail
+				// (on the stack: the kernel is called directly), then
+				// into their rows.
+				var tail [4 * 3]float32
+				attnScores4AVX512(&tail[0], q4, &k[n4*stride+off], 4*stride, headDim, m, scale)
+				rows := unsafe.Slice(p, 4*nCtx)
 				for j := range 4 {
-					copy(p[j*nCtx+n4:(j+1)*nCtx], tail[j*(nCtx-n4):(j+1)*(nCtx-n4)])
+					copy(rows[j*nCtx+n4:(j+1)*nCtx], tail[j*m:(j+1)*m])
 				}
 			}
-			for j := 0; j < n; j++ {
-				softmaxAVX512(&p[j*nCtx], nCtx)
-			}
-			attnWeightedSum4AVX512(&o4[0], &p[0], &v[off], 4*stride, headDim, nCtx)
-			copy(out[h0*headDim:(h0+n)*headDim], o4[:n*headDim])
-		}
-	}
+		},
+		func(o4, p *float32, off int) { attnWeightedSum4AVX512(o4, p, &v[off], 4*stride, headDim, nCtx) })
 }
 
 func init() {
