@@ -58,6 +58,14 @@ const NormTailEnv = "DAMASCUS_CUDA_NORMTAIL"
 // token), and is the default where flash does not fit.
 const PrefillAttnEnv = "DAMASCUS_CUDA_PATTN"
 
+// LongRowUEnv set to 2 or 4 runs a single token's products over rows of at
+// least cuda.LongRow values (the FFN down product) with that many steps'
+// weight loads in flight (q4k_mv_u2/_u4 and the Q6_K and Q8_0 twins, the
+// same bits). Session 12's MV_U=2..4 put more loads in flight in every
+// matvec, mv_multi included, and lost (427/412/402 against 436-447 tok/s);
+// this leaves the short rows (3 steps a warp) alone. Untimed: opt-in.
+const LongRowUEnv = "DAMASCUS_CUDA_LONGU"
+
 // PDLEnv set to 0 launches the GPU's kernels one strictly after another,
 // without programmatic dependent launch (to compare).
 const PDLEnv = "DAMASCUS_CUDA_PDL"
@@ -103,6 +111,7 @@ type cudaBackend struct {
 	mmaInt     bool      // … in their integer-epilogue form
 	mmaPipe    string    // … on this cp.async-pipelined instance (MMAEnv=pipe, pipe2; "": none)
 	dattn      string    // the decode attention's split kernel (DAttnEnv)
+	longU      int       // steps in flight of a single token's long-row products (LongRowUEnv)
 	normTail   bool      // NormTailEnv: a product and the norm after it in one launch
 	pending    *pendingProduct
 	counters   cu.Ptr // mv_norm's finished-block counters, one a launch of a step
@@ -136,6 +145,14 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	default:
 		return nil, fmt.Errorf("cuda backend: %s=%q: want pipe (the default), pipe2, int, float or 0", MMAEnv, v)
 	}
+	longU := 1
+	switch v := os.Getenv(LongRowUEnv); v {
+	case "", "1":
+	case "2", "4":
+		longU = int(v[0] - '0')
+	default:
+		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 (the default), 2 or 4", LongRowUEnv, v)
+	}
 	dattn, ok := dattnVariants[os.Getenv(DAttnEnv)]
 	if !ok {
 		return nil, fmt.Errorf("cuda backend: %s=%q: want fold (the default), serial or wv", DAttnEnv, os.Getenv(DAttnEnv))
@@ -160,7 +177,7 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	b := &cudaBackend{flashPre: flashPre, e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
 		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
 		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: pipeVariants[os.Getenv(MMAEnv)],
-		dattn: cuda.DecodeAttnKernels[dattn], normTail: os.Getenv(NormTailEnv) == "1" && !checkProducts}
+		dattn: cuda.DecodeAttnKernels[dattn], longU: longU, normTail: os.Getenv(NormTailEnv) == "1" && !checkProducts}
 	if v := os.Getenv(NormTailEnv); v != "" && v != "0" && v != "1" {
 		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 or 0", NormTailEnv, v)
 	}
@@ -385,7 +402,7 @@ func (b *cudaBackend) twinOf(x []float32) cu.Ptr {
 func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() error) error {
 	return b.e.Do(func(l *cuda.Launcher) (err error) {
 		b.l = l
-		l.MMA, l.MMAInt, l.DecodeAttn = b.mma, b.mmaInt, b.dattn
+		l.MMA, l.MMAInt, l.DecodeAttn, l.LongRowU = b.mma, b.mmaInt, b.dattn, b.longU
 		if b.mmaPipe != "" {
 			l.Pipe = cuda.PipeTileNamed(b.mmaPipe)
 		}

@@ -10,8 +10,9 @@ import (
 // The decode step's kernels against one another on the GPU: the same file
 // and prompt, then decode steps (past a truncation, so that stale cache
 // rows are overwritten), each step's logits compared with the serial
-// decode attention's (DAttnEnv=serial). NormTailEnv must give the same bits
-// (mv_norm does add_rmsnorm's arithmetic); the default decode attention
+// decode attention's (DAttnEnv=serial). NormTailEnv and LongRowUEnv must
+// give the same bits (mv_norm does add_rmsnorm's arithmetic, the _u4
+// matvecs the same sums in the same order); the default decode attention
 // (fold) and wv sum a split's weighted values in other orders, so they must
 // agree to float32 rounding: the same top-1 and the engine agreement's
 // cosine bars (0.9999 on tiny, 0.9995 on the 3B-shaped file, where float32
@@ -40,7 +41,7 @@ func TestCUDADecodeVariants(t *testing.T) {
 			}
 			run := func(env map[string]string) [][]float32 {
 				t.Helper()
-				for _, k := range []string{NormTailEnv, DAttnEnv} {
+				for _, k := range []string{NormTailEnv, DAttnEnv, LongRowUEnv} {
 					t.Setenv(k, env[k])
 				}
 				c, err := m.NewContext(Options{NCtx: nctx, NBatch: 512, Device: DeviceCUDA})
@@ -75,6 +76,7 @@ func TestCUDADecodeVariants(t *testing.T) {
 				bits bool
 			}{
 				{map[string]string{NormTailEnv: "1", DAttnEnv: "serial"}, true},
+				{map[string]string{LongRowUEnv: "4", DAttnEnv: "serial"}, true},
 				{nil, false},
 				{map[string]string{DAttnEnv: "wv"}, false},
 				{map[string]string{NormTailEnv: "1", DAttnEnv: "wv"}, false},

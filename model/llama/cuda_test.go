@@ -318,6 +318,11 @@ func TestDeviceOptionErrors(t *testing.T) {
 		t.Errorf("%s=fast: err = %v, want one naming the variable", DAttnEnv, err)
 	}
 	t.Setenv(DAttnEnv, "")
+	t.Setenv(LongRowUEnv, "3")
+	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), LongRowUEnv) {
+		t.Errorf("%s=3: err = %v, want one naming the variable", LongRowUEnv, err)
+	}
+	t.Setenv(LongRowUEnv, "")
 	t.Setenv(PrefillAttnEnv, "flsh")
 	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), PrefillAttnEnv) {
 		t.Errorf("%s=flsh: err = %v, want one naming the variable", PrefillAttnEnv, err)

@@ -59,7 +59,15 @@ type Launcher struct {
 	// DecodeAttn is the decode attention's split kernel (DecodeAttnKernels);
 	// empty: dattn_split.
 	DecodeAttn string
+	// LongRowU, above 1, runs a single row's product over rows of at least
+	// LongRow values with that many steps' weight loads in flight (the
+	// _u2/_u4 kernels, the same bits): such a row takes LongRow/1024 or more
+	// dependent steps a warp (the 3B's FFN down product: 8), the others 3.
+	LongRowU int
 }
+
+// LongRow is the row length from which LongRowU applies.
+const LongRow = 8192
 
 // DecodeAttnKernels are the decode attention's split kernels by variant:
 // dattn_split (cuda-flash) weights a tile's values one position after
@@ -134,7 +142,11 @@ func (l *Launcher) Alloc(n int) (cu.Ptr, error) { return l.T.Alloc(n + bufPad) }
 // the 8-token kernel or (MMA) the tensor-core one.
 func (l *Launcher) MatMul(dst cu.Ptr, w Weights, x cu.Ptr, n int) error {
 	if n == 1 {
-		return l.r.matVec(l.T, l.S, w.f, 1, dst, w.P, w.Rows, x, w.Cols)
+		u := 1
+		if l.LongRowU > 1 && w.Cols >= LongRow {
+			u = l.LongRowU
+		}
+		return l.r.matVec(l.T, l.S, w.f, u, dst, w.P, w.Rows, x, w.Cols)
 	}
 	if l.MMA && l.Pipe != nil && l.Pipe.kernels[w.Type] != "" {
 		return l.r.matMulPipe(l.T, l.S, w.f, l.Pipe, dst, w.Rows, w.P, w.Rows, x, n, w.Cols)
