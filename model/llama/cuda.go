@@ -66,6 +66,12 @@ const PrefillAttnEnv = "DAMASCUS_CUDA_PATTN"
 // this leaves the short rows (3 steps a warp) alone. Untimed: opt-in.
 const LongRowUEnv = "DAMASCUS_CUDA_LONGU"
 
+// RopeFoldEnv set to 1 has the decode attention (when it is fold and has an
+// instance for the heads) rotate the token's query and key and store its
+// key and value in the cache itself: rope_store's launch left out, the same
+// bits. Untimed: opt-in.
+const RopeFoldEnv = "DAMASCUS_CUDA_ROPEFOLD"
+
 // PDLEnv set to 0 launches the GPU's kernels one strictly after another,
 // without programmatic dependent launch (to compare).
 const PDLEnv = "DAMASCUS_CUDA_PDL"
@@ -112,6 +118,7 @@ type cudaBackend struct {
 	mmaPipe    string    // … on this cp.async-pipelined instance (MMAEnv=pipe, pipe2; "": none)
 	dattn      string    // the decode attention's split kernel (DAttnEnv)
 	longU      int       // steps in flight of a single token's long-row products (LongRowUEnv)
+	ropeFold   bool      // the decode attention does a single token's rope_store (RopeFoldEnv)
 	normTail   bool      // NormTailEnv: a product and the norm after it in one launch
 	pending    *pendingProduct
 	counters   cu.Ptr // mv_norm's finished-block counters, one a launch of a step
@@ -178,6 +185,13 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
 		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: pipeVariants[os.Getenv(MMAEnv)],
 		dattn: cuda.DecodeAttnKernels[dattn], longU: longU, normTail: os.Getenv(NormTailEnv) == "1" && !checkProducts}
+	switch v := os.Getenv(RopeFoldEnv); v {
+	case "", "0":
+	case "1":
+		b.ropeFold = true
+	default:
+		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 or 0", RopeFoldEnv, v)
+	}
 	if v := os.Getenv(NormTailEnv); v != "" && v != "0" && v != "1" {
 		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 or 0", NormTailEnv, v)
 	}
@@ -655,6 +669,12 @@ func (b *cudaBackend) attention(layer, n int) {
 	q, att := b.twinOf(b.s.q), b.twinOf(b.s.att)
 	scale := float32(1 / math.Sqrt(float64(cfg.HeadDim)))
 	b.act.src = 0
+	if n == 1 && b.ropeFold && cuda.DecodeAttentionFits(cfg.HeadDim) {
+		k, v := b.twinOf(b.s.kb), b.twinOf(b.s.vb)
+		b.must(b.l.RopeDecodeAttention(att, q, k, v, b.kc[layer], b.vc[layer], b.po, b.pml, b.dattnCnt, b.pos,
+			cfg.Heads, cfg.KVHeads, cfg.HeadDim, b.nctx, scale, b.cosT, b.sinT, ropeNeoX))
+		return
+	}
 	if n == 1 {
 		b.must(b.ropeStore(layer, 1))
 	}

@@ -12,7 +12,8 @@ import (
 // rows are overwritten), each step's logits compared with the serial
 // decode attention's (DAttnEnv=serial). NormTailEnv and LongRowUEnv must
 // give the same bits (mv_norm does add_rmsnorm's arithmetic, the _u4
-// matvecs the same sums in the same order); the default decode attention
+// matvecs the same sums in the same order), and RopeFoldEnv the default's
+// (rope_store's arithmetic inside the fold); the default decode attention
 // (fold) and wv sum a split's weighted values in other orders, so they must
 // agree to float32 rounding: the same top-1 and the engine agreement's
 // cosine bars (0.9999 on tiny, 0.9995 on the 3B-shaped file, where float32
@@ -41,7 +42,7 @@ func TestCUDADecodeVariants(t *testing.T) {
 			}
 			run := func(env map[string]string) [][]float32 {
 				t.Helper()
-				for _, k := range []string{NormTailEnv, DAttnEnv, LongRowUEnv} {
+				for _, k := range []string{NormTailEnv, DAttnEnv, LongRowUEnv, RopeFoldEnv} {
 					t.Setenv(k, env[k])
 				}
 				c, err := m.NewContext(Options{NCtx: nctx, NBatch: 512, Device: DeviceCUDA})
@@ -70,17 +71,23 @@ func TestCUDADecodeVariants(t *testing.T) {
 			}
 			// The reference is serial (cuda-flash), the graph's longest-standing
 			// decode attention; the default (fold) is one of the arms.
-			want := run(map[string]string{DAttnEnv: "serial"})
+			serial := run(map[string]string{DAttnEnv: "serial"})
+			fold := run(nil)
 			for _, v := range []struct {
 				env  map[string]string
 				bits bool
+				ref  [][]float32
 			}{
-				{map[string]string{NormTailEnv: "1", DAttnEnv: "serial"}, true},
-				{map[string]string{LongRowUEnv: "4", DAttnEnv: "serial"}, true},
-				{nil, false},
-				{map[string]string{DAttnEnv: "wv"}, false},
-				{map[string]string{NormTailEnv: "1", DAttnEnv: "wv"}, false},
+				{map[string]string{NormTailEnv: "1", DAttnEnv: "serial"}, true, serial},
+				{map[string]string{LongRowUEnv: "4", DAttnEnv: "serial"}, true, serial},
+				{nil, false, serial},
+				{map[string]string{DAttnEnv: "wv"}, false, serial},
+				{map[string]string{NormTailEnv: "1", DAttnEnv: "wv"}, false, serial},
+				// rope_store's work inside the fold: the same arithmetic, so
+				// the same bits as the fold after rope_store.
+				{map[string]string{RopeFoldEnv: "1"}, true, fold},
 			} {
+				want := v.ref
 				got := run(v.env)
 				identical, worst := 0, 1.0
 				for i := range want {
@@ -95,7 +102,7 @@ func TestCUDADecodeVariants(t *testing.T) {
 							v.env, i, s.cosine, s.maxAbs, s.top1Agree, v.bits)
 					}
 				}
-				t.Logf("%v: %d of %d steps bit-identical to the serial attention's, worst cosine %.9f", v.env, identical, len(want), worst)
+				t.Logf("%v: %d of %d steps bit-identical to the reference, worst cosine %.9f", v.env, identical, len(want), worst)
 			}
 		})
 	}

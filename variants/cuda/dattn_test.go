@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	cu "github.com/damascus-llm/damascus/internal/cuda"
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
 )
 
@@ -62,5 +63,102 @@ func TestFoldMatchesSerial(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRopeFoldMatchesRopeStore holds RopeDecodeAttention's one launch
+// (rope_store's work inside dattn_fold) to rope_store followed by the
+// fold, bit for bit: the attention's output and the cache rows it stores
+// at the token's position, at every instance (head sizes 32, 64, 128; four
+// and eight heads a KV head), both pairings of rope (interleaved, neox),
+// and positions in the first split, in a middle one and past a pass.
+func TestRopeFoldMatchesRopeStore(t *testing.T) {
+	needCUDA(t)
+	r := ledgertest.NewRand(29)
+	for _, c := range []struct{ heads, kv, hd, pos int }{
+		{24, 8, 128, 0}, {24, 8, 128, 300}, {32, 8, 64, 1029}, {16, 2, 64, 77}, {8, 8, 32, 40}, {16, 2, 128, 5},
+	} {
+		for _, neox := range []bool{false, true} {
+			t.Run(fmt.Sprintf("h%dkv%dd%dpos%d/neox=%v", c.heads, c.kv, c.hd, c.pos, neox), func(t *testing.T) {
+				nctx := c.pos + 3
+				q, k, v := ledgertest.Floats(r, c.heads*c.hd), ledgertest.Floats(r, c.kv*c.hd), ledgertest.Floats(r, c.kv*c.hd)
+				kc, vc := ledgertest.Floats(r, c.kv*nctx*c.hd), ledgertest.Floats(r, c.kv*nctx*c.hd)
+				ang := ledgertest.Floats(r, nctx*c.hd/2)
+				cosT, sinT := make([]float32, len(ang)), make([]float32, len(ang))
+				for i, a := range ang {
+					cosT[i], sinT[i] = float32(math.Cos(3*float64(a))), float32(math.Sin(3*float64(a)))
+				}
+				scale := float32(1 / math.Sqrt(float64(c.hd)))
+				type result struct{ out, kc, vc []float32 }
+				attend := func(fused bool) result {
+					res := result{make([]float32, c.heads*c.hd), make([]float32, len(kc)), make([]float32, len(vc))}
+					host(func(g *gpu, th *cu.Thread, s cu.Stream) error {
+						l := &Launcher{r: g, T: th, S: s, DecodeAttn: "dattn_fold"}
+						p := map[string]cu.Ptr{}
+						for name, h := range map[string][]float32{"rq": q, "rk": k, "rv": v, "rkc": kc, "rvc": vc, "rcos": cosT, "rsin": sinT} {
+							ptr, err := upload(g, th, s, name, h)
+							if err != nil {
+								return err
+							}
+							p[name] = ptr
+						}
+						pp, err := upload(g, th, s, "rpos", []int32{int32(c.pos)})
+						if err != nil {
+							return err
+						}
+						po, err := g.buf(th, "po", 4*DecodeSplits*c.heads*c.hd)
+						if err != nil {
+							return err
+						}
+						pml, err := g.buf(th, "pml", 8*DecodeSplits*c.heads)
+						if err != nil {
+							return err
+						}
+						cnt, err := g.buf(th, "cnt", 4*c.kv)
+						if err != nil {
+							return err
+						}
+						if err := th.MemsetD32Async(cnt, 0, c.kv, s); err != nil {
+							return err
+						}
+						out, err := g.buf(th, "dst", 4*c.heads*c.hd)
+						if err != nil {
+							return err
+						}
+						if fused {
+							err = l.RopeDecodeAttention(out, p["rq"], p["rk"], p["rv"], p["rkc"], p["rvc"], po, pml, cnt, pp,
+								c.heads, c.kv, c.hd, nctx, scale, p["rcos"], p["rsin"], neox)
+						} else if err = l.RopeStore(p["rq"], p["rk"], p["rv"], p["rkc"], p["rvc"], pp, 1, c.heads, c.kv, c.hd, nctx,
+							p["rcos"], p["rsin"], neox); err == nil {
+							err = l.DecodeAttention(out, p["rq"], p["rkc"], p["rvc"], po, pml, cnt, pp, c.heads, c.kv, c.hd, nctx, scale)
+						}
+						if err != nil {
+							return err
+						}
+						for _, d := range []struct {
+							h []float32
+							p cu.Ptr
+						}{{res.out, out}, {res.kc, p["rkc"]}, {res.vc, p["rvc"]}} {
+							if err := cu.DtoHAsync(th, d.h, d.p, s); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+					return res
+				}
+				want, got := attend(false), attend(true)
+				for _, part := range []struct {
+					name      string
+					got, want []float32
+				}{{"output", got.out, want.out}, {"key cache", got.kc, want.kc}, {"value cache", got.vc, want.vc}} {
+					for i := range part.want {
+						if math.Float32bits(part.got[i]) != math.Float32bits(part.want[i]) {
+							t.Fatalf("%s[%d] = %v, rope_store then the fold %v", part.name, i, part.got[i], part.want[i])
+						}
+					}
+				}
+			})
+		}
 	}
 }

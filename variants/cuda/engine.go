@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"strings"
 
 	cu "github.com/damascus-llm/damascus/internal/cuda"
 	"github.com/damascus-llm/damascus/quant"
@@ -84,9 +85,11 @@ var foldGroups, foldDims = []int{4, 8}, []int{1, 2, 4}
 
 func foldKernelNames() []string {
 	var names []string
-	for _, g := range foldGroups {
-		for _, d := range foldDims {
-			names = append(names, fmt.Sprintf("dattn_fold_d%d_g%d", d, g))
+	for _, base := range []string{"dattn_fold", "dattn_foldr"} {
+		for _, g := range foldGroups {
+			for _, d := range foldDims {
+				names = append(names, fmt.Sprintf("%s_d%d_g%d", base, d, g))
+			}
 		}
 	}
 	return names
@@ -363,6 +366,29 @@ func (l *Launcher) DecodeAttention(out, q, kc, vc, po, pml, cnt, posp cu.Ptr, nH
 	}
 	return l.T.Launch(l.r.fns["eattn_combine"], cu.D2(nHeads, 1), cu.D1(128), 4*DecodeSplits, l.S,
 		out.Arg(), po.Arg(), pml.Arg(), cu.I32(nHeads), cu.I32(hd), cu.I32(DecodeSplits))
+}
+
+// RopeDecodeAttention is RopeStore for one token then DecodeAttention: in
+// one launch where the decode attention is dattn_fold and has an instance
+// for the heads (q is then left unrotated: only the attention reads it),
+// else as the two calls.
+func (l *Launcher) RopeDecodeAttention(out, q, k, v, kc, vc, po, pml, cnt, posp cu.Ptr, nHeads, nKV, hd, nctx int,
+	scale float32, cosT, sinT cu.Ptr, neox bool) error {
+	if l.DecodeAttn == "dattn_fold" && nHeads/nKV <= MaxGroup {
+		if fold := foldKernel(hd, nHeads/nKV); fold != "" {
+			nx := 0
+			if neox {
+				nx = 1
+			}
+			return l.T.Launch(l.r.fns["dattn_foldr"+strings.TrimPrefix(fold, "dattn_fold")], cu.D2(DecodeSplits, nKV), cu.D1(128), 0, l.S,
+				out.Arg(), po.Arg(), pml.Arg(), cnt.Arg(), q.Arg(), kc.Arg(), vc.Arg(), k.Arg(), v.Arg(), cosT.Arg(), sinT.Arg(),
+				cu.I32(nx), posp.Arg(), cu.I32(nHeads), cu.I32(nKV), cu.I32(nctx), cu.F32(scale))
+		}
+	}
+	if err := l.RopeStore(q, k, v, kc, vc, posp, 1, nHeads, nKV, hd, nctx, cosT, sinT, neox); err != nil {
+		return err
+	}
+	return l.DecodeAttention(out, q, kc, vc, po, pml, cnt, posp, nHeads, nKV, hd, nctx, scale)
 }
 
 // SiLUMul sets dst = silu(g)·u over n values.

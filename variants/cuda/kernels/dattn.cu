@@ -66,11 +66,50 @@ __device__ __forceinline__ float transposed_sum32(float (&v)[32], int lane) {
 	return v[0];
 }
 
+// Rotates the lane's D values of a head (dims D·lane … D·lane+D−1) at the
+// position whose angles cosP and sinP hold (hd/2 each): rope_store's
+// arithmetic (engine.cu) to the bit, the pair's other member taken from the
+// lane that holds it where it is not this one (neox: 16 lanes away; the
+// interleaved pairs of D = 1: the next lane). Every lane must call it.
+template <int D>
+__device__ __forceinline__ void rope_lane(float (&x)[D], const float* cosP, const float* sinP, int lane, int neox) {
+	if (neox) {
+		const bool first = lane < 16; // dims below hd/2: the pair's first member
+#pragma unroll
+		for (int i = 0; i < D; i++) {
+			const float xp = __shfl_xor_sync(0xffffffffu, x[i], 16);
+			const int pi = D * (lane & 15) + i;
+			const float c = cosP[pi], s = sinP[pi];
+			x[i] = first ? __fsub_rn(__fmul_rn(x[i], c), __fmul_rn(xp, s)) : __fadd_rn(__fmul_rn(xp, s), __fmul_rn(x[i], c));
+		}
+	} else if (D == 1) {
+		const float xp = __shfl_xor_sync(0xffffffffu, x[0], 1);
+		const float c = cosP[lane >> 1], s = sinP[lane >> 1];
+		x[0] = (lane & 1) == 0 ? __fsub_rn(__fmul_rn(x[0], c), __fmul_rn(xp, s)) : __fadd_rn(__fmul_rn(xp, s), __fmul_rn(x[0], c));
+	} else {
+#pragma unroll
+		for (int j = 0; j + 1 < D; j += 2) {
+			const int pi = (D * lane + j) / 2;
+			const float c = cosP[pi], s = sinP[pi], x0 = x[j], x1 = x[j + 1];
+			x[j] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
+			x[j + 1] = __fadd_rn(__fmul_rn(x0, s), __fmul_rn(x1, c));
+		}
+	}
+}
+
 // D floats of a head per lane (hd = 32·D), MG heads per KV head at most
 // (the group padded with zero queries), P positions a warp a pass, P·MG = 32.
-template <int D, int MG>
-__device__ __forceinline__ void dattn_fold(float* out, float* po, float* pml, u32* cnt, const float* q, const float* kc,
-                                           const float* vc, int pos, int nHeads, int nKV, int nctx, float scale) {
+//
+// With ROPE it also does rope_store's work for the token (one
+// launch a layer fewer): every block rotates its queries (q as the QKV
+// product left them), and the warp whose pass holds position pos takes that
+// position's key from k (rotated) and value from v instead of the cache,
+// and stores both into the cache for the steps after.
+template <int D, int MG, bool ROPE>
+__device__ __forceinline__ void dattn_fold(float* out, float* po, float* pml, u32* cnt, const float* q, float* kc,
+                                           float* vc, const float* k, const float* v, const float* cosT,
+                                           const float* sinT, int neox, int pos, int nHeads, int nKV, int nctx,
+                                           float scale) {
 	constexpr int HD = 32 * D, P = 32 / MG, NW = 4;
 	const int G = nHeads / nKV, kvh = blockIdx.y, s = blockIdx.x;
 	const int ctx = pos + 1, per = (ctx + DATT_SPLITS - 1) / DATT_SPLITS, t0 = s * per, t1 = min(ctx, t0 + per);
@@ -93,6 +132,14 @@ __device__ __forceinline__ void dattn_fold(float* out, float* po, float* pml, u3
 #pragma unroll
 		for (int i = 0; i < D; i++) o[g][i] = 0.f;
 	}
+	constexpr bool rope = ROPE; // a template parameter: the plain fold's registers stay its own
+	const float *cosP = nullptr, *sinP = nullptr;
+	if (rope) {
+		cosP = cosT + (size_t)pos * (HD / 2);
+		sinP = sinT + (size_t)pos * (HD / 2);
+#pragma unroll
+		for (int g = 0; g < MG; g++) rope_lane<D>(qr[g], cosP, sinP, lane, neox); // padded heads: 0 stays 0
+	}
 	float m = NEG_INF, l = 0.f; // of head gl, alike in the lanes that hold it
 	const float* kh = kc + (size_t)kvh * nctx * HD + D * lane;
 	const float* vh = vc + (size_t)kvh * nctx * HD + D * lane;
@@ -102,11 +149,27 @@ __device__ __forceinline__ void dattn_fold(float* out, float* po, float* pml, u3
 		for (int u = 0; u < P; u++) {
 			const int t = base + NW * u;
 			if (t < t1) {
-				fvec<D>::load(kr[u], kh + (size_t)t * HD);
-				fvec<D>::load(vr[u], vh + (size_t)t * HD);
+				const bool cur = rope && t == pos; // the token's own key and value: not in the cache yet
+				fvec<D>::load(kr[u], cur ? k + (size_t)kvh * HD + D * lane : kh + (size_t)t * HD);
+				fvec<D>::load(vr[u], cur ? v + (size_t)kvh * HD + D * lane : vh + (size_t)t * HD);
 			} else {
 #pragma unroll
 				for (int i = 0; i < D; i++) kr[u][i] = vr[u][i] = 0.f;
+			}
+		}
+		if (rope) {
+#pragma unroll
+			for (int u = 0; u < P; u++) {
+				if (base + NW * u == pos) { // warp-uniform: the rotation's shuffles see every lane
+					rope_lane<D>(kr[u], cosP, sinP, lane, neox);
+					float* kd = kc + ((size_t)kvh * nctx + pos) * HD + D * lane;
+					float* vd = vc + ((size_t)kvh * nctx + pos) * HD + D * lane;
+#pragma unroll
+					for (int i = 0; i < D; i++) {
+						kd[i] = kr[u][i];
+						vd[i] = vr[u][i];
+					}
+				}
 			}
 		}
 		float a[32];
@@ -213,10 +276,11 @@ __device__ __forceinline__ void dattn_fold(float* out, float* po, float* pml, u3
 
 #define DATT_FOLD(D, MG)                                                                                           \
 	extern "C" __global__ void __launch_bounds__(128)                                                              \
-	    dattn_fold_d##D##_g##MG(float* out, float* po, float* pml, u32* cnt, const float* q, const float* kc,      \
-	                            const float* vc, const int* posp, int nHeads, int nKV, int nctx, float scale) {    \
+	    dattn_fold_d##D##_g##MG(float* out, float* po, float* pml, u32* cnt, const float* q, float* kc, float* vc,  \
+	                            const int* posp, int nHeads, int nKV, int nctx, float scale) {                       \
 		PDL_START();                                                                                           \
-		dattn_fold<D, MG>(out, po, pml, cnt, q, kc, vc, *posp, nHeads, nKV, nctx, scale);                     \
+		dattn_fold<D, MG, false>(out, po, pml, cnt, q, kc, vc, nullptr, nullptr, nullptr, nullptr, 0, *posp,      \
+		                         nHeads, nKV, nctx, scale);                                                    \
 	}
 DATT_FOLD(1, 4)
 DATT_FOLD(2, 4)
@@ -224,3 +288,20 @@ DATT_FOLD(4, 4)
 DATT_FOLD(1, 8)
 DATT_FOLD(2, 8)
 DATT_FOLD(4, 8)
+
+// dattn_foldr: the same with rope_store's work (RopeDecodeAttention).
+#define DATT_FOLDR(D, MG)                                                                                          \
+	extern "C" __global__ void __launch_bounds__(128)                                                              \
+	    dattn_foldr_d##D##_g##MG(float* out, float* po, float* pml, u32* cnt, const float* q, float* kc, float* vc, \
+	                             const float* k, const float* v, const float* cosT, const float* sinT, int neox,     \
+	                             const int* posp, int nHeads, int nKV, int nctx, float scale) {                      \
+		PDL_START();                                                                                           \
+		dattn_fold<D, MG, true>(out, po, pml, cnt, q, kc, vc, k, v, cosT, sinT, neox, *posp, nHeads, nKV, nctx,   \
+		                        scale);                                                                        \
+	}
+DATT_FOLDR(1, 4)
+DATT_FOLDR(2, 4)
+DATT_FOLDR(4, 4)
+DATT_FOLDR(1, 8)
+DATT_FOLDR(2, 8)
+DATT_FOLDR(4, 8)
