@@ -48,6 +48,8 @@
 #   gpu       on the H200 kind: llama-bench built with CUDA, the GPU engine's
 #             agreement, then `ledger e2e --device cuda --llama-bench` on the
 #             3B and 1B (10 interleaved rounds each, recorded)
+#   gpu-ab    on the H200 kind: the opt-in GPU kernels' tests, an interleaved
+#             A/B of ARMS, then e2e records of E2E_ARMS; one tar back
 set -uo pipefail
 B=${B:-.device/bin}
 export DAMASCUS_TESTDATA=${DAMASCUS_TESTDATA:-$PWD/.device/testdata}
@@ -575,6 +577,76 @@ PY
 	if [ -n "${KEEP_LLAMA:-}" ]; then
 		tar -C /tmp/llcu/b/bin -cf - . | xz -T0 -6 > "$OUT/llama-cuda-bin.tar.xz"; ls -l "$OUT/llama-cuda-bin.tar.xz"
 	fi
+	;;
+gpu-ab)
+	# Issue 18 on the lent H200: A/B of the GPU engine's opt-in kernels,
+	# correctness first. `make device-gpu`; carry [".device/gpu.tar.xz"]. At
+	# most 8 files come back from a call, so everything is packed into
+	# $OUT/gpu-ab.tgz. Steps: llama.cpp CUDA built in the background (cores
+	# 2-15); the kernel tests (TestFold*, TestRope*), the engine's decode
+	# variants (TestCUDADecodeVariants) and, unless SKIP_AGREE=1, the GPU
+	# against the CPU (TestCUDAAgreesWithCPU); then ROUNDS (4) rounds of
+	# `ledger damascus-bench -device cuda` on the 3B for each of ARMS, the
+	# order rotated each round, and one round at depth 4096; then, unless
+	# SKIP_E2E=1, `ledger e2e --device cuda` (10 rounds beside llama.cpp)
+	# for each of E2E_ARMS (default: the first arm). An arm is a name below.
+	NOTE="lent device machine (one NVIDIA H200)"
+	R=/tmp/gpu-ab; mkdir -p $R; trap 'tar -C /tmp -czf "$OUT/gpu-ab.tgz" gpu-ab' EXIT
+	mkdir -p .device/gpu && tar -C .device/gpu -xJf .device/gpu.tar.xz
+	B=$PWD/.device/gpu/bin; export DAMASCUS_TESTDATA=$PWD/.device/gpu/testdata
+	ARMS=${ARMS:-fold ropefold longu4 serial}
+	arm_env() { # the environment of arm $1
+		case $1 in
+		fold) echo "DAMASCUS_CUDA_DATTN=fold" ;;  # the default since session 13
+		serial) echo "DAMASCUS_CUDA_DATTN=serial" ;;
+		ropefold) echo "DAMASCUS_CUDA_ROPEFOLD=1" ;;
+		longu2) echo "DAMASCUS_CUDA_LONGU=2" ;;
+		longu4) echo "DAMASCUS_CUDA_LONGU=4" ;;
+		ropefold-longu4) echo "DAMASCUS_CUDA_ROPEFOLD=1 DAMASCUS_CUDA_LONGU=4" ;;
+		*) echo "unknown arm $1" >&2; exit 2 ;;
+		esac
+	}
+	(
+		mkdir -p /tmp/llcu && tar -C /tmp/llcu -xJf .device/gpu/llama-src.tar.xz && cd /tmp/llcu &&
+			taskset -c 2-15 cmake -S . -B b -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a -DGGML_NATIVE=ON \
+				-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF \
+				-DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF && taskset -c 2-15 cmake --build b --target llama-bench -j 14
+	) > $R/llama-build.txt 2>&1 &
+	build=$!
+	models llama3.2-3b llama3.2-1b
+	log "kernel tests"
+	(cd variants/cuda && timeout 90 taskset -c 0-1 $B/cuda.test -test.v -test.count=1 -test.timeout 80s -test.run 'TestFold|TestRope|TestAttention$' > $R/kernel-tests.txt 2>&1)
+	grep -aE '^(--- |ok|FAIL|PASS|panic)' $R/kernel-tests.txt | grep -v '    --- PASS'
+	log "engine tests"
+	(cd model/llama && timeout 300 taskset -c 0-1 $B/llama.test -test.v -test.count=1 -test.timeout 290s \
+		-test.run "TestCUDADecodeVariants$([ -n "${SKIP_AGREE:-}" ] || echo '|TestCUDAAgreesWithCPU$')" > $R/engine-tests.txt 2>&1)
+	grep -aE '^(=== RUN|--- |ok|FAIL|PASS|panic)|bit-identical|cosine' $R/engine-tests.txt | head -40
+	ab() { # ab ARM ARGS...: one damascus-bench run on the GPU, its medians on one line
+		local arm=$1; shift
+		env $(arm_env $arm) timeout 60 taskset -c 0-1 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf -device cuda -weights mmap "$@" \
+			> /tmp/ab.json 2> /tmp/ab.err || { echo "$arm failed: $(tail -2 /tmp/ab.err)"; return; }
+		cp /tmp/ab.json "$R/ab-$arm-$(date +%s%N).json"
+		python3 -c 'import json,sys,statistics as s; r=json.load(open("/tmp/ab.json")); print("%-16s %s" % (sys.argv[1], "  ".join("%s %.1f" % (t["name"], s.median(t["tokens_per_sec"])) for t in r["tests"])))' "$arm"
+	}
+	log "A/B 3B tg256: $ARMS"
+	set -- $ARMS
+	for r in $(seq "${ROUNDS:-4}"); do
+		for i in $(seq 0 $(($# - 1))); do a=("$@"); ab "${a[$(( (i + r) % $# ))]}" -p 16 -n 256 -r 2; done
+	done | tee $R/ab-3b.txt
+	log "A/B 3B tg128 at depth 4096"
+	for a in $ARMS; do ab $a -p 16 -n 128 -d 4096 -r 2; done | tee $R/ab-3b-d4096.txt
+	[ -n "${SKIP_E2E:-}" ] && exit 0
+	log "waiting for the llama.cpp build"; wait $build; tail -1 $R/llama-build.txt
+	for a in ${E2E_ARMS:-${ARMS%% *}}; do
+		for m in ${E2E_MODELS:-llama3.2-3b}; do
+			log "e2e $m, arm $a"
+			env $(arm_env $a) timeout 150 $B/ledger e2e -m /tmp/$m.gguf --device cuda --llama-bench /tmp/llcu/b/bin/llama-bench \
+				--llama-source "built on this machine from node-llama-cpp@3.21.1's llama/gitRelease.bundle (5b4ebc5), cmake -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a -DGGML_NATIVE=ON, target llama-bench" \
+				--pp 1024 --tg 256 --runs 10 --threads 16 --weights mmap --sustained 0 --cold-runs 0 --nominal-gbps 4800 \
+				--json $R/e2e-$m-$a.json --store $R/ledger.jsonl --note "$NOTE; arm $a ($(arm_env $a))" > $R/e2e-$m-$a.txt 2>&1
+			grep -aE 'decode tok|prefill tok|recorded' $R/e2e-$m-$a.txt | cut -c1-200
+		done
+	done
 	;;
 *) echo "unknown phase $1" >&2; exit 2 ;;
 esac
