@@ -3,6 +3,7 @@ package record
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +21,10 @@ import (
 // Time, 2026-11.jsonl, 2026-12.jsonl, ..., so that no data file grows
 // without bound; device scripts write a single file of their own (--store
 // $OUT/ledger.jsonl), whose lines `ledger import` then routes into the
-// month files.
+// month files. A month that is over may be sealed, compressed in place
+// (gzip -9n YYYY-MM.jsonl, leaving YYYY-MM.jsonl.gz), so that the tracked
+// data stays small; a sealed month is read as it was, and a record that
+// arrives for it later goes to a new YYYY-MM.jsonl beside it.
 
 // IsFolder reports whether the store at path is a folder of month files: an
 // existing directory, or, where nothing is at path yet, a name that does not
@@ -66,11 +70,20 @@ func Files(path string) ([]string, error) {
 	}
 	var files []string
 	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") {
-			files = append(files, filepath.Join(path, e.Name()))
+		if n := e.Name(); !e.IsDir() && (strings.HasSuffix(n, ".jsonl") || strings.HasSuffix(n, ".jsonl.gz")) {
+			files = append(files, filepath.Join(path, n))
 		}
 	}
-	slices.Sort(files)
+	// In name order, a month's sealed file before the one appended after it.
+	slices.SortFunc(files, func(a, b string) int {
+		if c := strings.Compare(strings.TrimSuffix(a, ".gz"), strings.TrimSuffix(b, ".gz")); c != 0 {
+			return c
+		}
+		if strings.HasSuffix(a, ".gz") {
+			return -1
+		}
+		return 1
+	})
 	return files, nil
 }
 
@@ -256,7 +269,16 @@ func load(path string, damaged func(Damaged) error) ([]Record, error) {
 		if err != nil {
 			return nil, fmt.Errorf("results: %w", err)
 		}
-		recs, err := read(f, name, damaged)
+		var r io.Reader = f
+		if strings.HasSuffix(name, ".gz") {
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("results: %s: %w", name, err)
+			}
+			r = zr
+		}
+		recs, err := read(r, name, damaged)
 		f.Close()
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"io/fs"
 	"os"
@@ -243,5 +244,71 @@ func TestImportRoutesLinesUnchanged(t *testing.T) {
 	}
 	if _, _, err := Import(store, filepath.Join(tmp, "none.jsonl"), &warn); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Import of a missing file: %v", err)
+	}
+}
+
+// A sealed month (YYYY-MM.jsonl.gz) is read as it was written, before the
+// records that reached that month's plain file after it was sealed; a new
+// record for the month goes to the plain file, never into the .gz.
+func TestFolderStoreReadsSealedMonths(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ledger")
+	recs := spanningMonths()
+	if err := Append(dir, recs...); err != nil {
+		t.Fatal(err)
+	}
+	nov := filepath.Join(dir, "2026-11.jsonl")
+	plain, err := os.ReadFile(nov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	zw.Write(plain)
+	zw.Close()
+	if err := os.WriteFile(nov+".gz", z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(nov)
+	late := recs[0]
+	late.ID += "-late"
+	if err := Append(dir, late); err != nil {
+		t.Fatal(err)
+	}
+	files, err := Files(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{nov + ".gz", nov, filepath.Join(dir, "2026-12.jsonl")}
+	if strings.Join(files, " ") != strings.Join(want, " ") {
+		t.Fatalf("files %v, want %v", files, want)
+	}
+	if gz, _ := os.ReadFile(nov + ".gz"); !bytes.Equal(gz, z.Bytes()) {
+		t.Fatal("appending changed the sealed file")
+	}
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids, wantIDs []string
+	for _, r := range got {
+		ids = append(ids, r.ID)
+	}
+	for _, r := range recs {
+		if r.Time.UTC().Month() == time.November {
+			wantIDs = append(wantIDs, r.ID)
+		}
+	}
+	wantIDs = append(wantIDs, late.ID)
+	for _, r := range recs {
+		if r.Time.UTC().Month() == time.December {
+			wantIDs = append(wantIDs, r.ID)
+		}
+	}
+	if strings.Join(ids, " ") != strings.Join(wantIDs, " ") {
+		t.Fatalf("read %v, want %v", ids, wantIDs)
+	}
+	os.WriteFile(nov+".gz", []byte("not gzip"), 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "2026-11.jsonl.gz") {
+		t.Errorf("a damaged sealed month: %v, want an error naming it", err)
 	}
 }
