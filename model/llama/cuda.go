@@ -160,6 +160,14 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	default:
 		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 (the default), 2 or 4", LongRowUEnv, v)
 	}
+	ropeFold := false
+	switch v := os.Getenv(RopeFoldEnv); v {
+	case "", "0":
+	case "1":
+		ropeFold = true
+	default:
+		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 or 0", RopeFoldEnv, v)
+	}
 	dattn, ok := dattnVariants[os.Getenv(DAttnEnv)]
 	if !ok {
 		return nil, fmt.Errorf("cuda backend: %s=%q: want fold (the default), serial or wv", DAttnEnv, os.Getenv(DAttnEnv))
@@ -184,14 +192,7 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	b := &cudaBackend{flashPre: flashPre, e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
 		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
 		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: pipeVariants[os.Getenv(MMAEnv)],
-		dattn: cuda.DecodeAttnKernels[dattn], longU: longU, normTail: os.Getenv(NormTailEnv) == "1" && !checkProducts}
-	switch v := os.Getenv(RopeFoldEnv); v {
-	case "", "0":
-	case "1":
-		b.ropeFold = true
-	default:
-		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 or 0", RopeFoldEnv, v)
-	}
+		dattn: cuda.DecodeAttnKernels[dattn], longU: longU, ropeFold: ropeFold, normTail: os.Getenv(NormTailEnv) == "1" && !checkProducts}
 	if v := os.Getenv(NormTailEnv); v != "" && v != "0" && v != "1" {
 		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 or 0", NormTailEnv, v)
 	}

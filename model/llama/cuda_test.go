@@ -323,6 +323,11 @@ func TestDeviceOptionErrors(t *testing.T) {
 		t.Errorf("%s=3: err = %v, want one naming the variable", LongRowUEnv, err)
 	}
 	t.Setenv(LongRowUEnv, "")
+	t.Setenv(RopeFoldEnv, "yes")
+	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), RopeFoldEnv) {
+		t.Errorf("%s=yes: err = %v, want one naming the variable", RopeFoldEnv, err)
+	}
+	t.Setenv(RopeFoldEnv, "")
 	t.Setenv(PrefillAttnEnv, "flsh")
 	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), PrefillAttnEnv) {
 		t.Errorf("%s=flsh: err = %v, want one naming the variable", PrefillAttnEnv, err)

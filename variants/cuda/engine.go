@@ -374,7 +374,7 @@ func (l *Launcher) DecodeAttention(out, q, kc, vc, po, pml, cnt, posp cu.Ptr, nH
 // else as the two calls.
 func (l *Launcher) RopeDecodeAttention(out, q, k, v, kc, vc, po, pml, cnt, posp cu.Ptr, nHeads, nKV, hd, nctx int,
 	scale float32, cosT, sinT cu.Ptr, neox bool) error {
-	if l.DecodeAttn == "dattn_fold" && nHeads/nKV <= MaxGroup {
+	if l.DecodeAttn == "dattn_fold" {
 		if fold := foldKernel(hd, nHeads/nKV); fold != "" {
 			nx := 0
 			if neox {
