@@ -589,13 +589,20 @@ gpu-ab)
 	# `ledger damascus-bench -device cuda` on the 3B for each of ARMS, the
 	# order rotated each round, and one round at depth 4096; then, unless
 	# SKIP_E2E=1, `ledger e2e --device cuda` (10 rounds beside llama.cpp)
-	# for each of E2E_ARMS (default: the first arm). An arm is a name below.
+	# for each of E2E_ARMS (default: the first arm). An arm is a name below,
+	# or names joined by + (their environments together). KTESTS replaces the
+	# kernel tests' -test.run pattern; BENCH (a -test.bench pattern) runs the
+	# device-resident kernel benchmarks first; SKIP_DEPTH=1 leaves out the
+	# depth-4096 round; ABL lists ablation arms (skip-KERNEL, timing only)
+	# run once each after the A/B.
 	NOTE="lent device machine (one NVIDIA H200)"
 	R=/tmp/gpu-ab; mkdir -p $R; trap 'tar -C /tmp -czf "$OUT/gpu-ab.tgz" gpu-ab' EXIT
 	mkdir -p .device/gpu && tar -C .device/gpu -xJf .device/gpu.tar.xz
 	B=$PWD/.device/gpu/bin; export DAMASCUS_TESTDATA=$PWD/.device/gpu/testdata
 	ARMS=${ARMS:-fold ropefold longu4 serial}
-	arm_env() { # the environment of arm $1
+	arm_env() { # the environment of arm $1; arms joined by + add up
+		local a
+		if [[ $1 == *+* ]]; then for a in ${1//+/ }; do arm_env "$a"; done; return; fi
 		case $1 in
 		fold) echo "DAMASCUS_CUDA_DATTN=fold" ;;  # the default since session 13
 		serial) echo "DAMASCUS_CUDA_DATTN=serial" ;;
@@ -603,6 +610,10 @@ gpu-ab)
 		longu2) echo "DAMASCUS_CUDA_LONGU=2" ;;
 		longu4) echo "DAMASCUS_CUDA_LONGU=4" ;;
 		ropefold-longu4) echo "DAMASCUS_CUDA_ROPEFOLD=1 DAMASCUS_CUDA_LONGU=4" ;;
+		warp) echo "DAMASCUS_CUDA_MV=warp" ;;
+		xs | xs1 | xs4) echo "DAMASCUS_CUDA_MV=$1" ;;
+		skip-*) echo "DAMASCUS_CUDA_SKIP=${1#skip-}" ;; # ablation: timing only
+		pdl0) echo "DAMASCUS_CUDA_PDL=0" ;;
 		*) echo "unknown arm $1" >&2; exit 2 ;;
 		esac
 	}
@@ -615,12 +626,17 @@ gpu-ab)
 	build=$!
 	models llama3.2-3b llama3.2-1b
 	log "kernel tests"
-	(cd variants/cuda && timeout 90 taskset -c 0-1 $B/cuda.test -test.v -test.count=1 -test.timeout 80s -test.run 'TestFold|TestRope|TestAttention$' > $R/kernel-tests.txt 2>&1)
+	(cd variants/cuda && timeout 90 taskset -c 0-1 $B/cuda.test -test.v -test.count=1 -test.timeout 80s -test.run "${KTESTS:-TestFold|TestRope|TestAttention\$}" > $R/kernel-tests.txt 2>&1)
 	grep -aE '^(--- |ok|FAIL|PASS|panic)' $R/kernel-tests.txt | grep -v '    --- PASS'
 	log "engine tests"
 	(cd model/llama && timeout 300 taskset -c 0-1 $B/llama.test -test.v -test.count=1 -test.timeout 290s \
 		-test.run "TestCUDADecodeVariants$([ -n "${SKIP_AGREE:-}" ] || echo '|TestCUDAAgreesWithCPU$')" > $R/engine-tests.txt 2>&1)
 	grep -aE '^(=== RUN|--- |ok|FAIL|PASS|panic)|bit-identical|cosine' $R/engine-tests.txt | head -40
+	if [ -n "${BENCH:-}" ]; then # device-resident kernel benchmarks (GB/s), e.g. BENCH='BenchmarkMatVec/type=Q[46]_K'
+		log "kernel benchmarks $BENCH"
+		(cd variants/cuda && timeout 240 taskset -c 0-1 $B/cuda.test -test.run '^$' -test.bench "$BENCH" -test.benchtime "${BENCHTIME:-300x}" > $R/bench.txt 2>&1)
+		grep -aE '^Benchmark|FAIL|panic' $R/bench.txt | awk '{printf "%-80s", $1; for (i = 2; i <= NF; i++) if ($(i) ~ /GB\/s|ns\/kernel/) printf " %s %s", $(i-1), $(i); print ""}'
+	fi
 	ab() { # ab ARM ARGS...: one damascus-bench run on the GPU, its medians on one line
 		local arm=$1; shift
 		env $(arm_env $arm) timeout 60 taskset -c 0-1 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf -device cuda -weights mmap "$@" \
@@ -633,8 +649,14 @@ gpu-ab)
 	for r in $(seq "${ROUNDS:-4}"); do
 		for i in $(seq 0 $(($# - 1))); do a=("$@"); ab "${a[$(( (i + r) % $# ))]}" -p 16 -n 256 -r 2; done
 	done | tee $R/ab-3b.txt
-	log "A/B 3B tg128 at depth 4096"
-	for a in $ARMS; do ab $a -p 16 -n 128 -d 4096 -r 2; done | tee $R/ab-3b-d4096.txt
+	if [ -z "${SKIP_DEPTH:-}" ]; then
+		log "A/B 3B tg128 at depth 4096"
+		for a in $ARMS; do ab $a -p 16 -n 128 -d 4096 -r 2; done | tee $R/ab-3b-d4096.txt
+	fi
+	if [ -n "${ABL:-}" ]; then # one round of each ablation arm (timing only)
+		log "ablation 3B tg256: $ABL"
+		for a in $ABL; do ab $a -p 16 -n 256 -r 2; done | tee $R/ablation-3b.txt
+	fi
 	[ -n "${SKIP_E2E:-}" ] && exit 0
 	log "waiting for the llama.cpp build"; wait $build; tail -1 $R/llama-build.txt
 	for a in ${E2E_ARMS:-${ARMS%% *}}; do

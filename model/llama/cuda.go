@@ -66,6 +66,16 @@ const PrefillAttnEnv = "DAMASCUS_CUDA_PATTN"
 // this leaves the short rows (3 steps a warp) alone. Untimed: opt-in.
 const LongRowUEnv = "DAMASCUS_CUDA_LONGU"
 
+// MatVecEnv picks a single token's products over Q4_K and Q6_K weights:
+// warp (the default) runs the warp-per-row kernels (q4k_mv, mv_multi);
+// xs, xs1 and xs4 the cuda-xs kernels (mv_xs2, mv_xs1, mv_xs4: the
+// activation row staged in shared memory once a block, 2, 1 or 4 rows a
+// warp; the same bits). Untimed: opt-in.
+const MatVecEnv = "DAMASCUS_CUDA_MV"
+
+// matVecVariants are MatVecEnv's values and the cuda-xs rows a warp (0: warp).
+var matVecVariants = map[string]int{"": 0, "warp": 0, "xs": 2, "xs1": 1, "xs2": 2, "xs4": 4}
+
 // RopeFoldEnv set to 1 has the decode attention (when it is fold and has an
 // instance for the heads) rotate the token's query and key and store its
 // key and value in the cache itself: rope_store's launch left out, the same
@@ -118,6 +128,7 @@ type cudaBackend struct {
 	mmaPipe    string    // … on this cp.async-pipelined instance (MMAEnv=pipe, pipe2; "": none)
 	dattn      string    // the decode attention's split kernel (DAttnEnv)
 	longU      int       // steps in flight of a single token's long-row products (LongRowUEnv)
+	xs         int       // cuda-xs rows a warp for a single token's products (MatVecEnv; 0: warp per row)
 	ropeFold   bool      // the decode attention does a single token's rope_store (RopeFoldEnv)
 	normTail   bool      // NormTailEnv: a product and the norm after it in one launch
 	pending    *pendingProduct
@@ -168,6 +179,10 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	default:
 		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 or 0", RopeFoldEnv, v)
 	}
+	xs, ok := matVecVariants[os.Getenv(MatVecEnv)]
+	if !ok {
+		return nil, fmt.Errorf("cuda backend: %s=%q: want warp (the default), xs, xs1 or xs4", MatVecEnv, os.Getenv(MatVecEnv))
+	}
 	dattn, ok := dattnVariants[os.Getenv(DAttnEnv)]
 	if !ok {
 		return nil, fmt.Errorf("cuda backend: %s=%q: want fold (the default), serial or wv", DAttnEnv, os.Getenv(DAttnEnv))
@@ -192,7 +207,7 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	b := &cudaBackend{flashPre: flashPre, e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
 		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
 		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: pipeVariants[os.Getenv(MMAEnv)],
-		dattn: cuda.DecodeAttnKernels[dattn], longU: longU, ropeFold: ropeFold, normTail: os.Getenv(NormTailEnv) == "1" && !checkProducts}
+		dattn: cuda.DecodeAttnKernels[dattn], longU: longU, xs: xs, ropeFold: ropeFold, normTail: os.Getenv(NormTailEnv) == "1" && !checkProducts}
 	if v := os.Getenv(NormTailEnv); v != "" && v != "0" && v != "1" {
 		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 or 0", NormTailEnv, v)
 	}
@@ -417,7 +432,7 @@ func (b *cudaBackend) twinOf(x []float32) cu.Ptr {
 func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() error) error {
 	return b.e.Do(func(l *cuda.Launcher) (err error) {
 		b.l = l
-		l.MMA, l.MMAInt, l.DecodeAttn, l.LongRowU = b.mma, b.mmaInt, b.dattn, b.longU
+		l.MMA, l.MMAInt, l.DecodeAttn, l.LongRowU, l.XS = b.mma, b.mmaInt, b.dattn, b.longU, b.xs
 		if b.mmaPipe != "" {
 			l.Pipe = cuda.PipeTileNamed(b.mmaPipe)
 		}

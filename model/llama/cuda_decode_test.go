@@ -42,7 +42,7 @@ func TestCUDADecodeVariants(t *testing.T) {
 			}
 			run := func(env map[string]string) [][]float32 {
 				t.Helper()
-				for _, k := range []string{NormTailEnv, DAttnEnv, LongRowUEnv, RopeFoldEnv} {
+				for _, k := range []string{NormTailEnv, DAttnEnv, LongRowUEnv, RopeFoldEnv, MatVecEnv} {
 					t.Setenv(k, env[k])
 				}
 				c, err := m.NewContext(Options{NCtx: nctx, NBatch: 512, Device: DeviceCUDA})
@@ -86,6 +86,10 @@ func TestCUDADecodeVariants(t *testing.T) {
 				// rope_store's work inside the fold: the same arithmetic, so
 				// the same bits as the fold after rope_store.
 				{map[string]string{RopeFoldEnv: "1"}, true, fold},
+				// cuda-xs: the warp-per-row kernels' sums, so their bits.
+				{map[string]string{MatVecEnv: "xs"}, true, fold},
+				{map[string]string{MatVecEnv: "xs1"}, true, fold},
+				{map[string]string{MatVecEnv: "xs4"}, true, fold},
 			} {
 				want := v.ref
 				got := run(v.env)

@@ -323,6 +323,11 @@ func TestDeviceOptionErrors(t *testing.T) {
 		t.Errorf("%s=3: err = %v, want one naming the variable", LongRowUEnv, err)
 	}
 	t.Setenv(LongRowUEnv, "")
+	t.Setenv(MatVecEnv, "xs3")
+	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), MatVecEnv) {
+		t.Errorf("%s=xs3: err = %v, want one naming the variable", MatVecEnv, err)
+	}
+	t.Setenv(MatVecEnv, "")
 	t.Setenv(RopeFoldEnv, "yes")
 	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), RopeFoldEnv) {
 		t.Errorf("%s=yes: err = %v, want one naming the variable", RopeFoldEnv, err)

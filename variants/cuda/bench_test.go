@@ -185,13 +185,18 @@ func prepare(r *gpu, d *devInputs, s cu.Stream, op *ledger.Op, variant string, w
 			return nil, err
 		}
 		if op.Kind == ledger.KindMatVec {
-			u := 0
+			var mv mvLaunch
 			for _, c := range unrolls {
 				if c.name == variant {
-					u = c.u
+					mv = unrolledMV(c.u)
 				}
 			}
-			if u == 0 {
+			for _, c := range xsVariants {
+				if c.name == variant {
+					mv = xsMV(c.rows)
+				}
+			}
+			if mv == nil {
 				return nil, fmt.Errorf("no matvec kernel for variant %s", variant)
 			}
 			pd, err := d.alloc(4 * sh.Rows)
@@ -199,7 +204,7 @@ func prepare(r *gpu, d *devInputs, s cu.Stream, op *ledger.Op, variant string, w
 				return nil, err
 			}
 			return func(t *cu.Thread, s cu.Stream, i int) error {
-				return r.matVec(t, s, f, u, pd, pw[i%len(pw)], sh.Rows, px, sh.K)
+				return mv(r, t, s, f, pd, pw[i%len(pw)], sh.Rows, px, sh.K)
 			}, nil
 		}
 		pd, err := d.alloc(4 * w.LDD * sh.N)

@@ -91,7 +91,12 @@ func TestMatVec(t *testing.T) {
 	needCUDA(t)
 	for _, wt := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
 		for _, u := range unrolls {
-			t.Run(wt.String()+"/"+u.name, func(t *testing.T) { ledgertest.MatVec(t, wt, hostMatVec(formats[wt], u.u)) })
+			t.Run(wt.String()+"/"+u.name, func(t *testing.T) { ledgertest.MatVec(t, wt, hostMatVec(formats[wt], unrolledMV(u.u))) })
+		}
+		for _, x := range xsVariants {
+			if XSTakes(wt) {
+				t.Run(wt.String()+"/"+x.name, func(t *testing.T) { ledgertest.MatVec(t, wt, hostMatVec(formats[wt], xsMV(x.rows))) })
+			}
 		}
 	}
 }

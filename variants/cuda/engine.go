@@ -65,6 +65,11 @@ type Launcher struct {
 	// _u2/_u4 kernels, the same bits): such a row takes LongRow/1024 or more
 	// dependent steps a warp (the 3B's FFN down product: 8), the others 3.
 	LongRowU int
+	// XS, 1, 2 or 4, runs a single row's products over Q4_K and Q6_K
+	// weights on the cuda-xs kernels of that many rows a warp (mv_xs: the
+	// activation row in shared memory, the same bits); 0: the warp-per-row
+	// kernels.
+	XS int
 }
 
 // LongRow is the row length from which LongRowU applies.
@@ -145,6 +150,9 @@ func (l *Launcher) Alloc(n int) (cu.Ptr, error) { return l.T.Alloc(n + bufPad) }
 // the 8-token kernel or (MMA) the tensor-core one.
 func (l *Launcher) MatMul(dst cu.Ptr, w Weights, x cu.Ptr, n int) error {
 	if n == 1 {
+		if l.XS > 0 && XSTakes(w.Type) {
+			return l.r.matVecXS(l.T, l.S, l.XS, x, w.Cols, []XSSeg{{Dst: dst, W: w.P, Rows: w.Rows, Type: w.Type}})
+		}
 		u := 1
 		if l.LongRowU > 1 && w.Cols >= LongRow {
 			u = l.LongRowU
@@ -259,6 +267,16 @@ var fmtCode = map[quant.Type]int{quant.Q4_K: 0, quant.Q6_K: 1, quant.Q8_0: 2}
 func (l *Launcher) MatVecMulti(x cu.Ptr, dst []cu.Ptr, w []Weights) error {
 	if len(w) < 2 || len(w) > 3 || len(dst) != len(w) {
 		return fmt.Errorf("cuda: mv_multi takes two or three matrices, got %d", len(w))
+	}
+	if l.XS > 0 && XSTakes(w[0].Type) && XSTakes(w[1].Type) && (len(w) < 3 || XSTakes(w[2].Type)) {
+		segs := make([]XSSeg, len(w))
+		for i := range w {
+			if w[i].Cols != w[0].Cols {
+				return fmt.Errorf("cuda: mv_xs over %d and %d columns", w[0].Cols, w[i].Cols)
+			}
+			segs[i] = XSSeg{Dst: dst[i], W: w[i].P, Rows: w[i].Rows, Type: w[i].Type}
+		}
+		return l.r.matVecXS(l.T, l.S, l.XS, x, w[0].Cols, segs)
 	}
 	args := []cu.Arg{x.Arg(), cu.I32(w[0].Cols)}
 	blocks := 0

@@ -141,9 +141,27 @@ func (r *gpu) matMul(t *cu.Thread, s cu.Stream, f *format, dst cu.Ptr, ldd int, 
 		dst.Arg(), cu.I32(ldd), w.Arg(), cu.I32(rows), x.Arg(), cu.I32(n), cu.I32(k))
 }
 
-// hostMatVec is the ledger.MatVec of f with u steps in flight: upload,
-// launch, download.
-func hostMatVec(f *format, u int) ledger.MatVec {
+// mvLaunch enqueues one single-token product dst = W·x (w in f's device
+// layout, rows of k values) on s.
+type mvLaunch func(r *gpu, t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error
+
+// unrolledMV is the warp-per-row kernel with u steps in flight.
+func unrolledMV(u int) mvLaunch {
+	return func(r *gpu, t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
+		return r.matVec(t, s, f, u, dst, w, rows, x, k)
+	}
+}
+
+// xsMV is the cuda-xs kernel of rows rows a warp.
+func xsMV(rows int) mvLaunch {
+	return func(r *gpu, t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, n int, x cu.Ptr, k int) error {
+		return r.matVecXS(t, s, rows, x, k, []XSSeg{{Dst: dst, W: w, Rows: n, Type: f.wt}})
+	}
+}
+
+// hostMatVec is the ledger.MatVec of f's kernel mv: upload, launch,
+// download.
+func hostMatVec(f *format, mv mvLaunch) ledger.MatVec {
 	return func(dst []float32, w, xq []byte, k int) {
 		rows := len(dst)
 		if rows == 0 {
@@ -167,7 +185,7 @@ func hostMatVec(f *format, u int) ledger.MatVec {
 			if err := t.MemsetD32Async(pd, poison, rows, s); err != nil {
 				return err
 			}
-			if err := r.matVec(t, s, f, u, pd, pw, rows, px, k); err != nil {
+			if err := mv(r, t, s, f, pd, pw, rows, px, k); err != nil {
 				return err
 			}
 			return cu.DtoHAsync(t, dst, pd, s)
@@ -210,4 +228,66 @@ func hostMatMul(f *format, mma, integer bool) ledger.MatMul {
 			return cu.DtoHAsync(t, dst, pd, s)
 		})
 	}
+}
+
+// xsWarps is kernels/matvec.cu's XS_WARPS: cuda-xs's warps a block.
+const xsWarps = 8
+
+// xsVariants are the cuda-xs matvec variants (kernels/matvec.cu's mv_xs1,
+// _xs2, _xs4): the activation row staged in shared memory once a block,
+// rows rows a warp with all their weight loads of a step issued at once.
+var xsVariants = []struct {
+	rows int
+	name string
+}{{1, "cuda-xs1"}, {2, "cuda-xs"}, {4, "cuda-xs4"}}
+
+// XSRows is the cuda-xs variant of each rows-a-warp count the engine may
+// pick (DAMASCUS_CUDA_MV), by that count.
+func XSRows(rows int) bool { return rows == 1 || rows == 2 || rows == 4 }
+
+// xsCode is mv_xs's code for the weight types it takes (Q8_K activations).
+var xsCode = map[quant.Type]int{quant.Q4_K: 0, quant.Q6_K: 1}
+
+// XSTakes reports whether the cuda-xs kernels take weights of typ.
+func XSTakes(typ quant.Type) bool { _, ok := xsCode[typ]; return ok }
+
+// xsShared is mv_xs's dynamic shared memory for rows of k values
+// (kernels/matvec.cu's xs_shared).
+func xsShared(k int) int { return k + 36*(k/256) }
+
+// XSSeg is one product of a cuda-xs launch: Rows rows of Type at W (device
+// layout) into Dst.
+type XSSeg struct {
+	Dst, W cu.Ptr
+	Rows   int
+	Type   quant.Type
+}
+
+// matVecXS enqueues one to three products over the one Q8_K row x (k
+// values) with mv_xs<rows>.
+func (r *gpu) matVecXS(t *cu.Thread, s cu.Stream, rows int, x cu.Ptr, k int, segs []XSSeg) error {
+	if !XSRows(rows) {
+		return fmt.Errorf("cuda-xs: no kernel of %d rows a warp (1, 2 or 4)", rows)
+	}
+	if len(segs) < 1 || len(segs) > 3 {
+		return fmt.Errorf("cuda-xs: one to three products a launch, got %d", len(segs))
+	}
+	if k%256 != 0 || xsShared(k) > 48<<10 {
+		return fmt.Errorf("cuda-xs: rows of %d values (want a multiple of 256 that fits 48 KiB of shared memory)", k)
+	}
+	args := []cu.Arg{x.Arg(), cu.I32(k)}
+	per, blocks := xsWarps*rows, 0
+	for i := range 3 {
+		if i >= len(segs) {
+			args = append(args, cu.Ptr(0).Arg(), cu.Ptr(0).Arg(), cu.I32(0), cu.I32(0))
+			continue
+		}
+		c, ok := xsCode[segs[i].Type]
+		if !ok {
+			return fmt.Errorf("cuda-xs: no kernel for %s weights (Q4_K, Q6_K)", segs[i].Type)
+		}
+		args = append(args, segs[i].Dst.Arg(), segs[i].W.Arg(), cu.I32(segs[i].Rows), cu.I32(c))
+		blocks += (segs[i].Rows + per - 1) / per
+	}
+	return t.Launch(r.fns[fmt.Sprintf("mv_xs%d", rows)], cu.D1(blocks), cu.D1(32*xsWarps), xsShared(k), s, args...)
 }

@@ -44,7 +44,7 @@ func TestPersistentMatVecBitIdentical(t *testing.T) {
 			xq := randomRows(t, rng, at, 1, sh.k)
 			xq = append(xq, make([]byte, 8)...) // the Q8_0 reader's slack
 			want, got := make([]float32, sh.rows), make([]float32, sh.rows)
-			hostMatVec(formats[wt], 1)(want, w, xq, sh.k)
+			hostMatVec(formats[wt], unrolledMV(1))(want, w, xq, sh.k)
 			hostPersistMatVec(formats[wt])(got, w, xq, sh.k)
 			diff := 0
 			for i := range want {

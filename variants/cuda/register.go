@@ -32,7 +32,13 @@ func init() {
 			if u.u > 1 {
 				inFlight = fmt.Sprintf("%d steps of a row's weight loads issued before the first is used", u.u)
 			}
-			regAs(ledger.MatVecOp(wt), u.name, hostMatVec(f, u.u), "one warp per row, 16-byte weight loads, dp4a, "+inFlight+"; "+layout)
+			regAs(ledger.MatVecOp(wt), u.name, hostMatVec(f, unrolledMV(u.u)), "one warp per row, 16-byte weight loads, dp4a, "+inFlight+"; "+layout)
+		}
+		if XSTakes(wt) {
+			for _, x := range xsVariants {
+				regAs(ledger.MatVecOp(wt), x.name, hostMatVec(f, xsMV(x.rows)), fmt.Sprintf(
+					"cuda's lanes and sums (the same bits), with the Q8_K row staged in shared memory once a block of %d warps (quants, scales and sums in planes: a step's activations are 16-byte shared loads) and %d row(s) a warp, their weight loads of a step issued together; %s", xsWarps, x.rows, layout))
+			}
 		}
 		reg(ledger.MatMulOp(wt), hostMatMul(f, false, false), "the matvec's warp per row over 8 tokens a block (correctness first: no tensor cores); "+layout)
 		if f.mma != "" {

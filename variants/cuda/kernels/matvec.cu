@@ -342,3 +342,206 @@ extern "C" __global__ void __launch_bounds__(128) mv_multi(const u8* x, int k, f
 		mv_seg(f2, d2, w2, r2, x, k, blk - b1);
 	}
 }
+
+// ---- cuda-xs: the activation row staged in shared memory ------------------
+//
+// The single-token products above read every activation value from global
+// memory (L1) in each warp: 13 loads a lane a step for 16 bytes of weights,
+// and the activation loads' latency sits in every step's chain. Here the
+// block first copies the Q8_K row into shared memory, split into planes
+// (k quants, 16-byte aligned; nb scales; 16·nb block sums), so a step's
+// activations are two (Q4_K) or four (Q6_K) 16-byte shared loads, and each
+// warp takes R rows at once, their weight loads all issued before any is
+// used. A block is XS_WARPS warps. The lanes, blocks and sums are
+// q4k_rows<1,1>'s and q6k_rows<1,1>'s, in the same order: the same bits.
+
+#define XS_WARPS 8
+
+// xs_shared is the shared memory a block needs for a row of k values.
+__host__ __device__ __forceinline__ int xs_shared(int k) { return k + 36 * (k / QK_K); }
+
+// stage_q8k copies the nb Q8_K blocks at x (292 bytes each: d, 256 quants,
+// 16 sums) into sm as the planes above, a 4-byte word a thread at a time.
+__device__ __forceinline__ void stage_q8k(u8* sm, const u8* __restrict__ x, int nb) {
+	u32* sq = (u32*)sm;
+	u32* sd = (u32*)(sm + QK_K * nb);
+	u32* sb = (u32*)(sm + (QK_K + 4) * nb);
+	for (int i = threadIdx.x; i < 73 * nb; i += blockDim.x) {
+		const int b = i / 73, o = i - 73 * b;
+		const u32 v = ld4(x + 4 * (size_t)i);
+		if (o == 0) {
+			sd[b] = v;
+		} else if (o <= 64) {
+			sq[64 * b + o - 1] = v;
+		} else {
+			sb[8 * b + o - 65] = v;
+		}
+	}
+}
+
+template <int R>
+__device__ __forceinline__ void q4k_xs(float* __restrict__ dst, const u8* __restrict__ w, int rows, int k, int blk,
+                                       const u8* sm) {
+	const int lane = threadIdx.x & 31;
+	const int row0 = (blk * XS_WARPS + (threadIdx.x >> 5)) * R;
+	if (row0 >= rows) return;
+	const int nb = k / QK_K;
+	const u8* wr[R];
+#pragma unroll
+	for (int r = 0; r < R; r++) wr[r] = w + (size_t)min(row0 + r, rows - 1) * nb * 144;
+	const u8* sq = sm;
+	const float* sd = (const float*)(sm + QK_K * nb);
+	const i16* sb = (const i16*)(sm + (QK_K + 4) * nb);
+	const int t = lane & 7, p = t >> 1, h = t & 1;
+	float acc[R], accm[R];
+#pragma unroll
+	for (int r = 0; r < R; r++) acc[r] = accm[r] = 0.f;
+	for (int b = lane >> 3; b < nb; b += 4) {
+		uint4 hdrs[R], qs[R];
+#pragma unroll
+		for (int r = 0; r < R; r++) {
+			hdrs[r] = ld16(wr[r] + (size_t)b * 144);
+			qs[r] = ld16(wr[r] + (size_t)b * 144 + 16 + 32 * p + 16 * h);
+		}
+		const uint4 xa = *(const uint4*)(sq + QK_K * b + 64 * p + 16 * h); // sub-block 2p, values 16h…
+		const uint4 xc = *(const uint4*)(sq + QK_K * b + 64 * p + 32 + 16 * h);
+		const float xd = sd[b];
+		const int bs0 = sb[16 * b + 4 * p + h], bs1 = sb[16 * b + 4 * p + 2 + h];
+#pragma unroll
+		for (int r = 0; r < R; r++) {
+			const uint4 hdr = hdrs[r], q = qs[r];
+			const float d = h2f(hdr.x & 0xffff), dmin = h2f(hdr.x >> 16);
+			int sc0, m0, sc1, m1;
+			q4k_scale_min_pair(hdr, p, sc0, sc1, m0, m1);
+			int s0 = dp4a_us(q.x & 0x0f0f0f0f, (int)xa.x, 0);
+			s0 = dp4a_us(q.y & 0x0f0f0f0f, (int)xa.y, s0);
+			s0 = dp4a_us(q.z & 0x0f0f0f0f, (int)xa.z, s0);
+			s0 = dp4a_us(q.w & 0x0f0f0f0f, (int)xa.w, s0);
+			int s1 = dp4a_us((q.x >> 4) & 0x0f0f0f0f, (int)xc.x, 0);
+			s1 = dp4a_us((q.y >> 4) & 0x0f0f0f0f, (int)xc.y, s1);
+			s1 = dp4a_us((q.z >> 4) & 0x0f0f0f0f, (int)xc.z, s1);
+			s1 = dp4a_us((q.w >> 4) & 0x0f0f0f0f, (int)xc.w, s1);
+			acc[r] += xd * d * (float)(sc0 * s0 + sc1 * s1);
+			accm[r] += xd * dmin * (float)(m0 * bs0 + m1 * bs1);
+		}
+	}
+#pragma unroll
+	for (int r = 0; r < R; r++) {
+		const float v = warp_sum(acc[r]) - warp_sum(accm[r]);
+		if (lane == 0 && row0 + r < rows) dst[row0 + r] = v;
+	}
+}
+
+template <int R>
+__device__ __forceinline__ void q6k_xs(float* __restrict__ dst, const u8* __restrict__ w, int rows, int k, int blk,
+                                       const u8* sm) {
+	const int lane = threadIdx.x & 31;
+	const int row0 = (blk * XS_WARPS + (threadIdx.x >> 5)) * R;
+	if (row0 >= rows) return;
+	const int nb = k / QK_K;
+	const u8* qp[R];
+#pragma unroll
+	for (int r = 0; r < R; r++) qp[r] = w + (size_t)min(row0 + r, rows - 1) * q6k_row_bytes(nb);
+	const u8* sq = sm;
+	const float* sd = (const float*)(sm + QK_K * nb);
+	const i16* sb = (const i16*)(sm + (QK_K + 4) * nb);
+	const int t = lane & 3, hn = t >> 1, e = t & 1, l0 = 16 * e;
+	float acc[R];
+#pragma unroll
+	for (int r = 0; r < R; r++) acc[r] = 0.f;
+	for (int b = lane >> 2; b < nb; b += 8) {
+		uint4 As[R], Bs[R], Hs[R], Ss[R];
+		u16 ds[R];
+#pragma unroll
+		for (int r = 0; r < R; r++) {
+			const u8* qb = qp[r] + (size_t)b * 192;
+			As[r] = ld16(qb + 64 * hn + l0);
+			Bs[r] = ld16(qb + 64 * hn + 32 + l0);
+			Hs[r] = ld16(qb + 128 + 32 * hn + l0);
+			Ss[r] = ld16(qp[r] + (size_t)192 * nb + 16 * b);
+			ds[r] = ld2(qp[r] + (size_t)208 * nb + 2 * b);
+		}
+		uint4 xq[4];
+		int bs[4];
+#pragma unroll
+		for (int c = 0; c < 4; c++) {
+			xq[c] = *(const uint4*)(sq + QK_K * b + 128 * hn + 32 * c + l0);
+			bs[c] = sb[16 * b + 8 * hn + 2 * c + e];
+		}
+		const float xd = sd[b];
+#pragma unroll
+		for (int r = 0; r < R; r++) {
+			const uint4 A = As[r], B = Bs[r], H = Hs[r], S = Ss[r];
+			const float d = h2f(ds[r]);
+			const u32 W0 = hn ? S.z : S.x, W1 = hn ? S.w : S.y;
+			const int sc[4] = {sext8(W0, e), sext8(W0, e + 2), sext8(W1, e), sext8(W1, e + 2)};
+			u32 v[4][4];
+			const u32 a[4] = {A.x, A.y, A.z, A.w}, bq[4] = {B.x, B.y, B.z, B.w}, hq[4] = {H.x, H.y, H.z, H.w};
+#pragma unroll
+			for (int i = 0; i < 4; i++) {
+				v[0][i] = (a[i] & 0x0f0f0f0f) | ((hq[i] << 4) & 0x30303030);
+				v[1][i] = (bq[i] & 0x0f0f0f0f) | ((hq[i] << 2) & 0x30303030);
+				v[2][i] = ((a[i] >> 4) & 0x0f0f0f0f) | (hq[i] & 0x30303030);
+				v[3][i] = ((bq[i] >> 4) & 0x0f0f0f0f) | ((hq[i] >> 2) & 0x30303030);
+			}
+			int sum = 0;
+#pragma unroll
+			for (int c = 0; c < 4; c++) {
+				int s = dp4a_us(v[c][0], (int)xq[c].x, 0);
+				s = dp4a_us(v[c][1], (int)xq[c].y, s);
+				s = dp4a_us(v[c][2], (int)xq[c].z, s);
+				s = dp4a_us(v[c][3], (int)xq[c].w, s);
+				sum += sc[c] * (s - 32 * bs[c]);
+			}
+			acc[r] += xd * d * (float)sum;
+		}
+	}
+#pragma unroll
+	for (int r = 0; r < R; r++) {
+		const float v = warp_sum(acc[r]);
+		if (lane == 0 && row0 + r < rows) dst[row0 + r] = v;
+	}
+}
+
+// xs_seg is segment f (0 Q4_K, 1 Q6_K) of a cuda-xs launch.
+template <int R>
+__device__ __forceinline__ void xs_seg(int f, float* d, const u8* w, int rows, int k, int blk, const u8* sm) {
+	if (f == 0) {
+		q4k_xs<R>(d, w, rows, k, blk, sm);
+	} else {
+		q6k_xs<R>(d, w, rows, k, blk, sm);
+	}
+}
+
+// mv_xs<R> is one to three Q8_K-activation products over the row x (Q, K
+// and V; gate and up; or one matrix with r1 = r2 = 0), XS_WARPS·R rows a
+// block, xs_shared(k) bytes of dynamic shared memory.
+template <int R>
+__device__ __forceinline__ void mv_xs(const u8* x, int k, float* d0, const u8* w0, int r0, int f0, float* d1,
+                                      const u8* w1, int r1, int f1, float* d2, const u8* w2, int r2, int f2) {
+	extern __shared__ __align__(16) u8 xs_sm[];
+	PDL_START();
+	stage_q8k(xs_sm, x, k / QK_K);
+	__syncthreads();
+	const int per = XS_WARPS * R;
+	int blk = blockIdx.x;
+	const int b0 = (r0 + per - 1) / per, b1 = (r1 + per - 1) / per;
+	if (blk < b0) {
+		xs_seg<R>(f0, d0, w0, r0, k, blk, xs_sm);
+	} else if ((blk -= b0) < b1) {
+		xs_seg<R>(f1, d1, w1, r1, k, blk, xs_sm);
+	} else {
+		xs_seg<R>(f2, d2, w2, r2, k, blk - b1, xs_sm);
+	}
+}
+
+// Entry points: mv_xs1, mv_xs2, mv_xs4 (rows a warp).
+#define XS_ENTRY(R)                                                                                               \
+	extern "C" __global__ void __launch_bounds__(32 * XS_WARPS) mv_xs##R(                                         \
+	    const u8* x, int k, float* d0, const u8* w0, int r0, int f0, float* d1, const u8* w1, int r1, int f1,    \
+	    float* d2, const u8* w2, int r2, int f2) {                                                               \
+		mv_xs<R>(x, k, d0, w0, r0, f0, d1, w1, r1, f1, d2, w2, r2, f2);                                          \
+	}
+XS_ENTRY(1)
+XS_ENTRY(2)
+XS_ENTRY(4)
