@@ -101,6 +101,20 @@ func fakeLlamaBenchPath(t *testing.T) string {
 	return path
 }
 
+// externalBenchSetup is the start of the tests that run the tiny preset
+// against the fake llama-bench: skipped in -short (saying why), the
+// tokenizer and template required; it returns a temporary folder and the
+// fake's path.
+func externalBenchSetup(t *testing.T, why string) (dir, fake string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(why)
+	}
+	testdata.Llama3TokenizerJSON.Require(t)
+	testdata.Llama32Template.Require(t)
+	return t.TempDir(), fakeLlamaBenchPath(t)
+}
+
 // TestE2EFlagsRefused: combinations that cannot run, or would not compare
 // like with like, are refused before anything is measured.
 func TestE2EFlagsRefused(t *testing.T) {
@@ -141,13 +155,7 @@ func TestE2EFlagsRefused(t *testing.T) {
 // RSS polled, the build and devices recorded, and `ledger report`'s
 // baseline.md stating them.
 func TestE2EExternalLlamaBench(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns the engine several times")
-	}
-	testdata.Llama3TokenizerJSON.Require(t)
-	testdata.Llama32Template.Require(t)
-	dir := t.TempDir()
-	fake := fakeLlamaBenchPath(t)
+	dir, fake := externalBenchSetup(t, "spawns the engine several times")
 	store := filepath.Join(dir, "results", "ledger.jsonl")
 	jsonOut := filepath.Join(dir, "e2e.json")
 	code, out, errOut := runCLI("e2e", "--preset", "tiny", "--cache", filepath.Join(dir, "cache"), "--pp", "16", "--tg", "4",
@@ -222,13 +230,7 @@ func TestE2EExternalLlamaBench(t *testing.T) {
 // TestE2EExternalLlamaBenchErrors: a failing llama-bench and one whose
 // output lacks a test stop the run with an error that says which.
 func TestE2EExternalLlamaBenchErrors(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns the engine")
-	}
-	testdata.Llama3TokenizerJSON.Require(t)
-	testdata.Llama32Template.Require(t)
-	dir := t.TempDir()
-	fake := fakeLlamaBenchPath(t)
+	dir, fake := externalBenchSetup(t, "spawns the engine")
 	for mode, want := range map[string]string{
 		"fail":    "no CUDA-capable device is detected",
 		"drop-tg": "llama-bench output lacks test tg2 (it reported pp8)",

@@ -6,17 +6,11 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/internal/testdata"
+	"github.com/damascus-llm/damascus/model/sample"
 )
 
-func argmax(x []float32) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
-}
+// argmax is the engine's own greedy pick (the first largest logit).
+var argmax = sample.Argmax
 
 func openStories(t *testing.T, opts ContextOptions) (*Model, *Context) {
 	t.Helper()

@@ -27,6 +27,18 @@ func spanningMonths() []Record {
 	return recs
 }
 
+// idsOf lists the IDs of recs in order: all of them (month 0), or those of
+// one month (UTC).
+func idsOf(recs []Record, month time.Month) []string {
+	var ids []string
+	for _, r := range recs {
+		if month == 0 || r.Time.UTC().Month() == month {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
+}
+
 func readLines(t *testing.T, path string) []string {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -70,21 +82,8 @@ func TestFolderStoreRoutesByMonth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
-	for _, r := range got {
-		ids = append(ids, r.ID)
-	}
-	var wantIDs []string
-	for _, r := range recs { // November's in order, then December's
-		if r.Time.UTC().Month() == time.November {
-			wantIDs = append(wantIDs, r.ID)
-		}
-	}
-	for _, r := range recs {
-		if r.Time.UTC().Month() == time.December {
-			wantIDs = append(wantIDs, r.ID)
-		}
-	}
+	ids := idsOf(got, 0)
+	wantIDs := append(idsOf(recs, time.November), idsOf(recs, time.December)...) // November's in order, then December's
 	if strings.Join(ids, " ") != strings.Join(wantIDs, " ") {
 		t.Errorf("read back\n%v\nwant\n%v", ids, wantIDs)
 	}
@@ -289,21 +288,8 @@ func TestFolderStoreReadsSealedMonths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids, wantIDs []string
-	for _, r := range got {
-		ids = append(ids, r.ID)
-	}
-	for _, r := range recs {
-		if r.Time.UTC().Month() == time.November {
-			wantIDs = append(wantIDs, r.ID)
-		}
-	}
-	wantIDs = append(wantIDs, late.ID)
-	for _, r := range recs {
-		if r.Time.UTC().Month() == time.December {
-			wantIDs = append(wantIDs, r.ID)
-		}
-	}
+	ids := idsOf(got, 0)
+	wantIDs := append(append(idsOf(recs, time.November), late.ID), idsOf(recs, time.December)...)
 	if strings.Join(ids, " ") != strings.Join(wantIDs, " ") {
 		t.Fatalf("read %v, want %v", ids, wantIDs)
 	}

@@ -96,13 +96,7 @@ func TestAMXInt8LoopComputes(t *testing.T) {
 	const iters = 3
 	amxInt8Loop(&cfg[0], &a[0], &b[0], &c[0], iters)
 	want := tileProducts(a[:], b[:], amx.KInt8, 4, func(v int8) float64 { return float64(v) })
-	for tile := range want {
-		for i, w := range want[tile] {
-			if got := c[tile*amx.M*amx.N+i]; float64(got) != iters*w {
-				t.Fatalf("tile %d C[%d] = %d, want %g", tile, i, got, iters*w)
-			}
-		}
-	}
+	checkTiles(t, c[:], want, iters)
 }
 
 func TestAMXBF16LoopComputes(t *testing.T) {
@@ -113,10 +107,17 @@ func TestAMXBF16LoopComputes(t *testing.T) {
 	amxBF16Loop(&cfg[0], &a[0], &b[0], &c[0], iters)
 	bf := func(v uint16) float64 { return float64(math.Float32frombits(uint32(v) << 16)) }
 	want := tileProducts(a[:], b[:], amx.KBF16, 2, bf)
+	checkTiles(t, c[:], want, iters)
+}
+
+// checkTiles compares the four accumulated tiles c (M×N each, row-major)
+// with iters times their exact products want.
+func checkTiles[T int32 | float32](t *testing.T, c []T, want [4][amx.M * amx.N]float64, iters int) {
+	t.Helper()
 	for tile := range want {
 		for i, w := range want[tile] {
-			if got := c[tile*amx.M*amx.N+i]; float64(got) != iters*w {
-				t.Fatalf("tile %d C[%d] = %g, want %g", tile, i, got, iters*w)
+			if got := c[tile*amx.M*amx.N+i]; float64(got) != float64(iters)*w {
+				t.Fatalf("tile %d C[%d] = %v, want %g", tile, i, got, float64(iters)*w)
 			}
 		}
 	}

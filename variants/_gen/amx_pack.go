@@ -11,24 +11,24 @@ import (
 	"strings"
 )
 
-func init() { registerText("amx", "pack_amd64.s", amxPack) }
+func init() {
+	registerText("amx", "pack_amd64.s", amxPack)
+	registerText("amx", "pack_amd64.h", amxPackHeader)
+}
 
 type lines []string
 
 func (l *lines) e(format string, args ...any) { *l = append(*l, fmt.Sprintf(format, args...)) }
 
+// The blocks that pack_amd64.s and sub_amd64.s repeat are Go assembler
+// macros in pack_amd64.h (amxPackHeader), written once there and invoked
+// by name; the helpers below emit the invocations.
+
 // packPrologue opens the TEXT of name, a func(a *packArgs), loading the
-// packArgs (panel, weights, super-blocks, row mask, constants, row offsets)
-// and the constants.
+// packArgs and the constants (PACK_ARGS, PACK_CONSTANTS).
 func (l *lines) packPrologue(name string) {
 	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
-	l.e("\tMOVQ a+0(FP), AX")
-	l.e("\tMOVQ 0(AX), DI   // panel")
-	l.e("\tMOVQ 8(AX), SI   // w at row 0 of the first super-block")
-	l.e("\tMOVQ 16(AX), CX  // super-blocks")
-	l.e("\tMOVQ 24(AX), R8  // row mask")
-	l.e("\tMOVQ 32(AX), DX  // constants")
-	l.e("\tVMOVDQU32 40(AX), Z31")
+	l.e("\tPACK_ARGS")
 	l.constants()
 }
 
@@ -40,40 +40,140 @@ func (l *lines) doc(text string) {
 	}
 }
 
-// gather: Zz = the dword at off(SI) of each row in the mask R8.
-func (l *lines) gather(off, z int) {
-	l.e("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
-	l.e("\tKMOVW R8, K2")
-	l.e("\tVPGATHERDD %d(SI)(Z31*1), K2, Z%d", off, z)
-}
+// gather: Zz = the dword at off(SI) of each row in the mask R8 (GATHER).
+func (l *lines) gather(off, z int) { l.e("\tGATHER(%d, Z%d)", off, z) }
 
-// constants loads the 14 constant vectors at DX.
-func (l *lines) constants() {
-	for i, z := range []int{30, 29, 28, 27, 26, 25, 17, 18, 19, 20, 21, 22, 23, 24} {
-		l.e("\tVMOVDQU32 %d(DX), Z%d", 64*i, z)
-	}
-}
+// constants loads the 14 constant vectors at DX (PACK_CONSTANTS).
+func (l *lines) constants() { l.e("\tPACK_CONSTANTS") }
 
 // split stores the word products Z12 (even) and Z13 (odd) as two 7-bit
-// digit rows at off and off+1024 of the panel.
-func (l *lines) split(off int) {
-	l.e("\tVPANDD Z27, Z12, Z14")
-	l.e("\tVPSLLW $8, Z13, Z15")
-	l.e("\tVPTERNLOGD $0xF8, Z26, Z15, Z14")
-	l.e("\tVMOVDQU32 Z14, %d(DI)", off)
-	l.e("\tVPSRLW $7, Z12, Z14")
-	l.e("\tVPSLLW $1, Z13, Z15")
-	l.e("\tVPTERNLOGD $0xF8, Z25, Z15, Z14")
-	l.e("\tVMOVDQU32 Z14, %d(DI)", off+1024)
+// digit rows at off and off+1024 of the panel (SPLIT).
+func (l *lines) split(off int) { l.e("\tSPLIT(%d)", off) }
+
+// macro is one #define of pack_amd64.h: its name and parameters (as
+// "NAME(a, b)" or "NAME"), what it does, and its body, emitted in terms of
+// the parameters' names.
+type macro struct {
+	sig, doc string
+	body     func(l *lines)
+}
+
+// packMacros are the blocks shared by the packers and the sub-block
+// kernels, in the order of the header.
+var packMacros = []macro{
+	{"PACK_ARGS", "loads the packArgs at a+0(FP): DI panel, SI w at row 0 of the first\n// super-block, CX super-blocks, R8 row mask, DX constants, Z31 row offsets.", func(l *lines) {
+		l.e("\tMOVQ a+0(FP), AX")
+		l.e("\tMOVQ 0(AX), DI")
+		l.e("\tMOVQ 8(AX), SI")
+		l.e("\tMOVQ 16(AX), CX")
+		l.e("\tMOVQ 24(AX), R8")
+		l.e("\tMOVQ 32(AX), DX")
+		l.e("\tVMOVDQU32 40(AX), Z31")
+	}},
+	{"PACK_CONSTANTS", "loads the 14 constant vectors at DX.", func(l *lines) {
+		for i, z := range []int{30, 29, 28, 27, 26, 25, 17, 18, 19, 20, 21, 22, 23, 24} {
+			l.e("\tVMOVDQU32 %d(DX), Z%d", 64*i, z)
+		}
+	}},
+	{"GATHER(off, z)", "z = the dword at off(SI) of each row in the mask R8.", func(l *lines) {
+		l.e("\tVPXORD z, z, z")
+		l.e("\tKMOVW R8, K2")
+		l.e("\tVPGATHERDD off(SI)(Z31*1), K2, z")
+	}},
+	{"SPLIT(off)", "stores the word products Z12 (even) and Z13 (odd) as two 7-bit digit\n// rows at off and off+1024 of the panel.", func(l *lines) {
+		l.e("\tVPANDD Z27, Z12, Z14")
+		l.e("\tVPSLLW $8, Z13, Z15")
+		l.e("\tVPTERNLOGD $0xF8, Z26, Z15, Z14")
+		l.e("\tVMOVDQU32 Z14, off(DI)")
+		l.e("\tVPSRLW $7, Z12, Z14")
+		l.e("\tVPSLLW $1, Z13, Z15")
+		l.e("\tVPTERNLOGD $0xF8, Z25, Z15, Z14")
+		l.e("\tVMOVDQU32 Z14, (off+1024)(DI)")
+	}},
+	{"Q4K_SCALES_MINS(dOff, dminOff, coefOff)", q4kScalesMinsDoc, q4kScalesMinsBody},
+	{"Q6K_SCALES_D", "gathers a Q6_K super-block's sixteen scale bytes of the 16 rows into\n// Z4-Z7 (4 per dword) and its d as float32 into Z9 (clobbers Z3).", func(l *lines) {
+		for i := 0; i < 4; i++ {
+			l.e("\tGATHER(%d, Z%d)", 192+4*i, 4+i)
+		}
+		l.e("\tGATHER(206, Z3)")
+		l.e("\tVPSRLD $16, Z3, Z9")
+		l.e("\tVPMOVDW Z9, Y9")
+		l.e("\tVCVTPH2PS Y9, Z9")
+	}},
+}
+
+// q6kQuarters are the Q6K_QUARTERq macros: quarter q of the Q6_K quants as
+// both Q6_K packers gather them (ql dwords Z8, Z9; qh dword Z10) into Z11,
+// the 4-bit part of ql (low nibbles for quarters 0-1, high for 2-3) with
+// qh's bit pair 2q, 2q+1 above it.
+func q6kQuarters() []macro {
+	var ms []macro
+	for q := 0; q < 4; q++ {
+		ql, shift := 8+q%2, 4-2*q // qh bits 2q.. to bits 4-5
+		ms = append(ms, macro{fmt.Sprintf("Q6K_QUARTER%d", q), fmt.Sprintf("is quarter %d of the Q6_K quants (q6kQuarters), into Z11.", q), func(l *lines) {
+			if q < 2 {
+				l.e("\tVPANDD Z29, Z%d, Z11", ql)
+			} else {
+				l.e("\tVPSRLD $4, Z%d, Z11", ql)
+				l.e("\tVPANDD Z29, Z11, Z11")
+			}
+			qh := 10
+			if shift > 0 {
+				l.e("\tVPSLLD $%d, Z10, Z16", shift)
+				qh = 16
+			} else if shift < 0 {
+				l.e("\tVPSRLD $%d, Z10, Z16", -shift)
+				qh = 16
+			}
+			l.e("\tVPTERNLOGD $0xF8, Z28, Z%d, Z11", qh)
+		}})
+	}
+	return ms
+}
+
+// amxPackHeader writes variants/amx/pack_amd64.h: packMacros, each a
+// #define whose body lines are joined by "; \" (comments left out: they
+// would swallow the line continuation).
+func amxPackHeader() []byte {
+	var l lines
+	l.e("// Code generated by variants/_gen (amx_pack.go); DO NOT EDIT.")
+	l.e("")
+	l.e("// The blocks that the packers (pack_amd64.s) and the sub-block kernels")
+	l.e("// (sub_amd64.s) share, written once as macros.")
+	for _, m := range append(packMacros, q6kQuarters()...) {
+		var body lines
+		m.body(&body)
+		l.e("")
+		l.e("// %s %s", strings.SplitN(m.sig, "(", 2)[0], m.doc)
+		l.e("#define %s \\", m.sig)
+		for i, b := range body {
+			if j := strings.Index(b, "//"); j >= 0 {
+				b = b[:j]
+			}
+			b = strings.TrimRight(b, " ")
+			if i < len(body)-1 {
+				b += "; \\"
+			}
+			l.e("%s", b)
+		}
+	}
+	return []byte(strings.Join(l, "\n") + "\n")
+}
+
+// asmHead opens a generated .s file of variants/amx written by src: the
+// build constraint, the generated-code line and the includes.
+func (l *lines) asmHead(src string) {
+	l.e("//go:build !noasm")
+	l.e("")
+	l.e("// Code generated by variants/_gen (%s); DO NOT EDIT.", src)
+	l.e("")
+	l.e("#include \"textflag.h\"")
+	l.e("#include \"pack_amd64.h\"")
 }
 
 func amxPack() []byte {
 	var l lines
-	l.e("//go:build !noasm")
-	l.e("")
-	l.e("// Code generated by variants/_gen (amx_pack.go); DO NOT EDIT.")
-	l.e("")
-	l.e("#include \"textflag.h\"")
+	l.asmHead("amx_pack.go")
 	l.e("")
 	l.doc(q4kPackDoc)
 	l.packPrologue("packQ4KTiles")
@@ -119,24 +219,12 @@ func amxPack() []byte {
 	l.e("")
 	l.doc(q6kPackDoc)
 	l.e("TEXT ·packQ6KTiles(SB), NOSPLIT, $0-8")
-	l.e("\tMOVQ a+0(FP), AX")
-	l.e("\tMOVQ 0(AX), DI")
-	l.e("\tMOVQ 8(AX), SI")
-	l.e("\tMOVQ 16(AX), CX")
-	l.e("\tMOVQ 24(AX), R8")
-	l.e("\tMOVQ 32(AX), DX")
-	l.e("\tVMOVDQU32 40(AX), Z31")
+	l.e("\tPACK_ARGS")
 	l.e("\tMOVQ 104(AX), R9")
 	l.e("\tKMOVD R9, K4  // words of valid rows: padding rows keep 0, not the offset")
 	l.constants()
 	l.e("sb6:")
-	for i := 0; i < 4; i++ {
-		l.gather(192+4*i, 4+i)
-	}
-	l.gather(206, 3)
-	l.e("\tVPSRLD $16, Z3, Z9")
-	l.e("\tVPMOVDW Z9, Y9")
-	l.e("\tVCVTPH2PS Y9, Z9")
+	l.e("\tQ6K_SCALES_D")
 	l.e("\tVMOVUPS Z9, 8192(DI)        // d")
 	l.e("\tVMOVUPS Z9, 8256(DI)        // dmin slot: d")
 	for h := 0; h < 8; h++ {
@@ -159,26 +247,13 @@ func amxPack() []byte {
 			l.gather(64*n+4*kq, 8)      // ql: quarters 0 (low) and 2 (high)
 			l.gather(64*n+32+4*kq, 9)   // ql: quarters 1 and 3
 			l.gather(128+32*n+4*kq, 10) // qh
-			// quarter 0 -> chunk 2n, row kq
-			l.e("\tVPANDD Z29, Z8, Z11")
-			l.e("\tVPSLLD $4, Z10, Z16")
-			l.e("\tVPTERNLOGD $0xF8, Z28, Z16, Z11")
+			l.e("\tQ6K_QUARTER0")       // -> chunk 2n, row kq
 			emit6(11, 8*n+kq/4, (2*n)*2048+kq*64)
-			// quarter 1 -> chunk 2n, row kq+8
-			l.e("\tVPANDD Z29, Z9, Z11")
-			l.e("\tVPSLLD $2, Z10, Z16")
-			l.e("\tVPTERNLOGD $0xF8, Z28, Z16, Z11")
+			l.e("\tQ6K_QUARTER1") // -> chunk 2n, row kq+8
 			emit6(11, 8*n+2+kq/4, (2*n)*2048+(kq+8)*64)
-			// quarter 2 -> chunk 2n+1, row kq
-			l.e("\tVPSRLD $4, Z8, Z11")
-			l.e("\tVPANDD Z29, Z11, Z11")
-			l.e("\tVPTERNLOGD $0xF8, Z28, Z10, Z11")
+			l.e("\tQ6K_QUARTER2") // -> chunk 2n+1, row kq
 			emit6(11, 8*n+4+kq/4, (2*n+1)*2048+kq*64)
-			// quarter 3 -> chunk 2n+1, row kq+8
-			l.e("\tVPSRLD $4, Z9, Z11")
-			l.e("\tVPANDD Z29, Z11, Z11")
-			l.e("\tVPSRLD $2, Z10, Z16")
-			l.e("\tVPTERNLOGD $0xF8, Z28, Z16, Z11")
+			l.e("\tQ6K_QUARTER3") // -> chunk 2n+1, row kq+8
 			emit6(11, 8*n+6+kq/4, (2*n+1)*2048+(kq+8)*64)
 		}
 	}
@@ -223,40 +298,48 @@ const q6kPackDoc = `
 // the sixteen scales (4 per dword).
 `
 
-// q4kScalesMins gathers a Q4_K super-block's 12 scale bytes and d, dmin of
-// the 16 rows (one row per dword lane) and unpacks them: the eight 6-bit
-// scales into Z4 (0-3) and Z6 (4-7), the mins into Z5 and Z7, d and dmin as
-// float32 at dOff and dminOff(DI), and the min pairs (m_2h, m_2h+1) as word
-// pairs at coefOff(DI), 64 bytes a pair. Constants as packQ4KTiles's.
+// q4kScalesMinsDoc is what Q4K_SCALES_MINS does.
+const q4kScalesMinsDoc = `gathers a Q4_K super-block's 12 scale bytes and d,
+// dmin of the 16 rows (one row per dword lane) and unpacks them: the eight
+// 6-bit scales into Z4 (0-3) and Z6 (4-7), the mins into Z5 and Z7, d and
+// dmin as float32 at dOff and dminOff(DI), and the min pairs (m_2h, m_2h+1)
+// as word pairs at coefOff(DI), 64 bytes a pair. Constants as
+// packQ4KTiles's.`
+
+// q4kScalesMins emits Q4K_SCALES_MINS at the given panel offsets.
 func (l *lines) q4kScalesMins(dOff, dminOff, coefOff int) {
-	l.gather(4, 0)  // D0
-	l.gather(8, 1)  // D1
-	l.gather(12, 2) // D2
-	l.gather(0, 3)  // d | dmin<<16
-	l.e("\tVPANDD Z30, Z0, Z4          // sc 0-3")
-	l.e("\tVPANDD Z30, Z1, Z5          // m 0-3")
+	l.e("\tQ4K_SCALES_MINS(%d, %d, %d)", dOff, dminOff, coefOff)
+}
+
+func q4kScalesMinsBody(l *lines) {
+	l.gather(4, 0)              // D0
+	l.gather(8, 1)              // D1
+	l.gather(12, 2)             // D2
+	l.gather(0, 3)              // d | dmin<<16
+	l.e("\tVPANDD Z30, Z0, Z4") // sc 0-3
+	l.e("\tVPANDD Z30, Z1, Z5") // m 0-3
 	l.e("\tVPSRLD $2, Z0, Z8")
 	l.e("\tVPANDD Z28, Z8, Z8")
 	l.e("\tVPANDD Z29, Z2, Z6")
-	l.e("\tVPORD  Z8, Z6, Z6           // sc 4-7")
+	l.e("\tVPORD  Z8, Z6, Z6") // sc 4-7
 	l.e("\tVPSRLD $2, Z1, Z8")
 	l.e("\tVPANDD Z28, Z8, Z8")
 	l.e("\tVPSRLD $4, Z2, Z7")
 	l.e("\tVPANDD Z29, Z7, Z7")
-	l.e("\tVPORD  Z8, Z7, Z7           // m 4-7")
+	l.e("\tVPORD  Z8, Z7, Z7") // m 4-7
 	l.e("\tVPMOVDW Z3, Y9")
 	l.e("\tVCVTPH2PS Y9, Z9")
-	l.e("\tVMOVUPS Z9, %d(DI)        // d", dOff)
+	l.e("\tVMOVUPS Z9, dOff(DI)")
 	l.e("\tVPSRLD $16, Z3, Z10")
 	l.e("\tVPMOVDW Z10, Y10")
 	l.e("\tVCVTPH2PS Y10, Z10")
-	l.e("\tVMOVUPS Z10, %d(DI)       // dmin", dminOff)
-	for h := 0; h < 4; h++ {
+	l.e("\tVMOVUPS Z10, dminOff(DI)")
+	for h := 0; h < 4; h++ { // (m_2h, m_2h+1)
 		src := 5
 		if h >= 2 {
 			src = 7
 		}
 		l.e("\tVPSHUFB %d(DX), Z%d, Z11", 896+64*(h%2), src)
-		l.e("\tVMOVDQU32 Z11, %d(DI)   // (m%d, m%d)", coefOff+64*h, 2*h, 2*h+1)
+		l.e("\tVMOVDQU32 Z11, (coefOff+%d)(DI)", 64*h)
 	}
 }
