@@ -100,7 +100,8 @@ device-bins:
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/cudadrv.test ./internal/cuda
 
 # The GPU engine's phase on the lent H200 (scripts/device-e2e.sh gpu): the
-# commands, the GPU-related test binaries, the test data and the pinned
+# commands, the GPU-related test binaries (and variants/amx's and
+# harness/roofline's, for the host's AMX: gpu-ab's AMX_TESTS), the test data and the pinned
 # llama.cpp's source (scripts/llamacpp-src.sh) in one archive.
 device-gpu:
 	rm -rf .device/gpu && mkdir -p .device/gpu/bin
@@ -108,6 +109,8 @@ device-gpu:
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/gpu/bin/llama.test ./model/llama
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/gpu/bin/cuda.test ./variants/cuda
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/gpu/bin/cudadrv.test ./internal/cuda
+	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/gpu/bin/amx.test ./variants/amx
+	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/gpu/bin/roofline.test ./harness/roofline
 	test -f .device/llama-src.tar.xz || scripts/llamacpp-src.sh .device/llama-src.tar.xz
 	cp .device/llama-src.tar.xz .device/gpu/
 	cp -rL $(TESTDATA) .device/gpu/testdata

@@ -594,7 +594,8 @@ gpu-ab)
 	# kernel tests' -test.run pattern; BENCH (a -test.bench pattern) runs the
 	# device-resident kernel benchmarks first; SKIP_DEPTH=1 leaves out the
 	# depth-4096 round; ABL lists ablation arms (skip-KERNEL, timing only)
-	# run once each after the A/B.
+	# run once each after the A/B; AMX_TESTS=1 runs variants/amx's and
+	# harness/roofline's tests on the host's Intel AMX cores.
 	NOTE="lent device machine (one NVIDIA H200)"
 	R=/tmp/gpu-ab; mkdir -p $R; trap 'tar -C /tmp -czf "$OUT/gpu-ab.tgz" gpu-ab' EXIT
 	mkdir -p .device/gpu && tar -C .device/gpu -xJf .device/gpu.tar.xz
@@ -611,7 +612,8 @@ gpu-ab)
 		longu4) echo "DAMASCUS_CUDA_LONGU=4" ;;
 		ropefold-longu4) echo "DAMASCUS_CUDA_ROPEFOLD=1 DAMASCUS_CUDA_LONGU=4" ;;
 		warp) echo "DAMASCUS_CUDA_MV=warp" ;;
-		xs | xs1 | xs4) echo "DAMASCUS_CUDA_MV=$1" ;;
+		xs | xs1 | xs4 | pro | pro2) echo "DAMASCUS_CUDA_MV=$1" ;;
+		early0) echo "DAMASCUS_CUDA_DEFINES=MVP_EARLY=0" ;;
 		skip-*) echo "DAMASCUS_CUDA_SKIP=${1#skip-}" ;; # ablation: timing only
 		pdl0) echo "DAMASCUS_CUDA_PDL=0" ;;
 		*) echo "unknown arm $1" >&2; exit 2 ;;
@@ -636,6 +638,12 @@ gpu-ab)
 		log "kernel benchmarks $BENCH"
 		(cd variants/cuda && timeout 240 taskset -c 0-1 $B/cuda.test -test.run '^$' -test.bench "$BENCH" -test.benchtime "${BENCHTIME:-300x}" > $R/bench.txt 2>&1)
 		grep -aE '^Benchmark|FAIL|panic' $R/bench.txt | awk '{printf "%-80s", $1; for (i = 2; i <= NF; i++) if ($(i) ~ /GB\/s|ns\/kernel/) printf " %s %s", $(i-1), $(i); print ""}'
+	fi
+	if [ -n "${AMX_TESTS:-}" ]; then # the host's AMX: variants/amx and harness/roofline's tests
+		log "AMX tests (host CPU)"
+		for p in variants/amx:amx harness/roofline:roofline; do
+			(cd ${p%%:*} && timeout 200 taskset -c 0-1 $B/${p##*:}.test -test.count=1 -test.timeout 190s > $R/${p##*:}-tests.txt 2>&1; echo "${p##*:}.test: exit $?")
+		done
 	fi
 	ab() { # ab ARM ARGS...: one damascus-bench run on the GPU, its medians on one line
 		local arm=$1; shift

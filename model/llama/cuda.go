@@ -70,11 +70,17 @@ const LongRowUEnv = "DAMASCUS_CUDA_LONGU"
 // warp (the default) runs the warp-per-row kernels (q4k_mv, mv_multi);
 // xs, xs1 and xs4 the cuda-xs kernels (mv_xs2, mv_xs1, mv_xs4: the
 // activation row staged in shared memory once a block, 2, 1 or 4 rows a
-// warp; the same bits). Untimed: opt-in.
+// warp; the same bits; they lost on the H200 in session 14: 3B tg256
+// 487-494 against 503-524); pro and pro2 the cuda-pro kernels (mv_pro1,
+// mv_pro2: the residual add and norm, the SwiGLU or the attention output's
+// quantization done by every block of the product that reads it, one
+// launch instead of two; the same bits). Untimed: opt-in.
 const MatVecEnv = "DAMASCUS_CUDA_MV"
 
-// matVecVariants are MatVecEnv's values and the cuda-xs rows a warp (0: warp).
-var matVecVariants = map[string]int{"": 0, "warp": 0, "xs": 2, "xs1": 1, "xs2": 2, "xs4": 4}
+// matVecVariants are MatVecEnv's values: cuda-xs rows a warp (0: none) and
+// cuda-pro rows a warp (0: none).
+var matVecVariants = map[string][2]int{"": {}, "warp": {}, "xs": {2, 0}, "xs1": {1, 0}, "xs2": {2, 0}, "xs4": {4, 0},
+	"pro": {0, 1}, "pro1": {0, 1}, "pro2": {0, 2}}
 
 // RopeFoldEnv set to 1 has the decode attention (when it is fold and has an
 // instance for the heads) rotate the token's query and key and store its
@@ -129,8 +135,10 @@ type cudaBackend struct {
 	dattn      string    // the decode attention's split kernel (DAttnEnv)
 	longU      int       // steps in flight of a single token's long-row products (LongRowUEnv)
 	xs         int       // cuda-xs rows a warp for a single token's products (MatVecEnv; 0: warp per row)
-	ropeFold   bool      // the decode attention does a single token's rope_store (RopeFoldEnv)
-	normTail   bool      // NormTailEnv: a product and the norm after it in one launch
+	pro        int       // cuda-pro rows a warp for a single token's products (MatVecEnv; 0: off)
+	pendPro    *pendingPrologue
+	ropeFold   bool // the decode attention does a single token's rope_store (RopeFoldEnv)
+	normTail   bool // NormTailEnv: a product and the norm after it in one launch
 	pending    *pendingProduct
 	counters   cu.Ptr // mv_norm's finished-block counters, one a launch of a step
 	dattnCnt   cu.Ptr // the folded decode attention's finished-split counters, one a KV head
@@ -181,7 +189,7 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	}
 	xs, ok := matVecVariants[os.Getenv(MatVecEnv)]
 	if !ok {
-		return nil, fmt.Errorf("cuda backend: %s=%q: want warp (the default), xs, xs1 or xs4", MatVecEnv, os.Getenv(MatVecEnv))
+		return nil, fmt.Errorf("cuda backend: %s=%q: want warp (the default), xs, xs1, xs4, pro or pro2", MatVecEnv, os.Getenv(MatVecEnv))
 	}
 	dattn, ok := dattnVariants[os.Getenv(DAttnEnv)]
 	if !ok {
@@ -207,7 +215,11 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	b := &cudaBackend{flashPre: flashPre, e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
 		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
 		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: pipeVariants[os.Getenv(MMAEnv)],
-		dattn: cuda.DecodeAttnKernels[dattn], longU: longU, xs: xs, ropeFold: ropeFold, normTail: os.Getenv(NormTailEnv) == "1" && !checkProducts}
+		dattn: cuda.DecodeAttnKernels[dattn], longU: longU, xs: xs[0], ropeFold: ropeFold, normTail: os.Getenv(NormTailEnv) == "1" && !checkProducts}
+	if !checkProducts { // the products check reads the quantized activations cuda-pro never writes
+		b.pro = xs[1]
+	}
+	b.normTail = b.normTail && b.pro == 0 // both would take the residual's counters
 	if v := os.Getenv(NormTailEnv); v != "" && v != "0" && v != "1" {
 		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 or 0", NormTailEnv, v)
 	}
@@ -441,7 +453,7 @@ func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() er
 			defer recoverCUDA(&err)
 			l.T.PDL = b.pdl
 			defer func() { l.T.PDL = false }()
-			b.nextCtr, b.pending = 0, nil
+			b.nextCtr, b.pending, b.pendPro = 0, nil, nil
 			if err := fwd(); err != nil {
 				return err
 			}
@@ -510,10 +522,16 @@ func (b *cudaBackend) must(err error) {
 
 func (b *cudaBackend) rows(t rowTask) (err error) {
 	defer recoverCUDA(&err)
-	if b.fuseNorm(t) {
+	if b.fuseNorm(t) || b.deferPrologue(t) {
 		return nil
 	}
 	b.flush()
+	b.rowsNow(t)
+	return nil
+}
+
+// rowsNow launches t's kernels.
+func (b *cudaBackend) rowsNow(t rowTask) {
 	cfg, l := b.cfg, b.l
 	n, d := t.n, cfg.Dim
 	s := b.s
@@ -542,9 +560,9 @@ func (b *cudaBackend) rows(t rowTask) (err error) {
 		xq, at := b.xq, t.next.at
 		b.must(l.AddRMSNormQ(x, add, b.twinOf(s.xn), b.norms[&t.norm[0]], n, d, cfg.RMSEps, t.from, xq, at))
 		b.act.src, b.act.typ, b.act.rows = b.twinOf(t.nextIn).Add(4*t.from*t.next.w.Cols), at, n-t.from
-		return nil
+		return
 	case t.op == rowSiLU && t.next != nil:
-		return nil // quantized above
+		return // quantized above
 	case t.norm != nil || add != 0:
 		var w cu.Ptr
 		if t.norm != nil {
@@ -558,7 +576,6 @@ func (b *cudaBackend) rows(t rowTask) (err error) {
 		b.must(l.Quantize(t.next.at, b.xq, src, (n-t.from)*k))
 		b.act.src, b.act.typ, b.act.rows = src, t.next.at, n-t.from
 	}
-	return nil
 }
 
 // pendingProduct is a single token's product into s.tmp held back by linear
@@ -568,12 +585,85 @@ type pendingProduct struct {
 	w   cuda.Weights
 }
 
-// flush launches a held-back product on its own.
+// flush launches a held-back product, or a held-back row task, on its own.
 func (b *cudaBackend) flush() {
 	if p := b.pending; p != nil {
 		b.pending = nil
 		b.must(b.l.MatMul(p.out, p.w, b.xq, 1))
 	}
+	if p := b.pendPro; p != nil {
+		b.pendPro = nil
+		b.rowsNow(p.t)
+	}
+}
+
+// pendingPrologue is a single token's row task held back (cuda-pro) to be
+// the prologue of the product that reads its output, in.
+type pendingPrologue struct {
+	t  rowTask
+	p  cuda.Prologue
+	in cu.Ptr
+}
+
+// proTakes reports whether cuda-pro takes a single token's product ln.
+func (b *cudaBackend) proTakes(ln *linear) bool {
+	return b.pro > 0 && ln.at == quant.Q8_K && cuda.XSTakes(b.weights[&ln.w.Data[0]].Type)
+}
+
+// deferPrologue holds t back as the next product's prologue when cuda-pro
+// is on and t is a single token's residual add and norm for a product, or
+// its SwiGLU for the down product; it reports whether it did.
+func (b *cudaBackend) deferPrologue(t rowTask) bool {
+	if b.pro == 0 || t.n != 1 || t.next == nil || !b.proTakes(t.next) || t.next.w.Cols%256 != 0 {
+		return false
+	}
+	var p cuda.Prologue
+	switch {
+	case t.op == rowAdd && t.norm != nil && t.from == 0 && b.nextCtr < b.nCounters:
+		p = cuda.Prologue{Mode: cuda.ProNorm, X: b.twinOf(b.s.x), Add: b.twinOf(b.s.tmp), Norm: b.norms[&t.norm[0]],
+			Eps: b.cfg.RMSEps, Counter: b.counters.Add(4 * b.nextCtr)}
+		b.nextCtr++
+	case t.op == rowSiLU && t.norm == nil:
+		p = cuda.Prologue{Mode: cuda.ProSiLU, XF: b.twinOf(b.s.gate), U: b.twinOf(b.s.up)}
+	default:
+		return false
+	}
+	b.flush()
+	b.pendPro = &pendingPrologue{t: t, p: p, in: b.twinOf(t.nextIn)}
+	return true
+}
+
+// proLaunch runs a single token's products lins over x with cuda-pro when
+// it takes them all: with the held-back row task as the prologue when x is
+// its output, else x quantized by the launch itself. It reports whether it
+// did; when not, the caller runs them as usual (after flush).
+func (b *cudaBackend) proLaunch(x []float32, n int, lins []*linear, outs []cu.Ptr) bool {
+	if b.pro == 0 || n != 1 {
+		return false
+	}
+	for _, ln := range lins {
+		if !b.proTakes(ln) || ln.w.Cols != lins[0].w.Cols {
+			return false
+		}
+	}
+	src := b.twinOf(x)
+	var p cuda.Prologue
+	switch {
+	case b.pendPro != nil && b.pendPro.in == src:
+		p = b.pendPro.p
+		b.pendPro = nil
+	case b.pendPro == nil && b.pending == nil && !(b.act.src == src && b.act.typ == quant.Q8_K && b.act.rows == 1):
+		p = cuda.Prologue{Mode: cuda.ProQuant, XF: src}
+	default:
+		return false
+	}
+	ws := make([]cuda.Weights, len(lins))
+	for i, ln := range lins {
+		ws[i] = b.weights[&ln.w.Data[0]]
+	}
+	b.must(b.l.MatVecPro(b.pro, p, lins[0].w.Cols, outs, ws))
+	b.act.src = 0 // nothing was quantized into xq
+	return true
 }
 
 // fuseNorm launches the held-back product with t as its tail (mv_norm) when
@@ -616,8 +706,6 @@ func (b *cudaBackend) ropeStore(layer, n int) error {
 // activation type, then runs the product; a destination outside runState
 // is the logits.
 func (b *cudaBackend) linear(dst []float32, ln *linear, x []float32, n int) {
-	b.flush()
-	b.quantized(ln, x, n)
 	out, ok := b.dev(dst)
 	if !ok {
 		if n > b.logitsRows {
@@ -625,6 +713,11 @@ func (b *cudaBackend) linear(dst []float32, ln *linear, x []float32, n int) {
 		}
 		out = b.logits
 	}
+	if b.proLaunch(x, n, []*linear{ln}, []cu.Ptr{out}) {
+		return
+	}
+	b.flush()
+	b.quantized(ln, x, n)
 	if b.normTail && n == 1 && ok && &dst[0] == &b.s.tmp[0] && b.nextCtr < b.nCounters {
 		b.pending = &pendingProduct{out: out, w: b.weights[&ln.w.Data[0]]} // launched by the next rows task
 		return
@@ -638,11 +731,18 @@ func (b *cudaBackend) linear(dst []float32, ln *linear, x []float32, n int) {
 // linearShared runs a single token's two or three products in one launch
 // when their inputs are quantized alike, else one after the other.
 func (b *cudaBackend) linearShared(x []float32, n int, a *linear, da []float32, c *linear, dc []float32, e *linear, de []float32) {
-	b.flush()
 	lins, dsts := []*linear{a, c}, [][]float32{da, dc}
 	if e != nil {
 		lins, dsts = append(lins, e), append(dsts, de)
 	}
+	outs := make([]cu.Ptr, len(dsts))
+	for i, d := range dsts {
+		outs[i] = b.twinOf(d)
+	}
+	if b.proLaunch(x, n, lins, outs) {
+		return
+	}
+	b.flush()
 	same := n == 1
 	for _, l := range lins[1:] {
 		same = same && l.at == a.at && l.w.Cols == a.w.Cols

@@ -90,6 +90,10 @@ func TestCUDADecodeVariants(t *testing.T) {
 				{map[string]string{MatVecEnv: "xs"}, true, fold},
 				{map[string]string{MatVecEnv: "xs1"}, true, fold},
 				{map[string]string{MatVecEnv: "xs4"}, true, fold},
+				// cuda-pro: add_rmsnorm, silu_mul_q and quantize_q8_k done by
+				// the product's blocks, with their arithmetic: the same bits.
+				{map[string]string{MatVecEnv: "pro"}, true, fold},
+				{map[string]string{MatVecEnv: "pro2"}, true, fold},
 			} {
 				want := v.ref
 				got := run(v.env)

@@ -43,6 +43,7 @@ var sourceFiles = []struct {
 		"rope_store", "eattn_split", "eattn_combine", "argmax_f32", "dattn_split", "dattn_wv_split", "mv_norm"}, []string{"quantize.cu", "matvec.cu"}},
 	{"fattn.cu", []string{"fattn_d64", "fattn_d128"}, nil},
 	{"dattn.cu", foldKernelNames(), nil},
+	{"mvp.cu", []string{"mv_pro1", "mv_pro2"}, []string{"quantize.cu", "matvec.cu"}},
 }
 
 // Source returns file's text as NVRTC compiles it: common.cuh, the files

@@ -150,3 +150,8 @@ func TestXSRefuses(t *testing.T) {
 		return nil
 	})
 }
+
+// TestProNoSpills holds the cuda-pro kernels to no spills and no stack.
+func TestProNoSpills(t *testing.T) {
+	requireNoSpills(t, "mvp.cu", []string{"quantize.cu", "matvec.cu"}, 0, "mv_pro1", "mv_pro2")
+}

@@ -41,7 +41,11 @@ extern "C" __global__ void quantize_q8_0(u8* dst, const float* x, int nblocks) {
 // An all-zero block is all zeros. dst blocks are 292 bytes, 4-byte aligned.
 // warp_q8_k is one block by one whole warp: x its 256 values (16-byte
 // aligned), y its bytes (4-byte aligned).
-__device__ __forceinline__ void warp_q8_k(u8* y, const float* x) {
+//
+// warp_q8_k_lane is the arithmetic: the lane's eight quants packed in lo
+// and hi, the sum of lanes 2g and 2g+1's sixteen in s (even lanes), and d;
+// warp_q8_k stores it as ggml's block, warp_q8_k_planes as mv_pro's planes.
+__device__ __forceinline__ void warp_q8_k_lane(const float* x, u32& lo, u32& hi, int& s, float& d) {
 	const int lane = threadIdx.x & 31;
 	const float4* xp = (const float4*)(x + 8 * lane);
 	const float4 u = xp[0], w = xp[1];
@@ -69,7 +73,7 @@ __device__ __forceinline__ void warp_q8_k(u8* y, const float* x) {
 		}
 	}
 	int q[8];
-	float d = 0.f;
+	d = 0.f;
 	if (amax == 0.f) {
 #pragma unroll
 		for (int i = 0; i < 8; i++) q[i] = 0;
@@ -79,19 +83,40 @@ __device__ __forceinline__ void warp_q8_k(u8* y, const float* x) {
 		for (int i = 0; i < 8; i++) q[i] = (i8)min(127, nearest_int(__fmul_rn(iscale, v[i]))); // stored as int8, summed so
 		d = 1.0f / iscale;
 	}
-	u32 lo = 0, hi = 0;
-	int s = 0;
+	lo = 0, hi = 0;
+	s = 0;
 #pragma unroll
 	for (int i = 0; i < 4; i++) {
 		lo |= (u32)(u8)q[i] << (8 * i);
 		hi |= (u32)(u8)q[4 + i] << (8 * i);
 		s += q[i] + q[4 + i];
 	}
+	s += __shfl_xor_sync(0xffffffffu, s, 1); // the 16 values of lanes 2g and 2g+1
+}
+
+__device__ __forceinline__ void warp_q8_k(u8* y, const float* x) {
+	const int lane = threadIdx.x & 31;
+	u32 lo, hi;
+	int s;
+	float d;
+	warp_q8_k_lane(x, lo, hi, s, d);
 	*(u32*)(y + 4 + 8 * lane) = lo;
 	*(u32*)(y + 8 + 8 * lane) = hi;
-	s += __shfl_xor_sync(0xffffffffu, s, 1); // the 16 values of lanes 2g and 2g+1
 	if ((lane & 1) == 0) *(i16*)(y + 260 + lane) = (i16)s;
 	if (lane == 0) *(float*)y = d;
+}
+
+// warp_q8_k_planes is warp_q8_k into planes: the 256 quants at sq, d at
+// *sd, the sixteen sums at sb.
+__device__ __forceinline__ void warp_q8_k_planes(u8* sq, float* sd, i16* sb, const float* x) {
+	const int lane = threadIdx.x & 31;
+	u32 lo, hi;
+	int s;
+	float d;
+	warp_q8_k_lane(x, lo, hi, s, d);
+	*(uint2*)(sq + 8 * lane) = make_uint2(lo, hi);
+	if ((lane & 1) == 0) sb[lane >> 1] = (i16)s;
+	if (lane == 0) *sd = d;
 }
 
 extern "C" __global__ void quantize_q8_k(u8* dst, const float* x, int nblocks) {
