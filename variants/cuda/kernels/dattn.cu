@@ -160,7 +160,10 @@ __device__ __forceinline__ void dattn_fold(float* out, float* po, float* pml, u3
 		if (rope) {
 #pragma unroll
 			for (int u = 0; u < P; u++) {
-				if (base + NW * u == pos) { // warp-uniform: the rotation's shuffles see every lane
+				// Only the split that holds pos: another split's padded slot
+				// (t ≥ t1, zeros) can land on pos too (session 14: the
+				// zeros stored there raced the key).
+				if (base + NW * u == pos && pos < t1) { // warp-uniform: the rotation's shuffles see every lane
 					rope_lane<D>(kr[u], cosP, sinP, lane, neox);
 					float* kd = kc + ((size_t)kvh * nctx + pos) * HD + D * lane;
 					float* vd = vc + ((size_t)kvh * nctx + pos) * HD + D * lane;
