@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 
 	"github.com/damascus-llm/damascus/harness/sysinfo"
@@ -9,11 +10,10 @@ import (
 )
 
 func init() {
-	commands.Add("device-info", "print the machine facts benchmarks record (CPU features, AMX, caches, memory, huge pages, OS, GPU)", runDeviceInfo)
+	commands.Define("device-info", "print the machine facts benchmarks record (CPU features, AMX, caches, memory, huge pages, OS, GPU)", "usage: damascus device-info [--json]", runDeviceInfo)
 }
 
-func runDeviceInfo(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("device-info", "usage: damascus device-info [--json]", stderr)
+func runDeviceInfo(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -16,11 +17,10 @@ import (
 )
 
 func init() {
-	commands.Add("info", "describe a GGUF model: architecture, hyperparameters, tokenizer, tensors", runInfo)
+	commands.Define("info", "describe a GGUF model: architecture, hyperparameters, tokenizer, tensors", "usage: damascus info MODEL.gguf [--sha256] [--tensors]", runInfo)
 }
 
-func runInfo(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("info", "usage: damascus info MODEL.gguf [--sha256] [--tensors]", stderr)
+func runInfo(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	withHash := fs.Bool("sha256", false, "print the file's SHA-256")
 	withTensors := fs.Bool("tensors", false, "list every tensor: name, type, shape, offset, bytes")
 	paths, err := cli.ParseInterspersed(fs, args) // flags before or after the model path

@@ -2,12 +2,7 @@
 // tokenization, synthetic models, quantization and generation.
 package main
 
-import (
-	"io"
-	"os"
-
-	"github.com/damascus-llm/damascus/internal/cli"
-)
+import "github.com/damascus-llm/damascus/internal/cli"
 
 // commands are the subcommands; each lives in its own file and adds itself
 // in init.
@@ -16,6 +11,7 @@ var commands = cli.NewSet("damascus")
 // errUsage reports a usage mistake already explained on stderr.
 var errUsage = cli.ErrUsage
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { commands.Exit() }
 
-func run(args []string, stdout, stderr io.Writer) int { return commands.Main(args, stdout, stderr) }
+// run is the command line without the process: what tests call.
+var run = commands.Main

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,11 +15,10 @@ import (
 )
 
 func init() {
-	commands.Add("tokenize", "print the token ids (and pieces) of a text with a model's tokenizer", runTokenize)
+	commands.Define("tokenize", "print the token ids (and pieces) of a text with a model's tokenizer", "usage: damascus tokenize -m MODEL [--no-bos] [--special] [--ids-only] (TEXT | --file F)", runTokenize)
 }
 
-func runTokenize(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("tokenize", "usage: damascus tokenize -m MODEL [--no-bos] [--special] [--ids-only] (TEXT | --file F)", stderr)
+func runTokenize(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	model := fs.String("m", "", "GGUF `model` whose tokenizer to use (required)")
 	noBOS := fs.Bool("no-bos", false, "do not add the BOS/EOS tokens the vocabulary asks for")
 	special := fs.Bool("special", false, "recognise special-token text such as <|eot_id|> in the input")

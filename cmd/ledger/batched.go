@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 // time is the time to first token), then, after warmSteps untimed, every
 // step decodes one token of each stream.
 func init() {
-	commands.Add("batched", "aggregate decode tok/s of n streams together, Damascus beside llama.cpp, interleaved", runBatched)
+	commands.Define("batched", "aggregate decode tok/s of n streams together, Damascus beside llama.cpp, interleaved", "usage: ledger batched -m MODEL [--streams 1,2,4,8,16,32] [--rounds 3] [--prompt 32] [--steps 8] [--threads N] [-o FILE]", runBatched)
 }
 
 type batchedPoint struct {
@@ -31,8 +32,7 @@ type batchedPoint struct {
 	TTFTms   float64   // median prefill time, ms
 }
 
-func runBatched(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("batched", "usage: ledger batched -m MODEL [--streams 1,2,4,8,16,32] [--rounds 3] [--prompt 32] [--steps 8] [--threads N] [-o FILE]", stderr)
+func runBatched(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	model := fs.String("m", "", "model `file` (GGUF)")
 	streams := []int{1, 2, 4, 8, 16, 32}
 	cli.IntListVar(fs, &streams, "streams", 1, 1024, "stream counts, comma-separated, each from 1 to 1024")

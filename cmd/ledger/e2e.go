@@ -23,7 +23,7 @@ import (
 )
 
 func init() {
-	commands.Add("e2e", "end to end: Damascus beside llama.cpp (ppN, tgN, cold start, peak RSS, sustained)", runE2E)
+	commands.Define("e2e", "end to end: Damascus beside llama.cpp (ppN, tgN, cold start, peak RSS, sustained)", "usage: ledger e2e [-m MODEL] [--pp N] [--tg N] [--runs R] [--threads T] [--json FILE] [flags]", runE2E)
 	commands.Add(enginebench.Command, "benchmark the Damascus engine like llama-bench (JSON on stdout)", enginebench.Main)
 	commands.Add(e2e.MeasuredCommand, "run a ledger command, then print its JSON output with this process's peak RSS (used by e2e)", runMeasured)
 }
@@ -108,8 +108,7 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 	fs.StringVar(&f.opts.LlamaConfigs, "llama-configs", llamaConfigs, "several llama.cpp configurations, e.g. default,sapphirerapids+huge,icelake: each is measured, and llama.cpp's row takes the best per test")
 }
 
-func runE2E(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("e2e", "usage: ledger e2e [-m MODEL] [--pp N] [--tg N] [--runs R] [--threads T] [--json FILE] [flags]", stderr)
+func runE2E(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	var ef e2eFlags
 	ef.register(fs, false)
 	if err := cli.ParseNoArgs(fs, args); err != nil {

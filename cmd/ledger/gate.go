@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -13,11 +14,10 @@ import (
 )
 
 func init() {
-	commands.Add("gate", "check variants against the float64 reference; exits non-zero on any failure", runGate)
+	commands.Define("gate", "check variants against the float64 reference; exits non-zero on any failure", "usage: ledger gate [--op OPS] [--variant NAMES] [--family NAMES] [--shapes all|tails|real|1B|3B] [--seed N] [-v] [--store FILE]", runGate)
 }
 
-func runGate(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("gate", "usage: ledger gate [--op OPS] [--variant NAMES] [--family NAMES] [--shapes all|tails|real|1B|3B] [--seed N] [-v] [--store FILE]", stderr)
+func runGate(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	var sel selection
 	sel.register(fs, "", "all")
 	families := fs.String("family", "", "comma-separated variant families (e.g. cuda); empty: all")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 
@@ -9,7 +10,7 @@ import (
 )
 
 func init() {
-	commands.Add("import", "append the records of store files (a device run's $OUT/ledger.jsonl) to the store, each in its month's file", runImport)
+	commands.Define("import", "append the records of store files (a device run's $OUT/ledger.jsonl) to the store, each in its month's file", "usage: ledger import [--store DIR|FILE] FILE...", runImport)
 }
 
 // runImport is how records measured elsewhere join the repository's store:
@@ -17,8 +18,7 @@ func init() {
 // `ledger import` routes its lines, unchanged, into results/ledger/'s month
 // files. Records already in the store are left out, so a second import of
 // the same file adds nothing.
-func runImport(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("import", "usage: ledger import [--store DIR|FILE] FILE...", stderr)
+func runImport(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	store := fs.String("store", record.DefaultStore, "results store to append to: a folder of month files or one .jsonl file")
 	files, err := cli.ParseInterspersed(fs, args)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 )
 
 func init() {
-	commands.Add("run", "gated head-to-head of variants, timed interleaved (kernel ledger)", runKernels)
+	commands.Define("run", "gated head-to-head of variants, timed interleaved (kernel ledger)", "usage: ledger run [--op OPS] [--variant NAMES] [--shapes 1B|3B|real|tails|all] [--runs N] [--store FILE]", runKernels)
 }
 
 // defaultRunOps are the ops `ledger run` times unless told otherwise: every
@@ -61,8 +61,7 @@ func (k *kernelFlags) register(fs *flag.FlagSet, defOps string) {
 	fs.StringVar(&k.note, "note", "", "a remark recorded with the run (e.g. other load on the machine)")
 }
 
-func runKernels(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("run", "usage: ledger run [--op OPS] [--variant NAMES] [--shapes 1B|3B|real|tails|all] [--runs N] [--store FILE]", stderr)
+func runKernels(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	var kf kernelFlags
 	kf.register(fs, defaultRunOps)
 	if err := cli.ParseNoArgs(fs, args); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -13,11 +14,10 @@ import (
 )
 
 func init() {
-	commands.Add("list", "list the op catalogue and every registered variant", runList)
+	commands.Define("list", "list the op catalogue and every registered variant", "usage: ledger list [--ops] [--markdown]", runList)
 }
 
-func runList(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("list", "usage: ledger list [--ops] [--markdown]", stderr)
+func runList(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	opsOnly := fs.Bool("ops", false, "list the op catalogue (signature, shapes) instead of the variants")
 	markdown := fs.Bool("markdown", false, "render Markdown tables")
 	if err := cli.ParseNoArgs(fs, args); err != nil {

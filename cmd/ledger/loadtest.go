@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -23,7 +24,7 @@ import (
 // every request is answered, then stops it; the figures go to stdout and,
 // with -o, to a JSON file beside the machine and the options.
 func init() {
-	commands.Add("loadtest", "load-test damascus serve on 127.0.0.1: concurrent streaming clients, p50/p99 latency and time to first token", runLoadTest)
+	commands.Define("loadtest", "load-test damascus serve on 127.0.0.1: concurrent streaming clients, p50/p99 latency and time to first token", "usage: ledger loadtest -m MODEL [--parallel 16] [--clients 64] [--requests 1000] [--max-tokens 16] [-o FILE]", runLoadTest)
 }
 
 // loadPrompts are short completions of assorted lengths.
@@ -34,8 +35,7 @@ var loadPrompts = []string{
 	"Q: What is two plus two?\nA:",
 }
 
-func runLoadTest(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("loadtest", "usage: ledger loadtest -m MODEL [--parallel 16] [--clients 64] [--requests 1000] [--max-tokens 16] [-o FILE]", stderr)
+func runLoadTest(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	model := fs.String("m", "", "model `file` (GGUF)")
 	parallel := cli.Int(fs, "parallel", 16, 1, 1024, "server slots")
 	clients := cli.Int(fs, "clients", 64, 1, 4096, "concurrent clients")

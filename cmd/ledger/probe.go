@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -14,11 +15,10 @@ import (
 // `ledger probe` runs the roofline probes (memory bandwidth on 4 KiB and huge
 // pages, peak FP32 FMA, VNNI, AMX-INT8 and AMX-BF16) and prints them.
 func init() {
-	commands.Add("probe", "measure this machine's roofline: memory bandwidth and peak compute", runProbe)
+	commands.Define("probe", "measure this machine's roofline: memory bandwidth and peak compute", "usage: ledger probe [--json] [--mem MiB] [--threads 1,2] [--repeats N] [--compute-ms MS]", runProbe)
 }
 
-func runProbe(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("probe", "usage: ledger probe [--json] [--mem MiB] [--threads 1,2] [--repeats N] [--compute-ms MS]", stderr)
+func runProbe(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	memMiB := fs.Int64("mem", 1024, "memory probe buffer in MiB")
 	threads := fs.String("threads", "", "comma-separated thread counts (default 1, 2, 4, … GOMAXPROCS)")

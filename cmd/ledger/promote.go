@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,13 +17,12 @@ import (
 )
 
 func init() {
-	commands.Add("promote", "apply the promotion rule to a kernel run and rewrite promoted/preferences.json", runPromote)
+	commands.Define("promote", "apply the promotion rule to a kernel run and rewrite promoted/preferences.json", "usage: ledger promote [--run ID] [--op OPS] [--variant NAME] [--prefs FILE] [--store FILE] [-n]", runPromote)
 }
 
 const defaultPrefs = "promoted/preferences.json"
 
-func runPromote(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("promote", "usage: ledger promote [--run ID] [--op OPS] [--variant NAME] [--prefs FILE] [--store FILE] [-n]", stderr)
+func runPromote(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	store := fs.String("store", record.DefaultStore, "results store (folder of month files or one .jsonl file) to read the evidence from and append decisions to")
 	runID := fs.String("run", "", "kernel run to judge (default: the latest)")
 	ops := fs.String("op", "", "comma-separated ops to consider (default: every op timed in the run)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"io"
 
 	"github.com/damascus-llm/damascus/internal/cli"
@@ -11,11 +12,10 @@ import (
 )
 
 func init() {
-	commands.Add("protocol", "print the benchmark protocol, gate thresholds and promotion rule (JSON)", runProtocol)
+	commands.Define("protocol", "print the benchmark protocol, gate thresholds and promotion rule (JSON)", "usage: ledger protocol", runProtocol)
 }
 
-func runProtocol(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("protocol", "usage: ledger protocol", stderr)
+func runProtocol(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}

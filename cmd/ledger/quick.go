@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 
@@ -10,15 +11,14 @@ import (
 )
 
 func init() {
-	commands.Add("quick", "the main job (make run): kernel ledger on the 1B shapes, end to end vs llama.cpp, report", runQuick)
+	commands.Define("quick", "the main job (make run): kernel ledger on the 1B shapes, end to end vs llama.cpp, report", "usage: ledger quick [kernel flags] [e2e flags] [--no-e2e]", runQuick)
 }
 
 // quickOps are the decode-path ops timed by default: matmul is left to the
 // end-to-end prefill test (its naive variant alone would take minutes).
 const quickOps = "matvec/q4_k,matvec/q6_k,matvec/q8_0,quantize/q8_k,rmsnorm,silu_mul,softmax,rope,attention"
 
-func runQuick(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("quick", "usage: ledger quick [kernel flags] [e2e flags] [--no-e2e]", stderr)
+func runQuick(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	var kf kernelFlags
 	kf.register(fs, quickOps)
 	var ef e2eFlags

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -16,11 +17,10 @@ import (
 )
 
 func init() {
-	commands.Add("report", "render results: baseline.md, benchstat files, SVG sweep charts", runReport)
+	commands.Define("report", "render results: baseline.md, benchstat files, SVG sweep charts", "usage: ledger report [--store DIR|FILE] [--out DIR]", runReport)
 }
 
-func runReport(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("report", "usage: ledger report [--store DIR|FILE] [--out DIR]", stderr)
+func runReport(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	store := fs.String("store", record.DefaultStore, "results store to read: a folder of month files or one .jsonl file")
 	out := fs.String("out", "", "directory to write baseline.md, bench/ and charts/ into (default: the directory holding the store)")
 	if err := cli.ParseNoArgs(fs, args); err != nil {

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -45,6 +46,15 @@ func (s *Set) Register(c Command) {
 // Add registers the subcommand name: its one-line summary and what runs it.
 func (s *Set) Add(name, summary string, run func(args []string, stdout, stderr io.Writer) error) {
 	s.Register(Command{Name: name, Summary: summary, Run: run})
+}
+
+// Define registers the subcommand name whose flag set the Set makes each
+// time it runs: Flags(name, usage, stderr), handed to run with the
+// arguments still to parse.
+func (s *Set) Define(name, summary, usage string, run func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error) {
+	s.Add(name, summary, func(args []string, stdout, stderr io.Writer) error {
+		return run(Flags(name, usage, stderr), args, stdout, stderr)
+	})
 }
 
 // Lookup returns the subcommand called name.
@@ -86,6 +96,10 @@ func (s *Set) Main(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// Exit runs the process's command line (Main on os.Args) and exits with
+// its code: a program's main.
+func (s *Set) Exit() { os.Exit(s.Main(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // checkedWriter keeps the first error of the writes to w and fails every
 // write after it. It is safe for concurrent use.

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -98,5 +99,28 @@ func TestWriteJSON(t *testing.T) {
 	}
 	if err := WriteJSON(fullWriter{}, 1); err == nil {
 		t.Error("WriteJSON to a full disk: no error")
+	}
+}
+
+// Define makes the flag set: named for the command, its usage line above
+// the defaults on stderr, a usage mistake exiting 2.
+func TestDefineMakesFlagSet(t *testing.T) {
+	s := NewSet("prog")
+	s.Define("greet", "says hello", "usage: prog greet [--name N]", func(fs *flag.FlagSet, args []string, out, _ io.Writer) error {
+		name := fs.String("name", "world", "whom to greet")
+		if err := ParseNoArgs(fs, args); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(out, "%s: hello %s", fs.Name(), *name)
+		return err
+	})
+	var out, errOut bytes.Buffer
+	if code := s.Main([]string{"greet", "--name", "you"}, &out, &errOut); code != 0 || out.String() != "greet: hello you" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	if code := s.Main([]string{"greet", "extra"}, &out, &errOut); code != 2 ||
+		!strings.Contains(errOut.String(), "usage: prog greet [--name N]\n") || !strings.Contains(errOut.String(), "whom to greet") {
+		t.Errorf("exit %d, stderr %q", code, errOut.String())
 	}
 }
