@@ -21,7 +21,7 @@ import (
 )
 
 func init() {
-	commands.Add("generate", "generate text from a prompt (only the text on stdout, timings on stderr)", runGenerate)
+	defineEngine("generate", "generate text from a prompt (only the text on stdout, timings on stderr)", "usage: damascus generate -m MODEL [-p PROMPT] [-n N] [--weights huge|mmap] [flags]", 4096, runGenerate)
 }
 
 // engineFlags are the flags every command that runs the model shares.
@@ -33,6 +33,17 @@ type engineFlags struct {
 	kvType  string
 	weights string
 	device  string
+}
+
+// defineEngine registers a subcommand that runs the model: its flag set
+// carries the engine flags (--ctx-size defaulting to defaultCtx) before
+// run declares its own and parses them.
+func defineEngine(name, summary, usage string, defaultCtx int, run func(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr io.Writer) error) {
+	commands.Define(name, summary, usage, func(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+		var ef engineFlags
+		ef.register(fs, defaultCtx)
+		return run(fs, &ef, args, stdout, stderr)
+	})
 }
 
 func (e *engineFlags) register(fs *flag.FlagSet, defaultCtx int) {
@@ -171,10 +182,7 @@ func (s *samplerFlags) build(tok *tokenizer.Tokenizer, vocab int, stderr io.Writ
 	return smp, tok.IsEOG, nil
 }
 
-func runGenerate(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("generate", "usage: damascus generate -m MODEL [-p PROMPT] [-n N] [--weights huge|mmap] [flags]", stderr)
-	var ef engineFlags
-	ef.register(fs, 4096)
+func runGenerate(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr io.Writer) error {
 	var sf samplerFlags
 	sf.register(fs)
 	prompt := fs.String("p", "", "prompt (BOS is added as the vocabulary asks)")

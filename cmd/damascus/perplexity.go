@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,13 +13,10 @@ import (
 )
 
 func init() {
-	commands.Add("perplexity", "perplexity on a text (llama.cpp's protocol); with --base, the KL divergence from another model", runPerplexity)
+	defineEngine("perplexity", "perplexity on a text (llama.cpp's protocol); with --base, the KL divergence from another model", "usage: damascus perplexity -m MODEL --file TEXT [--ctx-size N] [--base BASE_MODEL] [--weights huge|mmap]", 512, runPerplexity)
 }
 
-func runPerplexity(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("perplexity", "usage: damascus perplexity -m MODEL --file TEXT [--ctx-size N] [--base BASE_MODEL] [--weights huge|mmap]", stderr)
-	var ef engineFlags
-	ef.register(fs, 512)
+func runPerplexity(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr io.Writer) error {
 	file := fs.String("file", "", "text `file` to score")
 	base := fs.String("base", "", "base model `file`: also report KL(base ‖ model) per position (same vocabulary)")
 	if rest, err := cli.ParseInterspersed(fs, args); err != nil {
@@ -53,7 +51,7 @@ func runPerplexity(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "PPL = %.4f +/- %.5f (%d tokens scored)\n", r.PPL, r.StdErr, r.Count)
 		return nil
 	}
-	bf := ef
+	bf := *ef
 	bf.model = *base
 	b, err := bf.open(stderr)
 	if err != nil {

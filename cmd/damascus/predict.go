@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -13,13 +14,10 @@ import (
 )
 
 func init() {
-	commands.Add("predict", "print the most likely next tokens after a text, with probabilities", runPredict)
+	defineEngine("predict", "print the most likely next tokens after a text, with probabilities", "usage: damascus predict -m MODEL [--weights huge|mmap] [flags] TEXT", 0, runPredict)
 }
 
-func runPredict(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("predict", "usage: damascus predict -m MODEL [--weights huge|mmap] [flags] TEXT", stderr)
-	var ef engineFlags
-	ef.register(fs, 0)
+func runPredict(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr io.Writer) error {
 	k := cli.Int(fs, "k", 5, 1, cli.Unbounded, "how many tokens to list")
 	rest, err := cli.ParseInterspersed(fs, args)
 	if err != nil {
@@ -30,7 +28,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	text := strings.Join(rest, " ")
-	ids0, err := tokenCount(ef, text)
+	ids0, err := tokenCount(*ef, text)
 	if err != nil {
 		return err
 	}

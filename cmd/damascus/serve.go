@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -22,13 +23,10 @@ import (
 )
 
 func init() {
-	commands.Add("serve", "an OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions, /v1/models, /health)", runServe)
+	defineEngine("serve", "an OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions, /v1/models, /health)", "usage: damascus serve -m MODEL [--host 127.0.0.1] [--port 8080] [--parallel N] [--ctx-size N] [flags]", 4096, runServe)
 }
 
-func runServe(args []string, stdout, stderr io.Writer) error {
-	fs := cli.Flags("serve", "usage: damascus serve -m MODEL [--host 127.0.0.1] [--port 8080] [--parallel N] [--ctx-size N] [flags]", stderr)
-	var ef engineFlags
-	ef.register(fs, 4096)
+func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr io.Writer) error {
 	host := fs.String("host", "127.0.0.1", "address to listen on")
 	port := cli.Int(fs, "port", 8080, 0, 65535, "port to listen on (0: any free one, printed)")
 	parallel := cli.Int(fs, "parallel", 1, 1, cli.Unbounded, "request slots decoding at once, batched into one forward pass a step (--ctx-size is shared among them)")
