@@ -25,12 +25,8 @@ func TestChatReusesCacheExactly(t *testing.T) {
 	first, second := replies[0], replies[len(replies)-1]
 	tmpl, _ := chat.Detect("", "chatml")
 	prompt := tmpl.Render([]chat.Message{{Role: "user", Content: "Once upon a time"}, {Role: "assistant", Content: first}, {Role: "user", Content: "The dog ran"}}, true)
-	var fresh, ferr bytes.Buffer
-	if rc := run([]string{"generate", "-m", model, "-p", prompt, "--temp", "0", "-n", "12"}, &fresh, &ferr); rc != 0 {
-		t.Fatalf("generate: %s", ferr.String())
-	}
-	if fresh.String() != second {
-		t.Errorf("second reply with the cache reused %q, from scratch %q", second, fresh.String())
+	if fresh, _ := mustRun(t, "generate", "-m", model, "-p", prompt, "--temp", "0", "-n", "12"); fresh != second {
+		t.Errorf("second reply with the cache reused %q, from scratch %q", second, fresh)
 	}
 	if !strings.Contains(stderr.String(), "tokens per second") {
 		t.Errorf("no timing summary: %q", stderr.String())

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,19 +11,11 @@ import (
 
 func TestTokenizeIDsOnly(t *testing.T) {
 	model := testdata.Stories260KGGUF.Require(t)
-	var out, errb bytes.Buffer
-	if code := run([]string{"tokenize", "-m", model, "--ids-only", "Once upon a time"}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	if out, _ := mustRun(t, "tokenize", "-m", model, "--ids-only", "Once upon a time"); out != "1 403 407 261 378\n" {
+		t.Errorf("output %q", out)
 	}
-	if out.String() != "1 403 407 261 378\n" {
-		t.Errorf("output %q", out.String())
-	}
-	out.Reset()
-	if code := run([]string{"tokenize", "Once upon a time", "-m", model, "--ids-only", "--no-bos"}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	if out.String() != "403 407 261 378\n" {
-		t.Errorf("--no-bos output %q", out.String())
+	if out, _ := mustRun(t, "tokenize", "Once upon a time", "-m", model, "--ids-only", "--no-bos"); out != "403 407 261 378\n" {
+		t.Errorf("--no-bos output %q", out)
 	}
 }
 
@@ -34,15 +25,11 @@ func TestTokenizeFileAndPieces(t *testing.T) {
 	if err := os.WriteFile(path, []byte("Once upon a time\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	if code := run([]string{"tokenize", "-m", model, "--file", path, "--special"}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	s := out.String()
+	s, _ := mustRun(t, "tokenize", "-m", model, "--file", path, "--special")
 	if !strings.Contains(s, `     1 -> "<s>"`) || !strings.Contains(s, `"\n"`) || !strings.HasSuffix(s, "tokens\n") {
 		t.Errorf("output:\n%s", s)
 	}
-	if code := run([]string{"tokenize", "-m", model}, &out, &errb); code != 2 {
+	if code, _, _ := runCLI("tokenize", "-m", model); code != 2 {
 		t.Errorf("missing text: exit %d, want 2", code)
 	}
 }

@@ -14,11 +14,7 @@ import (
 // import`: its lines land unchanged in their month's file, a second import
 // adds nothing, and `report` reads the folder and writes beside it.
 func TestImportIntoFolderStore(t *testing.T) {
-	src := kernelRun(t)
-	recs, err := record.Load(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, recs := kernelRunRecords(t)
 	srcData, _ := os.ReadFile(src)
 	home := t.TempDir()
 	store := filepath.Join(home, "ledger")

@@ -77,6 +77,17 @@ func TestList(t *testing.T) {
 	}
 }
 
+// kernelRunRecords is kernelRun's store and the records it holds.
+func kernelRunRecords(t *testing.T) (string, []record.Record) {
+	t.Helper()
+	store := kernelRun(t)
+	recs, err := record.Load(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, recs
+}
+
 // kernelRun writes a store holding one kernel run in which naive, speedy
 // (4× faster) and slowpoke (5% slower) were timed at two shapes, all gated.
 func kernelRun(t *testing.T) string {

@@ -14,11 +14,7 @@ import (
 // appends its records on a new line, none lost, and `report` and `promote`
 // read the store, skipping the fragment with a warning naming file:line.
 func TestTornStoreRecovers(t *testing.T) {
-	store := kernelRun(t)
-	before, err := record.Load(store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, before := kernelRunRecords(t)
 	f, err := os.OpenFile(store, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
