@@ -675,6 +675,7 @@ gpu-ab)
 				--pp 1024 --tg 256 --runs 10 --threads 16 --weights mmap --sustained 0 --cold-runs 0 --nominal-gbps 4800 \
 				--json $R/e2e-$m-$a.json --store $R/ledger.jsonl --note "$NOTE; arm $a ($(arm_env $a))" > $R/e2e-$m-$a.txt 2>&1
 			grep -aE 'decode tok|prefill tok|recorded' $R/e2e-$m-$a.txt | cut -c1-200
+			cp $R/ledger.jsonl "$OUT/" 2>/dev/null # the records back even if the call is cut short
 		done
 	done
 	;;

@@ -74,7 +74,9 @@ const LongRowUEnv = "DAMASCUS_CUDA_LONGU"
 // 487-494 against 503-524); pro and pro2 the cuda-pro kernels (mv_pro1,
 // mv_pro2: the residual add and norm, the SwiGLU or the attention output's
 // quantization done by every block of the product that reads it, one
-// launch instead of two; the same bits). Untimed: opt-in.
+// launch instead of two; the same bits; they lost too: 423-428 and 451-457
+// against 531-535, the prologue's latency now in every product's launch).
+// Kept opt-in, to compare.
 const MatVecEnv = "DAMASCUS_CUDA_MV"
 
 // matVecVariants are MatVecEnv's values: cuda-xs rows a warp (0: none) and
@@ -82,10 +84,12 @@ const MatVecEnv = "DAMASCUS_CUDA_MV"
 var matVecVariants = map[string][2]int{"": {}, "warp": {}, "xs": {2, 0}, "xs1": {1, 0}, "xs2": {2, 0}, "xs4": {4, 0},
 	"pro": {0, 1}, "pro1": {0, 1}, "pro2": {0, 2}}
 
-// RopeFoldEnv set to 1 has the decode attention (when it is fold and has an
-// instance for the heads) rotate the token's query and key and store its
-// key and value in the cache itself: rope_store's launch left out, the same
-// bits. Untimed: opt-in.
+// RopeFoldEnv (1, the default) has the decode attention (when it is fold
+// and has an instance for the heads) rotate the token's query and key and
+// store its key and value in the cache itself: rope_store's launch left
+// out, the same bits. H200, session 14, 3B tg256, 4 interleaved rounds:
+// 559.7/551.3/546.1/542.7 against 532.8/529.6/542.8/537.4 tok/s with
+// rope_store; 0 restores it.
 const RopeFoldEnv = "DAMASCUS_CUDA_ROPEFOLD"
 
 // PDLEnv set to 0 launches the GPU's kernels one strictly after another,
@@ -179,13 +183,13 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	default:
 		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 (the default), 2 or 4", LongRowUEnv, v)
 	}
-	ropeFold := false
+	ropeFold := true
 	switch v := os.Getenv(RopeFoldEnv); v {
-	case "", "0":
-	case "1":
-		ropeFold = true
+	case "", "1":
+	case "0":
+		ropeFold = false
 	default:
-		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 or 0", RopeFoldEnv, v)
+		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 (the default) or 0", RopeFoldEnv, v)
 	}
 	xs, ok := matVecVariants[os.Getenv(MatVecEnv)]
 	if !ok {

@@ -12,8 +12,9 @@ import (
 // rows are overwritten), each step's logits compared with the serial
 // decode attention's (DAttnEnv=serial). NormTailEnv and LongRowUEnv must
 // give the same bits (mv_norm does add_rmsnorm's arithmetic, the _u4
-// matvecs the same sums in the same order), and RopeFoldEnv the default's
-// (rope_store's arithmetic inside the fold); the default decode attention
+// matvecs the same sums in the same order), the default (RopeFoldEnv=1:
+// rope_store's arithmetic inside the fold) and the cuda-xs and cuda-pro
+// products (MatVecEnv) fold's with rope_store; the fold decode attention
 // (fold) and wv sum a split's weighted values in other orders, so they must
 // agree to float32 rounding: the same top-1 and the engine agreement's
 // cosine bars (0.9999 on tiny, 0.9995 on the 3B-shaped file, where float32
@@ -72,7 +73,7 @@ func TestCUDADecodeVariants(t *testing.T) {
 			// The reference is serial (cuda-flash), the graph's longest-standing
 			// decode attention; the default (fold) is one of the arms.
 			serial := run(map[string]string{DAttnEnv: "serial"})
-			fold := run(nil)
+			fold := run(map[string]string{RopeFoldEnv: "0"})
 			for _, v := range []struct {
 				env  map[string]string
 				bits bool
@@ -80,12 +81,12 @@ func TestCUDADecodeVariants(t *testing.T) {
 			}{
 				{map[string]string{NormTailEnv: "1", DAttnEnv: "serial"}, true, serial},
 				{map[string]string{LongRowUEnv: "4", DAttnEnv: "serial"}, true, serial},
-				{nil, false, serial},
+				{map[string]string{RopeFoldEnv: "0"}, false, serial},
 				{map[string]string{DAttnEnv: "wv"}, false, serial},
 				{map[string]string{NormTailEnv: "1", DAttnEnv: "wv"}, false, serial},
 				// rope_store's work inside the fold: the same arithmetic, so
 				// the same bits as the fold after rope_store.
-				{map[string]string{RopeFoldEnv: "1"}, true, fold},
+				{nil, true, fold}, // the default: RopeFoldEnv=1
 				// cuda-xs: the warp-per-row kernels' sums, so their bits.
 				{map[string]string{MatVecEnv: "xs"}, true, fold},
 				{map[string]string{MatVecEnv: "xs1"}, true, fold},
