@@ -100,7 +100,11 @@ type Kernel struct {
 	Runs      int           `json:"runs"`       // interleaved samples per variant and shape
 	MinSample time.Duration `json:"min_sample"` // each sample repeats the call at least this long
 	Warmup    time.Duration `json:"warmup"`     // untimed calls before calibration
-	Threads   int           `json:"threads"`    // kernels are timed single-threaded: the caller splits rows
+	// Threads is 1 (kernels timed single-threaded) or, for matvec ops only,
+	// the workers a call's rows are split over in contiguous shares, as a
+	// decode step splits them: memory-bound kernels stream differently on
+	// one core than on all of them (software prefetch distances, for one).
+	Threads int `json:"threads"`
 	// ColdWeightBytes: matvec and matmul calls rotate through copies of the
 	// weights totalling this much, so weights stream from memory as in decode.
 	ColdWeightBytes int64 `json:"cold_weight_bytes"`

@@ -48,6 +48,7 @@ type kernelFlags struct {
 	store      string
 	noRoofline bool
 	note       string
+	threads    int
 }
 
 func (k *kernelFlags) register(fs *flag.FlagSet, defOps string) {
@@ -59,6 +60,7 @@ func (k *kernelFlags) register(fs *flag.FlagSet, defOps string) {
 	fs.StringVar(&k.store, "store", record.DefaultStore, "results store to append to: a folder of month files or one .jsonl file (empty: do not record)")
 	fs.BoolVar(&k.noRoofline, "no-roofline", false, "skip the roofline probe (no fractions of peak)")
 	fs.StringVar(&k.note, "note", "", "a remark recorded with the run (e.g. other load on the machine)")
+	fs.IntVar(&k.threads, "threads", def.Threads, "workers a matvec call's rows are split over, as a decode step splits them (matvec ops only; 1: single-threaded)")
 }
 
 func runKernels(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
@@ -83,12 +85,24 @@ func kernelLedger(cmdline []string, kf kernelFlags, stdout, stderr io.Writer) (*
 		fmt.Fprintln(stderr, "ledger: --runs must be ≥ 1 and --min-sample > 0")
 		return nil, errUsage
 	}
-	prot := protocol.Kernel{Runs: kf.runs, MinSample: kf.minSample, Warmup: kf.warmup, Threads: 1, ColdWeightBytes: workload.ColdBytes}
+	if kf.threads < 1 {
+		fmt.Fprintln(stderr, "ledger: --threads must be ≥ 1")
+		return nil, errUsage
+	}
+	if kf.threads > 1 {
+		for _, op := range gate.Selected(ops) {
+			if op.Kind != ledger.KindMatVec {
+				fmt.Fprintf(stderr, "ledger: --threads %d splits a matvec's rows; %s is timed on one thread (select matvec ops with --op)\n", kf.threads, op.Name)
+				return nil, errUsage
+			}
+		}
+	}
+	prot := protocol.Kernel{Runs: kf.runs, MinSample: kf.minSample, Warmup: kf.warmup, Threads: kf.threads, ColdWeightBytes: workload.ColdBytes}
 	run := runRecord(cmdline, &prot)
 	run.Note = kf.note
 	if !kf.noRoofline {
-		fmt.Fprintln(stderr, "probing the single-thread roofline (memory read, fp32 FMA, int8 VNNI)...")
-		rep := quickRoofline()
+		fmt.Fprintf(stderr, "probing the roofline at %d thread(s) (memory read, fp32 FMA, int8 VNNI)...\n", kf.threads)
+		rep := quickRoofline(kf.threads)
 		run.Roofline = &rep
 	}
 	out, err := kernelrun.Run(ledger.Default, kernelrun.Options{Ops: ops, Variants: variants, Shapes: shapes, Seed: kf.sel.seed,
@@ -124,9 +138,14 @@ func kernelLedger(cmdline []string, kf kernelFlags, stdout, stderr io.Writer) (*
 	return b, nil
 }
 
-// quickRoofline probes single-thread peaks, small enough to take seconds.
-func quickRoofline() roofline.Report {
-	opt := roofline.Options{MemBytes: 256 << 20, Threads: []int{1}, Repeats: 3, ComputeTime: 50 * time.Millisecond}
+// quickRoofline probes the peaks at one thread and at threads, small enough
+// to take seconds.
+func quickRoofline(threads int) roofline.Report {
+	ts := []int{1}
+	if threads > 1 {
+		ts = append(ts, threads)
+	}
+	opt := roofline.Options{MemBytes: 256 << 20, Threads: ts, Repeats: 3, ComputeTime: 50 * time.Millisecond}
 	r := roofline.Report{Date: time.Now().UTC(), MemBytes: opt.MemBytes, Repeats: opt.Repeats}
 	r.Measurements = append(r.Measurements, roofline.MemoryRead(opt, roofline.Pages4K)...)
 	r.Measurements = append(r.Measurements, roofline.FP32FMA(opt)...)

@@ -230,6 +230,38 @@ func TestRunTimesAndRecords(t *testing.T) {
 	}
 }
 
+// ledger run --threads N times a matvec with its rows split over N workers
+// and records the thread count; it refuses 0 and ops that are not matvecs.
+func TestRunThreads(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "ledger.jsonl")
+	code, out, errOut := runCLI("run", "--op", "matvec/q8_0", "--variant", "naive", "--shapes", "tails", "--runs", "2", "--threads", "2",
+		"--min-sample", "100us", "--warmup", "100us", "--no-roofline", "--store", store)
+	if code != 0 {
+		t.Fatalf("run --threads 2: exit %d\n%s\n%s", code, out, errOut)
+	}
+	recs, err := record.Load(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	threads := -1
+	for _, r := range recs {
+		if r.Kind == record.KindRun {
+			if k := r.Run.Protocol.Kernel; k != nil {
+				threads = k.Threads
+			}
+		}
+	}
+	if threads != 2 {
+		t.Errorf("recorded threads %d, want 2", threads)
+	}
+	if code, _, errOut := runCLI("run", "--op", "rmsnorm", "--threads", "2", "--no-roofline", "--store", ""); code != 2 || !strings.Contains(errOut, "--threads") {
+		t.Errorf("--threads 2 over rmsnorm: exit %d, %q; want 2 and a message naming --threads", code, errOut)
+	}
+	if code, _, errOut := runCLI("run", "--op", "matvec/q8_0", "--threads", "0", "--no-roofline", "--store", ""); code != 2 || !strings.Contains(errOut, "--threads") {
+		t.Errorf("--threads 0: exit %d, %q; want 2 and a message naming --threads", code, errOut)
+	}
+}
+
 func TestProtocolCommand(t *testing.T) {
 	code, out, errOut := runCLI("protocol")
 	if code != 0 {

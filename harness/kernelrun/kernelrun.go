@@ -11,15 +11,18 @@ package kernelrun
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/damascus-llm/damascus/harness/roofline"
 	"github.com/damascus-llm/damascus/harness/timing"
+	"github.com/damascus-llm/damascus/internal/pool"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/ledger/workload"
 	"github.com/damascus-llm/damascus/protocol"
 	"github.com/damascus-llm/damascus/protocol/stats"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Options select and pace a run.
@@ -30,7 +33,7 @@ type Options struct {
 	Seed     uint64
 	Protocol protocol.Kernel
 	// Roofline, if set, turns GB/s and GFLOP/s into fractions of this
-	// machine's single-thread peaks.
+	// machine's peaks at the protocol's thread count.
 	Roofline *roofline.Report
 	// Progress, if set, is told about every step.
 	Progress func(Event)
@@ -63,7 +66,8 @@ type Timing struct {
 	Order               []int     // position within each interleaved run
 	Summary             stats.Summary
 	GFLOPS, GBps        float64 // at the median
-	// Fractions of this machine's single-thread roofline; 0 when not probed.
+	// Fractions of this machine's roofline at the run's thread count; 0 when
+	// not probed.
 	BandwidthFraction, ComputeFraction float64
 	ComputePeak                        string // which probe the compute fraction refers to
 }
@@ -143,6 +147,16 @@ func Run(reg *ledger.Registry, opt Options) (Outcome, error) {
 	if prot.Runs == 0 {
 		prot = protocol.DefaultKernel()
 	}
+	var pl *pool.Pool
+	if prot.Threads > 1 {
+		for _, p := range plans {
+			if p.op.Kind != ledger.KindMatVec {
+				return out, fmt.Errorf("kernelrun: %d threads split a matvec's rows; %s is timed on one thread only", prot.Threads, p.op.Name)
+			}
+		}
+		pl = pool.New(prot.Threads)
+		defer pl.Close()
+	}
 	timeSteps := 0
 	for _, p := range plans {
 		timeSteps += len(p.shapes) * len(survivors(p.variants, passed)) * prot.Runs
@@ -163,9 +177,14 @@ func Run(reg *ledger.Registry, opt Options) (Outcome, error) {
 			cs := make([]timing.Contender, len(vs))
 			for i, v := range vs {
 				dst, dstb := w.NewOutput()
-				call, err := workload.Cycle(copies, v.Impl, dst, dstb)
+				var call func()
+				if prot.Threads > 1 {
+					call, err = splitRows(p.op, w, copies, v, dst, pl)
+				} else {
+					call, err = workload.Cycle(copies, v.Impl, dst, dstb)
+				}
 				if err != nil {
-					return out, err
+					return out, fmt.Errorf("kernelrun: %s %s %s: %w", p.op.Name, key, v.Name, err)
 				}
 				cs[i] = timing.Contender{Name: v.Name, Run: call}
 			}
@@ -180,7 +199,7 @@ func Run(reg *ledger.Registry, opt Options) (Outcome, error) {
 				return out, fmt.Errorf("kernelrun: %s %s: %w", p.op.Name, key, err)
 			}
 			for i, smp := range samples {
-				out.Kernels = append(out.Kernels, kernelResult(p.op, s, vs[i], smp, opt.Roofline))
+				out.Kernels = append(out.Kernels, kernelResult(p.op, s, vs[i], smp, opt.Roofline, max(prot.Threads, 1)))
 			}
 		}
 	}
@@ -206,7 +225,52 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func kernelResult(op *ledger.Op, s ledger.Shape, v ledger.Variant, smp timing.Samples, rl *roofline.Report) Timing {
+// splitRows is a matvec variant's timed call with the rows of each cold
+// copy of w split over pl's workers in contiguous shares. The split call is
+// first checked against one whole call on the same inputs, bit for bit (a
+// row's sum does not depend on who computes it), so a share that misses or
+// overlaps rows is an error, not a time.
+func splitRows(op *ledger.Op, w *workload.Workload, copies []*workload.Workload, v ledger.Variant, dst []float32, pl *pool.Pool) (func(), error) {
+	f, ok := v.Impl.(ledger.MatVec)
+	if !ok {
+		return nil, fmt.Errorf("not a matvec implementation (%T)", v.Impl)
+	}
+	rows, k := w.Shape.Rows, w.Shape.K
+	rb64, err := quant.RowSize(op.Type, int64(k))
+	if err != nil {
+		return nil, err
+	}
+	rb := int(rb64)
+	calls := make([]func(worker, n int), len(copies))
+	for i, c := range copies {
+		calls[i] = func(worker, n int) {
+			lo, hi := pool.Split(rows, worker, n, 1)
+			if lo < hi {
+				f(dst[lo:hi], c.W[lo*rb:hi*rb], c.XQ, k)
+			}
+		}
+	}
+	want := make([]float32, rows)
+	f(want, copies[0].W, copies[0].XQ, k)
+	for i := range dst {
+		dst[i] = float32(math.NaN())
+	}
+	pl.Run(calls[0])
+	for i := range want {
+		if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
+			return nil, fmt.Errorf("rows split over %d workers: row %d is %g, one call gives %g", pl.Size(), i, dst[i], want[i])
+		}
+	}
+	next := 0
+	return func() {
+		pl.Run(calls[next])
+		if next++; next == len(calls) {
+			next = 0
+		}
+	}, nil
+}
+
+func kernelResult(op *ledger.Op, s ledger.Shape, v ledger.Variant, smp timing.Samples, rl *roofline.Report, threads int) Timing {
 	k := Timing{Op: op.Name, Variant: v.Name, Family: string(v.Family), Shape: s.Key(op.Kind), Label: s.Label(op.Kind),
 		FLOPs: op.FLOPs(s), Bytes: op.Bytes(s), Iters: smp.Iters, NsPerOp: smp.NsPerOp, Order: smp.Order,
 		Summary: stats.Summarize(smp.NsPerOp)}
@@ -215,13 +279,13 @@ func kernelResult(op *ledger.Op, s ledger.Shape, v ledger.Variant, smp timing.Sa
 		k.GBps = k.Bytes / med
 	}
 	if rl != nil {
-		if bw, ok := SingleThread(*rl, roofline.ProbeMemRead); ok && bw > 0 {
+		if bw, ok := AtThreads(*rl, roofline.ProbeMemRead, threads); ok && bw > 0 {
 			k.BandwidthFraction = k.GBps * 1e9 / bw
 		}
 		probe := computeProbe(op)
-		if peak, ok := SingleThread(*rl, probe); ok && peak > 0 {
+		if peak, ok := AtThreads(*rl, probe, threads); ok && peak > 0 {
 			k.ComputeFraction = k.GFLOPS * 1e9 / peak
-			k.ComputePeak = probe + " (1 thread)"
+			k.ComputePeak = fmt.Sprintf("%s (%d %s)", probe, threads, map[bool]string{false: "thread", true: "threads"}[threads > 1])
 		}
 	}
 	return k
@@ -238,10 +302,13 @@ func computeProbe(op *ledger.Op) string {
 
 // SingleThread returns a probe's best one-thread rate per second; for memory
 // it takes ordinary 4 KiB pages, which is where Go heap buffers live.
-func SingleThread(r roofline.Report, probe string) (float64, bool) {
+func SingleThread(r roofline.Report, probe string) (float64, bool) { return AtThreads(r, probe, 1) }
+
+// AtThreads is SingleThread at the given thread count.
+func AtThreads(r roofline.Report, probe string, threads int) (float64, bool) {
 	best, ok := 0.0, false
 	for _, m := range r.Measurements {
-		if m.Probe != probe || m.Threads != 1 || m.Skipped != "" {
+		if m.Probe != probe || m.Threads != threads || m.Skipped != "" {
 			continue
 		}
 		if probe == roofline.ProbeMemRead && m.Pages != string(roofline.Pages4K) {

@@ -1,11 +1,14 @@
 package kernelrun
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/damascus-llm/damascus/internal/pool"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
+	"github.com/damascus-llm/damascus/ledger/workload"
 	"github.com/damascus-llm/damascus/protocol"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/naive"
@@ -75,5 +78,64 @@ func TestGateThenTime(t *testing.T) {
 	}
 	if _, err := Run(reg, Options{Ops: []string{"nonexistent"}}); err == nil {
 		t.Error("empty selection: no error")
+	}
+}
+
+// With Threads > 1 a matvec's rows are split over the workers: the run times
+// what passed the gate, the split call is held to one whole call (a
+// variant whose shares differ is refused), and ops that are not matvecs are
+// refused.
+func TestThreadsSplitRows(t *testing.T) {
+	reg := ledger.NewRegistry()
+	good := naive.MatVec(quant.Q8_0)
+	if err := reg.Add(ledger.Variant{Op: "matvec/q8_0", Name: "naive", Family: ledger.FamilyNaive, Impl: good}); err != nil {
+		t.Fatal(err)
+	}
+	prot := protocol.Kernel{Runs: 2, MinSample: 200 * time.Microsecond, Warmup: 100 * time.Microsecond, Threads: 2}
+	out, err := Run(reg, Options{Ops: []string{"matvec/q8_0"}, Shapes: gate.TailShapes, Seed: 1, Protocol: prot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Kernels) == 0 {
+		t.Fatal("nothing timed on two threads")
+	}
+	for _, k := range out.Kernels {
+		if len(k.NsPerOp) != 2 || k.Summary.Median <= 0 {
+			t.Errorf("kernel result %+v", k)
+		}
+	}
+	if _, err := Run(ledger.Default, Options{Ops: []string{"rmsnorm"}, Shapes: gate.TailShapes, Seed: 1, Protocol: prot}); err == nil ||
+		!strings.Contains(err.Error(), "one thread only") {
+		t.Errorf("rmsnorm on two threads: err = %v, want a refusal", err)
+	}
+
+	// A variant right on whole calls and wrong on a share (its last row off
+	// whenever it is handed fewer rows than the shape has).
+	op, _ := ledger.LookupOp("matvec/q8_0")
+	var shape ledger.Shape
+	for _, s := range op.Shapes {
+		if s.Real() {
+			shape = s
+			break
+		}
+	}
+	w, err := workload.New(op, shape, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := ledger.Variant{Op: op.Name, Name: "share-dependent", Impl: ledger.MatVec(func(dst []float32, wb, xq []byte, k int) {
+		good(dst, wb, xq, k)
+		if len(dst) < shape.Rows {
+			dst[len(dst)-1]++
+		}
+	})}
+	pl := pool.New(2)
+	defer pl.Close()
+	dst, _ := w.NewOutput()
+	if _, err := splitRows(op, w, w.ColdCopies(), bad, dst, pl); err == nil || !strings.Contains(err.Error(), "split over 2 workers") {
+		t.Errorf("a variant whose shares differ from one call: err = %v, want the split check's", err)
+	}
+	if _, err := splitRows(op, w, w.ColdCopies(), ledger.Variant{Op: op.Name, Name: "naive", Impl: good}, dst, pl); err != nil {
+		t.Errorf("naive split over two workers: %v", err)
 	}
 }
