@@ -90,6 +90,46 @@ __device__ __forceinline__ double block_sum_d(double v, double* red) {
 }
 
 
+// q6k_unpack makes the 16 words of 6-bit quants (four dp4a groups of 16
+// values: low nibbles of A, of B, high nibbles of A, of B, each with its two
+// bits of H) that a lane's 16-byte loads A (ql low), B (ql high) and H (qh)
+// of a repacked Q6_K block hold: v[c][i] is word i of group c.
+__device__ __forceinline__ void q6k_unpack(uint4 A, uint4 B, uint4 H, u32 (&v)[4][4]) {
+	const u32 a[4] = {A.x, A.y, A.z, A.w}, bq[4] = {B.x, B.y, B.z, B.w}, hq[4] = {H.x, H.y, H.z, H.w};
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		v[0][i] = (a[i] & 0x0f0f0f0f) | ((hq[i] << 4) & 0x30303030);
+		v[1][i] = (bq[i] & 0x0f0f0f0f) | ((hq[i] << 2) & 0x30303030);
+		v[2][i] = ((a[i] >> 4) & 0x0f0f0f0f) | (hq[i] & 0x30303030);
+		v[3][i] = ((bq[i] >> 4) & 0x0f0f0f0f) | ((hq[i] >> 2) & 0x30303030);
+	}
+}
+
+// sumsq_as_vb is the sum of squares of the dim values xs (shared memory)
+// in the order a block of vb threads takes it (add_rmsnorm at blockFor(dim)
+// threads: thread vt sums vt, vt+vb, … in double, then the warps'
+// butterflies, then theirs), taken by this block of nt threads (nt and vb
+// multiples of 32); every thread gets it. red holds 32 doubles; the caller
+// synchronizes before xs is read and after the result is used if red is.
+__device__ __forceinline__ double sumsq_as_vb(const float* xs, int dim, int vb, int nt, double* red) {
+	const int lane = threadIdx.x & 31;
+	for (int v0 = 0; v0 < vb; v0 += nt) {
+		const int vt = v0 + threadIdx.x;
+		double ss = 0;
+		if (vt < vb) {
+			for (int i = vt; i < dim; i += vb) {
+				const float v = xs[i];
+				ss += (double)v * v;
+			}
+		}
+		ss = warp_sum_d(ss);
+		if (lane == 0 && vt < vb) red[vt >> 5] = ss;
+	}
+	__syncthreads();
+	double ss = lane < (vb >> 5) ? red[lane] : 0.0;
+	return warp_sum_d(ss);
+}
+
 // PDL_START begins every kernel the engine launches: with programmatic
 // dependent launch (the engine's decode step) a kernel may start while the
 // one before it finishes, so it first waits for that grid's writes

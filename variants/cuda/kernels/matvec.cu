@@ -198,14 +198,7 @@ __device__ __forceinline__ void q6k_rows(float* __restrict__ dst, int ldd, const
 			const u32 W0 = hn ? S.z : S.x, W1 = hn ? S.w : S.y;
 			const int sc[4] = {sext8(W0, e), sext8(W0, e + 2), sext8(W1, e), sext8(W1, e + 2)};
 			u32 v[4][4];
-			const u32 a[4] = {A.x, A.y, A.z, A.w}, bq[4] = {B.x, B.y, B.z, B.w}, hq[4] = {H.x, H.y, H.z, H.w};
-#pragma unroll
-			for (int i = 0; i < 4; i++) {
-				v[0][i] = (a[i] & 0x0f0f0f0f) | ((hq[i] << 4) & 0x30303030);
-				v[1][i] = (bq[i] & 0x0f0f0f0f) | ((hq[i] << 2) & 0x30303030);
-				v[2][i] = ((a[i] >> 4) & 0x0f0f0f0f) | (hq[i] & 0x30303030);
-				v[3][i] = ((bq[i] >> 4) & 0x0f0f0f0f) | ((hq[i] >> 2) & 0x30303030);
-			}
+			q6k_unpack(A, B, H, v);
 #pragma unroll
 			for (int j = 0; j < NT; j++) {
 				if (j < ntok) {
@@ -476,14 +469,7 @@ __device__ __forceinline__ void q6k_xs(float* __restrict__ dst, const u8* __rest
 			const u32 W0 = hn ? S.z : S.x, W1 = hn ? S.w : S.y;
 			const int sc[4] = {sext8(W0, e), sext8(W0, e + 2), sext8(W1, e), sext8(W1, e + 2)};
 			u32 v[4][4];
-			const u32 a[4] = {A.x, A.y, A.z, A.w}, bq[4] = {B.x, B.y, B.z, B.w}, hq[4] = {H.x, H.y, H.z, H.w};
-#pragma unroll
-			for (int i = 0; i < 4; i++) {
-				v[0][i] = (a[i] & 0x0f0f0f0f) | ((hq[i] << 4) & 0x30303030);
-				v[1][i] = (bq[i] & 0x0f0f0f0f) | ((hq[i] << 2) & 0x30303030);
-				v[2][i] = ((a[i] >> 4) & 0x0f0f0f0f) | (hq[i] & 0x30303030);
-				v[3][i] = ((bq[i] >> 4) & 0x0f0f0f0f) | ((hq[i] >> 2) & 0x30303030);
-			}
+			q6k_unpack(A, B, H, v);
 			int sum = 0;
 #pragma unroll
 			for (int c = 0; c < 4; c++) {

@@ -38,7 +38,7 @@ __device__ __forceinline__ void mvp_prologue(int mode, u8* planes, float* xs, co
                                              const float* __restrict__ xf, float* x, const float* __restrict__ add,
                                              const float* __restrict__ nw, float eps, const float* __restrict__ uf,
                                              u32* counter, int k, double* red, u32* last) {
-	const int nb = k / QK_K, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const int nb = k / QK_K, tid = threadIdx.x, warp = tid >> 5;
 	if (mode == 0) {
 		stage_q8k(planes, xq, nb);
 		return;
@@ -68,24 +68,8 @@ __device__ __forceinline__ void mvp_prologue(int mode, u8* planes, float* xs, co
 				if (tid == 0) *counter = 0;
 			}
 		}
-		// add_rmsnorm's sum of squares: its thread vt (of vb) sums values
-		// vt, vt+vb, … in double, then its warps' butterflies, then theirs.
-		const int vb = min(1024, max(32, (k + 31) / 32 * 32));
-		for (int v0 = 0; v0 < vb; v0 += MVP_THREADS) {
-			const int vt = v0 + tid;
-			double ss = 0;
-			if (vt < vb) {
-				for (int i = vt; i < k; i += vb) {
-					const float v = xs[i];
-					ss += (double)v * v;
-				}
-			}
-			ss = warp_sum_d(ss);
-			if (lane == 0 && vt < vb) red[vt >> 5] = ss;
-		}
-		__syncthreads();
-		double ss = lane < (vb >> 5) ? red[lane] : 0.0;
-		ss = warp_sum_d(ss);
+		// add_rmsnorm's sum of squares, in the order of its blockFor(k) threads.
+		const double ss = sumsq_as_vb(xs, k, min(1024, max(32, (k + 31) / 32 * 32)), MVP_THREADS, red);
 		const float scale = 1.0f / sqrtf((float)(ss / k) + eps);
 		for (int i = tid; i < k; i += MVP_THREADS) xs[i] = __fmul_rn(__fmul_rn(xs[i], scale), nw[i]);
 	}

@@ -288,14 +288,7 @@ __device__ __forceinline__ void pdot_q6k(const u8* __restrict__ wa, const u8* __
 				const u32 W0 = hn ? S.z : S.x, W1 = hn ? S.w : S.y;
 				const int sc[4] = {psext8(W0, e), psext8(W0, e + 2), psext8(W1, e), psext8(W1, e + 2)};
 				u32 v[4][4];
-				const u32 a[4] = {A.x, A.y, A.z, A.w}, bq[4] = {B.x, B.y, B.z, B.w}, hq[4] = {H.x, H.y, H.z, H.w};
-#pragma unroll
-				for (int i = 0; i < 4; i++) {
-					v[0][i] = (a[i] & 0x0f0f0f0f) | ((hq[i] << 4) & 0x30303030);
-					v[1][i] = (bq[i] & 0x0f0f0f0f) | ((hq[i] << 2) & 0x30303030);
-					v[2][i] = ((a[i] >> 4) & 0x0f0f0f0f) | (hq[i] & 0x30303030);
-					v[3][i] = ((bq[i] >> 4) & 0x0f0f0f0f) | ((hq[i] >> 2) & 0x30303030);
-				}
+				q6k_unpack(A, B, H, v);
 				int sum = 0;
 #pragma unroll
 				for (int c = 0; c < 4; c++) {
@@ -396,24 +389,10 @@ __device__ __forceinline__ void pquantize(u8* xq, const float* xs, int n, int qt
 // block's shared memory: add_rmsnorm's arithmetic, its sum of squares
 // taken in the order its blockFor(dim) = vb threads take it.
 __device__ void pnorm_quant(const PDecode& P, const float* x, const float* w, float* xs, u8* xq, int qt, double* red) {
-	const int dim = (int)P.dim, vb = (int)P.vb, lane = threadIdx.x & 31;
+	const int dim = (int)P.dim, vb = (int)P.vb;
 	for (int i = threadIdx.x; i < dim; i += PT) xs[i] = __ldcg(x + i);
 	__syncthreads();
-	for (int v0 = 0; v0 < vb; v0 += PT) {
-		const int vt = v0 + threadIdx.x; // add_rmsnorm's thread; vb and PT are multiples of 32
-		double ss = 0;
-		if (vt < vb) {
-			for (int i = vt; i < dim; i += vb) {
-				const float v = xs[i];
-				ss += (double)v * v;
-			}
-		}
-		ss = warp_sum_d(ss);
-		if (lane == 0 && vt < vb) red[vt >> 5] = ss;
-	}
-	__syncthreads();
-	double ss = lane < (vb >> 5) ? red[lane] : 0.0;
-	ss = warp_sum_d(ss);
+	const double ss = sumsq_as_vb(xs, dim, vb, PT, red); // vb and PT are multiples of 32
 	const float scale = 1.0f / sqrtf((float)(ss / dim) + P.eps);
 	for (int i = threadIdx.x; i < dim; i += PT) xs[i] = __fmul_rn(__fmul_rn(xs[i], scale), w[i]);
 	__syncthreads();
