@@ -269,12 +269,9 @@ func (l *Launcher) MatVecMulti(x cu.Ptr, dst []cu.Ptr, w []Weights) error {
 		return fmt.Errorf("cuda: mv_multi takes two or three matrices, got %d", len(w))
 	}
 	if l.XS > 0 && XSTakes(w[0].Type) && XSTakes(w[1].Type) && (len(w) < 3 || XSTakes(w[2].Type)) {
-		segs := make([]XSSeg, len(w))
-		for i := range w {
-			if w[i].Cols != w[0].Cols {
-				return fmt.Errorf("cuda: mv_xs over %d and %d columns", w[0].Cols, w[i].Cols)
-			}
-			segs[i] = XSSeg{Dst: dst[i], W: w[i].P, Rows: w[i].Rows, Type: w[i].Type}
+		segs, err := xsSegs("cuda-xs", dst, w, w[0].Cols)
+		if err != nil {
+			return err
 		}
 		return l.r.matVecXS(l.T, l.S, l.XS, x, w[0].Cols, segs)
 	}

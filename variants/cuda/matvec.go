@@ -275,8 +275,20 @@ func (r *gpu) matVecXS(t *cu.Thread, s cu.Stream, rows int, x cu.Ptr, k int, seg
 	if k%256 != 0 || xsShared(k) > 48<<10 {
 		return fmt.Errorf("cuda-xs: rows of %d values (want a multiple of 256 that fits 48 KiB of shared memory)", k)
 	}
-	args := []cu.Arg{x.Arg(), cu.I32(k)}
-	per, blocks := xsWarps*rows, 0
+	args, blocks, err := xsSegArgs("cuda-xs", segs, rows)
+	if err != nil {
+		return err
+	}
+	return t.Launch(r.fns[fmt.Sprintf("mv_xs%d", rows)], cu.D1(blocks), cu.D1(32*xsWarps), xsShared(k), s,
+		append([]cu.Arg{x.Arg(), cu.I32(k)}, args...)...)
+}
+
+// xsSegArgs are the three product arguments of an mv_xs or mv_pro launch
+// (unused ones zero) and the groups of rows a warp rows rows a warp that
+// segs take; who names the kernel family in errors.
+func xsSegArgs(who string, segs []XSSeg, rows int) ([]cu.Arg, int, error) {
+	var args []cu.Arg
+	per, groups := xsWarps*rows, 0
 	for i := range 3 {
 		if i >= len(segs) {
 			args = append(args, cu.Ptr(0).Arg(), cu.Ptr(0).Arg(), cu.I32(0), cu.I32(0))
@@ -284,10 +296,23 @@ func (r *gpu) matVecXS(t *cu.Thread, s cu.Stream, rows int, x cu.Ptr, k int, seg
 		}
 		c, ok := xsCode[segs[i].Type]
 		if !ok {
-			return fmt.Errorf("cuda-xs: no kernel for %s weights (Q4_K, Q6_K)", segs[i].Type)
+			return nil, 0, fmt.Errorf("%s: no kernel for %s weights (Q4_K, Q6_K)", who, segs[i].Type)
 		}
 		args = append(args, segs[i].Dst.Arg(), segs[i].W.Arg(), cu.I32(segs[i].Rows), cu.I32(c))
-		blocks += (segs[i].Rows + per - 1) / per
+		groups += (segs[i].Rows + per - 1) / per
 	}
-	return t.Launch(r.fns[fmt.Sprintf("mv_xs%d", rows)], cu.D1(blocks), cu.D1(32*xsWarps), xsShared(k), s, args...)
+	return args, groups, nil
+}
+
+// xsSegs pairs products' destinations with their weights, all over k
+// columns.
+func xsSegs(who string, dst []cu.Ptr, w []Weights, k int) ([]XSSeg, error) {
+	segs := make([]XSSeg, len(w))
+	for i := range w {
+		if w[i].Cols != k {
+			return nil, fmt.Errorf("%s: a product over %d columns in a launch over %d", who, w[i].Cols, k)
+		}
+		segs[i] = XSSeg{Dst: dst[i], W: w[i].P, Rows: w[i].Rows, Type: w[i].Type}
+	}
+	return segs, nil
 }

@@ -34,7 +34,7 @@ type Prologue struct {
 	Counter      cu.Ptr
 }
 
-// proRows are the rows a warp of the cuda-pro kernels (mv_pro1, mv_pro2).
+// proKernel is the cuda-pro kernel of rows rows a warp (mv_pro1, mv_pro2).
 func proKernel(rows int) (string, error) {
 	if rows != 1 && rows != 2 {
 		return "", fmt.Errorf("cuda-pro: no kernel of %d rows a warp (1 or 2)", rows)
@@ -72,24 +72,16 @@ func (l *Launcher) MatVecPro(rows int, p Prologue, k int, dst []cu.Ptr, w []Weig
 	if p.Mode == ProNorm && p.Add != 0 && p.Counter == 0 {
 		return fmt.Errorf("cuda-pro: a residual add needs a counter")
 	}
-	args := []cu.Arg{cu.I32(int(p.Mode)), p.XQ.Arg(), p.XF.Arg(), p.X.Arg(), p.Add.Arg(), p.Norm.Arg(), cu.F32(p.Eps),
-		p.U.Arg(), p.Counter.Arg(), cu.I32(k)}
-	per, groups := xsWarps*rows, 0
-	for i := range 3 {
-		if i >= len(w) {
-			args = append(args, cu.Ptr(0).Arg(), cu.Ptr(0).Arg(), cu.I32(0), cu.I32(0))
-			continue
-		}
-		c, ok := xsCode[w[i].Type]
-		if !ok {
-			return fmt.Errorf("cuda-pro: no kernel for %s weights (Q4_K, Q6_K)", w[i].Type)
-		}
-		if w[i].Cols != k {
-			return fmt.Errorf("cuda-pro: a product over %d columns in a launch over %d", w[i].Cols, k)
-		}
-		args = append(args, dst[i].Arg(), w[i].P.Arg(), cu.I32(w[i].Rows), cu.I32(c))
-		groups += (w[i].Rows + per - 1) / per
+	segs, err := xsSegs("cuda-pro", dst, w, k)
+	if err != nil {
+		return err
 	}
+	args, groups, err := xsSegArgs("cuda-pro", segs, rows)
+	if err != nil {
+		return err
+	}
+	args = append([]cu.Arg{cu.I32(int(p.Mode)), p.XQ.Arg(), p.XF.Arg(), p.X.Arg(), p.Add.Arg(), p.Norm.Arg(), cu.F32(p.Eps),
+		p.U.Arg(), p.Counter.Arg(), cu.I32(k)}, args...)
 	fn := l.r.fns[name]
 	occ, err := l.T.MaxActiveBlocks(fn, 32*xsWarps, sh)
 	if err != nil {
