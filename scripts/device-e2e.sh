@@ -595,7 +595,8 @@ gpu-ab)
 	# device-resident kernel benchmarks first; SKIP_DEPTH=1 leaves out the
 	# depth-4096 round; ABL lists ablation arms (skip-KERNEL, timing only)
 	# run once each after the A/B; AMX_TESTS=1 runs variants/amx's and
-	# harness/roofline's tests on the host's Intel AMX cores.
+	# harness/roofline's tests on the host's Intel AMX cores. SKIP_E2E=1
+	# leaves out the llama.cpp build as well as the records.
 	NOTE="lent device machine (one NVIDIA H200)"
 	R=/tmp/gpu-ab; mkdir -p $R; trap 'tar -C /tmp -czf "$OUT/gpu-ab.tgz" gpu-ab' EXIT
 	mkdir -p .device/gpu && tar -C .device/gpu -xJf .device/gpu.tar.xz
@@ -614,12 +615,14 @@ gpu-ab)
 		warp) echo "DAMASCUS_CUDA_MV=warp" ;;
 		xs | xs1 | xs4 | pro | pro2) echo "DAMASCUS_CUDA_MV=$1" ;;
 		early0) echo "DAMASCUS_CUDA_DEFINES=MVP_EARLY=0" ;;
+		early | early2) echo "DAMASCUS_CUDA_MV=$1" ;;
+		prefetch) echo "DAMASCUS_CUDA_DEFINES=PREFETCH" ;;
 		skip-*) echo "DAMASCUS_CUDA_SKIP=${1#skip-}" ;; # ablation: timing only
 		pdl0) echo "DAMASCUS_CUDA_PDL=0" ;;
 		*) echo "unknown arm $1" >&2; exit 2 ;;
 		esac
 	}
-	(
+	[ -n "${SKIP_E2E:-}" ] || ( # NB: SKIP_E2E=1 also leaves the llama.cpp build out (the host's cores stay quiet)
 		mkdir -p /tmp/llcu && tar -C /tmp/llcu -xJf .device/gpu/llama-src.tar.xz && cd /tmp/llcu &&
 			taskset -c 2-15 cmake -S . -B b -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a -DGGML_NATIVE=ON \
 				-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF \
@@ -677,6 +680,47 @@ gpu-ab)
 			grep -aE 'decode tok|prefill tok|recorded' $R/e2e-$m-$a.txt | cut -c1-200
 			cp $R/ledger.jsonl "$OUT/" 2>/dev/null # the records back even if the call is cut short
 		done
+	done
+	;;
+cpu-decode)
+	# Issue 20 on the host's Intel AMX cores at 2 threads, nothing else
+	# running: the matvec variants at the 3B shapes with each matvec's rows
+	# split over two pooled workers as a decode step splits them (ledger run
+	# --threads 2, SWEEP_RUNS runs, recorded, for `ledger promote --cpu-only`),
+	# then tg TG (128) beside llama.cpp (sapphirerapids on huge pages) for
+	# each of MODELS with the sweep's fastest Q4_K and Q6_K matvecs forced
+	# (DAMASCUS_KERNELS; KERNELS=promoted runs the shipped preferences), RUNS
+	# (10) rounds, the roofline probe in the same run. B may point at the
+	# gpu archive's binaries (B=.device/gpu/bin).
+	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
+	log "matvec sweep at 2 threads, 3B shapes"
+	timeout "${SWEEP_TIMEOUT:-200}" $B/ledger run --op matvec/q4_k,matvec/q6_k \
+		--variant "${SWEEP_VARIANTS:-avx512,avx512-vnni,avx512-vnni-pf4k,avx512-vnni-pf8k,avx512-vnni-pf16k}" \
+		--shapes 3B --threads 2 --runs "${SWEEP_RUNS:-10}" --store "$STORE" \
+		--note "$NOTE; the matvecs at 2 threads on Intel (issue 20)" > "$OUT/sweep-matvec-2t.txt" 2>&1
+	grep -aE "^\| matvec.*\(3B|recorded|probe|GB/s" "$OUT/sweep-matvec-2t.txt" | head -40
+	pick2() { # fastest variant of op $1 by the sum of its medians over the 3B shapes
+		grep -aE "^\| $1 .*\(3B" "$OUT/sweep-matvec-2t.txt" | awk -F'|' '
+			function ns(v,  n,u) { n = v + 0; u = v; sub(/^[ 0-9.]+/, "", u); gsub(/ /, "", u)
+				return u == "s" ? n*1e9 : u == "ms" ? n*1e6 : (u == "µs" || u == "us") ? n*1e3 : n }
+			{ v = $4; gsub(/ /, "", v); t[v] += ns($5) }
+			END { best = ""; for (v in t) if (best == "" || t[v] < t[best]) best = v; print best }'
+	}
+	if [ "${KERNELS:-}" = promoted ]; then
+		unset DAMASCUS_KERNELS; kn="promoted kernels, no override"
+	else
+		q4=$(pick2 matvec/q4_k); q6=$(pick2 matvec/q6_k)
+		export DAMASCUS_KERNELS=matvec/q4_k=${q4:-avx512-vnni},matvec/q6_k=${q6:-avx512}
+		kn="DAMASCUS_KERNELS=$DAMASCUS_KERNELS (the 2-thread sweep's fastest)"
+	fi
+	for m in ${MODELS:-llama3.2-1b llama3.2-3b}; do
+		models $m
+		log "e2e $m tg${TG:-128} at 2 threads: $kn"
+		timeout "${E2E_TIMEOUT:-300}" $B/ledger e2e -m /tmp/$m.gguf --pp 0 --tg "${TG:-128}" --runs "${RUNS:-10}" \
+			--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
+			--json "$OUT/e2e-$m-decode-2t.json" --store "$STORE" --note "$NOTE; issue 20: decode at 2 threads; $kn" \
+			> "$OUT/e2e-$m-decode-2t.txt" 2>&1
+		grep -aE "decode tok|GB/s|probe|recorded" "$OUT/e2e-$m-decode-2t.txt" | tail -6
 	done
 	;;
 *) echo "unknown phase $1" >&2; exit 2 ;;

@@ -75,14 +75,19 @@ const LongRowUEnv = "DAMASCUS_CUDA_LONGU"
 // mv_pro2: the residual add and norm, the SwiGLU or the attention output's
 // quantization done by every block of the product that reads it, one
 // launch instead of two; the same bits; they lost too: 423-428 and 451-457
-// against 531-535, the prologue's latency now in every product's launch).
-// Kept opt-in, to compare.
+// against 531-535, the prologue's latency now in every product's launch);
+// early the cuda-early kernels (q4k_mv_e, q6k_mv_e, mv_multi_e: the
+// warp-per-row kernels with the first step's weights loaded before the PDL
+// wait, so the fetch overlaps the kernel before), early2 cuda-early2's
+// (software-pipelined too; the same bits). Kept opt-in, to compare.
 const MatVecEnv = "DAMASCUS_CUDA_MV"
 
-// matVecVariants are MatVecEnv's values: cuda-xs rows a warp (0: none) and
-// cuda-pro rows a warp (0: none).
-var matVecVariants = map[string][2]int{"": {}, "warp": {}, "xs": {2, 0}, "xs1": {1, 0}, "xs2": {2, 0}, "xs4": {4, 0},
-	"pro": {0, 1}, "pro1": {0, 1}, "pro2": {0, 2}}
+// matVecVariants are MatVecEnv's values.
+var matVecVariants = map[string]struct {
+	xs, pro int // cuda-xs, cuda-pro rows a warp (0: not that variant)
+	early   int // cuda-early's E (0: not cuda-early)
+}{"": {}, "warp": {}, "xs": {xs: 2}, "xs1": {xs: 1}, "xs2": {xs: 2}, "xs4": {xs: 4},
+	"pro": {pro: 1}, "pro1": {pro: 1}, "pro2": {pro: 2}, "early": {early: 1}, "early2": {early: 2}}
 
 // RopeFoldEnv (1, the default) has the decode attention (when it is fold
 // and has an instance for the heads) rotate the token's query and key and
@@ -140,6 +145,7 @@ type cudaBackend struct {
 	longU      int       // steps in flight of a single token's long-row products (LongRowUEnv)
 	xs         int       // cuda-xs rows a warp for a single token's products (MatVecEnv; 0: warp per row)
 	pro        int       // cuda-pro rows a warp for a single token's products (MatVecEnv; 0: off)
+	early      int       // cuda-early's E for a single token's products (MatVecEnv; 0: off)
 	pendPro    *pendingPrologue
 	ropeFold   bool // the decode attention does a single token's rope_store (RopeFoldEnv)
 	normTail   bool // NormTailEnv: a product and the norm after it in one launch
@@ -191,9 +197,9 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	default:
 		return nil, fmt.Errorf("cuda backend: %s=%q: want 1 (the default) or 0", RopeFoldEnv, v)
 	}
-	xs, ok := matVecVariants[os.Getenv(MatVecEnv)]
+	mv, ok := matVecVariants[os.Getenv(MatVecEnv)]
 	if !ok {
-		return nil, fmt.Errorf("cuda backend: %s=%q: want warp (the default), xs, xs1, xs4, pro or pro2", MatVecEnv, os.Getenv(MatVecEnv))
+		return nil, fmt.Errorf("cuda backend: %s=%q: want warp (the default), early, early2, xs, xs1, xs4, pro or pro2", MatVecEnv, os.Getenv(MatVecEnv))
 	}
 	dattn, ok := dattnVariants[os.Getenv(DAttnEnv)]
 	if !ok {
@@ -219,9 +225,9 @@ func newCUDABackend(m *Model, s *runState, opts Options) (*cudaBackend, error) {
 	b := &cudaBackend{flashPre: flashPre, e: e, cfg: cfg, s: s, weights: map[*byte]cuda.Weights{}, norms: map[*float32]cu.Ptr{}, nctx: opts.NCtx,
 		noGraph: opts.Capture != nil || checkProducts, pdl: os.Getenv(PDLEnv) != "0", mma: os.Getenv(MMAEnv) != "0",
 		mmaInt: os.Getenv(MMAEnv) != "float", mmaPipe: pipeVariants[os.Getenv(MMAEnv)],
-		dattn: cuda.DecodeAttnKernels[dattn], longU: longU, xs: xs[0], ropeFold: ropeFold, normTail: os.Getenv(NormTailEnv) == "1" && !checkProducts}
+		dattn: cuda.DecodeAttnKernels[dattn], longU: longU, xs: mv.xs, early: mv.early, ropeFold: ropeFold, normTail: os.Getenv(NormTailEnv) == "1" && !checkProducts}
 	if !checkProducts { // the products check reads the quantized activations cuda-pro never writes
-		b.pro = xs[1]
+		b.pro = mv.pro
 	}
 	b.normTail = b.normTail && b.pro == 0 // both would take the residual's counters
 	if v := os.Getenv(NormTailEnv); v != "" && v != "0" && v != "1" {
@@ -448,7 +454,7 @@ func (b *cudaBackend) twinOf(x []float32) cu.Ptr {
 func (b *cudaBackend) step(tokens []int32, pos int, dst []float32, fwd func() error) error {
 	return b.e.Do(func(l *cuda.Launcher) (err error) {
 		b.l = l
-		l.MMA, l.MMAInt, l.DecodeAttn, l.LongRowU, l.XS = b.mma, b.mmaInt, b.dattn, b.longU, b.xs
+		l.MMA, l.MMAInt, l.DecodeAttn, l.LongRowU, l.XS, l.Early = b.mma, b.mmaInt, b.dattn, b.longU, b.xs, b.early
 		if b.mmaPipe != "" {
 			l.Pipe = cuda.PipeTileNamed(b.mmaPipe)
 		}

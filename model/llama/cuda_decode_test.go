@@ -91,6 +91,9 @@ func TestCUDADecodeVariants(t *testing.T) {
 				{map[string]string{MatVecEnv: "xs"}, true, fold},
 				{map[string]string{MatVecEnv: "xs1"}, true, fold},
 				{map[string]string{MatVecEnv: "xs4"}, true, fold},
+				// cuda-early: the same loads and sums, issued earlier.
+				{map[string]string{MatVecEnv: "early"}, true, fold},
+				{map[string]string{MatVecEnv: "early2"}, true, fold},
 				// cuda-pro: add_rmsnorm, silu_mul_q and quantize_q8_k done by
 				// the product's blocks, with their arithmetic: the same bits.
 				{map[string]string{MatVecEnv: "pro"}, true, fold},

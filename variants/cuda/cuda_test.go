@@ -98,6 +98,11 @@ func TestMatVec(t *testing.T) {
 				t.Run(wt.String()+"/"+x.name, func(t *testing.T) { ledgertest.MatVec(t, wt, hostMatVec(formats[wt], xsMV(x.rows))) })
 			}
 		}
+		for _, e := range earlyVariants {
+			if formats[wt].mve != "" {
+				t.Run(wt.String()+"/"+e.name, func(t *testing.T) { ledgertest.MatVec(t, wt, hostMatVec(formats[wt], earlyMV(e.e))) })
+			}
+		}
 	}
 }
 

@@ -70,6 +70,11 @@ type Launcher struct {
 	// activation row in shared memory, the same bits); 0: the warp-per-row
 	// kernels.
 	XS int
+	// Early, 1 or 2, runs a single row's products over Q4_K and Q6_K
+	// weights on the cuda-early kernels of that E (q4k_mv_e, mv_multi_e …:
+	// the first step's weights loaded before the PDL wait; 2 also
+	// pipelined; the same bits); 0: the warp-per-row kernels.
+	Early int
 }
 
 // LongRow is the row length from which LongRowU applies.
@@ -152,6 +157,9 @@ func (l *Launcher) MatMul(dst cu.Ptr, w Weights, x cu.Ptr, n int) error {
 	if n == 1 {
 		if l.XS > 0 && XSTakes(w.Type) {
 			return l.r.matVecXS(l.T, l.S, l.XS, x, w.Cols, []XSSeg{{Dst: dst, W: w.P, Rows: w.Rows, Type: w.Type}})
+		}
+		if l.Early > 0 && w.f.mve != "" {
+			return l.r.matVecEarly(l.T, l.S, w.f, l.Early, dst, w.P, w.Rows, x, w.Cols)
 		}
 		u := 1
 		if l.LongRowU > 1 && w.Cols >= LongRow {
@@ -288,7 +296,11 @@ func (l *Launcher) MatVecMulti(x cu.Ptr, dst []cu.Ptr, w []Weights) error {
 		args = append(args, dst[i].Arg(), w[i].P.Arg(), cu.I32(w[i].Rows), cu.I32(fmtCode[w[i].Type]))
 		blocks += (w[i].Rows + rowsPerBlock - 1) / rowsPerBlock
 	}
-	return l.T.Launch(l.r.fns["mv_multi"], cu.D1(blocks), cu.D1(32*rowsPerBlock), 0, l.S, args...)
+	kern := "mv_multi"
+	if l.Early > 0 {
+		kern = earlyKernel("mv_multi_e", l.Early) // Q8_0 segments as mv_multi's
+	}
+	return l.T.Launch(l.r.fns[kern], cu.D1(blocks), cu.D1(32*rowsPerBlock), 0, l.S, args...)
 }
 
 // RopeStore rotates n tokens' queries q (in place) and keys k, and stores

@@ -22,6 +22,7 @@ type format struct {
 	mv, mm string // matvec (one step at a time) and 8-token matmul kernels
 	mma    string // the tensor-core matmul, where there is one
 	mmai   string // the same with integer sub-block scaling (cuda-mma-int)
+	mve    string // cuda-early's matvec, where there is one (+"2": cuda-early2's)
 	// devRow is the bytes of one row of k values on the device; repack,
 	// when set, writes rows of the ggml layout (src) in the device layout.
 	devRow func(k int) int
@@ -29,8 +30,8 @@ type format struct {
 }
 
 var formats = map[quant.Type]*format{
-	quant.Q4_K: {wt: quant.Q4_K, mv: "q4k_mv", mm: "q4k_mm8", mma: "q4k_mma", mmai: "q4k_mmai", devRow: func(k int) int { return k / 256 * 144 }},
-	quant.Q6_K: {wt: quant.Q6_K, mv: "q6k_mv", mm: "q6k_mm8", mma: "q6k_mma", mmai: "q6k_mmai", devRow: q6kDevRow, repack: repackQ6K},
+	quant.Q4_K: {wt: quant.Q4_K, mv: "q4k_mv", mve: "q4k_mv_e", mm: "q4k_mm8", mma: "q4k_mma", mmai: "q4k_mmai", devRow: func(k int) int { return k / 256 * 144 }},
+	quant.Q6_K: {wt: quant.Q6_K, mv: "q6k_mv", mve: "q6k_mv_e", mm: "q6k_mm8", mma: "q6k_mma", mmai: "q6k_mmai", devRow: q6kDevRow, repack: repackQ6K},
 	quant.Q8_0: {wt: quant.Q8_0, mv: "q80_mv", mm: "q80_mm8", devRow: q80DevRow, repack: repackQ8_0},
 }
 
@@ -150,6 +151,40 @@ func unrolledMV(u int) mvLaunch {
 	return func(r *gpu, t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
 		return r.matVec(t, s, f, u, dst, w, rows, x, k)
 	}
+}
+
+// earlyVariants are the cuda-early variants by the kernels' E: the first
+// step's weights loaded before the PDL wait (1), and every later step's
+// loads issued a step ahead too (2).
+var earlyVariants = []struct {
+	e    int
+	name string
+}{{1, "cuda-early"}, {2, "cuda-early2"}}
+
+// earlyMV is f's cuda-early kernel of that E.
+func earlyMV(e int) mvLaunch {
+	return func(r *gpu, t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
+		return r.matVecEarly(t, s, f, e, dst, w, rows, x, k)
+	}
+}
+
+// earlyKernel names the cuda-early kernel of E e (1 or 2) with base name
+// base (f.mve, "mv_multi").
+func earlyKernel(base string, e int) string {
+	if e == 2 {
+		return base + "2"
+	}
+	return base
+}
+
+// matVecEarly enqueues f's cuda-early matvec of E e: matVec's grid and
+// arguments.
+func (r *gpu) matVecEarly(t *cu.Thread, s cu.Stream, f *format, e int, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
+	if f.mve == "" || e < 1 || e > 2 {
+		return fmt.Errorf("matvec: no cuda-early kernel of E %d for %s", e, f.wt)
+	}
+	return t.Launch(r.fns[earlyKernel(f.mve, e)], cu.D1((rows+rowsPerBlock-1)/rowsPerBlock), cu.D1(32*rowsPerBlock), 0, s,
+		dst.Arg(), w.Arg(), cu.I32(rows), x.Arg(), cu.I32(k))
 }
 
 // xsMV is the cuda-xs kernel of rows rows a warp.

@@ -33,7 +33,8 @@ var sourceFiles = []struct {
 	uses    []string // files whose device functions it calls, compiled in before it
 }{
 	{"matvec.cu", []string{"q4k_mv", "q4k_mv_u2", "q4k_mv_u4", "q4k_mm8", "q6k_mv", "q6k_mv_u2", "q6k_mv_u4", "q6k_mm8",
-		"q80_mv", "q80_mv_u2", "q80_mv_u4", "q80_mm8", "mv_multi", "mv_xs1", "mv_xs2", "mv_xs4"}, nil},
+		"q80_mv", "q80_mv_u2", "q80_mv_u4", "q80_mm8", "mv_multi", "mv_xs1", "mv_xs2", "mv_xs4",
+		"q4k_mv_e", "q6k_mv_e", "mv_multi_e", "q4k_mv_e2", "q6k_mv_e2", "mv_multi_e2"}, nil},
 	{"ops.cu", []string{"rmsnorm_f32", "silu_mul_f32", "softmax_f32", "rope_f32"}, nil},
 	{"quantize.cu", []string{"quantize_q8_0", "quantize_q8_k"}, nil},
 	{"attention.cu", []string{"attn_split", "attn_combine"}, nil},

@@ -34,6 +34,12 @@ func init() {
 			}
 			regAs(ledger.MatVecOp(wt), u.name, hostMatVec(f, unrolledMV(u.u)), "one warp per row, 16-byte weight loads, dp4a, "+inFlight+"; "+layout)
 		}
+		if f.mve != "" {
+			regAs(ledger.MatVecOp(wt), "cuda-early", hostMatVec(f, earlyMV(1)),
+				"cuda's lanes and sums (the same bits), the first step's weight loads issued before griddepcontrol.wait (in the engine's graph, under the kernel before it); "+layout)
+			regAs(ledger.MatVecOp(wt), "cuda-early2", hostMatVec(f, earlyMV(2)),
+				"cuda-early software-pipelined: every later step's weight loads issued before the step ahead of them is used (two steps' weights in registers); the same bits; "+layout)
+		}
 		if XSTakes(wt) {
 			for _, x := range xsVariants {
 				regAs(ledger.MatVecOp(wt), x.name, hostMatVec(f, xsMV(x.rows)), fmt.Sprintf(

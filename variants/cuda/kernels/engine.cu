@@ -669,7 +669,7 @@ extern "C" __global__ void __launch_bounds__(256) mv_norm(float* dst, const u8* 
 	extern __shared__ float xs[];
 	__shared__ double red[32];
 	__shared__ bool last;
-	mv_seg(f, dst, w, rows, xa, k, blockIdx.x);
+	mv_seg<0>(f, dst, w, rows, xa, k, blockIdx.x);
 	__threadfence(); // this block's rows of dst before its count
 	__syncthreads();
 	if (threadIdx.x == 0) last = atomicAdd(counter, 1u) == gridDim.x - 1;

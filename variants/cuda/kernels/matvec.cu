@@ -19,6 +19,14 @@
 #define MV_U 1
 #endif
 
+// E, above 0, has a Q4_K or Q6_K product load its first step's weights
+// into registers before griddepcontrol.wait, so that fetch overlaps the
+// kernel before it in the engine's graph (cuda-early: the _e entries,
+// mv_multi_e); E = 2 also issues every later step's loads before the step
+// ahead of it is used (software-pipelined, one more step's weights in
+// registers; cuda-early2: _e2, mv_multi_e2). The same blocks in the same
+// order: the same bits.
+
 // ---- Q4_K × Q8_K -----------------------------------------------------------
 
 // Halfword i (0..5) of a Q4_K block's twelve packed scale bytes, from its
@@ -45,10 +53,25 @@ __device__ __forceinline__ void q4k_scale_min_pair(uint4 hdr, int p, int& sc0, i
 	m1 = m >> 8;
 }
 
+// q4k_load loads the 16-byte header and the 16 quant bytes at qoff of the
+// U blocks b0, b0+4, … below nb of Q4_K row wr.
+template <int U>
+__device__ __forceinline__ void q4k_load(const u8* __restrict__ wr, int b0, int nb, int qoff, uint4 (&hdrs)[U],
+                                         uint4 (&qs)[U]) {
+#pragma unroll
+	for (int u = 0; u < U; u++) {
+		const int b = b0 + 4 * u;
+		if (b < nb) {
+			hdrs[u] = ld16(wr + (size_t)b * 144);
+			qs[u] = ld16(wr + (size_t)b * 144 + qoff);
+		}
+	}
+}
+
 // Eight lanes per block: lane t holds 16 bytes of quants, pair p = t/2
 // (sub-blocks 2p in the low nibbles, 2p+1 in the high), half h = t%2
 // (values 16h … 16h+15 of each); a warp takes four blocks per step.
-template <int NT, int U>
+template <int NT, int U, int E = 0>
 __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
                                          const u8* __restrict__ x, int n, int k, int blk) {
 	PDL_PRE();
@@ -60,25 +83,28 @@ __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const
 	const int nb = k / QK_K;
 	const u8* wr = w + (size_t)row * nb * 144;
 	prefetch_l2(wr, (size_t)nb * 144, lane); // with -DPREFETCH: the row, before the wait
-	PDL_POST();
+	if constexpr (E == 0) PDL_POST();
 	const u8* xr = x + (size_t)tok0 * nb * 292;
 	const int t = lane & 7, p = t >> 1, h = t & 1;
+	const int qoff = 16 + 32 * p + 16 * h; // this lane's 16 quant bytes in a block
+	// U steps' weight loads issued before any is used: the row's HBM
+	// latency is paid once per U steps, not once per step.
+	uint4 hdrs[U], qs[U];
+	if constexpr (E > 0) {
+		q4k_load<U>(wr, lane >> 3, nb, qoff, hdrs, qs);
+		PDL_POST();
+	}
 	// The scale and min terms summed apart, as ggml's CPU kernels do: their
 	// difference cancels, so it is taken once, at the end.
 	float acc[NT], accm[NT];
 #pragma unroll
 	for (int j = 0; j < NT; j++) acc[j] = accm[j] = 0.f;
 	for (int b0 = lane >> 3; b0 < nb; b0 += 4 * U) {
-		// U steps' weight loads issued before any is used: the row's HBM
-		// latency is paid once per U steps, not once per step.
-		uint4 hdrs[U], qs[U];
-#pragma unroll
-		for (int u = 0; u < U; u++) {
-			const int b = b0 + 4 * u;
-			if (b < nb) {
-				hdrs[u] = ld16(wr + (size_t)b * 144);
-				qs[u] = ld16(wr + (size_t)b * 144 + 16 + 32 * p + 16 * h);
-			}
+		uint4 nhdrs[U], nqs[U]; // E = 2: the next step's, in flight during this one
+		if constexpr (E == 2) {
+			q4k_load<U>(wr, b0 + 4 * U, nb, qoff, nhdrs, nqs);
+		} else if (E == 0 || b0 != (lane >> 3)) {
+			q4k_load<U>(wr, b0, nb, qoff, hdrs, qs);
 		}
 #pragma unroll
 		for (int u = 0; u < U; u++) {
@@ -113,6 +139,10 @@ __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const
 				}
 			}
 		}
+		if constexpr (E == 2) {
+#pragma unroll
+			for (int u = 0; u < U; u++) hdrs[u] = nhdrs[u], qs[u] = nqs[u];
+		}
 	}
 #pragma unroll
 	for (int j = 0; j < NT; j++) {
@@ -140,6 +170,19 @@ __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const
 
 MATVEC_ENTRIES(q4k)
 
+// <type>_mv_e and _e2: cuda-early and cuda-early2 (E above). _e held to
+// 12 blocks an SM (40 registers: without the bound the first step's special
+// case takes 40 and 48, where q4k_mv takes 31 and q6k_mv 40; NVRTC 11.8).
+#define EARLY_ENTRY(T)                                                                                               \
+	extern "C" __global__ void __launch_bounds__(128, 12) T##_mv_e(float* dst, const u8* w, int rows, const u8* x, int k) {  \
+		T##_rows<1, 1, 1>(dst, 0, w, rows, x, 1, k, blockIdx.x);                                                    \
+	}                                                                                                                \
+	extern "C" __global__ void __launch_bounds__(128) T##_mv_e2(float* dst, const u8* w, int rows, const u8* x, int k) { \
+		T##_rows<1, 1, 2>(dst, 0, w, rows, x, 1, k, blockIdx.x);                                                    \
+	}
+
+EARLY_ENTRY(q4k)
+
 // ---- Q6_K (repacked) × Q8_K -------------------------------------------------
 //
 // A row of nb blocks is three planes: nb×192 bytes of quants (each block's
@@ -149,11 +192,36 @@ MATVEC_ENTRIES(q4k)
 
 __device__ __forceinline__ int sext8(u32 w, int byte) { return (int)(i8)((w >> (8 * byte)) & 0xff); }
 
+// q6kSteps holds one lane's loads of U steps of a repacked Q6_K row: the
+// blocks b0, b0+8, … below nb, 16 bytes each of ql low, ql high and qh,
+// the block's 16 scales, its d.
+template <int U>
+struct q6kSteps {
+	uint4 A[U], B[U], H[U], S[U];
+	u16 d[U];
+	__device__ __forceinline__ void load(const u8* __restrict__ qplane, int b0, int nb, int hn, int l0) {
+		const u8* splane = qplane + (size_t)192 * nb;
+		const u8* dplane = splane + (size_t)16 * nb;
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			const int b = b0 + 8 * u;
+			if (b < nb) {
+				const u8* qb = qplane + (size_t)b * 192;
+				A[u] = ld16(qb + 64 * hn + l0);
+				B[u] = ld16(qb + 64 * hn + 32 + l0);
+				H[u] = ld16(qb + 128 + 32 * hn + l0);
+				S[u] = ld16(splane + 16 * b);
+				d[u] = ld2(dplane + 2 * b);
+			}
+		}
+	}
+};
+
 // Four lanes per block: lane t takes half n = t/2 of the block (values
 // 128n …) and l0 = 16·(t%2): 16 bytes of ql low, ql high and qh each, so
 // the 64 values 128n + 32c + l0 + i (c < 4, i < 16); a warp takes eight
 // blocks per step.
-template <int NT, int U>
+template <int NT, int U, int E = 0>
 __device__ __forceinline__ void q6k_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
                                          const u8* __restrict__ x, int n, int k, int blk) {
 	PDL_PRE();
@@ -165,29 +233,26 @@ __device__ __forceinline__ void q6k_rows(float* __restrict__ dst, int ldd, const
 	const int nb = k / QK_K;
 	const u8* qplane = w + (size_t)row * q6k_row_bytes(nb);
 	prefetch_l2(qplane, q6k_row_bytes(nb), lane);
-	PDL_POST();
-	const u8* splane = qplane + (size_t)192 * nb;
-	const u8* dplane = splane + (size_t)16 * nb;
+	if constexpr (E == 0) PDL_POST();
 	const u8* xr = x + (size_t)tok0 * nb * 292;
 	const int t = lane & 3, hn = t >> 1, e = t & 1, l0 = 16 * e;
+	q6kSteps<U> cur; // E > 0: the first step's loads before the wait
+	if constexpr (E > 0) {
+		cur.load(qplane, lane >> 2, nb, hn, l0);
+		PDL_POST();
+	}
 	float acc[NT];
 #pragma unroll
 	for (int j = 0; j < NT; j++) acc[j] = 0.f;
 	for (int b0 = lane >> 2; b0 < nb; b0 += 8 * U) {
-		uint4 As[U], Bs[U], Hs[U], Ss[U];
-		u16 ds[U];
-#pragma unroll
-		for (int u = 0; u < U; u++) {
-			const int b = b0 + 8 * u;
-			if (b < nb) {
-				const u8* qb = qplane + (size_t)b * 192;
-				As[u] = ld16(qb + 64 * hn + l0);
-				Bs[u] = ld16(qb + 64 * hn + 32 + l0);
-				Hs[u] = ld16(qb + 128 + 32 * hn + l0);
-				Ss[u] = ld16(splane + 16 * b);
-				ds[u] = ld2(dplane + 2 * b);
-			}
+		q6kSteps<U> next; // E = 2: the next step's, in flight during this one
+		if constexpr (E == 2) {
+			next.load(qplane, b0 + 8 * U, nb, hn, l0);
+		} else if (E == 0 || b0 != (lane >> 2)) {
+			cur.load(qplane, b0, nb, hn, l0);
 		}
+		const uint4(&As)[U] = cur.A, (&Bs)[U] = cur.B, (&Hs)[U] = cur.H, (&Ss)[U] = cur.S;
+		const u16(&ds)[U] = cur.d;
 #pragma unroll
 		for (int u = 0; u < U; u++) {
 			const int b = b0 + 8 * u;
@@ -219,6 +284,7 @@ __device__ __forceinline__ void q6k_rows(float* __restrict__ dst, int ldd, const
 				}
 			}
 		}
+		if constexpr (E == 2) cur = next;
 	}
 #pragma unroll
 	for (int j = 0; j < NT; j++) {
@@ -228,6 +294,7 @@ __device__ __forceinline__ void q6k_rows(float* __restrict__ dst, int ldd, const
 }
 
 MATVEC_ENTRIES(q6k)
+EARLY_ENTRY(q6k)
 
 // ---- Q8_0 (repacked) × Q8_0 -------------------------------------------------
 //
@@ -314,26 +381,46 @@ MATVEC_ENTRIES(q80)
 // up): segment i is rows_i rows of format f_i (0 Q4_K, 1 Q6_K, 2 Q8_0) into
 // d_i, taking (rows_i+3)/4 consecutive blocks of the grid. The formats'
 // activation types must agree (the caller's check).
+template <int E>
 __device__ __forceinline__ void mv_seg(int f, float* d, const u8* w, int rows, const u8* x, int k, int blk) {
 	switch (f) {
-	case 0: q4k_rows<1, MV_U>(d, 0, w, rows, x, 1, k, blk); break;
-	case 1: q6k_rows<1, MV_U>(d, 0, w, rows, x, 1, k, blk); break;
+	case 0: q4k_rows<1, MV_U, E>(d, 0, w, rows, x, 1, k, blk); break;
+	case 1: q6k_rows<1, MV_U, E>(d, 0, w, rows, x, 1, k, blk); break;
 	default: q80_rows<1, MV_U>(d, 0, w, rows, x, 1, k, blk); break;
+	}
+}
+
+template <int E>
+__device__ __forceinline__ void mv_multi_body(const u8* x, int k, float* d0, const u8* w0, int r0, int f0, float* d1,
+                                              const u8* w1, int r1, int f1, float* d2, const u8* w2, int r2, int f2) {
+	int blk = blockIdx.x;
+	const int b0 = (r0 + 3) / 4, b1 = (r1 + 3) / 4;
+	if (blk < b0) {
+		mv_seg<E>(f0, d0, w0, r0, x, k, blk);
+	} else if ((blk -= b0) < b1) {
+		mv_seg<E>(f1, d1, w1, r1, x, k, blk);
+	} else {
+		mv_seg<E>(f2, d2, w2, r2, x, k, blk - b1);
 	}
 }
 
 extern "C" __global__ void __launch_bounds__(128) mv_multi(const u8* x, int k, float* d0, const u8* w0, int r0, int f0,
                                                            float* d1, const u8* w1, int r1, int f1, float* d2,
                                                            const u8* w2, int r2, int f2) {
-	int blk = blockIdx.x;
-	const int b0 = (r0 + 3) / 4, b1 = (r1 + 3) / 4;
-	if (blk < b0) {
-		mv_seg(f0, d0, w0, r0, x, k, blk);
-	} else if ((blk -= b0) < b1) {
-		mv_seg(f1, d1, w1, r1, x, k, blk);
-	} else {
-		mv_seg(f2, d2, w2, r2, x, k, blk - b1);
-	}
+	mv_multi_body<0>(x, k, d0, w0, r0, f0, d1, w1, r1, f1, d2, w2, r2, f2);
+}
+
+// mv_multi_e and _e2: mv_multi with cuda-early's and cuda-early2's Q4_K
+// and Q6_K segments.
+extern "C" __global__ void __launch_bounds__(128) mv_multi_e(const u8* x, int k, float* d0, const u8* w0, int r0,
+                                                             int f0, float* d1, const u8* w1, int r1, int f1,
+                                                             float* d2, const u8* w2, int r2, int f2) {
+	mv_multi_body<1>(x, k, d0, w0, r0, f0, d1, w1, r1, f1, d2, w2, r2, f2);
+}
+extern "C" __global__ void __launch_bounds__(128) mv_multi_e2(const u8* x, int k, float* d0, const u8* w0, int r0,
+                                                              int f0, float* d1, const u8* w1, int r1, int f1,
+                                                              float* d2, const u8* w2, int r2, int f2) {
+	mv_multi_body<2>(x, k, d0, w0, r0, f0, d1, w1, r1, f1, d2, w2, r2, f2);
 }
 
 // ---- cuda-xs: the activation row staged in shared memory ------------------
