@@ -50,6 +50,9 @@
 #             3B and 1B (10 interleaved rounds each, recorded)
 #   gpu-ab    on the H200 kind: the opt-in GPU kernels' tests, an interleaved
 #             A/B of ARMS, then e2e records of E2E_ARMS; one tar back
+#   cpu-decode  the matvecs at 2 threads (3B shapes), then decode beside
+#             llama.cpp at 2 threads with the fastest (issue 20)
+#   short-prompts  pp16 … pp512 beside llama.cpp at 2 threads (issue 19)
 set -uo pipefail
 B=${B:-.device/bin}
 export DAMASCUS_TESTDATA=${DAMASCUS_TESTDATA:-$PWD/.device/testdata}
@@ -721,6 +724,24 @@ cpu-decode)
 			--json "$OUT/e2e-$m-decode-2t.json" --store "$STORE" --note "$NOTE; issue 20: decode at 2 threads; $kn" \
 			> "$OUT/e2e-$m-decode-2t.txt" 2>&1
 		grep -aE "decode tok|GB/s|probe|recorded" "$OUT/e2e-$m-decode-2t.txt" | tail -6
+	done
+	;;
+short-prompts)
+	# Issue 19 item 4 on the host's Intel AMX cores at 2 threads: prefill at
+	# each of PPS (pp16 … pp512) beside llama.cpp (sapphirerapids on huge
+	# pages), RUNS (5) rounds each, the shipped preferences, for MODELS
+	# (llama3.2-1b). B may point at the gpu archive's binaries.
+	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
+	for m in ${MODELS:-llama3.2-1b}; do
+		models $m
+		for pp in ${PPS:-16 32 64 128 256 512}; do
+			log "e2e $m pp$pp at 2 threads"
+			timeout "${E2E_TIMEOUT:-120}" $B/ledger e2e -m /tmp/$m.gguf --pp $pp --tg 0 --runs "${RUNS:-5}" --no-roofline \
+				--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
+				--json "$OUT/e2e-$m-pp$pp-2t.json" --store "$STORE" --note "$NOTE; issue 19: short prompts at 2 threads; promoted kernels, no override" \
+				> "$OUT/e2e-$m-pp$pp-2t.txt" 2>&1
+			grep -aE "prefill tok|recorded" "$OUT/e2e-$m-pp$pp-2t.txt" | tail -2
+		done
 	done
 	;;
 *) echo "unknown phase $1" >&2; exit 2 ;;
