@@ -594,7 +594,7 @@ gpu-ab)
 	# SKIP_E2E=1, `ledger e2e --device cuda` (10 rounds beside llama.cpp)
 	# for each of E2E_ARMS (default: the first arm). An arm is a name below,
 	# or names joined by + (their environments together). KTESTS replaces the
-	# kernel tests' -test.run pattern; BENCH (a -test.bench pattern) runs the
+	# kernel tests' -test.run pattern (KTIMEOUT seconds, 80); BENCH (a -test.bench pattern) runs the
 	# device-resident kernel benchmarks first; SKIP_DEPTH=1 leaves out the
 	# depth-4096 round; ABL lists ablation arms (skip-KERNEL, timing only)
 	# run once each after the A/B; AMX_TESTS=1 runs variants/amx's and
@@ -634,7 +634,7 @@ gpu-ab)
 	build=$!
 	models llama3.2-3b llama3.2-1b
 	log "kernel tests"
-	(cd variants/cuda && timeout 90 taskset -c 0-1 $B/cuda.test -test.v -test.count=1 -test.timeout 80s -test.run "${KTESTS:-TestFold|TestRope|TestAttention\$}" > $R/kernel-tests.txt 2>&1)
+	(cd variants/cuda && timeout $((${KTIMEOUT:-80} + 10)) taskset -c 0-1 $B/cuda.test -test.v -test.count=1 -test.timeout ${KTIMEOUT:-80}s -test.run "${KTESTS:-TestFold|TestRope|TestAttention\$}" > $R/kernel-tests.txt 2>&1)
 	grep -aE '^(--- |ok|FAIL|PASS|panic)' $R/kernel-tests.txt | grep -v '    --- PASS'
 	log "engine tests"
 	(cd model/llama && timeout 300 taskset -c 0-1 $B/llama.test -test.v -test.count=1 -test.timeout 290s \

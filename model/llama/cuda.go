@@ -79,7 +79,9 @@ const LongRowUEnv = "DAMASCUS_CUDA_LONGU"
 // early the cuda-early kernels (q4k_mv_e, q6k_mv_e, mv_multi_e: the
 // warp-per-row kernels with the first step's weights loaded before the PDL
 // wait, so the fetch overlaps the kernel before), early2 cuda-early2's
-// (software-pipelined too; the same bits). Kept opt-in, to compare.
+// (software-pipelined too; the same bits): session 15, 3B tg256, 3 rounds
+// rotated, early 531.6/541.3/532.9 and early2 487.7/502.2/513.8 against
+// 531.4/529.4/524.8 — level and lost. Kept opt-in, to compare.
 const MatVecEnv = "DAMASCUS_CUDA_MV"
 
 // matVecVariants are MatVecEnv's values.

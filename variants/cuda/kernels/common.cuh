@@ -141,7 +141,7 @@ __device__ __forceinline__ double sumsq_as_vb(const float* xs, int dim, int vb, 
 // kept as macros to compare (DAMASCUS_CUDA_DEFINES): -DPDL_LAUNCH_FIRST
 // lets dependents launch before the wait (430 against 447 tok/s), and
 // -DPREFETCH has each matvec ask L2 for its row before the wait (a
-// further 410).
+// further 410; alone, in session 15: 475/517/493 against 531/529/525).
 #define PDL_LAUNCH() asm volatile("griddepcontrol.launch_dependents;" ::: "memory")
 #define PDL_WAIT() asm volatile("griddepcontrol.wait;" ::: "memory")
 #ifdef PDL_LAUNCH_FIRST
