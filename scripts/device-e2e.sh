@@ -53,6 +53,7 @@
 #   cpu-decode  the matvecs at 2 threads (3B shapes), then decode beside
 #             llama.cpp at 2 threads with the fastest (issue 20)
 #   short-prompts  pp16 … pp512 beside llama.cpp at 2 threads (issue 19)
+#   decode-profile  CPU profiles of a 2-thread decode (issue 20)
 set -uo pipefail
 B=${B:-.device/bin}
 export DAMASCUS_TESTDATA=${DAMASCUS_TESTDATA:-$PWD/.device/testdata}
@@ -724,6 +725,20 @@ cpu-decode)
 			--json "$OUT/e2e-$m-decode-2t.json" --store "$STORE" --note "$NOTE; issue 20: decode at 2 threads; $kn" \
 			> "$OUT/e2e-$m-decode-2t.txt" 2>&1
 		grep -aE "decode tok|GB/s|probe|recorded" "$OUT/e2e-$m-decode-2t.txt" | tail -6
+	done
+	;;
+decode-profile)
+	# Issue 20 item 1 on the host's Intel AMX cores: where a 2-thread decode
+	# step goes. A CPU profile of `ledger damascus-bench -n TG -t 2` (the
+	# shipped preferences, weights on huge pages; the profile includes the
+	# load) for each of MODELS into $OUT/decode-MODEL-2t.pprof, with the
+	# run's tok/s beside it. B may point at the gpu archive's binaries.
+	for m in ${MODELS:-llama3.2-1b llama3.2-3b}; do
+		models $m
+		log "decode profile $m tg${TG:-64} at 2 threads"
+		timeout 200 $B/ledger damascus-bench -m /tmp/$m.gguf -n "${TG:-64}" -r "${REPS:-3}" -t 2 -cpuprofile "$OUT/decode-$m-2t.pprof" \
+			> "$OUT/decode-$m-2t.json" 2> "$OUT/decode-$m-2t.err"
+		python3 -c 'import json,sys,statistics as s; r=json.load(open(sys.argv[1])); print("  ".join("%s %.2f tok/s" % (t["name"], s.median(t["tokens_per_sec"])) for t in r["tests"]))' "$OUT/decode-$m-2t.json"
 	done
 	;;
 short-prompts)

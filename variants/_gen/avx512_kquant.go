@@ -8,6 +8,8 @@ package main
 // the activations loaded once.
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
@@ -27,22 +29,51 @@ const (
 )
 
 // Form of a one-row kernel: how the products become int32 lanes and
-// whether it prefetches the weights.
+// whether it prefetches the weights, and with which hint.
 type form struct {
 	prefix    string // label prefix
 	vnni      bool
 	prefetch  int // cache lines prefetched per block, 0 for none
 	name, sig string
+	hint      hint // the prefetch instruction, when prefetch > 0
+}
+
+// hint is the locality hint of a form's software prefetches.
+type hint int
+
+const (
+	t0  hint = iota // PREFETCHT0: into every cache level (the default)
+	t2              // PREFETCHT2: into L2 (and beyond), not L1
+	nta             // PREFETCHNTA: non-temporal, minimising cache pollution
+)
+
+// prefetch emits the hint's prefetch instruction for the line at mem.
+func (h hint) prefetch(mem Mem) {
+	switch h {
+	case t0:
+		a.PREFETCHT0(mem)
+	case t2:
+		a.PREFETCHT2(mem)
+	case nta:
+		a.PREFETCHNTA(mem)
+	default:
+		panic(fmt.Sprintf("unknown prefetch hint %d", int(h)))
+	}
 }
 
 const rowSig = "func(dst *float32, rows int, w, xq *byte, nb int)"
 const prefetchSig = "func(dst *float32, rows int, w, xq *byte, nb, dist int)"
 
+// rowForms are a format's one-row kernels: AVX-512BW, VNNI, and VNNI with
+// lines prefetches a block under each hint (the T2 and NTA forms an
+// experiment for the Intel cores at 2 threads, issue 20).
 func rowForms(q string, lines int) []form {
 	return []form{
-		{q, false, 0, q + "RowsAVX512", rowSig},
-		{"v" + q, true, 0, q + "RowsVNNI", rowSig},
-		{"p" + q, true, lines, q + "RowsVNNIPrefetch", prefetchSig},
+		{q, false, 0, q + "RowsAVX512", rowSig, t0},
+		{"v" + q, true, 0, q + "RowsVNNI", rowSig, t0},
+		{"p" + q, true, lines, q + "RowsVNNIPrefetch", prefetchSig, t0},
+		{"p" + q + "t2", true, lines, q + "RowsVNNIPrefetchT2", prefetchSig, t2},
+		{"p" + q + "nta", true, lines, q + "RowsVNNIPrefetchNTA", prefetchSig, nta},
 	}
 }
 
@@ -116,7 +147,7 @@ func rowKernel(f form, prologue func(), l rowLoop) {
 	}
 	a.Label(blk)
 	for i := 0; i < f.prefetch; i++ {
-		a.PREFETCHT0(Mem{Base: RSI, Index: R12, Scale: 1, Disp: 64 * i})
+		f.hint.prefetch(Mem{Base: RSI, Index: R12, Scale: 1, Disp: 64 * i})
 	}
 	l.block(f)
 	a.ADDQ(imm(l.wBytes), RSI)
@@ -591,7 +622,7 @@ func q4kxFile() {
 		a.VMOVDQU(static("q4kxShift", 0), X15)
 		a.VMOVDQU(static("q4kxSel", 0), X14)
 	}
-	f := form{"xq4k", true, 0, "q4kRowsVNNIX", "func(dst *float32, rows int, w, xa *byte, nb int)"}
+	f := form{"xq4k", true, 0, "q4kRowsVNNIX", "func(dst *float32, rows int, w, xa *byte, nb int)", t0}
 	rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kxBlock, q4kBytes, 320, func() { rowStore(Z24, Z25) }})
 }
 

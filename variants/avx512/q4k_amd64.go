@@ -63,6 +63,16 @@ func MatVecQ4K4VNNI(dst []float32, w, xq []byte, k int) {
 //go:noescape
 func q4kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb, dist int)
 
+// q4kRowsVNNIPrefetchT2 is q4kRowsVNNIPrefetch with PREFETCHT2.
+//
+//go:noescape
+func q4kRowsVNNIPrefetchT2(dst *float32, rows int, w, xq *byte, nb, dist int)
+
+// q4kRowsVNNIPrefetchNTA is q4kRowsVNNIPrefetch with PREFETCHNTA.
+//
+//go:noescape
+func q4kRowsVNNIPrefetchNTA(dst *float32, rows int, w, xq *byte, nb, dist int)
+
 // MatVecQ4KVNNIPrefetch is MatVecQ4KVNNI with software prefetches 2 KiB
 // ahead of the weights.
 var MatVecQ4KVNNIPrefetch = matVecPrefetch(q4kRowsVNNIPrefetch, 2048)
@@ -79,12 +89,32 @@ func matVecPrefetch(kernel prefetchRowKernel, dist int) ledger.MatVec {
 }
 
 // registerPrefetchSweep registers kernel as matvec/t's avx512-vnni-pfNk at
-// each distance of the sweep made for the Intel cores, where decode trailed.
-func registerPrefetchSweep(t quant.Type, kernel prefetchRowKernel) {
+// each distance of the sweep made for the Intel cores, where decode trailed,
+// and its PREFETCHT2 and PREFETCHNTA twins (t2, nta) as avx512-vnni-pfNk-t2
+// and -nta at 4 and 8 KiB, an experiment for those cores at 2 threads
+// (issue 20).
+func registerPrefetchSweep(t quant.Type, kernel, t2, nta prefetchRowKernel) {
+	reg := func(name string, k prefetchRowKernel, kib int, notes string) {
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(t), Name: name, Family: ledger.FamilyAVX512VNNI,
+			Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: matVecPrefetch(k, kib<<10),
+			Notes: notes})
+	}
 	for _, kib := range []int{1, 4, 8, 16, 32} {
-		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(t), Name: fmt.Sprintf("avx512-vnni-pf%dk", kib), Family: ledger.FamilyAVX512VNNI,
-			Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: matVecPrefetch(kernel, kib<<10),
-			Notes: fmt.Sprintf("avx512-vnni-prefetch with the prefetches %d KiB ahead (a distance sweep for the Intel cores, where decode trails)", kib)})
+		reg(fmt.Sprintf("avx512-vnni-pf%dk", kib), kernel, kib,
+			fmt.Sprintf("avx512-vnni-prefetch with the prefetches %d KiB ahead (a distance sweep for the Intel cores, where decode trails)", kib))
+	}
+	for _, h := range []struct {
+		suffix string
+		kernel prefetchRowKernel
+		why    string
+	}{
+		{"t2", t2, "PREFETCHT2 (a hint to fill L2 and not L1)"},
+		{"nta", nta, "PREFETCHNTA (the non-temporal hint: a weight stream read once a token)"},
+	} {
+		for _, kib := range []int{4, 8} {
+			reg(fmt.Sprintf("avx512-vnni-pf%dk-%s", kib, h.suffix), h.kernel, kib,
+				fmt.Sprintf("avx512-vnni-pf%dk with %s instead of PREFETCHT0; otherwise the same kernel (an experiment for the Intel cores at 2 threads, issue 20)", kib, h.why))
+		}
 	}
 }
 
@@ -101,5 +131,5 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-prefetch", Family: ledger.FamilyAVX512VNNI,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ4KVNNIPrefetch),
 		Notes: "as avx512-vnni, with PREFETCHT0 2 KiB ahead of the weight stream (crosses 4 KiB pages, where the hardware prefetcher stops)"})
-	registerPrefetchSweep(quant.Q4_K, q4kRowsVNNIPrefetch)
+	registerPrefetchSweep(quant.Q4_K, q4kRowsVNNIPrefetch, q4kRowsVNNIPrefetchT2, q4kRowsVNNIPrefetchNTA)
 }

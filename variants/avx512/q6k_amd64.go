@@ -29,6 +29,16 @@ func MatVecQ6KVNNI(dst []float32, w, xq []byte, k int) {
 //go:noescape
 func q6kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb, dist int)
 
+// q6kRowsVNNIPrefetchT2 is q6kRowsVNNIPrefetch with PREFETCHT2.
+//
+//go:noescape
+func q6kRowsVNNIPrefetchT2(dst *float32, rows int, w, xq *byte, nb, dist int)
+
+// q6kRowsVNNIPrefetchNTA is q6kRowsVNNIPrefetch with PREFETCHNTA.
+//
+//go:noescape
+func q6kRowsVNNIPrefetchNTA(dst *float32, rows int, w, xq *byte, nb, dist int)
+
 // MatVecQ6KVNNIPrefetch is MatVecQ6KVNNI with software prefetches 2 KiB
 // ahead of the weights.
 var MatVecQ6KVNNIPrefetch = matVecPrefetch(q6kRowsVNNIPrefetch, 2048)
@@ -56,5 +66,5 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-4row", Family: ledger.FamilyAVX512VNNI,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ6K4VNNI),
 		Notes: "as avx512-vnni, four rows per pass sharing the activation loads. A first interleaved ledger run on the shared 2-vCPU VM had it slower than one row on the large shapes (four interleaved weight streams), level on cache-resident ones"})
-	registerPrefetchSweep(quant.Q6_K, q6kRowsVNNIPrefetch)
+	registerPrefetchSweep(quant.Q6_K, q6kRowsVNNIPrefetch, q6kRowsVNNIPrefetchT2, q6kRowsVNNIPrefetchNTA)
 }
