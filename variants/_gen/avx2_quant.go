@@ -58,11 +58,11 @@ func avx2QuantFile() {
 	staticData("q4kMinIdx", mins...)
 	wordSpread("q6kWord", 2)
 
-	rowKernel(form{"q4k", false, 0, "q4kRowsAVX2", rowSig, t0}, func() { avx2Args(0x0f0f0f0f, Y15) },
+	rowKernel(form{"q4k", false, 0, "q4kRowsAVX2", rowSig, t0, false}, func() { avx2Args(0x0f0f0f0f, Y15) },
 		rowLoop{[]VecPhysical{Y14, Y13}, vpxor, avx2Q4kBlock, q4kBytes, q8kBytes, avx2RowStore(Y14, Y13)})
 
 	a.Doc("The quants stay unsigned (0..63); the -32 offset is 32·Σ scale·bsum.")
-	rowKernel(form{"q6k", false, 0, "q6kRowsAVX2", rowSig, t0}, func() {
+	rowKernel(form{"q6k", false, 0, "q6kRowsAVX2", rowSig, t0, false}, func() {
 		avx2Args(0x0f0f0f0f, Y15)
 		avx2Broadcast(0x30303030, Y14)
 	}, rowLoop{[]VecPhysical{Y13}, vpxor, avx2Q6kBlock, q6kBytes, q8kBytes, func() {
@@ -72,7 +72,7 @@ func avx2QuantFile() {
 
 	a.Doc("Signed × signed through VPSIGNB: |w| times x·sign(w) (x ≠ -128, as ggml's",
 		"quantizer guarantees), VPMADDUBSW, VPMADDWD by ones.")
-	rowKernel(form{"q80", false, 0, "q80RowsAVX2", rowSig, t0}, func() { avx2Args(0x00010001, Y15) },
+	rowKernel(form{"q80", false, 0, "q80RowsAVX2", rowSig, t0, false}, func() { avx2Args(0x00010001, Y15) },
 		rowLoop{[]VecPhysical{Y13, Y12}, vpxor, avx2Q80Block, 34, 34, avx2RowStore(Y13, Y12)})
 }
 

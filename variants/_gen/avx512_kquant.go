@@ -36,6 +36,7 @@ type form struct {
 	prefetch  int // cache lines prefetched per block, 0 for none
 	name, sig string
 	hint      hint // the prefetch instruction, when prefetch > 0
+	page      bool // prefetch only where the window enters a 4 KiB page
 }
 
 // hint is the locality hint of a form's software prefetches.
@@ -64,16 +65,18 @@ func (h hint) prefetch(mem Mem) {
 const rowSig = "func(dst *float32, rows int, w, xq *byte, nb int)"
 const prefetchSig = "func(dst *float32, rows int, w, xq *byte, nb, dist int)"
 
-// rowForms are a format's one-row kernels: AVX-512BW, VNNI, and VNNI with
-// lines prefetches a block under each hint (the T2 and NTA forms an
-// experiment for the Intel cores at 2 threads, issue 20).
+// rowForms are a format's one-row kernels: AVX-512BW, VNNI, VNNI with
+// lines prefetches a block under each hint, and VNNI with four prefetches
+// where the window enters a 4 KiB page (the T2, NTA and page forms
+// experiments for the Intel cores at 2 threads, issue 20).
 func rowForms(q string, lines int) []form {
 	return []form{
-		{q, false, 0, q + "RowsAVX512", rowSig, t0},
-		{"v" + q, true, 0, q + "RowsVNNI", rowSig, t0},
-		{"p" + q, true, lines, q + "RowsVNNIPrefetch", prefetchSig, t0},
-		{"p" + q + "t2", true, lines, q + "RowsVNNIPrefetchT2", prefetchSig, t2},
-		{"p" + q + "nta", true, lines, q + "RowsVNNIPrefetchNTA", prefetchSig, nta},
+		{q, false, 0, q + "RowsAVX512", rowSig, t0, false},
+		{"v" + q, true, 0, q + "RowsVNNI", rowSig, t0, false},
+		{"p" + q, true, lines, q + "RowsVNNIPrefetch", prefetchSig, t0, false},
+		{"p" + q + "t2", true, lines, q + "RowsVNNIPrefetchT2", prefetchSig, t2, false},
+		{"p" + q + "nta", true, lines, q + "RowsVNNIPrefetchNTA", prefetchSig, nta, false},
+		{"pg" + q, true, 4, q + "RowsVNNIPrefetchPage", prefetchSig, t0, true},
 	}
 }
 
@@ -146,8 +149,12 @@ func rowKernel(f form, prologue func(), l rowLoop) {
 		l.clear(s)
 	}
 	a.Label(blk)
-	for i := 0; i < f.prefetch; i++ {
-		f.hint.prefetch(Mem{Base: RSI, Index: R12, Scale: 1, Disp: 64 * i})
+	if f.page {
+		pagePrefetch(f, l.wBytes)
+	} else {
+		for i := 0; i < f.prefetch; i++ {
+			f.hint.prefetch(Mem{Base: RSI, Index: R12, Scale: 1, Disp: 64 * i})
+		}
 	}
 	l.block(f)
 	a.ADDQ(imm(l.wBytes), RSI)
@@ -160,6 +167,27 @@ func rowKernel(f form, prologue func(), l rowLoop) {
 	a.Label(done)
 	a.VZEROUPPER()
 	a.RET()
+}
+
+// pagePrefetch is a page form's prefetch for the block at SI: the window
+// is the block's bytes dist = R12 ahead, [A, A+wBytes) with A = SI + R12.
+// Where a 4 KiB boundary B lies in (A, A+wBytes], that is where the page
+// offset r of A+wBytes is below wBytes, B = A+wBytes-r and f.prefetch
+// lines from B are prefetched; otherwise a short forward branch skips them.
+// Every boundary the window passes is so prefetched once (one block in
+// 4096/wBytes). AX is the scratch: the blocks write it before reading it.
+func pagePrefetch(f form, wBytes int) {
+	skip := f.prefix + "SamePage"
+	a.LEAQ(Mem{Base: RSI, Index: R12, Scale: 1, Disp: wBytes}, RAX)
+	a.ANDL(imm(4095), EAX)
+	a.CMPL(EAX, imm(wBytes))
+	a.JAE(LabelRef(skip))
+	a.NEGQ(RAX)
+	a.ADDQ(RSI, RAX)
+	for i := 0; i < f.prefetch; i++ {
+		f.hint.prefetch(Mem{Base: RAX, Index: R12, Scale: 1, Disp: wBytes + 64*i})
+	}
+	a.Label(skip)
 }
 
 // fourRowKernel is the four-row loop: rows is a positive multiple of 4;
@@ -622,7 +650,7 @@ func q4kxFile() {
 		a.VMOVDQU(static("q4kxShift", 0), X15)
 		a.VMOVDQU(static("q4kxSel", 0), X14)
 	}
-	f := form{"xq4k", true, 0, "q4kRowsVNNIX", "func(dst *float32, rows int, w, xa *byte, nb int)", t0}
+	f := form{"xq4k", true, 0, "q4kRowsVNNIX", "func(dst *float32, rows int, w, xa *byte, nb int)", t0, false}
 	rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kxBlock, q4kBytes, 320, func() { rowStore(Z24, Z25) }})
 }
 

@@ -73,6 +73,12 @@ func q4kRowsVNNIPrefetchT2(dst *float32, rows int, w, xq *byte, nb, dist int)
 //go:noescape
 func q4kRowsVNNIPrefetchNTA(dst *float32, rows int, w, xq *byte, nb, dist int)
 
+// q4kRowsVNNIPrefetchPage is q4kRowsVNNIPrefetch prefetching only four
+// lines at each 4 KiB page boundary the window dist bytes ahead reaches.
+//
+//go:noescape
+func q4kRowsVNNIPrefetchPage(dst *float32, rows int, w, xq *byte, nb, dist int)
+
 // MatVecQ4KVNNIPrefetch is MatVecQ4KVNNI with software prefetches 2 KiB
 // ahead of the weights.
 var MatVecQ4KVNNIPrefetch = matVecPrefetch(q4kRowsVNNIPrefetch, 2048)
@@ -91,9 +97,9 @@ func matVecPrefetch(kernel prefetchRowKernel, dist int) ledger.MatVec {
 // registerPrefetchSweep registers kernel as matvec/t's avx512-vnni-pfNk at
 // each distance of the sweep made for the Intel cores, where decode trailed,
 // and its PREFETCHT2 and PREFETCHNTA twins (t2, nta) as avx512-vnni-pfNk-t2
-// and -nta at 4 and 8 KiB, an experiment for those cores at 2 threads
-// (issue 20).
-func registerPrefetchSweep(t quant.Type, kernel, t2, nta prefetchRowKernel) {
+// and -nta at 4 and 8 KiB, and its page form (page) as avx512-vnni-pgNk at
+// 4, 8 and 16 KiB, experiments for those cores at 2 threads (issue 20).
+func registerPrefetchSweep(t quant.Type, kernel, t2, nta, page prefetchRowKernel) {
 	reg := func(name string, k prefetchRowKernel, kib int, notes string) {
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(t), Name: name, Family: ledger.FamilyAVX512VNNI,
 			Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: matVecPrefetch(k, kib<<10),
@@ -116,6 +122,10 @@ func registerPrefetchSweep(t quant.Type, kernel, t2, nta prefetchRowKernel) {
 				fmt.Sprintf("avx512-vnni-pf%dk with %s instead of PREFETCHT0; otherwise the same kernel (an experiment for the Intel cores at 2 threads, issue 20)", kib, h.why))
 		}
 	}
+	for _, kib := range []int{4, 8, 16} {
+		reg(fmt.Sprintf("avx512-vnni-pg%dk", kib), page, kib,
+			fmt.Sprintf("avx512-vnni-pf%dk with prefetches only where the window crosses into a new 4 KiB page (four lines at the boundary, about 4 a page instead of ~85): the L2 streamer stops at page boundaries and this restarts it, without holding L1 fill buffers for lines it fetches anyway; an experiment for the Intel cores at 2 threads (issue 20)", kib))
+	}
 }
 
 func init() {
@@ -131,5 +141,5 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-prefetch", Family: ledger.FamilyAVX512VNNI,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ4KVNNIPrefetch),
 		Notes: "as avx512-vnni, with PREFETCHT0 2 KiB ahead of the weight stream (crosses 4 KiB pages, where the hardware prefetcher stops)"})
-	registerPrefetchSweep(quant.Q4_K, q4kRowsVNNIPrefetch, q4kRowsVNNIPrefetchT2, q4kRowsVNNIPrefetchNTA)
+	registerPrefetchSweep(quant.Q4_K, q4kRowsVNNIPrefetch, q4kRowsVNNIPrefetchT2, q4kRowsVNNIPrefetchNTA, q4kRowsVNNIPrefetchPage)
 }

@@ -591,6 +591,134 @@ pq4kntaDone:
 	VZEROUPPER
 	RET
 
+// func q4kRowsVNNIPrefetchPage(dst *float32, rows int, w *byte, xq *byte, nb int, dist int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·q4kRowsVNNIPrefetchPage(SB), NOSPLIT, $0-48
+	MOVQ         dst+0(FP), DX
+	MOVQ         rows+8(FP), R8
+	MOVQ         w+16(FP), SI
+	MOVQ         xq+24(FP), R10
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQU64    ·q4kScaleIdx+0(SB), Z30
+	VMOVDQU64    ·q4kScaleIdx+64(SB), Z29
+	VMOVDQU64    ·q4kScaleIdx+128(SB), Z28
+	VMOVDQU64    ·q4kScaleIdx+192(SB), Z27
+	VMOVDQU64    ·q4kMinIdx+0(SB), Y26
+	MOVQ         dist+40(FP), R12
+
+pgq4kRow:
+	TESTQ  R8, R8
+	JZ     pgq4kDone
+	MOVQ   R10, DI
+	MOVQ   nb+32(FP), CX
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+
+pgq4kBlock:
+	LEAQ       144(SI)(R12*1), AX
+	ANDL       $+4095, AX
+	CMPL       AX, $+144
+	JAE        pgq4kSamePage
+	NEGQ       AX
+	ADDQ       SI, AX
+	PREFETCHT0 144(AX)(R12*1)
+	PREFETCHT0 208(AX)(R12*1)
+	PREFETCHT0 272(AX)(R12*1)
+	PREFETCHT0 336(AX)(R12*1)
+
+pgq4kSamePage:
+	MOVL          4(SI), AX
+	MOVL          8(SI), BX
+	MOVL          12(SI), R9
+	MOVL          R9, R11
+	SHRL          $0x04, R11
+	ANDL          $0x0f0f0f0f, R11
+	MOVL          BX, R13
+	SHRL          $0x06, R13
+	ANDL          $0x03030303, R13
+	SHLL          $0x04, R13
+	ORL           R13, R11
+	ANDL          $0x0f0f0f0f, R9
+	MOVL          AX, R13
+	SHRL          $0x06, R13
+	ANDL          $0x03030303, R13
+	SHLL          $0x04, R13
+	ORL           R13, R9
+	ANDL          $0x3f3f3f3f, BX
+	ANDL          $0x3f3f3f3f, AX
+	SHLQ          $0x20, R9
+	ORQ           R9, AX
+	SHLQ          $0x20, R11
+	ORQ           R11, BX
+	VPBROADCASTQ  AX, Z20
+	VPBROADCASTQ  BX, Y21
+	VPSHUFB       Y26, Y21, Y21
+	VPMADDWD      260(DI), Y21, Y21
+	VCVTDQ2PS     Y21, Y21
+	VMOVD         (SI), X6
+	VCVTPH2PS     X6, X6
+	VBROADCASTSS  (DI), X7
+	VMULPS        X7, X6, X6
+	VBROADCASTSS  X6, Z23
+	VMOVSHDUP     X6, X6
+	VBROADCASTSS  X6, Y22
+	VFMADD231PS   Y22, Y21, Y25
+	VPSHUFB       Z30, Z20, Z16
+	VPSHUFB       Z29, Z20, Z17
+	VPSHUFB       Z28, Z20, Z18
+	VPSHUFB       Z27, Z20, Z19
+	VMOVDQU8      16(SI), Z10
+	VPSRLW        $0x04, Z10, Z11
+	VPANDD        Z31, Z10, Z10
+	VPANDD        Z31, Z11, Z11
+	VMOVDQU8      80(SI), Z12
+	VPSRLW        $0x04, Z12, Z13
+	VPANDD        Z31, Z12, Z12
+	VPANDD        Z31, Z13, Z13
+	VMOVDQU8      4(DI), Y0
+	VINSERTI64X4  $0x01, 68(DI), Z0, Z0
+	VMOVDQU8      36(DI), Y1
+	VINSERTI64X4  $0x01, 100(DI), Z1, Z1
+	VMOVDQU8      132(DI), Y2
+	VINSERTI64X4  $0x01, 196(DI), Z2, Z2
+	VMOVDQU8      164(DI), Y3
+	VINSERTI64X4  $0x01, 228(DI), Z3, Z3
+	VPMADDUBSW    Z0, Z10, Z10
+	VPMADDUBSW    Z1, Z11, Z11
+	VPMADDUBSW    Z2, Z12, Z12
+	VPMADDUBSW    Z3, Z13, Z13
+	VPXORD        Z4, Z4, Z4
+	VPXORD        Z5, Z5, Z5
+	VPDPWSSD      Z16, Z10, Z4
+	VPDPWSSD      Z17, Z11, Z5
+	VPDPWSSD      Z18, Z12, Z4
+	VPDPWSSD      Z19, Z13, Z5
+	VPADDD        Z5, Z4, Z4
+	VCVTDQ2PS     Z4, Z4
+	VFMADD231PS   Z23, Z4, Z24
+	ADDQ          $+144, SI
+	ADDQ          $+292, DI
+	DECQ          CX
+	JNZ           pgq4kBlock
+	VSUBPS        Z25, Z24, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y7
+	VADDPS        Y7, Y6, Y6
+	VEXTRACTF128  $0x01, Y6, X7
+	VADDPS        X7, X6, X6
+	VPSHUFD       $0x4e, X6, X7
+	VADDPS        X7, X6, X6
+	VPSHUFD       $0xb1, X6, X7
+	VADDSS        X7, X6, X6
+	VMOVSS        X6, (DX)
+	ADDQ          $0x04, DX
+	DECQ          R8
+	JMP           pgq4kRow
+
+pgq4kDone:
+	VZEROUPPER
+	RET
+
 DATA ·q4kScaleIdx+0(SB)/8, $0x8000800080008000
 DATA ·q4kScaleIdx+8(SB)/8, $0x8000800080008000
 DATA ·q4kScaleIdx+16(SB)/8, $0x8000800080008000

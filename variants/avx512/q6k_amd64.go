@@ -39,6 +39,12 @@ func q6kRowsVNNIPrefetchT2(dst *float32, rows int, w, xq *byte, nb, dist int)
 //go:noescape
 func q6kRowsVNNIPrefetchNTA(dst *float32, rows int, w, xq *byte, nb, dist int)
 
+// q6kRowsVNNIPrefetchPage is q6kRowsVNNIPrefetch prefetching only four
+// lines at each 4 KiB page boundary the window dist bytes ahead reaches.
+//
+//go:noescape
+func q6kRowsVNNIPrefetchPage(dst *float32, rows int, w, xq *byte, nb, dist int)
+
 // MatVecQ6KVNNIPrefetch is MatVecQ6KVNNI with software prefetches 2 KiB
 // ahead of the weights.
 var MatVecQ6KVNNIPrefetch = matVecPrefetch(q6kRowsVNNIPrefetch, 2048)
@@ -66,5 +72,5 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-4row", Family: ledger.FamilyAVX512VNNI,
 		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ6K4VNNI),
 		Notes: "as avx512-vnni, four rows per pass sharing the activation loads. A first interleaved ledger run on the shared 2-vCPU VM had it slower than one row on the large shapes (four interleaved weight streams), level on cache-resident ones"})
-	registerPrefetchSweep(quant.Q6_K, q6kRowsVNNIPrefetch, q6kRowsVNNIPrefetchT2, q6kRowsVNNIPrefetchNTA)
+	registerPrefetchSweep(quant.Q6_K, q6kRowsVNNIPrefetch, q6kRowsVNNIPrefetchT2, q6kRowsVNNIPrefetchNTA, q6kRowsVNNIPrefetchPage)
 }

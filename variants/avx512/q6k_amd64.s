@@ -519,6 +519,119 @@ pq6kntaDone:
 	VZEROUPPER
 	RET
 
+// func q6kRowsVNNIPrefetchPage(dst *float32, rows int, w *byte, xq *byte, nb int, dist int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, MMX+
+TEXT ·q6kRowsVNNIPrefetchPage(SB), NOSPLIT, $0-48
+	MOVQ         dst+0(FP), DX
+	MOVQ         rows+8(FP), R8
+	MOVQ         w+16(FP), SI
+	MOVQ         xq+24(FP), R10
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x30303030, AX
+	VPBROADCASTD AX, Z30
+	VMOVDQU64    ·q6kScaleIdx+0(SB), Z29
+	VMOVDQU64    ·q6kScaleIdx+64(SB), Z28
+	VMOVDQU64    ·q6kScaleIdx+128(SB), Z27
+	VMOVDQU64    ·q6kScaleIdx+192(SB), Z26
+	MOVQ         dist+40(FP), R12
+
+pgq6kRow:
+	TESTQ  R8, R8
+	JZ     pgq6kDone
+	MOVQ   R10, DI
+	MOVQ   nb+32(FP), CX
+	VPXORD Z24, Z24, Z24
+
+pgq6kBlock:
+	LEAQ       210(SI)(R12*1), AX
+	ANDL       $+4095, AX
+	CMPL       AX, $+210
+	JAE        pgq6kSamePage
+	NEGQ       AX
+	ADDQ       SI, AX
+	PREFETCHT0 210(AX)(R12*1)
+	PREFETCHT0 274(AX)(R12*1)
+	PREFETCHT0 338(AX)(R12*1)
+	PREFETCHT0 402(AX)(R12*1)
+
+pgq6kSamePage:
+	VPMOVSXBW     192(SI), Y14
+	VPERMW        Z14, Z29, Z16
+	VPERMW        Z14, Z28, Z17
+	VPERMW        Z14, Z27, Z18
+	VPERMW        Z14, Z26, Z19
+	VMOVDQU8      (SI), Z6
+	VMOVDQU8      128(SI), Y7
+	VPSRLW        $0x02, Y7, Y8
+	VINSERTI64X4  $0x01, Y8, Z7, Z7
+	VPSRLW        $0x04, Z6, Z11
+	VPANDD        Z31, Z6, Z10
+	VPANDD        Z31, Z11, Z11
+	VPSLLW        $0x04, Z7, Z8
+	VPANDD        Z30, Z8, Z8
+	VPORD         Z8, Z10, Z10
+	VPANDD        Z30, Z7, Z7
+	VPORD         Z7, Z11, Z11
+	VMOVDQU8      4(DI), Z0
+	VMOVDQU8      68(DI), Z1
+	VPMADDUBSW    Z0, Z10, Z10
+	VPMADDUBSW    Z1, Z11, Z11
+	VMOVDQU8      64(SI), Z6
+	VMOVDQU8      160(SI), Y7
+	VPSRLW        $0x02, Y7, Y8
+	VINSERTI64X4  $0x01, Y8, Z7, Z7
+	VPSRLW        $0x04, Z6, Z13
+	VPANDD        Z31, Z6, Z12
+	VPANDD        Z31, Z13, Z13
+	VPSLLW        $0x04, Z7, Z8
+	VPANDD        Z30, Z8, Z8
+	VPORD         Z8, Z12, Z12
+	VPANDD        Z30, Z7, Z7
+	VPORD         Z7, Z13, Z13
+	VMOVDQU8      132(DI), Z0
+	VMOVDQU8      196(DI), Z1
+	VPMADDUBSW    Z0, Z12, Z12
+	VPMADDUBSW    Z1, Z13, Z13
+	VPXORD        Z4, Z4, Z4
+	VPXORD        Z5, Z5, Z5
+	VPDPWSSD      Z16, Z10, Z4
+	VPDPWSSD      Z17, Z11, Z5
+	VPDPWSSD      Z18, Z12, Z4
+	VPDPWSSD      Z19, Z13, Z5
+	VPADDD        Z5, Z4, Z4
+	VPMADDWD      260(DI), Y14, Y15
+	VPSLLD        $0x05, Y15, Y15
+	VPSUBD        Z15, Z4, Z4
+	VCVTDQ2PS     Z4, Z4
+	MOVWLZX       208(SI), AX
+	VMOVD         AX, X6
+	VCVTPH2PS     X6, X6
+	VMULSS        (DI), X6, X6
+	VBROADCASTSS  X6, Z23
+	VFMADD231PS   Z23, Z4, Z24
+	ADDQ          $+210, SI
+	ADDQ          $+292, DI
+	DECQ          CX
+	JNZ           pgq6kBlock
+	VEXTRACTF64X4 $0x01, Z24, Y7
+	VMOVAPS       Y24, Y6
+	VADDPS        Y7, Y6, Y6
+	VEXTRACTF128  $0x01, Y6, X7
+	VADDPS        X7, X6, X6
+	VPSHUFD       $0x4e, X6, X7
+	VADDPS        X7, X6, X6
+	VPSHUFD       $0xb1, X6, X7
+	VADDSS        X7, X6, X6
+	VMOVSS        X6, (DX)
+	ADDQ          $0x04, DX
+	DECQ          R8
+	JMP           pgq6kRow
+
+pgq6kDone:
+	VZEROUPPER
+	RET
+
 DATA ·q6kScaleIdx+0(SB)/8, $0x0000000000000000
 DATA ·q6kScaleIdx+8(SB)/8, $0x0000000000000000
 DATA ·q6kScaleIdx+16(SB)/8, $0x0001000100010001
