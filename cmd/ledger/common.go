@@ -14,6 +14,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/harness/sysinfo"
 	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/promoted"
@@ -50,8 +51,27 @@ func (s *selection) parse() (ops, variants []string, shapes gate.Shapes, err err
 		return nil, nil, "", fmt.Errorf("unknown --shapes %q (all, tails, real, 1B, 3B)", s.shapes)
 	}
 	ops, variants = cli.SplitList(s.ops), cli.SplitList(s.variants)
-	if len(gate.Selected(ops)) == 0 {
+	selected := gate.Selected(ops)
+	if len(selected) == 0 {
 		return nil, nil, "", fmt.Errorf("--op %q matches no op of the catalogue (see ledger list)", s.ops)
+	}
+	// A misspelt or retired variant must not quietly leave the run with the
+	// others only.
+	for _, name := range variants {
+		found := false
+		for _, op := range selected {
+			if _, ok := ledger.Default.Lookup(op.Name, name); ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			scope := "any op"
+			if s.ops != "" {
+				scope = fmt.Sprintf("the ops %q", s.ops)
+			}
+			return nil, nil, "", fmt.Errorf("--variant %q is no variant of %s (see ledger list)", name, scope)
+		}
 	}
 	return ops, variants, shapes, nil
 }

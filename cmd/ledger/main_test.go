@@ -66,6 +66,25 @@ func TestGateNamesBrokenVariant(t *testing.T) {
 	}
 }
 
+// A variant name that is no variant of the selected ops is refused by
+// gate and run before anything runs, rather than the others running alone.
+func TestUnknownVariantRefused(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store.jsonl")
+	for _, args := range [][]string{
+		{"gate", "--op", "matvec/q4_k", "--variant", "naive,naive-typo", "--shapes", "tails"},
+		{"run", "--op", "matvec/q4_k", "--variant", "naive,naive-typo", "--shapes", "tails", "--runs", "1", "--store", store},
+		{"run", "--op", "rmsnorm", "--variant", "avx512-vnni-pf8k", "--shapes", "tails", "--runs", "1", "--store", store}, // a matvec's, not rmsnorm's
+	} {
+		code, stdout, stderr := runCLI(args...)
+		if code == 0 || !strings.Contains(stderr, "--variant") {
+			t.Errorf("%v: exit %d, want non-zero naming --variant\nstdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
+		}
+	}
+	if _, err := os.Stat(store); err == nil {
+		t.Errorf("a refused run wrote %s", store)
+	}
+}
+
 func TestList(t *testing.T) {
 	code, out, errOut := runCLI("list")
 	if code != 0 || !strings.Contains(out, "matvec/q4_k") || !strings.Contains(out, "naive") {
