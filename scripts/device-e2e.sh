@@ -79,6 +79,16 @@ pp3b() {
 	grep -a -o "sample round [0-9]* [a-z.]* [a-z0-9]*: \[[0-9.]*" "$OUT/e2e-3b-$name.txt"
 }
 
+# fastest FILE OP MODEL: the variant of OP with the least sum of medians
+# over MODEL's shapes in the `ledger run` table in FILE.
+fastest() {
+	grep -aE "^\| $2 .*\($3" "$1" | awk -F'|' '
+		function ns(v,  n,u) { n = v + 0; u = v; sub(/^[ 0-9.]+/, "", u); gsub(/ /, "", u)
+			return u == "s" ? n*1e9 : u == "ms" ? n*1e6 : (u == "µs" || u == "us") ? n*1e3 : n }
+		{ v = $4; gsub(/ /, "", v); t[v] += ns($5) }
+		END { best = ""; for (v in t) if (best == "" || t[v] < t[best]) best = v; print best }'
+}
+
 models() {
 	for p in "$@"; do
 		[ -f "/tmp/$p.gguf" ] || $B/damascus synth --preset "$p" --type Q4_K_M -o "/tmp/$p.gguf" 2>&1 | tail -1
@@ -115,14 +125,7 @@ amx)
 			--shapes 3B --runs "${SWEEP_RUNS:-3}" --no-roofline --store "$STORE" --note "$NOTE; variant sweep before e2e" > "$OUT/sweep.txt" 2>&1
 		grep -E "^\| matmul" "$OUT/sweep.txt"
 	fi
-	pick() { # fastest variant of op $1 by the sum of its medians over the real (3B) shapes
-		grep -E "^\| $1 .*\(3B" "$OUT/sweep.txt" | awk -F'|' '
-			function ns(v,  n,u) { n = v + 0; u = v; sub(/^[ 0-9.]+/, "", u); gsub(/ /, "", u)
-				return u == "s" ? n*1e9 : u == "ms" ? n*1e6 : (u == "µs" || u == "us") ? n*1e3 : n }
-			{ v = $4; gsub(/ /, "", v); t[v] += ns($5) }
-			END { best = ""; for (v in t) if (best == "" || t[v] < t[best]) best = v; print best }'
-	}
-	[ -f "$OUT/sweep.txt" ] && { q4=$(pick matmul/q4_k); q6=$(pick matmul/q6_k); }
+	[ -f "$OUT/sweep.txt" ] && { q4=$(fastest "$OUT/sweep.txt" matmul/q4_k 3B); q6=$(fastest "$OUT/sweep.txt" matmul/q6_k 3B); }
 	export DAMASCUS_KERNELS=${DAMASCUS_KERNELS:-matmul/q4_k=${q4:-amx-int8},matmul/q6_k=${q6:-amx-int8},attention_batch=avx512}
 	log "e2e llama3.2-3b with $DAMASCUS_KERNELS"
 	timeout "${E2E_TIMEOUT:-460}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp "${PP:-1024}" --tg "${TG:-0}" --runs "${RUNS:-10}" --warmup-prompt 64 --no-roofline \
@@ -361,14 +364,7 @@ decode)
 		--variant "${SWEEP_VARIANTS:-avx512,avx512-vnni,avx512-vnni-prefetch,avx512-vnni-pf1k,avx512-vnni-pf4k,avx512-vnni-pf8k,avx512-vnni-4row,avx512-vnni-x}" \
 		--shapes 1B --runs "${SWEEP_RUNS:-5}" --store "$STORE" --note "$NOTE; decode kernels on Intel" > "$OUT/sweep-matvec.txt" 2>&1
 	grep -E "^\| matvec.*\(1B|recorded" "$OUT/sweep-matvec.txt"
-	pickmv() { # fastest variant of op $1 by the sum of its medians over the 1B shapes
-		grep -E "^\| $1 .*\(1B" "$OUT/sweep-matvec.txt" | awk -F'|' '
-			function ns(v,  n,u) { n = v + 0; u = v; sub(/^[ 0-9.]+/, "", u); gsub(/ /, "", u)
-				return u == "s" ? n*1e9 : u == "ms" ? n*1e6 : (u == "µs" || u == "us") ? n*1e3 : n }
-			{ v = $4; gsub(/ /, "", v); t[v] += ns($5) }
-			END { best = ""; for (v in t) if (best == "" || t[v] < t[best]) best = v; print best }'
-	}
-	q4=$(pickmv matvec/q4_k); q6=$(pickmv matvec/q6_k)
+	q4=$(fastest "$OUT/sweep-matvec.txt" matvec/q4_k 1B); q6=$(fastest "$OUT/sweep-matvec.txt" matvec/q6_k 1B)
 	export DAMASCUS_KERNELS=${DAMASCUS_KERNELS:-matvec/q4_k=${q4:-avx512-vnni},matvec/q6_k=${q6:-avx512-vnni}}
 	models llama3.2-1b
 	log "e2e decode llama3.2-1b with $DAMASCUS_KERNELS"
@@ -703,17 +699,10 @@ cpu-decode)
 		--shapes 3B --threads 2 --runs "${SWEEP_RUNS:-10}" --store "$STORE" \
 		--note "$NOTE; the matvecs at 2 threads on Intel (issue 20)" > "$OUT/sweep-matvec-2t.txt" 2>&1
 	grep -aE "^\| matvec.*\(3B|recorded|probe|GB/s" "$OUT/sweep-matvec-2t.txt" | head -40
-	pick2() { # fastest variant of op $1 by the sum of its medians over the 3B shapes
-		grep -aE "^\| $1 .*\(3B" "$OUT/sweep-matvec-2t.txt" | awk -F'|' '
-			function ns(v,  n,u) { n = v + 0; u = v; sub(/^[ 0-9.]+/, "", u); gsub(/ /, "", u)
-				return u == "s" ? n*1e9 : u == "ms" ? n*1e6 : (u == "µs" || u == "us") ? n*1e3 : n }
-			{ v = $4; gsub(/ /, "", v); t[v] += ns($5) }
-			END { best = ""; for (v in t) if (best == "" || t[v] < t[best]) best = v; print best }'
-	}
 	if [ "${KERNELS:-}" = promoted ]; then
 		unset DAMASCUS_KERNELS; kn="promoted kernels, no override"
 	else
-		q4=$(pick2 matvec/q4_k); q6=$(pick2 matvec/q6_k)
+		q4=$(fastest "$OUT/sweep-matvec-2t.txt" matvec/q4_k 3B); q6=$(fastest "$OUT/sweep-matvec-2t.txt" matvec/q6_k 3B)
 		export DAMASCUS_KERNELS=matvec/q4_k=${q4:-avx512-vnni},matvec/q6_k=${q6:-avx512}
 		kn="DAMASCUS_KERNELS=$DAMASCUS_KERNELS (the 2-thread sweep's fastest)"
 	fi
