@@ -111,7 +111,13 @@ func (f *format) mvKernel(u int) string {
 // flight: w in f's device layout, x one activation row
 // (ActivationType(wt)), all device pointers.
 func (r *gpu) matVec(t *cu.Thread, s cu.Stream, f *format, u int, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
-	return t.Launch(r.fns[f.mvKernel(u)], cu.D1((rows+rowsPerBlock-1)/rowsPerBlock), cu.D1(32*rowsPerBlock), 0, s,
+	return r.launchRows(t, s, f.mvKernel(u), dst, w, rows, x, k)
+}
+
+// launchRows enqueues the warp-per-row matvec kernel name (any of the
+// _mv entries of matvec.cu: a warp a row, four rows a block).
+func (r *gpu) launchRows(t *cu.Thread, s cu.Stream, name string, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
+	return t.Launch(r.fns[name], cu.D1((rows+rowsPerBlock-1)/rowsPerBlock), cu.D1(32*rowsPerBlock), 0, s,
 		dst.Arg(), w.Arg(), cu.I32(rows), x.Arg(), cu.I32(k))
 }
 
@@ -169,7 +175,7 @@ func earlyMV(e int) mvLaunch {
 }
 
 // earlyKernel names the cuda-early kernel of E e (1 or 2) with base name
-// base (f.mve, "mv_multi").
+// base (f.mve, "mv_multi_e").
 func earlyKernel(base string, e int) string {
 	if e == 2 {
 		return base + "2"
@@ -177,14 +183,12 @@ func earlyKernel(base string, e int) string {
 	return base
 }
 
-// matVecEarly enqueues f's cuda-early matvec of E e: matVec's grid and
-// arguments.
+// matVecEarly enqueues f's cuda-early matvec of E e.
 func (r *gpu) matVecEarly(t *cu.Thread, s cu.Stream, f *format, e int, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
 	if f.mve == "" || e < 1 || e > 2 {
 		return fmt.Errorf("matvec: no cuda-early kernel of E %d for %s", e, f.wt)
 	}
-	return t.Launch(r.fns[earlyKernel(f.mve, e)], cu.D1((rows+rowsPerBlock-1)/rowsPerBlock), cu.D1(32*rowsPerBlock), 0, s,
-		dst.Arg(), w.Arg(), cu.I32(rows), x.Arg(), cu.I32(k))
+	return r.launchRows(t, s, earlyKernel(f.mve, e), dst, w, rows, x, k)
 }
 
 // xsMV is the cuda-xs kernel of rows rows a warp.
