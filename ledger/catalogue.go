@@ -65,56 +65,44 @@ func matvecShapes(t quant.Type) []Shape {
 	return shapes
 }
 
-func matmulShapes(t quant.Type) []Shape {
-	bs := t.BlockSize()
-	if bs == 1 {
-		bs = 16
-	}
-	shapes := []Shape{
-		{Rows: 3, K: bs, N: 2},
-		{Rows: 7, K: 2 * bs, N: 5},
-		{Rows: 17, K: 3 * bs, N: 3},
-		{Rows: 33, K: bs, N: 17},
-		{Rows: 16, K: 4 * bs, N: 16},
-	}
-	if t.BlockSize() == 1 {
-		shapes[0].K, shapes[1].K = 7, 33 // plain types: odd k too
-	}
-	for _, m := range RealModels {
-		for _, s := range m.matrices(false) {
-			s.N = PrefillBatch
-			shapes = append(shapes, s)
-		}
-	}
-	return shapes
-}
+// tailMatMul are odd sizes (rows, blocks of k, activation rows) for matmul.
+var tailMatMul = [][3]int{{3, 1, 2}, {7, 2, 5}, {17, 3, 3}, {33, 1, 17}, {16, 4, 16}}
+
+func matmulShapes(t quant.Type) []Shape { return batchShapes(t, tailMatMul, PrefillBatch) }
 
 // BatchDecodeRows are the activation rows matvec_batch is timed at: the
 // decode tokens of a Batch's step, from a couple of streams to many.
 var BatchDecodeRows = []int{2, 8, 16, 32}
 
-// matvecBatchShapes are odd sizes (a single row, token counts that leave
-// every remainder of a kernel's group of tokens) and each model's matrices
-// at the BatchDecodeRows.
+// tailMatVecBatch are odd sizes (rows, blocks of k, activation rows) for
+// matvec_batch: a single row, token counts that leave every remainder of a
+// kernel's group of tokens.
+var tailMatVecBatch = [][3]int{{3, 1, 1}, {7, 2, 5}, {17, 3, 9}, {33, 1, 13}, {16, 4, 16}, {5, 2, 31}}
+
+// matvecBatchShapes are the odd sizes of tailMatVecBatch and each model's
+// matrices at the BatchDecodeRows.
 func matvecBatchShapes(t quant.Type) []Shape {
+	return batchShapes(t, tailMatVecBatch, BatchDecodeRows...)
+}
+
+// batchShapes are the shapes of the ops that take several activation rows
+// (matmul, matvec_batch): the odd sizes of tails, then each model's matrices
+// (without the vocabulary projection) at every count of rows in ns.
+func batchShapes(t quant.Type, tails [][3]int, ns ...int) []Shape {
 	bs := t.BlockSize()
 	if bs == 1 {
 		bs = 16
 	}
-	shapes := []Shape{
-		{Rows: 3, K: bs, N: 1},
-		{Rows: 7, K: 2 * bs, N: 5},
-		{Rows: 17, K: 3 * bs, N: 9},
-		{Rows: 33, K: bs, N: 13},
-		{Rows: 16, K: 4 * bs, N: 16},
-		{Rows: 5, K: 2 * bs, N: 31},
+	var shapes []Shape
+	for _, s := range tails {
+		shapes = append(shapes, Shape{Rows: s[0], K: s[1] * bs, N: s[2]})
 	}
 	if t.BlockSize() == 1 {
 		shapes[0].K, shapes[1].K = 7, 33 // plain types: odd k too
 	}
 	for _, m := range RealModels {
 		for _, s := range m.matrices(false) {
-			for _, n := range BatchDecodeRows {
+			for _, n := range ns {
 				s.N = n
 				shapes = append(shapes, s)
 			}
