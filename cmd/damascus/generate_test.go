@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/damascus-llm/damascus/gguf/gguftest"
@@ -17,21 +15,8 @@ import (
 // steps − len(prompt with BOS) + 1; the goldens include the prompt (--echo).
 func TestGenerateGoldens(t *testing.T) {
 	model := testdata.Stories260KGGUF.Require(t)
-	data, err := os.ReadFile(testdata.Stories260KGoldens.Require(t))
+	cases, err := testdata.Goldens(t)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var g struct {
-		Cases []struct {
-			Temperature float64  `json:"temperature"`
-			TopP        *float64 `json:"topp"`
-			Seed        *uint64  `json:"seed"`
-			Steps       int      `json:"steps"`
-			Prompt      string   `json:"prompt"`
-			Expected    string   `json:"expected"`
-		}
-	}
-	if err := json.Unmarshal(data, &g); err != nil {
 		t.Fatal(err)
 	}
 	f := gguftest.Open(t, model)
@@ -39,7 +24,7 @@ func TestGenerateGoldens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, c := range g.Cases {
+	for i, c := range cases {
 		ids, err := tok.Encode(c.Prompt, tokenizer.AddSpecial)
 		if err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@
 package testdata
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -95,4 +96,31 @@ func (f File) Require(tb TB) string {
 			f.Rel, Dir(), EnvVar, f.SHA256, f.Source)
 	}
 	return p
+}
+
+// A Golden is one case of Stories260KGoldens: the text llama2.c's run.c
+// wrote for a prompt in steps positions (BOS included) at a temperature, a
+// top-p and a seed; an absent top-p or seed is run.c's default.
+type Golden struct {
+	Temperature float32  `json:"temperature"`
+	TopP        *float32 `json:"topp"`
+	Seed        *uint64  `json:"seed"`
+	Steps       int      `json:"steps"`
+	Prompt      string   `json:"prompt"`
+	Expected    string   `json:"expected"`
+}
+
+// Goldens returns the cases of Stories260KGoldens, or skips the test when
+// the file is absent.
+func Goldens(tb TB) ([]Golden, error) {
+	tb.Helper()
+	data, err := os.ReadFile(Stories260KGoldens.Require(tb))
+	if err != nil {
+		return nil, err
+	}
+	var g struct{ Cases []Golden }
+	if err := json.Unmarshal(data, &g); err != nil {
+		return nil, err
+	}
+	return g.Cases, nil
 }

@@ -1,8 +1,6 @@
 package llama
 
 import (
-	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/damascus-llm/damascus/internal/testdata"
@@ -11,26 +9,13 @@ import (
 	"github.com/damascus-llm/damascus/quant"
 )
 
-type golden struct {
-	Temperature float32  `json:"temperature"`
-	TopP        *float32 `json:"topp"`
-	Seed        *uint64  `json:"seed"`
-	Steps       int      `json:"steps"`
-	Prompt      string   `json:"prompt"`
-	Expected    string   `json:"expected"`
-}
-
-func loadGoldens(t *testing.T) []golden {
+func loadGoldens(t *testing.T) []testdata.Golden {
 	t.Helper()
-	data, err := os.ReadFile(testdata.Stories260KGoldens.Require(t))
+	cases, err := testdata.Goldens(t)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var g struct{ Cases []golden }
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatal(err)
-	}
-	return g.Cases
+	return cases
 }
 
 func openStories(t testing.TB) (*Model, *tokenizer.Tokenizer) {
@@ -47,7 +32,7 @@ func openStories(t testing.TB) (*Model, *tokenizer.Tokenizer) {
 // prompt forced, a coin drawn only for sampled tokens, stop at BOS. eval
 // takes the whole prompt first (run.c draws no coin for it), then one token
 // at a time, and returns the last token's logits.
-func runLlama2C(t *testing.T, eval func([]int32) ([]float32, error), tok *tokenizer.Tokenizer, g golden) string {
+func runLlama2C(t *testing.T, eval func([]int32) ([]float32, error), tok *tokenizer.Tokenizer, g testdata.Golden) string {
 	t.Helper()
 	prompt, err := tok.Encode(g.Prompt, tokenizer.AddSpecial)
 	if err != nil {
