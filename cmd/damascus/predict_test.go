@@ -50,20 +50,8 @@ func TestPredictMatchesLlamaCpp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lm, err := llamacpp.OpenModel(model, llamacpp.ModelOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lm.Close()
-	lc, err := lm.NewContext(llamacpp.ContextOptions{NCtx: 64, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lc.Close()
-	logits, err := lc.Logits(toks, []int{len(toks) - 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	co := llamacpp.ContextOptions{NCtx: 64, Threads: 2}
+	logits := oracle.Logits(t, model, llamacpp.ModelOptions{}, co, toks, []int{len(toks) - 1})
 	p := quality.Probs(logits[0])
 	var report strings.Builder
 	for i, id := range ids {

@@ -1,7 +1,6 @@
 package llama
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
+	"github.com/damascus-llm/damascus/internal/oracle"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/model/ftype"
@@ -23,15 +23,9 @@ import (
 	"github.com/damascus-llm/damascus/quant"
 )
 
-func requireLlamaCpp(t *testing.T) {
-	t.Helper()
-	if err := llamacpp.Available(); err != nil {
-		if errors.Is(err, llamacpp.ErrNotInstalled) {
-			t.Skipf("%v (run make baseline)", err)
-		}
-		t.Fatal(err)
-	}
-}
+// requireLlamaCpp is the tests' gate on the pinned llama.cpp, under the name
+// this package's tests (the CUDA ones too) call it by.
+var requireLlamaCpp = oracle.RequireLlamaCpp
 
 // logitStats compares our logits with llama.cpp's at one position.
 type logitStats struct {
@@ -102,25 +96,11 @@ func llamaCppOptions(opts Options, n int) llamacpp.ContextOptions {
 // runLlamaCpp returns llama.cpp's logits at every position of tokens.
 func runLlamaCpp(t *testing.T, path string, mo llamacpp.ModelOptions, co llamacpp.ContextOptions, tokens []int32) [][]float32 {
 	t.Helper()
-	lm, err := llamacpp.OpenModel(path, mo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lm.Close()
-	lc, err := lm.NewContext(co)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lc.Close()
 	positions := make([]int, len(tokens))
 	for i := range positions {
 		positions[i] = i
 	}
-	out, err := lc.Logits(tokens, positions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return oracle.Logits(t, path, mo, co, tokens, positions)
 }
 
 // runOurs returns the production path's logits at every position of tokens
@@ -346,21 +326,8 @@ func logLlamaCppSelfConsistency(t *testing.T, path string, tokens []int32) {
 // llamaCppLogits returns llama.cpp's logits after the last token.
 func llamaCppLogits(t *testing.T, path string, tokens []int32) []float32 {
 	t.Helper()
-	lm, err := llamacpp.OpenModel(path, llamacpp.ModelOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lm.Close()
-	lc, err := lm.NewContext(llamacpp.ContextOptions{NCtx: max(64, len(tokens)), Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lc.Close()
-	l, err := lc.Logits(tokens, []int{len(tokens) - 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l[0]
+	co := llamacpp.ContextOptions{NCtx: max(64, len(tokens)), Threads: 2}
+	return oracle.Logits(t, path, llamacpp.ModelOptions{}, co, tokens, []int{len(tokens) - 1})[0]
 }
 
 func TestStories260KLogitsMatchLlamaCpp(t *testing.T) {

@@ -56,16 +56,7 @@ func TestStories260KPerplexityMatchesLlamaCpp(t *testing.T) {
 		return l[from*V:], nil
 	}
 
-	lm, err := llamacpp.OpenModel(path, llamacpp.ModelOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lm.Close()
-	lc, err := lm.NewContext(llamacpp.ContextOptions{NCtx: nCtx, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lc.Close()
+	lc := oracle.Context(t, path, llamacpp.ModelOptions{}, llamacpp.ContextOptions{NCtx: nCtx, Threads: 2})
 	theirs := func(tokens []int32, from int) ([]float32, error) {
 		pos := make([]int, len(tokens)-from)
 		for i := range pos {
