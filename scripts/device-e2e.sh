@@ -590,7 +590,8 @@ gpu-ab)
 	# order rotated each round, and one round at depth 4096; then, unless
 	# SKIP_E2E=1, `ledger e2e --device cuda` (10 rounds beside llama.cpp)
 	# for each of E2E_ARMS (default: the first arm). An arm is a name below,
-	# or names joined by + (their environments together). KTESTS replaces the
+	# or names joined by + (their environments together). ETESTS replaces the
+	# engine tests' pattern, KTESTS the
 	# kernel tests' -test.run pattern (KTIMEOUT seconds, 80); BENCH (a -test.bench pattern) runs the
 	# device-resident kernel benchmarks first; SKIP_DEPTH=1 leaves out the
 	# depth-4096 round; ABL lists ablation arms (skip-KERNEL, timing only)
@@ -619,6 +620,8 @@ gpu-ab)
 		prefetch) echo "DAMASCUS_CUDA_DEFINES=PREFETCH" ;;
 		skip-*) echo "DAMASCUS_CUDA_SKIP=${1#skip-}" ;; # ablation: timing only
 		pdl0) echo "DAMASCUS_CUDA_PDL=0" ;;
+		persistent | mega) echo "DAMASCUS_CUDA_DECODE=$1" ;; # one kernel over the layers (mega: weights through a shared-memory ring)
+		mega-ring*) echo "DAMASCUS_CUDA_DECODE=mega,ring=${1#mega-ring}" ;;
 		*) echo "unknown arm $1" >&2; exit 2 ;;
 		esac
 	}
@@ -635,7 +638,7 @@ gpu-ab)
 	grep -aE '^(--- |ok|FAIL|PASS|panic)' $R/kernel-tests.txt | grep -v '    --- PASS'
 	log "engine tests"
 	(cd model/llama && timeout 300 taskset -c 0-1 $B/llama.test -test.v -test.count=1 -test.timeout 290s \
-		-test.run "TestCUDADecodeVariants$([ -n "${SKIP_AGREE:-}" ] || echo '|TestCUDAAgreesWithCPU$')" > $R/engine-tests.txt 2>&1)
+		-test.run "${ETESTS:-TestCUDADecodeVariants$([ -n "${SKIP_AGREE:-}" ] || echo '|TestCUDAAgreesWithCPU$')}" > $R/engine-tests.txt 2>&1)
 	grep -aE '^(=== RUN|--- |ok|FAIL|PASS|panic)|bit-identical|cosine' $R/engine-tests.txt | head -40
 	if [ -n "${BENCH:-}" ]; then # device-resident kernel benchmarks (GB/s), e.g. BENCH='BenchmarkMatVec/type=Q[46]_K'
 		log "kernel benchmarks $BENCH"

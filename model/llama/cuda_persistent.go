@@ -19,12 +19,16 @@ import (
 // persistent kernel over every layer (variants/cuda persistent.cu: a block a
 // multiprocessor, grid barriers between the layer's dependent steps), then
 // the output norm and the head, recorded as a graph too. "persistent-layer":
-// the same kernel launched once a layer. Options after commas:
+// the same kernel launched once a layer. "mega": the persistent kernel's
+// steps with every block's weight rows streamed through a ring in its
+// shared memory ahead of the steps that read them (variants/cuda mega.cu;
+// rope pairs adjacent, not NeoX's). Options after commas:
 // "prefetch" (each warp asks L2 for its rows of the next step's matrix
 // before each barrier), "blocks=N" (the grid; default one block a
 // multiprocessor), "timeout=MS" (the barrier watchdog, default 1000 ms),
 // "watchdog-test" (block 0 skips the first barrier: every step fails after
-// the timeout; for TestPersistentWatchdog).
+// the timeout; for TestPersistentWatchdog), "ring=BYTES" (mega's ring at
+// most BYTES a block, never less than three of its largest rounds).
 // Untested on hardware when written (session 10): opt-in until its
 // agreement test (TestPersistentDecodeAgrees) and a timing have run on the
 // device.
@@ -42,6 +46,7 @@ type persistentDecode struct {
 // decodeConfig parses DecodeEnv: nil for the launch-per-op path.
 func decodeConfig(v string) (shape *cuda.PersistentShape, perLayer bool, err error) {
 	words := strings.Split(v, ",")
+	mega := false
 	switch strings.TrimSpace(words[0]) {
 	case "", "graph":
 		if len(words) > 1 {
@@ -51,10 +56,12 @@ func decodeConfig(v string) (shape *cuda.PersistentShape, perLayer bool, err err
 	case "persistent":
 	case "persistent-layer":
 		perLayer = true
+	case "mega":
+		mega = true
 	default:
-		return nil, false, fmt.Errorf("%s=%q: want graph, persistent or persistent-layer", DecodeEnv, v)
+		return nil, false, fmt.Errorf("%s=%q: want graph, persistent, persistent-layer or mega", DecodeEnv, v)
 	}
-	sh := &cuda.PersistentShape{}
+	sh := &cuda.PersistentShape{Mega: mega}
 	for _, w := range words[1:] {
 		w = strings.TrimSpace(w)
 		name, val, _ := strings.Cut(w, "=")
@@ -68,8 +75,10 @@ func decodeConfig(v string) (shape *cuda.PersistentShape, perLayer bool, err err
 			sh.Blocks = n
 		case name == "timeout" && nerr == nil && n > 0:
 			sh.Timeout = time.Duration(n) * time.Millisecond
+		case name == "ring" && nerr == nil && n > 0 && mega:
+			sh.Ring = n
 		default:
-			return nil, false, fmt.Errorf("%s=%q: unknown option %q (prefetch, blocks=N, timeout=MS)", DecodeEnv, v, w)
+			return nil, false, fmt.Errorf("%s=%q: unknown option %q (prefetch, blocks=N, timeout=MS; mega: ring=BYTES)", DecodeEnv, v, w)
 		}
 	}
 	return sh, perLayer, nil

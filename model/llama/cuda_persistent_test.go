@@ -18,10 +18,16 @@ import (
 // a failure says whether it is a rounding or a wrong result. The cache the
 // kernel writes is read by the later steps, so a wrong key or value shows
 // up there. Each mode: one launch for all layers, one a layer, with the L2
-// prefetch; the 3B-shaped file also decodes past position 1024, where a
-// split of the attention spans more than one 32-position tile.
+// prefetch, the megakernel (mega.cu: the same arithmetic, the weights
+// streamed through a ring in shared memory) with the largest ring and with
+// the smallest (three of its largest rounds: the ring wraps often); the
+// 3B-shaped file also decodes past position 1024, where a split of the
+// attention spans more than one 32-position tile. The graph runs the
+// serial decode attention (DAttnEnv), whose sums the kernels' attention
+// does in the same order (the default, fold, sums in others).
 func TestPersistentDecodeAgrees(t *testing.T) {
 	requireGPU(t)
+	t.Setenv(DAttnEnv, "serial")
 	for _, tc := range []struct {
 		preset, typ string
 		long        bool
@@ -39,7 +45,7 @@ func TestPersistentDecodeAgrees(t *testing.T) {
 			for i := range tokens {
 				tokens[i] = int32(rng.IntN(m.Config.Vocab))
 			}
-			var out0 [][]float32 // set once the kernel's resources are logged
+			logged := map[string]bool{} // kernels whose resources are logged
 			run := func(mode string) [][]float32 {
 				t.Helper()
 				t.Setenv(DecodeEnv, mode)
@@ -48,11 +54,12 @@ func TestPersistentDecodeAgrees(t *testing.T) {
 					t.Fatalf("%s: %v", mode, err)
 				}
 				defer c.Close()
-				if b, ok := c.b.(*cudaBackend); ok && b.pers != nil && len(out0) == 0 {
+				kernel, _, _ := strings.Cut(mode, ",")
+				if b, ok := c.b.(*cudaBackend); ok && b.pers != nil && !logged[kernel] {
 					fi, arch := b.pers.k.Resources()
-					t.Logf("persistent_decode (%s): %d blocks × 256 threads, %d registers, %d local bytes, %d static + %d dynamic shared bytes",
-						arch, b.pers.k.Blocks(), fi.Registers, fi.LocalBytes, fi.StaticShared, b.pers.k.Shared())
-					out0 = append(out0, nil)
+					t.Logf("%s (%s): %d blocks × 256 threads, %d registers, %d local bytes, %d static + %d dynamic shared bytes (ring %d)",
+						mode, arch, b.pers.k.Blocks(), fi.Registers, fi.LocalBytes, fi.StaticShared, b.pers.k.Shared(), b.pers.k.Ring())
+					logged[kernel] = true
 				}
 				var out [][]float32
 				l, err := c.Eval(tokens[:prompt], false)
@@ -79,7 +86,8 @@ func TestPersistentDecodeAgrees(t *testing.T) {
 				return out
 			}
 			want := run("")
-			for _, mode := range []string{"persistent,timeout=2000", "persistent-layer,timeout=2000", "persistent,prefetch,timeout=2000"} {
+			for _, mode := range []string{"persistent,timeout=2000", "persistent-layer,timeout=2000", "persistent,prefetch,timeout=2000",
+				"mega,timeout=2000", "mega,ring=1,timeout=2000"} {
 				got := run(mode)
 				identical := 0
 				for i := range want {
@@ -108,8 +116,14 @@ func TestPersistentDecodeAgrees(t *testing.T) {
 // the device; a fresh context decodes normally afterwards.
 func TestPersistentWatchdog(t *testing.T) {
 	requireGPU(t)
+	for _, kind := range []string{"persistent", "mega"} {
+		t.Run(kind, func(t *testing.T) { testWatchdog(t, kind) })
+	}
+}
+
+func testWatchdog(t *testing.T, kind string) {
 	_, m, _ := synthModel(t, "tiny", "Q4_K_M")
-	t.Setenv(DecodeEnv, "persistent,watchdog-test,timeout=200")
+	t.Setenv(DecodeEnv, kind+",watchdog-test,timeout=200")
 	c, err := m.NewContext(Options{NCtx: 32, NBatch: 8, Device: DeviceCUDA})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +146,7 @@ func TestPersistentWatchdog(t *testing.T) {
 		t.Errorf("the failing step took %v, want about the 200 ms timeout", d)
 	}
 	t.Logf("watchdog: %v after %v", err, d)
-	t.Setenv(DecodeEnv, "persistent,timeout=2000")
+	t.Setenv(DecodeEnv, kind+",timeout=2000")
 	c2, err := m.NewContext(Options{NCtx: 32, NBatch: 8, Device: DeviceCUDA})
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +161,7 @@ func TestPersistentWatchdog(t *testing.T) {
 
 // DecodeEnv's values parse, and bad ones are one clear error (no GPU needed).
 func TestDecodeEnvParses(t *testing.T) {
-	for _, v := range []string{"", "graph", "persistent", "persistent-layer", "persistent,prefetch,blocks=66,timeout=500"} {
+	for _, v := range []string{"", "graph", "persistent", "persistent-layer", "persistent,prefetch,blocks=66,timeout=500", "mega", "mega,ring=65536,timeout=500"} {
 		if _, _, err := decodeConfig(v); err != nil {
 			t.Errorf("%q: %v", v, err)
 		}
@@ -156,7 +170,10 @@ func TestDecodeEnvParses(t *testing.T) {
 	if sh == nil || !perLayer || !sh.Prefetch || sh.Blocks != 66 {
 		t.Errorf("persistent-layer,prefetch,blocks=66: %+v, per layer %v", sh, perLayer)
 	}
-	for _, v := range []string{"fast", "graph,prefetch", "persistent,blocks=0", "persistent,turbo"} {
+	if sh, _, _ := decodeConfig("mega,ring=65536"); sh == nil || !sh.Mega || sh.Ring != 65536 {
+		t.Errorf("mega,ring=65536: %+v", sh)
+	}
+	for _, v := range []string{"fast", "graph,prefetch", "persistent,blocks=0", "persistent,turbo", "persistent,ring=65536", "mega,ring=0"} {
 		if _, _, err := decodeConfig(v); err == nil || !strings.Contains(err.Error(), DecodeEnv) {
 			t.Errorf("%q: err = %v, want one naming %s", v, err, DecodeEnv)
 		}

@@ -196,6 +196,12 @@ func prepare(r *gpu, d *devInputs, s cu.Stream, op *ledger.Op, variant string, w
 					mv = xsMV(c.rows)
 				}
 			}
+			switch variant {
+			case "cuda-persist":
+				mv = (*gpu).persistMatVec
+			case "cuda-mega":
+				mv = (*gpu).megaMatVec
+			}
 			if mv == nil {
 				return nil, fmt.Errorf("no matvec kernel for variant %s", variant)
 			}

@@ -21,41 +21,54 @@ import (
 // launch-per-op path. Its matvec alone fits the contract and is registered
 // as cuda-persist, so that the gate checks its arithmetic on its own.
 
-// persistentFile is compiled and loaded on first use, not with the other
-// kernel files (sourceFiles): NVRTC takes about as long over it as over all
-// the others, and only DAMASCUS_CUDA_DECODE and cuda-persist need it.
-var persistentFile = struct {
+// lazyFile is a kernel file compiled and loaded on first use, not with the
+// other kernel files (sourceFiles): NVRTC takes about as long over
+// persistent.cu as over all the others, and only DAMASCUS_CUDA_DECODE and
+// cuda-persist / cuda-mega need it.
+type lazyFile struct {
 	name          string
 	kernels, uses []string
-}{"persistent.cu", []string{"persistent_decode", "pmv"}, []string{"quantize.cu"}}
+	defines       []string
+}
 
-// loadPersistent compiles and loads persistentFile once (on the device
-// thread, for the architecture the other files were compiled for).
-func (r *gpu) loadPersistent(t *cu.Thread) error {
-	if r.fns["pmv"] != 0 {
+var (
+	persistentFile = lazyFile{"persistent.cu", []string{"persistent_decode", "pmv"}, []string{"quantize.cu"}, nil}
+	// mega.cu runs persistent.cu's steps: its device functions only.
+	megaFile = lazyFile{"mega.cu", []string{"mega_decode", "mmv"}, []string{"quantize.cu", "persistent.cu"},
+		[]string{"-DPERSISTENT_DEVICE_ONLY"}}
+)
+
+// loadPersistent and loadMega load their files once.
+func (r *gpu) loadPersistent(t *cu.Thread) error { return r.loadLazy(t, persistentFile) }
+func (r *gpu) loadMega(t *cu.Thread) error       { return r.loadLazy(t, megaFile) }
+
+// loadLazy compiles and loads f once (on the device thread, for the
+// architecture the other files were compiled for).
+func (r *gpu) loadLazy(t *cu.Thread, f lazyFile) error {
+	if r.fns[f.kernels[0]] != 0 {
 		return nil
 	}
-	src, err := Source(persistentFile.name, persistentFile.uses...)
+	src, err := Source(f.name, f.uses...)
 	if err != nil {
 		return err
 	}
-	c, err := cu.Compile(src, persistentFile.name, CompileOptions(r.arch)...)
+	c, err := cu.Compile(src, f.name, append(CompileOptions(r.arch), f.defines...)...)
 	if err != nil {
 		return fmt.Errorf("cuda kernels: %w", err)
 	}
 	if dir := os.Getenv(DumpEnv); dir != "" {
-		if err := dump(dir, map[string]cu.Compiled{persistentFile.name: c}); err != nil {
+		if err := dump(dir, map[string]cu.Compiled{f.name: c}); err != nil {
 			return err
 		}
 	}
 	m, err := t.LoadModule(c.Image())
 	if err != nil {
-		return fmt.Errorf("load %s (%s): %w", persistentFile.name, r.arch, err)
+		return fmt.Errorf("load %s (%s): %w", f.name, r.arch, err)
 	}
-	for _, k := range persistentFile.kernels {
+	for _, k := range f.kernels {
 		fn, err := t.Function(m, k)
 		if err != nil {
-			return fmt.Errorf("%s: %w", persistentFile.name, err)
+			return fmt.Errorf("%s: %w", f.name, err)
 		}
 		if r.info[k], err = t.FuncInfo(fn); err != nil {
 			return err
@@ -95,13 +108,22 @@ type PersistentShape struct {
 	// WatchdogTest has block 0 skip the first barrier, so that the others
 	// wait out Timeout and the step fails (for the watchdog's own test).
 	WatchdogTest bool
+	// Mega runs mega.cu's kernel instead: the same steps, every block's
+	// weight rows streamed through a ring in its shared memory ahead of
+	// the steps that read them. Ring caps the ring's bytes (0: what the
+	// device allows beside the activations), though never below three of
+	// its largest rounds (Ring 1: the smallest ring, for the tests).
+	Mega bool
+	Ring int
 }
 
 // Persistent is the kernel set up for one model and context.
 type Persistent struct {
 	sh             PersistentShape
+	kernel         string // persistent_decode or mega_decode
 	layers         int
 	blocks, shared int
+	ringAt, ring   int // mega_decode's ring in the dynamic shared memory
 	params         cu.Ptr
 	bar, errp      cu.Ptr // the barrier's counter and the watchdog's flag, adjacent
 	allocs         []cu.Ptr
@@ -123,8 +145,11 @@ func (p *Persistent) Resources() (cu.FuncInfo, string) {
 	if err != nil {
 		return cu.FuncInfo{}, ""
 	}
-	return r.info["persistent_decode"], r.arch
+	return r.info[p.kernel], r.arch
 }
+
+// Ring is mega_decode's ring: its bytes a block (0 for persistent_decode).
+func (p *Persistent) Ring() int { return p.ring }
 
 // NewPersistent checks that the kernel takes the model, uploads its
 // parameters and scratch, and sizes the grid so that every block is
@@ -135,10 +160,17 @@ func (l *Launcher) NewPersistent(sh PersistentShape, layers []PersistentLayer, x
 	if err := checkPersistent(sh, layers); err != nil {
 		return nil, fmt.Errorf("persistent decode: %w", err)
 	}
-	if err := l.r.loadPersistent(l.T); err != nil {
+	kernel, load := "persistent_decode", l.r.loadPersistent
+	if sh.Mega {
+		if sh.NeoX {
+			return nil, fmt.Errorf("persistent decode: mega takes the rope's adjacent pairs only, not NeoX's")
+		}
+		kernel, load = "mega_decode", l.r.loadMega
+	}
+	if err := load(l.T); err != nil {
 		return nil, err
 	}
-	fn := l.r.fns["persistent_decode"]
+	fn := l.r.fns[kernel]
 	xqMax := 0
 	for _, L := range layers {
 		for _, w := range []Weights{L.Q, L.O, L.Gate, L.Down} {
@@ -146,7 +178,20 @@ func (l *Launcher) NewPersistent(sh PersistentShape, layers []PersistentLayer, x
 		}
 	}
 	shared := 4*max(sh.Dim, sh.FFN) + xqMax + 16
-	static := l.r.info["persistent_decode"].StaticShared
+	static := l.r.info[kernel].StaticShared
+	ringAt, ring := 0, 0
+	if sh.Mega {
+		ringAt = (shared + 15) &^ 15
+		ring = (l.r.dev.SharedOptin - static - ringAt) &^ 15
+		need := 3 * megaLargestRound(sh, layers)
+		if sh.Ring > 0 {
+			ring = min(ring, max(need, (sh.Ring+15)&^15))
+		}
+		if ring < need {
+			return nil, fmt.Errorf("persistent decode: mega's ring needs %d bytes of shared memory a block (three of its largest rounds), %d left", need, ring)
+		}
+		shared = ringAt + ring
+	}
 	if opt := l.r.dev.SharedOptin; opt > 0 && shared+static > opt {
 		return nil, fmt.Errorf("persistent decode: %d bytes of shared memory a block, the device allows %d", shared+static, opt)
 	}
@@ -169,7 +214,7 @@ func (l *Launcher) NewPersistent(sh PersistentShape, layers []PersistentLayer, x
 		}
 		blocks = sh.Blocks
 	}
-	p := &Persistent{sh: sh, layers: len(layers), blocks: blocks, shared: shared, flag: make([]uint32, 1)}
+	p := &Persistent{sh: sh, kernel: kernel, layers: len(layers), blocks: blocks, shared: shared, ringAt: ringAt, ring: ring, flag: make([]uint32, 1)}
 	alloc := func(n int) (cu.Ptr, error) {
 		ptr, err := l.Alloc(n)
 		if err == nil {
@@ -230,8 +275,9 @@ func (l *Launcher) NewPersistent(sh PersistentShape, layers []PersistentLayer, x
 		uint64(p.bar), uint64(p.errp), uint64(layP),
 		uint64(sh.Dim), uint64(sh.Heads), uint64(sh.KVHeads), uint64(sh.HeadDim), uint64(sh.NCtx), uint64(sh.FFN),
 		uint64(blockFor(sh.Dim)), flags, uint64(sh.Timeout.Nanoseconds()),
-		uint64(math.Float32bits(sh.Eps)) | uint64(math.Float32bits(sh.Scale))<<32}
-	if len(params) != paramWords {
+		uint64(math.Float32bits(sh.Eps)) | uint64(math.Float32bits(sh.Scale))<<32,
+		uint64(ring)} // MDecode's last word; persistent_decode reads the PDecode before it
+	if len(params) != paramWords+1 {
 		panic("persistent decode: the parameter block does not match persistent.cu's PDecode")
 	}
 	if p.params, err = alloc(8 * len(params)); err != nil {
@@ -247,6 +293,21 @@ func (l *Launcher) NewPersistent(sh PersistentShape, layers []PersistentLayer, x
 		return fail(err)
 	}
 	return p, nil
+}
+
+// megaUnits is MUNITS in mega.cu: the units of a round, one a warp.
+const megaUnits = 8
+
+// megaLargestRound is the bytes of mega_decode's largest round: 8 units of
+// a product (a unit is two Q/K/V or O rows, gate's row with up's, or a
+// down row).
+func megaLargestRound(sh PersistentShape, layers []PersistentLayer) int {
+	rb := func(w Weights) int { return w.f.devRow(w.Cols) }
+	big := 0
+	for _, L := range layers {
+		big = max(big, 2*rb(L.Q), 2*rb(L.K), 2*rb(L.V), 2*rb(L.O), rb(L.Gate)+rb(L.Up), rb(L.Down))
+	}
+	return megaUnits * big
 }
 
 // layerWords and paramWords are PLAYER_WORDS and PDECODE_WORDS.
@@ -332,7 +393,11 @@ func (p *Persistent) Run(l *Launcher, l0, l1 int) error {
 	pdl := l.T.PDL
 	l.T.PDL = false
 	defer func() { l.T.PDL = pdl }()
-	return l.T.Launch(l.r.fns["persistent_decode"], cu.D1(p.blocks), cu.D1(persistThreads), p.shared, l.S,
+	if p.ring > 0 {
+		return l.T.Launch(l.r.fns[p.kernel], cu.D1(p.blocks), cu.D1(persistThreads), p.shared, l.S,
+			p.params.Arg(), cu.I32(l0), cu.I32(l1), cu.I32(p.ringAt))
+	}
+	return l.T.Launch(l.r.fns[p.kernel], cu.D1(p.blocks), cu.D1(persistThreads), p.shared, l.S,
 		p.params.Arg(), cu.I32(l0), cu.I32(l1))
 }
 
@@ -388,7 +453,12 @@ func (r *gpu) persistMatVec(t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr,
 		dst.Arg(), w.Arg(), cu.I32(rows), x.Arg(), cu.I32(k), cu.I32(fmtCode[f.wt]), cu.I32(qt))
 }
 
-func hostPersistMatVec(f *format) ledger.MatVec {
+// hostPersistMatVec is cuda-persist's host-slice form.
+func hostPersistMatVec(f *format) ledger.MatVec { return hostLaunchMatVec(f, (*gpu).persistMatVec) }
+
+// hostLaunchMatVec is the host-slice form of a matvec that launch enqueues
+// (weights in f's device layout, one activation row).
+func hostLaunchMatVec(f *format, launch func(r *gpu, t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error) ledger.MatVec {
 	return func(dst []float32, w, xq []byte, k int) {
 		rows := len(dst)
 		if rows == 0 {
@@ -412,7 +482,7 @@ func hostPersistMatVec(f *format) ledger.MatVec {
 			if err := t.MemsetD32Async(pd, poison, rows, s); err != nil {
 				return err
 			}
-			if err := r.persistMatVec(t, s, f, pd, pw, rows, px, k); err != nil {
+			if err := launch(r, t, s, f, pd, pw, rows, px, k); err != nil {
 				return err
 			}
 			return cu.DtoHAsync(t, dst, pd, s)

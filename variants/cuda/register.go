@@ -70,5 +70,6 @@ func init() {
 	regAs(ledger.OpAttention, "cuda-flash-fold", ledger.Attention(hostFlashAttention("cuda-flash-fold")),
 		"cuda-flash's splits with each warp's keys and values of a pass loaded at once (16 bytes a lane), its 32 partial scores summed in one transposed butterfly, its online softmax in registers, and the splits combined by the last block to finish (no second kernel); heads of 32, 64 or 128 (others run cuda-flash)")
 	registerPersistent()
+	registerMega()
 	registerPrefillAttention() // cuda-fattn (fattn.go)
 }

@@ -182,6 +182,12 @@ __device__ __forceinline__ void pq4k_scale_min_pair(uint4 hdr, int p, int& sc0, 
 __device__ __forceinline__ u32 sh4(const u8* p) { return *(const u32*)p; }
 __device__ __forceinline__ u16 sh2(const u8* p) { return *(const u16*)p; }
 
+// Weight loads: through the non-coherent path from global memory (SH
+// false), or from shared memory (SH true: mega.cu's ring). The same bytes
+// either way, so the sums are the same.
+template <bool SH> __device__ __forceinline__ uint4 wld16(const u8* p) { return SH ? *(const uint4*)p : ld16(p); }
+template <bool SH> __device__ __forceinline__ u16 wld2(const u8* p) { return SH ? *(const u16*)p : ld2(p); }
+
 #ifndef PU_Q4K
 #define PU_Q4K 2
 #endif
@@ -196,24 +202,28 @@ __device__ __forceinline__ u16 sh2(const u8* p) { return *(const u16*)p; }
 // PU_Q4K 3 or PU_Q6K 2 at 256. A lane has 2 rows × 2 steps × 32 bytes of
 // Q4_K (2 × 64 of Q6_K) in flight: 32 KiB a multiprocessor of 8 warps.
 
+template <bool SH, int NR>
 __device__ __forceinline__ void pdot_q4k(const u8* __restrict__ wa, const u8* __restrict__ wb, const u8* xs, int nb,
                                          float& ra, float& rb) {
 	const int lane = threadIdx.x & 31, t = lane & 7, p = t >> 1, h = t & 1;
+	const u8* wr[2] = {wa, wb};
+	constexpr int U = SH ? 1 : PU_Q4K; // shared memory needs no loads in flight (and mega.cu the registers)
 	float acc[2] = {0.f, 0.f}, accm[2] = {0.f, 0.f};
-	for (int b0 = lane >> 3; b0 < nb; b0 += 4 * PU_Q4K) {
-		uint4 hdrs[2][PU_Q4K], qs[2][PU_Q4K];
+	for (int b0 = lane >> 3; b0 < nb; b0 += 4 * U) {
+		uint4 hdrs[NR][U], qs[NR][U];
 #pragma unroll
-		for (int u = 0; u < PU_Q4K; u++) {
+		for (int u = 0; u < U; u++) {
 			const int b = b0 + 4 * u;
 			if (b < nb) {
-				hdrs[0][u] = ld16(wa + (size_t)b * 144);
-				qs[0][u] = ld16(wa + (size_t)b * 144 + 16 + 32 * p + 16 * h);
-				hdrs[1][u] = ld16(wb + (size_t)b * 144);
-				qs[1][u] = ld16(wb + (size_t)b * 144 + 16 + 32 * p + 16 * h);
+#pragma unroll
+				for (int r = 0; r < NR; r++) {
+					hdrs[r][u] = wld16<SH>(wr[r] + (size_t)b * 144);
+					qs[r][u] = wld16<SH>(wr[r] + (size_t)b * 144 + 16 + 32 * p + 16 * h);
+				}
 			}
 		}
 #pragma unroll
-		for (int u = 0; u < PU_Q4K; u++) {
+		for (int u = 0; u < U; u++) {
 			const int b = b0 + 4 * u;
 			if (b >= nb) break;
 			const u8* xb = xs + (size_t)b * 292;
@@ -225,7 +235,7 @@ __device__ __forceinline__ void pdot_q4k(const u8* __restrict__ wa, const u8* __
 			const u32 xa0 = sh4(x0), xa1 = sh4(x0 + 4), xa2 = sh4(x0 + 8), xa3 = sh4(x0 + 12);
 			const u32 xc0 = sh4(x1), xc1 = sh4(x1 + 4), xc2 = sh4(x1 + 8), xc3 = sh4(x1 + 12);
 #pragma unroll
-			for (int r = 0; r < 2; r++) {
+			for (int r = 0; r < NR; r++) {
 				const uint4 hdr = hdrs[r][u], q = qs[r][u];
 				const float d = h2f(hdr.x & 0xffff), dmin = h2f(hdr.x >> 16);
 				int sc0, m0, sc1, m1;
@@ -247,31 +257,32 @@ __device__ __forceinline__ void pdot_q4k(const u8* __restrict__ wa, const u8* __
 		}
 	}
 	ra = warp_sum(acc[0]) - warp_sum(accm[0]);
-	rb = warp_sum(acc[1]) - warp_sum(accm[1]);
+	rb = NR > 1 ? warp_sum(acc[1]) - warp_sum(accm[1]) : 0.f;
 }
 
 __device__ __forceinline__ int psext8(u32 w, int byte) { return (int)(i8)((w >> (8 * byte)) & 0xff); }
 
+template <bool SH, int NR>
 __device__ __forceinline__ void pdot_q6k(const u8* __restrict__ wa, const u8* __restrict__ wb, const u8* xs, int nb,
                                          float& ra, float& rb) {
 	const int lane = threadIdx.x & 31, t = lane & 3, hn = t >> 1, e = t & 1, l0 = 16 * e;
 	const u8* qpl[2] = {wa, wb};
 	float acc[2] = {0.f, 0.f};
 	for (int b0 = lane >> 2; b0 < nb; b0 += 8 * PU_Q6K) {
-		uint4 As[2][PU_Q6K], Bs[2][PU_Q6K], Hs[2][PU_Q6K], Ss[2][PU_Q6K];
-		u16 ds[2][PU_Q6K];
+		uint4 As[NR][PU_Q6K], Bs[NR][PU_Q6K], Hs[NR][PU_Q6K], Ss[NR][PU_Q6K];
+		u16 ds[NR][PU_Q6K];
 #pragma unroll
 		for (int u = 0; u < PU_Q6K; u++) {
 			const int b = b0 + 8 * u;
 			if (b < nb) {
 #pragma unroll
-				for (int r = 0; r < 2; r++) {
+				for (int r = 0; r < NR; r++) {
 					const u8* qb = qpl[r] + (size_t)b * 192;
-					As[r][u] = ld16(qb + 64 * hn + l0);
-					Bs[r][u] = ld16(qb + 64 * hn + 32 + l0);
-					Hs[r][u] = ld16(qb + 128 + 32 * hn + l0);
-					Ss[r][u] = ld16(qpl[r] + (size_t)192 * nb + 16 * b);
-					ds[r][u] = ld2(qpl[r] + (size_t)208 * nb + 2 * b);
+					As[r][u] = wld16<SH>(qb + 64 * hn + l0);
+					Bs[r][u] = wld16<SH>(qb + 64 * hn + 32 + l0);
+					Hs[r][u] = wld16<SH>(qb + 128 + 32 * hn + l0);
+					Ss[r][u] = wld16<SH>(qpl[r] + (size_t)192 * nb + 16 * b);
+					ds[r][u] = wld2<SH>(qpl[r] + (size_t)208 * nb + 2 * b);
 				}
 			}
 		}
@@ -282,7 +293,7 @@ __device__ __forceinline__ void pdot_q6k(const u8* __restrict__ wa, const u8* __
 			const u8* xb = xs + (size_t)b * 292;
 			const float xd = __int_as_float(sh4(xb));
 #pragma unroll
-			for (int r = 0; r < 2; r++) {
+			for (int r = 0; r < NR; r++) {
 				const uint4 A = As[r][u], B = Bs[r][u], H = Hs[r][u], S = Ss[r][u];
 				const float d = h2f(ds[r][u]);
 				const u32 W0 = hn ? S.z : S.x, W1 = hn ? S.w : S.y;
@@ -305,7 +316,7 @@ __device__ __forceinline__ void pdot_q6k(const u8* __restrict__ wa, const u8* __
 		}
 	}
 	ra = warp_sum(acc[0]);
-	rb = warp_sum(acc[1]);
+	rb = NR > 1 ? warp_sum(acc[1]) : 0.f;
 }
 
 // matvec.cu's q80_act from shared memory: nine aligned words from xb
@@ -321,35 +332,37 @@ __device__ __forceinline__ float pq80_act(const u8* xb, int qw[8]) {
 	return h2f((u16)(__funnelshift_rc(wd[0], wd[1], sh - 16) & 0xffff));
 }
 
+template <bool SH, int NR>
 __device__ __forceinline__ void pdot_q80(const u8* __restrict__ wa, const u8* __restrict__ wb, const u8* xs, int nb,
                                          float& ra, float& rb) {
 	const int lane = threadIdx.x & 31;
 	const u8* dpl[2] = {wa, wb};
+	constexpr int U = SH ? 1 : PU_Q80;
 	float acc[2] = {0.f, 0.f};
-	for (int b0 = lane; b0 < nb; b0 += 32 * PU_Q80) {
-		uint4 qa[2][PU_Q80], qb[2][PU_Q80];
-		u16 ds[2][PU_Q80];
+	for (int b0 = lane; b0 < nb; b0 += 32 * U) {
+		uint4 qa[NR][U], qb[NR][U];
+		u16 ds[NR][U];
 #pragma unroll
-		for (int u = 0; u < PU_Q80; u++) {
+		for (int u = 0; u < U; u++) {
 			const int b = b0 + 32 * u;
 			if (b < nb) {
 #pragma unroll
-				for (int r = 0; r < 2; r++) {
+				for (int r = 0; r < NR; r++) {
 					const u8* qplane = dpl[r] + pad16(2 * nb);
-					qa[r][u] = ld16(qplane + 32 * b);
-					qb[r][u] = ld16(qplane + 32 * b + 16);
-					ds[r][u] = ld2(dpl[r] + 2 * b);
+					qa[r][u] = wld16<SH>(qplane + 32 * b);
+					qb[r][u] = wld16<SH>(qplane + 32 * b + 16);
+					ds[r][u] = wld2<SH>(dpl[r] + 2 * b);
 				}
 			}
 		}
 #pragma unroll
-		for (int u = 0; u < PU_Q80; u++) {
+		for (int u = 0; u < U; u++) {
 			const int b = b0 + 32 * u;
 			if (b >= nb) break;
 			int xq[8];
 			const float xd = pq80_act(xs + (size_t)b * 34, xq);
 #pragma unroll
-			for (int r = 0; r < 2; r++) {
+			for (int r = 0; r < NR; r++) {
 				const float d = h2f(ds[r][u]);
 				const int wq[8] = {(int)qa[r][u].x, (int)qa[r][u].y, (int)qa[r][u].z, (int)qa[r][u].w,
 				                   (int)qb[r][u].x, (int)qb[r][u].y, (int)qb[r][u].z, (int)qb[r][u].w};
@@ -361,15 +374,17 @@ __device__ __forceinline__ void pdot_q80(const u8* __restrict__ wa, const u8* __
 		}
 	}
 	ra = warp_sum(acc[0]);
-	rb = warp_sum(acc[1]);
+	rb = NR > 1 ? warp_sum(acc[1]) : 0.f;
 }
 
-// Rows wa and wb (format f, k values) times the activations xs.
+// Rows wa and wb (format f, k values) times the activations xs; NR 1:
+// wa only (rb is 0). SH: the rows are in shared memory.
+template <bool SH = false, int NR = 2>
 __device__ __forceinline__ void pdot(int f, const u8* wa, const u8* wb, const u8* xs, int k, float& ra, float& rb) {
 	switch (f) {
-	case 0: pdot_q4k(wa, wb, xs, k / QK_K, ra, rb); break;
-	case 1: pdot_q6k(wa, wb, xs, k / QK_K, ra, rb); break;
-	default: pdot_q80(wa, wb, xs, k / 32, ra, rb); break;
+	case 0: pdot_q4k<SH, NR>(wa, wb, xs, k / QK_K, ra, rb); break;
+	case 1: pdot_q6k<SH, NR>(wa, wb, xs, k / QK_K, ra, rb); break;
+	default: pdot_q80<SH, NR>(wa, wb, xs, k / 32, ra, rb); break;
 	}
 }
 
@@ -742,6 +757,9 @@ __device__ __forceinline__ void pstep_down(PShared& S, u8* dyn, const PLayer* ne
 
 // ---- the kernel ---------------------------------------------------------------
 
+// mega.cu compiles this file for its device functions only.
+#ifndef PERSISTENT_DEVICE_ONLY
+
 extern "C" __global__ void __launch_bounds__(PT, 1) persistent_decode(const PDecode* gP, int l0, int l1) {
 	extern __shared__ __align__(16) u8 dyn[];
 	__shared__ __align__(16) PShared S;
@@ -789,3 +807,5 @@ extern "C" __global__ void __launch_bounds__(PT, 1) pmv(float* dst, const u8* w,
 		}
 	}
 }
+
+#endif // PERSISTENT_DEVICE_ONLY

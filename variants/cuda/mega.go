@@ -1,0 +1,47 @@
+package cuda
+
+import (
+	"fmt"
+
+	cu "github.com/damascus-llm/damascus/internal/cuda"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// The decode megakernel's matvec alone (mega.cu mmv): the ledger's
+// cuda-mega. The megakernel itself is PersistentShape.Mega (an engine
+// configuration, as the persistent kernel is).
+
+// megaMatVec enqueues mmv: dst[r] = W[r]·x, each block's contiguous rows
+// streamed through a ring in its shared memory, a warp a row.
+func (r *gpu) megaMatVec(t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
+	qt, err := qtCode(ledger.ActivationType(f.wt))
+	if err != nil {
+		return err
+	}
+	if err := r.loadMega(t); err != nil {
+		return err
+	}
+	fn := r.fns["mmv"]
+	xb, _ := quant.RowSize(ledger.ActivationType(f.wt), int64(k))
+	ringAt := (int(xb) + 16 + 15) &^ 15
+	ring := (r.dev.SharedOptin - r.info["mmv"].StaticShared - ringAt) &^ 15
+	if need := 3 * megaUnits * f.devRow(k); ring < need {
+		return fmt.Errorf("cuda-mega: %d rows of %d values need a ring of %d bytes, %d bytes of shared memory left", megaUnits, k, need, ring)
+	}
+	if err := t.SetMaxDynamicShared(fn, ringAt+ring); err != nil {
+		return fmt.Errorf("cuda-mega: %w", err)
+	}
+	blocks := min(r.dev.SMs, rows)
+	return t.Launch(fn, cu.D1(blocks), cu.D1(persistThreads), ringAt+ring, s,
+		dst.Arg(), w.Arg(), cu.I32(rows), x.Arg(), cu.I32(k), cu.I32(fmtCode[f.wt]), cu.I32(qt), cu.I32(ringAt), cu.I32(ring))
+}
+
+// registerMega registers cuda-mega (from register.go's init).
+func registerMega() {
+	for _, wt := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(wt), Name: "cuda-mega", Family: ledger.FamilyCUDA, Features: []string{Feature},
+			Impl:  hostLaunchMatVec(formats[wt], (*gpu).megaMatVec),
+			Notes: "the decode megakernel's matvec (mega.cu mmv): one block of 256 threads a multiprocessor, each a contiguous slice of the rows streamed by cp.async into a ring in its shared memory (rounds of 8 rows, as far ahead as the ring holds), a warp a row read from there; the lanes' sums are cuda's" + hostNote})
+	}
+}
