@@ -170,6 +170,22 @@ const prefetchCap = 128 << 10
 // values back to back; the loop over heads is AttentionGQA's (gqaBlocks).
 // Head sizes off the 16-lane grid go to AttentionGQA.
 func AttentionGQA4x4(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	attentionGQA4x4(false, out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
+}
+
+//go:noescape
+func attnWeightedSum3WAVX512(out, p, v *float32, stride, headDim, n int)
+
+// AttentionGQA4x4W1 is AttentionGQA4x4 with the weighted sum of a group of
+// at most three query heads (the 3B's three) walking the cached values once
+// per 128 values of the head (attnWeightedSum3WAVX512) instead of once per
+// 64: the same bits. Groups of four or more heads and head sizes not a
+// multiple of 128 keep AttentionGQA4x4's weighted sum.
+func AttentionGQA4x4W1(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	attentionGQA4x4(true, out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
+}
+
+func attentionGQA4x4(walkOnce bool, out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
 	if nHeads <= 0 || headDim <= 0 || headDim%16 != 0 || nCtx <= 0 {
 		AttentionGQA(out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
 		return
@@ -180,6 +196,9 @@ func AttentionGQA4x4(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int
 	prefetchLines((*byte)(unsafe.Pointer(&k[0])), pf)
 	prefetchLines((*byte)(unsafe.Pointer(&v[0])), pf)
 	n4 := nCtx &^ 3
+	// Every block of gqaBlocks holds min(4, group) heads: a group of at
+	// most three fits the three-head weighted sum whole.
+	once := walkOnce && nHeads/nKVHeads <= 3 && headDim%128 == 0
 	gqaBlocks(float32Cache, out, q, nHeads, nKVHeads, headDim, nCtx,
 		func(p, q4 *float32, off int) {
 			attnScores4x4AVX512(p, q4, &k[off], 4*stride, headDim, nCtx, nCtx, scale)
@@ -195,7 +214,13 @@ func AttentionGQA4x4(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int
 				}
 			}
 		},
-		func(o4, p *float32, off int) { attnWeightedSum4AVX512(o4, p, &v[off], 4*stride, headDim, nCtx) })
+		func(o4, p *float32, off int) {
+			if once {
+				attnWeightedSum3WAVX512(o4, p, &v[off], 4*stride, headDim, nCtx)
+			} else {
+				attnWeightedSum4AVX512(o4, p, &v[off], 4*stride, headDim, nCtx)
+			}
+		})
 }
 
 func init() {
@@ -212,4 +237,7 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.OpAttention, Name: "avx512-gqa-4x4", Family: ledger.FamilyAVX512,
 		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.Attention(AttentionGQA4x4),
 		Notes: "avx512-gqa with the scores of 4 positions x 4 heads per pass reduced by one transposing add tree (about 3 instructions per score instead of 11, no per-lane masks; head sizes a multiple of 16), after prefetching up to 128 KiB of K and of V"})
+	ledger.Register(ledger.Variant{Op: ledger.OpAttention, Name: "avx512-gqa-4x4-w1", Family: ledger.FamilyAVX512,
+		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.Attention(AttentionGQA4x4W1),
+		Notes: "avx512-gqa-4x4 with the weighted sum of a group of at most three heads (the 3B's) walking the values once per 128 values of the head (24 accumulators: three heads x 128) instead of once per 64 (four heads x 64, each row read in halves, twice): the same bits; other groups and head sizes as avx512-gqa-4x4"})
 }

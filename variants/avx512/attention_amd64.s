@@ -151,3 +151,11 @@ pfDone:
 // tree to one vector whose 128-bit lane j holds head j's four scores.
 TEXT ·attnScores4x4AVX512(SB), NOSPLIT, $0-60
 	SCORES4X4(LOAD4_F32, 64, t4Pass, t4Lane, t4Done)
+
+// func attnWeightedSum3WAVX512(out, p, v *float32, stride, headDim, n int)
+//
+// Three query heads' weighted sums over one value head, walking the
+// positions once per 128 values of the head (WSUM3W); headDim a multiple
+// of 128. The bits of attnWeightedSum4AVX512's first three heads.
+TEXT ·attnWeightedSum3WAVX512(SB), NOSPLIT, $0-48
+	WSUM3W(LOAD4_F32, 64, 128, 192, 256, 320, 384, 448, 512, W3PF_NONE, 0, w3Block, w3Pos)

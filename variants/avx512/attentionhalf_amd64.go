@@ -22,6 +22,18 @@ func attnWeightedSum4F16(out, p *float32, v *uint16, stride, headDim, n int)
 func attnWeightedSum4BF16(out, p *float32, v *uint16, stride, headDim, n int)
 
 //go:noescape
+func attnWeightedSum3WF16(out, p *float32, v *uint16, stride, headDim, n int)
+
+//go:noescape
+func attnWeightedSum3WBF16(out, p *float32, v *uint16, stride, headDim, n int)
+
+//go:noescape
+func attnWeightedSum3WPfF16(out, p *float32, v *uint16, stride, headDim, n int)
+
+//go:noescape
+func attnWeightedSum3WPfBF16(out, p *float32, v *uint16, stride, headDim, n int)
+
+//go:noescape
 func attnScores4x4F16(p, q *float32, k *uint16, stride, headDim, n, ldp int, scale float32)
 
 //go:noescape
@@ -89,15 +101,51 @@ func attentionHalfCache(hc halfCache, out, q []float32, k, v []uint16, nHeads, n
 // product in another order than AttentionF16: not its bits), the last
 // nCtx%4 positions one at a time.
 func AttentionF16x4(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
-	attentionHalfCache4x4(f16Half, out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
+	attentionHalfCache4x4(f16Half, walkHalves, out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
 }
 
 // AttentionBF16x4 is AttentionF16x4 for a BF16 cache.
 func AttentionBF16x4(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
-	attentionHalfCache4x4(bf16Half, out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
+	attentionHalfCache4x4(bf16Half, walkHalves, out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
 }
 
-func attentionHalfCache4x4(hc halfCache, out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+// AttentionF16x4W1 is AttentionF16x4 with the weighted sum of a group of at
+// most three query heads (the 3B's three) walking the cached values once
+// per 128 values of the head (attnWeightedSum3WF16: once for a head of 128)
+// instead of once per 64: each row's 256 bytes read at once, as the scores
+// read the keys, not 128 bytes a pass twice. The same bits as
+// AttentionF16x4. Groups of four or more heads and head sizes not a
+// multiple of 128 keep AttentionF16x4's weighted sum.
+func AttentionF16x4W1(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	attentionHalfCache4x4(f16Half, walkOnce, out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
+}
+
+// AttentionBF16x4W1 is AttentionF16x4W1 for a BF16 cache.
+func AttentionBF16x4W1(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	attentionHalfCache4x4(bf16Half, walkOnce, out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
+}
+
+// AttentionF16x4W1Pf is AttentionF16x4W1 with a PREFETCHT0 of each row's
+// 256 bytes 32 positions ahead of the weighted sum (attnWeightedSum3WPfF16).
+func AttentionF16x4W1Pf(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	attentionHalfCache4x4(f16Half, walkOncePrefetch, out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
+}
+
+// AttentionBF16x4W1Pf is AttentionF16x4W1Pf for a BF16 cache.
+func AttentionBF16x4W1Pf(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
+	attentionHalfCache4x4(bf16Half, walkOncePrefetch, out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
+}
+
+// wsumWalk is how a 16-bit cache's weighted sum walks the positions.
+type wsumWalk int
+
+const (
+	walkHalves       wsumWalk = iota // attnWeightedSum4: once per 64 values of the head, four heads
+	walkOnce                         // attnWeightedSum3W: once per 128 values, three heads
+	walkOncePrefetch                 // walkOnce prefetching 32 rows ahead
+)
+
+func attentionHalfCache4x4(hc halfCache, walk wsumWalk, out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32) {
 	if nHeads <= 0 || headDim <= 0 || headDim%16 != 0 || nCtx <= 0 {
 		attentionHalfCache(hc, out, q, k, v, nHeads, nKVHeads, headDim, nCtx, scale)
 		return
@@ -105,6 +153,9 @@ func attentionHalfCache4x4(hc halfCache, out, q []float32, k, v []uint16, nHeads
 	stride := nKVHeads * headDim
 	_, _ = k[nCtx*stride-1], v[nCtx*stride-1]
 	n4 := nCtx &^ 3
+	// Every block of gqaBlocks holds min(4, group) heads, so a group of at
+	// most three fits the three-head weighted sum whole.
+	once := nHeads/nKVHeads <= 3 && headDim%128 == 0
 	gqaBlocks(hc.rounding(), out, q, nHeads, nKVHeads, headDim, nCtx,
 		func(p, q4 *float32, off int) {
 			var tail [12]float32 // the last nCtx%4 positions' scores of the four heads
@@ -127,10 +178,25 @@ func attentionHalfCache4x4(hc halfCache, out, q []float32, k, v []uint16, nHeads
 			}
 		},
 		func(o4, p *float32, off int) {
-			if hc {
-				attnWeightedSum4BF16(o4, p, &v[off], 2*stride, headDim, nCtx)
-			} else {
-				attnWeightedSum4F16(o4, p, &v[off], 2*stride, headDim, nCtx)
+			switch {
+			case walk == walkHalves || !once:
+				if hc {
+					attnWeightedSum4BF16(o4, p, &v[off], 2*stride, headDim, nCtx)
+				} else {
+					attnWeightedSum4F16(o4, p, &v[off], 2*stride, headDim, nCtx)
+				}
+			case walk == walkOnce:
+				if hc {
+					attnWeightedSum3WBF16(o4, p, &v[off], 2*stride, headDim, nCtx)
+				} else {
+					attnWeightedSum3WF16(o4, p, &v[off], 2*stride, headDim, nCtx)
+				}
+			default:
+				if hc {
+					attnWeightedSum3WPfBF16(o4, p, &v[off], 2*stride, headDim, nCtx)
+				} else {
+					attnWeightedSum3WPfF16(o4, p, &v[off], 2*stride, headDim, nCtx)
+				}
 			}
 		})
 }
@@ -146,6 +212,11 @@ func init() {
 			"attention, without writing it"},
 		{"avx512-4x4", AttentionF16x4, AttentionBF16x4, "avx512 with avx512-gqa-4x4's scores (four positions × four heads per pass, " +
 			"one transposing add tree instead of sixteen horizontal sums) on the 16-bit keys; head sizes that are multiples of 16, else avx512's"},
+		{"avx512-4x4-w1", AttentionF16x4W1, AttentionBF16x4W1, "avx512-4x4 with the weighted sum of a group of at most three heads " +
+			"(the 3B's) walking the values once per 128 values of the head (24 accumulators: three heads x 128), not once per 64 " +
+			"(avx512-4x4's four heads x 64, each row's 256 bytes read 128 a pass, twice): the same bits; other groups and head sizes not a multiple of 128 as avx512-4x4"},
+		{"avx512-4x4-w1pf", AttentionF16x4W1Pf, AttentionBF16x4W1Pf, "avx512-4x4-w1 with a PREFETCHT0 of each value row's 256 bytes " +
+			"32 positions ahead of the weighted sum"},
 	} {
 		for t, impl := range map[quant.Type]ledger.AttentionHalf{quant.F16: v.f16, quant.BF16: v.bf16} {
 			ledger.Register(ledger.Variant{Op: ledger.AttentionHalfOp(t), Name: v.name, Family: ledger.FamilyAVX512,

@@ -34,3 +34,26 @@ TEXT ·attnScores4x4F16(SB), NOSPLIT, $0-60
 // func attnScores4x4BF16(p, q *float32, k *uint16, stride, headDim, n, ldp int, scale float32)
 TEXT ·attnScores4x4BF16(SB), NOSPLIT, $0-60
 	SCORES4X4(LOAD4_BF16, 32, bf16T4Pass, bf16T4Lane, bf16T4Done)
+
+// func attnWeightedSum3WF16(out, p *float32, v *uint16, stride, headDim, n int)
+//
+// Three query heads' weighted sums over one 16-bit value head, walking the
+// positions once per 128 values of the head (WSUM3W); headDim a multiple
+// of 128. The bits of attnWeightedSum4F16's first three heads.
+TEXT ·attnWeightedSum3WF16(SB), NOSPLIT, $0-48
+	WSUM3W(LOAD4_F16, 32, 64, 96, 128, 160, 192, 224, 256, W3PF_NONE, 0, f16W3Block, f16W3Pos)
+
+// func attnWeightedSum3WBF16(out, p *float32, v *uint16, stride, headDim, n int)
+TEXT ·attnWeightedSum3WBF16(SB), NOSPLIT, $0-48
+	WSUM3W(LOAD4_BF16, 32, 64, 96, 128, 160, 192, 224, 256, W3PF_NONE, 0, bf16W3Block, bf16W3Pos)
+
+// func attnWeightedSum3WPfF16(out, p *float32, v *uint16, stride, headDim, n int)
+//
+// attnWeightedSum3WF16 with each position's PREFETCHT0 of the block's
+// 256 bytes 32 rows ahead.
+TEXT ·attnWeightedSum3WPfF16(SB), NOSPLIT, $0-48
+	WSUM3W(LOAD4_F16, 32, 64, 96, 128, 160, 192, 224, 256, W3PF_256, 32, f16W3PBlock, f16W3PPos)
+
+// func attnWeightedSum3WPfBF16(out, p *float32, v *uint16, stride, headDim, n int)
+TEXT ·attnWeightedSum3WPfBF16(SB), NOSPLIT, $0-48
+	WSUM3W(LOAD4_BF16, 32, 64, 96, 128, 160, 192, 224, 256, W3PF_256, 32, bf16W3PBlock, bf16W3PPos)

@@ -71,7 +71,7 @@ func TestAttentionHalfDoesNotAllocate(t *testing.T) {
 	q := ledgertest.Floats(ledgertest.NewRand(2), heads*headDim)
 	k, v := make([]uint16, maxCtx*headDim), make([]uint16, maxCtx*headDim)
 	out := make([]float32, heads*headDim)
-	for _, f := range []func(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32){AttentionF16, AttentionBF16, AttentionF16x4, AttentionBF16x4} {
+	for _, f := range []func(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32){AttentionF16, AttentionBF16, AttentionF16x4, AttentionBF16x4, AttentionF16x4W1, AttentionBF16x4W1, AttentionF16x4W1Pf, AttentionBF16x4W1Pf} {
 		ctx := 1
 		f(out, q, k, v, heads, kvHeads, headDim, ctx, 0.125)
 		allocs := testing.AllocsPerRun(maxCtx-2, func() {
@@ -127,6 +127,73 @@ func TestAttentionHalf4x4(t *testing.T) {
 					t.Fatalf("%+v: output %d is %v, want %v (off by %.3g of the largest)", s, i, got[i], want[i], d/peak)
 				}
 			}
+		}
+	}
+}
+
+// The one-walk weighted sums (avx512-4x4-w1, -w1pf, avx512-gqa-4x4-w1) sum
+// each output lane in the same order as the two-walk ones: the same bits as
+// AttentionF16x4, AttentionBF16x4 and AttentionGQA4x4, with guards intact,
+// over groups of 1 to 3 heads at head sizes of 128 and 256 (the three-head
+// kernel), and groups and sizes that keep the two-walk sum.
+func TestWeightedSumOneWalk(t *testing.T) {
+	need(t, "avx512f", "avx512vl", "avx512bw", "f16c")
+	r := ledgertest.NewRand(17)
+	shapes := []struct{ heads, kvHeads, headDim, nCtx int }{
+		{3, 1, 128, 1}, {3, 1, 128, 37}, {24, 8, 128, 301}, {2, 1, 128, 70}, {1, 1, 128, 5},
+		{6, 2, 256, 33}, {4, 1, 128, 20}, {3, 1, 64, 9}, {8, 2, 128, 12}, {3, 1, 192, 17},
+	}
+	for _, c := range []struct {
+		name      string
+		narrow    func(float32) uint16
+		widen     func(uint16) float32
+		f, f1, f2 func(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32)
+	}{
+		{"f16", quant.Float32ToFP16, quant.FP16ToFloat32, AttentionF16x4, AttentionF16x4W1, AttentionF16x4W1Pf},
+		{"bf16", quant.Float32ToBF16, quant.BF16ToFloat32, AttentionBF16x4, AttentionBF16x4W1, AttentionBF16x4W1Pf},
+	} {
+		for _, s := range shapes {
+			t.Run(fmt.Sprintf("%s/h%dkv%dd%dctx%d", c.name, s.heads, s.kvHeads, s.headDim, s.nCtx), func(t *testing.T) {
+				width, n := s.heads*s.headDim, s.nCtx*s.kvHeads*s.headDim
+				q := ledgertest.Floats(r, width)
+				k, v := make([]uint16, n), make([]uint16, n)
+				k32, v32 := make([]float32, n), make([]float32, n)
+				for i, x := range ledgertest.Floats(r, 2*n) {
+					if i < n {
+						k[i] = c.narrow(x)
+						k32[i] = c.widen(k[i])
+					} else {
+						v[i-n] = c.narrow(x)
+						v32[i-n] = c.widen(v[i-n])
+					}
+				}
+				scale := float32(1 / math.Sqrt(float64(s.headDim)))
+				want := make([]float32, width)
+				c.f(want, q, k, v, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
+				for _, f := range []func(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32){c.f1, c.f2} {
+					buf, got := ledgertest.Guarded(width)
+					f(got, q, k, v, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
+					ledgertest.CheckGuards(t, buf)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("output %d is %v, the two-walk sum's %v", i, got[i], want[i])
+						}
+					}
+				}
+				if c.name != "f16" {
+					return
+				}
+				// The float32 cache's one-walk sum against its two-walk one.
+				AttentionGQA4x4(want, q, k32, v32, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
+				buf, got := ledgertest.Guarded(width)
+				AttentionGQA4x4W1(got, q, k32, v32, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
+				ledgertest.CheckGuards(t, buf)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("f32 cache: output %d is %v, the two-walk sum's %v", i, got[i], want[i])
+					}
+				}
+			})
 		}
 	}
 }

@@ -301,3 +301,113 @@ done: \
 	VZEROUPPER; \
 	RET
 
+
+
+// Zero the 24 accumulators Z8-Z31.
+#define ZERO24 \
+	ZERO16; \
+	VPXORD Z24, Z24, Z24; \
+	VPXORD Z25, Z25, Z25; \
+	VPXORD Z26, Z26, Z26; \
+	VPXORD Z27, Z27, Z27; \
+	VPXORD Z28, Z28, Z28; \
+	VPXORD Z29, Z29, Z29; \
+	VPXORD Z30, Z30, Z30; \
+	VPXORD Z31, Z31, Z31
+
+// One 16-value chunk of a row for the three heads: v at addr into z, then
+// head j's accumulator aj += p_j · v (p_j broadcast in Z0-Z2).
+#define W3CHUNK(load, addr, z, a0, a1, a2) \
+	load(addr, z); \
+	VFMADD231PS Z0, z, a0; \
+	VFMADD231PS Z1, z, a1; \
+	VFMADD231PS Z2, z, a2
+
+// Software prefetch at each position of WSUM3W: none, or the block's
+// 256 (16-bit) or 512 (float32) bytes of the row R14 bytes ahead.
+#define W3PF_NONE
+#define W3PF_256 \
+	PREFETCHT0 (DX)(R14*1); \
+	PREFETCHT0 64(DX)(R14*1); \
+	PREFETCHT0 128(DX)(R14*1); \
+	PREFETCHT0 192(DX)(R14*1)
+#define W3PF_512 \
+	W3PF_256; \
+	PREFETCHT0 256(DX)(R14*1); \
+	PREFETCHT0 320(DX)(R14*1); \
+	PREFETCHT0 384(DX)(R14*1); \
+	PREFETCHT0 448(DX)(R14*1)
+
+// WSUM3W is the weighted sum of three query heads over one value head
+// walking the positions once per 128 values of the head (once for a head
+// of 128), where WSUM4 walks them once per 64: out_j = Σ_t p[j·n+t]·v[t]
+// for j < 3, 24 accumulators (8 per head) Z8-Z31, the probabilities
+// broadcast in Z0-Z2, the values through Z3-Z7. Each output lane sums its
+// products in position order with one FMA each, as WSUM4 does: the same
+// bits. headDim a multiple of 128; c1-c7 are the byte offsets of a row's
+// 16-value chunks, vstep a block's bytes; pf (W3PF_*) prefetches pfdist
+// rows ahead. block and pos name its labels.
+#define WSUM3W(load, c1, c2, c3, c4, c5, c6, c7, vstep, pf, pfdist, block, pos) \
+	MOVQ out+0(FP), DI; \
+	MOVQ v+16(FP), R10; \
+	MOVQ stride+24(FP), R9; \
+	MOVQ headDim+32(FP), BX; \
+	MOVQ BX, R11; \
+	SHLQ $2, R11; \
+	MOVQ n+40(FP), R12; \
+	SHLQ $2, R12; \
+	IMUL3Q $pfdist, R9, R14; \
+block: \
+	MOVQ p+8(FP), SI; \
+	MOVQ R10, DX; \
+	MOVQ n+40(FP), R8; \
+	ZERO24; \
+pos: \
+	pf; \
+	VBROADCASTSS (SI), Z0; \
+	VBROADCASTSS (SI)(R12*1), Z1; \
+	VBROADCASTSS (SI)(R12*2), Z2; \
+	W3CHUNK(load, (DX), Z3, Z8, Z16, Z24); \
+	W3CHUNK(load, c1(DX), Z4, Z9, Z17, Z25); \
+	W3CHUNK(load, c2(DX), Z5, Z10, Z18, Z26); \
+	W3CHUNK(load, c3(DX), Z6, Z11, Z19, Z27); \
+	W3CHUNK(load, c4(DX), Z7, Z12, Z20, Z28); \
+	W3CHUNK(load, c5(DX), Z3, Z13, Z21, Z29); \
+	W3CHUNK(load, c6(DX), Z4, Z14, Z22, Z30); \
+	W3CHUNK(load, c7(DX), Z5, Z15, Z23, Z31); \
+	ADDQ $4, SI; \
+	ADDQ R9, DX; \
+	DECQ R8; \
+	JNZ pos; \
+	VMOVUPS Z8, (DI); \
+	VMOVUPS Z9, 64(DI); \
+	VMOVUPS Z10, 128(DI); \
+	VMOVUPS Z11, 192(DI); \
+	VMOVUPS Z12, 256(DI); \
+	VMOVUPS Z13, 320(DI); \
+	VMOVUPS Z14, 384(DI); \
+	VMOVUPS Z15, 448(DI); \
+	LEAQ (DI)(R11*1), AX; \
+	VMOVUPS Z16, (AX); \
+	VMOVUPS Z17, 64(AX); \
+	VMOVUPS Z18, 128(AX); \
+	VMOVUPS Z19, 192(AX); \
+	VMOVUPS Z20, 256(AX); \
+	VMOVUPS Z21, 320(AX); \
+	VMOVUPS Z22, 384(AX); \
+	VMOVUPS Z23, 448(AX); \
+	LEAQ (DI)(R11*2), AX; \
+	VMOVUPS Z24, (AX); \
+	VMOVUPS Z25, 64(AX); \
+	VMOVUPS Z26, 128(AX); \
+	VMOVUPS Z27, 192(AX); \
+	VMOVUPS Z28, 256(AX); \
+	VMOVUPS Z29, 320(AX); \
+	VMOVUPS Z30, 384(AX); \
+	VMOVUPS Z31, 448(AX); \
+	ADDQ $512, DI; \
+	ADDQ $vstep, R10; \
+	SUBQ $128, BX; \
+	JG block; \
+	VZEROUPPER; \
+	RET
