@@ -3,7 +3,10 @@ package ledgertest
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
+
+	"github.com/damascus-llm/damascus/ledger/reference"
 )
 
 // Lengths are the vector lengths the fp32 ops are tested at: every SIMD tail
@@ -74,11 +77,7 @@ func SiLUMul(t *testing.T, f func(dst, gate, up []float32)) {
 				g[i] *= 10
 			}
 		}
-		want := make([]float64, n)
-		for i := range g {
-			v := float64(g[i])
-			want[i] = v / (1 + math.Exp(-v)) * float64(u[i])
-		}
+		want := reference.SiLUMul(g, u)
 		buf, dst := Guarded(n)
 		f(dst, g, u)
 		CheckGuards(t, buf)
@@ -116,19 +115,11 @@ func Softmax(t *testing.T, f func(x []float32)) {
 		if n > 3 {
 			x[n-1] = x[0]
 		}
-		max := math.Inf(-1)
-		for _, v := range x {
-			max = math.Max(max, float64(v))
-		}
-		want := make([]float64, n)
-		var sum float64
+		x64 := make([]float64, n)
 		for i, v := range x {
-			want[i] = math.Exp(float64(v) - max)
-			sum += want[i]
+			x64[i] = float64(v)
 		}
-		for i := range want {
-			want[i] /= sum
-		}
+		want, max := reference.Softmax(x64), slices.Max(x64)
 		buf, mid := guardedCopy(x)
 		f(mid)
 		CheckGuards(t, buf)
