@@ -165,8 +165,25 @@ func attentionShapes() []Shape {
 				Model: m.Name, Role: fmt.Sprintf("ctx%d", ctx)})
 		}
 	}
+	// Decode at depth as the engine calls the op: one KV head's group of
+	// query heads over that head's own history (a head-major cache: its
+	// rows contiguous, headDim apart), timed cold (ColdHistory).
+	for _, m := range RealModels {
+		for _, ctx := range []int{4096, 16384} {
+			s = append(s, Shape{Heads: m.Heads / m.KVHeads, KVHeads: 1, HeadDim: m.HeadDim, N: ctx,
+				Model: m.Name, Role: fmt.Sprintf("kv-head ctx%d", ctx)})
+		}
+	}
 	return s
 }
+
+// ColdHistory is the depth from which a decode attention shape (attention,
+// attention/f16, attention/bf16) is timed with its cache cold, rotating
+// through copies of K and V as matvec does through copies of its weights: in
+// a decode step a whole model's weights stream through the caches between
+// one layer's attention and the next token's, so the history is read from
+// memory. The shorter shapes stay timed hot, as their earlier records were.
+const ColdHistory = 4096
 
 // PrefillAttentionTokens is the number of query tokens attention_batch is
 // timed at: one slice of a prefill batch as a worker would take it.

@@ -106,7 +106,9 @@ type Kernel struct {
 	// one core than on all of them (software prefetch distances, for one).
 	Threads int `json:"threads"`
 	// ColdWeightBytes: matvec and matmul calls rotate through copies of the
-	// weights totalling this much, so weights stream from memory as in decode.
+	// weights totalling this much, so weights stream from memory as in decode;
+	// so do decode attention's calls through copies of K and V at depths of
+	// ledger.ColdHistory positions or more.
 	ColdWeightBytes int64 `json:"cold_weight_bytes"`
 }
 

@@ -430,17 +430,40 @@ const maxCopies = 64
 
 // ColdCopies returns w followed by copies of it that differ only in holding
 // their own copy of the weights, together at least ColdBytes (at most 64
-// workloads), for matvec and matmul; for the other ops, whose inputs are
-// activations that are hot in a real forward pass too, just w.
+// workloads), for matvec and matmul; for decode attention at a depth of at
+// least ledger.ColdHistory positions, copies holding their own K and V (the
+// 16-bit ones for attention/f16 and /bf16) likewise; for the other ops, whose
+// inputs are activations that are hot in a real forward pass too, just w.
 func (w *Workload) ColdCopies() []*Workload {
-	if w.Op.Kind != ledger.KindMatVec && w.Op.Kind != ledger.KindMatMul || len(w.W) == 0 {
+	var size int
+	var clone func(c *Workload)
+	switch w.Op.Kind {
+	case ledger.KindMatVec, ledger.KindMatMul:
+		size = len(w.W)
+		clone = func(c *Workload) { c.W = append([]byte(nil), w.W...) }
+	case ledger.KindAttention:
+		if w.Shape.N >= ledger.ColdHistory {
+			size = 4 * (len(w.K) + len(w.V))
+			clone = func(c *Workload) {
+				c.K, c.V = append([]float32(nil), w.K...), append([]float32(nil), w.V...)
+			}
+		}
+	case ledger.KindAttentionHalf:
+		if w.Shape.N >= ledger.ColdHistory {
+			size = 2 * (len(w.K16) + len(w.V16))
+			clone = func(c *Workload) {
+				c.K16, c.V16 = append([]uint16(nil), w.K16...), append([]uint16(nil), w.V16...)
+			}
+		}
+	}
+	if size == 0 {
 		return []*Workload{w}
 	}
-	n := min(maxCopies, max(1, (ColdBytes+len(w.W)-1)/len(w.W)))
+	n := min(maxCopies, max(1, (ColdBytes+size-1)/size))
 	out := []*Workload{w}
 	for range n - 1 {
 		c := *w
-		c.W = append([]byte(nil), w.W...)
+		clone(&c)
 		out = append(out, &c)
 	}
 	return out

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,5 +85,40 @@ func TestColdCopiesRotate(t *testing.T) {
 	op, _ = ledger.LookupOp("rmsnorm")
 	if w, _ := New(op, op.Shapes[0], 1); len(w.ColdCopies()) != 1 {
 		t.Error("an elementwise op got weight copies")
+	}
+}
+
+// Decode attention from ledger.ColdHistory positions on rotates through
+// copies of its cache (the 16-bit one for attention/f16), equal and
+// distinct, totalling ColdBytes (at most maxCopies); shorter histories
+// stay one hot workload.
+func TestColdCopiesAttention(t *testing.T) {
+	for _, name := range []string{"attention", "attention/f16"} {
+		op, _ := ledger.LookupOp(name)
+		s := ledger.Shape{Heads: 3, KVHeads: 1, HeadDim: 128, N: ledger.ColdHistory}
+		w, err := New(op, s, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copies := w.ColdCopies()
+		size := 4 * (len(w.K) + len(w.V))
+		if op.Kind == ledger.KindAttentionHalf {
+			size = 2 * (len(w.K16) + len(w.V16))
+		}
+		if want := min(maxCopies, (ColdBytes+size-1)/size); len(copies) != want {
+			t.Fatalf("%s: %d copies, want %d", name, len(copies), want)
+		}
+		c := copies[1]
+		if op.Kind == ledger.KindAttentionHalf {
+			if !slices.Equal(c.K16, w.K16) || !slices.Equal(c.V16, w.V16) || &c.K16[0] == &w.K16[0] || &c.V16[0] == &w.V16[0] {
+				t.Errorf("%s: the copy's 16-bit cache is not an equal, distinct buffer", name)
+			}
+		} else if !slices.Equal(c.K, w.K) || !slices.Equal(c.V, w.V) || &c.K[0] == &w.K[0] || &c.V[0] == &w.V[0] {
+			t.Errorf("%s: the copy's cache is not an equal, distinct buffer", name)
+		}
+		s.N = ledger.ColdHistory - 1
+		if w, _ := New(op, s, 1); len(w.ColdCopies()) != 1 {
+			t.Errorf("%s: a history of %d positions got cache copies", name, s.N)
+		}
 	}
 }
