@@ -29,11 +29,8 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	system := fs.String("system", "", "system message")
 	format := fs.String("chat-format", "", "chat format (llama3, chatml); default: detected from the model's template")
 	n := cli.Int(fs, "n", 1024, 1, cli.Unbounded, "most tokens per reply")
-	if rest, err := cli.ParseInterspersed(fs, args); err != nil {
+	if err := cli.ParseInterspersedNoArgs(fs, args); err != nil {
 		return err
-	} else if len(rest) > 0 {
-		fs.Usage()
-		return errUsage
 	}
 	if sf.llama2c {
 		return errors.New("--llama2c is for plain generation, not chat")

@@ -190,11 +190,8 @@ func runGenerate(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stder
 	echo := fs.Bool("echo", false, "print the prompt before the generated text")
 	var stops stringList
 	fs.Var(&stops, "stop", "stop `string` (repeatable); output ends before it")
-	if rest, err := cli.ParseInterspersed(fs, args); err != nil {
+	if err := cli.ParseInterspersedNoArgs(fs, args); err != nil {
 		return err
-	} else if len(rest) > 0 {
-		fs.Usage()
-		return errUsage
 	}
 	e, err := ef.open(stderr)
 	if err != nil {

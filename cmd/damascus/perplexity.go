@@ -19,9 +19,10 @@ func init() {
 func runPerplexity(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr io.Writer) error {
 	file := fs.String("file", "", "text `file` to score")
 	base := fs.String("base", "", "base model `file`: also report KL(base ‖ model) per position (same vocabulary)")
-	if rest, err := cli.ParseInterspersed(fs, args); err != nil {
+	if err := cli.ParseInterspersedNoArgs(fs, args); err != nil {
 		return err
-	} else if len(rest) > 0 || *file == "" {
+	}
+	if *file == "" {
 		fs.Usage()
 		return errUsage
 	}

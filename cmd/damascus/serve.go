@@ -34,11 +34,8 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	maxBody := cli.Int(fs, "max-body", 1<<20, 1, math.MaxInt32, "request body bytes at most; more are answered 413")
 	name := fs.String("alias", "", "the model name clients pass (default: the file's base name)")
 	format := fs.String("chat-format", "", "chat format to use instead of the model's template (llama3, chatml)")
-	if rest, err := cli.ParseInterspersed(fs, args); err != nil {
+	if err := cli.ParseInterspersedNoArgs(fs, args); err != nil {
 		return err
-	} else if len(rest) > 0 {
-		fs.Usage()
-		return errUsage
 	}
 	open := ef.open
 	if *parallel > 1 {

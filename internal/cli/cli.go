@@ -188,6 +188,21 @@ func ParseNoArgs(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// ParseInterspersedNoArgs is ParseNoArgs with every flag parsed first, as
+// ParseInterspersed does: a stray argument is refused only once the flags
+// around it have been read.
+func ParseInterspersedNoArgs(fs *flag.FlagSet, args []string) error {
+	rest, err := ParseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		fs.Usage()
+		return ErrUsage
+	}
+	return nil
+}
+
 // WriteJSON writes v to w as the commands print JSON: indented by two
 // spaces, one newline at the end.
 func WriteJSON(w io.Writer, v any) error {

@@ -124,3 +124,25 @@ func TestDefineMakesFlagSet(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut.String())
 	}
 }
+
+// ParseInterspersedNoArgs reads flags on both sides of a stray argument
+// before it refuses the argument with the usage.
+func TestParseInterspersedNoArgs(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		err  error
+		n    int
+	}{
+		{[]string{"-n", "3"}, nil, 3},
+		{[]string{"x", "-n", "3"}, ErrUsage, 3},
+		{[]string{"-n", "3", "x"}, ErrUsage, 3},
+	} {
+		var stderr strings.Builder
+		fs := Flags("cmd", "usage: cmd [-n N]", &stderr)
+		n := fs.Int("n", 0, "a number")
+		err := ParseInterspersedNoArgs(fs, c.args)
+		if err != c.err || *n != c.n || (err != nil) != strings.Contains(stderr.String(), "usage: cmd") {
+			t.Errorf("%q: err %v, n %d, stderr %q; want err %v, n %d", c.args, err, *n, stderr.String(), c.err, c.n)
+		}
+	}
+}
