@@ -118,25 +118,34 @@ func TestGuardsCatchOverrun(t *testing.T) {
 	}
 }
 
-func TestBrokenQuantizerFails(t *testing.T) {
-	op, _ := ledger.LookupOp("quantize/q8_k")
-	c, err := NewCase(op, ledger.Shape{K: 768}, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	badSums := func(dst []byte, x []float32) {
-		naive.QuantizeQ8K(dst, x)
-		dst[260]++
-	}
-	if _, err := c.Check(ledger.Variant{Op: op.Name, Name: "bad", Impl: ledger.Quantize(badSums)}); err == nil || !strings.Contains(err.Error(), "bsums") {
-		t.Errorf("bad bsums: %v", err)
-	}
-	offByTwo := func(dst []byte, x []float32) {
-		naive.QuantizeQ8K(dst, x)
-		dst[4+3] += 2
-	}
-	if _, err := c.Check(ledger.Variant{Op: op.Name, Name: "bad", Impl: ledger.Quantize(offByTwo)}); err == nil || !strings.Contains(err.Error(), "step") {
-		t.Errorf("quant two steps off: %v", err)
+// A naive quantizer with its output spoiled must be refused, the error
+// naming what is wrong: q8_k's block sums, a quant two steps off, an f16
+// value off by one unit in the last place (truncated, not rounded to even).
+func TestBrokenQuantizersFail(t *testing.T) {
+	for _, tc := range []struct {
+		what, op string
+		shape    ledger.Shape
+		seed     uint64
+		quantize func(dst []byte, x []float32)
+		spoil    func(dst []byte)
+		want     string
+	}{
+		{"bad bsums", "quantize/q8_k", ledger.Shape{K: 768}, 2, naive.QuantizeQ8K, func(dst []byte) { dst[260]++ }, "bsums"},
+		{"quant two steps off", "quantize/q8_k", ledger.Shape{K: 768}, 2, naive.QuantizeQ8K, func(dst []byte) { dst[4+3] += 2 }, "step"},
+		{"f16 off by an ulp", "quantize/f16", ledger.Shape{K: 33}, 4, naive.QuantizeF16, func(dst []byte) { dst[2*5] ^= 1 }, "value 5"},
+	} {
+		op, _ := ledger.LookupOp(tc.op)
+		c, err := NewCase(op, tc.shape, tc.seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := func(dst []byte, x []float32) {
+			tc.quantize(dst, x)
+			tc.spoil(dst)
+		}
+		if _, err := c.Check(ledger.Variant{Op: op.Name, Name: "bad", Impl: ledger.Quantize(bad)}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v", tc.what, err)
+		}
 	}
 }
 
@@ -186,21 +195,6 @@ func TestGGMLCrossCheck(t *testing.T) {
 		if m.GGML == nil || m.GGML.Checked != m.Checked || m.GGML.NMSE > 1e-9 {
 			t.Errorf("%s: ggml metrics %+v", tc.op, m.GGML)
 		}
-	}
-}
-
-func TestHalfConversionMustRoundToNearestEven(t *testing.T) {
-	op, _ := ledger.LookupOp("quantize/f16")
-	c, err := NewCase(op, ledger.Shape{K: 33}, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	truncating := func(dst []byte, x []float32) {
-		naive.QuantizeF16(dst, x)
-		dst[2*5] ^= 1 // one value off by one unit in the last place
-	}
-	if _, err := c.Check(ledger.Variant{Op: op.Name, Name: "bad", Impl: ledger.Quantize(truncating)}); err == nil || !strings.Contains(err.Error(), "value 5") {
-		t.Errorf("f16 off by an ulp: %v", err)
 	}
 }
 
