@@ -360,10 +360,6 @@ func synthModel(t *testing.T, preset, typ string) (string, *Model, *tokenizer.To
 	t.Helper()
 	testdata.Llama3TokenizerJSON.Require(t)
 	testdata.Llama32Template.Require(t)
-	vocabOnce.Do(func() { vocabKV, vocabErr = llama3vocab.Metadata() })
-	if vocabErr != nil {
-		t.Fatal(vocabErr)
-	}
 	p, err := synth.LookupPreset(preset)
 	if err != nil {
 		t.Fatal(err)
