@@ -5,7 +5,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // Preferences is the content of preferences.json: for each op, the variants
@@ -77,10 +78,5 @@ func (p Preferences) Marshal() ([]byte, error) {
 
 // OpNames returns the ops that have a preference list, sorted.
 func (p Preferences) OpNames() []string {
-	names := make([]string, 0, len(p.Ops))
-	for n := range p.Ops {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(p.Ops))
 }

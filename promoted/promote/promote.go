@@ -6,6 +6,7 @@ package promote
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -120,12 +121,7 @@ func (ri runIndex) has(op, variant string) bool {
 }
 
 func (ri runIndex) opNames() []string {
-	names := make([]string, 0, len(ri.byOp))
-	for op := range ri.byOp {
-		names = append(names, op)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(ri.byOp))
 }
 
 func copyPrefs(prefs promoted.Preferences) promoted.Preferences {
