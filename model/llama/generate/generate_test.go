@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 )
@@ -47,12 +47,7 @@ func (argmax) Sample(l []float32) int {
 }
 
 func stories(t *testing.T) *tokenizer.Tokenizer {
-	f, err := gguf.Open(testdata.Stories260KGGUF.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	tok, err := tokenizer.FromGGUF(f)
+	tok, err := tokenizer.FromGGUF(gguftest.Open(t, testdata.Stories260KGGUF.Require(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
