@@ -27,7 +27,8 @@ import (
 // before each barrier), "blocks=N" (the grid; default one block a
 // multiprocessor), "timeout=MS" (the barrier watchdog, default 1000 ms),
 // "watchdog-test" (block 0 skips the first barrier: every step fails after
-// the timeout; for TestPersistentWatchdog), "ring=BYTES" (mega's ring at
+// the timeout; for TestPersistentWatchdog), "timing" (block 0 notes when
+// each step and barrier ends; TestPersistentPhaseTimes), "ring=BYTES" (mega's ring at
 // most BYTES a block, never less than three of its largest rounds).
 // Untested on hardware when written (session 10): opt-in until its
 // agreement test (TestPersistentDecodeAgrees) and a timing have run on the
@@ -71,6 +72,8 @@ func decodeConfig(v string) (shape *cuda.PersistentShape, perLayer bool, err err
 			sh.Prefetch = true
 		case w == "watchdog-test":
 			sh.WatchdogTest = true
+		case w == "timing":
+			sh.Timing = true
 		case name == "blocks" && nerr == nil && n > 0:
 			sh.Blocks = n
 		case name == "timeout" && nerr == nil && n > 0:
@@ -78,7 +81,7 @@ func decodeConfig(v string) (shape *cuda.PersistentShape, perLayer bool, err err
 		case name == "ring" && nerr == nil && n > 0 && mega:
 			sh.Ring = n
 		default:
-			return nil, false, fmt.Errorf("%s=%q: unknown option %q (prefetch, blocks=N, timeout=MS; mega: ring=BYTES)", DecodeEnv, v, w)
+			return nil, false, fmt.Errorf("%s=%q: unknown option %q (prefetch, timing, blocks=N, timeout=MS; mega: ring=BYTES)", DecodeEnv, v, w)
 		}
 	}
 	return sh, perLayer, nil

@@ -179,3 +179,57 @@ func TestDecodeEnvParses(t *testing.T) {
 		}
 	}
 }
+
+// Where a persistent or mega layer's time goes, on the GPU: block 0's
+// marks at the end of each step and barrier (DecodeEnv's timing), over
+// decode steps of the 3B-shaped file after a 256-token prompt, averaged
+// and logged a phase a line. The marks must rise through every layer; the
+// durations are for reading, not asserted.
+func TestPersistentPhaseTimes(t *testing.T) {
+	requireGPU(t)
+	_, m, _ := synthModel(t, "llama3.2-3b-2l", "Q4_K_M")
+	names := []string{"norm+QKV", "barrier", "attention", "barrier", "combine", "barrier", "O", "barrier", "norm+gate/up", "barrier", "down"}
+	prompt := make([]int32, 256)
+	for i := range prompt {
+		prompt[i] = int32(i % m.Config.Vocab)
+	}
+	for _, kind := range []string{"persistent", "mega"} {
+		t.Setenv(DecodeEnv, kind+",timing,timeout=2000")
+		c, err := m.NewContext(Options{NCtx: 512, NBatch: 512, Device: DeviceCUDA})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Eval(prompt, false); err != nil {
+			t.Fatal(err)
+		}
+		b := c.b.(*cudaBackend)
+		sum := make([]float64, len(names))
+		steps := 0
+		for i := range 8 {
+			if _, err := c.Eval([]int32{int32(i + 1)}, false); err != nil {
+				t.Fatal(err)
+			}
+			times, err := b.pers.k.PhaseTimes(b.l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for l := range m.Config.Layers {
+				mk := times[l*16 : l*16+len(names)+1]
+				for j := 1; j < len(mk); j++ {
+					if mk[j] < mk[j-1] || mk[j] == 0 {
+						t.Fatalf("%s step %d layer %d: marks not rising: %v", kind, i, l, mk)
+					}
+					sum[j-1] += float64(mk[j] - mk[j-1])
+				}
+				steps++
+			}
+		}
+		c.Close()
+		total := 0.0
+		for j, n := range names {
+			t.Logf("%s %-13s %7.2f µs", kind, n, sum[j]/float64(steps)/1e3)
+			total += sum[j]
+		}
+		t.Logf("%s a layer      %7.2f µs (block 0, %d layer steps)", kind, total/float64(steps)/1e3, steps)
+	}
+}

@@ -115,6 +115,9 @@ type PersistentShape struct {
 	// its largest rounds (Ring 1: the smallest ring, for the tests).
 	Mega bool
 	Ring int
+	// Timing has block 0 note the time at the end of each step and of each
+	// barrier (PhaseTimes reads them): where a layer's time goes.
+	Timing bool
 }
 
 // Persistent is the kernel set up for one model and context.
@@ -126,6 +129,7 @@ type Persistent struct {
 	ringAt, ring   int // mega_decode's ring in the dynamic shared memory
 	params         cu.Ptr
 	bar, errp      cu.Ptr // the barrier's counter and the watchdog's flag, adjacent
+	times          cu.Ptr // Timing's marks: phaseMarks a layer
 	allocs         []cu.Ptr
 	flag           []uint32
 }
@@ -267,6 +271,12 @@ func (l *Launcher) NewPersistent(sh PersistentShape, layers []PersistentLayer, x
 	if sh.WatchdogTest {
 		flags |= 4
 	}
+	if sh.Timing {
+		flags |= 8
+		if p.times, err = alloc(8 * phaseMarks * len(layers)); err != nil {
+			return fail(err)
+		}
+	}
 	if sh.Timeout <= 0 {
 		sh.Timeout = time.Second
 	}
@@ -275,7 +285,7 @@ func (l *Launcher) NewPersistent(sh PersistentShape, layers []PersistentLayer, x
 		uint64(p.bar), uint64(p.errp), uint64(layP),
 		uint64(sh.Dim), uint64(sh.Heads), uint64(sh.KVHeads), uint64(sh.HeadDim), uint64(sh.NCtx), uint64(sh.FFN),
 		uint64(blockFor(sh.Dim)), flags, uint64(sh.Timeout.Nanoseconds()),
-		uint64(math.Float32bits(sh.Eps)) | uint64(math.Float32bits(sh.Scale))<<32,
+		uint64(math.Float32bits(sh.Eps)) | uint64(math.Float32bits(sh.Scale))<<32, uint64(p.times),
 		uint64(ring)} // MDecode's last word; persistent_decode reads the PDecode before it
 	if len(params) != paramWords+1 {
 		panic("persistent decode: the parameter block does not match persistent.cu's PDecode")
@@ -313,7 +323,10 @@ func megaLargestRound(sh PersistentShape, layers []PersistentLayer) int {
 // layerWords and paramWords are PLAYER_WORDS and PDECODE_WORDS.
 const (
 	layerWords = 22
-	paramWords = 22
+	paramWords = 23
+	// phaseMarks is PMARKS: Timing's marks a layer, 12 used: a step's end
+	// (odd) and the barrier after it (even), from the layer's start (0).
+	phaseMarks = 16
 )
 
 // words is v as little-endian bytes (what the device reads).
@@ -420,6 +433,33 @@ func (p *Persistent) Check(l *Launcher) error {
 		return err
 	}
 	return nil
+}
+
+// PhaseTimes waits for the stream and returns Timing's marks of the last
+// launch, in nanoseconds from layer l0's start: phaseMarks a layer, the
+// unused ones 0. Nil without Timing.
+func (p *Persistent) PhaseTimes(l *Launcher) ([]int64, error) {
+	if p.times == 0 {
+		return nil, nil
+	}
+	raw := make([]uint64, phaseMarks*p.layers)
+	if err := cu.DtoHAsync(l.T, raw, p.times, l.S); err != nil {
+		return nil, err
+	}
+	if err := l.T.Sync(l.S); err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(raw))
+	var t0 uint64
+	for i, v := range raw {
+		if v != 0 && t0 == 0 {
+			t0 = v
+		}
+		if v != 0 {
+			out[i] = int64(v - t0)
+		}
+	}
+	return out, nil
 }
 
 // Free releases the kernel's device memory.

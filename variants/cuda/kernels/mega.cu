@@ -322,17 +322,29 @@ extern "C" __global__ void __launch_bounds__(PT, 1) mega_decode(const MDecode* g
 	for (int layer = l0; layer < l1; layer++) {
 		if (threadIdx.x < PLAYER_WORDS) ((u64*)&S.L)[threadIdx.x] = __ldg((const u64*)(S.P.layers + layer) + threadIdx.x);
 		__syncthreads();
+		pmark(S.P, layer, 0);
 		mstep_qkv(S, s, con, layer, dyn, pos);
+		pmark(S.P, layer, 1);
 		grid_sync(S.P, bar++);
+		pmark(S.P, layer, 2);
 		pstep_attn(S, pos);
+		pmark(S.P, layer, 3);
 		grid_sync(S.P, bar++);
+		pmark(S.P, layer, 4);
 		pstep_combine(S);
+		pmark(S.P, layer, 5);
 		grid_sync(S.P, bar++);
+		pmark(S.P, layer, 6);
 		mstep_o(S, s, con, layer, dyn);
+		pmark(S.P, layer, 7);
 		grid_sync(S.P, bar++);
+		pmark(S.P, layer, 8);
 		mstep_gateup(S, s, con, layer, dyn);
+		pmark(S.P, layer, 9);
 		grid_sync(S.P, bar++);
+		pmark(S.P, layer, 10);
 		mstep_down(S, s, con, layer, dyn);
+		pmark(S.P, layer, 11);
 		if (layer + 1 < l1) grid_sync(S.P, bar++);
 	}
 	asm volatile("cp.async.wait_all;" ::: "memory");

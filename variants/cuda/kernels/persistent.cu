@@ -90,11 +90,13 @@ struct PDecode {
 	const PLayer* layers;
 	long long dim, nHeads, nKV, hd, nctx, ffn;
 	long long vb;      // blockFor(dim): add_rmsnorm's block size, whose sum order the norm keeps
-	long long flags;   // 1: prefetch the next step's weight rows into L2 before each barrier; 2: rope NeoX; 4: the watchdog's test
+	long long flags;   // 1: prefetch the next step's weight rows into L2 before each barrier; 2: rope NeoX; 4: the watchdog's test; 8: phase timing
 	long long timeout_ns;
 	float eps, scale;
+	u64* times; // flags & 8: block 0's %globaltimer at each step's end, PMARKS a layer (the phase timing)
 };
-#define PDECODE_WORDS 22
+#define PDECODE_WORDS 23
+#define PMARKS 16
 
 // ---- the grid barrier --------------------------------------------------------
 
@@ -117,6 +119,12 @@ __device__ __forceinline__ u64 global_ns() {
 	u64 t;
 	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
 	return t;
+}
+
+// pmark records block 0's time at mark i of layer (flags & 8): where a
+// step's time goes, read by the host after the launch.
+__device__ __forceinline__ void pmark(const PDecode& P, int layer, int i) {
+	if ((P.flags & 8) && blockIdx.x == 0 && threadIdx.x == 0) P.times[layer * PMARKS + i] = global_ns();
 }
 
 // grid_sync is barrier number id (for the error flag) of the launch.
@@ -770,17 +778,29 @@ extern "C" __global__ void __launch_bounds__(PT, 1) persistent_decode(const PDec
 	for (int layer = l0; layer < l1; layer++) {
 		if (threadIdx.x < PLAYER_WORDS) ((u64*)&S.L)[threadIdx.x] = __ldg((const u64*)(S.P.layers + layer) + threadIdx.x);
 		__syncthreads();
+		pmark(S.P, layer, 0);
 		pstep_qkv(S, dyn, pos);
+		pmark(S.P, layer, 1);
 		grid_sync(S.P, bar++);
+		pmark(S.P, layer, 2);
 		pstep_attn(S, pos);
+		pmark(S.P, layer, 3);
 		grid_sync(S.P, bar++);
+		pmark(S.P, layer, 4);
 		pstep_combine(S);
+		pmark(S.P, layer, 5);
 		grid_sync(S.P, bar++);
+		pmark(S.P, layer, 6);
 		pstep_o(S, dyn);
+		pmark(S.P, layer, 7);
 		grid_sync(S.P, bar++);
+		pmark(S.P, layer, 8);
 		pstep_gateup(S, dyn);
+		pmark(S.P, layer, 9);
 		grid_sync(S.P, bar++);
+		pmark(S.P, layer, 10);
 		pstep_down(S, dyn, layer + 1 < l1 ? S.P.layers + layer + 1 : nullptr);
+		pmark(S.P, layer, 11);
 		if (layer + 1 < l1) grid_sync(S.P, bar++);
 	}
 }
