@@ -201,6 +201,8 @@ func prepare(r *gpu, d *devInputs, s cu.Stream, op *ledger.Op, variant string, w
 				mv = (*gpu).persistMatVec
 			case "cuda-mega":
 				mv = (*gpu).megaMatVec
+			case "cuda-mega2":
+				mv = (*gpu).megaMatVec2
 			}
 			if mv == nil {
 				return nil, fmt.Errorf("no matvec kernel for variant %s", variant)

@@ -15,6 +15,15 @@ import (
 // megaMatVec enqueues mmv: dst[r] = W[r]·x, each block's contiguous rows
 // streamed through a ring in its shared memory, a warp a row.
 func (r *gpu) megaMatVec(t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
+	return r.megaRows(t, s, 1, f, dst, w, rows, x, k)
+}
+
+// megaMatVec2 is mmv2: two rows a warp.
+func (r *gpu) megaMatVec2(t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
+	return r.megaRows(t, s, 2, f, dst, w, rows, x, k)
+}
+
+func (r *gpu) megaRows(t *cu.Thread, s cu.Stream, nr int, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
 	qt, err := qtCode(ledger.ActivationType(f.wt))
 	if err != nil {
 		return err
@@ -22,12 +31,13 @@ func (r *gpu) megaMatVec(t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, ro
 	if err := r.loadMega(t); err != nil {
 		return err
 	}
-	fn := r.fns["mmv"]
+	name := map[int]string{1: "mmv", 2: "mmv2"}[nr]
+	fn := r.fns[name]
 	xb, _ := quant.RowSize(ledger.ActivationType(f.wt), int64(k))
 	ringAt := (int(xb) + 16 + 15) &^ 15
-	ring := (r.dev.SharedOptin - r.info["mmv"].StaticShared - ringAt) &^ 15
-	if need := 3 * megaUnits * f.devRow(k); ring < need {
-		return fmt.Errorf("cuda-mega: %d rows of %d values need a ring of %d bytes, %d bytes of shared memory left", megaUnits, k, need, ring)
+	ring := (r.dev.SharedOptin - r.info[name].StaticShared - ringAt) &^ 15
+	if need := 3 * nr * megaUnits * f.devRow(k); ring < need {
+		return fmt.Errorf("cuda-mega: %d rows of %d values need a ring of %d bytes, %d bytes of shared memory left", nr*megaUnits, k, need, ring)
 	}
 	if err := t.SetMaxDynamicShared(fn, ringAt+ring); err != nil {
 		return fmt.Errorf("cuda-mega: %w", err)
@@ -43,5 +53,8 @@ func registerMega() {
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(wt), Name: "cuda-mega", Family: ledger.FamilyCUDA, Features: []string{Feature},
 			Impl:  hostLaunchMatVec(formats[wt], (*gpu).megaMatVec),
 			Notes: "the decode megakernel's matvec (mega.cu mmv): one block of 256 threads a multiprocessor, each a contiguous slice of the rows streamed by cp.async into a ring in its shared memory (rounds of 8 rows, as far ahead as the ring holds), a warp a row read from there; the lanes' sums are cuda's" + hostNote})
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(wt), Name: "cuda-mega2", Family: ledger.FamilyCUDA, Features: []string{Feature},
+			Impl:  hostLaunchMatVec(formats[wt], (*gpu).megaMatVec2),
+			Notes: "cuda-mega with two rows a warp (rounds of 16 rows), their shared-memory loads and sums interleaved; the lanes' sums are cuda's" + hostNote})
 	}
 }

@@ -34,7 +34,7 @@ type lazyFile struct {
 var (
 	persistentFile = lazyFile{"persistent.cu", []string{"persistent_decode", "pmv"}, []string{"quantize.cu"}, nil}
 	// mega.cu runs persistent.cu's steps: its device functions only.
-	megaFile = lazyFile{"mega.cu", []string{"mega_decode", "mmv"}, []string{"quantize.cu", "persistent.cu"},
+	megaFile = lazyFile{"mega.cu", []string{"mega_decode", "mmv", "mmv2"}, []string{"quantize.cu", "persistent.cu"},
 		[]string{"-DPERSISTENT_DEVICE_ONLY"}}
 )
 

@@ -354,11 +354,13 @@ extern "C" __global__ void __launch_bounds__(PT, 1) mega_decode(const MDecode* g
 
 // dst[r] = W[r]·x with the megakernel's stream: x (one activation row of
 // k values, code qt) staged in shared memory, this block's contiguous rows
-// (units of one row) streamed through the ring at ringAt, rounds of up to
-// MUNITS rows, a warp a row. It is mconsume's protocol on one product, so
-// the ring's logic is gated on its own.
-extern "C" __global__ void __launch_bounds__(PT, 1) mmv(float* dst, const u8* w, int rows, const u8* x, int k, int f, int qt,
-                                                         int ringAt, int ring) {
+// streamed through the ring at ringAt, rounds of up to MUNITS·NR rows, NR
+// rows a warp read from there (NR 2: two rows' loads and sums interleaved,
+// for the instruction-level parallelism that 8 warps a multiprocessor
+// lack). It is mconsume's protocol on one product, so the ring's logic is
+// gated on its own.
+template <int NR>
+__device__ __forceinline__ void mmv_body(float* dst, const u8* w, int rows, const u8* x, int k, int f, int qt, int ringAt, int ring) {
 	extern __shared__ __align__(16) u8 dyn[];
 	const int nbytes = pact_bytes(k, qt);
 	for (int i = threadIdx.x; i < nbytes; i += PT) dyn[i] = x[i];
@@ -370,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(PT, 1) mmv(float* dst, const u8* w,
 	long long lin = 0, free_from = 0, clin = 0;
 	auto topup = [&]() {
 		while (ui < u1 && issued - consumed < MAHEAD) {
-			const int n = min(MUNITS, u1 - ui), bytes = n * rb;
+			const int n = min(NR * MUNITS, u1 - ui), bytes = n * rb;
 			const long long at = mplace(lin, bytes, ring);
 			if (at + bytes > free_from + ring) break;
 			const u8* src = w + (size_t)rb * ui;
@@ -383,20 +385,38 @@ extern "C" __global__ void __launch_bounds__(PT, 1) mmv(float* dst, const u8* w,
 	};
 	topup();
 	for (int u = u0; u < u1;) {
-		const int n = min(MUNITS, u1 - u), bytes = n * rb;
+		const int n = min(NR * MUNITS, u1 - u), bytes = n * rb;
 		const long long at = mplace(clin, bytes, ring);
 		cp_async_wait(issued - consumed - 1);
 		__syncthreads();
 		free_from = at;
 		topup();
-		if (wp < n) {
-			float v, unused;
-			pdot<true, 1>(f, base + at % ring + (size_t)wp * rb, nullptr, dyn, k, v, unused);
-			if (lane == 0) dst[u + wp] = v;
+		const int r0 = NR * wp;
+		if (r0 < n) {
+			const u8* ra = base + at % ring + (size_t)r0 * rb;
+			float v0, v1;
+			if (NR == 2 && r0 + 1 < n) {
+				pdot<true, 2>(f, ra, ra + rb, dyn, k, v0, v1);
+			} else {
+				pdot<true, 1>(f, ra, nullptr, dyn, k, v0, v1);
+			}
+			if (lane == 0) {
+				dst[u + r0] = v0;
+				if (NR == 2 && r0 + 1 < n) dst[u + r0 + 1] = v1;
+			}
 		}
 		consumed++;
 		clin = at + bytes;
 		u += n;
 	}
 	asm volatile("cp.async.wait_all;" ::: "memory");
+}
+
+extern "C" __global__ void __launch_bounds__(PT, 1) mmv(float* dst, const u8* w, int rows, const u8* x, int k, int f, int qt,
+                                                         int ringAt, int ring) {
+	mmv_body<1>(dst, w, rows, x, k, f, qt, ringAt, ring);
+}
+extern "C" __global__ void __launch_bounds__(PT, 1) mmv2(float* dst, const u8* w, int rows, const u8* x, int k, int f, int qt,
+                                                          int ringAt, int ring) {
+	mmv_body<2>(dst, w, rows, x, k, f, qt, ringAt, ring);
 }

@@ -578,7 +578,7 @@ struct PShared {
 	PLayer L;
 	double red[32];
 	PAttnShared att[PG];
-	float cbuf[PG][256];
+	__align__(16) float cbuf[PG][256]; // warp_q8_k reads float4s: not at the mercy of the fields before it
 	float cw[PG][PSPLITS], cinv[PG];
 };
 
