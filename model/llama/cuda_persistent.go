@@ -140,3 +140,18 @@ func (b *cudaBackend) persistentStep() error {
 	}
 	return l.MatMul(b.logits, p.head, b.xq, 1)
 }
+
+// phaseTimes is the persistent kernel's Timing marks of the last step (on
+// the device thread): nil without DecodeEnv's timing.
+func (b *cudaBackend) phaseTimes() ([]int64, error) {
+	if b.pers == nil {
+		return nil, fmt.Errorf("%s: no persistent decode", DecodeEnv)
+	}
+	var out []int64
+	err := b.e.Do(func(l *cuda.Launcher) error {
+		var err error
+		out, err = b.pers.k.PhaseTimes(l)
+		return err
+	})
+	return out, err
+}

@@ -209,9 +209,12 @@ func TestPersistentPhaseTimes(t *testing.T) {
 			if _, err := c.Eval([]int32{int32(i + 1)}, false); err != nil {
 				t.Fatal(err)
 			}
-			times, err := b.pers.k.PhaseTimes(b.l)
+			times, err := b.phaseTimes()
 			if err != nil {
 				t.Fatal(err)
+			}
+			if len(times) < 16*m.Config.Layers {
+				t.Fatalf("%s: %d marks for %d layers", kind, len(times), m.Config.Layers)
 			}
 			for l := range m.Config.Layers {
 				mk := times[l*16 : l*16+len(names)+1]
