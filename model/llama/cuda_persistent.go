@@ -30,9 +30,10 @@ import (
 // the timeout; for TestPersistentWatchdog), "timing" (block 0 notes when
 // each step and barrier ends; TestPersistentPhaseTimes), "ring=BYTES" (mega's ring at
 // most BYTES a block, never less than three of its largest rounds).
-// Untested on hardware when written (session 10): opt-in until its
-// agreement test (TestPersistentDecodeAgrees) and a timing have run on the
-// device.
+// Both are bit-identical to the graph with the serial attention and both
+// lost to the graph on the H200 (3B tg256: persistent ≈ 330, mega ≈ 290,
+// the graph ≈ 520 tok/s; variants/cuda NOTES.md, sessions 10 and 16), so
+// they stay opt-in.
 const DecodeEnv = "DAMASCUS_CUDA_DECODE"
 
 // persistentDecode is the backend's persistent decode: the kernel, how many
