@@ -317,36 +317,18 @@ extern "C" __global__ void __launch_bounds__(PT, 1) mega_decode(const MDecode* g
 	mseek(S.P, s.iss, l1);
 	MCursor con = s.iss;
 	mtopup(S.P, s); // the first layer's weights stream in under its norm
-	const int pos = __ldcg(S.P.posp);
-	int bar = 0;
-	for (int layer = l0; layer < l1; layer++) {
-		if (threadIdx.x < PLAYER_WORDS) ((u64*)&S.L)[threadIdx.x] = __ldg((const u64*)(S.P.layers + layer) + threadIdx.x);
-		__syncthreads();
-		pmark(S.P, layer, 0);
-		mstep_qkv(S, s, con, layer, dyn, pos);
-		pmark(S.P, layer, 1);
-		grid_sync(S.P, bar++);
-		pmark(S.P, layer, 2);
-		pstep_attn(S, pos);
-		pmark(S.P, layer, 3);
-		grid_sync(S.P, bar++);
-		pmark(S.P, layer, 4);
-		pstep_combine(S);
-		pmark(S.P, layer, 5);
-		grid_sync(S.P, bar++);
-		pmark(S.P, layer, 6);
-		mstep_o(S, s, con, layer, dyn);
-		pmark(S.P, layer, 7);
-		grid_sync(S.P, bar++);
-		pmark(S.P, layer, 8);
-		mstep_gateup(S, s, con, layer, dyn);
-		pmark(S.P, layer, 9);
-		grid_sync(S.P, bar++);
-		pmark(S.P, layer, 10);
-		mstep_down(S, s, con, layer, dyn);
-		pmark(S.P, layer, 11);
-		if (layer + 1 < l1) grid_sync(S.P, bar++);
-	}
+	struct Steps {
+		PShared& S;
+		MStream& s;
+		MCursor& con;
+		u8* dyn;
+		int pos;
+		__device__ void qkv(int layer) { mstep_qkv(S, s, con, layer, dyn, pos); }
+		__device__ void o(int layer) { mstep_o(S, s, con, layer, dyn); }
+		__device__ void gateup(int layer) { mstep_gateup(S, s, con, layer, dyn); }
+		__device__ void down(int layer) { mstep_down(S, s, con, layer, dyn); }
+	} st{S, s, con, dyn, __ldcg(S.P.posp)};
+	player_loop(S, l0, l1, st.pos, st);
 	asm volatile("cp.async.wait_all;" ::: "memory");
 }
 

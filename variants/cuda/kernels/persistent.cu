@@ -763,23 +763,20 @@ __device__ __forceinline__ void pstep_down(PShared& S, u8* dyn, const PLayer* ne
 	}
 }
 
-// ---- the kernel ---------------------------------------------------------------
+// ---- the layer loop -------------------------------------------------------------
 
-// mega.cu compiles this file for its device functions only.
-#ifndef PERSISTENT_DEVICE_ONLY
-
-extern "C" __global__ void __launch_bounds__(PT, 1) persistent_decode(const PDecode* gP, int l0, int l1) {
-	extern __shared__ __align__(16) u8 dyn[];
-	__shared__ __align__(16) PShared S;
-	if (threadIdx.x < PDECODE_WORDS) ((u64*)&S.P)[threadIdx.x] = __ldg((const u64*)gP + threadIdx.x);
-	__syncthreads();
-	const int pos = __ldcg(S.P.posp);
+// player_loop walks layers [l0, l1) through steps' four products (st.qkv,
+// st.o, st.gateup, st.down: persistent.cu's or mega.cu's) with the
+// attention and its combine between, grid barriers between the dependent
+// steps and the phase marks (flags & 8) around each.
+template <typename Steps>
+__device__ __forceinline__ void player_loop(PShared& S, int l0, int l1, int pos, Steps& st) {
 	int bar = 0;
 	for (int layer = l0; layer < l1; layer++) {
 		if (threadIdx.x < PLAYER_WORDS) ((u64*)&S.L)[threadIdx.x] = __ldg((const u64*)(S.P.layers + layer) + threadIdx.x);
 		__syncthreads();
 		pmark(S.P, layer, 0);
-		pstep_qkv(S, dyn, pos);
+		st.qkv(layer);
 		pmark(S.P, layer, 1);
 		grid_sync(S.P, bar++);
 		pmark(S.P, layer, 2);
@@ -791,18 +788,40 @@ extern "C" __global__ void __launch_bounds__(PT, 1) persistent_decode(const PDec
 		pmark(S.P, layer, 5);
 		grid_sync(S.P, bar++);
 		pmark(S.P, layer, 6);
-		pstep_o(S, dyn);
+		st.o(layer);
 		pmark(S.P, layer, 7);
 		grid_sync(S.P, bar++);
 		pmark(S.P, layer, 8);
-		pstep_gateup(S, dyn);
+		st.gateup(layer);
 		pmark(S.P, layer, 9);
 		grid_sync(S.P, bar++);
 		pmark(S.P, layer, 10);
-		pstep_down(S, dyn, layer + 1 < l1 ? S.P.layers + layer + 1 : nullptr);
+		st.down(layer);
 		pmark(S.P, layer, 11);
 		if (layer + 1 < l1) grid_sync(S.P, bar++);
 	}
+}
+
+// ---- the kernel ---------------------------------------------------------------
+
+// mega.cu compiles this file for its device functions only.
+#ifndef PERSISTENT_DEVICE_ONLY
+
+extern "C" __global__ void __launch_bounds__(PT, 1) persistent_decode(const PDecode* gP, int l0, int l1) {
+	extern __shared__ __align__(16) u8 dyn[];
+	__shared__ __align__(16) PShared S;
+	if (threadIdx.x < PDECODE_WORDS) ((u64*)&S.P)[threadIdx.x] = __ldg((const u64*)gP + threadIdx.x);
+	__syncthreads();
+	struct Steps {
+		PShared& S;
+		u8* dyn;
+		int pos, l1;
+		__device__ void qkv(int) { pstep_qkv(S, dyn, pos); }
+		__device__ void o(int) { pstep_o(S, dyn); }
+		__device__ void gateup(int) { pstep_gateup(S, dyn); }
+		__device__ void down(int layer) { pstep_down(S, dyn, layer + 1 < l1 ? S.P.layers + layer + 1 : nullptr); }
+	} st{S, dyn, __ldcg(S.P.posp), l1};
+	player_loop(S, l0, l1, st.pos, st);
 }
 
 // ---- the matvec alone: the ledger's cuda-persist --------------------------------
