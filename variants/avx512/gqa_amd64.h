@@ -338,6 +338,17 @@ done: \
 	PREFETCHT0 384(DX)(R14*1); \
 	PREFETCHT0 448(DX)(R14*1)
 
+// Eight zmm registers to 512 consecutive bytes at base.
+#define STORE8Z(base, z0, z1, z2, z3, z4, z5, z6, z7) \
+	VMOVUPS z0, (base); \
+	VMOVUPS z1, 64(base); \
+	VMOVUPS z2, 128(base); \
+	VMOVUPS z3, 192(base); \
+	VMOVUPS z4, 256(base); \
+	VMOVUPS z5, 320(base); \
+	VMOVUPS z6, 384(base); \
+	VMOVUPS z7, 448(base)
+
 // WSUM3W is the weighted sum of three query heads over one value head
 // walking the positions once per 128 values of the head (once for a head
 // of 128), where WSUM4 walks them once per 64: out_j = Σ_t p[j·n+t]·v[t]
@@ -379,32 +390,11 @@ pos: \
 	ADDQ R9, DX; \
 	DECQ R8; \
 	JNZ pos; \
-	VMOVUPS Z8, (DI); \
-	VMOVUPS Z9, 64(DI); \
-	VMOVUPS Z10, 128(DI); \
-	VMOVUPS Z11, 192(DI); \
-	VMOVUPS Z12, 256(DI); \
-	VMOVUPS Z13, 320(DI); \
-	VMOVUPS Z14, 384(DI); \
-	VMOVUPS Z15, 448(DI); \
+	STORE8Z(DI, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
 	LEAQ (DI)(R11*1), AX; \
-	VMOVUPS Z16, (AX); \
-	VMOVUPS Z17, 64(AX); \
-	VMOVUPS Z18, 128(AX); \
-	VMOVUPS Z19, 192(AX); \
-	VMOVUPS Z20, 256(AX); \
-	VMOVUPS Z21, 320(AX); \
-	VMOVUPS Z22, 384(AX); \
-	VMOVUPS Z23, 448(AX); \
+	STORE8Z(AX, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23); \
 	LEAQ (DI)(R11*2), AX; \
-	VMOVUPS Z24, (AX); \
-	VMOVUPS Z25, 64(AX); \
-	VMOVUPS Z26, 128(AX); \
-	VMOVUPS Z27, 192(AX); \
-	VMOVUPS Z28, 256(AX); \
-	VMOVUPS Z29, 320(AX); \
-	VMOVUPS Z30, 384(AX); \
-	VMOVUPS Z31, 448(AX); \
+	STORE8Z(AX, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31); \
 	ADDQ $512, DI; \
 	ADDQ $vstep, R10; \
 	SUBQ $128, BX; \
