@@ -55,6 +55,9 @@
 #ifndef PT
 #define PT 256 // threads a block (persistent.go's persistThreads)
 #endif
+#ifndef PMINB
+#define PMINB 1 // blocks a multiprocessor the registers are budgeted for (__launch_bounds__)
+#endif
 #define PW (PT / 32)    // warps a block
 #define PG (PT / 128)   // 128-thread groups a block (attention)
 #define PSPLITS 32      // attention splits per KV head: variants/cuda DecodeSplits
@@ -807,7 +810,7 @@ __device__ __forceinline__ void player_loop(PShared& S, int l0, int l1, int pos,
 // mega.cu compiles this file for its device functions only.
 #ifndef PERSISTENT_DEVICE_ONLY
 
-extern "C" __global__ void __launch_bounds__(PT, 1) persistent_decode(const PDecode* gP, int l0, int l1) {
+extern "C" __global__ void __launch_bounds__(PT, PMINB) persistent_decode(const PDecode* gP, int l0, int l1) {
 	extern __shared__ __align__(16) u8 dyn[];
 	__shared__ __align__(16) PShared S;
 	if (threadIdx.x < PDECODE_WORDS) ((u64*)&S.P)[threadIdx.x] = __ldg((const u64*)gP + threadIdx.x);
