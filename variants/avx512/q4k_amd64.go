@@ -94,6 +94,30 @@ func matVecPrefetch(kernel prefetchRowKernel, dist int) ledger.MatVec {
 	return func(dst []float32, w, xq []byte, k int) { rowops.Blocks(rows, 256, dst, w, xq, k) }
 }
 
+// matVecPrefetchStreams is matVecPrefetch reading a call's rows as s
+// streams at once: the rows cut into s equal runs, the kernel called a row
+// at a time from each run in turn, so a core has s weight streams in
+// flight instead of one (each with its prefetches dist bytes ahead). The
+// same rows and sums as matVecPrefetch: only the order rows are taken in.
+func matVecPrefetchStreams(kernel prefetchRowKernel, dist, s int) ledger.MatVec {
+	return func(dst []float32, w, xq []byte, k int) {
+		n := len(dst)
+		if n < 2*s || k < 256 {
+			rowops.Blocks(func(dst *float32, n int, w, xq *byte, nb int) { kernel(dst, n, w, xq, nb, dist) }, 256, dst, w, xq, k)
+			return
+		}
+		nb, rb := k/256, len(w)/n
+		run := (n + s - 1) / s
+		for i := range run {
+			for j := range s {
+				if r := j*run + i; r < n {
+					kernel(&dst[r], 1, &w[r*rb], &xq[0], nb, dist)
+				}
+			}
+		}
+	}
+}
+
 // registerPrefetchSweep registers kernel as matvec/t's avx512-vnni-pfNk at
 // each distance of the sweep made for the Intel cores, where decode trailed,
 // and its PREFETCHT2 and PREFETCHNTA twins (t2, nta) as avx512-vnni-pfNk-t2
@@ -120,6 +144,13 @@ func registerPrefetchSweep(t quant.Type, kernel, t2, nta, page prefetchRowKernel
 		for _, kib := range []int{4, 8} {
 			reg(fmt.Sprintf("avx512-vnni-pf%dk-%s", kib, h.suffix), h.kernel, kib,
 				fmt.Sprintf("avx512-vnni-pf%dk with %s instead of PREFETCHT0; otherwise the same kernel (an experiment for the Intel cores at 2 threads, issue 20)", kib, h.why))
+		}
+	}
+	for _, kib := range []int{4, 8} {
+		for _, st := range []int{2, 4} {
+			ledger.Register(ledger.Variant{Op: ledger.MatVecOp(t), Name: fmt.Sprintf("avx512-vnni-pf%dk-%ds", kib, st), Family: ledger.FamilyAVX512VNNI,
+				Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: matVecPrefetchStreams(kernel, kib<<10, st),
+				Notes: fmt.Sprintf("avx512-vnni-pf%dk with a call's rows read as %d streams at once (cut into %d runs, a row from each in turn): more independent weight streams a core for the Intel cores at 2 threads, whose decode kernels lack memory-level parallelism (issue 20)", kib, st, st)})
 		}
 	}
 	for _, kib := range []int{4, 8, 16} {
