@@ -698,7 +698,7 @@ cpu-decode)
 	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
 	log "matvec sweep at 2 threads, 3B shapes"
 	timeout "${SWEEP_TIMEOUT:-200}" $B/ledger run --op matvec/q4_k,matvec/q6_k \
-		--variant "${SWEEP_VARIANTS:-avx512,avx512-vnni,avx512-vnni-pf4k,avx512-vnni-pf8k,avx512-vnni-pf16k}" \
+		--variant "${SWEEP_VARIANTS:-avx512-vnni,avx512-vnni-pf4k,avx512-vnni-pf8k,avx512-vnni-pf4k-2s,avx512-vnni-pf8k-2s,avx512-vnni-pf4k-4s,avx512-vnni-pf8k-4s}" \
 		--shapes 3B --threads 2 --runs "${SWEEP_RUNS:-10}" --store "$STORE" \
 		--note "$NOTE; the matvecs at 2 threads on Intel (issue 20)" > "$OUT/sweep-matvec-2t.txt" 2>&1
 	grep -aE "^\| matvec.*\(3B|recorded|probe|GB/s" "$OUT/sweep-matvec-2t.txt" | head -40
