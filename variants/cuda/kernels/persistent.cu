@@ -61,6 +61,9 @@
 #define PW (PT / 32)    // warps a block
 #define PG (PT / 128)   // 128-thread groups a block (attention)
 #define PSPLITS 32      // attention splits per KV head: variants/cuda DecodeSplits
+#ifndef PKU
+#define PKU 8 // keys a warp loads at once in the attention's score pass (a divisor of 8)
+#endif
 #ifndef PMAXG
 #define PMAXG 4 // query heads per KV head (engine.cu takes up to 8: fewer registers here)
 #endif
@@ -477,25 +480,28 @@ __device__ void pdattn(const PDecode& P, const float* kc, const float* vc, int p
 	for (int gg = 0; gg < PMAXG; gg++) o[gg] = 0.f;
 	for (int tile = t0; tile < t1; tile += 32) {
 		const int L = min(32, t1 - tile);
-		float kr[8][D];
 #pragma unroll
-		for (int u = 0; u < 8; u++) {
-			const int tt = 8 * warp + u;
+		for (int u0 = 0; u0 < 8; u0 += PKU) { // PKU keys' loads in flight a pass: registers against latency
+			float kr[PKU][D];
 #pragma unroll
-			for (int i = 0; i < D; i++)
-				kr[u][i] = tt < L && D * lane + i < hd ? __ldcg(kh + (size_t)(tile + tt) * hd + D * lane + i) : 0.f;
-		}
+			for (int u = 0; u < PKU; u++) {
+				const int tt = 8 * warp + u0 + u;
 #pragma unroll
-		for (int u = 0; u < 8; u++) {
-			const int tt = 8 * warp + u;
+				for (int i = 0; i < D; i++)
+					kr[u][i] = tt < L && D * lane + i < hd ? __ldcg(kh + (size_t)(tile + tt) * hd + D * lane + i) : 0.f;
+			}
 #pragma unroll
-			for (int gg = 0; gg < PMAXG; gg++) {
-				if (gg < G) {
-					float d = 0.f;
+			for (int u = 0; u < PKU; u++) {
+				const int tt = 8 * warp + u0 + u;
 #pragma unroll
-					for (int i = 0; i < D; i++) d += qr[gg][i] * kr[u][i];
-					d = warp_sum(d);
-					if (lane == 0) sh.p[gg][tt] = tt < L ? d * scale : NEG_INF;
+				for (int gg = 0; gg < PMAXG; gg++) {
+					if (gg < G) {
+						float d = 0.f;
+#pragma unroll
+						for (int i = 0; i < D; i++) d += qr[gg][i] * kr[u][i];
+						d = warp_sum(d);
+						if (lane == 0) sh.p[gg][tt] = tt < L ? d * scale : NEG_INF;
+					}
 				}
 			}
 		}
