@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/quant"
 )
 
@@ -169,6 +170,10 @@ func attendNoAlloc(out, q, k, v []float32, nHeads, nKV, hd, nCtx int, scale floa
 // several chunks per matrix and tasks of two layouts; 70 tokens in batches
 // of 64 leave a ragged pair.
 func TestPreparedBatchSameAsStaticSplit(t *testing.T) {
+	// Every batch through the matmul: the 6- and 20-token batches would
+	// otherwise take the batched decode kernel (the small-batch crossover,
+	// which the static split leaves off; TestSmallBatchCrossover).
+	t.Setenv(promoted.SmallBatchEnv, "0")
 	_, m, _ := synthModel(t, "tiny", "Q4_K_M")
 	prompt := make([]int32, 70)
 	for i := range prompt {
@@ -224,5 +229,70 @@ func TestPreparedBatchSameAsStaticSplit(t *testing.T) {
 				t.Fatalf("%+v: token %d logit %d is %v, one worker's %v", opts, i/V, i%V, got[i], want[i])
 			}
 		}
+	}
+}
+
+// A prefill step of at most promoted.SmallBatchRows rows goes through the
+// batched decode kernel (issue 19: the crossover by rows), a longer one
+// through the matmul. Through the batched kernel every token's products are
+// the matvec's whatever the workers, so the logits agree bit for bit over
+// thread counts and batch splits below the crossover, and with the matmul's
+// (crossover off) to rounding.
+func TestSmallBatchCrossover(t *testing.T) {
+	_, m, _ := synthModel(t, "tiny", "Q4_K_M")
+	prompt := make([]int32, 30)
+	for i := range prompt {
+		prompt[i] = int32(1 + i*37%(m.Config.Vocab-1))
+	}
+	run := func(rows string, opts Options) ([]float32, *Context) {
+		t.Setenv(promoted.SmallBatchEnv, rows)
+		c := mustContext(t, m, opts)
+		defer c.Close()
+		lg, err := c.Eval(prompt, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]float32(nil), lg...), c
+	}
+	mm, c := run("0", Options{NCtx: 64, NBatch: 32, Threads: 2})
+	if c.k.smallRows != 0 {
+		t.Fatalf("%s=0: smallRows %d", promoted.SmallBatchEnv, c.k.smallRows)
+	}
+	want, c := run("32", Options{NCtx: 64, NBatch: 32, Threads: 1})
+	if c.k.layers[0].up.bprep == nil {
+		if c.k.smallRows != 0 {
+			t.Fatalf("crossover %d without a prepared batched decode kernel", c.k.smallRows)
+		}
+		t.Skip("the batched decode kernel picked here has no prepared form: the crossover stays off")
+	}
+	if c.k.smallRows != 32 {
+		t.Fatalf("%s=32: smallRows %d", promoted.SmallBatchEnv, c.k.smallRows)
+	}
+	for _, opts := range []Options{{NCtx: 64, NBatch: 32, Threads: 3}, {NCtx: 64, NBatch: 7, Threads: 2}} {
+		got, _ := run("32", opts)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				V := m.Config.Vocab
+				t.Fatalf("%+v: token %d logit %d is %v, one worker's %v", opts, i/V, i%V, got[i], want[i])
+			}
+		}
+	}
+	// The two kernels round differently (the matmul's int32 sums per
+	// sub-block, the batched kernel's int16 pairs), and the random weights of
+	// the tiny model carry the differences through its layers: the bound is
+	// on the largest difference against the largest logit.
+	var worst, scale float64
+	for i := range want {
+		worst = max(worst, math.Abs(float64(want[i]-mm[i])))
+		scale = max(scale, math.Abs(float64(mm[i])))
+	}
+	if worst > 0.02*scale {
+		t.Errorf("batched decode kernel and matmul differ by up to %g in a logit (largest %g)", worst, scale)
+	}
+	t.Logf("batched decode kernel against the matmul: logits within %g (largest %g)", worst, scale)
+	t.Setenv(promoted.SmallBatchEnv, "x")
+	if c, err := m.NewContext(Options{NCtx: 64}); err == nil {
+		c.Close()
+		t.Errorf("%s=x: no error", promoted.SmallBatchEnv)
 	}
 }

@@ -108,7 +108,10 @@ func (c *cpuBackend) linearShared(x []float32, n int, a *linear, da []float32, b
 	c.runLins()
 }
 
-// runLins runs the scheduled products on the pool. A single token's matvecs
+// runLins runs the scheduled products on the pool. A prefill step of at most
+// kernels.smallRows rows goes through the batched decode kernel as a
+// Batch's rows do (issue 19: below the crossover, reading the weights as
+// stored beats unpacking them for the matmul). A single token's matvecs
 // and a Batch's rows (the batched decode kernel) are dealt in chunks of
 // rows (whole 64-byte lines of dst, about dealBytes of weights each) over
 // all the tasks' matrices in order. A prefill batch whose kernels have a
@@ -126,6 +129,8 @@ func (c *cpuBackend) runLins() {
 		mode = linRows
 	case n == 1:
 		mode = linVec
+	case n <= c.k.smallRows: // a short prefill step: below the matmul's crossover
+		mode = linRows
 	}
 	for i := range s.count {
 		s.tasks[i].mode = mode

@@ -43,6 +43,12 @@ type kernels struct {
 	attnH  ledger.AttentionBatch // prefill attention over a 16-bit cache, on its rows widened
 	widenH ledger.Dequantize     // a 16-bit cache's rows to float32
 	attn16 ledger.AttentionHalf  // decode attention over a 16-bit cache as stored
+	// smallRows is the most rows of a prefill step whose products go
+	// through the batched decode kernels (bmm, bprep) instead of the
+	// matmul: promoted.SmallBatchRows, 0 when some matrix's batched decode
+	// kernel has no prepared form (no SIMD variant: the matvec looped) or
+	// with Options.StaticSplit.
+	smallRows int
 }
 
 // cachePrecision is the attention precision class of each 16-bit cache type.
@@ -79,6 +85,19 @@ func resolveKernels(m *Model, opts Options) (*kernels, error) {
 	}
 	if k.output, err = k.bind(&m.Output, opts.StaticSplit); err != nil {
 		return nil, err
+	}
+	if !opts.StaticSplit {
+		if k.smallRows, err = promoted.SmallBatchRows(); err != nil {
+			return nil, err
+		}
+		for i := range k.layers {
+			ops := &k.layers[i]
+			for _, l := range []*linear{&ops.q, &ops.k, &ops.v, &ops.out, &ops.gate, &ops.up, &ops.down, &k.output} {
+				if l.bprep == nil {
+					k.smallRows = 0
+				}
+			}
+		}
 	}
 	return k, nil
 }
