@@ -15,6 +15,7 @@ type packArgs struct {
 	consts *[16][64]byte
 	idx    [16]int32 // row r at r·rowBytes
 	wmask  uint64    // two bits (words) per valid row
+	next   *byte     // the sub-block packers' prefetch target (…Pf forms; nil: none)
 }
 
 //go:noescape
