@@ -52,18 +52,19 @@ func TestSubPackAsm(t *testing.T) {
 // one pass of row tiles, in its registered blocking and in others.
 func TestSub(t *testing.T) {
 	skipUnlessVNNI(t)
-	for _, name := range []string{"avx512-vnni-sub", "avx512-vnni-sub-wres", "avx512-vnni-sub-wres-g16", "avx512-vnni-sub-pf"} {
+	for _, name := range []string{"avx512-vnni-sub", "avx512-vnni-sub-wres", "avx512-vnni-sub-wres-g16", "avx512-vnni-sub-pf", "avx512-vnni-sub-pf2"} {
 		gateAll(t, name)
 	}
 	shapes := append(testShapes, ledger.Shape{Rows: 48, K: 1024, N: 130}, ledger.Shape{Rows: 70, K: 512, N: 11},
 		ledger.Shape{Rows: 80, K: 768, N: 12}, ledger.Shape{Rows: 130, K: 256, N: 49}, ledger.Shape{Rows: 16, K: 8192, N: 24})
-	for _, p := range []subProgram{{1, 1, false, false}, {2, 3, false, false}, {4, 4, false, false}, {8, 16, false, false}, {1, 1, true, false}, {2, 3, true, false}, {4, 16, true, false},
-		{1, 1, false, true}, {4, 4, false, true}, {8, 16, true, true}} {
+	for _, p := range []subProgram{{1, 1, false, false, false}, {2, 3, false, false, false}, {4, 4, false, false, false}, {8, 16, false, false, false},
+		{1, 1, true, false, false}, {2, 3, true, false, false}, {4, 16, true, false, false},
+		{1, 1, false, true, false}, {4, 4, false, true, true}, {8, 16, true, true, true}} {
 		for _, f := range []subFormat{subFormatQ4K, subFormatQ6K} {
 			op, _ := ledger.LookupOp(ledger.MatMulOp(f.typ))
 			v := ledger.Variant{Op: op.Name, Name: "sub", Family: ledger.FamilyAVX512VNNI, Impl: subMatMul(f, p), Prepared: subPrepared(f, p)}
 			for _, s := range shapes {
-				t.Run(fmt.Sprintf("%s/%d-%d-%v-%v/%s", f.typ, p.rowTiles, p.groupBlocks, p.wres, p.pf, s.Key(ledger.KindMatMul)), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%d-%d-%v-%v-%v/%s", f.typ, p.rowTiles, p.groupBlocks, p.wres, p.pf, p.pfFirst, s.Key(ledger.KindMatMul)), func(t *testing.T) {
 					c := newCase(t, op, s, 43)
 					mustPass(t, c, v)
 				})
@@ -71,7 +72,7 @@ func TestSub(t *testing.T) {
 		}
 	}
 	for _, w := range []bool{false, true} {
-		extremes(t, map[quant.Type]ledger.MatMul{quant.Q4_K: subMatMul(subFormatQ4K, subProgram{4, 4, w, w}), quant.Q6_K: subMatMul(subFormatQ6K, subProgram{4, 4, w, w})})
+		extremes(t, map[quant.Type]ledger.MatMul{quant.Q4_K: subMatMul(subFormatQ4K, subProgram{4, 4, w, w, w}), quant.Q6_K: subMatMul(subFormatQ6K, subProgram{4, 4, w, w, w})})
 	}
 }
 
