@@ -738,17 +738,26 @@ short-prompts)
 	# each of PPS (pp16 … pp512) beside llama.cpp (sapphirerapids on huge
 	# pages), RUNS (5) rounds each, the shipped preferences, for MODELS
 	# (llama3.2-1b). B may point at the gpu archive's binaries.
+	# DAMASCUS_SMALL_BATCH (the engine's small-batch crossover: steps of at
+	# most N rows through matvec_batch, 0 off) and DAMASCUS_KERNELS pass
+	# through to the engine and are named in the records' note; SBS="0 16
+	# 32 64" repeats the sweep at each crossover (output names gain -sbN).
 	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
+	for sb in ${SBS:-${DAMASCUS_SMALL_BATCH:--}}; do
+	sfx="" over="promoted kernels, no override"
+	if [ "$sb" != - ]; then export DAMASCUS_SMALL_BATCH=$sb; sfx="-sb$sb"; over="DAMASCUS_SMALL_BATCH=$sb"; fi
+	[ -n "${DAMASCUS_KERNELS:-}" ] && over="$over, DAMASCUS_KERNELS=$DAMASCUS_KERNELS"
 	for m in ${MODELS:-llama3.2-1b}; do
 		models $m
 		for pp in ${PPS:-16 32 64 128 256 512}; do
-			log "e2e $m pp$pp at 2 threads"
+			log "e2e $m pp$pp at 2 threads ($over)"
 			timeout "${E2E_TIMEOUT:-120}" $B/ledger e2e -m /tmp/$m.gguf --pp $pp --tg 0 --runs "${RUNS:-5}" --no-roofline \
 				--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
-				--json "$OUT/e2e-$m-pp$pp-2t.json" --store "$STORE" --note "$NOTE; issue 19: short prompts at 2 threads; promoted kernels, no override" \
-				> "$OUT/e2e-$m-pp$pp-2t.txt" 2>&1
-			grep -aE "prefill tok|recorded" "$OUT/e2e-$m-pp$pp-2t.txt" | tail -2
+				--json "$OUT/e2e-$m-pp$pp-2t$sfx.json" --store "$STORE" --note "$NOTE; issue 19: short prompts at 2 threads; $over" \
+				> "$OUT/e2e-$m-pp$pp-2t$sfx.txt" 2>&1
+			grep -aE "prefill tok|recorded" "$OUT/e2e-$m-pp$pp-2t$sfx.txt" | tail -2
 		done
+	done
 	done
 	;;
 *) echo "unknown phase $1" >&2; exit 2 ;;
