@@ -622,6 +622,8 @@ gpu-ab)
 		pdl0) echo "DAMASCUS_CUDA_PDL=0" ;;
 		persistent | mega) echo "DAMASCUS_CUDA_DECODE=$1" ;; # one kernel over the layers (mega: weights through a shared-memory ring)
 		mega-ring*) echo "DAMASCUS_CUDA_DECODE=mega,ring=${1#mega-ring}" ;;
+		persistent-blocks*) echo "DAMASCUS_CUDA_DECODE=persistent,blocks=${1#persistent-blocks}" ;; # the grid (default one block an SM)
+		minb*) echo "DAMASCUS_CUDA_DEFINES=PMINB=${1#minb},PKU=1" ;; # persistent.cu's register budget: blocks an SM (spills below 254 registers)
 		*) echo "unknown arm $1" >&2; exit 2 ;;
 		esac
 	}

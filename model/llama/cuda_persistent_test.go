@@ -3,6 +3,7 @@ package llama
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -184,7 +185,9 @@ func TestDecodeEnvParses(t *testing.T) {
 // marks at the end of each step and barrier (DecodeEnv's timing), over
 // decode steps of the 3B-shaped file after a 256-token prompt, averaged
 // and logged a phase a line. The marks must rise through every layer; the
-// durations are for reading, not asserted.
+// durations are for reading, not asserted. DAMASCUS_PHASE_KINDS (values of
+// DecodeEnv joined by ";", e.g. "persistent,blocks=264") replaces the two
+// kinds, to time a grid or a register budget (DAMASCUS_CUDA_DEFINES).
 func TestPersistentPhaseTimes(t *testing.T) {
 	requireGPU(t)
 	_, m, _ := synthModel(t, "llama3.2-3b-2l", "Q4_K_M")
@@ -193,7 +196,11 @@ func TestPersistentPhaseTimes(t *testing.T) {
 	for i := range prompt {
 		prompt[i] = int32(i % m.Config.Vocab)
 	}
-	for _, kind := range []string{"persistent", "mega"} {
+	kinds := []string{"persistent", "mega"}
+	if v := os.Getenv("DAMASCUS_PHASE_KINDS"); v != "" {
+		kinds = strings.Split(v, ";")
+	}
+	for _, kind := range kinds {
 		t.Setenv(DecodeEnv, kind+",timing,timeout=2000")
 		c, err := m.NewContext(Options{NCtx: 512, NBatch: 512, Device: DeviceCUDA})
 		if err != nil {
