@@ -402,6 +402,22 @@ __device__ __forceinline__ void pdot(int f, const u8* wa, const u8* wb, const u8
 	}
 }
 
+#ifndef PNR
+#define PNR 2 // rows a warp's loads cover at once in the steps: 1 takes a pair's rows one after the other (fewer registers, fewer loads in flight)
+#endif
+
+// Rows wa and wb of a step (format f): pdot's two rows at once, or (PNR
+// 1) one after the other: each row's sums are the same either way.
+__device__ __forceinline__ void pdot_pair(int f, const u8* wa, const u8* wb, const u8* xs, int k, float& ra, float& rb) {
+#if PNR == 1
+	float unused;
+	pdot<false, 1>(f, wa, nullptr, xs, k, ra, unused);
+	pdot<false, 1>(f, wb, nullptr, xs, k, rb, unused);
+#else
+	pdot<false, 2>(f, wa, wb, xs, k, ra, rb);
+#endif
+}
+
 // ---- activations into shared memory -------------------------------------------
 
 // Quantize n values of xs (shared) into xq (shared) as code qt, a warp a block.
@@ -580,6 +596,17 @@ __device__ void pcombine(const PDecode& P, int h, float* out, float* wgt, float*
 }
 
 // ---- the steps ----------------------------------------------------------------
+// PSTEP: how the steps join the kernel. Inlined (the default), ptxas
+// allocates the whole layer loop at once and values live across steps add
+// to every step's pressure; PNOINLINE makes each step a call, so the
+// kernel's budget is the largest step's (what a register budget under
+// 255, PMINB > 1, needs).
+#ifdef PNOINLINE
+#define PSTEP __noinline__
+#else
+#define PSTEP __forceinline__
+#endif
+
 
 // The shared state of a block.
 struct PShared {
@@ -598,7 +625,7 @@ __device__ __forceinline__ u8* dyn_xq(const PDecode& P, u8* dyn) { return dyn + 
 
 // A: norm, then Q/K/V two rows a warp: rotated pairs (the rope) for Q and K,
 // the queries into q, the keys and the values into the cache at pos.
-__device__ __forceinline__ void pstep_qkv(PShared& S, u8* dyn, int pos) {
+__device__ PSTEP void pstep_qkv(PShared& S, u8* dyn, int pos) {
 	const PDecode& P = S.P;
 	const PLayer& L = S.L;
 	float* xs = dyn_xs(dyn);
@@ -629,7 +656,7 @@ __device__ __forceinline__ void pstep_qkv(PShared& S, u8* dyn, int pos) {
 		const size_t rb = prow_bytes(f, dim);
 		const u8* W = L.w[m];
 		float x0, x1;
-		pdot(f, W + rb * a, W + rb * b, xq, dim, x0, x1);
+		pdot_pair(f, W + rb * a, W + rb * b, xq, dim, x0, x1);
 		if (lane == 0) {
 			if (m == 2) {
 				float* vd = L.vc + ((size_t)(a / hd) * nctx + pos) * hd;
@@ -652,7 +679,7 @@ __device__ __forceinline__ void pstep_qkv(PShared& S, u8* dyn, int pos) {
 }
 
 // B: the attention splits, a 128-thread group each.
-__device__ __forceinline__ void pstep_attn(PShared& S, int pos) {
+__device__ PSTEP void pstep_attn(PShared& S, int pos) {
 	const PDecode& P = S.P;
 	const PLayer& L = S.L;
 	const int hd = (int)P.hd, grp = threadIdx.x >> 7;
@@ -671,7 +698,7 @@ __device__ __forceinline__ void pstep_attn(PShared& S, int pos) {
 
 // C: combine and quantize for O, a span of whole heads and whole
 // activation blocks a group.
-__device__ __forceinline__ void pstep_combine(PShared& S) {
+__device__ PSTEP void pstep_combine(PShared& S) {
 	const PDecode& P = S.P;
 	const int hd = (int)P.hd, qd = (int)P.nHeads * hd, grp = threadIdx.x >> 7, wg = (threadIdx.x >> 5) & 3;
 	const int qt = (int)S.L.qt[1], bs = qt == 1 ? QK_K : 32, span = max(bs, hd), nh = span / hd, nqb = span / bs;
@@ -696,7 +723,7 @@ __device__ __forceinline__ void presidual(float* x, const u8* W, int f, int rows
 	const size_t rb = prow_bytes(f, k);
 	for (int t = gw; t < rows / 2; t += nw) {
 		float v0, v1;
-		pdot(f, W + rb * 2 * t, W + rb * (2 * t + 1), xq, k, v0, v1);
+		pdot_pair(f, W + rb * 2 * t, W + rb * (2 * t + 1), xq, k, v0, v1);
 		if (lane == 0) {
 			x[2 * t] = __fadd_rn(__ldcg(x + 2 * t), v0);
 			x[2 * t + 1] = __fadd_rn(__ldcg(x + 2 * t + 1), v1);
@@ -705,7 +732,7 @@ __device__ __forceinline__ void presidual(float* x, const u8* W, int f, int rows
 }
 
 // D: the quantized attention output into shared memory, O added into x.
-__device__ __forceinline__ void pstep_o(PShared& S, u8* dyn) {
+__device__ PSTEP void pstep_o(PShared& S, u8* dyn) {
 	const PDecode& P = S.P;
 	const PLayer& L = S.L;
 	u8* xq = dyn_xq(P, dyn);
@@ -726,7 +753,7 @@ __device__ __forceinline__ void pstep_o(PShared& S, u8* dyn) {
 }
 
 // E: norm, gate and up row r by one warp, h[r] = silu(gate)·up.
-__device__ __forceinline__ void pstep_gateup(PShared& S, u8* dyn) {
+__device__ PSTEP void pstep_gateup(PShared& S, u8* dyn) {
 	const PDecode& P = S.P;
 	const PLayer& L = S.L;
 	float* xs = dyn_xs(dyn);
@@ -738,7 +765,7 @@ __device__ __forceinline__ void pstep_gateup(PShared& S, u8* dyn) {
 	const size_t rb = prow_bytes(f, dim);
 	for (int r = gw; r < ffn; r += nw) {
 		float v, u;
-		pdot(f, L.w[4] + rb * r, L.w[5] + rb * r, xq, dim, v, u);
+		pdot_pair(f, L.w[4] + rb * r, L.w[5] + rb * r, xq, dim, v, u);
 		if (lane == 0) P.h[r] = v / (1.0f + expf(-v)) * u;
 	}
 	if (P.flags & 1) { // down's rows
@@ -749,7 +776,7 @@ __device__ __forceinline__ void pstep_gateup(PShared& S, u8* dyn) {
 
 // F: h quantized into shared memory, down added into x; with next set,
 // that layer's Q/K/V rows prefetched (flags & 1).
-__device__ __forceinline__ void pstep_down(PShared& S, u8* dyn, const PLayer* next) {
+__device__ PSTEP void pstep_down(PShared& S, u8* dyn, const PLayer* next) {
 	const PDecode& P = S.P;
 	const PLayer& L = S.L;
 	float* xs = dyn_xs(dyn);
