@@ -19,8 +19,19 @@ const (
 type E2E struct {
 	PromptTokens int `json:"prompt_tokens"` // prefill test: ppN
 	GenTokens    int `json:"gen_tokens"`    // decode test: tgN
-	Runs         int `json:"runs"`          // recorded repetitions per engine and test
+	Runs         int `json:"runs"`          // recorded rounds per engine and test, a fresh process each
 	WarmupRuns   int `json:"warmup_runs"`   // discarded repetitions before them
+	// RepsPerRound, when > 1, is how many timed samples of the prefill
+	// and decode tests each round's process takes (llama-bench's -r): it
+	// makes the Depth prompt once and truncates the cache back to it
+	// before each repetition, so a depth leg pays one prefill for several
+	// samples. A test then records Runs × RepsPerRound samples per engine,
+	// sample j from round j / RepsPerRound and repetition j %
+	// RepsPerRound, paired across the engines by j. 0 or 1: one sample per
+	// round (the records before the field, unchanged). Cold starts,
+	// peak RSS (one sample per process) and sustained decode are
+	// unaffected.
+	RepsPerRound int `json:"reps_per_round,omitempty"`
 	// WarmupPromptTokens, when > 0, shortens the prefill test's warmup to
 	// that many tokens (both engines alike); 0: the whole prompt.
 	WarmupPromptTokens int `json:"warmup_prompt_tokens,omitempty"`
@@ -53,6 +64,10 @@ func DefaultE2E() E2E {
 		SustainedSeconds: 60, SustainedWindow: 10, Interleaved: true}
 }
 
+// Reps is the timed samples of each test per round's process: RepsPerRound,
+// at least 1.
+func (e E2E) Reps() int { return max(e.RepsPerRound, 1) }
+
 // PromptTest and GenTest name the tests the way llama-bench does.
 func (e E2E) PromptTest() string { return atDepth(fmt.Sprintf("pp%d", e.PromptTokens), e.Depth) }
 func (e E2E) GenTest() string    { return atDepth(fmt.Sprintf("tg%d", e.GenTokens), e.Depth) }
@@ -83,6 +98,8 @@ func (e E2E) Validate() error {
 		return fmt.Errorf("protocol: runs %d < 1", e.Runs)
 	case e.WarmupRuns < 0:
 		return fmt.Errorf("protocol: warmup runs %d < 0", e.WarmupRuns)
+	case e.RepsPerRound < 0:
+		return fmt.Errorf("protocol: repetitions per round %d < 0", e.RepsPerRound)
 	case e.Depth < 0:
 		return fmt.Errorf("protocol: depth %d < 0", e.Depth)
 	case e.WarmupPromptTokens < 0:

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -83,5 +84,34 @@ func TestTestNames(t *testing.T) {
 	}
 	if err := (E2E{GenTokens: 4, Runs: 1, Threads: 1, Depth: -1}).Validate(); err == nil {
 		t.Error("negative depth validated")
+	}
+}
+
+// TestE2ERepsPerRound: a negative count is refused, 0 and 1 both mean one
+// sample per round, and a record of one leaves the field out of the JSON.
+func TestE2ERepsPerRound(t *testing.T) {
+	e := DefaultE2E()
+	e.RepsPerRound = -1
+	if err := e.Validate(); err == nil || !strings.Contains(err.Error(), "repetitions per round -1") {
+		t.Errorf("negative repetitions per round: %v", err)
+	}
+	for reps, want := range map[int]int{0: 1, 1: 1, 4: 4} {
+		e.RepsPerRound = reps
+		if err := e.Validate(); err != nil {
+			t.Errorf("reps %d refused: %v", reps, err)
+		}
+		if e.Reps() != want {
+			t.Errorf("reps %d: Reps() %d, want %d", reps, e.Reps(), want)
+		}
+	}
+	for reps, want := range map[int]bool{0: false, 4: true} {
+		e.RepsPerRound = reps
+		data, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(data), `"reps_per_round":4`); got != want || (!want && strings.Contains(string(data), "reps_per_round")) {
+			t.Errorf("reps %d: JSON %s", reps, data)
+		}
 	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,5 +146,36 @@ func TestE2EBestOfLlamaConfigs(t *testing.T) {
 		if engines[e] != 3 { // pp8, tg2, peak-rss
 			t.Errorf("engine %s: %d records (all: %v)", e, engines[e], engines)
 		}
+	}
+}
+
+// TestE2ERepsFlag: --reps sets the protocol's timed samples per round's
+// process (1 by default); a value below 1 or not an integer is refused
+// naming the flag, before anything is measured.
+func TestE2ERepsFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{{nil, 1}, {[]string{"--reps", "4"}, 4}} {
+		var ef e2eFlags
+		fs := flag.NewFlagSet("e2e", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		ef.register(fs, false)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if got := ef.opts.Protocol.RepsPerRound; got != c.want {
+			t.Errorf("%q: repetitions per round %d, want %d", c.args, got, c.want)
+		}
+	}
+	for _, v := range []string{"0", "-1", "x", "1.5"} {
+		code, _, errOut := runCLI("e2e", "-m", "/nonexistent.gguf", "--reps", v)
+		if code == 0 || !strings.Contains(errOut, "flag -reps") || strings.Contains(errOut, "panic") {
+			t.Errorf("--reps %s: exit %d, stderr %q; want a refusal naming -reps", v, code, errOut)
+		}
+	}
+	_, out, errOut := runCLI("e2e", "-h")
+	if help := out + errOut; !strings.Contains(help, "-reps") || !strings.Contains(help, "depth legs") {
+		t.Errorf("e2e -h does not explain --reps:\n%s", help)
 	}
 }

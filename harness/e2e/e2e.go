@@ -100,6 +100,17 @@ func (o Options) Check() error {
 	return checkLlamaBench(o.LlamaBench)
 }
 
+// recordedProtocol is o's protocol as it runs and is recorded: one
+// repetition per round (the --reps default) is RepsPerRound 0, so that the
+// record of such a run is byte for byte what it was before the field.
+func (o Options) recordedProtocol() protocol.E2E {
+	p := o.Protocol
+	if p.RepsPerRound == 1 {
+		p.RepsPerRound = 0
+	}
+	return p
+}
+
 // llamaNGL is llama-bench's -ngl; -1 leaves it out.
 func (o Options) llamaNGL() int {
 	if o.LlamaNGL < 0 && o.Device == llama.DeviceCUDA {
@@ -133,7 +144,7 @@ func Run(ctx context.Context, o Options, log io.Writer) (*record.Batch, error) {
 		return nil, err
 	}
 	cs := contenders(ctx, o, path, configs)
-	p := o.Protocol
+	p := o.recordedProtocol()
 	if err := interleavedRounds(cs, p, log); err != nil {
 		return nil, err
 	}

@@ -23,8 +23,10 @@ func JSON(b *record.Batch) ([]byte, error) {
 		Protocol protocol.Record               `json:"protocol"`
 		Engines  map[string]map[string]testOut `json:"engines"`
 		Ratios   map[string]float64            `json:"ratios"` // damascus median / llama.cpp median
-		// Per-round damascus/llama.cpp ratios, sorted (rounds interleave
-		// the engines, so sample i of each is round i).
+		// Paired damascus/llama.cpp ratios, sample by sample, sorted
+		// (rounds interleave the engines, so sample i of each comes from
+		// the same round: round i, or with the protocol's reps_per_round
+		// N > 1, round i / N and repetition i % N of it).
 		PairedRatios map[string][]float64 `json:"paired_ratios,omitempty"`
 	}{RunID: b.RunID, Engines: map[string]map[string]testOut{}, Ratios: map[string]float64{}, PairedRatios: map[string][]float64{}}
 	recs := map[string]map[string]*record.E2E{} // test → engine → record

@@ -23,22 +23,40 @@ func alternate(cs []*contender, round int) []*contender {
 }
 
 // interleavedRounds runs the prefill and decode tests: one fresh process per
-// engine and round, the order reversed every other round.
+// engine and round, the order reversed every other round. Each process
+// times p.Reps() samples of each test (after one depth prompt, when there
+// is a depth), so sample j of every engine comes from round j / p.Reps(),
+// repetition j % p.Reps(): the engines' samples j are paired.
 func interleavedRounds(cs []*contender, p protocol.E2E, log io.Writer) error {
 	var prompt, gen []int
+	var want []string // the tests each process must report, p.Reps() samples each
 	if p.PromptTokens > 0 {
 		prompt = []int{p.PromptTokens}
+		want = append(want, p.PromptTest())
 	}
 	if p.GenTokens > 0 {
 		gen = []int{p.GenTokens}
+		want = append(want, p.GenTest())
+	}
+	reps := p.Reps()
+	perRound := ""
+	if reps > 1 {
+		perRound = fmt.Sprintf(" ×%d reps", reps)
 	}
 	pb := cli.NewProgress(log, int64(p.Runs*len(cs)), "e2e", false)
 	for r := range p.Runs {
 		for i, c := range alternate(cs, r) {
-			pb.Set(int64(len(cs)*r+i), fmt.Sprintf("e2e round %d/%d %-12s %s %s", r+1, p.Runs, c.name, p.PromptTest(), p.GenTest()))
-			out, sp, err := c.bench(benchSpec{prompt: prompt, gen: gen, reps: 1, seed: 1, depth: p.Depth})
+			pb.Set(int64(len(cs)*r+i), fmt.Sprintf("e2e round %d/%d%s %-12s %s %s", r+1, p.Runs, perRound, c.name, p.PromptTest(), p.GenTest()))
+			out, sp, err := c.bench(benchSpec{prompt: prompt, gen: gen, reps: reps, seed: 1, depth: p.Depth})
 			if err != nil {
 				return err
+			}
+			// Pairing sample j of each engine needs every process to give
+			// exactly its repetitions.
+			for _, test := range want {
+				if n := len(out.tests[test]); n != reps {
+					return fmt.Errorf("%s round %d: %d samples of %s, asked for %d repetitions", c.name, r+1, n, test, reps)
+				}
 			}
 			c.s.add(out, sp, r, c.name, log)
 		}
@@ -47,7 +65,8 @@ func interleavedRounds(cs []*contender, p protocol.E2E, log io.Writer) error {
 	return nil
 }
 
-// add keeps one round's samples and the process's account of itself.
+// add keeps one round's samples (its repetitions in order) and the
+// process's account of itself.
 func (s *engineSamples) add(out *benchOut, sp *spawned, round int, name string, log io.Writer) {
 	for test, tps := range out.tests {
 		s.tests[test] = append(s.tests[test], tps...)

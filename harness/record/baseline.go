@@ -113,8 +113,12 @@ func writeConditions(b *strings.Builder, recs []Record) {
 			if e.NominalGBps > 0 {
 				nominal = fmt.Sprintf(", decode against a nominal %.0f GB/s", e.NominalGBps)
 			}
-			fmt.Fprintf(b, "- protocol: %s and %s, %d runs after %d warmup, %d threads, interleaved %v%s\n",
-				e.PromptTest(), e.GenTest(), e.Runs, e.WarmupRuns, e.Threads, e.Interleaved, nominal)
+			runs := fmt.Sprintf("%d runs", e.Runs)
+			if n := e.Reps(); n > 1 {
+				runs = fmt.Sprintf("%d runs × %d reps (one process per engine and run, %d samples)", e.Runs, n, e.Runs*n)
+			}
+			fmt.Fprintf(b, "- protocol: %s and %s, %s after %d warmup, %d threads, interleaved %v%s\n",
+				e.PromptTest(), e.GenTest(), runs, e.WarmupRuns, e.Threads, e.Interleaved, nominal)
 			fmt.Fprintf(b, "- KV cache: %s\n", KVCaches(r.Run))
 		}
 		if k := p.Kernel; k != nil {

@@ -199,3 +199,43 @@ func TestBenchstatReadsFile(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselineRepsPerRound: with several repetitions per round the decode
+// row's paired ratios say rounds × reps, not as many rounds as samples, and
+// the conditions state both; sustained decode (windows, no reps) is as before.
+func TestBaselineRepsPerRound(t *testing.T) {
+	b := NewBatch(time.Date(2026, 12, 3, 16, 0, 0, 0, time.UTC))
+	run := protocol.Record{Date: time.Date(2026, 12, 3, 16, 0, 0, 0, time.UTC)}
+	e2e := protocol.E2E{GenTokens: 64, Runs: 2, RepsPerRound: 3, WarmupRuns: 1, Threads: 2, Depth: 16384, Interleaved: true}
+	run.E2E = &e2e
+	b.Add(Record{Kind: KindRun, Run: &Run{Command: "ledger e2e --depth 16384 --runs 2 --reps 3", Protocol: run}})
+	for _, e := range []struct {
+		engine  string
+		tg, sus []float64
+	}{
+		{"damascus", []float64{20, 21, 22, 18, 19, 20}, []float64{30, 29}},
+		{"llama.cpp", []float64{10, 10, 10, 10, 10, 10}, []float64{20, 20}},
+	} {
+		b.Add(Record{Kind: KindE2E, E2E: &E2E{Engine: e.engine, Test: "tg64@d16384", Unit: "tok/s", Samples: e.tg, Summary: stats.Summarize(e.tg)}})
+		b.Add(Record{Kind: KindE2E, E2E: &E2E{Engine: e.engine, Test: "sustained", Unit: "tok/s", Samples: e.sus, Summary: stats.Summarize(e.sus)}})
+	}
+	table := BaselineTable(b.Recs).RenderMarkdown()
+	for _, want := range []string{
+		"per sample D/L (paired by round and repetition): median 2.00×, 1.80–2.20 over 2 rounds × 3 reps",
+		"per round D/L: median 1.48×, 1.45–1.50 over 2 rounds", // sustained: its two windows
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("baseline table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, "over 6 rounds") {
+		t.Errorf("baseline table counts samples as rounds:\n%s", table)
+	}
+	var doc bytes.Buffer
+	if err := WriteBaseline(&doc, b.Recs); err != nil {
+		t.Fatal(err)
+	}
+	if want := "2 runs × 3 reps (one process per engine and run, 6 samples) after 1 warmup"; !strings.Contains(doc.String(), want) {
+		t.Errorf("baseline.md lacks %q:\n%s", want, doc.String())
+	}
+}

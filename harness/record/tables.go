@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/damascus-llm/damascus/protocol"
 	"github.com/damascus-llm/damascus/protocol/stats"
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
@@ -109,7 +110,11 @@ func BaselineTable(recs []Record) table.Writer {
 	t.AppendHeader(table.Row{"metric", "test", "Damascus median", "p95", "stddev", "llama.cpp median", "p95", "stddev", "ratio D/L", "notes"})
 	byEngine := map[string]map[string]*E2E{}
 	var tests []string
+	var prot *protocol.E2E // the run's, when its record is among recs
 	for _, r := range recs {
+		if r.Run != nil && r.Run.Protocol.E2E != nil {
+			prot = r.Run.Protocol.E2E
+		}
 		if e := r.E2E; e != nil {
 			if byEngine[e.Test] == nil {
 				byEngine[e.Test] = map[string]*E2E{}
@@ -135,8 +140,7 @@ func BaselineTable(recs []Record) table.Writer {
 			}
 			notes := joinNotes(d, l)
 			if r := PairedRatios(d, l); r != nil && !row.lower {
-				notes = strings.TrimPrefix(notes+"; ", "; ") + fmt.Sprintf("per round D/L: median %.2f×, %.2f–%.2f over %d rounds",
-					stats.Quantile(r, 0.5), r[0], r[len(r)-1], len(r))
+				notes = strings.TrimPrefix(notes+"; ", "; ") + pairedNote(r, prot, test)
 			}
 			cells = append(cells, ratio, notes)
 			t.AppendRow(cells)
@@ -149,11 +153,25 @@ func BaselineTable(recs []Record) table.Writer {
 	return t
 }
 
-// PairedRatios returns Damascus/llama.cpp per round, sorted: the ledger
-// interleaves the engines round by round, so sample i of each comes from
-// round i and their ratio cancels what drifted between rounds (the paired
-// view of a noisy machine). nil unless both have the same number (≥ 2) of
-// positive samples.
+// pairedNote states the paired ratios r of test: one a round, or for the
+// prefill and decode tests of a run with several repetitions per round
+// (p.RepsPerRound), one a sample, paired by round and repetition, counted
+// as rounds × reps.
+func pairedNote(r []float64, p *protocol.E2E, test string) string {
+	med, lo, hi := stats.Quantile(r, 0.5), r[0], r[len(r)-1]
+	if p != nil && p.Reps() > 1 && (test == p.PromptTest() || test == p.GenTest()) && len(r)%p.Reps() == 0 {
+		return fmt.Sprintf("per sample D/L (paired by round and repetition): median %.2f×, %.2f–%.2f over %d rounds × %d reps",
+			med, lo, hi, len(r)/p.Reps(), p.Reps())
+	}
+	return fmt.Sprintf("per round D/L: median %.2f×, %.2f–%.2f over %d rounds", med, lo, hi, len(r))
+}
+
+// PairedRatios returns Damascus/llama.cpp sample by sample, sorted: the
+// ledger interleaves the engines round by round, so sample i of each comes
+// from the same round (and, with several repetitions per round, the same
+// repetition of it: protocol.E2E.RepsPerRound) and their ratio cancels what
+// drifted between rounds (the paired view of a noisy machine). nil unless
+// both have the same number (≥ 2) of positive samples.
 func PairedRatios(d, l *E2E) []float64 {
 	if d == nil || l == nil || len(d.Samples) != len(l.Samples) || len(d.Samples) < 2 {
 		return nil

@@ -1,0 +1,149 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/damascus-llm/damascus/harness/record"
+	"github.com/damascus-llm/damascus/protocol"
+)
+
+// fakeContender stands for an engine's bench process: in its call n it
+// reports, for each test asked, sample k of b.reps as base + 10n + k, and
+// records what it was asked and in which order (into order).
+func fakeContender(name string, base float64, specs *[]benchSpec, order *[]string) *contender {
+	c := &contender{name: name, s: newEngineSamples()}
+	c.bench = func(b benchSpec) (*benchOut, *spawned, error) {
+		n := float64(len(*specs))
+		*specs = append(*specs, b)
+		*order = append(*order, name)
+		out := &benchOut{tests: map[string][]float64{}}
+		var names []string
+		for _, p := range b.prompt {
+			names = append(names, protocol.TestName(p, 0, b.depth))
+		}
+		for _, g := range b.gen {
+			names = append(names, protocol.TestName(0, g, b.depth))
+		}
+		for _, t := range names {
+			for k := range b.reps {
+				out.tests[t] = append(out.tests[t], base+10*n+float64(k))
+			}
+		}
+		return out, &spawned{maxRSS: 1 << 20}, nil
+	}
+	return c
+}
+
+// TestInterleavedRoundsReps: each round's process is asked for the
+// protocol's repetitions at its depth, and an engine's samples are the
+// rounds' repetitions in order (Runs × reps of them), paired with the
+// other engine's sample by sample; peak RSS stays one sample a process.
+func TestInterleavedRoundsReps(t *testing.T) {
+	for _, c := range []struct{ reps, want int }{{0, 1}, {1, 1}, {4, 4}} {
+		p := protocol.E2E{PromptTokens: 8, GenTokens: 4, Runs: 3, RepsPerRound: c.reps, Depth: 16, Threads: 1, Interleaved: true}
+		var dSpecs, lSpecs []benchSpec
+		var order []string
+		d := fakeContender("damascus", 200, &dSpecs, &order)
+		l := fakeContender("llama.cpp", 100, &lSpecs, &order)
+		if err := interleavedRounds([]*contender{d, l}, p, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"damascus", "llama.cpp", "llama.cpp", "damascus", "damascus", "llama.cpp"}; !slices.Equal(order, want) {
+			t.Errorf("reps %d: processes in order %v, want %v", c.reps, order, want)
+		}
+		for _, specs := range [][]benchSpec{dSpecs, lSpecs} {
+			for _, b := range specs {
+				if b.reps != c.want || b.depth != 16 || !slices.Equal(b.prompt, []int{8}) || !slices.Equal(b.gen, []int{4}) {
+					t.Errorf("reps %d: a process was asked for %+v, want %d reps at depth 16", c.reps, b, c.want)
+				}
+			}
+		}
+		for _, e := range []struct {
+			c    *contender
+			base float64
+		}{{d, 200}, {l, 100}} {
+			var want []float64
+			for r := range p.Runs {
+				for k := range c.want {
+					want = append(want, e.base+10*float64(r)+float64(k))
+				}
+			}
+			for _, test := range []string{"pp8@d16", "tg4@d16"} {
+				if got := e.c.s.tests[test]; !slices.Equal(got, want) {
+					t.Errorf("reps %d: %s %s samples %v, want %v", c.reps, e.c.name, test, got, want)
+				}
+			}
+			if len(e.c.s.rss) != p.Runs {
+				t.Errorf("reps %d: %s peak RSS samples %d, want one per process (%d)", c.reps, e.c.name, len(e.c.s.rss), p.Runs)
+			}
+		}
+		// The records keep every sample; the paired ratios divide sample j
+		// by sample j (the same round and repetition).
+		run := &record.Run{Protocol: protocol.Record{E2E: &p}}
+		var recs = map[string]*record.E2E{}
+		for _, r := range records(run, []*contender{d, l}).Recs {
+			if r.E2E != nil && r.E2E.Test == "tg4@d16" {
+				recs[r.E2E.Engine] = r.E2E
+			}
+		}
+		var want []float64
+		for r := range p.Runs {
+			for k := range c.want {
+				x := 10*float64(r) + float64(k)
+				want = append(want, (200+x)/(100+x))
+			}
+		}
+		slices.Sort(want)
+		if got := record.PairedRatios(recs["damascus"], recs["llama.cpp"]); !reflect.DeepEqual(got, want) {
+			t.Errorf("reps %d: paired ratios %v, want %v", c.reps, got, want)
+		}
+	}
+}
+
+// TestInterleavedRoundsShortOfReps: a process that reports fewer samples
+// than the repetitions asked stops the run, naming the engine and round,
+// rather than leave samples that no longer pair.
+func TestInterleavedRoundsShortOfReps(t *testing.T) {
+	p := protocol.E2E{GenTokens: 4, Runs: 2, RepsPerRound: 3, Threads: 1}
+	var dSpecs, lSpecs []benchSpec
+	var order []string
+	d := fakeContender("damascus", 200, &dSpecs, &order)
+	l := fakeContender("llama.cpp", 100, &lSpecs, &order)
+	inner := l.bench
+	l.bench = func(b benchSpec) (*benchOut, *spawned, error) {
+		b.reps--
+		return inner(b)
+	}
+	err := interleavedRounds([]*contender{d, l}, p, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "llama.cpp round 1: 2 samples of tg4, asked for 3 repetitions") {
+		t.Errorf("short process: %v", err)
+	}
+}
+
+// TestRecordedProtocolReps: one repetition per round (the --reps default)
+// is recorded as before the field existed; more are recorded.
+func TestRecordedProtocolReps(t *testing.T) {
+	before, err := json.Marshal(protocol.DefaultE2E())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for reps, same := range map[int]bool{0: true, 1: true, 4: false} {
+		o := Options{Protocol: protocol.DefaultE2E()}
+		o.Protocol.RepsPerRound = reps
+		got, err := json.Marshal(o.recordedProtocol())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if same && string(got) != string(before) {
+			t.Errorf("reps %d recorded as %s, want %s", reps, got, before)
+		}
+		if !same && !strings.Contains(string(got), `"reps_per_round":4`) {
+			t.Errorf("reps %d recorded as %s", reps, got)
+		}
+	}
+}
