@@ -211,6 +211,13 @@ func TestPersistentPhaseTimes(t *testing.T) {
 		}
 		b := c.b.(*cudaBackend)
 		sum := make([]float64, len(names))
+		// The steps' prologues (persistent.cu's marks 12-15; 0 where a
+		// kernel has none): from the mark that starts the step.
+		pro := []struct {
+			name     string
+			from, at int
+		}{{"norm+quantize (of norm+QKV)", 0, 12}, {"xqa copy (of O)", 6, 13}, {"norm+quantize (of norm+gate/up)", 8, 14}, {"h quantize (of down)", 10, 15}}
+		proSum, proN := make([]float64, len(pro)), make([]int, len(pro))
 		steps := 0
 		for i := range 8 {
 			if _, err := c.Eval([]int32{int32(i + 1)}, false); err != nil {
@@ -231,6 +238,12 @@ func TestPersistentPhaseTimes(t *testing.T) {
 					}
 					sum[j-1] += float64(mk[j] - mk[j-1])
 				}
+				for j, p := range pro {
+					if at := times[l*16+p.at]; at != 0 {
+						proSum[j] += float64(at - times[l*16+p.from])
+						proN[j]++
+					}
+				}
 				steps++
 			}
 		}
@@ -241,5 +254,10 @@ func TestPersistentPhaseTimes(t *testing.T) {
 			total += sum[j]
 		}
 		t.Logf("%s a layer      %7.2f µs (block 0, %d layer steps)", kind, total/float64(steps)/1e3, steps)
+		for j, p := range pro {
+			if proN[j] > 0 {
+				t.Logf("%s   prologue %-32s %7.2f µs", kind, p.name, proSum[j]/float64(proN[j])/1e3)
+			}
+		}
 	}
 }

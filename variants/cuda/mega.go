@@ -31,11 +31,18 @@ func (r *gpu) megaRows(t *cu.Thread, s cu.Stream, nr int, f *format, dst, w cu.P
 	if err := r.loadMega(t); err != nil {
 		return err
 	}
-	name := map[int]string{1: "mmv", 2: "mmv2"}[nr]
-	fn := r.fns[name]
 	xb, _ := quant.RowSize(ledger.ActivationType(f.wt), int64(k))
 	ringAt := (int(xb) + 16 + 15) &^ 15
-	ring := (r.dev.SharedOptin - r.info[name].StaticShared - ringAt) &^ 15
+	ringFor := func(name string) int { return (r.dev.SharedOptin - r.info[name].StaticShared - ringAt) &^ 15 }
+	if nr == 2 && ringFor("mmv2") < 3*2*megaUnits*f.devRow(k) {
+		// Rows too long for three rounds of 16 in the ring (Q6_K and Q8_0
+		// at k = 8192 on the H200): cuda-mega2 takes a row a warp there,
+		// the same sums (both are cuda's).
+		nr = 1
+	}
+	name := map[int]string{1: "mmv", 2: "mmv2"}[nr]
+	fn := r.fns[name]
+	ring := ringFor(name)
 	if need := 3 * nr * megaUnits * f.devRow(k); ring < need {
 		return fmt.Errorf("cuda-mega: %d rows of %d values need a ring of %d bytes, %d bytes of shared memory left", nr*megaUnits, k, need, ring)
 	}
@@ -55,6 +62,6 @@ func registerMega() {
 			Notes: "the decode megakernel's matvec (mega.cu mmv): one block of 256 threads a multiprocessor, each a contiguous slice of the rows streamed by cp.async into a ring in its shared memory (rounds of 8 rows, as far ahead as the ring holds), a warp a row read from there; the lanes' sums are cuda's" + hostNote})
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(wt), Name: "cuda-mega2", Family: ledger.FamilyCUDA, Features: []string{Feature},
 			Impl:  hostLaunchMatVec(formats[wt], (*gpu).megaMatVec2),
-			Notes: "cuda-mega with two rows a warp (rounds of 16 rows), their shared-memory loads and sums interleaved; the lanes' sums are cuda's" + hostNote})
+			Notes: "cuda-mega with two rows a warp (rounds of 16 rows), their shared-memory loads and sums interleaved (a row a warp, mmv, where three rounds of 16 rows do not fit the ring: Q6_K and Q8_0 at k = 8192 on the H200); the lanes' sums are cuda's" + hostNote})
 	}
 }

@@ -276,6 +276,11 @@ func (l *Launcher) NewPersistent(sh PersistentShape, layers []PersistentLayer, x
 		if p.times, err = alloc(8 * phaseMarks * len(layers)); err != nil {
 			return fail(err)
 		}
+		// Marks a kernel never writes (mega's steps have no prologue
+		// marks) read 0.
+		if err = l.T.MemsetD32Async(p.times, 0, 2*phaseMarks*len(layers), l.S); err != nil {
+			return fail(err)
+		}
 	}
 	if sh.Timeout <= 0 {
 		sh.Timeout = time.Second
@@ -324,8 +329,11 @@ func megaLargestRound(sh PersistentShape, layers []PersistentLayer) int {
 const (
 	layerWords = 22
 	paramWords = 23
-	// phaseMarks is PMARKS: Timing's marks a layer, 12 used: a step's end
-	// (odd) and the barrier after it (even), from the layer's start (0).
+	// phaseMarks is PMARKS: Timing's marks a layer: a step's end (odd) and
+	// the barrier after it (even), from the layer's start (0), 0 to 11;
+	// persistent.cu's prologues' ends (the norm and quantization before
+	// Q/K/V, the copy before O, the norm before gate/up, h's quantization
+	// before down) 12 to 15.
 	phaseMarks = 16
 )
 

@@ -612,6 +612,7 @@ __device__ void pcombine(const PDecode& P, int h, float* out, float* wgt, float*
 struct PShared {
 	PDecode P;
 	PLayer L;
+	int layer; // the layer player_loop is in (the phase marks inside steps)
 	double red[32];
 	PAttnShared att[PG];
 	__align__(16) float cbuf[PG][256]; // warp_q8_k reads float4s: not at the mercy of the fields before it
@@ -631,6 +632,7 @@ __device__ PSTEP void pstep_qkv(PShared& S, u8* dyn, int pos) {
 	float* xs = dyn_xs(dyn);
 	u8* xq = dyn_xq(P, dyn);
 	pnorm_quant(P, P.x, L.attn_norm, xs, xq, (int)L.qt[0], S.red);
+	pmark(P, S.layer, 12);
 	const int dim = (int)P.dim, hd = (int)P.hd, half = hd / 2, nctx = (int)P.nctx;
 	const int qd = (int)P.nHeads * hd, kvd = (int)P.nKV * hd;
 	const bool neox = P.flags & 2;
@@ -741,6 +743,7 @@ __device__ PSTEP void pstep_o(PShared& S, u8* dyn) {
 	for (int i = threadIdx.x; i < nbytes / 4; i += PT) ((u32*)xq)[i] = __ldcg((const u32*)P.xqa + i);
 	if (threadIdx.x == 0 && (nbytes & 3)) ((u16*)xq)[nbytes / 2 - 1] = __ldcg((const u16*)P.xqa + nbytes / 2 - 1);
 	__syncthreads();
+	pmark(P, S.layer, 13);
 	presidual(P.x, L.w[3], (int)L.f[3], dim, xq, qd);
 	if (P.flags & 1) { // gate's and up's rows
 		const int lane = threadIdx.x & 31, gw = blockIdx.x * PW + (threadIdx.x >> 5), nw = gridDim.x * PW;
@@ -759,6 +762,7 @@ __device__ PSTEP void pstep_gateup(PShared& S, u8* dyn) {
 	float* xs = dyn_xs(dyn);
 	u8* xq = dyn_xq(P, dyn);
 	pnorm_quant(P, P.x, L.ffn_norm, xs, xq, (int)L.qt[2], S.red);
+	pmark(P, S.layer, 14);
 	const int dim = (int)P.dim, ffn = (int)P.ffn;
 	const int lane = threadIdx.x & 31, gw = blockIdx.x * PW + (threadIdx.x >> 5), nw = gridDim.x * PW;
 	const int f = (int)L.f[4]; // gate and up have one format (the host's check)
@@ -786,6 +790,7 @@ __device__ PSTEP void pstep_down(PShared& S, u8* dyn, const PLayer* next) {
 	__syncthreads();
 	pquantize(xq, xs, ffn, (int)L.qt[3]);
 	__syncthreads();
+	pmark(P, S.layer, 15);
 	presidual(P.x, L.w[6], (int)L.f[6], dim, xq, ffn);
 	if (next && (P.flags & 1)) {
 		const int lane = threadIdx.x & 31, gw = blockIdx.x * PW + (threadIdx.x >> 5), nw = gridDim.x * PW;
@@ -810,6 +815,7 @@ __device__ __forceinline__ void player_loop(PShared& S, int l0, int l1, int pos,
 	int bar = 0;
 	for (int layer = l0; layer < l1; layer++) {
 		if (threadIdx.x < PLAYER_WORDS) ((u64*)&S.L)[threadIdx.x] = __ldg((const u64*)(S.P.layers + layer) + threadIdx.x);
+		if (threadIdx.x == 0) S.layer = layer;
 		__syncthreads();
 		pmark(S.P, layer, 0);
 		st.qkv(layer);
