@@ -150,7 +150,7 @@ func registerPrefetchSweep(t quant.Type, kernel, t2, nta, page prefetchRowKernel
 		for _, st := range []int{2, 4} {
 			ledger.Register(ledger.Variant{Op: ledger.MatVecOp(t), Name: fmt.Sprintf("avx512-vnni-pf%dk-%ds", kib, st), Family: ledger.FamilyAVX512VNNI,
 				Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: matVecPrefetchStreams(kernel, kib<<10, st),
-				Notes: fmt.Sprintf("avx512-vnni-pf%dk with a call's rows read as %d streams at once (cut into %d runs, a row from each in turn): more independent weight streams a core for the Intel cores at 2 threads, whose decode kernels lack memory-level parallelism (issue 20)", kib, st, st)})
+				Notes: fmt.Sprintf("avx512-vnni-pf%dk with a call's rows read as %d streams at once (cut into %d runs, a row from each in turn): more independent weight streams a core for the Intel cores at 2 threads, whose decode kernels lack memory-level parallelism (issue 20). Level on the lent Intel host at 2 threads (run 20261203T164819Z-0e6e86, 6 runs, 3B shapes): 69-81%% of the huge-page probe against pf4k/pf8k's 70-95%%, no shape won outside the noise; kept as a loser", kib, st, st)})
 		}
 	}
 	for _, kib := range []int{4, 8, 16} {

@@ -159,18 +159,30 @@ func firstDiff(a, b []byte) int {
 }
 
 // TestKernelResources logs what the driver says of each kernel and fails on
-// local memory (spills or run-time-indexed arrays).
+// local memory (spills or run-time-indexed arrays), but for the instances
+// that declare their spills (PipeTile.spills: cuda-mma-pipe2's 128-register
+// budget; TestMMAPipeNoSpills holds the others).
 func TestKernelResources(t *testing.T) {
 	needCUDA(t)
 	info, arch, err := KernelInfo()
 	if err != nil {
 		t.Fatal(err)
 	}
+	declared := map[string]bool{}
+	for _, p := range PipeTiles {
+		for _, k := range p.kernels {
+			declared[k] = p.spills
+		}
+	}
 	t.Logf("compiled for %s", arch)
 	for _, f := range sourceFiles {
 		for _, k := range f.kernels {
 			fi := info[k]
 			t.Logf("%-14s %3d registers, %d local bytes, %d static shared bytes, ≤%d threads", k, fi.Registers, fi.LocalBytes, fi.StaticShared, fi.MaxThreads)
+			if fi.LocalBytes > 0 && declared[k] {
+				t.Logf("%s: %d bytes of local memory, declared (its instance spills by design)", k, fi.LocalBytes)
+				continue
+			}
 			if fi.LocalBytes > 0 {
 				t.Errorf("%s uses %d bytes of local memory per thread", k, fi.LocalBytes)
 			}
