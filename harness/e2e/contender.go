@@ -35,6 +35,19 @@ type benchSpec struct {
 	depth       int // tokens in the cache before each test
 }
 
+// testNames are the tests b asks for, prefill then decode (ppN, tgN, at
+// b's depth).
+func (b benchSpec) testNames() []string {
+	var names []string
+	for _, n := range b.prompt {
+		names = append(names, protocol.TestName(n, 0, b.depth))
+	}
+	for _, n := range b.gen {
+		names = append(names, protocol.TestName(0, n, b.depth))
+	}
+	return names
+}
+
 // spec is b for either engine's bench on the model at path.
 func (b benchSpec) spec(path string, p protocol.E2E) llamabench.Spec {
 	return llamabench.Spec{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup,

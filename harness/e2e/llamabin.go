@@ -102,14 +102,7 @@ func llamaBenchTests(lines []llamaBenchLine, b benchSpec) (map[string][]float64,
 		got[l.test()] = append(got[l.test()], l.SamplesTs...)
 		names = append(names, l.test())
 	}
-	var want []string
-	for _, n := range b.prompt {
-		want = append(want, protocol.TestName(n, 0, b.depth))
-	}
-	for _, n := range b.gen {
-		want = append(want, protocol.TestName(0, n, b.depth))
-	}
-	for _, w := range want {
+	for _, w := range b.testNames() {
 		s, ok := got[w]
 		if !ok {
 			return nil, fmt.Errorf("llama-bench output lacks test %s (it reported %s)", w, strings.Join(names, ", "))

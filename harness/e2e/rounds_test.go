@@ -22,14 +22,7 @@ func fakeContender(name string, base float64, specs *[]benchSpec, order *[]strin
 		*specs = append(*specs, b)
 		*order = append(*order, name)
 		out := &benchOut{tests: map[string][]float64{}}
-		var names []string
-		for _, p := range b.prompt {
-			names = append(names, protocol.TestName(p, 0, b.depth))
-		}
-		for _, g := range b.gen {
-			names = append(names, protocol.TestName(0, g, b.depth))
-		}
-		for _, t := range names {
+		for _, t := range b.testNames() {
 			for k := range b.reps {
 				out.tests[t] = append(out.tests[t], base+10*n+float64(k))
 			}
