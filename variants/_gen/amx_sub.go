@@ -66,10 +66,11 @@ const subPackQ4KDoc = `
 // packQ4KTiles's (Z30 0x3f, Z29 0x0f, Z28 0x30, min selectors at DX+896).
 `
 
-// subPackQ4KBody emits subPackQ4K's text as name, its loop label label;
-// pf, when set, emits the prefetches of each super-block step (after the
-// label).
-func subPackQ4KBody(l *lines, name, label string, pf func(l *lines)) {
+// subPackLoop emits a sub-block-sum packer as name: its prologue, then a
+// loop (label) over the super-blocks whose step is body, reading srcBytes
+// of weights and writing dstBytes of panel a step; pf, when set, emits the
+// prefetches of each step (after the label).
+func subPackLoop(l *lines, name, label string, pf func(l *lines), srcBytes, dstBytes int, body func()) {
 	l.packPrologue(name)
 	if pf != nil {
 		l.e("\tMOVQ 112(AX), R10")
@@ -78,6 +79,23 @@ func subPackQ4KBody(l *lines, name, label string, pf func(l *lines)) {
 	if pf != nil {
 		pf(l)
 	}
+	body()
+	l.e("\tADDQ $%d, SI", srcBytes)
+	l.e("\tADDQ $%d, DI", dstBytes)
+	l.e("\tDECQ CX")
+	l.e("\tJNZ %s", label)
+	l.e("\tVZEROUPPER")
+	l.e("\tRET")
+}
+
+// subPackQ4KBody emits subPackQ4K's text as name, its loop label label;
+// pf, when set, emits the prefetches of each super-block step.
+func subPackQ4KBody(l *lines, name, label string, pf func(l *lines)) {
+	subPackLoop(l, name, label, pf, 144, subQ4Bytes, func() { subPackQ4KStep(l) })
+}
+
+// subPackQ4KStep is one super-block of subPackQ4K.
+func subPackQ4KStep(l *lines) {
 	l.q4kScalesMins(subQ4D, subQ4Dmin, subQ4Coef)
 	for j := 0; j < 8; j++ {
 		src := 4
@@ -98,12 +116,6 @@ func subPackQ4KBody(l *lines, name, label string, pf func(l *lines)) {
 			l.e("\tVMOVDQU32 Z9, %d(DI)", 64*(16*c+8+kq))
 		}
 	}
-	l.e("\tADDQ $144, SI")
-	l.e("\tADDQ $%d, DI", subQ4Bytes)
-	l.e("\tDECQ CX")
-	l.e("\tJNZ %s", label)
-	l.e("\tVZEROUPPER")
-	l.e("\tRET")
 }
 
 func subPackQ6K(l *lines) {
@@ -123,14 +135,11 @@ const subPackQ6KDoc = `
 
 // subPackQ6KBody is subPackQ4KBody for Q6_K.
 func subPackQ6KBody(l *lines, name, label string, pf func(l *lines)) {
-	l.packPrologue(name)
-	if pf != nil {
-		l.e("\tMOVQ 112(AX), R10")
-	}
-	l.e("%s:", label)
-	if pf != nil {
-		pf(l)
-	}
+	subPackLoop(l, name, label, pf, 210, subQ6Bytes, func() { subPackQ6KStep(l) })
+}
+
+// subPackQ6KStep is one super-block of subPackQ6K.
+func subPackQ6KStep(l *lines) {
 	l.e("\tQ6K_SCALES_D")
 	l.e("\tVMOVUPS Z9, %d(DI)        // d", subQ6D)
 	for j := 0; j < 16; j++ {
@@ -156,12 +165,6 @@ func subPackQ6KBody(l *lines, name, label string, pf func(l *lines)) {
 			}
 		}
 	}
-	l.e("\tADDQ $210, SI")
-	l.e("\tADDQ $%d, DI", subQ6Bytes)
-	l.e("\tDECQ CX")
-	l.e("\tJNZ %s", label)
-	l.e("\tVZEROUPPER")
-	l.e("\tRET")
 }
 
 // subPackPf writes subPackQ4KPf or (q6) subPackQ6KPf: the packer with, in
