@@ -24,18 +24,18 @@ const SmallBatchEnv = "DAMASCUS_SMALL_BATCH"
 // avx512-vnni-sub), 2 threads, 3B and 1B Q4_K_M; see results/README.md,
 // issue 19 short prompts.
 //
-// GenuineIntel (measured, not yet set): the lent device's 16-core Xeon with AMX (the matmul is
+// GenuineIntel: the lent device's 16-core Xeon with AMX (the matmul is
 // amx-int8-il), 2 threads, `ledger damascus-bench -p 8,16,32,64 -r 3` at
 // each crossover (results/device/20261203-s17-calls.txt): 8-row steps 2x
 // faster through the batched decode kernel (1B 54 -> 101-106 tok/s, 3B
 // 19 -> 36-40), 16 rows level to +14%, 32 rows 36-40% slower (the AMX
 // tiles are 16 rows deep and already pay off there). Measured with AMX
 // only: an Intel processor without it runs the AMD path's matmul and may
-// want AuthenticAMD's value. Not set yet: the Intel suite has not run with
-// it (session 17 had no device time left); set "GenuineIntel": 16 after
-// scripts/device-suite.sh passes with DAMASCUS_SMALL_BATCH=16 on the host.
+// want AuthenticAMD's value. The Intel suite (scripts/device-suite.sh, all
+// three legs) passed with DAMASCUS_SMALL_BATCH=16 on the host (session 18).
 var smallBatchRows = map[string]int{
 	"AuthenticAMD": 32,
+	"GenuineIntel": 16,
 }
 
 // SmallBatchRows returns the most rows of a prefill step that the engine
