@@ -176,8 +176,92 @@ func amxPack() []byte {
 	l.asmHead("amx_pack.go")
 	l.e("")
 	l.doc(q4kPackDoc)
-	l.packPrologue("packQ4KTiles")
-	l.e("sb:")
+	packQ4KBody(&l, "packQ4KTiles", "sb", nil)
+	l.e("")
+	l.doc(q6kPackDoc)
+	packQ6KBody(&l, "packQ6KTiles", "sb6", nil)
+	l.e("")
+	l.doc(fmt.Sprintf(tilesPfDoc, "packQ4KTiles", "packQ4KTiles", 144))
+	packQ4KBody(&l, "packQ4KTilesPf", "sbpf", tilesPf(144, "sbpf"))
+	l.e("")
+	l.doc(fmt.Sprintf(tilesPfDoc, "packQ6KTiles", "packQ6KTiles", 210))
+	packQ6KBody(&l, "packQ6KTilesPf", "sb6pf", tilesPf(210, "sb6pf"))
+	return []byte(strings.Join(l, "\n") + "\n")
+}
+
+// A stepHook emits extra instructions at the top of a packer's super-block
+// step (after its label); pfArgs, when set, loads what the hook needs
+// after the arguments.
+type stepHook struct {
+	pfArgs func(l *lines)
+	step   func(l *lines)
+}
+
+// tilesPf is the hook of the tile packers' …Pf forms: each super-block
+// step prefetches the same super-block of the next row tile's 16 rows
+// (R10: packArgs.next, advanced blk bytes a step; R12: the row stride,
+// packArgs.idx[1]), every cache line a blk-byte block can touch.
+func tilesPf(blk int, label string) *stepHook {
+	return &stepHook{
+		pfArgs: func(l *lines) {
+			l.e("\tMOVQ 112(AX), R10        // next tile's row 0 (nil: no prefetches)")
+			l.e("\tMOVLQSX 44(AX), R12      // row stride: idx[1]")
+		},
+		step: func(l *lines) {
+			l.e("\tTESTQ R10, R10")
+			l.e("\tJZ %snopf", label)
+			l.e("\tMOVQ R10, R11")
+			offs := blockLines(blk)
+			for r := 0; r < 16; r++ {
+				for _, off := range offs {
+					l.e("\tPREFETCHT0 %d(R11)", off)
+				}
+				if r < 15 {
+					l.e("\tADDQ R12, R11")
+				}
+			}
+			l.e("\tADDQ $%d, R10", blk)
+			l.e("%snopf:", label)
+		},
+	}
+}
+
+// blockLines are the offsets whose PREFETCHT0s cover every cache line a
+// blk-byte super-block can touch: it starts at a multiple of blk, so its
+// offset within a line is a multiple of gcd(blk, 64); every 64th byte, and
+// the last byte where some start puts it on a line of its own (Q6_K's 210
+// bytes span up to five lines, Q4_K's 144 three).
+func blockLines(blk int) []int {
+	var offs []int
+	for off := 0; off < blk; off += 64 {
+		offs = append(offs, off)
+	}
+	g := 64
+	for blk%g != 0 {
+		g /= 2
+	}
+	last := offs[len(offs)-1]
+	for o := 0; o < 64; o += g {
+		if (o+blk-1)/64 != (o+last)/64 {
+			return append(offs, blk-1)
+		}
+	}
+	return offs
+}
+
+// packQ4KBody writes the Q4_K tile packer name (labels from label), with
+// hook's instructions (nil: none) in each super-block step.
+func packQ4KBody(l *lines, name, label string, hook *stepHook) {
+	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
+	l.e("\tPACK_ARGS")
+	if hook != nil {
+		hook.pfArgs(l)
+	}
+	l.constants()
+	l.e("%s:", label)
+	if hook != nil {
+		hook.step(l)
+	}
 	l.q4kScalesMins(8192, 8256, 8320)
 	l.e("\tVPXORD Z11, Z11, Z11")
 	for h := 4; h < 8; h++ {
@@ -211,19 +295,25 @@ func amxPack() []byte {
 	l.e("\tADDQ $144, SI")
 	l.e("\tADDQ $8832, DI")
 	l.e("\tDECQ CX")
-	l.e("\tJNZ sb")
+	l.e("\tJNZ %s", label)
 	l.e("\tVZEROUPPER")
 	l.e("\tRET")
+}
 
-	// ---- Q6_K ----
-	l.e("")
-	l.doc(q6kPackDoc)
-	l.e("TEXT ·packQ6KTiles(SB), NOSPLIT, $0-8")
+// packQ6KBody is packQ4KBody for the Q6_K tile packer.
+func packQ6KBody(l *lines, name, label string, hook *stepHook) {
+	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
 	l.e("\tPACK_ARGS")
 	l.e("\tMOVQ 104(AX), R9")
 	l.e("\tKMOVD R9, K4  // words of valid rows: padding rows keep 0, not the offset")
+	if hook != nil {
+		hook.pfArgs(l)
+	}
 	l.constants()
-	l.e("sb6:")
+	l.e("%s:", label)
+	if hook != nil {
+		hook.step(l)
+	}
 	l.e("\tQ6K_SCALES_D")
 	l.e("\tVMOVUPS Z9, 8192(DI)        // d")
 	l.e("\tVMOVUPS Z9, 8256(DI)        // dmin slot: d")
@@ -260,11 +350,21 @@ func amxPack() []byte {
 	l.e("\tADDQ $210, SI")
 	l.e("\tADDQ $8832, DI")
 	l.e("\tDECQ CX")
-	l.e("\tJNZ sb6")
+	l.e("\tJNZ %s", label)
 	l.e("\tVZEROUPPER")
 	l.e("\tRET")
-	return []byte(strings.Join(l, "\n") + "\n")
 }
+
+const tilesPfDoc = `
+// func %sPf(a *packArgs)
+//
+// %s prefetching the next row tile: each super-block step issues a
+// PREFETCHT0 for every cache line of that super-block (%d bytes) in each
+// of the next tile's 16 rows (packArgs.next: its row 0 at this call's
+// first super-block; nil: none). The 16 row streams the gathers read at
+// once defeat the hardware prefetchers on cold weights, which is what a
+// short prefill step unpacks (issue 19 item 4).
+`
 
 const q4kPackDoc = `
 // func packQ4KTiles(a *packArgs)

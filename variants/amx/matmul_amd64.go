@@ -18,13 +18,16 @@ type weightFormat struct {
 	typ      quant.Type
 	blkBytes int
 	pack     func(panel, w []byte, rows, nb, sb0, nsb int)
-	flags    uint64
-	sum32    bool // block sums of 32 values (see packActivations)
+	// packPf is pack prefetching the next row tile's weights (next: its
+	// row 0 at super-block sb0; nil: none).
+	packPf func(panel, w []byte, rows, nb, sb0, nsb int, next *byte)
+	flags  uint64
+	sum32  bool // block sums of 32 values (see packActivations)
 }
 
 var (
-	formatQ4K = weightFormat{quant.Q4_K, q4kBytes, packQ4KAsm, 0, true}
-	formatQ6K = weightFormat{quant.Q6_K, q6kBytes, packQ6KAsm, flagIntMin, false}
+	formatQ4K = weightFormat{quant.Q4_K, q4kBytes, packQ4KAsm, packQ4KAsmPf, 0, true}
+	formatQ6K = weightFormat{quant.Q6_K, q6kBytes, packQ6KAsm, packQ6KAsmPf, flagIntMin, false}
 )
 
 // kBlock is the super-blocks one pass over the row tiles covers: the
@@ -125,6 +128,12 @@ type program struct {
 	// in groups of groupPairs when such a group's activations fit
 	// l2Budget, else K blocks of kb and no groups.
 	fitL2 bool
+	// pfPack unpacks each row tile prefetching the next tile's weights of
+	// the same super-blocks (packQ4KTilesPf, packQ6KTilesPf), and sweeps a
+	// call's first tile with prefetches before unpacking it: a short
+	// prefill step's unpack reads cold weights from 16 rows at once, which
+	// the hardware prefetchers do not follow.
+	pfPack bool
 }
 
 // l2Budget is the activation bytes one kernel call may stream per row tile
@@ -253,18 +262,33 @@ func matMul(f weightFormat, p program) ledger.MatMul {
 		f.checkWeights(p, w, rows, k)
 		nb := k / qk
 		f.run(p, dst, ldd, rows, xq, n, k, func(s *scratch, r0, rr, sb0, nsb int) *byte {
-			return f.unpackPanel(s, w, nb, r0, rr, sb0, nsb)
+			return f.unpackPanel(p, s, w, rows, nb, r0, rr, sb0, nsb)
 		})
 	}
 }
 
 // unpackPanel unpacks the row tile at r0 (rr rows), super-blocks sb0 to
-// sb0+nsb, of w (rows of nb super-blocks) into s.panel: the panel source of
-// the variants that unpack per call. Callers wrap it in a func literal
-// passed straight to runPacked, which does not let it escape.
-func (f weightFormat) unpackPanel(s *scratch, w []byte, nb, r0, rr, sb0, nsb int) *byte {
+// sb0+nsb, of w (rows rows of nb super-blocks) into s.panel: the panel
+// source of the variants that unpack per call. Callers wrap it in a func
+// literal passed straight to runPacked, which does not let it escape.
+func (f weightFormat) unpackPanel(p program, s *scratch, w []byte, rows, nb, r0, rr, sb0, nsb int) *byte {
 	s.panel = aligned(s.panel, nsb*wSBBytes)
-	f.pack(s.panel, w[r0*nb*f.blkBytes:], rr, nb, sb0, nsb)
+	if !p.pfPack {
+		f.pack(s.panel, w[r0*nb*f.blkBytes:], rr, nb, sb0, nsb)
+		return &s.panel[0]
+	}
+	if r0 == 0 {
+		// No packer before this one prefetched the call's first tile.
+		for r := 0; r < rr; r++ {
+			o := (r*nb + sb0) * f.blkBytes
+			prefetchLines(&w[o], (o%64+nsb*f.blkBytes+63)/64)
+		}
+	}
+	var next *byte
+	if nr := r0 + tileRows; nr < rows {
+		next = &w[(nr*nb+sb0)*f.blkBytes]
+	}
+	f.packPf(s.panel, w[r0*nb*f.blkBytes:], rr, nb, sb0, nsb, next)
 	return &s.panel[0]
 }
 
@@ -302,7 +326,7 @@ func prepared(f weightFormat, p program) *ledger.PreparedMatMul {
 			s := getScratch()
 			defer putScratch(s)
 			f.runPacked(p, s, dst, ldd, rows, prep, n, k, func(s *scratch, r0, rr, sb0, nsb int) *byte {
-				return f.unpackPanel(s, w, nb, r0, rr, sb0, nsb)
+				return f.unpackPanel(p, s, w, rows, nb, r0, rr, sb0, nsb)
 			})
 		},
 	}
@@ -401,5 +425,11 @@ func init() {
 			Notes: ilNotes + "; the next step's chunk-0 operands loaded before this step's tile stores (overlapping the last products and the stores)"}))
 		ledger.Register(tileVariant(f, program{amx: true, kb: kBlock, interleave: true, groupPairs: 8, fitL2: true}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "amx-int8-il-auto", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
 			Notes: ilNotes + "; per call, -il-g8's blocking where a group's activations fit 1 MiB (k ≤ 3584), else -il's"}))
+		const pfNotes = "; each row tile's unpack prefetches the next tile's weights (PREFETCHT0 of one super-block of its 16 rows a step) and a call's first tile is swept with prefetches first: " +
+			"the gathers read 16 rows at once, which the hardware prefetchers do not follow on cold weights (a short prefill step's whole cost is that unpack)"
+		ledger.Register(tileVariant(f, program{amx: true, kb: kBlock, interleave: true, pfPack: true}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "amx-int8-il-pf2", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
+			Notes: ilNotes + pfNotes}))
+		ledger.Register(tileVariant(f, program{kb: kBlock, pfPack: true}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "avx512-vnni-tiles-pf2", Family: ledger.FamilyAVX512VNNI,
+			Features: vnniFeatures, Notes: vnniNotes + pfNotes}))
 	}
 }

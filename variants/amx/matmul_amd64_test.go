@@ -107,13 +107,17 @@ func TestKBlocks(t *testing.T) {
 	skipUnlessVNNI(t)
 	for _, kb := range []int{1, 2, 4} {
 		for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
-			f, _ := formatOf(typ)
-			op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
-			v := ledger.Variant{Op: op.Name, Name: "kb", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, program{kb: kb})}
-			for _, s := range testShapes[5:] {
-				c := newCase(t, op, s, 19)
-				if m, err := c.Check(v); err != nil {
-					t.Fatalf("%s kb=%d %s: %v (metrics %+v)", typ, kb, s.Key(ledger.KindMatMul), err, m)
+			// pfPack: the prefetching packers, whose next tile lies
+			// elsewhere in every K block but the whole-row one.
+			for _, pf := range []bool{false, true} {
+				f, _ := formatOf(typ)
+				op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
+				v := ledger.Variant{Op: op.Name, Name: "kb", Family: ledger.FamilyAVX512VNNI, Impl: matMul(f, program{kb: kb, pfPack: pf})}
+				for _, s := range testShapes[5:] {
+					c := newCase(t, op, s, 19)
+					if m, err := c.Check(v); err != nil {
+						t.Fatalf("%s kb=%d pfPack=%v %s: %v (metrics %+v)", typ, kb, pf, s.Key(ledger.KindMatMul), err, m)
+					}
 				}
 			}
 		}
@@ -176,6 +180,13 @@ func TestExtremesAMX(t *testing.T) {
 func TestPackAsm(t *testing.T) {
 	skipUnlessVNNI(t)
 	r := ledgertest.NewRand(9)
+	// The …Pf forms prefetch the tile after (rows 16-31 here) and must
+	// leave the same panel.
+	pf := func(asm func(panel, w []byte, rows, nb, sb0, nsb int, next *byte), blk int) func(panel, w []byte, rows, nb, sb0, nsb int) {
+		return func(panel, w []byte, rows, nb, sb0, nsb int) {
+			asm(panel, w, rows, nb, sb0, nsb, &w[(16*nb+sb0)*blk])
+		}
+	}
 	for _, c := range []struct {
 		typ     quant.Type
 		gen     func(*rand.Rand, int, ledgertest.Mode) []byte
@@ -184,11 +195,13 @@ func TestPackAsm(t *testing.T) {
 	}{
 		{quant.Q4_K, ledgertest.Q4K, packQ4K, packQ4KAsm},
 		{quant.Q6_K, ledgertest.Q6K, packQ6K, packQ6KAsm},
+		{quant.Q4_K, ledgertest.Q4K, packQ4K, pf(packQ4KAsmPf, q4kBytes)},
+		{quant.Q6_K, ledgertest.Q6K, packQ6K, pf(packQ6KAsmPf, q6kBytes)},
 	} {
 		for _, rows := range []int{1, 5, 16} {
 			for _, m := range ledgertest.Modes {
 				const nb, sb0, nsb = 5, 1, 3
-				w := c.gen(r, rows*nb, m)
+				w := c.gen(r, 32*nb, m)
 				want := make([]byte, nsb*wSBBytes)
 				got := make([]byte, nsb*wSBBytes)
 				for i := range got {
