@@ -7,9 +7,9 @@
 #   run: carry [".device", "baseline/llama.cpp/node_modules"],
 #        command: scripts/device-e2e.sh PHASE
 #
-# Every result lands in $OUT (records in the single-file store $OUT/ledger.jsonl,
-# the e2e JSON files and the logs). Back in the repository, `ledger import
-# OUT/ledger.jsonl` appends those records to results/ledger/, each line into
+# Every result lands in $OUT/run, archived as $OUT/run.tgz (records in the
+# single-file store ledger.jsonl, the e2e JSON files and the logs). Back in
+# the repository, unpack it; `ledger import ledger.jsonl` appends those records to results/ledger/, each line into
 # its month's file (records already there are left out), then `ledger report`. PHASE picks what to run so that each call
 # fits the device's 10-minute limit. The bins are stripped (-s -w) to fit the
 # 64 MiB carry with llama.cpp; llama.test runs the llama.cpp oracle tests there.
@@ -60,7 +60,13 @@ set -uo pipefail
 B=${B:-.device/bin}
 export DAMASCUS_TESTDATA=${DAMASCUS_TESTDATA:-$PWD/.device/testdata}
 OUT=${OUT:-/tmp/damascus-out}
+# The device returns about eight files of $OUT (the first by name), so the
+# phases write under $OUT/run and one archive of it, $OUT/run.tgz, is what
+# comes back (made on exit, also when a phase is cut short by a timeout).
+ARCHIVE="$OUT/run.tgz" OUT="$OUT/run"
 mkdir -p "$OUT"
+trap 'tar czf "$ARCHIVE" -C "$OUT" . 2>/dev/null' EXIT
+trap 'exit 143' TERM INT
 STORE="$OUT/ledger.jsonl"
 NOTE="lent device machine (Intel Xeon with AMX, 16 cores; other tenants unknown)"
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
