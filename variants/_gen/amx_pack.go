@@ -176,54 +176,53 @@ func amxPack() []byte {
 	l.asmHead("amx_pack.go")
 	l.e("")
 	l.doc(q4kPackDoc)
-	packQ4KBody(&l, "packQ4KTiles", "sb", nil)
+	packQ4KBody(&l)
 	l.e("")
 	l.doc(q6kPackDoc)
-	packQ6KBody(&l, "packQ6KTiles", "sb6", nil)
-	l.e("")
-	l.doc(fmt.Sprintf(tilesPfDoc, "packQ4KTiles", "packQ4KTiles", 144))
-	packQ4KBody(&l, "packQ4KTilesPf", "sbpf", tilesPf(144, "sbpf"))
-	l.e("")
-	l.doc(fmt.Sprintf(tilesPfDoc, "packQ6KTiles", "packQ6KTiles", 210))
-	packQ6KBody(&l, "packQ6KTilesPf", "sb6pf", tilesPf(210, "sb6pf"))
+	packQ6KBody(&l)
 	return []byte(strings.Join(l, "\n") + "\n")
 }
 
-// A stepHook emits extra instructions at the top of a packer's super-block
-// step (after its label); pfArgs, when set, loads what the hook needs
-// after the arguments.
-type stepHook struct {
-	pfArgs func(l *lines)
-	step   func(l *lines)
+// packOpen opens the tile packer name: the arguments, pre (lines loaded
+// after them), the prefetch registers, the constants, then the top of the
+// super-block step at label, which prefetches that super-block (blk bytes)
+// of the next row tile's 16 rows (R10: packArgs.next, advanced blk bytes a
+// step, nil: no prefetches; R12: the row stride, packArgs.idx[1]; R11, R13
+// the row loop), every cache line a block can touch (blockLines).
+func (l *lines) packOpen(name, label string, blk int, pre ...string) {
+	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
+	l.e("\tPACK_ARGS")
+	for _, s := range pre {
+		l.e("%s", s)
+	}
+	l.e("\tMOVQ 112(AX), R10        // next tile's row 0 (nil: no prefetches)")
+	l.e("\tMOVLQSX 44(AX), R12      // row stride: idx[1]")
+	l.constants()
+	l.e("%s:", label)
+	l.e("\tTESTQ R10, R10")
+	l.e("\tJZ %snopf", label)
+	l.e("\tMOVQ R10, R11")
+	l.e("\tMOVL $16, R13")
+	l.e("%spfrow:", label)
+	for _, off := range blockLines(blk) {
+		l.e("\tPREFETCHT0 %d(R11)", off)
+	}
+	l.e("\tADDQ R12, R11")
+	l.e("\tDECL R13")
+	l.e("\tJNZ %spfrow", label)
+	l.e("\tADDQ $%d, R10", blk)
+	l.e("%snopf:", label)
 }
 
-// tilesPf is the hook of the tile packers' …Pf forms: each super-block
-// step prefetches the same super-block of the next row tile's 16 rows
-// (R10: packArgs.next, advanced blk bytes a step; R12: the row stride,
-// packArgs.idx[1]), every cache line a blk-byte block can touch.
-func tilesPf(blk int, label string) *stepHook {
-	return &stepHook{
-		pfArgs: func(l *lines) {
-			l.e("\tMOVQ 112(AX), R10        // next tile's row 0 (nil: no prefetches)")
-			l.e("\tMOVLQSX 44(AX), R12      // row stride: idx[1]")
-		},
-		step: func(l *lines) {
-			l.e("\tTESTQ R10, R10")
-			l.e("\tJZ %snopf", label)
-			l.e("\tMOVQ R10, R11")
-			offs := blockLines(blk)
-			for r := 0; r < 16; r++ {
-				for _, off := range offs {
-					l.e("\tPREFETCHT0 %d(R11)", off)
-				}
-				if r < 15 {
-					l.e("\tADDQ R12, R11")
-				}
-			}
-			l.e("\tADDQ $%d, R10", blk)
-			l.e("%snopf:", label)
-		},
-	}
+// packClose ends a tile packer's super-block step (blk weight bytes a
+// row) and the packer.
+func (l *lines) packClose(label string, blk int) {
+	l.e("\tADDQ $%d, SI", blk)
+	l.e("\tADDQ $8832, DI")
+	l.e("\tDECQ CX")
+	l.e("\tJNZ %s", label)
+	l.e("\tVZEROUPPER")
+	l.e("\tRET")
 }
 
 // blockLines are the offsets whose PREFETCHT0s cover every cache line a
@@ -249,19 +248,9 @@ func blockLines(blk int) []int {
 	return offs
 }
 
-// packQ4KBody writes the Q4_K tile packer name (labels from label), with
-// hook's instructions (nil: none) in each super-block step.
-func packQ4KBody(l *lines, name, label string, hook *stepHook) {
-	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
-	l.e("\tPACK_ARGS")
-	if hook != nil {
-		hook.pfArgs(l)
-	}
-	l.constants()
-	l.e("%s:", label)
-	if hook != nil {
-		hook.step(l)
-	}
+// packQ4KBody writes packQ4KTiles.
+func packQ4KBody(l *lines) {
+	l.packOpen("packQ4KTiles", "sb", 144)
 	l.q4kScalesMins(8192, 8256, 8320)
 	l.e("\tVPXORD Z11, Z11, Z11")
 	for h := 4; h < 8; h++ {
@@ -292,28 +281,13 @@ func packQ4KBody(l *lines, name, label string, hook *stepHook) {
 			emit(9, 2, 3, c*2048+(kq+8)*64)
 		}
 	}
-	l.e("\tADDQ $144, SI")
-	l.e("\tADDQ $8832, DI")
-	l.e("\tDECQ CX")
-	l.e("\tJNZ %s", label)
-	l.e("\tVZEROUPPER")
-	l.e("\tRET")
+	l.packClose("sb", 144)
 }
 
-// packQ6KBody is packQ4KBody for the Q6_K tile packer.
-func packQ6KBody(l *lines, name, label string, hook *stepHook) {
-	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
-	l.e("\tPACK_ARGS")
-	l.e("\tMOVQ 104(AX), R9")
-	l.e("\tKMOVD R9, K4  // words of valid rows: padding rows keep 0, not the offset")
-	if hook != nil {
-		hook.pfArgs(l)
-	}
-	l.constants()
-	l.e("%s:", label)
-	if hook != nil {
-		hook.step(l)
-	}
+// packQ6KBody writes packQ6KTiles.
+func packQ6KBody(l *lines) {
+	l.packOpen("packQ6KTiles", "sb6", 210, "\tMOVQ 104(AX), R9",
+		"\tKMOVD R9, K4  // words of valid rows: padding rows keep 0, not the offset")
 	l.e("\tQ6K_SCALES_D")
 	l.e("\tVMOVUPS Z9, 8192(DI)        // d")
 	l.e("\tVMOVUPS Z9, 8256(DI)        // dmin slot: d")
@@ -347,24 +321,8 @@ func packQ6KBody(l *lines, name, label string, hook *stepHook) {
 			emit6(11, 8*n+6+kq/4, (2*n+1)*2048+(kq+8)*64)
 		}
 	}
-	l.e("\tADDQ $210, SI")
-	l.e("\tADDQ $8832, DI")
-	l.e("\tDECQ CX")
-	l.e("\tJNZ %s", label)
-	l.e("\tVZEROUPPER")
-	l.e("\tRET")
+	l.packClose("sb6", 210)
 }
-
-const tilesPfDoc = `
-// func %sPf(a *packArgs)
-//
-// %s prefetching the next row tile: each super-block step issues a
-// PREFETCHT0 for every cache line of that super-block (%d bytes) in each
-// of the next tile's 16 rows (packArgs.next: its row 0 at this call's
-// first super-block; nil: none). The 16 row streams the gathers read at
-// once defeat the hardware prefetchers on cold weights, which is what a
-// short prefill step unpacks (issue 19 item 4).
-`
 
 const q4kPackDoc = `
 // func packQ4KTiles(a *packArgs)
@@ -381,6 +339,10 @@ const q4kPackDoc = `
 // Z26 0x7f00 words, Z25 0xff00 words, Z17-Z20 even selectors of scale
 // byte j, Z21-Z24 odd selectors; at DX+896 and DX+960 the selectors of
 // byte pairs (0,1) and (2,3) into words, for the min pairs.
+//
+// packArgs.next, when not nil, is the next row tile's row 0 at the first
+// super-block: each step prefetches that super-block of its 16 rows (R10-R13), as the 16 row streams the gathers read at once defeat the
+// hardware prefetchers on cold weights (a short prefill step's unpack).
 `
 
 const q6kPackDoc = `
@@ -395,7 +357,7 @@ const q6kPackDoc = `
 //
 // Z31 row offsets, Z30 0x2000 words, Z29 0x0f, Z28 0x30, Z27 0x007f,
 // Z26 0x7f00, Z25 0xff00, Z17-Z20 / Z21-Z24 even / odd selectors, Z4-Z7
-// the sixteen scales (4 per dword).
+// the sixteen scales (4 per dword). packArgs.next as packQ4KTiles's.
 `
 
 // q4kScalesMinsDoc is what Q4K_SCALES_MINS does.

@@ -129,7 +129,7 @@ type program struct {
 	// l2Budget, else K blocks of kb and no groups.
 	fitL2 bool
 	// pfPack unpacks each row tile prefetching the next tile's weights of
-	// the same super-blocks (packQ4KTilesPf, packQ6KTilesPf), and sweeps a
+	// the same super-blocks (packArgs.next of the tile packers), and sweeps a
 	// call's first tile with prefetches before unpacking it: a short
 	// prefill step's unpack reads cold weights from 16 rows at once, which
 	// the hardware prefetchers do not follow.

@@ -71,33 +71,19 @@ var packQ6KConsts = func() (c [16][64]byte) {
 //go:noescape
 func packQ6KTiles(a *packArgs)
 
-// packQ4KTilesPf and packQ6KTilesPf are the tile packers prefetching the
-// next row tile's weights (packArgs.next: its row 0 at the first
-// super-block; nil: none), a super-block of its 16 rows each step.
-//
-//go:noescape
-func packQ4KTilesPf(a *packArgs)
-
-//go:noescape
-func packQ6KTilesPf(a *packArgs)
-
 // packQ6KAsm is packQ6K by AVX-512.
 func packQ6KAsm(panel, w []byte, rows, nb, sb0, nsb int) {
 	packQ6KAsmPf(panel, w, rows, nb, sb0, nsb, nil)
 }
 
-// packQ6KAsmPf is packQ6KAsm prefetching next (nil: none; see
-// packQ6KTilesPf).
+// packQ6KAsmPf is packQ6KAsm prefetching the next row tile, next (its row
+// 0 at super-block sb0; nil: none), a super-block a step.
 func packQ6KAsmPf(panel, w []byte, rows, nb, sb0, nsb int, next *byte) {
 	a := packArgs{panel: &panel[0], w: &w[sb0*q6kBytes], nsb: nsb, mask: 1<<rows - 1, wmask: 1<<(2*rows) - 1, consts: &packQ6KConsts, next: next}
 	for r := range a.idx {
 		a.idx[r] = int32(r * nb * q6kBytes)
 	}
-	if next == nil {
-		packQ6KTiles(&a)
-		return
-	}
-	packQ6KTilesPf(&a)
+	packQ6KTiles(&a)
 }
 
 // packQ4KAsm is packQ4K by AVX-512 (same layout, same signature).
@@ -105,16 +91,12 @@ func packQ4KAsm(panel, w []byte, rows, nb, sb0, nsb int) {
 	packQ4KAsmPf(panel, w, rows, nb, sb0, nsb, nil)
 }
 
-// packQ4KAsmPf is packQ4KAsm prefetching next (nil: none; see
-// packQ4KTilesPf).
+// packQ4KAsmPf is packQ4KAsm prefetching the next row tile, next (its row
+// 0 at super-block sb0; nil: none), a super-block a step.
 func packQ4KAsmPf(panel, w []byte, rows, nb, sb0, nsb int, next *byte) {
 	a := packArgs{panel: &panel[0], w: &w[sb0*q4kBytes], nsb: nsb, mask: 1<<rows - 1, consts: &packConsts, next: next}
 	for r := range a.idx {
 		a.idx[r] = int32(r * nb * q4kBytes)
 	}
-	if next == nil {
-		packQ4KTiles(&a)
-		return
-	}
-	packQ4KTilesPf(&a)
+	packQ4KTiles(&a)
 }
