@@ -53,6 +53,8 @@
 #   cpu-decode  the matvecs at 2 threads (3B shapes), then decode beside
 #             llama.cpp at 2 threads with the fastest (issue 20)
 #   short-prompts  pp16 … pp512 beside llama.cpp at 2 threads (issue 19)
+#   short-profile  CPU profiles of a short prefill step, matmul and batched
+#             decode kernel (issue 19)
 #   decode-profile  CPU profiles of a 2-thread decode (issue 20)
 #   cpu-depth  decode at a KV depth beside llama.cpp at 2 threads, f16
 #             caches, rounds x reps (issue 20)
@@ -759,6 +761,23 @@ decode-profile)
 		timeout 200 $B/ledger damascus-bench -m /tmp/$m.gguf -n "${TG:-64}" -r "${REPS:-3}" -t 2 -cpuprofile "$OUT/decode-$m-2t.pprof" \
 			> "$OUT/decode-$m-2t.json" 2> "$OUT/decode-$m-2t.err"
 		python3 -c 'import json,sys,statistics as s; r=json.load(open(sys.argv[1])); print("  ".join("%s %.2f tok/s" % (t["name"], s.median(t["tokens_per_sec"])) for t in r["tests"]))' "$OUT/decode-$m-2t.json"
+	done
+	;;
+short-profile)
+	# Issue 19 item 4: where a short prefill step goes on the host's AMX
+	# cores. CPU profiles of `ledger damascus-bench -p PP (16) -r REPS (60)
+	# -t 2` for each of MODELS (llama3.2-1b) at each crossover of SBS ("0
+	# 16": 0 sends the step through the matmul, 16 through the batched
+	# decode kernel) into short-MODEL-ppPP-sbN.pprof (Go profiles carry
+	# their symbols: `go tool pprof -top` reads them here), tok/s beside.
+	for m in ${MODELS:-llama3.2-1b}; do
+		models $m
+		for sb in ${SBS:-0 16}; do
+			log "profile $m pp${PP:-16} DAMASCUS_SMALL_BATCH=$sb, 2 threads"
+			DAMASCUS_SMALL_BATCH=$sb timeout 200 $B/ledger damascus-bench -m /tmp/$m.gguf -p "${PP:-16}" -r "${REPS:-60}" -t 2 \
+				-cpuprofile "$OUT/short-$m-pp${PP:-16}-sb$sb.pprof" > "$OUT/short-$m-pp${PP:-16}-sb$sb.json" 2> "$OUT/short-$m-pp${PP:-16}-sb$sb.err"
+			python3 -c 'import json,sys,statistics as s; r=json.load(open(sys.argv[1])); print("  ".join("%s %.2f tok/s" % (t["name"], s.median(t["tokens_per_sec"])) for t in r["tests"]))' "$OUT/short-$m-pp${PP:-16}-sb$sb.json"
+		done
 	done
 	;;
 short-prompts)
