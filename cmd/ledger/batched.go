@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -33,21 +32,20 @@ type batchedPoint struct {
 }
 
 func runBatched(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	model := fs.String("m", "", "model `file` (GGUF)")
+	var ff figureFlags
+	ff.register(fs, "write the points as JSON to this `file`", "operator note recorded with the figures")
 	streams := []int{1, 2, 4, 8, 16, 32}
 	cli.IntListVar(fs, &streams, "streams", 1, 1024, "stream counts, comma-separated, each from 1 to 1024")
 	rounds := cli.Int(fs, "rounds", 3, 1, 1000, "rounds, each timing every stream count on both engines")
 	prompt := cli.Int(fs, "prompt", 32, 1, 4096, "prompt tokens per stream")
 	steps := cli.Int(fs, "steps", 8, 1, 4096, "decode steps timed")
 	threads := cli.Int(fs, "threads", 2, 1, llama.MaxThreads, "threads of each engine")
-	out := fs.String("o", "", "write the points as JSON to this `file`")
-	note := fs.String("note", "", "operator note recorded with the figures")
-	ld, err := parseAndLoad(fs, args, model)
+	ld, err := ff.parseAndLoad(fs, args)
 	if err != nil {
 		return err
 	}
 	defer ld.Close()
-	lm, err := llamacpp.OpenModel(*model, llamacpp.ModelOptions{})
+	lm, err := llamacpp.OpenModel(ff.model, llamacpp.ModelOptions{})
 	if err != nil {
 		return fmt.Errorf("llama.cpp: %w (run make baseline)", err)
 	}
@@ -97,12 +95,8 @@ func runBatched(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(stdout, "| %d | %.1f | %.1f | %.2f | %.0f | %.0f |\n", n, d.TokS, l.TokS, d.TokS/l.TokS, d.TTFTms, l.TTFTms)
 	}
-	if *out != "" {
-		return writeFigures(*out, "batched", map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "model": filepath.Base(*model),
-			"threads": *threads, "rounds": *rounds, "prompt": *prompt, "steps": *steps, "note": *note,
-			"llamacpp": llamacpp.PinnedCommit, "damascus_kv": "f32", "llamacpp_kv": "f32, unified, no flash attention", "points": all})
-	}
-	return nil
+	return ff.writeFigures("batched", map[string]any{"threads": *threads, "rounds": *rounds, "prompt": *prompt, "steps": *steps,
+		"llamacpp": llamacpp.PinnedCommit, "damascus_kv": "f32", "llamacpp_kv": "f32, unified, no flash attention", "points": all})
 }
 
 // warmSteps decode steps follow the prefill untimed: a fresh llama.cpp
