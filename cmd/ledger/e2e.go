@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -162,11 +161,8 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 		}
 	}
 	if ef.store != "" {
-		if err := record.Append(ef.store, b.Recs...); err != nil {
-			return err
-		}
-		bench := filepath.Join(record.Home(ef.store), "bench", b.RunID+".txt")
-		if err := writeBenchFile(bench, b.Recs); err != nil {
+		bench, err := recordRun(ef.store, b)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "recorded run %s in %s; benchstat file %s\n", b.RunID, ef.store, bench)

@@ -126,16 +126,27 @@ func kernelLedger(cmdline []string, kf kernelFlags, stdout, stderr io.Writer) (*
 		}
 	}
 	if kf.store != "" {
-		if err := record.Append(kf.store, b.Recs...); err != nil {
-			return b, err
-		}
-		bench := filepath.Join(record.Home(kf.store), "bench", b.RunID+".txt")
-		if err := writeBenchFile(bench, b.Recs); err != nil {
+		bench, err := recordRun(kf.store, b)
+		if err != nil {
 			return b, err
 		}
 		fmt.Fprintf(stdout, "\nrecorded run %s in %s; benchstat file %s\n", b.RunID, kf.store, bench)
 	}
 	return b, nil
+}
+
+// recordRun appends a run's records to store and writes their benchstat
+// file under the store's home (run and e2e record the same way); it returns
+// that file's path.
+func recordRun(store string, b *record.Batch) (bench string, err error) {
+	if err := record.Append(store, b.Recs...); err != nil {
+		return "", err
+	}
+	bench = filepath.Join(record.Home(store), "bench", b.RunID+".txt")
+	if err := writeBenchFile(bench, b.Recs); err != nil {
+		return "", err
+	}
+	return bench, nil
 }
 
 // quickRoofline probes the peaks at one thread and at threads, small enough
