@@ -129,23 +129,16 @@ func timeDamascus(m *llama.Model, n, prompt, steps, nctx, threads int, tok func(
 		}
 		spans[s] = llama.Span{Seq: s, Tokens: p, Logits: true}
 	}
-	t0 := time.Now()
-	if _, err := b.Step(spans); err != nil {
-		return 0, 0, err
-	}
-	pre = time.Since(t0)
-	for i := range warmSteps + steps {
-		if i == warmSteps {
-			t0 = time.Now()
-		}
+	return timePrefillDecode(steps, func() error {
+		_, err := b.Step(spans)
+		return err
+	}, func(i int) error {
 		for s := range n {
 			spans[s].Tokens = []int32{tok(s, prompt+i)}
 		}
-		if _, err := b.Step(spans); err != nil {
-			return 0, 0, err
-		}
-	}
-	return pre, time.Since(t0), nil
+		_, err := b.Step(spans)
+		return err
+	})
 }
 
 // timeLlamaCpp is timeDamascus on llama.cpp: one llama_decode of every
@@ -163,20 +156,31 @@ func timeLlamaCpp(m *llamacpp.Model, n, prompt, steps, nctx, threads int, tok fu
 			toks, pos, seq, want = append(toks, tok(s, i)), append(pos, int32(i)), append(seq, int32(s)), append(want, i == prompt-1)
 		}
 	}
+	stoks, spos, sseq, swant := make([]int32, n), make([]int32, n), make([]int32, n), make([]bool, n)
+	return timePrefillDecode(steps, func() error {
+		return b.Decode(toks, pos, seq, want)
+	}, func(i int) error {
+		for s := range n {
+			stoks[s], spos[s], sseq[s], swant[s] = tok(s, prompt+i), int32(prompt+i), int32(s), true
+		}
+		return b.Decode(stoks, spos, sseq, swant)
+	})
+}
+
+// timePrefillDecode is the timing both engines get: prefill once (its time
+// is pre), then warmSteps untimed decode steps and steps timed ones (their
+// time is dec); step(i) runs decode step i, counting the untimed ones.
+func timePrefillDecode(steps int, prefill func() error, step func(i int) error) (pre, dec time.Duration, err error) {
 	t0 := time.Now()
-	if err := b.Decode(toks, pos, seq, want); err != nil {
+	if err := prefill(); err != nil {
 		return 0, 0, err
 	}
 	pre = time.Since(t0)
-	toks, pos, seq, want = make([]int32, n), make([]int32, n), make([]int32, n), make([]bool, n)
 	for i := range warmSteps + steps {
 		if i == warmSteps {
 			t0 = time.Now()
 		}
-		for s := range n {
-			toks[s], pos[s], seq[s], want[s] = tok(s, prompt+i), int32(prompt+i), int32(s), true
-		}
-		if err := b.Decode(toks, pos, seq, want); err != nil {
+		if err := step(i); err != nil {
 			return 0, 0, err
 		}
 	}
