@@ -91,22 +91,18 @@ func newBar(w io.Writer, total int, desc string) *bar {
 
 func (b *bar) set(done int, desc string) { b.p.Set(int64(done), desc) }
 
-// progress returns a kernelrun progress callback drawing one bar per phase.
+// progress returns a kernelrun progress callback drawing one bar per phase
+// (gate, then time), each made at its phase's first event.
 func progress(w io.Writer) func(kernelrun.Event) {
-	var gateBar, timeBar *bar
+	bars := map[string]*bar{}
 	return func(e kernelrun.Event) {
-		desc := fmt.Sprintf("%-5s %-16s %-14s", e.Phase, e.Op, e.Shape)
-		switch e.Phase {
-		case "gate":
-			if gateBar == nil {
-				gateBar = newBar(w, e.Total, desc)
-			}
-			gateBar.set(e.Done, desc)
-		case "time":
-			if timeBar == nil {
-				timeBar = newBar(w, e.Total, desc)
-			}
-			timeBar.set(e.Done, desc)
+		if e.Phase != "gate" && e.Phase != "time" {
+			return
 		}
+		desc := fmt.Sprintf("%-5s %-16s %-14s", e.Phase, e.Op, e.Shape)
+		if bars[e.Phase] == nil {
+			bars[e.Phase] = newBar(w, e.Total, desc)
+		}
+		bars[e.Phase].set(e.Done, desc)
 	}
 }
