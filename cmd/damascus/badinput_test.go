@@ -67,13 +67,30 @@ func unchanged(t *testing.T, path string, before os.FileInfo) {
 	}
 }
 
+// scratchFIFO makes a named pipe called name in dir and returns its path.
+func scratchFIFO(t *testing.T, dir, name string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// chatFails runs chat with args on stdin and checks that it fails with an
+// error containing want.
+func chatFails(t *testing.T, args []string, stdin string, want string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := runChat(args, strings.NewReader(stdin), &stdout, &stderr); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("chat %v: %v, want %q", args, err, want)
+	}
+}
+
 func TestQuantizeRefusesFIFOAndDevice(t *testing.T) {
 	in := tinyModel(t, testmodel.Options{})
 	dir := t.TempDir()
-	ff := filepath.Join(dir, "ff")
-	if err := syscall.Mkfifo(ff, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	ff := scratchFIFO(t, dir, "ff")
 	st, _ := os.Lstat(ff)
 	fails(t, []string{"quantize", in, ff, "--type", "F16", "--quiet"}, "output "+ff+" is a named pipe (FIFO), not a regular file")
 	unchanged(t, ff, st)
@@ -91,10 +108,7 @@ func TestQuantizeRefusesFIFOAndDevice(t *testing.T) {
 }
 
 func TestSynthRefusesFIFO(t *testing.T) {
-	ff := filepath.Join(t.TempDir(), "ff")
-	if err := syscall.Mkfifo(ff, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	ff := scratchFIFO(t, t.TempDir(), "ff")
 	st, _ := os.Lstat(ff)
 	// Refused before the tokenizer is looked for: no shared data needed.
 	fails(t, []string{"synth", "--preset", "tiny", "--type", "Q8_0", "--quiet", "-o", ff}, "is a named pipe (FIFO), not a regular file")
@@ -137,10 +151,7 @@ func TestQuantizeRefusesInPlace(t *testing.T) {
 
 // A FIFO as the model fails at once instead of blocking (issue 22 item 7).
 func TestModelFIFORefused(t *testing.T) {
-	ff := filepath.Join(t.TempDir(), "f")
-	if err := syscall.Mkfifo(ff, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	ff := scratchFIFO(t, t.TempDir(), "f")
 	for _, args := range [][]string{{"info", ff}, {"generate", "-m", ff, "-n", "1"}} {
 		done := make(chan string, 1)
 		go func() {
@@ -164,10 +175,7 @@ func TestModelFIFORefused(t *testing.T) {
 func TestNaNWeightsFailClearly(t *testing.T) {
 	model := tinyModel(t, testmodel.Options{NaNIn: "blk.0.attn_q.weight"})
 	const want = "are not finite (NaN): the model's weights may be damaged"
-	text := filepath.Join(t.TempDir(), "text.txt")
-	if err := os.WriteFile(text, []byte(strings.Repeat("once on the hat, the ant ate an onion. ", 8)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	text := scratchText(t, strings.Repeat("once on the hat, the ant ate an onion. ", 8))
 	for _, args := range [][]string{
 		{"generate", "-m", model, "-p", "once", "-n", "4"},
 		{"generate", "-m", model, "-p", "once", "-n", "4", "--temp", "0"},
@@ -180,11 +188,7 @@ func TestNaNWeightsFailClearly(t *testing.T) {
 			t.Errorf("%v: %d error lines, want 1:\n%s", args, lines, stderr)
 		}
 	}
-	var stdout, stderr bytes.Buffer
-	err := runChat([]string{"-m", model, "--chat-format", "chatml", "-n", "4"}, strings.NewReader("hello\n"), &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("chat: %v, want %q", err, want)
-	}
+	chatFails(t, []string{"-m", model, "--chat-format", "chatml", "-n", "4"}, "hello\n", want)
 }
 
 // The sweep's own reproduction: stories260K with one float at byte 145248
@@ -209,10 +213,7 @@ func TestStories260KNaNWeight(t *testing.T) {
 // counts fail with the flag named, before the model is loaded.
 func TestNumericFlagsRefused(t *testing.T) {
 	model := tinyModel(t, testmodel.Options{})
-	text := filepath.Join(t.TempDir(), "text.txt")
-	if err := os.WriteFile(text, []byte(strings.Repeat("once on the hat. ", 20)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	text := scratchText(t, strings.Repeat("once on the hat. ", 20))
 	for _, c := range []struct{ flag, value, want string }{
 		{"--min-p", "nan", "not a finite number"},
 		{"--temp", "nan", "not a finite number"},
@@ -242,10 +243,7 @@ func TestNumericFlagsRefused(t *testing.T) {
 	} {
 		fails(t, args, "invalid value")
 	}
-	var stdout, stderr bytes.Buffer
-	if err := runChat([]string{"-m", model, "--min-p", "nan"}, strings.NewReader(""), &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "not a finite number") {
-		t.Errorf("chat --min-p nan: %v", err)
-	}
+	chatFails(t, []string{"-m", model, "--min-p", "nan"}, "", "not a finite number")
 	// In range still works, the edges included.
 	if code, _, stderr := runCLI("generate", "-m", model, "-p", "once", "-n", "3", "--min-p", "1", "--top-p", "0",
 		"--temp", "0.5", "--repeat-penalty", "1.1", "--presence-penalty", "-0.5", "--threads", "1", "--batch-size", "1"); code != 0 {
@@ -272,10 +270,7 @@ func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 // stdout on a full device.
 func TestFullStdoutFails(t *testing.T) {
 	model := tinyModel(t, testmodel.Options{})
-	text := filepath.Join(t.TempDir(), "text.txt")
-	if err := os.WriteFile(text, []byte(strings.Repeat("once on the hat. ", 20)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	text := scratchText(t, strings.Repeat("once on the hat. ", 20))
 	cmds := [][]string{
 		{"predict", "-m", model, "once on the"},
 		{"perplexity", "-m", model, "--file", text, "--ctx-size", "16"},
@@ -316,10 +311,6 @@ func TestFullStdoutFails(t *testing.T) {
 // "bufio.Scanner: token too long".
 func TestChatLongLine(t *testing.T) {
 	model := tinyModel(t, testmodel.Options{})
-	in := strings.NewReader(strings.Repeat("a", 2<<20) + "\n")
-	var stdout, stderr bytes.Buffer
-	err := runChat([]string{"-m", model, "--chat-format", "chatml", "-n", "2"}, in, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "a message line is longer than 1 MiB, the most chat takes") {
-		t.Errorf("chat: %v", err)
-	}
+	chatFails(t, []string{"-m", model, "--chat-format", "chatml", "-n", "2"}, strings.Repeat("a", 2<<20)+"\n",
+		"a message line is longer than 1 MiB, the most chat takes")
 }

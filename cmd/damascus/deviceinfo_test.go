@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -10,29 +9,23 @@ import (
 )
 
 func TestDeviceInfo(t *testing.T) {
-	var out, errOut bytes.Buffer
-	if code := run([]string{"device-info"}, &out, &errOut); code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut.String())
-	}
+	out, _ := mustRun(t, "device-info")
 	for _, key := range []string{"cpu:", "features:", "amx permission:", "huge pages:", "gpu:"} {
-		if !strings.Contains(out.String(), key) {
-			t.Errorf("text output lacks %q:\n%s", key, out.String())
+		if !strings.Contains(out, key) {
+			t.Errorf("text output lacks %q:\n%s", key, out)
 		}
 	}
 
-	out.Reset()
-	if code := run([]string{"device-info", "--json"}, &out, &errOut); code != 0 {
-		t.Fatalf("--json exit %d: %s", code, errOut.String())
-	}
+	out, _ = mustRun(t, "device-info", "--json")
 	var info sysinfo.Info
-	if err := json.Unmarshal(out.Bytes(), &info); err != nil {
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
 		t.Fatalf("--json output is not an Info: %v", err)
 	}
 	if info.CPU.LogicalCPUs < 1 || len(info.CPU.Features) == 0 {
 		t.Errorf("JSON facts missing: %+v", info.CPU)
 	}
 
-	if code := run([]string{"device-info", "extra"}, &out, &errOut); code != 2 {
+	if code, _, _ := runCLI("device-info", "extra"); code != 2 {
 		t.Errorf("extra argument: exit %d, want 2", code)
 	}
 }

@@ -1,11 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 )
@@ -19,11 +18,7 @@ func TestGenerateGoldens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := gguftest.Open(t, model)
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := modelTokenizer(t, model)
 	for i, c := range cases {
 		ids, err := tok.Encode(c.Prompt, tokenizer.AddSpecial)
 		if err != nil {
@@ -37,11 +32,7 @@ func TestGenerateGoldens(t *testing.T) {
 		if c.Seed != nil {
 			args = append(args, "--seed", fmt.Sprint(*c.Seed))
 		}
-		var stdout, stderr bytes.Buffer
-		if rc := run(args, &stdout, &stderr); rc != 0 {
-			t.Fatalf("case %d: %v: exit %d: %s", i, args, rc, stderr.String())
-		}
-		if got := stdout.String(); got != c.Expected {
+		if got, _ := mustRun(t, args...); got != c.Expected {
 			t.Errorf("case %d: %v\n got %q\nwant %q", i, args, got, c.Expected)
 		}
 	}
@@ -51,24 +42,20 @@ func TestGenerateGoldens(t *testing.T) {
 // --temp 0 is argmax too.
 func TestGenerateGreedyDefaultSampler(t *testing.T) {
 	model := testdata.Stories260KGGUF.Require(t)
-	var stdout, stderr bytes.Buffer
-	if rc := run([]string{"generate", "-m", model, "--temp", "0", "-n", "60", "-p", "Once upon a time", "--echo"}, &stdout, &stderr); rc != 0 {
-		t.Fatalf("exit %d: %s", rc, stderr.String())
-	}
+	stdout, stderr := mustRun(t, "generate", "-m", model, "--temp", "0", "-n", "60", "-p", "Once upon a time", "--echo")
 	want := "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. She wanted to play with it, but it was too high.\nLily"
-	if stdout.String() != want {
-		t.Errorf("got %q\nwant %q", stdout.String(), want)
+	if stdout != want {
+		t.Errorf("got %q\nwant %q", stdout, want)
 	}
-	if !bytes.Contains(stderr.Bytes(), []byte("tokens per second")) {
-		t.Errorf("no timing summary on stderr: %q", stderr.String())
+	if !strings.Contains(stderr, "tokens per second") {
+		t.Errorf("no timing summary on stderr: %q", stderr)
 	}
 }
 
 func TestGenerateContextOverflow(t *testing.T) {
 	model := testdata.Stories260KGGUF.Require(t)
-	var stdout, stderr bytes.Buffer
-	rc := run([]string{"generate", "-m", model, "--ctx-size", "16", "-n", "20"}, &stdout, &stderr)
-	if rc == 0 || !bytes.Contains(stderr.Bytes(), []byte("context length 16")) {
-		t.Errorf("exit %d, stderr %q: want an error naming the context length", rc, stderr.String())
+	rc, _, stderr := runCLI("generate", "-m", model, "--ctx-size", "16", "-n", "20")
+	if rc == 0 || !strings.Contains(stderr, "context length 16") {
+		t.Errorf("exit %d, stderr %q: want an error naming the context length", rc, stderr)
 	}
 }

@@ -15,23 +15,6 @@ import (
 	"github.com/damascus-llm/damascus/quant"
 )
 
-func runCLI(args ...string) (code int, stdout, stderr string) {
-	var out, errb bytes.Buffer
-	code = run(args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
-// mustRun is runCLI for a command line that must succeed: it returns the
-// output and stops the test on another exit code.
-func mustRun(t *testing.T, args ...string) (stdout, stderr string) {
-	t.Helper()
-	code, stdout, stderr := runCLI(args...)
-	if code != 0 {
-		t.Fatalf("%q: exit %d: %s", args, code, stderr)
-	}
-	return stdout, stderr
-}
-
 // wantLines checks that each "field value" pair appears as a line of the
 // info table.
 func wantLines(t *testing.T, out string, pairs ...string) {

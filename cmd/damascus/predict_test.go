@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/internal/oracle"
 	"github.com/damascus-llm/damascus/internal/testdata"
@@ -22,13 +20,10 @@ func TestPredictMatchesLlamaCpp(t *testing.T) {
 	oracle.RequireLlamaCpp(t)
 	model := testdata.Stories260KGGUF.Require(t)
 	const text = "Once upon a time, there was a little dog named"
-	var stdout, stderr bytes.Buffer
-	if rc := run([]string{"predict", "-m", model, text}, &stdout, &stderr); rc != 0 {
-		t.Fatalf("exit %d: %s", rc, stderr.String())
-	}
+	stdout, _ := mustRun(t, "predict", "-m", model, text)
 	var ids []int
 	var probs []float64
-	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		f := strings.Fields(line)
 		id, err1 := strconv.Atoi(f[0])
 		p, err2 := strconv.ParseFloat(strings.TrimSuffix(f[len(f)-1], "%"), 64)
@@ -38,15 +33,10 @@ func TestPredictMatchesLlamaCpp(t *testing.T) {
 		ids, probs = append(ids, id), append(probs, p)
 	}
 	if len(ids) != 5 {
-		t.Fatalf("got %d lines, want 5:\n%s", len(ids), stdout.String())
+		t.Fatalf("got %d lines, want 5:\n%s", len(ids), stdout)
 	}
 
-	f := gguftest.Open(t, model)
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	toks, err := tok.Encode(text, tokenizer.AddSpecial)
+	toks, err := modelTokenizer(t, model).Encode(text, tokenizer.AddSpecial)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/cli"
@@ -70,18 +69,13 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	start := time.Now()
-	bar := newBytesBar(stderr, *quiet, fmt.Sprintf("quantize %s", ft))
-	w, total, err := requant.Convert(in, ft, max(*threads, 1), bar.add)
+	total, took, err := writeModel(stderr, *quiet, fmt.Sprintf("quantize %s", ft), paths[1], paths[:1],
+		func(progress func(int64)) (*gguf.Writer, int64, error) {
+			return requant.Convert(in, ft, max(*threads, 1), progress)
+		})
 	if err != nil {
 		return err
 	}
-	bar.start(total)
-	if err := w.WriteFile(paths[1], paths[0]); err != nil {
-		return err
-	}
-	bar.finish()
-	fmt.Fprintf(stdout, "wrote %s: %s, %.1f MiB of tensors in %s\n",
-		paths[1], ft, float64(total)/(1<<20), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "wrote %s: %s, %.1f MiB of tensors in %s\n", paths[1], ft, float64(total)/(1<<20), took)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/internal/outfile"
 	"github.com/damascus-llm/damascus/model/ftype"
@@ -67,23 +68,39 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "tokenizer: %s\n", vocab.Source)
 	}
 
-	start := time.Now()
-	bar := newBytesBar(stderr, *quiet, fmt.Sprintf("%s %s", p.Name, ft))
-	w, total, err := synth.Build(synth.Options{
-		Preset: p, Type: ft, Seed: *seed, Tokenizer: vocab.Metadata(),
-		Workers: max(*threads, 1), Progress: bar.add,
-	})
+	total, took, err := writeModel(stderr, *quiet, fmt.Sprintf("%s %s", p.Name, ft), *out, []string{*tokJSON, *tmpl},
+		func(progress func(int64)) (*gguf.Writer, int64, error) {
+			return synth.Build(synth.Options{
+				Preset: p, Type: ft, Seed: *seed, Tokenizer: vocab.Metadata(),
+				Workers: max(*threads, 1), Progress: progress,
+			})
+		})
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(stdout, "wrote %s: %s %s, seed %d, %.1f MiB of tensors in %s\n",
+		*out, p.Name, ft, *seed, float64(total)/(1<<20), took)
+	return nil
+}
+
+// writeModel is how quantize and synth make a file: build the model
+// (reporting tensor bytes to progress), write it to out (which must not be
+// one of inputs), with a bar over the bytes on stderr unless quiet. It
+// returns the tensor bytes and the time taken, to the millisecond.
+func writeModel(stderr io.Writer, quiet bool, desc, out string, inputs []string,
+	build func(progress func(int64)) (*gguf.Writer, int64, error)) (total int64, took time.Duration, err error) {
+	start := time.Now()
+	bar := newBytesBar(stderr, quiet, desc)
+	w, total, err := build(bar.add)
+	if err != nil {
+		return 0, 0, err
+	}
 	bar.start(total)
-	if err := w.WriteFile(*out, *tokJSON, *tmpl); err != nil {
-		return err
+	if err := w.WriteFile(out, inputs...); err != nil {
+		return 0, 0, err
 	}
 	bar.finish()
-	fmt.Fprintf(stdout, "wrote %s: %s %s, seed %d, %.1f MiB of tensors in %s\n",
-		*out, p.Name, ft, *seed, float64(total)/(1<<20), time.Since(start).Round(time.Millisecond))
-	return nil
+	return total, time.Since(start).Round(time.Millisecond), nil
 }
 
 // A bytesBar is a progress report over bytes on stderr (cli.Progress), or

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,10 +19,7 @@ func TestTokenizeIDsOnly(t *testing.T) {
 
 func TestTokenizeFileAndPieces(t *testing.T) {
 	model := testdata.Stories260KGGUF.Require(t)
-	path := filepath.Join(t.TempDir(), "in.txt")
-	if err := os.WriteFile(path, []byte("Once upon a time\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := scratchText(t, "Once upon a time\n")
 	s, _ := mustRun(t, "tokenize", "-m", model, "--file", path, "--special")
 	if !strings.Contains(s, `     1 -> "<s>"`) || !strings.Contains(s, `"\n"`) || !strings.HasSuffix(s, "tokens\n") {
 		t.Errorf("output:\n%s", s)

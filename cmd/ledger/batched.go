@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -33,21 +32,20 @@ type batchedPoint struct {
 }
 
 func runBatched(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	model := fs.String("m", "", "model `file` (GGUF)")
+	var ff figureFlags
+	ff.register(fs, "write the points as JSON to this `file`", "operator note recorded with the figures")
 	streams := []int{1, 2, 4, 8, 16, 32}
 	cli.IntListVar(fs, &streams, "streams", 1, 1024, "stream counts, comma-separated, each from 1 to 1024")
 	rounds := cli.Int(fs, "rounds", 3, 1, 1000, "rounds, each timing every stream count on both engines")
 	prompt := cli.Int(fs, "prompt", 32, 1, 4096, "prompt tokens per stream")
 	steps := cli.Int(fs, "steps", 8, 1, 4096, "decode steps timed")
 	threads := cli.Int(fs, "threads", 2, 1, llama.MaxThreads, "threads of each engine")
-	out := fs.String("o", "", "write the points as JSON to this `file`")
-	note := fs.String("note", "", "operator note recorded with the figures")
-	ld, err := parseAndLoad(fs, args, model)
+	ld, err := ff.parseAndLoad(fs, args)
 	if err != nil {
 		return err
 	}
 	defer ld.Close()
-	lm, err := llamacpp.OpenModel(*model, llamacpp.ModelOptions{})
+	lm, err := llamacpp.OpenModel(ff.model, llamacpp.ModelOptions{})
 	if err != nil {
 		return fmt.Errorf("llama.cpp: %w (run make baseline)", err)
 	}
@@ -97,12 +95,8 @@ func runBatched(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(stdout, "| %d | %.1f | %.1f | %.2f | %.0f | %.0f |\n", n, d.TokS, l.TokS, d.TokS/l.TokS, d.TTFTms, l.TTFTms)
 	}
-	if *out != "" {
-		return writeFigures(*out, "batched", map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "model": filepath.Base(*model),
-			"threads": *threads, "rounds": *rounds, "prompt": *prompt, "steps": *steps, "note": *note,
-			"llamacpp": llamacpp.PinnedCommit, "damascus_kv": "f32", "llamacpp_kv": "f32, unified, no flash attention", "points": all})
-	}
-	return nil
+	return ff.writeFigures("batched", map[string]any{"threads": *threads, "rounds": *rounds, "prompt": *prompt, "steps": *steps,
+		"llamacpp": llamacpp.PinnedCommit, "damascus_kv": "f32", "llamacpp_kv": "f32, unified, no flash attention", "points": all})
 }
 
 // warmSteps decode steps follow the prefill untimed: a fresh llama.cpp
@@ -135,23 +129,16 @@ func timeDamascus(m *llama.Model, n, prompt, steps, nctx, threads int, tok func(
 		}
 		spans[s] = llama.Span{Seq: s, Tokens: p, Logits: true}
 	}
-	t0 := time.Now()
-	if _, err := b.Step(spans); err != nil {
-		return 0, 0, err
-	}
-	pre = time.Since(t0)
-	for i := range warmSteps + steps {
-		if i == warmSteps {
-			t0 = time.Now()
-		}
+	return timePrefillDecode(steps, func() error {
+		_, err := b.Step(spans)
+		return err
+	}, func(i int) error {
 		for s := range n {
 			spans[s].Tokens = []int32{tok(s, prompt+i)}
 		}
-		if _, err := b.Step(spans); err != nil {
-			return 0, 0, err
-		}
-	}
-	return pre, time.Since(t0), nil
+		_, err := b.Step(spans)
+		return err
+	})
 }
 
 // timeLlamaCpp is timeDamascus on llama.cpp: one llama_decode of every
@@ -169,20 +156,31 @@ func timeLlamaCpp(m *llamacpp.Model, n, prompt, steps, nctx, threads int, tok fu
 			toks, pos, seq, want = append(toks, tok(s, i)), append(pos, int32(i)), append(seq, int32(s)), append(want, i == prompt-1)
 		}
 	}
+	stoks, spos, sseq, swant := make([]int32, n), make([]int32, n), make([]int32, n), make([]bool, n)
+	return timePrefillDecode(steps, func() error {
+		return b.Decode(toks, pos, seq, want)
+	}, func(i int) error {
+		for s := range n {
+			stoks[s], spos[s], sseq[s], swant[s] = tok(s, prompt+i), int32(prompt+i), int32(s), true
+		}
+		return b.Decode(stoks, spos, sseq, swant)
+	})
+}
+
+// timePrefillDecode is the timing both engines get: prefill once (its time
+// is pre), then warmSteps untimed decode steps and steps timed ones (their
+// time is dec); step(i) runs decode step i, counting the untimed ones.
+func timePrefillDecode(steps int, prefill func() error, step func(i int) error) (pre, dec time.Duration, err error) {
 	t0 := time.Now()
-	if err := b.Decode(toks, pos, seq, want); err != nil {
+	if err := prefill(); err != nil {
 		return 0, 0, err
 	}
 	pre = time.Since(t0)
-	toks, pos, seq, want = make([]int32, n), make([]int32, n), make([]int32, n), make([]bool, n)
 	for i := range warmSteps + steps {
 		if i == warmSteps {
 			t0 = time.Now()
 		}
-		for s := range n {
-			toks[s], pos[s], seq[s], want[s] = tok(s, prompt+i), int32(prompt+i), int32(s), true
-		}
-		if err := b.Decode(toks, pos, seq, want); err != nil {
+		if err := step(i); err != nil {
 			return 0, 0, err
 		}
 	}

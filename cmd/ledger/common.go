@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -16,7 +14,6 @@ import (
 	"github.com/damascus-llm/damascus/internal/cli"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
-	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/protocol"
 )
@@ -94,48 +91,18 @@ func newBar(w io.Writer, total int, desc string) *bar {
 
 func (b *bar) set(done int, desc string) { b.p.Set(int64(done), desc) }
 
-// progress returns a kernelrun progress callback drawing one bar per phase.
+// progress returns a kernelrun progress callback drawing one bar per phase
+// (gate, then time), each made at its phase's first event.
 func progress(w io.Writer) func(kernelrun.Event) {
-	var gateBar, timeBar *bar
+	bars := map[string]*bar{}
 	return func(e kernelrun.Event) {
-		desc := fmt.Sprintf("%-5s %-16s %-14s", e.Phase, e.Op, e.Shape)
-		switch e.Phase {
-		case "gate":
-			if gateBar == nil {
-				gateBar = newBar(w, e.Total, desc)
-			}
-			gateBar.set(e.Done, desc)
-		case "time":
-			if timeBar == nil {
-				timeBar = newBar(w, e.Total, desc)
-			}
-			timeBar.set(e.Done, desc)
+		if e.Phase != "gate" && e.Phase != "time" {
+			return
 		}
+		desc := fmt.Sprintf("%-5s %-16s %-14s", e.Phase, e.Op, e.Shape)
+		if bars[e.Phase] == nil {
+			bars[e.Phase] = newBar(w, e.Total, desc)
+		}
+		bars[e.Phase].set(e.Done, desc)
 	}
-}
-
-// parseAndLoad parses args for a command whose -m flag (model) is required
-// and that takes no positional arguments, then loads the model.
-func parseAndLoad(fs *flag.FlagSet, args []string, model *string) (*llama.Loaded, error) {
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() != 0 || *model == "" {
-		fs.Usage()
-		return nil, errUsage
-	}
-	return llama.Load(*model, llama.LoadOptions{})
-}
-
-// writeFigures writes a command's figures v to path as indented JSON (what
-// names the command in the error).
-func writeFigures(path, what string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("%s figures: %w", what, err)
-	}
-	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -85,8 +84,7 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 		cli.IntVar(fs, &p.WarmupPromptTokens, "warmup-prompt", 0, 0, u, "tokens of the prefill test's untimed warmup in each process, both engines (0: the whole prompt, as llama-bench)")
 		cli.ThreadsVar(fs, &p.Threads, "threads", p.Threads, "threads, the same for both engines")
 		fs.StringVar(&f.jsonOut, "json", "", "also write the comparison as JSON to this file")
-		fs.StringVar(&f.store, "store", record.DefaultStore, "results store to append to: a folder of month files or one .jsonl file (empty: do not record)")
-		fs.StringVar(&f.opts.Note, "note", "", "a remark recorded with the run (e.g. other load on the machine)")
+		registerRecording(fs, &f.store, &f.opts.Note)
 		fs.StringVar(&f.opts.Device, "device", "cpu", "where Damascus's graph runs: cpu or cuda (the GPU; needs --llama-bench, a CUDA build of llama-bench)")
 		fs.StringVar(&f.opts.LlamaBench, "llama-bench", "", "an external llama-bench binary to stand for llama.cpp instead of the pinned package (spawned each round with -o jsonl)")
 		cli.IntVar(fs, &f.opts.LlamaNGL, "llama-ngl", -1, -1, u, "llama-bench's -ngl, layers on the GPU (-1: 99 with --device cuda, else llama-bench's default)")
@@ -162,11 +160,8 @@ func endToEnd(cmdline []string, ef e2eFlags, stdout, stderr io.Writer) error {
 		}
 	}
 	if ef.store != "" {
-		if err := record.Append(ef.store, b.Recs...); err != nil {
-			return err
-		}
-		bench := filepath.Join(record.Home(ef.store), "bench", b.RunID+".txt")
-		if err := writeBenchFile(bench, b.Recs); err != nil {
+		bench, err := recordRun(ef.store, b)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "recorded run %s in %s; benchstat file %s\n", b.RunID, ef.store, bench)

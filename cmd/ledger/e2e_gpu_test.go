@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -173,13 +172,7 @@ func TestE2EExternalLlamaBench(t *testing.T) {
 		} `json:"engines"`
 		Ratios map[string]float64 `json:"ratios"`
 	}
-	data, err := os.ReadFile(jsonOut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &js); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, jsonOut, &js)
 	for _, test := range []string{"pp16", "tg4", "cold-start", "peak-rss"} {
 		if s := js.Engines["llama.cpp"][test]; len(s.Samples) == 0 {
 			t.Errorf("llama.cpp %s: no samples (%+v)", test, js.Engines["llama.cpp"])

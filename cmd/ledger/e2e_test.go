@@ -45,6 +45,19 @@ func requireE2E(t *testing.T) string {
 	return t.TempDir()
 }
 
+// readJSON decodes the JSON file at path into v, stopping the test if it
+// cannot be read or decoded.
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestE2ETiny runs the whole end-to-end comparison on the tiny synthetic
 // preset: both engines spawned, interleaved, cold starts, records and JSON.
 func TestE2ETiny(t *testing.T) {
@@ -69,13 +82,7 @@ func TestE2ETiny(t *testing.T) {
 		Ratios       map[string]float64   `json:"ratios"`
 		PairedRatios map[string][]float64 `json:"paired_ratios"`
 	}
-	data, err := os.ReadFile(jsonOut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &js); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, jsonOut, &js)
 	for _, eng := range []string{"damascus", "llama.cpp"} {
 		for _, test := range []string{"pp16", "tg4"} {
 			if s := js.Engines[eng][test]; len(s.Samples) != 2 || s.Median <= 0 {

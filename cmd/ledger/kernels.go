@@ -57,10 +57,16 @@ func (k *kernelFlags) register(fs *flag.FlagSet, defOps string) {
 	fs.IntVar(&k.runs, "runs", def.Runs, "interleaved timed runs per variant and shape")
 	fs.DurationVar(&k.minSample, "min-sample", def.MinSample, "minimum duration of one timed sample")
 	fs.DurationVar(&k.warmup, "warmup", def.Warmup, "untimed warmup per variant and shape")
-	fs.StringVar(&k.store, "store", record.DefaultStore, "results store to append to: a folder of month files or one .jsonl file (empty: do not record)")
+	registerRecording(fs, &k.store, &k.note)
 	fs.BoolVar(&k.noRoofline, "no-roofline", false, "skip the roofline probe (no fractions of peak)")
-	fs.StringVar(&k.note, "note", "", "a remark recorded with the run (e.g. other load on the machine)")
 	fs.IntVar(&k.threads, "threads", def.Threads, "workers a matvec call's rows are split over, as a decode step splits them (matvec ops only; 1: single-threaded)")
+}
+
+// registerRecording declares --store and --note, how run and e2e record a
+// run (quick shares run's).
+func registerRecording(fs *flag.FlagSet, store, note *string) {
+	fs.StringVar(store, "store", record.DefaultStore, "results store to append to: a folder of month files or one .jsonl file (empty: do not record)")
+	fs.StringVar(note, "note", "", "a remark recorded with the run (e.g. other load on the machine)")
 }
 
 func runKernels(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
@@ -126,16 +132,27 @@ func kernelLedger(cmdline []string, kf kernelFlags, stdout, stderr io.Writer) (*
 		}
 	}
 	if kf.store != "" {
-		if err := record.Append(kf.store, b.Recs...); err != nil {
-			return b, err
-		}
-		bench := filepath.Join(record.Home(kf.store), "bench", b.RunID+".txt")
-		if err := writeBenchFile(bench, b.Recs); err != nil {
+		bench, err := recordRun(kf.store, b)
+		if err != nil {
 			return b, err
 		}
 		fmt.Fprintf(stdout, "\nrecorded run %s in %s; benchstat file %s\n", b.RunID, kf.store, bench)
 	}
 	return b, nil
+}
+
+// recordRun appends a run's records to store and writes their benchstat
+// file under the store's home (run and e2e record the same way); it returns
+// that file's path.
+func recordRun(store string, b *record.Batch) (bench string, err error) {
+	if err := record.Append(store, b.Recs...); err != nil {
+		return "", err
+	}
+	bench = filepath.Join(record.Home(store), "bench", b.RunID+".txt")
+	if err := writeBenchFile(bench, b.Recs); err != nil {
+		return "", err
+	}
+	return bench, nil
 }
 
 // quickRoofline probes the peaks at one thread and at threads, small enough

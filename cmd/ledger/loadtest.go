@@ -36,7 +36,8 @@ var loadPrompts = []string{
 }
 
 func runLoadTest(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	model := fs.String("m", "", "model `file` (GGUF)")
+	var ff figureFlags
+	ff.register(fs, "write the figures as JSON to this `file` (e.g. results/serve-load-….json)", "operator note recorded with the figures (e.g. other jobs on the machine)")
 	parallel := cli.Int(fs, "parallel", 16, 1, 1024, "server slots")
 	clients := cli.Int(fs, "clients", 64, 1, 4096, "concurrent clients")
 	requests := cli.Int(fs, "requests", 1000, 1, math.MaxInt32, "requests in all")
@@ -44,9 +45,7 @@ func runLoadTest(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) erro
 	ctxSize := cli.Int(fs, "ctx-size", 256, 16, 1<<20, "positions of each slot")
 	batch := cli.Int(fs, "batch-size", 256, 1, 1<<20, "most tokens one step takes")
 	threads := cli.Int(fs, "threads", 0, 0, llama.MaxThreads, "worker threads (0: all cores)")
-	out := fs.String("o", "", "write the figures as JSON to this `file` (e.g. results/serve-load-….json)")
-	note := fs.String("note", "", "operator note recorded with the figures (e.g. other jobs on the machine)")
-	ld, err := parseAndLoad(fs, args, model)
+	ld, err := ff.parseAndLoad(fs, args)
 	if err != nil {
 		return err
 	}
@@ -82,7 +81,7 @@ func runLoadTest(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) erro
 	defer hs.Close()
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(stderr, "loadtest: %s, %d slots on %s; %d clients, %d requests of %d tokens\n",
-		filepath.Base(*model), *parallel, url, *clients, *requests, *maxTokens)
+		filepath.Base(ff.model), *parallel, url, *clients, *requests, *maxTokens)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
 	defer cancel()
 	lo := loadtest.Options{URL: url, Model: "load", Clients: *clients, Requests: *clients, MaxTokens: *maxTokens, Prompts: loadPrompts}
@@ -114,13 +113,12 @@ func runLoadTest(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) erro
 		r.LatencyP50, r.LatencyP99, r.TTFTP50, r.TTFTP99)
 	fmt.Fprintf(stdout, "goroutines %d before the server, %d after it stopped\n", before, after)
 	fmt.Fprintf(stdout, "Go heap in use after a GC: %.1f MiB after the warm-up, %.1f MiB after the %d requests\n", heapWarm, heapAfter, r.Requests)
-	if *out != "" {
+	if ff.out != "" { // the machine's facts are gathered only when written
 		info := sysinfo.Gather(ctx)
-		rec := map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "model": filepath.Base(*model),
-			"parallel": *parallel, "ctx_size": *ctxSize, "batch_size": opts.NBatch, "threads": *threads,
+		rec := map[string]any{"parallel": *parallel, "ctx_size": *ctxSize, "batch_size": opts.NBatch, "threads": *threads,
 			"goroutines_before": before, "goroutines_after": after,
-			"heap_mib_after_warmup": heapWarm, "heap_mib_after": heapAfter, "cpu": info.CPU.Model, "logical_cpus": info.CPU.LogicalCPUs, "commit": info.Repo, "note": *note, "result": r}
-		if err := writeFigures(*out, "loadtest", rec); err != nil {
+			"heap_mib_after_warmup": heapWarm, "heap_mib_after": heapAfter, "cpu": info.CPU.Model, "logical_cpus": info.CPU.LogicalCPUs, "commit": info.Repo, "result": r}
+		if err := ff.writeFigures("loadtest", rec); err != nil {
 			return err
 		}
 	}

@@ -226,17 +226,34 @@ func TestReportWritesFiles(t *testing.T) {
 	}
 }
 
-func TestRunTimesAndRecords(t *testing.T) {
-	store := filepath.Join(t.TempDir(), "ledger.jsonl")
-	code, out, errOut := runCLI("run", "--op", "rmsnorm", "--variant", "naive", "--shapes", "tails", "--runs", "2",
-		"--min-sample", "100us", "--warmup", "100us", "--no-roofline", "--store", store)
+// runFast runs `ledger run` with args, the shortest timing and no roofline
+// probe, appending to store; it stops the test unless the run succeeds and
+// returns its stdout.
+func runFast(t *testing.T, store string, args ...string) (stdout string) {
+	t.Helper()
+	args = append(append([]string{"run"}, args...), "--min-sample", "100us", "--warmup", "100us", "--no-roofline", "--store", store)
+	code, out, errOut := runCLI(args...)
 	if code != 0 {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+		t.Fatalf("%q: exit %d\n%s\n%s", args, code, out, errOut)
 	}
+	return out
+}
+
+// runAndLoad is runFast into a fresh store; it returns the run's stdout and
+// the records it stored.
+func runAndLoad(t *testing.T, args ...string) (stdout string, recs []record.Record) {
+	t.Helper()
+	store := filepath.Join(t.TempDir(), "ledger.jsonl")
+	out := runFast(t, store, args...)
 	recs, err := record.Load(store)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out, recs
+}
+
+func TestRunTimesAndRecords(t *testing.T) {
+	out, recs := runAndLoad(t, "--op", "rmsnorm", "--variant", "naive", "--shapes", "tails", "--runs", "2")
 	kinds := map[record.Kind]int{}
 	for _, r := range recs {
 		kinds[r.Kind]++
@@ -252,16 +269,7 @@ func TestRunTimesAndRecords(t *testing.T) {
 // ledger run --threads N times a matvec with its rows split over N workers
 // and records the thread count; it refuses 0 and ops that are not matvecs.
 func TestRunThreads(t *testing.T) {
-	store := filepath.Join(t.TempDir(), "ledger.jsonl")
-	code, out, errOut := runCLI("run", "--op", "matvec/q8_0", "--variant", "naive", "--shapes", "tails", "--runs", "2", "--threads", "2",
-		"--min-sample", "100us", "--warmup", "100us", "--no-roofline", "--store", store)
-	if code != 0 {
-		t.Fatalf("run --threads 2: exit %d\n%s\n%s", code, out, errOut)
-	}
-	recs, err := record.Load(store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, recs := runAndLoad(t, "--op", "matvec/q8_0", "--variant", "naive", "--shapes", "tails", "--runs", "2", "--threads", "2")
 	threads := -1
 	for _, r := range recs {
 		if r.Kind == record.KindRun {

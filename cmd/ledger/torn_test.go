@@ -22,11 +22,7 @@ func TestTornStoreRecovers(t *testing.T) {
 	f.WriteString(`{"id":"20261201T000000Z-abcdef/1","run_id":"20261201T000000Z-ab`)
 	f.Close()
 	torn := len(before) + 1 // the fragment's line
-	code, out, errOut := runCLI("run", "--op", "rmsnorm", "--variant", "naive", "--shapes", "tails", "--runs", "2",
-		"--min-sample", "100us", "--warmup", "100us", "--no-roofline", "--store", store)
-	if code != 0 {
-		t.Fatalf("run on a torn store: exit %d\n%s\n%s", code, out, errOut)
-	}
+	runFast(t, store, "--op", "rmsnorm", "--variant", "naive", "--shapes", "tails", "--runs", "2")
 	var warn strings.Builder
 	after, err := record.LoadSkippingDamaged(store, &warn)
 	if err != nil {
@@ -46,7 +42,7 @@ func TestTornStoreRecovers(t *testing.T) {
 	prefs := writePrefs(t)
 	// The latest kernel run times naive alone: promote reads the store
 	// and finds nothing to judge, rather than refusing the store.
-	code, out, errOut = runCLI("promote", "--store", store, "--prefs", prefs, "-n")
+	code, out, errOut := runCLI("promote", "--store", store, "--prefs", prefs, "-n")
 	if !strings.Contains(errOut, wantWarn) || !strings.Contains(errOut, "nothing to judge") {
 		t.Errorf("promote on a torn store: exit %d\n%s\n%s", code, out, errOut)
 	}
