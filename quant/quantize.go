@@ -101,6 +101,28 @@ func absMax(x []float32) (maxv, amax float32) {
 	return maxv, amax
 }
 
+// packNibbles stores the 32 values of x as the 4-bit quants quant(v), two a
+// byte: value j in the low nibble of qs[j], value j+16 in its high nibble
+// (the layout of ggml's Q4_0 and Q4_1, which differ only in quant).
+func packNibbles(qs []byte, x []float32, quant func(float32) uint8) {
+	for j := 0; j < 16; j++ {
+		qs[j] = quant(x[j]) | quant(x[j+16])<<4
+	}
+}
+
+// packQ5 stores the 32 values of x as the 5-bit quants quant(v): their low
+// four bits as packNibbles does, their fifth bits in the returned qh (bit j
+// for value j), the layout of ggml's Q5_0 and Q5_1.
+func packQ5(qs []byte, x []float32, quant func(float32) uint8) (qh uint32) {
+	for j := 0; j < 16; j++ {
+		q0, q1 := quant(x[j]), quant(x[j+16])
+		qs[j] = q0&0x0f | (q1&0x0f)<<4
+		qh |= uint32(q0&0x10) >> 4 << j
+		qh |= uint32(q1&0x10) >> 4 << (j + 16)
+	}
+	return qh
+}
+
 // QuantizeQ4_0 follows quantize_row_q4_0_ref: d = max/−8 where max is the
 // value of largest magnitude, q = min(15, trunc(x/d + 8.5)).
 func QuantizeQ4_0(dst []byte, src []float32) {
@@ -111,13 +133,7 @@ func QuantizeQ4_0(dst []byte, src []float32) {
 		d := maxv / -8
 		id := inverse(d)
 		putHalf(y, d)
-		for j := 0; j < 16; j++ {
-			x0 := float32(x[j] * id)
-			x1 := float32(x[j+16] * id)
-			q0 := min(15, int8(int32(x0+8.5)))
-			q1 := min(15, int8(int32(x1+8.5)))
-			y[2+j] = uint8(q0) | uint8(q1)<<4
-		}
+		packNibbles(y[2:], x, func(v float32) uint8 { return uint8(min(15, int8(int32(float32(v*id)+8.5)))) })
 	}
 }
 
@@ -146,13 +162,7 @@ func QuantizeQ4_1(dst []byte, src []float32) {
 		id := inverse(d)
 		putHalf(y, d)
 		putHalf(y[2:], lo)
-		for j := 0; j < 16; j++ {
-			x0 := float32((x[j] - lo) * id)
-			x1 := float32((x[j+16] - lo) * id)
-			q0 := min(15, int8(int32(x0+0.5)))
-			q1 := min(15, int8(int32(x1+0.5)))
-			y[4+j] = uint8(q0) | uint8(q1)<<4
-		}
+		packNibbles(y[4:], x, func(v float32) uint8 { return uint8(min(15, int8(int32(float32((v-lo)*id)+0.5)))) })
 	}
 }
 
@@ -166,16 +176,7 @@ func QuantizeQ5_0(dst []byte, src []float32) {
 		d := maxv / -16
 		id := inverse(d)
 		putHalf(y, d)
-		var qh uint32
-		for j := 0; j < 16; j++ {
-			x0 := float32(x[j] * id)
-			x1 := float32(x[j+16] * id)
-			q0 := uint8(min(31, int8(int32(x0+16.5))))
-			q1 := uint8(min(31, int8(int32(x1+16.5))))
-			y[6+j] = q0&0x0f | (q1&0x0f)<<4
-			qh |= uint32(q0&0x10) >> 4 << j
-			qh |= uint32(q1&0x10) >> 4 << (j + 16)
-		}
+		qh := packQ5(y[6:], x, func(v float32) uint8 { return uint8(min(31, int8(int32(float32(v*id)+16.5)))) })
 		binary.LittleEndian.PutUint32(y[2:], qh)
 	}
 }
@@ -191,16 +192,7 @@ func QuantizeQ5_1(dst []byte, src []float32) {
 		id := inverse(d)
 		putHalf(y, d)
 		putHalf(y[2:], lo)
-		var qh uint32
-		for j := 0; j < 16; j++ {
-			x0 := float32((x[j] - lo) * id)
-			x1 := float32((x[j+16] - lo) * id)
-			q0 := uint8(int32(x0 + 0.5))
-			q1 := uint8(int32(x1 + 0.5))
-			y[8+j] = q0&0x0f | (q1&0x0f)<<4
-			qh |= uint32(q0&0x10) >> 4 << j
-			qh |= uint32(q1&0x10) >> 4 << (j + 16)
-		}
+		qh := packQ5(y[8:], x, func(v float32) uint8 { return uint8(int32(float32((v-lo)*id) + 0.5)) })
 		binary.LittleEndian.PutUint32(y[4:], qh)
 	}
 }
