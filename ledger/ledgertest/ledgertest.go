@@ -191,6 +191,17 @@ func Q8K(r *rand.Rand, nb int, m Mode) []byte {
 	})
 }
 
+// Q8KTokens returns the Q8_K activations of n tokens of nb blocks each, one
+// after another, each token's blocks in a mode drawn from Modes: the batch
+// input of the batched K-quant products' tests.
+func Q8KTokens(r *rand.Rand, n, nb int) []byte {
+	var xq []byte
+	for range n {
+		xq = append(xq, Q8K(r, nb, Modes[r.IntN(len(Modes))])...)
+	}
+	return xq
+}
+
 // Floats returns n activation values: Gaussian with occasional outliers, as
 // the hidden state of a transformer looks.
 func Floats(r *rand.Rand, n int) []float32 {

@@ -35,10 +35,7 @@ func TestBatchEqualsMatVec(t *testing.T) {
 					w = ledgertest.Q6K(r, rows*nb, mode)
 				}
 				for n := 1; n <= 2*qbGroup+1; n++ {
-					var xq []byte
-					for range n {
-						xq = append(xq, ledgertest.Q8K(r, nb, ledgertest.Modes[r.IntN(len(ledgertest.Modes))])...)
-					}
+					xq := ledgertest.Q8KTokens(r, n, nb)
 					got := make([]float32, n*rows)
 					c.f.matMul(0)(got, rows, w, rows, xq, n, k)
 					p := c.f.prepared(1024)

@@ -26,10 +26,7 @@ func TestBatchEqualsMatVec(t *testing.T) {
 					w = ledgertest.Q6K(r, rows*nb, mode)
 				}
 				for n := 1; n <= 9; n++ {
-					var xq []byte
-					for range n {
-						xq = append(xq, ledgertest.Q8K(r, nb, ledgertest.Modes[r.IntN(len(ledgertest.Modes))])...)
-					}
+					xq := ledgertest.Q8KTokens(r, n, nb)
 					got := make([]float32, n*rows)
 					c.mm(got, rows, w, rows, xq, n, k)
 					want := make([]float32, rows)
