@@ -1,7 +1,7 @@
 package gounrolled
 
 import (
-	"math"
+	"fmt"
 	"testing"
 
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
@@ -29,15 +29,9 @@ func TestBatchEqualsMatVec(t *testing.T) {
 					xq := ledgertest.Q8KTokens(r, n, nb)
 					got := make([]float32, n*rows)
 					c.mm(got, rows, w, rows, xq, n, k)
-					want := make([]float32, rows)
-					for j := range n {
+					ledgertest.SameAsMatVec(t, fmt.Sprintf("%s k=%d %s n=%d", c.typ, k, mode, n), rows, n, func(want []float32, j int) {
 						c.mv(want, w, xq[j*nb*q8KBytes:(j+1)*nb*q8KBytes], k)
-						for o := range rows {
-							if math.Float32bits(got[j*rows+o]) != math.Float32bits(want[o]) {
-								t.Fatalf("%s k=%d %s n=%d: token %d row %d: %v, the matvec %v", c.typ, k, mode, n, j, o, got[j*rows+o], want[o])
-							}
-						}
-					}
+					}, got)
 				}
 			}
 		}
