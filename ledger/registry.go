@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // Family names the technique a variant uses. A family is usually one package
@@ -134,6 +137,24 @@ func Register(v Variant) {
 	}
 	if err := Default.Add(v); err != nil {
 		panic("ledger.Register: " + err.Error())
+	}
+}
+
+// MatVecImpl is one weight type's kernel in RegisterMatVecs's list.
+type MatVecImpl struct {
+	Weights quant.Type
+	Impl    MatVec
+	Notes   string
+}
+
+// RegisterMatVecs registers each of impls as the matvec of its weight type,
+// all under one name, family and features (each variant gets its own copy
+// of features): the one table a variants package whose matvec kernels
+// differ only by weight type registers them from.
+func RegisterMatVecs(name string, family Family, features []string, impls ...MatVecImpl) {
+	for _, m := range impls {
+		Register(Variant{Op: MatVecOp(m.Weights), Name: name, Family: family,
+			Features: slices.Clone(features), Impl: m.Impl, Notes: m.Notes})
 	}
 }
 

@@ -101,24 +101,64 @@ func absMax(x []float32) (maxv, amax float32) {
 	return maxv, amax
 }
 
+// packNibbles stores the 32 values of x as the 4-bit quants quant(v), two a
+// byte: value j in the low nibble of qs[j], value j+16 in its high nibble
+// (the layout of ggml's Q4_0 and Q4_1, which differ only in quant).
+func packNibbles(qs []byte, x []float32, quant func(float32) uint8) {
+	for j := 0; j < 16; j++ {
+		qs[j] = quant(x[j]) | quant(x[j+16])<<4
+	}
+}
+
+// packQ5 stores the 32 values of x as the 5-bit quants quant(v): their low
+// four bits as packNibbles does, their fifth bits in the returned qh (bit j
+// for value j), the layout of ggml's Q5_0 and Q5_1.
+func packQ5(qs []byte, x []float32, quant func(float32) uint8) (qh uint32) {
+	for j := 0; j < 16; j++ {
+		q0, q1 := quant(x[j]), quant(x[j+16])
+		qs[j] = q0&0x0f | (q1&0x0f)<<4
+		qh |= uint32(q0&0x10) >> 4 << j
+		qh |= uint32(q1&0x10) >> 4 << (j + 16)
+	}
+	return qh
+}
+
+// quantizeAbsMax is the frame of quantize_row_q4_0_ref and _q5_0_ref: each
+// 32-value block of src becomes size bytes of dst, d = max/div (max the
+// value of largest magnitude) first as a half, then what pack writes of the
+// block with id = 1/d.
+func quantizeAbsMax(dst []byte, src []float32, size int, div float32, pack func(y []byte, x []float32, id float32)) {
+	for b := 0; b < len(src)/32; b++ {
+		x := src[b*32 : b*32+32]
+		y := dst[b*size : b*size+size]
+		maxv, _ := absMax(x)
+		d := maxv / div
+		putHalf(y, d)
+		pack(y, x, inverse(d))
+	}
+}
+
+// quantizeMinMax is the frame of quantize_row_q4_1_ref and _q5_1_ref: each
+// 32-value block of src becomes size bytes of dst, d = (max−min)/levels and
+// m = min first as halves, then what pack writes of the block with id = 1/d.
+func quantizeMinMax(dst []byte, src []float32, size int, levels float32, pack func(y []byte, x []float32, lo, id float32)) {
+	for b := 0; b < len(src)/32; b++ {
+		x := src[b*32 : b*32+32]
+		y := dst[b*size : b*size+size]
+		lo, hi := minMax(x)
+		d := (hi - lo) / levels
+		putHalf(y, d)
+		putHalf(y[2:], lo)
+		pack(y, x, lo, inverse(d))
+	}
+}
+
 // QuantizeQ4_0 follows quantize_row_q4_0_ref: d = max/−8 where max is the
 // value of largest magnitude, q = min(15, trunc(x/d + 8.5)).
 func QuantizeQ4_0(dst []byte, src []float32) {
-	for b := 0; b < len(src)/32; b++ {
-		x := src[b*32 : b*32+32]
-		y := dst[b*18 : b*18+18]
-		maxv, _ := absMax(x)
-		d := maxv / -8
-		id := inverse(d)
-		putHalf(y, d)
-		for j := 0; j < 16; j++ {
-			x0 := float32(x[j] * id)
-			x1 := float32(x[j+16] * id)
-			q0 := min(15, int8(int32(x0+8.5)))
-			q1 := min(15, int8(int32(x1+8.5)))
-			y[2+j] = uint8(q0) | uint8(q1)<<4
-		}
-	}
+	quantizeAbsMax(dst, src, 18, -8, func(y []byte, x []float32, id float32) {
+		packNibbles(y[2:], x, func(v float32) uint8 { return uint8(min(15, int8(int32(float32(v*id)+8.5)))) })
+	})
 }
 
 // minMax returns the smallest and largest value of x.
@@ -138,106 +178,62 @@ func minMax(x []float32) (lo, hi float32) {
 // QuantizeQ4_1 follows quantize_row_q4_1_ref: d = (max−min)/15, m = min,
 // q = min(15, trunc((x−min)/d + 0.5)).
 func QuantizeQ4_1(dst []byte, src []float32) {
-	for b := 0; b < len(src)/32; b++ {
-		x := src[b*32 : b*32+32]
-		y := dst[b*20 : b*20+20]
-		lo, hi := minMax(x)
-		d := (hi - lo) / 15
-		id := inverse(d)
-		putHalf(y, d)
-		putHalf(y[2:], lo)
-		for j := 0; j < 16; j++ {
-			x0 := float32((x[j] - lo) * id)
-			x1 := float32((x[j+16] - lo) * id)
-			q0 := min(15, int8(int32(x0+0.5)))
-			q1 := min(15, int8(int32(x1+0.5)))
-			y[4+j] = uint8(q0) | uint8(q1)<<4
-		}
-	}
+	quantizeMinMax(dst, src, 20, 15, func(y []byte, x []float32, lo, id float32) {
+		packNibbles(y[4:], x, func(v float32) uint8 { return uint8(min(15, int8(int32(float32((v-lo)*id)+0.5)))) })
+	})
 }
 
 // QuantizeQ5_0 follows quantize_row_q5_0_ref: d = max/−16,
 // q = min(31, trunc(x/d + 16.5)), fifth bits gathered in qh.
 func QuantizeQ5_0(dst []byte, src []float32) {
-	for b := 0; b < len(src)/32; b++ {
-		x := src[b*32 : b*32+32]
-		y := dst[b*22 : b*22+22]
-		maxv, _ := absMax(x)
-		d := maxv / -16
-		id := inverse(d)
-		putHalf(y, d)
-		var qh uint32
-		for j := 0; j < 16; j++ {
-			x0 := float32(x[j] * id)
-			x1 := float32(x[j+16] * id)
-			q0 := uint8(min(31, int8(int32(x0+16.5))))
-			q1 := uint8(min(31, int8(int32(x1+16.5))))
-			y[6+j] = q0&0x0f | (q1&0x0f)<<4
-			qh |= uint32(q0&0x10) >> 4 << j
-			qh |= uint32(q1&0x10) >> 4 << (j + 16)
-		}
+	quantizeAbsMax(dst, src, 22, -16, func(y []byte, x []float32, id float32) {
+		qh := packQ5(y[6:], x, func(v float32) uint8 { return uint8(min(31, int8(int32(float32(v*id)+16.5)))) })
 		binary.LittleEndian.PutUint32(y[2:], qh)
-	}
+	})
 }
 
 // QuantizeQ5_1 follows quantize_row_q5_1_ref: d = (max−min)/31, m = min,
 // q = trunc((x−min)/d + 0.5).
 func QuantizeQ5_1(dst []byte, src []float32) {
-	for b := 0; b < len(src)/32; b++ {
-		x := src[b*32 : b*32+32]
-		y := dst[b*24 : b*24+24]
-		lo, hi := minMax(x)
-		d := (hi - lo) / 31
-		id := inverse(d)
-		putHalf(y, d)
-		putHalf(y[2:], lo)
-		var qh uint32
-		for j := 0; j < 16; j++ {
-			x0 := float32((x[j] - lo) * id)
-			x1 := float32((x[j+16] - lo) * id)
-			q0 := uint8(int32(x0 + 0.5))
-			q1 := uint8(int32(x1 + 0.5))
-			y[8+j] = q0&0x0f | (q1&0x0f)<<4
-			qh |= uint32(q0&0x10) >> 4 << j
-			qh |= uint32(q1&0x10) >> 4 << (j + 16)
-		}
+	quantizeMinMax(dst, src, 24, 31, func(y []byte, x []float32, lo, id float32) {
+		qh := packQ5(y[8:], x, func(v float32) uint8 { return uint8(int32(float32((v-lo)*id) + 0.5)) })
 		binary.LittleEndian.PutUint32(y[4:], qh)
-	}
+	})
 }
 
 // roundAway rounds half away from zero, as C's roundf.
 func roundAway(f float32) int32 { return int32(math.Round(float64(f))) }
 
+// q8Block writes the quants round(x/d) of a 32-value block x, d = amax/127,
+// into qs and returns d and the quants' sum: quantize_row_q8_0_ref's and
+// _q8_1_ref's blocks, which differ only in where d (and the sum) go.
+func q8Block(qs []byte, x []float32) (d float32, sum int32) {
+	_, amax := absMax(x)
+	d = amax / 127
+	id := inverse(d)
+	for j, v := range x {
+		q := int8(roundAway(v * id))
+		qs[j] = uint8(q)
+		sum += int32(q)
+	}
+	return d, sum
+}
+
 // QuantizeQ8_0 follows quantize_row_q8_0_ref: d = amax/127, q = round(x/d).
 func QuantizeQ8_0(dst []byte, src []float32) {
 	for b := 0; b < len(src)/32; b++ {
-		x := src[b*32 : b*32+32]
 		y := dst[b*34 : b*34+34]
-		_, amax := absMax(x)
-		d := amax / 127
-		id := inverse(d)
+		d, _ := q8Block(y[2:], src[b*32:b*32+32])
 		putHalf(y, d)
-		for j, v := range x {
-			y[2+j] = uint8(int8(roundAway(v * id)))
-		}
 	}
 }
 
 // QuantizeQ8_1 follows quantize_row_q8_1_ref: as Q8_0, plus s = d·Σq.
 func QuantizeQ8_1(dst []byte, src []float32) {
 	for b := 0; b < len(src)/32; b++ {
-		x := src[b*32 : b*32+32]
 		y := dst[b*36 : b*36+36]
-		_, amax := absMax(x)
-		d := amax / 127
-		id := inverse(d)
+		d, sum := q8Block(y[4:], src[b*32:b*32+32])
 		putHalf(y, d)
-		var sum int32
-		for j, v := range x {
-			q := int8(roundAway(v * id))
-			y[4+j] = uint8(q)
-			sum += int32(q)
-		}
 		putHalf(y[2:], float32(sum)*d)
 	}
 }

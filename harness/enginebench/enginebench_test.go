@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/harness/llamabench"
+	"github.com/damascus-llm/damascus/harness/llamabench/llamabenchtest"
 	"github.com/damascus-llm/damascus/internal/testdata"
 )
 
@@ -46,14 +47,7 @@ func TestRunDepth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tests) != 2 || res.Tests[0].Name != "pp8@d40" || res.Tests[1].Name != "tg4@d40" {
-		t.Fatalf("tests %+v; want pp8@d40 and tg4@d40", res.Tests)
-	}
-	for _, bt := range res.Tests {
-		if len(bt.TokensPerSec) != 3 {
-			t.Errorf("%s: %d samples, want 3", bt.Name, len(bt.TokensPerSec))
-		}
-	}
+	llamabenchtest.CheckDepth(t, res.Tests, 3)
 }
 
 // TestRunPlacement: huge pages by default (or the file map, explained, where

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/llamabench"
+	"github.com/damascus-llm/damascus/harness/llamabench/llamabenchtest"
 	"github.com/damascus-llm/damascus/internal/testdata"
 )
 
@@ -135,14 +136,7 @@ func TestBenchDepth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tests) != 2 || res.Tests[0].Name != "pp8@d40" || res.Tests[1].Name != "tg4@d40" {
-		t.Fatalf("tests %+v; want pp8@d40 and tg4@d40", res.Tests)
-	}
-	for _, bt := range res.Tests {
-		if len(bt.TokensPerSec) != 2 {
-			t.Errorf("%s: %d samples, want 2", bt.Name, len(bt.TokensPerSec))
-		}
-	}
+	llamabenchtest.CheckDepth(t, res.Tests, 2)
 	if _, err := Bench(BenchConfig{Spec: llamabench.Spec{Model: model, Gen: []int{4}, Depth: -1}}); err == nil {
 		t.Error("negative depth accepted")
 	}

@@ -71,34 +71,36 @@ func AMXBF16(opt Options) []Measurement {
 	})
 }
 
-// amxInt8Operands returns the tile configuration and two A and two B tiles
-// (each 1 KiB) of small non-zero values.
-func amxInt8Operands() (*amx.Config, *[2048]int8, *[2048]int8) {
+// fullTiles is the tile configuration of both probes: all eight tiles at
+// their largest (16 rows of 64 bytes).
+func fullTiles() *amx.Config {
 	cfg := amx.NewConfig()
 	for t := 0; t < 8; t++ {
 		cfg.SetTile(t, amx.MaxRows, amx.MaxRowBytes)
 	}
+	return cfg
+}
+
+// amxInt8Operands returns the tile configuration and two A and two B tiles
+// (each 1 KiB) of small non-zero values.
+func amxInt8Operands() (*amx.Config, *[2048]int8, *[2048]int8) {
 	var a, b [2048]int8
 	for i := range a {
 		a[i] = int8(i%7 - 3)
 		b[i] = int8(i%5 - 2)
 	}
-	return cfg, &a, &b
+	return fullTiles(), &a, &b
 }
 
 // amxBF16Operands is amxInt8Operands for bf16 tiles (values ±1, ±0.5, 0).
 func amxBF16Operands() (*amx.Config, *[1024]uint16, *[1024]uint16) {
-	cfg := amx.NewConfig()
-	for t := 0; t < 8; t++ {
-		cfg.SetTile(t, amx.MaxRows, amx.MaxRowBytes)
-	}
 	vals := [...]uint16{0x3F80, 0xBF80, 0x3F00, 0xBF00, 0x0000} // 1, -1, 0.5, -0.5, 0
 	var a, b [1024]uint16
 	for i := range a {
 		a[i] = vals[i%5]
 		b[i] = vals[(i+2)%5]
 	}
-	return cfg, &a, &b
+	return fullTiles(), &a, &b
 }
 
 func measureCompute(opt Options, p computeProbe) []Measurement {

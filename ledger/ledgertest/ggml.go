@@ -13,9 +13,7 @@ import (
 // by ggml's quantizer from Gaussian values, activations by the CPU backend's
 // activation quantizer. It skips when the pinned llama.cpp is not installed.
 func GGMLMatVec(t *testing.T, wt quant.Type, f MatVecFunc) {
-	if err := ggml.Available(); err != nil {
-		t.Skipf("pinned llama.cpp not usable (run make baseline): %v", err)
-	}
+	RequireGGML(t)
 	r := NewRand(uint64(wt) + 100)
 	xt := ActivationType(wt)
 	for _, k := range []int{256, 3072} {
@@ -59,4 +57,13 @@ func ggmlWeights(wt quant.Type, x []float32, rows, k int) ([]byte, error) {
 		return nil, fmt.Errorf("ggml quantize %s: %w", wt, err)
 	}
 	return w, nil
+}
+
+// RequireGGML skips t when the pinned llama.cpp's ggml is not usable (make
+// baseline installs it): the gate of the tests that check against ggml.
+func RequireGGML(t testing.TB) {
+	t.Helper()
+	if err := ggml.Available(); err != nil {
+		t.Skipf("pinned llama.cpp not usable (run make baseline): %v", err)
+	}
 }

@@ -73,6 +73,13 @@ func fill(r *rand.Rand, b []byte) {
 	}
 }
 
+// setAll sets every byte of b to v.
+func setAll(b []byte, v byte) {
+	for i := range b {
+		b[i] = v
+	}
+}
+
 // blocks returns nb blocks of size bytes, zeroed, each handed to set with
 // the mode to make it in (m, or for Mixed one drawn per block).
 func blocks(r *rand.Rand, nb, size int, m Mode, set func(blk []byte, mode Mode)) []byte {
@@ -92,9 +99,7 @@ func Q4K(r *rand.Rand, nb int, m Mode) []byte {
 			binary.LittleEndian.PutUint16(blk[0:], randHalf(r, 1e-4, 0.05, false))
 			binary.LittleEndian.PutUint16(blk[2:], randHalf(r, 1e-4, 0.05, false))
 		case MaxScales:
-			for i := range blk {
-				blk[i] = 0xff
-			}
+			setAll(blk, 0xff)
 			binary.LittleEndian.PutUint16(blk[0:], quant.Float32ToFP16(65504))
 			binary.LittleEndian.PutUint16(blk[2:], quant.Float32ToFP16(-65504))
 		case MinValues:
@@ -116,18 +121,12 @@ func Q6K(r *rand.Rand, nb int, m Mode) []byte {
 			fill(r, blk)
 			binary.LittleEndian.PutUint16(blk[208:], randHalf(r, 1e-4, 0.05, true))
 		case MaxScales: // quants 63 (+31 after the offset), scales -128
-			for i := range blk[:192] {
-				blk[i] = 0xff
-			}
-			for i := 192; i < 208; i++ {
-				blk[i] = 0x80
-			}
+			setAll(blk[:192], 0xff)
+			setAll(blk[192:208], 0x80)
 			binary.LittleEndian.PutUint16(blk[208:], quant.Float32ToFP16(65504))
 		case MinValues: // quants 0 (-32 after the offset), scales 127
 			clear(blk[:192])
-			for i := 192; i < 208; i++ {
-				blk[i] = 127
-			}
+			setAll(blk[192:208], 127)
 			binary.LittleEndian.PutUint16(blk[208:], quant.Float32ToFP16(-65504))
 		case Zero:
 			clear(blk)
@@ -143,14 +142,10 @@ func Q8_0(r *rand.Rand, nb int, m Mode) []byte {
 			fill(r, blk)
 			binary.LittleEndian.PutUint16(blk, randHalf(r, 1e-4, 0.05, true))
 		case MaxScales:
-			for i := 2; i < Q80Bytes; i++ {
-				blk[i] = 127
-			}
+			setAll(blk[2:Q80Bytes], 127)
 			binary.LittleEndian.PutUint16(blk, quant.Float32ToFP16(65504))
 		case MinValues:
-			for i := 2; i < Q80Bytes; i++ {
-				blk[i] = 0x80
-			}
+			setAll(blk[2:Q80Bytes], 0x80)
 			binary.LittleEndian.PutUint16(blk, quant.Float32ToFP16(-65504))
 		case Zero:
 			clear(blk)
@@ -169,14 +164,10 @@ func Q8K(r *rand.Rand, nb int, m Mode) []byte {
 			fill(r, blk[4:260])
 			d = float32(r.NormFloat64() * 0.01)
 		case MaxScales:
-			for i := 4; i < 260; i++ {
-				blk[i] = 127
-			}
+			setAll(blk[4:260], 127)
 			d = 1e4
 		case MinValues:
-			for i := 4; i < 260; i++ {
-				blk[i] = 0x80
-			}
+			setAll(blk[4:260], 0x80)
 			d = -1e4
 		case Zero:
 		}
@@ -189,6 +180,17 @@ func Q8K(r *rand.Rand, nb int, m Mode) []byte {
 			binary.LittleEndian.PutUint16(blk[260+2*g:], uint16(int16(s)))
 		}
 	})
+}
+
+// Q8KTokens returns the Q8_K activations of n tokens of nb blocks each, one
+// after another, each token's blocks in a mode drawn from Modes: the batch
+// input of the batched K-quant products' tests.
+func Q8KTokens(r *rand.Rand, n, nb int) []byte {
+	var xq []byte
+	for range n {
+		xq = append(xq, Q8K(r, nb, Modes[r.IntN(len(Modes))])...)
+	}
+	return xq
 }
 
 // Floats returns n activation values: Gaussian with occasional outliers, as

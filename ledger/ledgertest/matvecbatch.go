@@ -154,3 +154,23 @@ func batchRows(t *testing.T, name string, buf, dst, before []float32, rows, n, l
 	}
 	return out
 }
+
+// SameAsMatVec fails t unless each of outs (n tokens' outputs of rows rows,
+// token j's at [j*rows, (j+1)*rows)) holds, bit for bit, what mv writes
+// into want for token j alone: the check that a batched product is its
+// package's matvec token by token. A failure names what, the token and the
+// row.
+func SameAsMatVec(t testing.TB, what string, rows, n int, mv func(want []float32, j int), outs ...[]float32) {
+	t.Helper()
+	want := make([]float32, rows)
+	for j := range n {
+		mv(want, j)
+		for o := range rows {
+			for _, got := range outs {
+				if g := got[j*rows+o]; math.Float32bits(g) != math.Float32bits(want[o]) {
+					t.Fatalf("%s: token %d row %d: %v, the matvec %v", what, j, o, g, want[o])
+				}
+			}
+		}
+	}
+}

@@ -24,23 +24,15 @@ import (
 // attention spans more than one 32-position tile.
 func TestCUDADecodeVariants(t *testing.T) {
 	requireGPU(t)
-	for _, tc := range []struct {
-		preset, typ string
-		long        bool
-	}{
-		{"tiny", "Q4_K_M", false}, {"tiny", "Q8_0", false}, {"llama3.2-3b-2l", "Q4_K_M", true},
-	} {
+	for _, tc := range decodeCases {
 		t.Run(tc.preset+"/"+tc.typ, func(t *testing.T) {
 			_, m, _ := synthModel(t, tc.preset, tc.typ)
-			nctx, prompt, bar := 96, 24, 0.9999
+			nctx, prompt := tc.size()
+			bar := 0.9999
 			if tc.long {
-				nctx, prompt, bar = 1152, 1030, 0.9995
+				bar = 0.9995
 			}
-			rng := rand.New(rand.NewPCG(5, 6))
-			tokens := make([]int32, prompt+24)
-			for i := range tokens {
-				tokens[i] = int32(rng.IntN(m.Config.Vocab))
-			}
+			tokens := randomTokens(rand.New(rand.NewPCG(5, 6)), prompt+24, m.Config.Vocab)
 			run := func(env map[string]string) [][]float32 {
 				t.Helper()
 				for _, k := range []string{NormTailEnv, DAttnEnv, LongRowUEnv, RopeFoldEnv, MatVecEnv} {
@@ -118,4 +110,36 @@ func TestCUDADecodeVariants(t *testing.T) {
 			}
 		})
 	}
+}
+
+// decodeCase is a synthetic model file the CUDA decode comparisons run; a
+// long one decodes past position 1024, where a split of the attention spans
+// more than one 32-position tile.
+type decodeCase struct {
+	preset, typ string
+	long        bool
+}
+
+// decodeCases are the files both decode comparisons (the variants against
+// serial, the persistent kernel against the graph) run over.
+var decodeCases = []decodeCase{
+	{"tiny", "Q4_K_M", false}, {"tiny", "Q8_0", false}, {"llama3.2-3b-2l", "Q4_K_M", true},
+}
+
+// size is the context and prompt a case decodes with (24 more tokens follow
+// the prompt).
+func (c decodeCase) size() (nctx, prompt int) {
+	if c.long {
+		return 1152, 1030
+	}
+	return 96, 24
+}
+
+// randomTokens draws n token ids below vocab from rng.
+func randomTokens(rng *rand.Rand, n, vocab int) []int32 {
+	tokens := make([]int32, n)
+	for i := range tokens {
+		tokens[i] = int32(rng.IntN(vocab))
+	}
+	return tokens
 }

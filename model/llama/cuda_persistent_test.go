@@ -29,23 +29,11 @@ import (
 func TestPersistentDecodeAgrees(t *testing.T) {
 	requireGPU(t)
 	t.Setenv(DAttnEnv, "serial")
-	for _, tc := range []struct {
-		preset, typ string
-		long        bool
-	}{
-		{"tiny", "Q4_K_M", false}, {"tiny", "Q8_0", false}, {"llama3.2-3b-2l", "Q4_K_M", true},
-	} {
+	for _, tc := range decodeCases {
 		t.Run(tc.preset+"/"+tc.typ, func(t *testing.T) {
 			_, m, _ := synthModel(t, tc.preset, tc.typ)
-			nctx, prompt := 96, 24
-			if tc.long {
-				nctx, prompt = 1152, 1030
-			}
-			rng := rand.New(rand.NewPCG(3, 4))
-			tokens := make([]int32, prompt+24)
-			for i := range tokens {
-				tokens[i] = int32(rng.IntN(m.Config.Vocab))
-			}
+			nctx, prompt := tc.size()
+			tokens := randomTokens(rand.New(rand.NewPCG(3, 4)), prompt+24, m.Config.Vocab)
 			logged := map[string]bool{} // kernels whose resources are logged
 			run := func(mode string) [][]float32 {
 				t.Helper()

@@ -308,36 +308,21 @@ func TestDeviceOptionErrors(t *testing.T) {
 	if _, err := m.NewContext(Options{NCtx: 8, Device: "tpu"}); err == nil || !strings.Contains(err.Error(), `"tpu"`) {
 		t.Errorf("Device tpu: err = %v, want one naming the device", err)
 	}
-	t.Setenv(MMAEnv, "pipee")
-	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), MMAEnv) {
-		t.Errorf("%s=pipee: err = %v, want one naming the variable", MMAEnv, err)
+	// A bad value of any of the device's variables is one error naming it.
+	for _, c := range []struct{ env, bad string }{
+		{MMAEnv, "pipee"},
+		{DAttnEnv, "fast"},
+		{LongRowUEnv, "3"},
+		{MatVecEnv, "xs3"},
+		{RopeFoldEnv, "yes"},
+		{PrefillAttnEnv, "flsh"},
+	} {
+		t.Setenv(c.env, c.bad)
+		if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), c.env) {
+			t.Errorf("%s=%s: err = %v, want one naming the variable", c.env, c.bad, err)
+		}
+		t.Setenv(c.env, "")
 	}
-	t.Setenv(MMAEnv, "")
-	t.Setenv(DAttnEnv, "fast")
-	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), DAttnEnv) {
-		t.Errorf("%s=fast: err = %v, want one naming the variable", DAttnEnv, err)
-	}
-	t.Setenv(DAttnEnv, "")
-	t.Setenv(LongRowUEnv, "3")
-	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), LongRowUEnv) {
-		t.Errorf("%s=3: err = %v, want one naming the variable", LongRowUEnv, err)
-	}
-	t.Setenv(LongRowUEnv, "")
-	t.Setenv(MatVecEnv, "xs3")
-	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), MatVecEnv) {
-		t.Errorf("%s=xs3: err = %v, want one naming the variable", MatVecEnv, err)
-	}
-	t.Setenv(MatVecEnv, "")
-	t.Setenv(RopeFoldEnv, "yes")
-	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), RopeFoldEnv) {
-		t.Errorf("%s=yes: err = %v, want one naming the variable", RopeFoldEnv, err)
-	}
-	t.Setenv(RopeFoldEnv, "")
-	t.Setenv(PrefillAttnEnv, "flsh")
-	if _, err := m.NewContext(Options{NCtx: 8, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), PrefillAttnEnv) {
-		t.Errorf("%s=flsh: err = %v, want one naming the variable", PrefillAttnEnv, err)
-	}
-	t.Setenv(PrefillAttnEnv, "")
 	if cuda.Available() == nil {
 		t.Log("a GPU is present: the no-GPU error is not exercised here")
 		return

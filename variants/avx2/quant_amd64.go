@@ -26,17 +26,8 @@ var (
 )
 
 func init() {
-	features := []string{"avx2", "fma", "f16c"}
-	for _, v := range []struct {
-		wt    quant.Type
-		f     ledger.MatVec
-		notes string
-	}{
-		{quant.Q4_K, MatVecQ4K, "one row at a time; a 32-byte quant load is a whole 64-value chunk, so activations load straight; VPSHUFB-broadcast scale words into VPMADDWD"},
-		{quant.Q6_K, MatVecQ6K, "one row at a time; unsigned 6-bit quants, VPMADDUBSW + VPMADDWD by per-lane scale words; -32 offset from bsums"},
-		{quant.Q8_0, MatVecQ8_0, "one row, one block at a time; VPSIGNB sign trick into VPMADDUBSW + VPMADDWD"},
-	} {
-		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(v.wt), Name: "avx2", Family: ledger.FamilyAVX2,
-			Features: features, Impl: v.f, Notes: v.notes})
-	}
+	ledger.RegisterMatVecs("avx2", ledger.FamilyAVX2, []string{"avx2", "fma", "f16c"},
+		ledger.MatVecImpl{Weights: quant.Q4_K, Impl: MatVecQ4K, Notes: "one row at a time; a 32-byte quant load is a whole 64-value chunk, so activations load straight; VPSHUFB-broadcast scale words into VPMADDWD"},
+		ledger.MatVecImpl{Weights: quant.Q6_K, Impl: MatVecQ6K, Notes: "one row at a time; unsigned 6-bit quants, VPMADDUBSW + VPMADDWD by per-lane scale words; -32 offset from bsums"},
+		ledger.MatVecImpl{Weights: quant.Q8_0, Impl: MatVecQ8_0, Notes: "one row, one block at a time; VPSIGNB sign trick into VPMADDUBSW + VPMADDWD"})
 }

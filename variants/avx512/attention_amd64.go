@@ -223,21 +223,21 @@ func attentionGQA4x4(walkOnce bool, out, q, k, v []float32, nHeads, nKVHeads, he
 		})
 }
 
+// The single-token attentions share family and features; they register
+// from one table.
 func init() {
-
-	ledger.Register(ledger.Variant{Op: ledger.OpAttention, Name: "avx512", Family: ledger.FamilyAVX512,
-		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.Attention(Attention),
-		Notes: "per query head: masked-FMA scores, the avx512 softmax, weighted sum 16 lanes at a time over all positions; K/V reread per head of a group"})
-	ledger.Register(ledger.Variant{Op: ledger.OpAttention, Name: "avx512-gqa", Family: ledger.FamilyAVX512,
-		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.Attention(AttentionGQA),
-		Notes: "four query heads of a KV group at a time: each K and V row read once per four heads; 16 accumulators in the weighted sum"})
-	ledger.Register(ledger.Variant{Op: ledger.OpAttention, Name: "avx512-gqa-prefetch", Family: ledger.FamilyAVX512,
-		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.Attention(AttentionGQAPrefetch),
-		Notes: "avx512-gqa after PREFETCHT0 of every K and V line it reads, back to back: decode's per-layer history has left the caches (the weights stream through them), and one short stream at a time ran at a third of memory bandwidth. In the 1B decode (2 threads, tokens alternated) attention fell from 856 to 521 us/token; PREFETCHT1, T2 and NTA were no better than T0"})
-	ledger.Register(ledger.Variant{Op: ledger.OpAttention, Name: "avx512-gqa-4x4", Family: ledger.FamilyAVX512,
-		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.Attention(AttentionGQA4x4),
-		Notes: "avx512-gqa with the scores of 4 positions x 4 heads per pass reduced by one transposing add tree (about 3 instructions per score instead of 11, no per-lane masks; head sizes a multiple of 16), after prefetching up to 128 KiB of K and of V"})
-	ledger.Register(ledger.Variant{Op: ledger.OpAttention, Name: "avx512-gqa-4x4-w1", Family: ledger.FamilyAVX512,
-		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.Attention(AttentionGQA4x4W1),
-		Notes: "avx512-gqa-4x4 with the weighted sum of a group of at most three heads (the 3B's) walking the values once per 128 values of the head (24 accumulators: three heads x 128) instead of once per 64 (four heads x 64, each row read in halves, twice): the same bits; other groups and head sizes as avx512-gqa-4x4"})
+	for _, v := range []struct {
+		name  string
+		impl  ledger.Attention
+		notes string
+	}{
+		{"avx512", Attention, "per query head: masked-FMA scores, the avx512 softmax, weighted sum 16 lanes at a time over all positions; K/V reread per head of a group"},
+		{"avx512-gqa", AttentionGQA, "four query heads of a KV group at a time: each K and V row read once per four heads; 16 accumulators in the weighted sum"},
+		{"avx512-gqa-prefetch", AttentionGQAPrefetch, "avx512-gqa after PREFETCHT0 of every K and V line it reads, back to back: decode's per-layer history has left the caches (the weights stream through them), and one short stream at a time ran at a third of memory bandwidth. In the 1B decode (2 threads, tokens alternated) attention fell from 856 to 521 us/token; PREFETCHT1, T2 and NTA were no better than T0"},
+		{"avx512-gqa-4x4", AttentionGQA4x4, "avx512-gqa with the scores of 4 positions x 4 heads per pass reduced by one transposing add tree (about 3 instructions per score instead of 11, no per-lane masks; head sizes a multiple of 16), after prefetching up to 128 KiB of K and of V"},
+		{"avx512-gqa-4x4-w1", AttentionGQA4x4W1, "avx512-gqa-4x4 with the weighted sum of a group of at most three heads (the 3B's) walking the values once per 128 values of the head (24 accumulators: three heads x 128) instead of once per 64 (four heads x 64, each row read in halves, twice): the same bits; other groups and head sizes as avx512-gqa-4x4"},
+	} {
+		ledger.Register(ledger.Variant{Op: ledger.OpAttention, Name: v.name, Family: ledger.FamilyAVX512,
+			Features: []string{"avx512f", "avx512vl"}, Impl: v.impl, Notes: v.notes})
+	}
 }

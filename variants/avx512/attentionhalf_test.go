@@ -50,14 +50,9 @@ func TestAttentionHalfMatchesWidened(t *testing.T) {
 				scale := float32(1 / math.Sqrt(float64(s.headDim)))
 				want := make([]float32, width)
 				attentionGQA(c.rc, want, q, k32, v32, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
-				buf, got := ledgertest.Guarded(width)
-				c.f(got, q, k16[:n], v16[:n], s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
-				ledgertest.CheckGuards(t, buf)
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("output %d is %v, the widened cache's %v", i, got[i], want[i])
-					}
-				}
+				sameBitsGuarded(t, want, "", "the widened cache's", func(got []float32) {
+					c.f(got, q, k16[:n], v16[:n], s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
+				})
 			})
 		}
 	}
@@ -171,29 +166,35 @@ func TestWeightedSumOneWalk(t *testing.T) {
 				want := make([]float32, width)
 				c.f(want, q, k, v, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
 				for _, f := range []func(out, q []float32, k, v []uint16, nHeads, nKVHeads, headDim, nCtx int, scale float32){c.f1, c.f2} {
-					buf, got := ledgertest.Guarded(width)
-					f(got, q, k, v, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
-					ledgertest.CheckGuards(t, buf)
-					for i := range want {
-						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-							t.Fatalf("output %d is %v, the two-walk sum's %v", i, got[i], want[i])
-						}
-					}
+					sameBitsGuarded(t, want, "", "the two-walk sum's", func(got []float32) {
+						f(got, q, k, v, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
+					})
 				}
 				if c.name != "f16" {
 					return
 				}
 				// The float32 cache's one-walk sum against its two-walk one.
 				AttentionGQA4x4(want, q, k32, v32, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
-				buf, got := ledgertest.Guarded(width)
-				AttentionGQA4x4W1(got, q, k32, v32, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
-				ledgertest.CheckGuards(t, buf)
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("f32 cache: output %d is %v, the two-walk sum's %v", i, got[i], want[i])
-					}
-				}
+				sameBitsGuarded(t, want, "f32 cache: ", "the two-walk sum's", func(got []float32) {
+					AttentionGQA4x4W1(got, q, k32, v32, s.heads, s.kvHeads, s.headDim, s.nCtx, scale)
+				})
 			})
+		}
+	}
+}
+
+// sameBitsGuarded runs f on a guarded output as long as want and fails t if
+// it wrote past either end or if any output's bits differ from want's
+// (reported as "<prefix>output i is got, <ref> want"): the bit-for-bit check
+// the tests above make of each kernel against its reference.
+func sameBitsGuarded(t *testing.T, want []float32, prefix, ref string, f func(got []float32)) {
+	t.Helper()
+	buf, got := ledgertest.Guarded(len(want))
+	f(got)
+	ledgertest.CheckGuards(t, buf)
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%soutput %d is %v, %s %v", prefix, i, got[i], ref, want[i])
 		}
 	}
 }

@@ -3,7 +3,7 @@
 package avx512
 
 import (
-	"math"
+	"fmt"
 	"testing"
 
 	"github.com/damascus-llm/damascus/internal/cpufeat"
@@ -35,10 +35,7 @@ func TestBatchEqualsMatVec(t *testing.T) {
 					w = ledgertest.Q6K(r, rows*nb, mode)
 				}
 				for n := 1; n <= 2*qbGroup+1; n++ {
-					var xq []byte
-					for range n {
-						xq = append(xq, ledgertest.Q8K(r, nb, ledgertest.Modes[r.IntN(len(ledgertest.Modes))])...)
-					}
+					xq := ledgertest.Q8KTokens(r, n, nb)
 					got := make([]float32, n*rows)
 					c.f.matMul(0)(got, rows, w, rows, xq, n, k)
 					p := c.f.prepared(1024)
@@ -46,17 +43,9 @@ func TestBatchEqualsMatVec(t *testing.T) {
 					p.Prepare(prep, xq, 0, n, n, k)
 					viaPrep := make([]float32, n*rows)
 					p.Run(viaPrep, rows, w, rows, prep, n, k)
-					want := make([]float32, rows)
-					for j := range n {
+					ledgertest.SameAsMatVec(t, fmt.Sprintf("%s k=%d %s n=%d", c.f.typ, k, mode, n), rows, n, func(want []float32, j int) {
 						c.mv(want, w, xq[j*nb*q8kBlock:(j+1)*nb*q8kBlock], k)
-						for o := range rows {
-							for _, g := range []float32{got[j*rows+o], viaPrep[j*rows+o]} {
-								if math.Float32bits(g) != math.Float32bits(want[o]) {
-									t.Fatalf("%s k=%d %s n=%d: token %d row %d: %v, the matvec %v", c.f.typ, k, mode, n, j, o, g, want[o])
-								}
-							}
-						}
-					}
+					}, got, viaPrep)
 				}
 			}
 		}

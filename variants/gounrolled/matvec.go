@@ -21,13 +21,7 @@ func dotQ4K(w, x []byte, nb int) float32 {
 		dmin := half(wb[2:]) * dx
 		sc, m := Q4KScales(wb[4:16])
 
-		sums := xb[q8KSumsOff:]
-		var mins int32
-		for j := 0; j < 8; j++ {
-			bs := int32(int16(binary.LittleEndian.Uint16(sums[4*j:]))) +
-				int32(int16(binary.LittleEndian.Uint16(sums[4*j+2:])))
-			mins += int32(m[j]) * bs
-		}
+		mins := q4KMins(&m, xb)
 
 		var dot int32
 		for c := 0; c < 4; c++ {
@@ -47,6 +41,21 @@ func dotQ4K(w, x []byte, nb int) float32 {
 		sum += d*float32(dot) - dmin*float32(mins)
 	}
 	return sum
+}
+
+// q4KMins is Σ m[j]·(bsums[2j] + bsums[2j+1]) over a Q4_K super-block's
+// eight sub-block mins m and the Q8_K block xb's sixteen bsums: the integer
+// mins term, shared by the one-row and the batched Q4_K products so that
+// both keep the same bits.
+func q4KMins(m *[8]uint8, xb []byte) int32 {
+	sums := xb[q8KSumsOff:]
+	var mins int32
+	for j := 0; j < 8; j++ {
+		bs := int32(int16(binary.LittleEndian.Uint16(sums[4*j:]))) +
+			int32(int16(binary.LittleEndian.Uint16(sums[4*j+2:])))
+		mins += int32(m[j]) * bs
+	}
+	return mins
 }
 
 // MatVecQ6K computes dst[r] = W[r]·x for Q6_K weights and Q8_K activations.

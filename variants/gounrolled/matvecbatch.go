@@ -1,7 +1,5 @@
 package gounrolled
 
-import "encoding/binary"
-
 // The batched decode products (matvec_batch) in Go: each super-block of a
 // weight row is unpacked once — quants to bytes in value order, scales,
 // d — and then dotted with every token's activations, so the weights are
@@ -33,13 +31,7 @@ func MatVecBatchQ4K(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k 
 			for j := 0; j < n; j++ {
 				xb := xq[j*xBytes+b*q8KBytes : j*xBytes+(b+1)*q8KBytes : j*xBytes+(b+1)*q8KBytes]
 				dx := f32(xb)
-				sums := xb[q8KSumsOff:]
-				var mins int32
-				for g := 0; g < 8; g++ {
-					bs := int32(int16(binary.LittleEndian.Uint16(sums[4*g:]))) +
-						int32(int16(binary.LittleEndian.Uint16(sums[4*g+2:])))
-					mins += int32(m[g]) * bs
-				}
+				mins := q4KMins(&m, xb)
 				var dot int32
 				for g := 0; g < 8; g++ {
 					qg, y := (*[32]int32)(q[32*g:]), (*[32]byte)(xb[q8KQsOff+32*g:])

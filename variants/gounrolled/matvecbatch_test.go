@@ -1,7 +1,7 @@
 package gounrolled
 
 import (
-	"math"
+	"fmt"
 	"testing"
 
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
@@ -26,21 +26,12 @@ func TestBatchEqualsMatVec(t *testing.T) {
 					w = ledgertest.Q6K(r, rows*nb, mode)
 				}
 				for n := 1; n <= 9; n++ {
-					var xq []byte
-					for range n {
-						xq = append(xq, ledgertest.Q8K(r, nb, ledgertest.Modes[r.IntN(len(ledgertest.Modes))])...)
-					}
+					xq := ledgertest.Q8KTokens(r, n, nb)
 					got := make([]float32, n*rows)
 					c.mm(got, rows, w, rows, xq, n, k)
-					want := make([]float32, rows)
-					for j := range n {
+					ledgertest.SameAsMatVec(t, fmt.Sprintf("%s k=%d %s n=%d", c.typ, k, mode, n), rows, n, func(want []float32, j int) {
 						c.mv(want, w, xq[j*nb*q8KBytes:(j+1)*nb*q8KBytes], k)
-						for o := range rows {
-							if math.Float32bits(got[j*rows+o]) != math.Float32bits(want[o]) {
-								t.Fatalf("%s k=%d %s n=%d: token %d row %d: %v, the matvec %v", c.typ, k, mode, n, j, o, got[j*rows+o], want[o])
-							}
-						}
-					}
+					}, got)
 				}
 			}
 		}

@@ -70,17 +70,12 @@ func TestQuantizeQ8KMatchesGGMLRef(t *testing.T) {
 				clear(blk[4:]) // ggml leaves the bsums of an all-zero block unwritten
 			}
 		}
-		if i := firstDiff(got, want); i >= 0 {
-			t.Errorf("%s: byte %d (block %d, offset %d): got %#x, ggml %#x", name, i,
-				i/ledgertest.Q8KBytes, i%ledgertest.Q8KBytes, got[i], want[i])
-		}
+		checkBlocks(t, name, got, want, ledgertest.Q8KBytes)
 	}
 }
 
 func TestQuantizeQ8_0MatchesGGMLRef(t *testing.T) {
-	if err := ggml.Available(); err != nil {
-		t.Skipf("pinned llama.cpp not usable (run make baseline): %v", err)
-	}
+	ledgertest.RequireGGML(t)
 	const n = 32 * 40
 	for name, x := range ledgertest.QuantizeInputs(n) {
 		want, err := ggml.Quantize(quant.Q8_0, x, 1, n)
@@ -89,17 +84,12 @@ func TestQuantizeQ8_0MatchesGGMLRef(t *testing.T) {
 		}
 		got := bytes.Repeat([]byte{0xa5}, len(want))
 		gounrolled.QuantizeQ8_0(got, x)
-		if i := firstDiff(got, want); i >= 0 {
-			t.Errorf("%s: byte %d (block %d, offset %d): got %#x, ggml %#x", name, i,
-				i/ledgertest.Q80Bytes, i%ledgertest.Q80Bytes, got[i], want[i])
-		}
+		checkBlocks(t, name, got, want, ledgertest.Q80Bytes)
 	}
 }
 
 func TestFloat32ToFP16MatchesGGML(t *testing.T) {
-	if err := ggml.Available(); err != nil {
-		t.Skipf("pinned llama.cpp not usable (run make baseline): %v", err)
-	}
+	ledgertest.RequireGGML(t)
 	r := ledgertest.NewRand(3)
 	x := make([]float32, 1<<14)
 	for i := range x {
@@ -121,6 +111,16 @@ func TestFloat32ToFP16MatchesGGML(t *testing.T) {
 		if got := gounrolled.Float32ToFP16(back); got != h {
 			t.Fatalf("round trip of %#x gives %#x", h, got)
 		}
+	}
+}
+
+// checkBlocks reports the first byte where got, a quantizer's output in
+// blocks of blockBytes, differs from ggml's want: its block and offset.
+func checkBlocks(t *testing.T, name string, got, want []byte, blockBytes int) {
+	t.Helper()
+	if i := firstDiff(got, want); i >= 0 {
+		t.Errorf("%s: byte %d (block %d, offset %d): got %#x, ggml %#x", name, i,
+			i/blockBytes, i%blockBytes, got[i], want[i])
 	}
 }
 
