@@ -54,15 +54,7 @@ func hostAttention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, 
 		if err != nil {
 			return err
 		}
-		pq, err := upload(r, t, s, "x", q[:n])
-		if err != nil {
-			return err
-		}
-		pk, err := upload(r, t, s, "w", k[:kv])
-		if err != nil {
-			return err
-		}
-		pv, err := upload(r, t, s, "aux", v[:kv])
+		pq, pk, pv, err := uploadXWAux(r, t, s, q[:n], k[:kv], v[:kv])
 		if err != nil {
 			return err
 		}
@@ -74,11 +66,8 @@ func hostAttention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, 
 		if err != nil {
 			return err
 		}
-		pd, err := r.buf(t, "dst", 4*n)
+		pd, err := r.poisoned(t, s, "dst", n)
 		if err != nil {
-			return err
-		}
-		if err := t.MemsetD32Async(pd, poison, n, s); err != nil {
 			return err
 		}
 		if err := r.attention(t, s, p, pd, pq, pk, pv, po, pml, nHeads, nKVHeads, headDim, nCtx, scale); err != nil {
@@ -116,15 +105,7 @@ func flashAttention(kernel string, out, q, k, v []float32, nHeads, nKVHeads, hea
 	}
 	host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
 		l := &Launcher{r: r, T: t, S: s, DecodeAttn: kernel}
-		pq, err := upload(r, t, s, "x", q[:n])
-		if err != nil {
-			return err
-		}
-		pk, err := upload(r, t, s, "w", kh)
-		if err != nil {
-			return err
-		}
-		pv, err := upload(r, t, s, "aux", vh)
+		pq, pk, pv, err := uploadXWAux(r, t, s, q[:n], kh, vh)
 		if err != nil {
 			return err
 		}
@@ -147,11 +128,8 @@ func flashAttention(kernel string, out, q, k, v []float32, nHeads, nKVHeads, hea
 		if err := t.MemsetD32Async(cnt, 0, nKVHeads, s); err != nil {
 			return err
 		}
-		pd, err := r.buf(t, "dst", 4*n)
+		pd, err := r.poisoned(t, s, "dst", n)
 		if err != nil {
-			return err
-		}
-		if err := t.MemsetD32Async(pd, poison, n, s); err != nil {
 			return err
 		}
 		if err := l.DecodeAttention(pd, pq, pk, pv, po, pml, cnt, pp, nHeads, nKVHeads, headDim, nCtx, scale); err != nil {

@@ -127,15 +127,7 @@ func hostPrefillAttention(out, q []float32, ld int, k, v []float32, nTokens, nHe
 	op := make([]float32, len(qp))
 	host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
 		l := &Launcher{r: r, T: t, S: s}
-		pq, err := upload(r, t, s, "x", qp)
-		if err != nil {
-			return err
-		}
-		pk, err := upload(r, t, s, "w", kh)
-		if err != nil {
-			return err
-		}
-		pv, err := upload(r, t, s, "aux", vh)
+		pq, pk, pv, err := uploadXWAux(r, t, s, qp, kh, vh)
 		if err != nil {
 			return err
 		}
@@ -143,11 +135,8 @@ func hostPrefillAttention(out, q []float32, ld int, k, v []float32, nTokens, nHe
 		if err != nil {
 			return err
 		}
-		pd, err := r.buf(t, "dst", 4*len(op))
+		pd, err := r.poisoned(t, s, "dst", len(op))
 		if err != nil {
-			return err
-		}
-		if err := t.MemsetD32Async(pd, poison, len(op), s); err != nil {
 			return err
 		}
 		if err := l.AttentionFlash(pd, pq, pk, pv, pp, nTokens, nHeads, nKVHeads, hp, nctx, scale); err != nil {

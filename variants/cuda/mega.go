@@ -58,10 +58,10 @@ func (r *gpu) megaRows(t *cu.Thread, s cu.Stream, nr int, f *format, dst, w cu.P
 func registerMega() {
 	for _, wt := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(wt), Name: "cuda-mega", Family: ledger.FamilyCUDA, Features: []string{Feature},
-			Impl:  hostLaunchMatVec(formats[wt], (*gpu).megaMatVec),
+			Impl:  hostMatVec(formats[wt], (*gpu).megaMatVec),
 			Notes: "the decode megakernel's matvec (mega.cu mmv): one block of 256 threads a multiprocessor, each a contiguous slice of the rows streamed by cp.async into a ring in its shared memory (rounds of 8 rows, as far ahead as the ring holds), a warp a row read from there; the lanes' sums are cuda's" + hostNote})
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(wt), Name: "cuda-mega2", Family: ledger.FamilyCUDA, Features: []string{Feature},
-			Impl:  hostLaunchMatVec(formats[wt], (*gpu).megaMatVec2),
+			Impl:  hostMatVec(formats[wt], (*gpu).megaMatVec2),
 			Notes: "cuda-mega with two rows a warp (rounds of 16 rows), their shared-memory loads and sums interleaved (a row a warp, mmv, where three rounds of 16 rows do not fit the ring: Q6_K and Q8_0 at k = 8192 on the H200); the lanes' sums are cuda's" + hostNote})
 	}
 }

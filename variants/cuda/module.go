@@ -269,6 +269,33 @@ func upload[T any](r *gpu, t *cu.Thread, s cu.Stream, name string, src []T) (cu.
 	return p, cu.HtoDAsync(t, p, src, s)
 }
 
+// poisoned returns scratch buffer name with room for n floats, each set to
+// poison on s: a host-slice variant's output, which so comes back NaN
+// wherever the kernel leaves it unwritten.
+func (r *gpu) poisoned(t *cu.Thread, s cu.Stream, name string, n int) (cu.Ptr, error) {
+	p, err := r.buf(t, name, 4*n)
+	if err != nil {
+		return 0, err
+	}
+	return p, t.MemsetD32Async(p, poison, n, s)
+}
+
+// uploadXWAux copies a launch's three float inputs (an attention's q, k
+// and v; rope's x and its tables) into the x, w and aux scratch buffers on
+// s, in that order.
+func uploadXWAux(r *gpu, t *cu.Thread, s cu.Stream, a, b, c []float32) (pa, pb, pc cu.Ptr, err error) {
+	if pa, err = upload(r, t, s, "x", a); err != nil {
+		return 0, 0, 0, err
+	}
+	if pb, err = upload(r, t, s, "w", b); err != nil {
+		return 0, 0, 0, err
+	}
+	if pc, err = upload(r, t, s, "aux", c); err != nil {
+		return 0, 0, 0, err
+	}
+	return pa, pb, pc, nil
+}
+
 // host runs f on the device thread with the runtime's stream and waits for
 // the stream. The ledger's kernel signatures return nothing, so a failure
 // panics with the driver's error (the gate reports a panic as the

@@ -502,41 +502,7 @@ func (r *gpu) persistMatVec(t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr,
 }
 
 // hostPersistMatVec is cuda-persist's host-slice form.
-func hostPersistMatVec(f *format) ledger.MatVec { return hostLaunchMatVec(f, (*gpu).persistMatVec) }
-
-// hostLaunchMatVec is the host-slice form of a matvec that launch enqueues
-// (weights in f's device layout, one activation row).
-func hostLaunchMatVec(f *format, launch func(r *gpu, t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error) ledger.MatVec {
-	return func(dst []float32, w, xq []byte, k int) {
-		rows := len(dst)
-		if rows == 0 {
-			return
-		}
-		dw := f.deviceWeights(w, rows, k)
-		xb, _ := quant.RowSize(ledger.ActivationType(f.wt), int64(k))
-		host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
-			pw, err := upload(r, t, s, "w", dw)
-			if err != nil {
-				return err
-			}
-			px, err := upload(r, t, s, "x", xq[:xb])
-			if err != nil {
-				return err
-			}
-			pd, err := r.buf(t, "dst", 4*rows)
-			if err != nil {
-				return err
-			}
-			if err := t.MemsetD32Async(pd, poison, rows, s); err != nil {
-				return err
-			}
-			if err := launch(r, t, s, f, pd, pw, rows, px, k); err != nil {
-				return err
-			}
-			return cu.DtoHAsync(t, dst, pd, s)
-		})
-	}
-}
+func hostPersistMatVec(f *format) ledger.MatVec { return hostMatVec(f, (*gpu).persistMatVec) }
 
 // registerPersistent registers cuda-persist (from register.go's init, after
 // the cuda variants).

@@ -72,11 +72,8 @@ func TestXSMulti(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				pd, err := r.buf(th, fmt.Sprintf("dst%d", i), 4*rows[i])
+				pd, err := r.poisoned(th, s, fmt.Sprintf("dst%d", i), rows[i])
 				if err != nil {
-					return err
-				}
-				if err := th.MemsetD32Async(pd, poison, rows[i], s); err != nil {
 					return err
 				}
 				segs[i] = XSSeg{Dst: pd, W: pw, Rows: rows[i], Type: types[i]}
