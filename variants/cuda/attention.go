@@ -95,14 +95,7 @@ func flashAttention(kernel string, out, q, k, v []float32, nHeads, nKVHeads, hea
 	if !DecodeAttentionFits(headDim) || nHeads/nKVHeads > MaxGroup {
 		panic(fmt.Sprintf("cuda-flash attention: heads of %d, %d per KV head (at most 128 and %d)", headDim, nHeads/nKVHeads, MaxGroup))
 	}
-	kh, vh := make([]float32, nCtx*nKVHeads*headDim), make([]float32, nCtx*nKVHeads*headDim)
-	for t := range nCtx {
-		for h := range nKVHeads {
-			src, dst := (t*nKVHeads+h)*headDim, (h*nCtx+t)*headDim
-			copy(kh[dst:dst+headDim], k[src:src+headDim])
-			copy(vh[dst:dst+headDim], v[src:src+headDim])
-		}
-	}
+	kh, vh := perKVHead(k, v, nCtx, nKVHeads, headDim, headDim)
 	host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
 		l := &Launcher{r: r, T: t, S: s, DecodeAttn: kernel}
 		pq, pk, pv, err := uploadXWAux(r, t, s, q[:n], kh, vh)
@@ -137,4 +130,20 @@ func flashAttention(kernel string, out, q, k, v []float32, nHeads, nKVHeads, hea
 		}
 		return cu.DtoHAsync(t, out[:n], pd, s)
 	})
+}
+
+// perKVHead regroups the contract's k and v ([position][KV head][hd], nCtx
+// positions) per KV head as the engine's cache keeps them: [KV head]
+// [position][stride], a row's hd values first and zeros after (a head
+// padded to the kernel's size).
+func perKVHead(k, v []float32, nCtx, nKVHeads, hd, stride int) (kh, vh []float32) {
+	kh, vh = make([]float32, nKVHeads*nCtx*stride), make([]float32, nKVHeads*nCtx*stride)
+	for t := range nCtx {
+		for h := range nKVHeads {
+			src, dst := (t*nKVHeads+h)*hd, (h*nCtx+t)*stride
+			copy(kh[dst:dst+hd], k[src:src+hd])
+			copy(vh[dst:dst+hd], v[src:src+hd])
+		}
+	}
+	return kh, vh
 }

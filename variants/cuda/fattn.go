@@ -110,14 +110,7 @@ func hostPrefillAttention(out, q []float32, ld int, k, v []float32, nTokens, nHe
 		panic(fmt.Sprintf("cuda-fattn: heads of %d: %v", headDim, err))
 	}
 	nctx := pos0 + nTokens
-	kh, vh := make([]float32, nKVHeads*nctx*hp), make([]float32, nKVHeads*nctx*hp)
-	for t := range nctx {
-		for h := range nKVHeads {
-			src, dst := (t*nKVHeads+h)*headDim, (h*nctx+t)*hp
-			copy(kh[dst:dst+headDim], k[src:src+headDim])
-			copy(vh[dst:dst+headDim], v[src:src+headDim])
-		}
-	}
+	kh, vh := perKVHead(k, v, nctx, nKVHeads, headDim, hp)
 	qp := make([]float32, nTokens*nHeads*hp)
 	for j := range nTokens {
 		for h := range nHeads {
