@@ -24,15 +24,11 @@ func (r *gpu) megaMatVec2(t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, r
 }
 
 func (r *gpu) megaRows(t *cu.Thread, s cu.Stream, nr int, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
-	qt, err := qtCode(ledger.ActivationType(f.wt))
+	qt, xb, err := r.lazyMatVec(t, megaFile, f, k)
 	if err != nil {
 		return err
 	}
-	if err := r.loadMega(t); err != nil {
-		return err
-	}
-	xb, _ := quant.RowSize(ledger.ActivationType(f.wt), int64(k))
-	ringAt := (int(xb) + 16 + 15) &^ 15
+	ringAt := (xb + 16 + 15) &^ 15
 	ringFor := func(name string) int { return (r.dev.SharedOptin - r.info[name].StaticShared - ringAt) &^ 15 }
 	if nr == 2 && ringFor("mmv2") < 3*2*megaUnits*f.devRow(k) {
 		// Rows too long for three rounds of 16 in the ring (Q6_K and Q8_0

@@ -161,24 +161,8 @@ func setup() (*gpu, error) {
 	}
 	err = d.Do(func(t *cu.Thread) error {
 		for _, f := range sourceFiles {
-			m, err := t.LoadModule(comp[f.name].Image())
-			if err != nil {
-				return fmt.Errorf("load %s (%s): %w", f.name, r.arch, err)
-			}
-			for _, k := range f.kernels {
-				fn, err := t.Function(m, k)
-				if err != nil {
-					return fmt.Errorf("%s: %w", f.name, err)
-				}
-				r.fns[k] = fn
-				if r.info[k], err = t.FuncInfo(fn); err != nil {
-					return err
-				}
-				if n := dynamicShared(k); n > 48<<10 {
-					if err := t.SetMaxDynamicShared(fn, n); err != nil {
-						return fmt.Errorf("%s: %d bytes of shared memory: %w", k, n, err)
-					}
-				}
+			if err := r.loadModule(t, f.name, comp[f.name], f.kernels); err != nil {
+				return err
 			}
 		}
 		return skipKernels(t, r.fns, os.Getenv(SkipEnv))
@@ -187,6 +171,34 @@ func setup() (*gpu, error) {
 		return nil, fmt.Errorf("cuda kernels: %w", err)
 	}
 	return r, nil
+}
+
+// loadModule loads file's compiled module and looks its kernels up into
+// r.fns and r.info (setup's files and the lazily loaded ones alike),
+// raising a kernel's shared memory limit to what it is launched with
+// (dynamicShared) where that is over 48 KiB. A kernel is in r.fns only
+// once its resources are known.
+func (r *gpu) loadModule(t *cu.Thread, file string, c cu.Compiled, kernels []string) error {
+	m, err := t.LoadModule(c.Image())
+	if err != nil {
+		return fmt.Errorf("load %s (%s): %w", file, r.arch, err)
+	}
+	for _, k := range kernels {
+		fn, err := t.Function(m, k)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		if r.info[k], err = t.FuncInfo(fn); err != nil {
+			return err
+		}
+		r.fns[k] = fn
+		if n := dynamicShared(k); n > 48<<10 {
+			if err := t.SetMaxDynamicShared(fn, n); err != nil {
+				return fmt.Errorf("%s: %d bytes of shared memory: %w", k, n, err)
+			}
+		}
+	}
+	return nil
 }
 
 // skipKernels sets t.Skip to the kernels named in list (SkipEnv's value).
