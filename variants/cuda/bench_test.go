@@ -413,19 +413,7 @@ func timeGraph(b *testing.B, r *gpu, launches int, bytes, flops float64, setup f
 	replays, ms := 0, 0.0
 	for b.Loop() {
 		err := r.dev.Do(func(t *cu.Thread) error {
-			if err := t.Record(e0, st); err != nil {
-				return err
-			}
-			if err := t.LaunchGraph(g, st); err != nil {
-				return err
-			}
-			if err := t.Record(e1, st); err != nil {
-				return err
-			}
-			if err := t.EventSync(e1); err != nil {
-				return err
-			}
-			el, err := t.Elapsed(e0, e1)
+			el, err := t.Time(st, e0, e1, func() error { return t.LaunchGraph(g, st) })
 			ms += float64(el)
 			return err
 		})
