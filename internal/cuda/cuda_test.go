@@ -176,21 +176,14 @@ func TestLaunchCopyGraph(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := th.Record(e0, s); err != nil {
-			return err
-		}
-		for range 10 {
-			if err := th.LaunchGraph(g, s); err != nil {
-				return err
+		ms, err := th.Time(s, e0, e1, func() error {
+			for range 10 {
+				if err := th.LaunchGraph(g, s); err != nil {
+					return err
+				}
 			}
-		}
-		if err := th.Record(e1, s); err != nil {
-			return err
-		}
-		if err := th.EventSync(e1); err != nil {
-			return err
-		}
-		ms, err := th.Elapsed(e0, e1)
+			return nil
+		})
 		if err != nil {
 			return err
 		}

@@ -308,14 +308,7 @@ func sliceBytes[T any](s []T) (unsafe.Pointer, int) {
 // thread's non-blocking stream does not wait for; a pageable copy may even
 // return before the data has landed.
 func HtoD[T any](t *Thread, dst Ptr, src []T) error {
-	s, err := t.Stream()
-	if err != nil {
-		return err
-	}
-	if err := HtoDAsync(t, dst, src, s); err != nil {
-		return err
-	}
-	err = t.Sync(s)
+	err := t.waitCopy(func(s Stream) error { return HtoDAsync(t, dst, src, s) })
 	runtime.KeepAlive(src)
 	return err
 }
@@ -323,16 +316,22 @@ func HtoD[T any](t *Thread, dst Ptr, src []T) error {
 // DtoH copies device memory at src into dst on the thread's stream, after
 // the work enqueued there before it, and waits for it.
 func DtoH[T any](t *Thread, dst []T, src Ptr) error {
+	err := t.waitCopy(func(s Stream) error { return DtoHAsync(t, dst, src, s) })
+	runtime.KeepAlive(dst)
+	return err
+}
+
+// waitCopy is HtoD's and DtoH's common part: enqueue a copy on the
+// thread's stream and wait for the stream.
+func (t *Thread) waitCopy(enqueue func(Stream) error) error {
 	s, err := t.Stream()
 	if err != nil {
 		return err
 	}
-	if err := DtoHAsync(t, dst, src, s); err != nil {
+	if err := enqueue(s); err != nil {
 		return err
 	}
-	err = t.Sync(s)
-	runtime.KeepAlive(dst)
-	return err
+	return t.Sync(s)
 }
 
 // HtoDAsync enqueues a copy of src to dst on s. src must stay untouched
@@ -515,6 +514,25 @@ func (t *Thread) Elapsed(start, end Event) (float32, error) {
 	var ms float32
 	err := t.check("cuEventElapsedTime", t.api.cuEventElapsedTime(&ms, uintptr(start), uintptr(end)))
 	return ms, err
+}
+
+// Time records start on s, runs enqueue (which enqueues work on s),
+// records end, waits for it and returns Elapsed: the milliseconds of device
+// time the enqueued work took.
+func (t *Thread) Time(s Stream, start, end Event, enqueue func() error) (float32, error) {
+	if err := t.Record(start, s); err != nil {
+		return 0, err
+	}
+	if err := enqueue(); err != nil {
+		return 0, err
+	}
+	if err := t.Record(end, s); err != nil {
+		return 0, err
+	}
+	if err := t.EventSync(end); err != nil {
+		return 0, err
+	}
+	return t.Elapsed(start, end)
 }
 
 // DestroyEvent destroys e.

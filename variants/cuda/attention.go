@@ -54,15 +54,7 @@ func hostAttention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, 
 		if err != nil {
 			return err
 		}
-		pq, err := upload(r, t, s, "x", q[:n])
-		if err != nil {
-			return err
-		}
-		pk, err := upload(r, t, s, "w", k[:kv])
-		if err != nil {
-			return err
-		}
-		pv, err := upload(r, t, s, "aux", v[:kv])
+		pq, pk, pv, err := uploadXWAux(r, t, s, q[:n], k[:kv], v[:kv])
 		if err != nil {
 			return err
 		}
@@ -74,11 +66,8 @@ func hostAttention(out, q, k, v []float32, nHeads, nKVHeads, headDim, nCtx int, 
 		if err != nil {
 			return err
 		}
-		pd, err := r.buf(t, "dst", 4*n)
+		pd, err := r.poisoned(t, s, "dst", n)
 		if err != nil {
-			return err
-		}
-		if err := t.MemsetD32Async(pd, poison, n, s); err != nil {
 			return err
 		}
 		if err := r.attention(t, s, p, pd, pq, pk, pv, po, pml, nHeads, nKVHeads, headDim, nCtx, scale); err != nil {
@@ -106,25 +95,10 @@ func flashAttention(kernel string, out, q, k, v []float32, nHeads, nKVHeads, hea
 	if !DecodeAttentionFits(headDim) || nHeads/nKVHeads > MaxGroup {
 		panic(fmt.Sprintf("cuda-flash attention: heads of %d, %d per KV head (at most 128 and %d)", headDim, nHeads/nKVHeads, MaxGroup))
 	}
-	kh, vh := make([]float32, nCtx*nKVHeads*headDim), make([]float32, nCtx*nKVHeads*headDim)
-	for t := range nCtx {
-		for h := range nKVHeads {
-			src, dst := (t*nKVHeads+h)*headDim, (h*nCtx+t)*headDim
-			copy(kh[dst:dst+headDim], k[src:src+headDim])
-			copy(vh[dst:dst+headDim], v[src:src+headDim])
-		}
-	}
+	kh, vh := perKVHead(k, v, nCtx, nKVHeads, headDim, headDim)
 	host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
 		l := &Launcher{r: r, T: t, S: s, DecodeAttn: kernel}
-		pq, err := upload(r, t, s, "x", q[:n])
-		if err != nil {
-			return err
-		}
-		pk, err := upload(r, t, s, "w", kh)
-		if err != nil {
-			return err
-		}
-		pv, err := upload(r, t, s, "aux", vh)
+		pq, pk, pv, err := uploadXWAux(r, t, s, q[:n], kh, vh)
 		if err != nil {
 			return err
 		}
@@ -147,11 +121,8 @@ func flashAttention(kernel string, out, q, k, v []float32, nHeads, nKVHeads, hea
 		if err := t.MemsetD32Async(cnt, 0, nKVHeads, s); err != nil {
 			return err
 		}
-		pd, err := r.buf(t, "dst", 4*n)
+		pd, err := r.poisoned(t, s, "dst", n)
 		if err != nil {
-			return err
-		}
-		if err := t.MemsetD32Async(pd, poison, n, s); err != nil {
 			return err
 		}
 		if err := l.DecodeAttention(pd, pq, pk, pv, po, pml, cnt, pp, nHeads, nKVHeads, headDim, nCtx, scale); err != nil {
@@ -159,4 +130,20 @@ func flashAttention(kernel string, out, q, k, v []float32, nHeads, nKVHeads, hea
 		}
 		return cu.DtoHAsync(t, out[:n], pd, s)
 	})
+}
+
+// perKVHead regroups the contract's k and v ([position][KV head][hd], nCtx
+// positions) per KV head as the engine's cache keeps them: [KV head]
+// [position][stride], a row's hd values first and zeros after (a head
+// padded to the kernel's size).
+func perKVHead(k, v []float32, nCtx, nKVHeads, hd, stride int) (kh, vh []float32) {
+	kh, vh = make([]float32, nKVHeads*nCtx*stride), make([]float32, nKVHeads*nCtx*stride)
+	for t := range nCtx {
+		for h := range nKVHeads {
+			src, dst := (t*nKVHeads+h)*hd, (h*nCtx+t)*stride
+			copy(kh[dst:dst+hd], k[src:src+hd])
+			copy(vh[dst:dst+hd], v[src:src+hd])
+		}
+	}
+	return kh, vh
 }

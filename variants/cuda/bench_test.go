@@ -153,6 +153,18 @@ func devUpload[T any](d *devInputs, s cu.Stream, src []T) (cu.Ptr, error) {
 	return p, cu.HtoDAsync(d.t, p, src, s)
 }
 
+// devUploads uploads each of srcs, in order.
+func devUploads(d *devInputs, s cu.Stream, srcs ...[]float32) ([]cu.Ptr, error) {
+	ps := make([]cu.Ptr, len(srcs))
+	for i, src := range srcs {
+		var err error
+		if ps[i], err = devUpload(d, s, src); err != nil {
+			return nil, err
+		}
+	}
+	return ps, nil
+}
+
 // copies uploads n copies of src.
 func devCopies[T any](d *devInputs, s cu.Stream, src []T, n int) ([]cu.Ptr, error) {
 	ps := make([]cu.Ptr, n)
@@ -237,14 +249,11 @@ func prepare(r *gpu, d *devInputs, s cu.Stream, op *ledger.Op, variant string, w
 		}
 		return func(t *cu.Thread, s cu.Stream, i int) error { return r.quantize(t, s, op.Type, pd, px, len(w.X)) }, nil
 	case ledger.KindRMSNorm, ledger.KindSiLUMul:
-		px, err := devUpload(d, s, w.X)
+		in, err := devUploads(d, s, w.X, w.Aux)
 		if err != nil {
 			return nil, err
 		}
-		pa, err := devUpload(d, s, w.Aux)
-		if err != nil {
-			return nil, err
-		}
+		px, pa := in[0], in[1]
 		pd, err := d.alloc(4 * len(w.X))
 		if err != nil {
 			return nil, err
@@ -260,18 +269,11 @@ func prepare(r *gpu, d *devInputs, s cu.Stream, op *ledger.Op, variant string, w
 		}
 		return func(t *cu.Thread, s cu.Stream, i int) error { return r.softmax(t, s, px, len(w.X)) }, nil
 	case ledger.KindRoPE:
-		px, err := devUpload(d, s, w.X)
+		in, err := devUploads(d, s, w.X, w.Cos, w.Sin)
 		if err != nil {
 			return nil, err
 		}
-		pc, err := devUpload(d, s, w.Cos)
-		if err != nil {
-			return nil, err
-		}
-		ps, err := devUpload(d, s, w.Sin)
-		if err != nil {
-			return nil, err
-		}
+		px, pc, ps := in[0], in[1], in[2]
 		return func(t *cu.Thread, s cu.Stream, i int) error {
 			return r.rope(t, s, px, sh.Heads, sh.HeadDim, pc, ps, w.NeoX)
 		}, nil
@@ -413,19 +415,7 @@ func timeGraph(b *testing.B, r *gpu, launches int, bytes, flops float64, setup f
 	replays, ms := 0, 0.0
 	for b.Loop() {
 		err := r.dev.Do(func(t *cu.Thread) error {
-			if err := t.Record(e0, st); err != nil {
-				return err
-			}
-			if err := t.LaunchGraph(g, st); err != nil {
-				return err
-			}
-			if err := t.Record(e1, st); err != nil {
-				return err
-			}
-			if err := t.EventSync(e1); err != nil {
-				return err
-			}
-			el, err := t.Elapsed(e0, e1)
+			el, err := t.Time(st, e0, e1, func() error { return t.LaunchGraph(g, st) })
 			ms += float64(el)
 			return err
 		})

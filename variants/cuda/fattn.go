@@ -110,14 +110,7 @@ func hostPrefillAttention(out, q []float32, ld int, k, v []float32, nTokens, nHe
 		panic(fmt.Sprintf("cuda-fattn: heads of %d: %v", headDim, err))
 	}
 	nctx := pos0 + nTokens
-	kh, vh := make([]float32, nKVHeads*nctx*hp), make([]float32, nKVHeads*nctx*hp)
-	for t := range nctx {
-		for h := range nKVHeads {
-			src, dst := (t*nKVHeads+h)*headDim, (h*nctx+t)*hp
-			copy(kh[dst:dst+headDim], k[src:src+headDim])
-			copy(vh[dst:dst+headDim], v[src:src+headDim])
-		}
-	}
+	kh, vh := perKVHead(k, v, nctx, nKVHeads, headDim, hp)
 	qp := make([]float32, nTokens*nHeads*hp)
 	for j := range nTokens {
 		for h := range nHeads {
@@ -127,15 +120,7 @@ func hostPrefillAttention(out, q []float32, ld int, k, v []float32, nTokens, nHe
 	op := make([]float32, len(qp))
 	host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
 		l := &Launcher{r: r, T: t, S: s}
-		pq, err := upload(r, t, s, "x", qp)
-		if err != nil {
-			return err
-		}
-		pk, err := upload(r, t, s, "w", kh)
-		if err != nil {
-			return err
-		}
-		pv, err := upload(r, t, s, "aux", vh)
+		pq, pk, pv, err := uploadXWAux(r, t, s, qp, kh, vh)
 		if err != nil {
 			return err
 		}
@@ -143,11 +128,8 @@ func hostPrefillAttention(out, q []float32, ld int, k, v []float32, nTokens, nHe
 		if err != nil {
 			return err
 		}
-		pd, err := r.buf(t, "dst", 4*len(op))
+		pd, err := r.poisoned(t, s, "dst", len(op))
 		if err != nil {
-			return err
-		}
-		if err := t.MemsetD32Async(pd, poison, len(op), s); err != nil {
 			return err
 		}
 		if err := l.AttentionFlash(pd, pq, pk, pv, pp, nTokens, nHeads, nKVHeads, hp, nctx, scale); err != nil {

@@ -315,18 +315,11 @@ func BenchmarkAttentionPrefill(b *testing.B) {
 				pairs := float64(s.n) * (float64(s.pos0) + float64(s.n+1)/2)
 				flops := 4 * pairs * float64(s.hd*s.nHeads)
 				timeGraph(b, r, 16, 0, flops, func(d *devInputs, st cu.Stream) (launcher, error) {
-					pq, err := devUpload(d, st, in.q)
+					qkv, err := devUploads(d, st, in.q, in.kc, in.vc)
 					if err != nil {
 						return nil, err
 					}
-					pk, err := devUpload(d, st, in.kc)
-					if err != nil {
-						return nil, err
-					}
-					pv, err := devUpload(d, st, in.vc)
-					if err != nil {
-						return nil, err
-					}
+					pq, pk, pv := qkv[0], qkv[1], qkv[2]
 					pp, err := devUpload(d, st, []int32{int32(s.pos0)})
 					if err != nil {
 						return nil, err

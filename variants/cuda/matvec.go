@@ -207,21 +207,14 @@ func hostMatVec(f *format, mv mvLaunch) ledger.MatVec {
 			return
 		}
 		dw := f.deviceWeights(w, rows, k)
-		xb, _ := quant.RowSize(ledger.ActivationType(f.wt), int64(k))
+		xb := actRowBytes(f.wt, k)
 		host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
-			pw, err := upload(r, t, s, "w", dw)
+			pw, px, err := uploadWX(r, t, s, dw, xq[:xb])
 			if err != nil {
 				return err
 			}
-			px, err := upload(r, t, s, "x", xq[:xb])
+			pd, err := r.poisoned(t, s, "dst", rows)
 			if err != nil {
-				return err
-			}
-			pd, err := r.buf(t, "dst", 4*rows)
-			if err != nil {
-				return err
-			}
-			if err := t.MemsetD32Async(pd, poison, rows, s); err != nil {
 				return err
 			}
 			if err := mv(r, t, s, f, pd, pw, rows, px, k); err != nil {
@@ -232,23 +225,33 @@ func hostMatVec(f *format, mv mvLaunch) ledger.MatVec {
 	}
 }
 
-// hostMatMul is the ledger.MatMul of f (on the tensor cores with mma). dst
-// goes up and comes back whole, so the gaps between its columns (the
-// caller's) are left as they were and an output the kernel misses keeps
-// the caller's fill.
+// mmLaunch enqueues one product of n activation rows, dst[j*ldd+r] =
+// W[r]·X[j] (w in f's device layout, rows of k values), on s.
+type mmLaunch func(r *gpu, t *cu.Thread, s cu.Stream, f *format, dst cu.Ptr, ldd int, w cu.Ptr, rows int, x cu.Ptr, n, k int) error
+
+// hostMatMul is the ledger.MatMul of f (on the tensor cores with mma).
 func hostMatMul(f *format, mma, integer bool) ledger.MatMul {
+	return hostLaunchMatMul(f, func(r *gpu, t *cu.Thread, s cu.Stream, f *format, dst cu.Ptr, ldd int, w cu.Ptr, rows int, x cu.Ptr, n, k int) error {
+		if mma {
+			return r.matMulMMA(t, s, f, integer, dst, ldd, w, rows, x, n, k)
+		}
+		return r.matMul(t, s, f, dst, ldd, w, rows, x, n, k)
+	})
+}
+
+// hostLaunchMatMul is the ledger.MatMul of f's kernel mm: upload, launch,
+// download. dst goes up and comes back whole, so the gaps between its
+// columns (the caller's) are left as they were and an output the kernel
+// misses keeps the caller's fill.
+func hostLaunchMatMul(f *format, mm mmLaunch) ledger.MatMul {
 	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
 		if rows == 0 || n == 0 {
 			return
 		}
 		dw := f.deviceWeights(w, rows, k)
-		xb, _ := quant.RowSize(ledger.ActivationType(f.wt), int64(k))
+		xb := actRowBytes(f.wt, k)
 		host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
-			pw, err := upload(r, t, s, "w", dw)
-			if err != nil {
-				return err
-			}
-			px, err := upload(r, t, s, "x", xq[:n*int(xb)])
+			pw, px, err := uploadWX(r, t, s, dw, xq[:n*xb])
 			if err != nil {
 				return err
 			}
@@ -256,17 +259,31 @@ func hostMatMul(f *format, mma, integer bool) ledger.MatMul {
 			if err != nil {
 				return err
 			}
-			if mma {
-				err = r.matMulMMA(t, s, f, integer, pd, ldd, pw, rows, px, n, k)
-			} else {
-				err = r.matMul(t, s, f, pd, ldd, pw, rows, px, n, k)
-			}
-			if err != nil {
+			if err := mm(r, t, s, f, pd, ldd, pw, rows, px, n, k); err != nil {
 				return err
 			}
 			return cu.DtoHAsync(t, dst, pd, s)
 		})
 	}
+}
+
+// uploadWX copies a product's device-layout weights and activations into
+// the w and x scratch buffers on s (every host-slice matvec and matmul).
+func uploadWX(r *gpu, t *cu.Thread, s cu.Stream, w, x []byte) (pw, px cu.Ptr, err error) {
+	if pw, err = upload(r, t, s, "w", w); err != nil {
+		return 0, 0, err
+	}
+	if px, err = upload(r, t, s, "x", x); err != nil {
+		return 0, 0, err
+	}
+	return pw, px, nil
+}
+
+// actRowBytes is the bytes of one activation row of k values that a
+// product over weights of wt reads (ledger.ActivationType(wt)).
+func actRowBytes(wt quant.Type, k int) int {
+	n, _ := quant.RowSize(ledger.ActivationType(wt), int64(k))
+	return int(n)
 }
 
 // xsWarps is kernels/matvec.cu's XS_WARPS: cuda-xs's warps a block.

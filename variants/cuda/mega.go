@@ -24,15 +24,11 @@ func (r *gpu) megaMatVec2(t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, r
 }
 
 func (r *gpu) megaRows(t *cu.Thread, s cu.Stream, nr int, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
-	qt, err := qtCode(ledger.ActivationType(f.wt))
+	qt, xb, err := r.lazyMatVec(t, megaFile, f, k)
 	if err != nil {
 		return err
 	}
-	if err := r.loadMega(t); err != nil {
-		return err
-	}
-	xb, _ := quant.RowSize(ledger.ActivationType(f.wt), int64(k))
-	ringAt := (int(xb) + 16 + 15) &^ 15
+	ringAt := (xb + 16 + 15) &^ 15
 	ringFor := func(name string) int { return (r.dev.SharedOptin - r.info[name].StaticShared - ringAt) &^ 15 }
 	if nr == 2 && ringFor("mmv2") < 3*2*megaUnits*f.devRow(k) {
 		// Rows too long for three rounds of 16 in the ring (Q6_K and Q8_0
@@ -58,10 +54,10 @@ func (r *gpu) megaRows(t *cu.Thread, s cu.Stream, nr int, f *format, dst, w cu.P
 func registerMega() {
 	for _, wt := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(wt), Name: "cuda-mega", Family: ledger.FamilyCUDA, Features: []string{Feature},
-			Impl:  hostLaunchMatVec(formats[wt], (*gpu).megaMatVec),
+			Impl:  hostMatVec(formats[wt], (*gpu).megaMatVec),
 			Notes: "the decode megakernel's matvec (mega.cu mmv): one block of 256 threads a multiprocessor, each a contiguous slice of the rows streamed by cp.async into a ring in its shared memory (rounds of 8 rows, as far ahead as the ring holds), a warp a row read from there; the lanes' sums are cuda's" + hostNote})
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(wt), Name: "cuda-mega2", Family: ledger.FamilyCUDA, Features: []string{Feature},
-			Impl:  hostLaunchMatVec(formats[wt], (*gpu).megaMatVec2),
+			Impl:  hostMatVec(formats[wt], (*gpu).megaMatVec2),
 			Notes: "cuda-mega with two rows a warp (rounds of 16 rows), their shared-memory loads and sums interleaved (a row a warp, mmv, where three rounds of 16 rows do not fit the ring: Q6_K and Q8_0 at k = 8192 on the H200); the lanes' sums are cuda's" + hostNote})
 	}
 }

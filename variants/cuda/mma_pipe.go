@@ -110,31 +110,9 @@ func (r *gpu) matMulPipe(t *cu.Thread, s cu.Stream, f *format, p *PipeTile, dst 
 // hostMatMulPipe is the ledger.MatMul of f on p: as hostMatMul, dst goes up
 // and comes back whole.
 func hostMatMulPipe(f *format, p *PipeTile) ledger.MatMul {
-	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
-		if rows == 0 || n == 0 {
-			return
-		}
-		dw := f.deviceWeights(w, rows, k)
-		xb, _ := quant.RowSize(ledger.ActivationType(f.wt), int64(k))
-		host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
-			pw, err := upload(r, t, s, "w", dw)
-			if err != nil {
-				return err
-			}
-			px, err := upload(r, t, s, "x", xq[:n*int(xb)])
-			if err != nil {
-				return err
-			}
-			pd, err := upload(r, t, s, "dst", dst)
-			if err != nil {
-				return err
-			}
-			if err := r.matMulPipe(t, s, f, p, pd, ldd, pw, rows, px, n, k); err != nil {
-				return err
-			}
-			return cu.DtoHAsync(t, dst, pd, s)
-		})
-	}
+	return hostLaunchMatMul(f, func(r *gpu, t *cu.Thread, s cu.Stream, f *format, dst cu.Ptr, ldd int, w cu.Ptr, rows int, x cu.Ptr, n, k int) error {
+		return r.matMulPipe(t, s, f, p, dst, ldd, w, rows, x, n, k)
+	})
 }
 
 // registerPipe registers the instances for Q4_K and Q6_K (from register.go's

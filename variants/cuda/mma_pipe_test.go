@@ -171,19 +171,7 @@ func timePipe(t *testing.T, wt quant.Type, p *PipeTile, s ledger.Shape) {
 		}
 		for i := range reps + 1 {
 			for _, name := range []string{"cuda-mma-int", p.Variant} {
-				if err := th.Record(e0, st); err != nil {
-					return err
-				}
-				if err := kernels[name](); err != nil {
-					return err
-				}
-				if err := th.Record(e1, st); err != nil {
-					return err
-				}
-				if err := th.EventSync(e1); err != nil {
-					return err
-				}
-				el, err := th.Elapsed(e0, e1)
+				el, err := th.Time(st, e0, e1, kernels[name])
 				if err != nil {
 					return err
 				}

@@ -161,24 +161,8 @@ func setup() (*gpu, error) {
 	}
 	err = d.Do(func(t *cu.Thread) error {
 		for _, f := range sourceFiles {
-			m, err := t.LoadModule(comp[f.name].Image())
-			if err != nil {
-				return fmt.Errorf("load %s (%s): %w", f.name, r.arch, err)
-			}
-			for _, k := range f.kernels {
-				fn, err := t.Function(m, k)
-				if err != nil {
-					return fmt.Errorf("%s: %w", f.name, err)
-				}
-				r.fns[k] = fn
-				if r.info[k], err = t.FuncInfo(fn); err != nil {
-					return err
-				}
-				if n := dynamicShared(k); n > 48<<10 {
-					if err := t.SetMaxDynamicShared(fn, n); err != nil {
-						return fmt.Errorf("%s: %d bytes of shared memory: %w", k, n, err)
-					}
-				}
+			if err := r.loadModule(t, f.name, comp[f.name], f.kernels); err != nil {
+				return err
 			}
 		}
 		return skipKernels(t, r.fns, os.Getenv(SkipEnv))
@@ -187,6 +171,34 @@ func setup() (*gpu, error) {
 		return nil, fmt.Errorf("cuda kernels: %w", err)
 	}
 	return r, nil
+}
+
+// loadModule loads file's compiled module and looks its kernels up into
+// r.fns and r.info (setup's files and the lazily loaded ones alike),
+// raising a kernel's shared memory limit to what it is launched with
+// (dynamicShared) where that is over 48 KiB. A kernel is in r.fns only
+// once its resources are known.
+func (r *gpu) loadModule(t *cu.Thread, file string, c cu.Compiled, kernels []string) error {
+	m, err := t.LoadModule(c.Image())
+	if err != nil {
+		return fmt.Errorf("load %s (%s): %w", file, r.arch, err)
+	}
+	for _, k := range kernels {
+		fn, err := t.Function(m, k)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		if r.info[k], err = t.FuncInfo(fn); err != nil {
+			return err
+		}
+		r.fns[k] = fn
+		if n := dynamicShared(k); n > 48<<10 {
+			if err := t.SetMaxDynamicShared(fn, n); err != nil {
+				return fmt.Errorf("%s: %d bytes of shared memory: %w", k, n, err)
+			}
+		}
+	}
+	return nil
 }
 
 // skipKernels sets t.Skip to the kernels named in list (SkipEnv's value).
@@ -267,6 +279,33 @@ func upload[T any](r *gpu, t *cu.Thread, s cu.Stream, name string, src []T) (cu.
 		return 0, err
 	}
 	return p, cu.HtoDAsync(t, p, src, s)
+}
+
+// poisoned returns scratch buffer name with room for n floats, each set to
+// poison on s: a host-slice variant's output, which so comes back NaN
+// wherever the kernel leaves it unwritten.
+func (r *gpu) poisoned(t *cu.Thread, s cu.Stream, name string, n int) (cu.Ptr, error) {
+	p, err := r.buf(t, name, 4*n)
+	if err != nil {
+		return 0, err
+	}
+	return p, t.MemsetD32Async(p, poison, n, s)
+}
+
+// uploadXWAux copies a launch's three float inputs (an attention's q, k
+// and v; rope's x and its tables) into the x, w and aux scratch buffers on
+// s, in that order.
+func uploadXWAux(r *gpu, t *cu.Thread, s cu.Stream, a, b, c []float32) (pa, pb, pc cu.Ptr, err error) {
+	if pa, err = upload(r, t, s, "x", a); err != nil {
+		return 0, 0, 0, err
+	}
+	if pb, err = upload(r, t, s, "w", b); err != nil {
+		return 0, 0, 0, err
+	}
+	if pc, err = upload(r, t, s, "aux", c); err != nil {
+		return 0, 0, 0, err
+	}
+	return pa, pb, pc, nil
 }
 
 // host runs f on the device thread with the runtime's stream and waits for

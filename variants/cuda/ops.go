@@ -79,11 +79,8 @@ func hostBinary(dst, a, b []float32, op func(r *gpu, t *cu.Thread, s cu.Stream, 
 		if err != nil {
 			return err
 		}
-		pd, err := r.buf(t, "dst", 4*n)
+		pd, err := r.poisoned(t, s, "dst", n)
 		if err != nil {
-			return err
-		}
-		if err := t.MemsetD32Async(pd, poison, n, s); err != nil {
 			return err
 		}
 		if err := op(r, t, s, pd, pa, pb, n); err != nil {
@@ -115,15 +112,7 @@ func hostRoPE(x []float32, nHeads, headDim int, cos, sin []float32, neox bool) {
 		return
 	}
 	host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
-		px, err := upload(r, t, s, "x", x[:n])
-		if err != nil {
-			return err
-		}
-		pc, err := upload(r, t, s, "w", cos[:headDim/2])
-		if err != nil {
-			return err
-		}
-		ps, err := upload(r, t, s, "aux", sin[:headDim/2])
+		px, pc, ps, err := uploadXWAux(r, t, s, x[:n], cos[:headDim/2], sin[:headDim/2])
 		if err != nil {
 			return err
 		}

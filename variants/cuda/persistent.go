@@ -61,21 +61,7 @@ func (r *gpu) loadLazy(t *cu.Thread, f lazyFile) error {
 			return err
 		}
 	}
-	m, err := t.LoadModule(c.Image())
-	if err != nil {
-		return fmt.Errorf("load %s (%s): %w", f.name, r.arch, err)
-	}
-	for _, k := range f.kernels {
-		fn, err := t.Function(m, k)
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
-		}
-		if r.info[k], err = t.FuncInfo(fn); err != nil {
-			return err
-		}
-		r.fns[k] = fn
-	}
-	return nil
+	return r.loadModule(t, f.name, c, f.kernels)
 }
 
 // persistThreads is PT in persistent.cu.
@@ -347,10 +333,7 @@ func words(v []uint64) []byte {
 }
 
 // actBytes is the bytes of one activation row that w's matvec reads.
-func actBytes(w Weights) int {
-	n, _ := quant.RowSize(ledger.ActivationType(w.Type), int64(w.Cols))
-	return int(n)
-}
+func actBytes(w Weights) int { return actRowBytes(w.Type, w.Cols) }
 
 // checkPersistent says why the kernel cannot take the model, if it cannot.
 func checkPersistent(sh PersistentShape, layers []PersistentLayer) error {
@@ -483,15 +466,11 @@ func (p *Persistent) Free(l *Launcher) {
 // persistMatVec enqueues pmv: dst[r] = W[r]·x with the persistent kernel's
 // rows (two a warp, x staged in each block's shared memory).
 func (r *gpu) persistMatVec(t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error {
-	qt, err := qtCode(ledger.ActivationType(f.wt))
+	qt, xb, err := r.lazyMatVec(t, persistentFile, f, k)
 	if err != nil {
 		return err
 	}
-	if err := r.loadPersistent(t); err != nil {
-		return err
-	}
-	xb, _ := quant.RowSize(ledger.ActivationType(f.wt), int64(k))
-	shared := int(xb) + 16
+	shared := xb + 16
 	if shared > 48<<10 {
 		return fmt.Errorf("cuda-persist: an activation row of %d bytes does not fit 48 KiB of shared memory", xb)
 	}
@@ -501,42 +480,22 @@ func (r *gpu) persistMatVec(t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr,
 		dst.Arg(), w.Arg(), cu.I32(rows), x.Arg(), cu.I32(k), cu.I32(fmtCode[f.wt]), cu.I32(qt))
 }
 
-// hostPersistMatVec is cuda-persist's host-slice form.
-func hostPersistMatVec(f *format) ledger.MatVec { return hostLaunchMatVec(f, (*gpu).persistMatVec) }
-
-// hostLaunchMatVec is the host-slice form of a matvec that launch enqueues
-// (weights in f's device layout, one activation row).
-func hostLaunchMatVec(f *format, launch func(r *gpu, t *cu.Thread, s cu.Stream, f *format, dst, w cu.Ptr, rows int, x cu.Ptr, k int) error) ledger.MatVec {
-	return func(dst []float32, w, xq []byte, k int) {
-		rows := len(dst)
-		if rows == 0 {
-			return
-		}
-		dw := f.deviceWeights(w, rows, k)
-		xb, _ := quant.RowSize(ledger.ActivationType(f.wt), int64(k))
-		host(func(r *gpu, t *cu.Thread, s cu.Stream) error {
-			pw, err := upload(r, t, s, "w", dw)
-			if err != nil {
-				return err
-			}
-			px, err := upload(r, t, s, "x", xq[:xb])
-			if err != nil {
-				return err
-			}
-			pd, err := r.buf(t, "dst", 4*rows)
-			if err != nil {
-				return err
-			}
-			if err := t.MemsetD32Async(pd, poison, rows, s); err != nil {
-				return err
-			}
-			if err := launch(r, t, s, f, pd, pw, rows, px, k); err != nil {
-				return err
-			}
-			return cu.DtoHAsync(t, dst, pd, s)
-		})
+// lazyMatVec is what cuda-persist's and cuda-mega's matvecs over rows of k
+// values of f need first: their kernels' code for the activation type,
+// file loaded (once), and the bytes of the activation row they stage in
+// shared memory.
+func (r *gpu) lazyMatVec(t *cu.Thread, file lazyFile, f *format, k int) (qt, xb int, err error) {
+	if qt, err = qtCode(ledger.ActivationType(f.wt)); err != nil {
+		return 0, 0, err
 	}
+	if err := r.loadLazy(t, file); err != nil {
+		return 0, 0, err
+	}
+	return qt, actRowBytes(f.wt, k), nil
 }
+
+// hostPersistMatVec is cuda-persist's host-slice form.
+func hostPersistMatVec(f *format) ledger.MatVec { return hostMatVec(f, (*gpu).persistMatVec) }
 
 // registerPersistent registers cuda-persist (from register.go's init, after
 // the cuda variants).

@@ -45,8 +45,8 @@ func TestPersistentMatVecBitIdentical(t *testing.T) {
 	for _, v := range []struct {
 		name string
 		mv   func(*format) ledger.MatVec
-	}{{"cuda-persist", hostPersistMatVec}, {"cuda-mega", func(f *format) ledger.MatVec { return hostLaunchMatVec(f, (*gpu).megaMatVec) }},
-		{"cuda-mega2", func(f *format) ledger.MatVec { return hostLaunchMatVec(f, (*gpu).megaMatVec2) }}} {
+	}{{"cuda-persist", hostPersistMatVec}, {"cuda-mega", func(f *format) ledger.MatVec { return hostMatVec(f, (*gpu).megaMatVec) }},
+		{"cuda-mega2", func(f *format) ledger.MatVec { return hostMatVec(f, (*gpu).megaMatVec2) }}} {
 		rng := rand.New(rand.NewPCG(5, 6))
 		for _, wt := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
 			for _, sh := range []struct{ rows, k int }{{3072, 3072}, {1024, 3072}, {3072, 8192}, {8192, 3072}, {33, 256}, {7, 512}, {1000, 8192}} {

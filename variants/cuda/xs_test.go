@@ -29,16 +29,38 @@ func TestXSNoSpills(t *testing.T) {
 func TestXSMatchesWarp(t *testing.T) {
 	needCUDA(t)
 	rng := rand.New(rand.NewPCG(14, 1))
+	var mvs []namedMV
+	for _, x := range xsVariants {
+		mvs = append(mvs, namedMV{x.name, xsMV(x.rows)})
+	}
+	requireWarpBits(t, rng, []mvShape{{3072, 3072}, {1024, 3072}, {3072, 8192}, {8192, 3072}, {33, 256}, {7, 512}, {1, 256}, {67, 2304}}, mvs)
+}
+
+// namedMV is a matvec variant's launch, by the variant's name.
+type namedMV struct {
+	name string
+	mv   mvLaunch
+}
+
+// mvShape is a matvec's rows of k values.
+type mvShape struct{ rows, k int }
+
+// requireWarpBits requires each of mvs to give cuda's warp-per-row kernel's
+// bits, for Q4_K then Q6_K weights at each shape, on random weights and a
+// random Q8_K row (the cuda-xs and cuda-early kernels are cuda's lanes and
+// sums).
+func requireWarpBits(t *testing.T, rng *rand.Rand, shapes []mvShape, mvs []namedMV) {
+	t.Helper()
 	for _, wt := range []quant.Type{quant.Q4_K, quant.Q6_K} {
-		for _, sh := range []struct{ rows, k int }{{3072, 3072}, {1024, 3072}, {3072, 8192}, {8192, 3072}, {33, 256}, {7, 512}, {1, 256}, {67, 2304}} {
+		for _, sh := range shapes {
 			w := randomRows(t, rng, wt, sh.rows, sh.k)
 			xq := randomRows(t, rng, quant.Q8_K, 1, sh.k)
 			want := make([]float32, sh.rows)
 			hostMatVec(formats[wt], unrolledMV(1))(want, w, xq, sh.k)
-			for _, x := range xsVariants {
+			for _, v := range mvs {
 				got := make([]float32, sh.rows)
-				hostMatVec(formats[wt], xsMV(x.rows))(got, w, xq, sh.k)
-				requireSameBits(t, fmt.Sprintf("%s %s %d×%d", x.name, wt, sh.rows, sh.k), got, want)
+				hostMatVec(formats[wt], v.mv)(got, w, xq, sh.k)
+				requireSameBits(t, fmt.Sprintf("%s %s %d×%d", v.name, wt, sh.rows, sh.k), got, want)
 			}
 		}
 	}
@@ -72,11 +94,8 @@ func TestXSMulti(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				pd, err := r.buf(th, fmt.Sprintf("dst%d", i), 4*rows[i])
+				pd, err := r.poisoned(th, s, fmt.Sprintf("dst%d", i), rows[i])
 				if err != nil {
-					return err
-				}
-				if err := th.MemsetD32Async(pd, poison, rows[i], s); err != nil {
 					return err
 				}
 				segs[i] = XSSeg{Dst: pd, W: pw, Rows: rows[i], Type: types[i]}
