@@ -10,7 +10,10 @@ import (
 	"strings"
 )
 
-func init() { registerText("amx", "sub_amd64.s", amxSub) }
+func init() {
+	registerText("amx", "sub_amd64.s", amxSub)
+	registerText("amx", "sub_amd64.h", amxSubHeader)
+}
 
 // Layout constants, mirrored from variants/amx/sub.go (a test there checks
 // the generated file against them through the kernels' results).
@@ -32,6 +35,7 @@ const (
 func amxSub() []byte {
 	var l lines
 	l.asmHead("amx_sub.go")
+	l.e("#include \"sub_amd64.h\"")
 	l.e("")
 	subPackQ4K(&l)
 	l.e("")
@@ -49,6 +53,30 @@ func amxSub() []byte {
 	l.e("")
 	subKernelW(&l, true)
 	return []byte(strings.Join(l, "\n") + "\n")
+}
+
+// amxSubHeader writes variants/amx/sub_amd64.h: the super-block steps that
+// sub_amd64.s runs in more than one function (each packer with and without
+// prefetches, each kernel in both loop orders), written once as macros.
+func amxSubHeader() []byte {
+	return macroHeader("amx_sub.go", []string{
+		"// The super-block steps that the functions of sub_amd64.s share,",
+		"// written once as macros.",
+	}, []macro{
+		{"SUB_PACK_Q4K_STEP", "is one super-block of subPackQ4K (subPackQ4KStep).", subPackQ4KStep},
+		{"SUB_PACK_Q6K_STEP", "is one super-block of subPackQ6K (subPackQ6KStep).", subPackQ6KStep},
+		{"SUB_PREFETCH_1K(off)", "prefetches the 16 cache lines of 1 KiB at off(R10) (subPrefetch1K).", subPrefetch1K},
+		{"SUB_QUAD(qi)", "adds k-quad qi of the chunk into Z0-Z11 (subQuad).", subQuad},
+		{"SUB_SCALE(s)", "scales the sums of sub-block s into Z12-Z23 (subScale).", subScale},
+		{"SUB_ZERO_REGS", "zeroes Z0-Z23 (subZeroRegs).", subZeroRegs},
+		{"SUB_ZERO_ACC", "stores Z0 (zero) in the 12 rows of acc at R11 (subZeroAcc).", subZeroAcc},
+		{"SUB_CHUNK_Q4K", "is one chunk of a Q4_K super-block of subKernelQ4K(W) (subChunk).", func(l *lines) { subChunk(l, false) }},
+		{"SUB_CHUNK_Q6K", "is one chunk of a Q6_K super-block of subKernelQ6K(W) (subChunk).", func(l *lines) { subChunk(l, true) }},
+		{"SUB_EPILOGUE_Q4K(act)", "is the block-sum epilogue of a Q4_K super-block into acc at R11,\n// act the activation super-block (subEpilogue).", func(l *lines) { subEpilogue(l, false, "act") }},
+		{"SUB_KERNEL(step, epilogue, wbytes)", "is the body of subKernelQ4K and subKernelQ6K (subKernelBody).", subKernelBody},
+		{"SUB_KERNEL_W(step, epilogue, wbytes)", "is the body of subKernelQ4KW and subKernelQ6KW (subKernelWBody).", subKernelWBody},
+		{"SUB_EPILOGUE_Q6K(act)", "is the block-sum epilogue of a Q6_K super-block into acc at R11,\n// act the activation super-block (subEpilogue).", func(l *lines) { subEpilogue(l, true, "act") }},
+	})
 }
 
 func subPackQ4K(l *lines) {
@@ -91,10 +119,10 @@ func subPackLoop(l *lines, name, label string, pf func(l *lines), srcBytes, dstB
 // subPackQ4KBody emits subPackQ4K's text as name, its loop label label;
 // pf, when set, emits the prefetches of each super-block step.
 func subPackQ4KBody(l *lines, name, label string, pf func(l *lines)) {
-	subPackLoop(l, name, label, pf, 144, subQ4Bytes, func() { subPackQ4KStep(l) })
+	subPackLoop(l, name, label, pf, 144, subQ4Bytes, func() { l.e("\tSUB_PACK_Q4K_STEP") })
 }
 
-// subPackQ4KStep is one super-block of subPackQ4K.
+// subPackQ4KStep is one super-block of subPackQ4K (SUB_PACK_Q4K_STEP).
 func subPackQ4KStep(l *lines) {
 	l.q4kScalesMins(subQ4D, subQ4Dmin, subQ4Coef)
 	for j := 0; j < 8; j++ {
@@ -135,10 +163,10 @@ const subPackQ6KDoc = `
 
 // subPackQ6KBody is subPackQ4KBody for Q6_K.
 func subPackQ6KBody(l *lines, name, label string, pf func(l *lines)) {
-	subPackLoop(l, name, label, pf, 210, subQ6Bytes, func() { subPackQ6KStep(l) })
+	subPackLoop(l, name, label, pf, 210, subQ6Bytes, func() { l.e("\tSUB_PACK_Q6K_STEP") })
 }
 
-// subPackQ6KStep is one super-block of subPackQ6K.
+// subPackQ6KStep is one super-block of subPackQ6K (SUB_PACK_Q6K_STEP).
 func subPackQ6KStep(l *lines) {
 	l.e("\tQ6K_SCALES_D")
 	l.e("\tVMOVUPS Z9, %d(DI)        // d", subQ6D)
@@ -190,7 +218,11 @@ func subPackPf(l *lines, q6 bool) {
 	body(l, name, label, func(l *lines) {
 		l.e("\tTESTQ R10, R10")
 		l.e("\tJZ %snopf", label)
-		for i := 0; i < nLines; i++ {
+		i := 0
+		for ; i+16 <= nLines; i += 16 {
+			l.e("\tSUB_PREFETCH_1K(%d)", 64*i)
+		}
+		for ; i < nLines; i++ {
 			l.e("\tPREFETCHT0 %d(R10)", 64*i)
 		}
 		l.e("\tADDQ $%d, R10", 16*blk)
@@ -198,13 +230,26 @@ func subPackPf(l *lines, q6 bool) {
 	})
 }
 
+// subPrefetch1K is SUB_PREFETCH_1K: the packers' prefetches (subPackPf)
+// of 1 KiB of the next tile, 16 lines from off(R10).
+func subPrefetch1K(l *lines) {
+	for i := 0; i < 16; i++ {
+		l.e("\tPREFETCHT0 (off+%d)(R10)", 64*i)
+	}
+}
+
 // subKernel writes subKernelQ4K or (q6) subKernelQ6K.
 func subKernel(l *lines, q6 bool) {
-	name, lbl, wBytes := "subKernelQ4K", "s4", subQ4Bytes
+	name := "subKernelQ4K"
 	if q6 {
-		name, lbl, wBytes = "subKernelQ6K", "s6", subQ6Bytes
+		name = "subKernelQ6K"
 	}
-	l.doc(fmt.Sprintf(`
+	if q6 {
+		l.e("// func %s(a *subArgs)", name)
+		l.e("//")
+		l.e("// subKernelQ4K for Q6_K weights.")
+	} else {
+		l.doc(fmt.Sprintf(`
 // func %s(a *subArgs)
 //
 // One row tile (16 rows, one per dword lane) over every block of %d tokens:
@@ -218,7 +263,29 @@ func subKernel(l *lines, q6 bool) {
 // AX/SI/DX the chunk's weights, activations and scales, R11 acc, R12
 // super-blocks left, R13 token block, R14 tokens left, BX dst.
 `, name, subTok))
+	}
 	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
+	l.e("\t%s", subKernelCall("SUB_KERNEL", q6))
+}
+
+// subKernelCall is the invocation of kernel (SUB_KERNEL, SUB_KERNEL_W) for
+// Q4_K or (q6) Q6_K: its chunk and epilogue macros and weight bytes.
+func subKernelCall(kernel string, q6 bool) string {
+	if q6 {
+		return fmt.Sprintf("%s(SUB_CHUNK_Q6K, SUB_EPILOGUE_Q6K, %d)", kernel, subQ6Bytes)
+	}
+	return fmt.Sprintf("%s(SUB_CHUNK_Q4K, SUB_EPILOGUE_Q4K, %d)", kernel, subQ4Bytes)
+}
+
+// The kernels' bodies are the macros SUB_KERNEL and SUB_KERNEL_W, one per
+// loop order for both formats: step is the format's chunk (SUB_CHUNK_Q4K,
+// SUB_CHUNK_Q6K), epilogue its super-block epilogue, wbytes its weight
+// bytes a super-block. Their labels are function-scoped: one use per TEXT.
+const subKernelLabel = "k"
+
+// subKernelBody is SUB_KERNEL, the body of subKernel.
+func subKernelBody(l *lines) {
+	lbl := subKernelLabel
 	l.e("\tMOVQ a+0(FP), DI")
 	l.e("\tMOVQ 8(DI), R13")
 	l.e("\tMOVQ 16(DI), BX")
@@ -227,18 +294,14 @@ func subKernel(l *lines, q6 bool) {
 	l.e("\tKMOVW AX, K1")
 	l.e("\tMOVQ 56(DI), R11")
 	l.e("%sblock:", lbl)
-	for z := 0; z < 2*subTok; z++ {
-		l.e("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
-	}
-	for t := 0; t < subTok; t++ {
-		l.e("\tVMOVUPS Z0, %d(R11)", 64*t)
-	}
+	l.e("\tSUB_ZERO_REGS")
+	l.e("\tSUB_ZERO_ACC")
 	l.e("\tMOVQ 0(DI), R8")
 	l.e("\tMOVQ R13, R9")
 	l.e("\tMOVQ 32(DI), R12")
 	l.e("%ssb:", lbl)
-	subSuperBlock(l, q6, lbl, "R9")
-	l.e("\tADDQ $%d, R8", wBytes)
+	subSuperBlock(l, lbl, "R9")
+	l.e("\tADDQ $wbytes, R8")
 	l.e("\tADDQ $%d, R9", subActBytes)
 	l.e("\tDECQ R12")
 	l.e("\tJNZ %ssb", lbl)
@@ -258,6 +321,21 @@ func subKernel(l *lines, q6 bool) {
 	l.e("\tRET")
 }
 
+// subZeroRegs is SUB_ZERO_REGS: Z0-Z23 zeroed (a token block's sums).
+func subZeroRegs(l *lines) {
+	for z := 0; z < 2*subTok; z++ {
+		l.e("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
+	}
+}
+
+// subZeroAcc is SUB_ZERO_ACC: the subTok rows of acc at R11 set to Z0
+// (zeroed by SUB_ZERO_REGS).
+func subZeroAcc(l *lines) {
+	for t := 0; t < subTok; t++ {
+		l.e("\tVMOVUPS Z0, %d(R11)", 64*t)
+	}
+}
+
 // subStore writes the loop that stores CX rows of acc at SI to dst at BX
 // (stride DX) under the row mask K1.
 func subStore(l *lines, lbl string) {
@@ -271,41 +349,65 @@ func subStore(l *lines, lbl string) {
 }
 
 // subSuperBlock writes one super-block of one token block: the products of
-// the four chunks into Z12-Z23, then the epilogue into acc at R11. R8 is
-// the weight super-block, act the register holding the activation
-// super-block; clobbers AX, CX, DX, SI.
-func subSuperBlock(l *lines, q6 bool, lbl, act string) {
-	quadsPerSub := 8
-	if q6 {
-		quadsPerSub = 4
-	}
-	subsPerChunk := 16 / quadsPerSub
+// the four chunks into Z12-Z23 (step: SUB_CHUNK_Q4K/Q6K), then the
+// epilogue into acc at R11 (epilogue: SUB_EPILOGUE_Q4K/Q6K). R8 is the weight super-block, act the
+// register holding the activation super-block; clobbers AX, CX, DX, SI.
+func subSuperBlock(l *lines, lbl, act string) {
 	l.e("\tMOVQ R8, AX")
 	l.e("\tMOVQ %s, SI", act)
 	l.e("\tLEAQ %d(R8), DX", subScales)
 	l.e("\tMOVQ $4, CX")
 	l.e("%schunk:", lbl)
+	l.e("\tstep")
+	l.e("\tJNZ %schunk", lbl)
+	l.e("\tepilogue(%s)", act)
+}
+
+// subChunk is one chunk (16 k-quads) of a super-block: the products into
+// Z12-Z23 (SUB_QUAD, SUB_SCALE), then AX, SI, DX advanced to the next
+// chunk and CX counted down (the JNZ back is the caller's, which owns the
+// label).
+func subChunk(l *lines, q6 bool) {
+	quadsPerSub := 8
+	if q6 {
+		quadsPerSub = 4
+	}
+	subsPerChunk := 16 / quadsPerSub
 	for s := 0; s < subsPerChunk; s++ {
 		for q := 0; q < quadsPerSub; q++ {
-			qi := s*quadsPerSub + q
-			l.e("\tVMOVDQU32 %d(AX), Z24", 64*qi)
-			for t := 0; t < subTok; t++ {
-				l.e("\tVPDPBUSD.BCST %d(SI), Z24, Z%d", 64*t+4*qi, t)
-			}
+			l.e("\tSUB_QUAD(%d)", s*quadsPerSub+q)
 		}
-		l.e("\tVMOVDQU32 %d(DX), Z25", 64*s)
-		for t := 0; t < subTok; t++ {
-			l.e("\tVPMULLD Z25, Z%d, Z%d", t, t)
-			l.e("\tVPADDD Z%d, Z%d, Z%d", t, subTok+t, subTok+t)
-			l.e("\tVPXORD Z%d, Z%d, Z%d", t, t, t)
-		}
+		l.e("\tSUB_SCALE(%d)", s)
 	}
 	l.e("\tADDQ $1024, AX")
 	l.e("\tADDQ $%d, SI", subTok*64)
 	l.e("\tADDQ $%d, DX", 64*subsPerChunk)
 	l.e("\tDECQ CX")
-	l.e("\tJNZ %schunk", lbl)
-	// Epilogue: block sums, then acc[t] += dx·(…).
+}
+
+// subQuad is SUB_QUAD: k-quad qi of the chunk's weights (AX) times each
+// token's activation dword (SI), added into Z0-Z11 by VPDPBUSD.
+func subQuad(l *lines) {
+	l.e("\tVMOVDQU32 (64*qi)(AX), Z24")
+	for t := 0; t < subTok; t++ {
+		l.e("\tVPDPBUSD.BCST (%d+4*qi)(SI), Z24, Z%d", 64*t, t)
+	}
+}
+
+// subScale is SUB_SCALE: the sums of sub-block s (Z0-Z11) times its scales
+// (DX) into Z12-Z23, Z0-Z11 cleared for the next sub-block.
+func subScale(l *lines) {
+	l.e("\tVMOVDQU32 (64*s)(DX), Z25")
+	for t := 0; t < subTok; t++ {
+		l.e("\tVPMULLD Z25, Z%d, Z%d", t, t)
+		l.e("\tVPADDD Z%d, Z%d, Z%d", t, subTok+t, subTok+t)
+		l.e("\tVPXORD Z%d, Z%d, Z%d", t, t, t)
+	}
+}
+
+// subEpilogue is a super-block's epilogue: block sums, then
+// acc[t] += dx·(…); act holds the activation super-block.
+func subEpilogue(l *lines, q6 bool, act string) {
 	if !q6 {
 		for h := 0; h < 4; h++ {
 			l.e("\tVMOVDQU32 %d(R8), Z%d", subQ4Coef+64*h, 26+h)
@@ -359,12 +461,18 @@ func subSuperBlock(l *lines, q6 bool, lbl, act string) {
 // block 0, R10 of the current block, R11 its acc, R12 super-blocks left,
 // R13 blocks left, BX dst.
 func subKernelW(l *lines, q6 bool) {
-	name, lbl, wBytes := "subKernelQ4KW", "w4", subQ4Bytes
+	name := "subKernelQ4KW"
 	if q6 {
-		name, lbl, wBytes = "subKernelQ6KW", "w6", subQ6Bytes
+		name = "subKernelQ6KW"
 	}
 	l.e("// func %s(a *subArgs)", name)
 	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
+	l.e("\t%s", subKernelCall("SUB_KERNEL_W", q6))
+}
+
+// subKernelWBody is SUB_KERNEL_W, the body of subKernelW.
+func subKernelWBody(l *lines) {
+	lbl := subKernelLabel
 	l.e("\tMOVQ a+0(FP), DI")
 	l.e("\tMOVQ 48(DI), AX")
 	l.e("\tKMOVW AX, K1")
@@ -375,15 +483,11 @@ func subKernelW(l *lines, q6 bool) {
 	l.e("\tMOVQ $%d, CX", subTok)
 	l.e("\tDIVQ CX")
 	l.e("\tMOVQ AX, R14 // blocks")
-	for z := 0; z < 2*subTok; z++ {
-		l.e("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
-	}
+	l.e("\tSUB_ZERO_REGS")
 	l.e("\tMOVQ 56(DI), R11")
 	l.e("\tMOVQ R14, CX")
 	l.e("%szero:", lbl)
-	for t := 0; t < subTok; t++ {
-		l.e("\tVMOVUPS Z0, %d(R11)", 64*t)
-	}
+	l.e("\tSUB_ZERO_ACC")
 	l.e("\tADDQ $%d, R11", 64*subTok)
 	l.e("\tDECQ CX")
 	l.e("\tJNZ %szero", lbl)
@@ -395,12 +499,12 @@ func subKernelW(l *lines, q6 bool) {
 	l.e("\tMOVQ 56(DI), R11")
 	l.e("\tMOVQ R14, R13")
 	l.e("%sblk:", lbl)
-	subSuperBlock(l, q6, lbl, "R10")
+	subSuperBlock(l, lbl, "R10")
 	l.e("\tADDQ 64(DI), R10")
 	l.e("\tADDQ $%d, R11", 64*subTok)
 	l.e("\tDECQ R13")
 	l.e("\tJNZ %sblk", lbl)
-	l.e("\tADDQ $%d, R8", wBytes)
+	l.e("\tADDQ $wbytes, R8")
 	l.e("\tADDQ $%d, R9", subActBytes)
 	l.e("\tDECQ R12")
 	l.e("\tJNZ %ssb", lbl)
