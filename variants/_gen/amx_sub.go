@@ -35,6 +35,7 @@ const (
 func amxSub() []byte {
 	var l lines
 	l.asmHead("amx_sub.go")
+	l.e("#include \"../avx512/lanes_amd64.h\"")
 	l.e("#include \"sub_amd64.h\"")
 	l.e("")
 	subPackQ4K(&l)
@@ -321,10 +322,11 @@ func subKernelBody(l *lines) {
 	l.e("\tRET")
 }
 
-// subZeroRegs is SUB_ZERO_REGS: Z0-Z23 zeroed (a token block's sums).
+// subZeroRegs is SUB_ZERO_REGS: Z0-Z23 zeroed (a token block's sums), by
+// the ZERO_Za_Zb macros of variants/avx512/lanes_amd64.h.
 func subZeroRegs(l *lines) {
-	for z := 0; z < 2*subTok; z++ {
-		l.e("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
+	for z := 0; z < 2*subTok; z += 8 {
+		l.e("\tZERO_Z%d_Z%d", z, z+7)
 	}
 }
 

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "../../internal/amx/amx_amd64.h"
+#include "../avx512/lanes_amd64.h"
 
 // bf16Args fields.
 #define B_W0    0
@@ -141,22 +142,8 @@ bvnni:
 	MOVQ BX, save-8(SP)
 	MOVQ $0, BX // combo j*2+i
 bcombo:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	ZERO_Z0_Z7
+	ZERO_Z8_Z15
 	MOVQ B_W0(DI), AX
 	TESTQ $1, BX
 	JZ   brow0

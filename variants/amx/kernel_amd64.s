@@ -3,6 +3,7 @@
 #include "textflag.h"
 #include "../../internal/amx/amx_amd64.h"
 
+#include "../avx512/lanes_amd64.h"
 #include "tile_amd64.h"
 
 // func tileKernel(a *kernelArgs)

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "../../internal/amx/amx_amd64.h"
+#include "../avx512/lanes_amd64.h"
 #include "tile_amd64.h"
 
 #define FLAG_PF    32

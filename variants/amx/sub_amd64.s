@@ -4,6 +4,7 @@
 
 #include "textflag.h"
 #include "pack_amd64.h"
+#include "../avx512/lanes_amd64.h"
 #include "sub_amd64.h"
 
 // func subPackQ4K(a *packArgs)

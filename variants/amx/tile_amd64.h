@@ -1,7 +1,7 @@
 // Definitions shared by the tile kernels (kernel_amd64.s, kernelwr_amd64.s):
 // the pack.go layout offsets, the kernelArgs fields, the AMX products of one
 // super-block and the epilogue's per-token steps. Include after
-// internal/amx/amx_amd64.h.
+// internal/amx/amx_amd64.h and ../avx512/lanes_amd64.h.
 
 // Offsets of pack.go's layouts.
 #define W_D      8192
@@ -109,22 +109,8 @@
 	MOVQ SI, cbp-16(SP); \
 	MOVQ $0, BX; \
 combo: \
-	VPXORD Z0, Z0, Z0; \
-	VPXORD Z1, Z1, Z1; \
-	VPXORD Z2, Z2, Z2; \
-	VPXORD Z3, Z3, Z3; \
-	VPXORD Z4, Z4, Z4; \
-	VPXORD Z5, Z5, Z5; \
-	VPXORD Z6, Z6, Z6; \
-	VPXORD Z7, Z7, Z7; \
-	VPXORD Z8, Z8, Z8; \
-	VPXORD Z9, Z9, Z9; \
-	VPXORD Z10, Z10, Z10; \
-	VPXORD Z11, Z11, Z11; \
-	VPXORD Z12, Z12, Z12; \
-	VPXORD Z13, Z13, Z13; \
-	VPXORD Z14, Z14, Z14; \
-	VPXORD Z15, Z15, Z15; \
+	ZERO_Z0_Z7; \
+	ZERO_Z8_Z15; \
 	MOVQ BX, AX; \
 	ANDQ $1, AX; \
 	SHLQ $10, AX; \

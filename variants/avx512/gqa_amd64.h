@@ -79,23 +79,7 @@ lane: \
 
 
 // Zero the sixteen accumulators Z8-Z23.
-#define ZERO16 \
-	VPXORD Z8, Z8, Z8; \
-	VPXORD Z9, Z9, Z9; \
-	VPXORD Z10, Z10, Z10; \
-	VPXORD Z11, Z11, Z11; \
-	VPXORD Z12, Z12, Z12; \
-	VPXORD Z13, Z13, Z13; \
-	VPXORD Z14, Z14, Z14; \
-	VPXORD Z15, Z15, Z15; \
-	VPXORD Z16, Z16, Z16; \
-	VPXORD Z17, Z17, Z17; \
-	VPXORD Z18, Z18, Z18; \
-	VPXORD Z19, Z19, Z19; \
-	VPXORD Z20, Z20, Z20; \
-	VPXORD Z21, Z21, Z21; \
-	VPXORD Z22, Z22, Z22; \
-	VPXORD Z23, Z23, Z23
+#define ZERO16 ZERO_Z8_Z15; ZERO_Z16_Z23
 
 // Store one head's 64 output lanes (Z a-d under K1-K4) at AX, step AX.
 #define STORE_HEAD(a, b, c, d) \
@@ -304,16 +288,7 @@ done: \
 
 
 // Zero the 24 accumulators Z8-Z31.
-#define ZERO24 \
-	ZERO16; \
-	VPXORD Z24, Z24, Z24; \
-	VPXORD Z25, Z25, Z25; \
-	VPXORD Z26, Z26, Z26; \
-	VPXORD Z27, Z27, Z27; \
-	VPXORD Z28, Z28, Z28; \
-	VPXORD Z29, Z29, Z29; \
-	VPXORD Z30, Z30, Z30; \
-	VPXORD Z31, Z31, Z31
+#define ZERO24 ZERO16; ZERO_Z24_Z31
 
 // One 16-value chunk of a row for the three heads: v at addr into z, then
 // head j's accumulator aj += p_j · v (p_j broadcast in Z0-Z2).
