@@ -102,6 +102,19 @@ var packMacros = []macro{
 	}},
 }
 
+// packerMacros are the steps of the tile packers (pack_amd64.s) alone.
+var packerMacros = []macro{
+	{"PACK_PREFETCH(lines, blk)", "is a packer step's prefetch of the next row tile (packPrefetch).", packPrefetch},
+	packPrefetchLines(144),
+	packPrefetchLines(210),
+	{"PACK_Q4K_CHUNK(c, src, se0, so0, se1, so1)", "is chunk c of a Q4_K super-block (packQ4KChunk).", packQ4KChunk},
+	{"PACK_Q4K_QUAD(src, lo, hi)", "is one k-quad of a Q4_K chunk (packQ4KQuad).", packQ4KQuad},
+	{"PACK_Q6K_COEF(sel, sc, off)", "is a pair of Q6_K bsum coefficients (packQ6KCoef).", packQ6KCoef},
+	{"PACK_Q6K_HALF(n, scA, scB)", "is half n of a Q6_K super-block (packQ6KHalf).", packQ6KHalf},
+	{"PACK_Q6K_QUAD(n, kq, scA, scB, se0, so0, se1, so1)", "is one k-quad of a Q6_K half (packQ6KQuad).", packQ6KQuad},
+	{"PACK_Q6K_EMIT(se, so, sc, off)", "is one Q6_K B row times its scales (packQ6KEmit).", packQ6KEmit},
+}
+
 // q6kQuarters are the Q6K_QUARTERq macros: quarter q of the Q6_K quants as
 // both Q6_K packers gather them (ql dwords Z8, Z9; qh dword Z10) into Z11,
 // the 4-bit part of ql (low nibbles for quarters 0-1, high for 2-3) with
@@ -137,7 +150,7 @@ func amxPackHeader() []byte {
 	return macroHeader("amx_pack.go", []string{
 		"// The blocks that the packers (pack_amd64.s) and the sub-block kernels",
 		"// (sub_amd64.s) share, written once as macros.",
-	}, append(packMacros, q6kQuarters()...))
+	}, append(append(packMacros, q6kQuarters()...), packerMacros...))
 }
 
 // macroHeader writes a generated .h of variants/amx (by src): intro, then
@@ -211,19 +224,35 @@ func (l *lines) packOpen(name, label string, blk int, pre ...string) {
 	l.e("\tMOVLQSX 44(AX), R12      // row stride: idx[1]")
 	l.constants()
 	l.e("%s:", label)
+	l.e("\tPACK_PREFETCH(PACK_PF_LINES_%d, %d)", blk, blk)
+}
+
+// packPrefetch is PACK_PREFETCH(lines, blk): unless R10 is nil, lines (the
+// PREFETCHT0s of one row's blk-byte super-block at R11, PACK_PF_LINES_blk)
+// for each of the 16 rows from R10 (stride R12), then R10 advanced blk
+// bytes. Its labels are function-scoped: one use per TEXT.
+func packPrefetch(l *lines) {
 	l.e("\tTESTQ R10, R10")
-	l.e("\tJZ %snopf", label)
+	l.e("\tJZ nopf")
 	l.e("\tMOVQ R10, R11")
 	l.e("\tMOVL $16, R13")
-	l.e("%spfrow:", label)
-	for _, off := range blockLines(blk) {
-		l.e("\tPREFETCHT0 %d(R11)", off)
-	}
+	l.e("pfrow:")
+	l.e("\tlines")
 	l.e("\tADDQ R12, R11")
 	l.e("\tDECL R13")
-	l.e("\tJNZ %spfrow", label)
-	l.e("\tADDQ $%d, R10", blk)
-	l.e("%snopf:", label)
+	l.e("\tJNZ pfrow")
+	l.e("\tADDQ $blk, R10")
+	l.e("nopf:")
+}
+
+// packPrefetchLines is the PACK_PF_LINES_blk macro: the PREFETCHT0s at R11
+// of every cache line a blk-byte super-block can touch (blockLines).
+func packPrefetchLines(blk int) macro {
+	return macro{fmt.Sprintf("PACK_PF_LINES_%d", blk), fmt.Sprintf("prefetches the lines of a %d-byte super-block at R11 (blockLines).", blk), func(l *lines) {
+		for _, off := range blockLines(blk) {
+			l.e("\tPREFETCHT0 %d(R11)", off)
+		}
+	}}
 }
 
 // packClose ends a tile packer's super-block step (blk weight bytes a
@@ -260,7 +289,7 @@ func blockLines(blk int) []int {
 	return offs
 }
 
-// packQ4KBody writes packQ4KTiles.
+// packQ4KBody writes packQ4KTiles: per chunk c, PACK_Q4K_CHUNK.
 func packQ4KBody(l *lines) {
 	l.packOpen("packQ4KTiles", "sb", 144)
 	l.q4kScalesMins(8192, 8256, 8320)
@@ -268,72 +297,116 @@ func packQ4KBody(l *lines) {
 	for h := 4; h < 8; h++ {
 		l.e("\tVMOVDQU32 Z11, %d(DI)", 8320+64*h)
 	}
-	emit := func(g, se, so, off int) {
-		l.e("\tVPMADDUBSW Z%d, Z%d, Z12", se, g)
-		l.e("\tVPMADDUBSW Z%d, Z%d, Z13", so, g)
-		l.split(off)
-	}
 	for c := 0; c < 4; c++ {
-		for x := 0; x < 2; x++ {
-			g := 2*c + x
-			src := 4
-			if g >= 4 {
-				src = 6
-			}
-			// Z0/Z1 = Se/So for low nibbles, Z2/Z3 for high nibbles.
-			l.e("\tVPSHUFB Z%d, Z%d, Z%d", 17+g%4, src, 2*x)
-			l.e("\tVPSHUFB Z%d, Z%d, Z%d", 21+g%4, src, 1+2*x)
+		src := 4 // scales of groups 2c, 2c+1: bytes of Z4 (0-3) or Z6 (4-7)
+		if c >= 2 {
+			src = 6
 		}
-		for kq := 0; kq < 8; kq++ {
-			l.gather(16+32*c+4*kq, 16)
-			l.e("\tVPANDD Z29, Z16, Z8")
-			l.e("\tVPSRLD $4, Z16, Z9")
-			l.e("\tVPANDD Z29, Z9, Z9")
-			emit(8, 0, 1, c*2048+kq*64)
-			emit(9, 2, 3, c*2048+(kq+8)*64)
-		}
+		g := 2 * c % 4
+		l.e("\tPACK_Q4K_CHUNK(%d, Z%d, Z%d, Z%d, Z%d, Z%d)", c, src, 17+g, 21+g, 18+g, 22+g)
 	}
 	l.packClose("sb", 144)
 }
 
-// packQ6KBody writes packQ6KTiles.
+// packQ4KChunk is PACK_Q4K_CHUNK(c, src, se0, so0, se1, so1): chunk c of a
+// Q4_K super-block, its two scale groups' even/odd selectors se0/so0 (low
+// nibbles) and se1/so1 (high nibbles) of the scale bytes in src into Z0-Z3,
+// then its eight k-quad rows (PACK_Q4K_QUAD).
+func packQ4KChunk(l *lines) {
+	// Z0/Z1 = Se/So for low nibbles, Z2/Z3 for high nibbles.
+	l.e("\tVPSHUFB se0, src, Z0")
+	l.e("\tVPSHUFB so0, src, Z1")
+	l.e("\tVPSHUFB se1, src, Z2")
+	l.e("\tVPSHUFB so1, src, Z3")
+	for kq := 0; kq < 8; kq++ {
+		l.e("\tPACK_Q4K_QUAD((16+32*c+%d), (2048*c+%d), (2048*c+%d))", 4*kq, 64*kq, 64*(kq+8))
+	}
+}
+
+// packQ4KQuad is PACK_Q4K_QUAD(src, lo, hi): the quant dword at src of the
+// 16 rows, its low nibbles times the scales into panel row lo, its high
+// nibbles into hi.
+func packQ4KQuad(l *lines) {
+	l.e("\tGATHER(src, Z16)")
+	l.e("\tVPANDD Z29, Z16, Z8")
+	l.e("\tVPSRLD $4, Z16, Z9")
+	l.e("\tVPANDD Z29, Z9, Z9")
+	l.e("\tVPMADDUBSW Z0, Z8, Z12")
+	l.e("\tVPMADDUBSW Z1, Z8, Z13")
+	l.e("\tSPLIT(lo)")
+	l.e("\tVPMADDUBSW Z2, Z9, Z12")
+	l.e("\tVPMADDUBSW Z3, Z9, Z13")
+	l.e("\tSPLIT(hi)")
+}
+
+// packQ6KBody writes packQ6KTiles: the coefficients (PACK_Q6K_COEF), then
+// per half n of the super-block PACK_Q6K_HALF.
 func packQ6KBody(l *lines) {
 	l.packOpen("packQ6KTiles", "sb6", 210, "\tMOVQ 104(AX), R9",
 		"\tKMOVD R9, K4  // words of valid rows: padding rows keep 0, not the offset")
 	l.e("\tQ6K_SCALES_D")
 	l.e("\tVMOVUPS Z9, 8192(DI)        // d")
 	l.e("\tVMOVUPS Z9, 8256(DI)        // dmin slot: d")
-	for h := 0; h < 8; h++ {
-		l.e("\tVPSHUFB %d(DX), Z%d, Z11", 896+64*(h%2), 4+h/2)
-		l.e("\tVPSRAW $3, Z11, Z11")
-		l.e("\tVPADDW Z30, Z11, K4, Z11")
-		l.e("\tVMOVDQU32 Z11, %d(DI)   // 8192+32·sc%d, 8192+32·sc%d", 8320+64*h, 2*h, 2*h+1)
-	}
-	emit6 := func(g, j, off int) {
-		l.e("\tVPSHUFB Z%d, Z%d, Z0", 17+j%4, 4+j/4)
-		l.e("\tVPSHUFB Z%d, Z%d, Z1", 21+j%4, 4+j/4)
-		l.e("\tVPMADDUBSW Z0, Z%d, Z12", g)
-		l.e("\tVPMADDUBSW Z1, Z%d, Z13", g)
-		l.e("\tVPADDW Z30, Z12, K4, Z12")
-		l.e("\tVPADDW Z30, Z13, K4, Z13")
-		l.split(off)
+	for h := 0; h < 8; h++ { // 8192+32·sc2h, 8192+32·sc2h+1
+		l.e("\tPACK_Q6K_COEF(%d, Z%d, %d)", 896+64*(h%2), 4+h/2, 8320+64*h)
 	}
 	for n := 0; n < 2; n++ {
-		for kq := 0; kq < 8; kq++ {
-			l.gather(64*n+4*kq, 8)      // ql: quarters 0 (low) and 2 (high)
-			l.gather(64*n+32+4*kq, 9)   // ql: quarters 1 and 3
-			l.gather(128+32*n+4*kq, 10) // qh
-			l.e("\tQ6K_QUARTER0")       // -> chunk 2n, row kq
-			emit6(11, 8*n+kq/4, (2*n)*2048+kq*64)
-			l.e("\tQ6K_QUARTER1") // -> chunk 2n, row kq+8
-			emit6(11, 8*n+2+kq/4, (2*n)*2048+(kq+8)*64)
-			l.e("\tQ6K_QUARTER2") // -> chunk 2n+1, row kq
-			emit6(11, 8*n+4+kq/4, (2*n+1)*2048+kq*64)
-			l.e("\tQ6K_QUARTER3") // -> chunk 2n+1, row kq+8
-			emit6(11, 8*n+6+kq/4, (2*n+1)*2048+(kq+8)*64)
-		}
+		l.e("\tPACK_Q6K_HALF(%d, Z%d, Z%d)", n, 4+2*n, 5+2*n)
 	}
 	l.packClose("sb6", 210)
+}
+
+// packQ6KCoef is PACK_Q6K_COEF(sel, sc, off): the bsum coefficients
+// 8192+32·sc of the scale byte pair that sel(DX) picks from sc, as words
+// at off.
+func packQ6KCoef(l *lines) {
+	l.e("\tVPSHUFB sel(DX), sc, Z11")
+	l.e("\tVPSRAW $3, Z11, Z11")
+	l.e("\tVPADDW Z30, Z11, K4, Z11")
+	l.e("\tVMOVDQU32 Z11, off(DI)")
+}
+
+// packQ6KHalf is PACK_Q6K_HALF(n, scA, scB): half n of a Q6_K super-block,
+// its scales in scA (chunk 2n) and scB (chunk 2n+1): eight k-quads
+// (PACK_Q6K_QUAD), the selectors of scale byte kq/4 (+2 for quarters 1, 3).
+func packQ6KHalf(l *lines) {
+	for kq := 0; kq < 8; kq++ {
+		j := kq / 4
+		l.e("\tPACK_Q6K_QUAD(n, %d, scA, scB, Z%d, Z%d, Z%d, Z%d)", kq, 17+j, 21+j, 19+j, 23+j)
+	}
+}
+
+// packQ6KQuad is PACK_Q6K_QUAD(n, kq, scA, scB, se0, so0, se1, so1):
+// k-quad kq of half n: the dwords of ql (two) and qh (one) at that offset
+// of the 16 rows as four B rows, one per quarter (Q6K_QUARTERq), each times
+// its scale (PACK_Q6K_EMIT: quarters 0, 2 by the selectors se0/so0, 1, 3 by
+// se1/so1) into its panel rows (kq, kq+8 of chunk 2n, scales scA; of chunk
+// 2n+1, scales scB).
+func packQ6KQuad(l *lines) {
+	l.e("\tGATHER((64*n+4*kq), Z8)")      // ql: quarters 0 (low) and 2 (high)
+	l.e("\tGATHER((64*n+32+4*kq), Z9)")   // ql: quarters 1 and 3
+	l.e("\tGATHER((128+32*n+4*kq), Z10)") // qh
+	l.e("\tQ6K_QUARTER0")
+	l.e("\tPACK_Q6K_EMIT(se0, so0, scA, (4096*n+64*kq))")
+	l.e("\tQ6K_QUARTER1")
+	l.e("\tPACK_Q6K_EMIT(se1, so1, scA, (4096*n+64*kq+512))")
+	l.e("\tQ6K_QUARTER2")
+	l.e("\tPACK_Q6K_EMIT(se0, so0, scB, (4096*n+64*kq+2048))")
+	l.e("\tQ6K_QUARTER3")
+	l.e("\tPACK_Q6K_EMIT(se1, so1, scB, (4096*n+64*kq+2560))")
+}
+
+// packQ6KEmit is PACK_Q6K_EMIT(se, so, sc, off): the quants in Z11 times
+// the scale bytes of sc that se/so select (even/odd), +8192, split into
+// panel rows off and off+1024.
+func packQ6KEmit(l *lines) {
+	l.e("\tVPSHUFB se, sc, Z0")
+	l.e("\tVPSHUFB so, sc, Z1")
+	l.e("\tVPMADDUBSW Z0, Z11, Z12")
+	l.e("\tVPMADDUBSW Z1, Z11, Z13")
+	l.e("\tVPADDW Z30, Z12, K4, Z12")
+	l.e("\tVPADDW Z30, Z13, K4, Z13")
+	l.e("\tSPLIT(off)")
 }
 
 const q4kPackDoc = `
