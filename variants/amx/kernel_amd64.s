@@ -145,9 +145,4 @@ storecount:
 	SUBQ $32, R14
 	JGT  pair
 
-	TESTQ $FLAG_AMX, ARG_FLAGS(DI)
-	JZ   done
-	TILERELEASE
-done:
-	VZEROUPPER
-	RET
+	TILE_RETURN

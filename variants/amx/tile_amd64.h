@@ -299,3 +299,21 @@ zeroacc: \
 	MOVQ ARG_LDD(DI), DX; \
 	MOVQ $0, SI; \
 	ACC_STORE(loop, plain)
+
+// NEXT_PAIR steps the pair loop (label pair) of kernelwr and kernelil: the
+// activations (R9) and acc (R11) to the next pair, R14 pairs left.
+#define NEXT_PAIR \
+	ADDQ ARG_PAIR(DI), R9; \
+	ADDQ $2048, R11; \
+	DECQ R14; \
+	JNZ  pair
+
+// TILE_RETURN releases the tiles if the kernel used them (FLAG_AMX) and
+// returns. Its label is function-scoped: one use per TEXT.
+#define TILE_RETURN \
+	TESTQ $FLAG_AMX, ARG_FLAGS(DI); \
+	JZ   done; \
+	TILERELEASE; \
+done: \
+	VZEROUPPER; \
+	RET
