@@ -263,6 +263,17 @@ rndh:
 	VMOVUPS z, K1, (AX); \
 	ADDQ R11, AX
 
+// WS_ARGS loads the weighted sums' arguments: DI o, R10 v, R9 stride,
+// BX headDim, R12 inv, R11 an output row in bytes.
+#define WS_ARGS \
+	MOVQ o+0(FP), DI; \
+	MOVQ v+16(FP), R10; \
+	MOVQ stride+24(FP), R9; \
+	MOVQ headDim+32(FP), BX; \
+	MOVQ inv+48(FP), R12; \
+	MOVQ BX, R11; \
+	SHLQ $2, R11
+
 // func attnbWeightedSum16(o, p, v *float32, stride, headDim, n int, inv *float32)
 //
 // o[l·headDim + c] = inv[l] · Σ_t p[t·16+l]·v[t][c] for t < n, v[t] at v +
@@ -270,13 +281,7 @@ rndh:
 // the positions (sixteen accumulators), each value row's columns loaded
 // once and multiplied by the sixteen probabilities broadcast from memory.
 TEXT ·attnbWeightedSum16(SB), NOSPLIT, $0-56
-	MOVQ o+0(FP), DI
-	MOVQ v+16(FP), R10
-	MOVQ stride+24(FP), R9
-	MOVQ headDim+32(FP), BX
-	MOVQ inv+48(FP), R12
-	MOVQ BX, R11
-	SHLQ $2, R11 // an output row in bytes
+	WS_ARGS
 
 wsChunk:
 	MASK16(BX)
@@ -357,13 +362,7 @@ wsPos:
 // the same FMAs in the same order: bit for bit attnbWeightedSum16's.
 // headDim must be a multiple of 32.
 TEXT ·attnbWeightedSum8x2(SB), NOSPLIT, $0-56
-	MOVQ o+0(FP), DI
-	MOVQ v+16(FP), R10
-	MOVQ stride+24(FP), R9
-	MOVQ headDim+32(FP), BX
-	MOVQ inv+48(FP), R12
-	MOVQ BX, R11
-	SHLQ $2, R11 // an output row in bytes
+	WS_ARGS
 
 ws2Cols:
 	XORQ CX, CX // the half of the rows, as a byte offset into p's rows: 0 or 32
