@@ -20,16 +20,17 @@
 	MASK16_CX
 
 // Every lane of z = op over z's 16 lanes (op: VMAXPS, VADDPS, ...);
-// clobbers Z0.
-#define ALL_LANES(op, z) \
-	VSHUFF64X2 $0x4e, z, z, Z0; \
-	op Z0, z, z; \
-	VSHUFF64X2 $0xb1, z, z, Z0; \
-	op Z0, z, z; \
-	VPERMILPS $0x4e, z, Z0; \
-	op Z0, z, z; \
-	VPERMILPS $0xb1, z, Z0; \
-	op Z0, z, z
+// ALL_LANES clobbers Z0, ALL_LANES_T the register t.
+#define ALL_LANES(op, z) ALL_LANES_T(op, z, Z0)
+#define ALL_LANES_T(op, z, t) \
+	VSHUFF64X2 $0x4e, z, z, t; \
+	op t, z, z; \
+	VSHUFF64X2 $0xb1, z, z, t; \
+	op t, z, z; \
+	VPERMILPS $0x4e, z, t; \
+	op t, z, z; \
+	VPERMILPS $0xb1, z, t; \
+	op t, z, z
 
 // ZERO8 zeroes eight vector registers (accumulators that start at zero);
 // ZERO_Za_Zb: Za through Zb (ZERO16/ZERO24 of gqa_amd64.h, the VNNI combos

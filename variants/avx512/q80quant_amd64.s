@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "lanes_amd64.h"
 
 // Q8_0 activation quantizer, byte for byte as ggml's quantize_row_q8_0_ref
 // for input without NaNs: per 32 values, d = amax/127 (VDIVSS, as C), stored
@@ -45,14 +46,7 @@ block:
 	VANDPS Z31, Z0, Z2
 	VANDPS Z31, Z1, Z3
 	VMAXPS Z3, Z2, Z2
-	VSHUFF64X2 $0x4e, Z2, Z2, Z3
-	VMAXPS Z3, Z2, Z2
-	VSHUFF64X2 $0xb1, Z2, Z2, Z3
-	VMAXPS Z3, Z2, Z2
-	VPERMILPS $0x4e, Z2, Z3
-	VMAXPS Z3, Z2, Z2
-	VPERMILPS $0xb1, Z2, Z3
-	VMAXPS Z3, Z2, Z2
+	ALL_LANES_T(VMAXPS, Z2, Z3)
 	VDIVSS X29, X2, X2 // d = amax/127
 	VCVTPS2PH $0, X2, X3
 	VMOVD X3, AX

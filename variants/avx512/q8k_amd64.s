@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "lanes_amd64.h"
 
 // Q8_K activation quantizer, byte for byte as ggml's quantize_row_q8_K_ref
 // for finite input. Per 256-value block: the largest magnitude by a VMAXPS
@@ -29,6 +30,12 @@
 	VPSUBD Z24, Z20, Z20; \
 	VPMINSD Z30, Z20, Z20; \
 	VPMOVDB Z20, reg
+
+// INSERT3 fills lanes 1-3 of z (lane 0 already there) from x1, x2, x3.
+#define INSERT3(x1, x2, x3, z) \
+	VINSERTI32X4 $1, x1, z, z; \
+	VINSERTI32X4 $2, x2, z, z; \
+	VINSERTI32X4 $3, x3, z, z
 
 // func q8kQuantizeAVX512(dst *byte, x *float32, nb int)
 TEXT ·q8kQuantizeAVX512(SB), NOSPLIT, $0-24
@@ -83,14 +90,7 @@ block:
 	VMAXPS Z18, Z16, Z16
 	VMAXPS Z22, Z20, Z20
 	VMAXPS Z20, Z16, Z16
-	VSHUFF64X2 $0x4e, Z16, Z16, Z17
-	VMAXPS Z17, Z16, Z16
-	VSHUFF64X2 $0xb1, Z16, Z16, Z17
-	VMAXPS Z17, Z16, Z16
-	VPERMILPS $0x4e, Z16, Z17
-	VMAXPS Z17, Z16, Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMAXPS Z17, Z16, Z16
+	ALL_LANES_T(VMAXPS, Z16, Z17)
 	VMOVD X16, AX
 	TESTL AX, AX
 	JZ zero
@@ -143,18 +143,10 @@ found:
 	QUANT(832, X13)
 	QUANT(896, X14)
 	QUANT(960, X15)
-	VINSERTI32X4 $1, X1, Z0, Z0
-	VINSERTI32X4 $2, X2, Z0, Z0
-	VINSERTI32X4 $3, X3, Z0, Z0
-	VINSERTI32X4 $1, X5, Z4, Z4
-	VINSERTI32X4 $2, X6, Z4, Z4
-	VINSERTI32X4 $3, X7, Z4, Z4
-	VINSERTI32X4 $1, X9, Z8, Z8
-	VINSERTI32X4 $2, X10, Z8, Z8
-	VINSERTI32X4 $3, X11, Z8, Z8
-	VINSERTI32X4 $1, X13, Z12, Z12
-	VINSERTI32X4 $2, X14, Z12, Z12
-	VINSERTI32X4 $3, X15, Z12, Z12
+	INSERT3(X1, X2, X3, Z0)
+	INSERT3(X5, X6, X7, Z4)
+	INSERT3(X9, X10, X11, Z8)
+	INSERT3(X13, X14, X15, Z12)
 	VMOVDQU8 Z0, 4(DI)
 	VMOVDQU8 Z4, 68(DI)
 	VMOVDQU8 Z8, 132(DI)
