@@ -24,14 +24,6 @@ func (l *lines) e(format string, args ...any) { *l = append(*l, fmt.Sprintf(form
 // macros in pack_amd64.h (amxPackHeader), written once there and invoked
 // by name; the helpers below emit the invocations.
 
-// packPrologue opens the TEXT of name, a func(a *packArgs), loading the
-// packArgs and the constants (PACK_ARGS, PACK_CONSTANTS).
-func (l *lines) packPrologue(name string) {
-	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
-	l.e("\tPACK_ARGS")
-	l.constants()
-}
-
 // doc emits text, a block of assembly comments, without its surrounding
 // white space, line by line.
 func (l *lines) doc(text string) {
@@ -166,6 +158,10 @@ func macroHeader(src string, intro []string, ms []macro) []byte {
 		m.body(&body)
 		l.e("")
 		l.e("// %s %s", strings.SplitN(m.sig, "(", 2)[0], m.doc)
+		if len(body) == 0 {
+			l.e("#define %s", m.sig)
+			continue
+		}
 		l.e("#define %s \\", m.sig)
 		for i, b := range body {
 			if j := strings.Index(b, "//"); j >= 0 {

@@ -66,9 +66,15 @@ func amxSubHeader() []byte {
 	}, []macro{
 		{"SUB_PACK_Q4K_STEP", "is one super-block of subPackQ4K (subPackQ4KStep).", subPackQ4KStep},
 		{"SUB_PACK_Q6K_STEP", "is one super-block of subPackQ6K (subPackQ6KStep).", subPackQ6KStep},
+		{"SUB_PACKER(load, pf, step, src, dst)", "is a packer's body (subPackerBody).", subPackerBody},
+		{subNone, "is nothing: the load and prefetch of the packers without prefetches.", func(*lines) {}},
+		{"SUB_NEXT_TILE", "loads R10 with packArgs.next, the next tile to prefetch.", func(l *lines) { l.e("\tMOVQ 112(AX), R10") }},
+		subPrefetch(16 * 144),
+		subPrefetch(16 * 210),
 		{"SUB_PREFETCH_1K(off)", "prefetches the 16 cache lines of 1 KiB at off(R10) (subPrefetch1K).", subPrefetch1K},
 		{"SUB_QUAD(qi)", "adds k-quad qi of the chunk into Z0-Z11 (subQuad).", subQuad},
 		{"SUB_SCALE(s)", "scales the sums of sub-block s into Z12-Z23 (subScale).", subScale},
+		{"SUB_SCALE_TOKEN(sum, acc)", "scales one token's sub-block sum into acc (subScaleToken).", subScaleToken},
 		{"SUB_ZERO_REGS", "zeroes Z0-Z23 (subZeroRegs).", subZeroRegs},
 		{"SUB_ZERO_ACC", "stores Z0 (zero) in the 12 rows of acc at R11 (subZeroAcc).", subZeroAcc},
 		{"SUB_CHUNK_Q4K", "is one chunk of a Q4_K super-block of subKernelQ4K(W) (subChunk).", func(l *lines) { subChunk(l, false) }},
@@ -82,7 +88,7 @@ func amxSubHeader() []byte {
 
 func subPackQ4K(l *lines) {
 	l.doc(subPackQ4KDoc)
-	subPackQ4KBody(l, "subPackQ4K", "subq4sb", nil)
+	subPackLoop(l, "subPackQ4K", subNone, "SUB_PACK_Q4K_STEP", 144, subQ4Bytes)
 }
 
 const subPackQ4KDoc = `
@@ -95,32 +101,40 @@ const subPackQ4KDoc = `
 // packQ4KTiles's (Z30 0x3f, Z29 0x0f, Z28 0x30, min selectors at DX+896).
 `
 
-// subPackLoop emits a sub-block-sum packer as name: its prologue, then a
-// loop (label) over the super-blocks whose step is body, reading srcBytes
-// of weights and writing dstBytes of panel a step; pf, when set, emits the
-// prefetches of each step (after the label).
-func subPackLoop(l *lines, name, label string, pf func(l *lines), srcBytes, dstBytes int, body func()) {
-	l.packPrologue(name)
-	if pf != nil {
-		l.e("\tMOVQ 112(AX), R10")
+// subPackLoop writes the sub-block-sum packer name: SUB_PACKER over the
+// super-blocks with step (the format's SUB_PACK_*_STEP), reading srcBytes
+// of weights and writing dstBytes of panel a step, and pf the prefetches of
+// each step (subNone: none; else R10 is loaded with packArgs.next for them,
+// SUB_NEXT_TILE).
+func subPackLoop(l *lines, name, pf, step string, srcBytes, dstBytes int) {
+	load := "SUB_NEXT_TILE"
+	if pf == subNone {
+		load = subNone
 	}
-	l.e("%s:", label)
-	if pf != nil {
-		pf(l)
-	}
-	body()
-	l.e("\tADDQ $%d, SI", srcBytes)
-	l.e("\tADDQ $%d, DI", dstBytes)
-	l.e("\tDECQ CX")
-	l.e("\tJNZ %s", label)
-	l.e("\tVZEROUPPER")
-	l.e("\tRET")
+	l.e("TEXT ·%s(SB), NOSPLIT, $0-8", name)
+	l.e("\tSUB_PACKER(%s, %s, %s, %d, %d)", load, pf, step, srcBytes, dstBytes)
 }
 
-// subPackQ4KBody emits subPackQ4K's text as name, its loop label label;
-// pf, when set, emits the prefetches of each super-block step.
-func subPackQ4KBody(l *lines, name, label string, pf func(l *lines)) {
-	subPackLoop(l, name, label, pf, 144, subQ4Bytes, func() { l.e("\tSUB_PACK_Q4K_STEP") })
+// subNone is the empty macro: the load and prefetch of the packers without
+// prefetches.
+const subNone = "SUB_NONE"
+
+// subPackerBody is SUB_PACKER(load, pf, step, src, dst): a packer's
+// arguments and constants (PACK_ARGS, PACK_CONSTANTS), load, then its loop
+// over the CX super-blocks. Its label is function-scoped: one use per TEXT.
+func subPackerBody(l *lines) {
+	l.e("\tPACK_ARGS")
+	l.constants()
+	l.e("\tload")
+	l.e("sb:")
+	l.e("\tpf")
+	l.e("\tstep")
+	l.e("\tADDQ $src, SI")
+	l.e("\tADDQ $dst, DI")
+	l.e("\tDECQ CX")
+	l.e("\tJNZ sb")
+	l.e("\tVZEROUPPER")
+	l.e("\tRET")
 }
 
 // subPackQ4KStep is one super-block of subPackQ4K (SUB_PACK_Q4K_STEP).
@@ -149,7 +163,7 @@ func subPackQ4KStep(l *lines) {
 
 func subPackQ6K(l *lines) {
 	l.doc(subPackQ6KDoc)
-	subPackQ6KBody(l, "subPackQ6K", "subq6sb", nil)
+	subPackLoop(l, "subPackQ6K", subNone, "SUB_PACK_Q6K_STEP", 210, subQ6Bytes)
 }
 
 const subPackQ6KDoc = `
@@ -161,11 +175,6 @@ const subPackQ6KDoc = `
 // −32·sc as word pairs; d. Constants as packQ6KTiles's (Z29 0x0f, Z28
 // 0x30, the high-byte selectors at DX+896).
 `
-
-// subPackQ6KBody is subPackQ4KBody for Q6_K.
-func subPackQ6KBody(l *lines, name, label string, pf func(l *lines)) {
-	subPackLoop(l, name, label, pf, 210, subQ6Bytes, func() { l.e("\tSUB_PACK_Q6K_STEP") })
-}
 
 // subPackQ6KStep is one super-block of subPackQ6K (SUB_PACK_Q6K_STEP).
 func subPackQ6KStep(l *lines) {
@@ -205,9 +214,9 @@ func subPackQ6KStep(l *lines) {
 // 3.2 GB/s of weights on one Zen 5 thread against 17.8 GB/s on weights in
 // cache. next (packArgs at 112) nil: no prefetches.
 func subPackPf(l *lines, q6 bool) {
-	name, label, blk, body := "subPackQ4KPf", "subq4pfsb", 144, subPackQ4KBody
+	name, blk, step, dst := "subPackQ4KPf", 144, "SUB_PACK_Q4K_STEP", subQ4Bytes
 	if q6 {
-		name, label, blk, body = "subPackQ6KPf", "subq6pfsb", 210, subPackQ6KBody
+		name, blk, step, dst = "subPackQ6KPf", 210, "SUB_PACK_Q6K_STEP", subQ6Bytes
 	}
 	l.doc(fmt.Sprintf(`
 // func %s(a *packArgs)
@@ -215,10 +224,17 @@ func subPackPf(l *lines, q6 bool) {
 // %s with the next tile's weights prefetched (R10: packArgs.next, then
 // %d bytes further each super-block; nil: none).
 `, name, name[:len(name)-2], 16*blk))
-	nLines := (16*blk + 63) / 64
-	body(l, name, label, func(l *lines) {
+	subPackLoop(l, name, fmt.Sprintf("SUB_PREFETCH_%d", 16*blk), step, blk, dst)
+}
+
+// subPrefetch is the SUB_PREFETCH_n macro of subPackPf: unless R10 is nil,
+// a PREFETCHT0 of each of the n bytes' lines at R10 (SUB_PREFETCH_1K a KiB
+// at a time), then R10 advanced n bytes. Its label is function-scoped.
+func subPrefetch(n int) macro {
+	return macro{fmt.Sprintf("SUB_PREFETCH_%d", n), fmt.Sprintf("prefetches the next tile's %d bytes of a step (subPrefetch).", n), func(l *lines) {
+		nLines := (n + 63) / 64
 		l.e("\tTESTQ R10, R10")
-		l.e("\tJZ %snopf", label)
+		l.e("\tJZ nopf")
 		i := 0
 		for ; i+16 <= nLines; i += 16 {
 			l.e("\tSUB_PREFETCH_1K(%d)", 64*i)
@@ -226,9 +242,9 @@ func subPackPf(l *lines, q6 bool) {
 		for ; i < nLines; i++ {
 			l.e("\tPREFETCHT0 %d(R10)", 64*i)
 		}
-		l.e("\tADDQ $%d, R10", 16*blk)
-		l.e("%snopf:", label)
-	})
+		l.e("\tADDQ $%d, R10", n)
+		l.e("nopf:")
+	}}
 }
 
 // subPrefetch1K is SUB_PREFETCH_1K: the packers' prefetches (subPackPf)
@@ -331,9 +347,10 @@ func subZeroRegs(l *lines) {
 }
 
 // subZeroAcc is SUB_ZERO_ACC: the subTok rows of acc at R11 set to Z0
-// (zeroed by SUB_ZERO_REGS).
+// (zeroed by SUB_ZERO_REGS), the first eight by lanes_amd64.h's STORE8Z.
 func subZeroAcc(l *lines) {
-	for t := 0; t < subTok; t++ {
+	l.e("\tSTORE8Z(R11, Z0, Z0, Z0, Z0, Z0, Z0, Z0, Z0)")
+	for t := 8; t < subTok; t++ {
 		l.e("\tVMOVUPS Z0, %d(R11)", 64*t)
 	}
 }
@@ -397,14 +414,21 @@ func subQuad(l *lines) {
 }
 
 // subScale is SUB_SCALE: the sums of sub-block s (Z0-Z11) times its scales
-// (DX) into Z12-Z23, Z0-Z11 cleared for the next sub-block.
+// (DX) into Z12-Z23, Z0-Z11 cleared for the next sub-block
+// (SUB_SCALE_TOKEN each).
 func subScale(l *lines) {
 	l.e("\tVMOVDQU32 (64*s)(DX), Z25")
 	for t := 0; t < subTok; t++ {
-		l.e("\tVPMULLD Z25, Z%d, Z%d", t, t)
-		l.e("\tVPADDD Z%d, Z%d, Z%d", t, subTok+t, subTok+t)
-		l.e("\tVPXORD Z%d, Z%d, Z%d", t, t, t)
+		l.e("\tSUB_SCALE_TOKEN(Z%d, Z%d)", t, subTok+t)
 	}
+}
+
+// subScaleToken is SUB_SCALE_TOKEN(sum, acc): one token's sub-block sum
+// times the scales (Z25) added into acc, sum cleared.
+func subScaleToken(l *lines) {
+	l.e("\tVPMULLD Z25, sum, sum")
+	l.e("\tVPADDD sum, acc, acc")
+	l.e("\tVPXORD sum, sum, sum")
 }
 
 // subEpilogue is a super-block's epilogue: block sums, then

@@ -485,6 +485,56 @@
 	Q6K_QUARTER3; \
 	VMOVDQU32 Z11, 4032(DI)
 
+// SUB_PACKER is a packer's body (subPackerBody).
+#define SUB_PACKER(load, pf, step, src, dst) \
+	PACK_ARGS; \
+	PACK_CONSTANTS; \
+	load; \
+sb: \
+	pf; \
+	step; \
+	ADDQ $src, SI; \
+	ADDQ $dst, DI; \
+	DECQ CX; \
+	JNZ sb; \
+	VZEROUPPER; \
+	RET
+
+// SUB_NONE is nothing: the load and prefetch of the packers without prefetches.
+#define SUB_NONE
+
+// SUB_NEXT_TILE loads R10 with packArgs.next, the next tile to prefetch.
+#define SUB_NEXT_TILE \
+	MOVQ 112(AX), R10
+
+// SUB_PREFETCH_2304 prefetches the next tile's 2304 bytes of a step (subPrefetch).
+#define SUB_PREFETCH_2304 \
+	TESTQ R10, R10; \
+	JZ nopf; \
+	SUB_PREFETCH_1K(0); \
+	SUB_PREFETCH_1K(1024); \
+	PREFETCHT0 2048(R10); \
+	PREFETCHT0 2112(R10); \
+	PREFETCHT0 2176(R10); \
+	PREFETCHT0 2240(R10); \
+	ADDQ $2304, R10; \
+nopf:
+
+// SUB_PREFETCH_3360 prefetches the next tile's 3360 bytes of a step (subPrefetch).
+#define SUB_PREFETCH_3360 \
+	TESTQ R10, R10; \
+	JZ nopf; \
+	SUB_PREFETCH_1K(0); \
+	SUB_PREFETCH_1K(1024); \
+	SUB_PREFETCH_1K(2048); \
+	PREFETCHT0 3072(R10); \
+	PREFETCHT0 3136(R10); \
+	PREFETCHT0 3200(R10); \
+	PREFETCHT0 3264(R10); \
+	PREFETCHT0 3328(R10); \
+	ADDQ $3360, R10; \
+nopf:
+
 // SUB_PREFETCH_1K prefetches the 16 cache lines of 1 KiB at off(R10) (subPrefetch1K).
 #define SUB_PREFETCH_1K(off) \
 	PREFETCHT0 (off+0)(R10); \
@@ -523,42 +573,24 @@
 // SUB_SCALE scales the sums of sub-block s into Z12-Z23 (subScale).
 #define SUB_SCALE(s) \
 	VMOVDQU32 (64*s)(DX), Z25; \
-	VPMULLD Z25, Z0, Z0; \
-	VPADDD Z0, Z12, Z12; \
-	VPXORD Z0, Z0, Z0; \
-	VPMULLD Z25, Z1, Z1; \
-	VPADDD Z1, Z13, Z13; \
-	VPXORD Z1, Z1, Z1; \
-	VPMULLD Z25, Z2, Z2; \
-	VPADDD Z2, Z14, Z14; \
-	VPXORD Z2, Z2, Z2; \
-	VPMULLD Z25, Z3, Z3; \
-	VPADDD Z3, Z15, Z15; \
-	VPXORD Z3, Z3, Z3; \
-	VPMULLD Z25, Z4, Z4; \
-	VPADDD Z4, Z16, Z16; \
-	VPXORD Z4, Z4, Z4; \
-	VPMULLD Z25, Z5, Z5; \
-	VPADDD Z5, Z17, Z17; \
-	VPXORD Z5, Z5, Z5; \
-	VPMULLD Z25, Z6, Z6; \
-	VPADDD Z6, Z18, Z18; \
-	VPXORD Z6, Z6, Z6; \
-	VPMULLD Z25, Z7, Z7; \
-	VPADDD Z7, Z19, Z19; \
-	VPXORD Z7, Z7, Z7; \
-	VPMULLD Z25, Z8, Z8; \
-	VPADDD Z8, Z20, Z20; \
-	VPXORD Z8, Z8, Z8; \
-	VPMULLD Z25, Z9, Z9; \
-	VPADDD Z9, Z21, Z21; \
-	VPXORD Z9, Z9, Z9; \
-	VPMULLD Z25, Z10, Z10; \
-	VPADDD Z10, Z22, Z22; \
-	VPXORD Z10, Z10, Z10; \
-	VPMULLD Z25, Z11, Z11; \
-	VPADDD Z11, Z23, Z23; \
-	VPXORD Z11, Z11, Z11
+	SUB_SCALE_TOKEN(Z0, Z12); \
+	SUB_SCALE_TOKEN(Z1, Z13); \
+	SUB_SCALE_TOKEN(Z2, Z14); \
+	SUB_SCALE_TOKEN(Z3, Z15); \
+	SUB_SCALE_TOKEN(Z4, Z16); \
+	SUB_SCALE_TOKEN(Z5, Z17); \
+	SUB_SCALE_TOKEN(Z6, Z18); \
+	SUB_SCALE_TOKEN(Z7, Z19); \
+	SUB_SCALE_TOKEN(Z8, Z20); \
+	SUB_SCALE_TOKEN(Z9, Z21); \
+	SUB_SCALE_TOKEN(Z10, Z22); \
+	SUB_SCALE_TOKEN(Z11, Z23)
+
+// SUB_SCALE_TOKEN scales one token's sub-block sum into acc (subScaleToken).
+#define SUB_SCALE_TOKEN(sum, acc) \
+	VPMULLD Z25, sum, sum; \
+	VPADDD sum, acc, acc; \
+	VPXORD sum, sum, sum
 
 // SUB_ZERO_REGS zeroes Z0-Z23 (subZeroRegs).
 #define SUB_ZERO_REGS \
@@ -568,14 +600,7 @@
 
 // SUB_ZERO_ACC stores Z0 (zero) in the 12 rows of acc at R11 (subZeroAcc).
 #define SUB_ZERO_ACC \
-	VMOVUPS Z0, 0(R11); \
-	VMOVUPS Z0, 64(R11); \
-	VMOVUPS Z0, 128(R11); \
-	VMOVUPS Z0, 192(R11); \
-	VMOVUPS Z0, 256(R11); \
-	VMOVUPS Z0, 320(R11); \
-	VMOVUPS Z0, 384(R11); \
-	VMOVUPS Z0, 448(R11); \
+	STORE8Z(R11, Z0, Z0, Z0, Z0, Z0, Z0, Z0, Z0); \
 	VMOVUPS Z0, 512(R11); \
 	VMOVUPS Z0, 576(R11); \
 	VMOVUPS Z0, 640(R11); \

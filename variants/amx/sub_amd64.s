@@ -15,16 +15,7 @@
 // the min pairs (m_2h, m_2h+1) as word pairs, d and dmin. Constants as
 // packQ4KTiles's (Z30 0x3f, Z29 0x0f, Z28 0x30, min selectors at DX+896).
 TEXT ·subPackQ4K(SB), NOSPLIT, $0-8
-	PACK_ARGS
-	PACK_CONSTANTS
-subq4sb:
-	SUB_PACK_Q4K_STEP
-	ADDQ $144, SI
-	ADDQ $4992, DI
-	DECQ CX
-	JNZ subq4sb
-	VZEROUPPER
-	RET
+	SUB_PACKER(SUB_NONE, SUB_NONE, SUB_PACK_Q4K_STEP, 144, 4992)
 
 // func subPackQ6K(a *packArgs)
 //
@@ -34,72 +25,21 @@ subq4sb:
 // −32·sc as word pairs; d. Constants as packQ6KTiles's (Z29 0x0f, Z28
 // 0x30, the high-byte selectors at DX+896).
 TEXT ·subPackQ6K(SB), NOSPLIT, $0-8
-	PACK_ARGS
-	PACK_CONSTANTS
-subq6sb:
-	SUB_PACK_Q6K_STEP
-	ADDQ $210, SI
-	ADDQ $5696, DI
-	DECQ CX
-	JNZ subq6sb
-	VZEROUPPER
-	RET
+	SUB_PACKER(SUB_NONE, SUB_NONE, SUB_PACK_Q6K_STEP, 210, 5696)
 
 // func subPackQ4KPf(a *packArgs)
 //
 // subPackQ4K with the next tile's weights prefetched (R10: packArgs.next, then
 // 2304 bytes further each super-block; nil: none).
 TEXT ·subPackQ4KPf(SB), NOSPLIT, $0-8
-	PACK_ARGS
-	PACK_CONSTANTS
-	MOVQ 112(AX), R10
-subq4pfsb:
-	TESTQ R10, R10
-	JZ subq4pfsbnopf
-	SUB_PREFETCH_1K(0)
-	SUB_PREFETCH_1K(1024)
-	PREFETCHT0 2048(R10)
-	PREFETCHT0 2112(R10)
-	PREFETCHT0 2176(R10)
-	PREFETCHT0 2240(R10)
-	ADDQ $2304, R10
-subq4pfsbnopf:
-	SUB_PACK_Q4K_STEP
-	ADDQ $144, SI
-	ADDQ $4992, DI
-	DECQ CX
-	JNZ subq4pfsb
-	VZEROUPPER
-	RET
+	SUB_PACKER(SUB_NEXT_TILE, SUB_PREFETCH_2304, SUB_PACK_Q4K_STEP, 144, 4992)
 
 // func subPackQ6KPf(a *packArgs)
 //
 // subPackQ6K with the next tile's weights prefetched (R10: packArgs.next, then
 // 3360 bytes further each super-block; nil: none).
 TEXT ·subPackQ6KPf(SB), NOSPLIT, $0-8
-	PACK_ARGS
-	PACK_CONSTANTS
-	MOVQ 112(AX), R10
-subq6pfsb:
-	TESTQ R10, R10
-	JZ subq6pfsbnopf
-	SUB_PREFETCH_1K(0)
-	SUB_PREFETCH_1K(1024)
-	SUB_PREFETCH_1K(2048)
-	PREFETCHT0 3072(R10)
-	PREFETCHT0 3136(R10)
-	PREFETCHT0 3200(R10)
-	PREFETCHT0 3264(R10)
-	PREFETCHT0 3328(R10)
-	ADDQ $3360, R10
-subq6pfsbnopf:
-	SUB_PACK_Q6K_STEP
-	ADDQ $210, SI
-	ADDQ $5696, DI
-	DECQ CX
-	JNZ subq6pfsb
-	VZEROUPPER
-	RET
+	SUB_PACKER(SUB_NEXT_TILE, SUB_PREFETCH_3360, SUB_PACK_Q6K_STEP, 210, 5696)
 
 // func subKernelQ4K(a *subArgs)
 //

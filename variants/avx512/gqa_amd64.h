@@ -277,17 +277,6 @@ done: \
 	PREFETCHT0 384(DX)(R14*1); \
 	PREFETCHT0 448(DX)(R14*1)
 
-// Eight zmm registers to 512 consecutive bytes at base.
-#define STORE8Z(base, z0, z1, z2, z3, z4, z5, z6, z7) \
-	VMOVUPS z0, (base); \
-	VMOVUPS z1, 64(base); \
-	VMOVUPS z2, 128(base); \
-	VMOVUPS z3, 192(base); \
-	VMOVUPS z4, 256(base); \
-	VMOVUPS z5, 320(base); \
-	VMOVUPS z6, 384(base); \
-	VMOVUPS z7, 448(base)
-
 // WSUM3W is the weighted sum of three query heads over one value head
 // walking the positions once per 128 values of the head (once for a head
 // of 128), where WSUM4 walks them once per 64: out_j = Σ_t p[j·n+t]·v[t]

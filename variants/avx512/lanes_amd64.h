@@ -49,3 +49,15 @@
 #define ZERO_Z8_Z15 ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 #define ZERO_Z16_Z23 ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
 #define ZERO_Z24_Z31 ZERO8(Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
+
+// STORE8Z stores eight zmm registers to the 512 consecutive bytes at base
+// (gqa_amd64.h's head stores, variants/amx's SUB_ZERO_ACC).
+#define STORE8Z(base, z0, z1, z2, z3, z4, z5, z6, z7) \
+	VMOVUPS z0, (base); \
+	VMOVUPS z1, 64(base); \
+	VMOVUPS z2, 128(base); \
+	VMOVUPS z3, 192(base); \
+	VMOVUPS z4, 256(base); \
+	VMOVUPS z5, 320(base); \
+	VMOVUPS z6, 384(base); \
+	VMOVUPS z7, 448(base)
