@@ -269,14 +269,7 @@ zeroacc: \
 // the epilogue reads ([token tile][digit], 1 KiB each): t is the address
 // register (by name and by AMX number tn), sn the AMX number of the register
 // holding the stride 64.
-#define TILESTORE_C(t, tn, sn) \
-	TILESTORED(0, AMX_SI, sn); \
-	LEAQ 1024(SI), t; \
-	TILESTORED(1, tn, sn); \
-	LEAQ 2048(SI), t; \
-	TILESTORED(2, tn, sn); \
-	LEAQ 3072(SI), t; \
-	TILESTORED(3, tn, sn)
+#define TILESTORE_C(t, tn, sn) TILESTORE4(SI, AMX_SI, 1024, t, tn, sn)
 
 // EPI_FORMS runs the epilogue in the form of the weight format (EPI_LOOP
 // with token body t32 for Q4_K, tint for Q6_K under FLAG_INTMIN); the Q4_K
