@@ -2,24 +2,24 @@
 
 #include "textflag.h"
 
-// RETURN_ADDR returns the address of fn's code (a func() *byte's body).
-#define RETURN_ADDR(fn) \
+// FUNC_ADDR returns the address of fn's code (a func() *byte's body).
+#define FUNC_ADDR(fn) \
 	LEAQ fn(SB), AX; \
 	MOVQ AX, ret+0(FP); \
 	RET
 
 // func tileKernelAddr() *byte
 TEXT ·tileKernelAddr(SB), NOSPLIT, $0-8
-	RETURN_ADDR(·tileKernel)
+	FUNC_ADDR(·tileKernel)
 
 // func bf16KernelAddr() *byte
 TEXT ·bf16KernelAddr(SB), NOSPLIT, $0-8
-	RETURN_ADDR(·bf16Kernel)
+	FUNC_ADDR(·bf16Kernel)
 
 // func tileKernelWRAddr() *byte
 TEXT ·tileKernelWRAddr(SB), NOSPLIT, $0-8
-	RETURN_ADDR(·tileKernelWR)
+	FUNC_ADDR(·tileKernelWR)
 
 // func tileKernelILAddr() *byte
 TEXT ·tileKernelILAddr(SB), NOSPLIT, $0-8
-	RETURN_ADDR(·tileKernelIL)
+	FUNC_ADDR(·tileKernelIL)

@@ -25,6 +25,17 @@
 	VFMADD231PS.BCST off(R14), zq, a6; \
 	VFMADD231PS.BCST off(R14)(R9*1), zq, a7
 
+// WS_ARGS loads the weighted sums' arguments: DI o, R10 v, R9 stride,
+// BX headDim, R12 inv, R11 an output row in bytes.
+#define WS_ARGS \
+	MOVQ o+0(FP), DI; \
+	MOVQ v+16(FP), R10; \
+	MOVQ stride+24(FP), R9; \
+	MOVQ headDim+32(FP), BX; \
+	MOVQ inv+48(FP), R12; \
+	MOVQ BX, R11; \
+	SHLQ $2, R11
+
 // func attnbScores16(s, qt, k *float32, stride, headDim, n int)
 //
 // s[t·16+l] = Σ_i qt[i·16+l]·k[t][i] for t < n, k[t] at k + t·stride
@@ -262,17 +273,6 @@ rndh:
 	VMULPS.BCST off(R12), z, z; \
 	VMOVUPS z, K1, (AX); \
 	ADDQ R11, AX
-
-// WS_ARGS loads the weighted sums' arguments: DI o, R10 v, R9 stride,
-// BX headDim, R12 inv, R11 an output row in bytes.
-#define WS_ARGS \
-	MOVQ o+0(FP), DI; \
-	MOVQ v+16(FP), R10; \
-	MOVQ stride+24(FP), R9; \
-	MOVQ headDim+32(FP), BX; \
-	MOVQ inv+48(FP), R12; \
-	MOVQ BX, R11; \
-	SHLQ $2, R11
 
 // func attnbWeightedSum16(o, p, v *float32, stride, headDim, n int, inv *float32)
 //
