@@ -61,3 +61,8 @@
 	VMOVUPS z5, 320(base); \
 	VMOVUPS z6, 384(base); \
 	VMOVUPS z7, 448(base)
+
+// BCAST32 sets every dword lane of z to the constant imm; clobbers AX.
+#define BCAST32(imm, z) \
+	MOVL $imm, AX; \
+	VPBROADCASTD AX, z
