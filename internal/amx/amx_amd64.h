@@ -84,3 +84,15 @@
 #define TDPBF16PS(dst, a, b) BYTE $0xC4; BYTE $0xE2; BYTE AMX_VEX2(b, 2); BYTE $0x5C; BYTE $(0xC0 | ((dst)<<3) | (a))
 // TDPFP16PS dst, a, b  (AMX-FP16)         VEX.128.F2.0F38.W0 5C
 #define TDPFP16PS(dst, a, b) BYTE $0xC4; BYTE $0xE2; BYTE AMX_VEX2(b, 3); BYTE $0x5C; BYTE $(0xC0 | ((dst)<<3) | (a))
+
+// TILESTORE4 stores tmm0-3 at base, base+step, base+2·step and base+3·step
+// (base by name and by AMX number bn; t, AMX number tn, holds the last
+// three addresses; sn is the AMX number of the stride register).
+#define TILESTORE4(base, bn, step, t, tn, sn) \
+	TILESTORED(0, bn, sn); \
+	LEAQ step(base), t; \
+	TILESTORED(1, tn, sn); \
+	LEAQ (2*step)(base), t; \
+	TILESTORED(2, tn, sn); \
+	LEAQ (3*step)(base), t; \
+	TILESTORED(3, tn, sn)

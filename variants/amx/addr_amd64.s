@@ -2,26 +2,24 @@
 
 #include "textflag.h"
 
+// FUNC_ADDR returns the address of fn's code (a func() *byte's body).
+#define FUNC_ADDR(fn) \
+	LEAQ fn(SB), AX; \
+	MOVQ AX, ret+0(FP); \
+	RET
+
 // func tileKernelAddr() *byte
 TEXT ·tileKernelAddr(SB), NOSPLIT, $0-8
-	LEAQ ·tileKernel(SB), AX
-	MOVQ AX, ret+0(FP)
-	RET
+	FUNC_ADDR(·tileKernel)
 
 // func bf16KernelAddr() *byte
 TEXT ·bf16KernelAddr(SB), NOSPLIT, $0-8
-	LEAQ ·bf16Kernel(SB), AX
-	MOVQ AX, ret+0(FP)
-	RET
+	FUNC_ADDR(·bf16Kernel)
 
 // func tileKernelWRAddr() *byte
 TEXT ·tileKernelWRAddr(SB), NOSPLIT, $0-8
-	LEAQ ·tileKernelWR(SB), AX
-	MOVQ AX, ret+0(FP)
-	RET
+	FUNC_ADDR(·tileKernelWR)
 
 // func tileKernelILAddr() *byte
 TEXT ·tileKernelILAddr(SB), NOSPLIT, $0-8
-	LEAQ ·tileKernelIL(SB), AX
-	MOVQ AX, ret+0(FP)
-	RET
+	FUNC_ADDR(·tileKernelIL)

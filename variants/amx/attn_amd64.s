@@ -37,6 +37,20 @@
 	TILESTORED(1, AMX_AX, AMX_R11); \
 	ADDQ $128, R9
 
+// SCORE_NEXT ends a step of bytes of K tiles: the scores stored
+// (SCORE_STORE), R8 to the next step, back to loop while steps are left.
+#define SCORE_NEXT(bytes, loop) \
+	SCORE_STORE; \
+	ADDQ $bytes, R8; \
+	DECQ R10; \
+	JNZ  loop
+
+// Q_CHUNKS2 loads Q's first two chunks (SI, stride BX) into tmm4, tmm5.
+#define Q_CHUNKS2 \
+	TILELOADD(4, AMX_SI, AMX_BX); \
+	LEAQ 64(SI), AX; \
+	TILELOADD(5, AMX_AX, AMX_BX)
+
 // func attnScoresAMX(a *attnArgs)
 //
 // S = Q·Kᵀ for 16 query rows (bf16, A_QSTRIDE bytes apart at A_Q) against
@@ -60,25 +74,18 @@ TEXT ·attnScoresAMX(SB), NOSPLIT, $0-8
 	JEQ  s4
 	CMPQ AX, $2
 	JNE  sgen
-	TILELOADD(4, AMX_SI, AMX_BX)
-	LEAQ 64(SI), AX
-	TILELOADD(5, AMX_AX, AMX_BX)
+	Q_CHUNKS2
 
 s2:
 	TILEZERO(0)
 	TILEZERO(1)
 	SCORE_CHUNK(4, 0, 2048)
 	SCORE_CHUNK(5, 1024, 3072)
-	SCORE_STORE
-	ADDQ $4096, R8
-	DECQ R10
-	JNZ  s2
+	SCORE_NEXT(4096, s2)
 	JMP  sdone
 
 s4:
-	TILELOADD(4, AMX_SI, AMX_BX)
-	LEAQ 64(SI), AX
-	TILELOADD(5, AMX_AX, AMX_BX)
+	Q_CHUNKS2
 	LEAQ 128(SI), AX
 	TILELOADD(6, AMX_AX, AMX_BX)
 	LEAQ 192(SI), AX
@@ -91,10 +98,7 @@ s4step:
 	SCORE_CHUNK(5, 1024, 5120)
 	SCORE_CHUNK(6, 2048, 6144)
 	SCORE_CHUNK(7, 3072, 7168)
-	SCORE_STORE
-	ADDQ $8192, R8
-	DECQ R10
-	JNZ  s4step
+	SCORE_NEXT(8192, s4step)
 	JMP  sdone
 
 	// Any number of chunks: R13 = one block's tiles in bytes, R14 the
@@ -178,13 +182,7 @@ pvstep:
 	DECQ R10
 	JNZ  pvstep
 
-	TILESTORED(0, AMX_SI, AMX_R12)
-	LEAQ 64(SI), AX
-	TILESTORED(1, AMX_AX, AMX_R12)
-	LEAQ 128(SI), AX
-	TILESTORED(2, AMX_AX, AMX_R12)
-	LEAQ 192(SI), AX
-	TILESTORED(3, AMX_AX, AMX_R12)
+	TILESTORE4(SI, AMX_SI, 64, AX, AMX_AX, AMX_R12)
 	ADDQ $256, SI
 	ADDQ $256, R14
 	DECQ BX
@@ -210,6 +208,13 @@ GLOBL bf16Const<>(SB), RODATA|NOPTR, $12
 	VPADDD Z19, z, z; \
 	VPADDD Z1, z, z
 
+// STORE_BF16_Z0 stores the bf16s of Z0 (rounded: the high 16 bits of each
+// lane) at dst, 32 bytes.
+#define STORE_BF16_Z0(dst) \
+	VPSRLD $16, Z0, Z0; \
+	VPMOVDW Z0, Y0; \
+	VMOVDQU Y0, dst
+
 // func cvtBF16Scaled(dst *uint16, src *float32, n int, scale float32)
 //
 // dst[i] = bf16(src[i]·scale), rounded to nearest even; n a positive
@@ -224,9 +229,7 @@ TEXT ·cvtBF16Scaled(SB), NOSPLIT, $0-28
 cvt:
 	VMULPS (SI), Z2, Z0
 	ROUND_BF16(Z0)
-	VPSRLD $16, Z0, Z0
-	VPMOVDW Z0, Y0
-	VMOVDQU Y0, (DI)
+	STORE_BF16_Z0((DI))
 	ADDQ $64, SI
 	ADDQ $32, DI
 	SUBQ $16, DX
@@ -251,14 +254,10 @@ split:
 	VMOVAPS Z4, Z0
 	ROUND_BF16(Z0)
 	VPANDD Z17, Z0, Z3   // hi as float32
-	VPSRLD $16, Z0, Z0
-	VPMOVDW Z0, Y0
-	VMOVDQU Y0, (DI)
+	STORE_BF16_Z0((DI))
 	VSUBPS Z3, Z4, Z0    // exact: x - hi
 	ROUND_BF16(Z0)
-	VPSRLD $16, Z0, Z0
-	VPMOVDW Z0, Y0
-	VMOVDQU Y0, (R8)
+	STORE_BF16_Z0((R8))
 	ADDQ $64, SI
 	ADDQ $32, DI
 	ADDQ $32, R8
@@ -346,9 +345,7 @@ sout:
 	VMOVUPS.Z (SI), K1, Z0
 	VMULPS Z10, Z0, Z0
 	ROUND_BF16(Z0)
-	VPSRLD $16, Z0, Z0
-	VPMOVDW Z0, Y0
-	VMOVDQU Y0, (DI)
+	STORE_BF16_Z0((DI))
 	ADDQ $64, SI
 	ADDQ $32, DI
 	SUBQ $16, BX

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "../../internal/amx/amx_amd64.h"
+#include "../avx512/lanes_amd64.h"
 
 // bf16Args fields.
 #define B_W0    0
@@ -126,13 +127,7 @@ bsb:
 	ADDQ $BF_ASB, R9
 	DECQ R11
 	JNZ  bsb
-	TILESTORED(0, AMX_R10, AMX_CX)
-	LEAQ 1024(R10), AX
-	TILESTORED(1, AMX_AX, AMX_CX)
-	LEAQ 2048(R10), AX
-	TILESTORED(2, AMX_AX, AMX_CX)
-	LEAQ 3072(R10), AX
-	TILESTORED(3, AMX_AX, AMX_CX)
+	TILESTORE4(R10, AMX_R10, 1024, AX, AMX_AX, AMX_CX)
 	JMP  bstore
 
 bvnni:
@@ -141,22 +136,8 @@ bvnni:
 	MOVQ BX, save-8(SP)
 	MOVQ $0, BX // combo j*2+i
 bcombo:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	ZERO_Z0_Z7
+	ZERO_Z8_Z15
 	MOVQ B_W0(DI), AX
 	TESTQ $1, BX
 	JZ   brow0

@@ -3,6 +3,7 @@
 #include "textflag.h"
 #include "../../internal/amx/amx_amd64.h"
 
+#include "../avx512/lanes_amd64.h"
 #include "tile_amd64.h"
 
 // func tileKernel(a *kernelArgs)
@@ -144,9 +145,4 @@ storecount:
 	SUBQ $32, R14
 	JGT  pair
 
-	TESTQ $FLAG_AMX, ARG_FLAGS(DI)
-	JZ   done
-	TILERELEASE
-done:
-	VZEROUPPER
-	RET
+	TILE_RETURN

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "../../internal/amx/amx_amd64.h"
+#include "../avx512/lanes_amd64.h"
 #include "tile_amd64.h"
 
 // tileKernelIL is tileKernelWR (super-blocks outside, token pairs inside)
@@ -204,10 +205,7 @@ last:
 	EPI_FORMS(EPI32_PF_TOKEN, last32, last32next, EPIINT_PF_TOKEN, lastint, lastintnext, pairdone)
 
 pairdone:
-	ADDQ ARG_PAIR(DI), R9
-	ADDQ $2048, R11
-	DECQ R14
-	JNZ  pair
+	NEXT_PAIR
 	ADDQ $W_SB, R8
 	MOVQ a0-40(SP), AX
 	ADDQ $A_SB, AX

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "../../internal/amx/amx_amd64.h"
+#include "../avx512/lanes_amd64.h"
 #include "tile_amd64.h"
 
 #define FLAG_PF    32
@@ -100,10 +101,7 @@ noprefetch:
 	EPI_FORMS(EPI32_TOKEN, epi32, epi32next, EPIINT_TOKEN, epiint, epiintnext, pairdone)
 
 pairdone:
-	ADDQ ARG_PAIR(DI), R9
-	ADDQ $2048, R11
-	DECQ R14
-	JNZ  pair
+	NEXT_PAIR
 	ADDQ $W_SB, R8
 	ADDQ $A_SB, R13
 	DECQ R12
@@ -111,9 +109,4 @@ pairdone:
 
 	ACC_STORE_ALL(store, storeplain)
 
-	TESTQ $FLAG_AMX, ARG_FLAGS(DI)
-	JZ   done
-	TILERELEASE
-done:
-	VZEROUPPER
-	RET
+	TILE_RETURN

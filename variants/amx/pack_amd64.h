@@ -123,3 +123,101 @@
 	VPANDD Z29, Z11, Z11; \
 	VPSRLD $2, Z10, Z16; \
 	VPTERNLOGD $0xF8, Z28, Z16, Z11
+
+// PACK_PREFETCH is a packer step's prefetch of the next row tile (packPrefetch).
+#define PACK_PREFETCH(lines, blk) \
+	TESTQ R10, R10; \
+	JZ nopf; \
+	MOVQ R10, R11; \
+	MOVL $16, R13; \
+pfrow: \
+	lines; \
+	ADDQ R12, R11; \
+	DECL R13; \
+	JNZ pfrow; \
+	ADDQ $blk, R10; \
+nopf:
+
+// PACK_PF_LINES_144 prefetches the lines of a 144-byte super-block at R11 (blockLines).
+#define PACK_PF_LINES_144 \
+	PREFETCHT0 0(R11); \
+	PREFETCHT0 64(R11); \
+	PREFETCHT0 128(R11)
+
+// PACK_PF_LINES_210 prefetches the lines of a 210-byte super-block at R11 (blockLines).
+#define PACK_PF_LINES_210 \
+	PREFETCHT0 0(R11); \
+	PREFETCHT0 64(R11); \
+	PREFETCHT0 128(R11); \
+	PREFETCHT0 192(R11); \
+	PREFETCHT0 209(R11)
+
+// PACK_Q4K_CHUNK is chunk c of a Q4_K super-block (packQ4KChunk).
+#define PACK_Q4K_CHUNK(c, src, se0, so0, se1, so1) \
+	VPSHUFB se0, src, Z0; \
+	VPSHUFB so0, src, Z1; \
+	VPSHUFB se1, src, Z2; \
+	VPSHUFB so1, src, Z3; \
+	PACK_Q4K_QUAD((16+32*c+0), (2048*c+0), (2048*c+512)); \
+	PACK_Q4K_QUAD((16+32*c+4), (2048*c+64), (2048*c+576)); \
+	PACK_Q4K_QUAD((16+32*c+8), (2048*c+128), (2048*c+640)); \
+	PACK_Q4K_QUAD((16+32*c+12), (2048*c+192), (2048*c+704)); \
+	PACK_Q4K_QUAD((16+32*c+16), (2048*c+256), (2048*c+768)); \
+	PACK_Q4K_QUAD((16+32*c+20), (2048*c+320), (2048*c+832)); \
+	PACK_Q4K_QUAD((16+32*c+24), (2048*c+384), (2048*c+896)); \
+	PACK_Q4K_QUAD((16+32*c+28), (2048*c+448), (2048*c+960))
+
+// PACK_Q4K_QUAD is one k-quad of a Q4_K chunk (packQ4KQuad).
+#define PACK_Q4K_QUAD(src, lo, hi) \
+	GATHER(src, Z16); \
+	VPANDD Z29, Z16, Z8; \
+	VPSRLD $4, Z16, Z9; \
+	VPANDD Z29, Z9, Z9; \
+	VPMADDUBSW Z0, Z8, Z12; \
+	VPMADDUBSW Z1, Z8, Z13; \
+	SPLIT(lo); \
+	VPMADDUBSW Z2, Z9, Z12; \
+	VPMADDUBSW Z3, Z9, Z13; \
+	SPLIT(hi)
+
+// PACK_Q6K_COEF is a pair of Q6_K bsum coefficients (packQ6KCoef).
+#define PACK_Q6K_COEF(sel, sc, off) \
+	VPSHUFB sel(DX), sc, Z11; \
+	VPSRAW $3, Z11, Z11; \
+	VPADDW Z30, Z11, K4, Z11; \
+	VMOVDQU32 Z11, off(DI)
+
+// PACK_Q6K_HALF is half n of a Q6_K super-block (packQ6KHalf).
+#define PACK_Q6K_HALF(n, scA, scB) \
+	PACK_Q6K_QUAD(n, 0, scA, scB, Z17, Z21, Z19, Z23); \
+	PACK_Q6K_QUAD(n, 1, scA, scB, Z17, Z21, Z19, Z23); \
+	PACK_Q6K_QUAD(n, 2, scA, scB, Z17, Z21, Z19, Z23); \
+	PACK_Q6K_QUAD(n, 3, scA, scB, Z17, Z21, Z19, Z23); \
+	PACK_Q6K_QUAD(n, 4, scA, scB, Z18, Z22, Z20, Z24); \
+	PACK_Q6K_QUAD(n, 5, scA, scB, Z18, Z22, Z20, Z24); \
+	PACK_Q6K_QUAD(n, 6, scA, scB, Z18, Z22, Z20, Z24); \
+	PACK_Q6K_QUAD(n, 7, scA, scB, Z18, Z22, Z20, Z24)
+
+// PACK_Q6K_QUAD is one k-quad of a Q6_K half (packQ6KQuad).
+#define PACK_Q6K_QUAD(n, kq, scA, scB, se0, so0, se1, so1) \
+	GATHER((64*n+4*kq), Z8); \
+	GATHER((64*n+32+4*kq), Z9); \
+	GATHER((128+32*n+4*kq), Z10); \
+	Q6K_QUARTER0; \
+	PACK_Q6K_EMIT(se0, so0, scA, (4096*n+64*kq)); \
+	Q6K_QUARTER1; \
+	PACK_Q6K_EMIT(se1, so1, scA, (4096*n+64*kq+512)); \
+	Q6K_QUARTER2; \
+	PACK_Q6K_EMIT(se0, so0, scB, (4096*n+64*kq+2048)); \
+	Q6K_QUARTER3; \
+	PACK_Q6K_EMIT(se1, so1, scB, (4096*n+64*kq+2560))
+
+// PACK_Q6K_EMIT is one Q6_K B row times its scales (packQ6KEmit).
+#define PACK_Q6K_EMIT(se, so, sc, off) \
+	VPSHUFB se, sc, Z0; \
+	VPSHUFB so, sc, Z1; \
+	VPMADDUBSW Z0, Z11, Z12; \
+	VPMADDUBSW Z1, Z11, Z13; \
+	VPADDW Z30, Z12, K4, Z12; \
+	VPADDW Z30, Z13, K4, Z13; \
+	SPLIT(off)

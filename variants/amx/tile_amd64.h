@@ -1,7 +1,7 @@
 // Definitions shared by the tile kernels (kernel_amd64.s, kernelwr_amd64.s):
 // the pack.go layout offsets, the kernelArgs fields, the AMX products of one
 // super-block and the epilogue's per-token steps. Include after
-// internal/amx/amx_amd64.h.
+// internal/amx/amx_amd64.h and ../avx512/lanes_amd64.h.
 
 // Offsets of pack.go's layouts.
 #define W_D      8192
@@ -109,22 +109,8 @@
 	MOVQ SI, cbp-16(SP); \
 	MOVQ $0, BX; \
 combo: \
-	VPXORD Z0, Z0, Z0; \
-	VPXORD Z1, Z1, Z1; \
-	VPXORD Z2, Z2, Z2; \
-	VPXORD Z3, Z3, Z3; \
-	VPXORD Z4, Z4, Z4; \
-	VPXORD Z5, Z5, Z5; \
-	VPXORD Z6, Z6, Z6; \
-	VPXORD Z7, Z7, Z7; \
-	VPXORD Z8, Z8, Z8; \
-	VPXORD Z9, Z9, Z9; \
-	VPXORD Z10, Z10, Z10; \
-	VPXORD Z11, Z11, Z11; \
-	VPXORD Z12, Z12, Z12; \
-	VPXORD Z13, Z13, Z13; \
-	VPXORD Z14, Z14, Z14; \
-	VPXORD Z15, Z15, Z15; \
+	ZERO_Z0_Z7; \
+	ZERO_Z8_Z15; \
 	MOVQ BX, AX; \
 	ANDQ $1, AX; \
 	SHLQ $10, AX; \
@@ -283,14 +269,7 @@ zeroacc: \
 // the epilogue reads ([token tile][digit], 1 KiB each): t is the address
 // register (by name and by AMX number tn), sn the AMX number of the register
 // holding the stride 64.
-#define TILESTORE_C(t, tn, sn) \
-	TILESTORED(0, AMX_SI, sn); \
-	LEAQ 1024(SI), t; \
-	TILESTORED(1, tn, sn); \
-	LEAQ 2048(SI), t; \
-	TILESTORED(2, tn, sn); \
-	LEAQ 3072(SI), t; \
-	TILESTORED(3, tn, sn)
+#define TILESTORE_C(t, tn, sn) TILESTORE4(SI, AMX_SI, 1024, t, tn, sn)
 
 // EPI_FORMS runs the epilogue in the form of the weight format (EPI_LOOP
 // with token body t32 for Q4_K, tint for Q6_K under FLAG_INTMIN); the Q4_K
@@ -313,3 +292,21 @@ zeroacc: \
 	MOVQ ARG_LDD(DI), DX; \
 	MOVQ $0, SI; \
 	ACC_STORE(loop, plain)
+
+// NEXT_PAIR steps the pair loop (label pair) of kernelwr and kernelil: the
+// activations (R9) and acc (R11) to the next pair, R14 pairs left.
+#define NEXT_PAIR \
+	ADDQ ARG_PAIR(DI), R9; \
+	ADDQ $2048, R11; \
+	DECQ R14; \
+	JNZ  pair
+
+// TILE_RETURN releases the tiles if the kernel used them (FLAG_AMX) and
+// returns. Its label is function-scoped: one use per TEXT.
+#define TILE_RETURN \
+	TESTQ $FLAG_AMX, ARG_FLAGS(DI); \
+	JZ   done; \
+	TILERELEASE; \
+done: \
+	VZEROUPPER; \
+	RET

@@ -25,6 +25,17 @@
 	VFMADD231PS.BCST off(R14), zq, a6; \
 	VFMADD231PS.BCST off(R14)(R9*1), zq, a7
 
+// WS_ARGS loads the weighted sums' arguments: DI o, R10 v, R9 stride,
+// BX headDim, R12 inv, R11 an output row in bytes.
+#define WS_ARGS \
+	MOVQ o+0(FP), DI; \
+	MOVQ v+16(FP), R10; \
+	MOVQ stride+24(FP), R9; \
+	MOVQ headDim+32(FP), BX; \
+	MOVQ inv+48(FP), R12; \
+	MOVQ BX, R11; \
+	SHLQ $2, R11
+
 // func attnbScores16(s, qt, k *float32, stride, headDim, n int)
 //
 // s[t·16+l] = Σ_i qt[i·16+l]·k[t][i] for t < n, k[t] at k + t·stride
@@ -148,8 +159,7 @@ sc1Lane:
 TEXT ·attnbSoftmax16(SB), NOSPLIT, $0-24
 	MOVQ s+0(FP), SI
 	MOVQ n+8(FP), BX
-	MOVL $0xff800000, AX // -Inf
-	VPBROADCASTD AX, Z9
+	BCAST32(0xff800000, Z9) // -Inf
 
 smMax:
 	VMAXPS (SI), Z9, Z9
@@ -214,12 +224,9 @@ TEXT ·attnbRoundP16(SB), NOSPLIT, $0-24
 	MOVQ n+8(FP), BX
 	MOVQ inv+16(FP), DI
 	VMOVUPS (DI), Z1
-	MOVL $0x7fff, AX
-	VPBROADCASTD AX, Z2
-	MOVL $1, AX
-	VPBROADCASTD AX, Z3
-	MOVL $0xffff0000, AX
-	VPBROADCASTD AX, Z4
+	BCAST32(0x7fff, Z2)
+	BCAST32(1, Z3)
+	BCAST32(0xffff0000, Z4)
 
 rnd:
 	VMULPS (SI), Z1, Z0
@@ -270,13 +277,7 @@ rndh:
 // the positions (sixteen accumulators), each value row's columns loaded
 // once and multiplied by the sixteen probabilities broadcast from memory.
 TEXT ·attnbWeightedSum16(SB), NOSPLIT, $0-56
-	MOVQ o+0(FP), DI
-	MOVQ v+16(FP), R10
-	MOVQ stride+24(FP), R9
-	MOVQ headDim+32(FP), BX
-	MOVQ inv+48(FP), R12
-	MOVQ BX, R11
-	SHLQ $2, R11 // an output row in bytes
+	WS_ARGS
 
 wsChunk:
 	MASK16(BX)
@@ -357,13 +358,7 @@ wsPos:
 // the same FMAs in the same order: bit for bit attnbWeightedSum16's.
 // headDim must be a multiple of 32.
 TEXT ·attnbWeightedSum8x2(SB), NOSPLIT, $0-56
-	MOVQ o+0(FP), DI
-	MOVQ v+16(FP), R10
-	MOVQ stride+24(FP), R9
-	MOVQ headDim+32(FP), BX
-	MOVQ inv+48(FP), R12
-	MOVQ BX, R11
-	SHLQ $2, R11 // an output row in bytes
+	WS_ARGS
 
 ws2Cols:
 	XORQ CX, CX // the half of the rows, as a byte offset into p's rows: 0 or 32

@@ -79,23 +79,7 @@ lane: \
 
 
 // Zero the sixteen accumulators Z8-Z23.
-#define ZERO16 \
-	VPXORD Z8, Z8, Z8; \
-	VPXORD Z9, Z9, Z9; \
-	VPXORD Z10, Z10, Z10; \
-	VPXORD Z11, Z11, Z11; \
-	VPXORD Z12, Z12, Z12; \
-	VPXORD Z13, Z13, Z13; \
-	VPXORD Z14, Z14, Z14; \
-	VPXORD Z15, Z15, Z15; \
-	VPXORD Z16, Z16, Z16; \
-	VPXORD Z17, Z17, Z17; \
-	VPXORD Z18, Z18, Z18; \
-	VPXORD Z19, Z19, Z19; \
-	VPXORD Z20, Z20, Z20; \
-	VPXORD Z21, Z21, Z21; \
-	VPXORD Z22, Z22, Z22; \
-	VPXORD Z23, Z23, Z23
+#define ZERO16 ZERO_Z8_Z15; ZERO_Z16_Z23
 
 // Store one head's 64 output lanes (Z a-d under K1-K4) at AX, step AX.
 #define STORE_HEAD(a, b, c, d) \
@@ -143,22 +127,10 @@ pos: \
 	VBROADCASTSS (SI)(R12*1), Z1; \
 	VBROADCASTSS (R13), Z2; \
 	VBROADCASTSS (R13)(R12*1), Z3; \
-	VFMADD231PS Z0, Z4, Z8; \
-	VFMADD231PS Z0, Z5, Z9; \
-	VFMADD231PS Z0, Z6, Z10; \
-	VFMADD231PS Z0, Z7, Z11; \
-	VFMADD231PS Z1, Z4, Z12; \
-	VFMADD231PS Z1, Z5, Z13; \
-	VFMADD231PS Z1, Z6, Z14; \
-	VFMADD231PS Z1, Z7, Z15; \
-	VFMADD231PS Z2, Z4, Z16; \
-	VFMADD231PS Z2, Z5, Z17; \
-	VFMADD231PS Z2, Z6, Z18; \
-	VFMADD231PS Z2, Z7, Z19; \
-	VFMADD231PS Z3, Z4, Z20; \
-	VFMADD231PS Z3, Z5, Z21; \
-	VFMADD231PS Z3, Z6, Z22; \
-	VFMADD231PS Z3, Z7, Z23; \
+	FMA4X4(Z0, Z8, Z9, Z10, Z11); \
+	FMA4X4(Z1, Z12, Z13, Z14, Z15); \
+	FMA4X4(Z2, Z16, Z17, Z18, Z19); \
+	FMA4X4(Z3, Z20, Z21, Z22, Z23); \
 	ADDQ $4, SI; \
 	ADDQ $4, R13; \
 	ADDQ R9, DX; \
@@ -191,6 +163,22 @@ pos: \
 	VINSERTF64X4 $1, yhi, lo, lo; \
 	VADDPS Z9, lo, lo
 
+// PAIR_SUM(shuf, a, b, dst): dst = shuf's selection 0x88 of a, b plus its
+// selection 0xdd (clobbers Z9, Z10), one step of SCORES4X4's transposing
+// reduction.
+#define PAIR_SUM(shuf, a, b, dst) \
+	shuf $0x88, b, a, Z9; \
+	shuf $0xdd, b, a, Z10; \
+	VADDPS Z10, Z9, dst
+
+// FMA4X4(k, d0, d1, d2, d3): dj += k · the j-th of Z4-Z7 (SCORES4X4's
+// products of one key row with the four query rows).
+#define FMA4X4(k, d0, d1, d2, d3) \
+	VFMADD231PS k, Z4, d0; \
+	VFMADD231PS k, Z5, d1; \
+	VFMADD231PS k, Z6, d2; \
+	VFMADD231PS k, Z7, d3
+
 // SCORES4X4 is attnScores4x4AVX512's body (four heads × four positions
 // per pass, reduced by its transposing add tree) with the key loads by
 // load; pass, lane and done name its labels.
@@ -212,22 +200,8 @@ pass: \
 	LEAQ (SI)(R11*2), R13; \
 	MOVQ R10, DX; \
 	MOVQ headDim+32(FP), BX; \
-	VPXORD Z16, Z16, Z16; \
-	VPXORD Z17, Z17, Z17; \
-	VPXORD Z18, Z18, Z18; \
-	VPXORD Z19, Z19, Z19; \
-	VPXORD Z20, Z20, Z20; \
-	VPXORD Z21, Z21, Z21; \
-	VPXORD Z22, Z22, Z22; \
-	VPXORD Z23, Z23, Z23; \
-	VPXORD Z24, Z24, Z24; \
-	VPXORD Z25, Z25, Z25; \
-	VPXORD Z26, Z26, Z26; \
-	VPXORD Z27, Z27, Z27; \
-	VPXORD Z28, Z28, Z28; \
-	VPXORD Z29, Z29, Z29; \
-	VPXORD Z30, Z30, Z30; \
-	VPXORD Z31, Z31, Z31; \
+	ZERO_Z16_Z23; \
+	ZERO_Z24_Z31; \
 lane: \
 	load((DX), Z0); \
 	load((DX)(R9*1), Z1); \
@@ -237,22 +211,10 @@ lane: \
 	VMOVUPS (SI)(R11*1), Z5; \
 	VMOVUPS (R13), Z6; \
 	VMOVUPS (R13)(R11*1), Z7; \
-	VFMADD231PS Z0, Z4, Z16; \
-	VFMADD231PS Z0, Z5, Z17; \
-	VFMADD231PS Z0, Z6, Z18; \
-	VFMADD231PS Z0, Z7, Z19; \
-	VFMADD231PS Z1, Z4, Z20; \
-	VFMADD231PS Z1, Z5, Z21; \
-	VFMADD231PS Z1, Z6, Z22; \
-	VFMADD231PS Z1, Z7, Z23; \
-	VFMADD231PS Z2, Z4, Z24; \
-	VFMADD231PS Z2, Z5, Z25; \
-	VFMADD231PS Z2, Z6, Z26; \
-	VFMADD231PS Z2, Z7, Z27; \
-	VFMADD231PS Z3, Z4, Z28; \
-	VFMADD231PS Z3, Z5, Z29; \
-	VFMADD231PS Z3, Z6, Z30; \
-	VFMADD231PS Z3, Z7, Z31; \
+	FMA4X4(Z0, Z16, Z17, Z18, Z19); \
+	FMA4X4(Z1, Z20, Z21, Z22, Z23); \
+	FMA4X4(Z2, Z24, Z25, Z26, Z27); \
+	FMA4X4(Z3, Z28, Z29, Z30, Z31); \
 	ADDQ $64, SI; \
 	ADDQ $64, R13; \
 	ADDQ $kstep, DX; \
@@ -266,27 +228,13 @@ lane: \
 	FOLD_HALVES(Z26, Z27, Y27); \
 	FOLD_HALVES(Z28, Z29, Y29); \
 	FOLD_HALVES(Z30, Z31, Y31); \
-	VSHUFF64X2 $0x88, Z18, Z16, Z9; \
-	VSHUFF64X2 $0xdd, Z18, Z16, Z10; \
-	VADDPS Z10, Z9, Z16; \
-	VSHUFF64X2 $0x88, Z22, Z20, Z9; \
-	VSHUFF64X2 $0xdd, Z22, Z20, Z10; \
-	VADDPS Z10, Z9, Z20; \
-	VSHUFF64X2 $0x88, Z26, Z24, Z9; \
-	VSHUFF64X2 $0xdd, Z26, Z24, Z10; \
-	VADDPS Z10, Z9, Z24; \
-	VSHUFF64X2 $0x88, Z30, Z28, Z9; \
-	VSHUFF64X2 $0xdd, Z30, Z28, Z10; \
-	VADDPS Z10, Z9, Z28; \
-	VSHUFPS $0x88, Z20, Z16, Z9; \
-	VSHUFPS $0xdd, Z20, Z16, Z10; \
-	VADDPS Z10, Z9, Z16; \
-	VSHUFPS $0x88, Z28, Z24, Z9; \
-	VSHUFPS $0xdd, Z28, Z24, Z10; \
-	VADDPS Z10, Z9, Z24; \
-	VSHUFPS $0x88, Z24, Z16, Z9; \
-	VSHUFPS $0xdd, Z24, Z16, Z10; \
-	VADDPS Z10, Z9, Z16; \
+	PAIR_SUM(VSHUFF64X2, Z16, Z18, Z16); \
+	PAIR_SUM(VSHUFF64X2, Z20, Z22, Z20); \
+	PAIR_SUM(VSHUFF64X2, Z24, Z26, Z24); \
+	PAIR_SUM(VSHUFF64X2, Z28, Z30, Z28); \
+	PAIR_SUM(VSHUFPS, Z16, Z20, Z16); \
+	PAIR_SUM(VSHUFPS, Z24, Z28, Z24); \
+	PAIR_SUM(VSHUFPS, Z16, Z24, Z16); \
 	VMULPS Z8, Z16, Z16; \
 	VMOVUPS X16, (DI); \
 	VEXTRACTF32X4 $1, Z16, (DI)(R12*1); \
@@ -304,16 +252,7 @@ done: \
 
 
 // Zero the 24 accumulators Z8-Z31.
-#define ZERO24 \
-	ZERO16; \
-	VPXORD Z24, Z24, Z24; \
-	VPXORD Z25, Z25, Z25; \
-	VPXORD Z26, Z26, Z26; \
-	VPXORD Z27, Z27, Z27; \
-	VPXORD Z28, Z28, Z28; \
-	VPXORD Z29, Z29, Z29; \
-	VPXORD Z30, Z30, Z30; \
-	VPXORD Z31, Z31, Z31
+#define ZERO24 ZERO16; ZERO_Z24_Z31
 
 // One 16-value chunk of a row for the three heads: v at addr into z, then
 // head j's accumulator aj += p_j · v (p_j broadcast in Z0-Z2).
@@ -337,17 +276,6 @@ done: \
 	PREFETCHT0 320(DX)(R14*1); \
 	PREFETCHT0 384(DX)(R14*1); \
 	PREFETCHT0 448(DX)(R14*1)
-
-// Eight zmm registers to 512 consecutive bytes at base.
-#define STORE8Z(base, z0, z1, z2, z3, z4, z5, z6, z7) \
-	VMOVUPS z0, (base); \
-	VMOVUPS z1, 64(base); \
-	VMOVUPS z2, 128(base); \
-	VMOVUPS z3, 192(base); \
-	VMOVUPS z4, 256(base); \
-	VMOVUPS z5, 320(base); \
-	VMOVUPS z6, 384(base); \
-	VMOVUPS z7, 448(base)
 
 // WSUM3W is the weighted sum of three query heads over one value head
 // walking the positions once per 128 values of the head (once for a head

@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "lanes_amd64.h"
 
 // Q8_0 activation quantizer, byte for byte as ggml's quantize_row_q8_0_ref
 // for input without NaNs: per 32 values, d = amax/127 (VDIVSS, as C), stored
@@ -29,14 +30,10 @@ TEXT ·q80QuantizeAVX512(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ nb+16(FP), CX
-	MOVL $0x7fffffff, AX
-	VPBROADCASTD AX, Z31
-	MOVL $0x80000000, AX
-	VPBROADCASTD AX, Z28
-	MOVL $0x3f000000, AX // 0.5
-	VPBROADCASTD AX, Z27
-	MOVL $0x3f800000, AX // 1.0
-	VPBROADCASTD AX, Z26
+	BCAST32(0x7fffffff, Z31)
+	BCAST32(0x80000000, Z28)
+	BCAST32(0x3f000000, Z27) // 0.5
+	BCAST32(0x3f800000, Z26) // 1.0
 	MOVL $0x42fe0000, AX // 127.0
 	VMOVD AX, X29
 block:
@@ -45,14 +42,7 @@ block:
 	VANDPS Z31, Z0, Z2
 	VANDPS Z31, Z1, Z3
 	VMAXPS Z3, Z2, Z2
-	VSHUFF64X2 $0x4e, Z2, Z2, Z3
-	VMAXPS Z3, Z2, Z2
-	VSHUFF64X2 $0xb1, Z2, Z2, Z3
-	VMAXPS Z3, Z2, Z2
-	VPERMILPS $0x4e, Z2, Z3
-	VMAXPS Z3, Z2, Z2
-	VPERMILPS $0xb1, Z2, Z3
-	VMAXPS Z3, Z2, Z2
+	ALL_LANES_T(VMAXPS, Z2, Z3)
 	VDIVSS X29, X2, X2 // d = amax/127
 	VCVTPS2PH $0, X2, X3
 	VMOVD X3, AX

@@ -1,0 +1,73 @@
+// Loops shared by the kernels of kernels_amd64.s. Their labels are
+// function-scoped: one use per TEXT.
+
+// ACC12_LOOP runs CX iterations of op Z13, Z12, Zi into the 12 independent
+// accumulators Z0-Z11, which start at zero (ZERO_Z0_Z7 from
+// variants/avx512/lanes_amd64.h).
+#define ACC12_LOOP(op) \
+	ZERO_Z0_Z7; \
+	VPXORD Z8, Z8, Z8; \
+	VPXORD Z9, Z9, Z9; \
+	VPXORD Z10, Z10, Z10; \
+	VPXORD Z11, Z11, Z11; \
+	TESTQ CX, CX; \
+	JZ    accdone; \
+accloop: \
+	op Z13, Z12, Z0; \
+	op Z13, Z12, Z1; \
+	op Z13, Z12, Z2; \
+	op Z13, Z12, Z3; \
+	op Z13, Z12, Z4; \
+	op Z13, Z12, Z5; \
+	op Z13, Z12, Z6; \
+	op Z13, Z12, Z7; \
+	op Z13, Z12, Z8; \
+	op Z13, Z12, Z9; \
+	op Z13, Z12, Z10; \
+	op Z13, Z12, Z11; \
+	DECQ CX; \
+	JNZ  accloop; \
+accdone:
+
+// AMX_LOOP is the body of a func(cfg *byte, a, b *T, c *U, iters int):
+// A tiles tmm4, tmm5 (a, a+1024), B tiles tmm6, tmm7 (b, b+1024),
+// accumulators tmm0..tmm3 from zero; each iteration does the four products
+// op (C[i][j] += A[i]·B[j]); the accumulators are stored to c (4 tiles ×
+// 1 KiB).
+#define AMX_LOOP(op) \
+	MOVQ cfg+0(FP), AX; \
+	MOVQ a+8(FP), SI; \
+	MOVQ b+16(FP), DI; \
+	MOVQ c+24(FP), DX; \
+	MOVQ iters+32(FP), R8; \
+	MOVQ $64, CX; \
+	LDTILECFG(AMX_AX); \
+	TILELOADD(4, AMX_SI, AMX_CX); \
+	ADDQ $1024, SI; \
+	TILELOADD(5, AMX_SI, AMX_CX); \
+	TILELOADD(6, AMX_DI, AMX_CX); \
+	ADDQ $1024, DI; \
+	TILELOADD(7, AMX_DI, AMX_CX); \
+	TILEZERO(0); \
+	TILEZERO(1); \
+	TILEZERO(2); \
+	TILEZERO(3); \
+	TESTQ R8, R8; \
+	JZ    amxstore; \
+amxloop: \
+	op(0, 4, 6); \
+	op(1, 4, 7); \
+	op(2, 5, 6); \
+	op(3, 5, 7); \
+	DECQ R8; \
+	JNZ  amxloop; \
+amxstore: \
+	TILESTORED(0, AMX_DX, AMX_CX); \
+	ADDQ $1024, DX; \
+	TILESTORED(1, AMX_DX, AMX_CX); \
+	ADDQ $1024, DX; \
+	TILESTORED(2, AMX_DX, AMX_CX); \
+	ADDQ $1024, DX; \
+	TILESTORED(3, AMX_DX, AMX_CX); \
+	TILERELEASE; \
+	RET
