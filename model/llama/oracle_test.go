@@ -19,6 +19,7 @@ import (
 	"github.com/damascus-llm/damascus/model/synth"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
+	"github.com/damascus-llm/damascus/model/tokenizer/tokenizertest"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/quant"
 )
@@ -388,11 +389,7 @@ func synthPreset(t *testing.T, p synth.Preset, typ string) (string, *Model, *tok
 		t.Fatal(err)
 	}
 	f, m := openModel(t, path)
-	tk, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path, m, tk
+	return path, m, tokenizertest.FromGGUF(t, f)
 }
 
 // The synthetic tiny model (Llama 3.2 shapes, rope_freqs, tied head, GQA) in

@@ -11,6 +11,7 @@ import (
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/tokenizer"
+	"github.com/damascus-llm/damascus/model/tokenizer/tokenizertest"
 )
 
 // stories260K's perplexity on the TinyStories sample, by our engine and by
@@ -28,10 +29,7 @@ func TestStories260KPerplexityMatchesLlamaCpp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := tokenizertest.FromGGUF(t, f)
 	ids, err := tok.Encode(string(text), tokenizer.AddSpecial)
 	if err != nil {
 		t.Fatal(err)
