@@ -184,10 +184,7 @@ func TestNaNWeightsFailClearly(t *testing.T) {
 // made NaN, on a copy; generate with the default sampler used to panic in
 // sample.softmax.
 func TestStories260KNaNWeight(t *testing.T) {
-	data, err := os.ReadFile(testdata.Stories260KGGUF.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testdata.Stories260KGGUF.Read(t)
 	binary.LittleEndian.PutUint32(data[145248:], 0x7fc00000)
 	model := filepath.Join(t.TempDir(), "nan.gguf")
 	if err := os.WriteFile(model, data, 0o644); err != nil {

@@ -3,7 +3,6 @@ package llama
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -331,10 +330,7 @@ func llamaCppLogits(t *testing.T, path string, tokens []int32) []float32 {
 func TestStories260KLogitsMatchLlamaCpp(t *testing.T) {
 	requireLlamaCpp(t)
 	m, tok := openStories(t)
-	text, err := os.ReadFile(testdata.TinyStoriesSample.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := testdata.TinyStoriesSample.Read(t)
 	ids, err := tok.Encode(string(text[:600]), tokenizer.AddSpecial)
 	if err != nil {
 		t.Fatal(err)

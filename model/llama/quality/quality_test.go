@@ -2,7 +2,6 @@ package quality
 
 import (
 	"math"
-	"os"
 	"testing"
 
 	"github.com/damascus-llm/damascus/gguf/gguftest"
@@ -20,10 +19,7 @@ import (
 func TestStories260KPerplexityMatchesLlamaCpp(t *testing.T) {
 	oracle.RequireLlamaCpp(t)
 	path := testdata.Stories260KGGUF.Require(t)
-	text, err := os.ReadFile(testdata.TinyStoriesSample.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := testdata.TinyStoriesSample.Read(t)
 	f := gguftest.Open(t, path)
 	m, err := llama.FromGGUF(f)
 	if err != nil {
