@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/testmodel"
 )
 
@@ -23,11 +24,7 @@ func openTest(t *testing.T, o testmodel.Options) *Model {
 // openModel opens a GGUF file (closed when the test ends) and reads its model.
 func openModel(t testing.TB, path string) (*gguf.File, *Model) {
 	t.Helper()
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
+	f := gguftest.Open(t, path)
 	m, err := FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)
