@@ -11,8 +11,7 @@ import (
 // BenchmarkEncode encodes tinyshakespeare (1.1 MB) whole, ours against the
 // pinned llama.cpp on the same GGUF vocabulary and the same flags.
 func BenchmarkEncode(b *testing.B) {
-	raw := testdata.TinyShakespeare.Read(b)
-	text := string(raw)
+	text := string(testdata.TinyShakespeare.Read(b))
 	for _, v := range []struct {
 		name string
 		path func(testing.TB) string
