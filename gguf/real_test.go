@@ -2,10 +2,8 @@ package gguf_test
 
 import (
 	"bytes"
-	"os"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/quant"
@@ -105,14 +103,7 @@ func TestRewriteIsIdentical(t *testing.T) {
 	for _, file := range []testdata.File{testdata.Stories260KGGUF, testdata.Llama2VocabGGUF} {
 		t.Run(file.Rel, func(t *testing.T) {
 			path := file.Require(t)
-			orig, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := gguf.Parse(orig)
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, orig := parseFile(t, path)
 			w, err := rewriter(f)
 			if err != nil {
 				t.Fatal(err)

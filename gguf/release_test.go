@@ -64,10 +64,7 @@ func TestReleasePagesKeepsData(t *testing.T) {
 	}
 	// A parsed byte slice is not a map: nothing happens, whatever is passed.
 	buf := append([]byte(nil), data...)
-	g, err := gguf.Parse(mustRead(t, path))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, _ := parseFile(t, path)
 	if g.Mapped() {
 		t.Error("a Parse'd file says it is mapped")
 	}
@@ -85,13 +82,19 @@ func TestReleasePagesKeepsData(t *testing.T) {
 	}
 }
 
-func mustRead(t *testing.T, path string) []byte {
+// parseFile reads the file at path and parses the bytes (no map), failing
+// the test if either step fails; it returns the File and the bytes.
+func parseFile(t *testing.T, path string) (*gguf.File, []byte) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	f, err := gguf.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, b
 }
 
 // TestReadInto: a tensor read from the file equals its view, at an odd
@@ -116,14 +119,7 @@ func TestReadInto(t *testing.T) {
 	if err := f.ReadInto(dst[:3], part); err == nil {
 		t.Error("short destination: no error")
 	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parsed, err := gguf.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	parsed, _ := parseFile(t, path)
 	pv := parsed.TensorData(ti)
 	whole := make([]byte, len(pv))
 	if err := parsed.ReadInto(whole, pv); err != nil || !bytes.Equal(whole, data) {

@@ -53,16 +53,6 @@ func everyValue() []gguf.KV {
 	}
 }
 
-func knownTypes() []quant.Type {
-	var ts []quant.Type
-	for id := range quant.Type(64) {
-		if id.Known() {
-			ts = append(ts, id)
-		}
-	}
-	return ts
-}
-
 type testTensor struct {
 	name string
 	typ  quant.Type
@@ -74,7 +64,7 @@ type testTensor struct {
 // four dimensions and random bytes.
 func everyTensor(rng *rand.Rand) []testTensor {
 	var ts []testTensor
-	for i, typ := range knownTypes() {
+	for i, typ := range quant.KnownTypes() {
 		bs := uint64(typ.BlockSize())
 		dims := [][]uint64{{bs}, {2 * bs, 3}, {bs, 2, 3}, {bs, 1, 2, 2}}[i%4]
 		size, err := quant.RowSize(typ, int64(dims[0]))

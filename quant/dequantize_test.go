@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -329,5 +330,18 @@ func TestTypeSizes(t *testing.T) {
 		if typ.TypeSize() != size {
 			t.Errorf("%s.TypeSize() = %d, want %d", typ, typ.TypeSize(), size)
 		}
+	}
+}
+
+// KnownTypes lists each id that Known accepts once, in id order.
+func TestKnownTypes(t *testing.T) {
+	var want []Type
+	for id := range Type(64) {
+		if id.Known() {
+			want = append(want, id)
+		}
+	}
+	if got := KnownTypes(); !slices.Equal(got, want) || got[0] != F32 || got[len(got)-1] != MXFP4 {
+		t.Errorf("KnownTypes() = %v, want %v", got, want)
 	}
 }

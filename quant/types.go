@@ -3,7 +3,11 @@
 // of the format; ggml's own functions are the oracle the tests compare with.
 package quant
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
 
 // Type is a ggml tensor type, numbered as in ggml.h (enum ggml_type).
 type Type uint32
@@ -90,6 +94,10 @@ var table = map[Type]traits{
 
 // Known reports whether t is a type this package knows the layout of.
 func (t Type) Known() bool { _, ok := table[t]; return ok }
+
+// KnownTypes returns every type this package knows the layout of, in id
+// order: what tests that cover each format range over.
+func KnownTypes() []Type { return slices.Sorted(maps.Keys(table)) }
 
 // String returns ggml's name for the type, or "type(N)" for an unknown id.
 func (t Type) String() string {

@@ -25,17 +25,6 @@ import (
 // Bad input (issue 22): nothing lost, nothing panics. Each test is one
 // reproduction of the adversarial sweep, on scratch paths only.
 
-// tinyModel writes a small model (no shared test data needed) and returns
-// its path.
-func tinyModel(t *testing.T, o testmodel.Options) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "tiny.gguf")
-	if err := testmodel.Write(p, o); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // fails runs the command line and checks a non-zero exit with an error line
 // containing each of want; it returns stderr.
 func fails(t *testing.T, args []string, want ...string) string {
@@ -88,7 +77,7 @@ func chatFails(t *testing.T, args []string, stdin string, want string) {
 }
 
 func TestQuantizeRefusesFIFOAndDevice(t *testing.T) {
-	in := tinyModel(t, testmodel.Options{})
+	in := testmodel.WriteTemp(t, testmodel.Options{})
 	dir := t.TempDir()
 	ff := scratchFIFO(t, dir, "ff")
 	st, _ := os.Lstat(ff)
@@ -118,7 +107,7 @@ func TestSynthRefusesFIFO(t *testing.T) {
 // quantize x.gguf x.gguf (or through a hard link or symlink) would replace
 // the input; it is refused and the input kept byte for byte.
 func TestQuantizeRefusesInPlace(t *testing.T) {
-	in := tinyModel(t, testmodel.Options{})
+	in := testmodel.WriteTemp(t, testmodel.Options{})
 	orig, err := os.ReadFile(in)
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +162,7 @@ func TestModelFIFORefused(t *testing.T) {
 // line naming the problem instead of panicking (generate) or printing NaN
 // and exiting 0 (predict, perplexity).
 func TestNaNWeightsFailClearly(t *testing.T) {
-	model := tinyModel(t, testmodel.Options{NaNIn: "blk.0.attn_q.weight"})
+	model := testmodel.WriteTemp(t, testmodel.Options{NaNIn: "blk.0.attn_q.weight"})
 	const want = "are not finite (NaN): the model's weights may be damaged"
 	text := scratchText(t, strings.Repeat("once on the hat, the ant ate an onion. ", 8))
 	for _, args := range [][]string{
@@ -195,10 +184,7 @@ func TestNaNWeightsFailClearly(t *testing.T) {
 // made NaN, on a copy; generate with the default sampler used to panic in
 // sample.softmax.
 func TestStories260KNaNWeight(t *testing.T) {
-	data, err := os.ReadFile(testdata.Stories260KGGUF.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testdata.Stories260KGGUF.Read(t)
 	binary.LittleEndian.PutUint32(data[145248:], 0x7fc00000)
 	model := filepath.Join(t.TempDir(), "nan.gguf")
 	if err := os.WriteFile(model, data, 0o644); err != nil {
@@ -212,7 +198,7 @@ func TestStories260KNaNWeight(t *testing.T) {
 // checks and made min-p panic), out-of-range counts and absurd thread
 // counts fail with the flag named, before the model is loaded.
 func TestNumericFlagsRefused(t *testing.T) {
-	model := tinyModel(t, testmodel.Options{})
+	model := testmodel.WriteTemp(t, testmodel.Options{})
 	text := scratchText(t, strings.Repeat("once on the hat. ", 20))
 	for _, c := range []struct{ flag, value, want string }{
 		{"--min-p", "nan", "not a finite number"},
@@ -256,7 +242,7 @@ func TestNumericFlagsRefused(t *testing.T) {
 // out of memory".
 func TestAbsurdBlockCount(t *testing.T) {
 	for _, n := range []uint32{5_000_000, math.MaxUint32} {
-		model := tinyModel(t, testmodel.Options{Set: map[string]gguf.Value{"llama.block_count": gguf.U32(n)}})
+		model := testmodel.WriteTemp(t, testmodel.Options{Set: map[string]gguf.Value{"llama.block_count": gguf.U32(n)}})
 		fails(t, []string{"generate", "-m", model, "-p", "once", "-n", "2"},
 			fmt.Sprintf("llama.block_count is %d but the file holds the tensors of 2 blocks", n))
 	}
@@ -269,7 +255,7 @@ func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 // Lost output is a failure: predict and perplexity exited 0 with their
 // stdout on a full device.
 func TestFullStdoutFails(t *testing.T) {
-	model := tinyModel(t, testmodel.Options{})
+	model := testmodel.WriteTemp(t, testmodel.Options{})
 	text := scratchText(t, strings.Repeat("once on the hat. ", 20))
 	cmds := [][]string{
 		{"predict", "-m", model, "once on the"},
@@ -310,7 +296,7 @@ func TestFullStdoutFails(t *testing.T) {
 // A chat line over the limit gets an error naming it, not
 // "bufio.Scanner: token too long".
 func TestChatLongLine(t *testing.T) {
-	model := tinyModel(t, testmodel.Options{})
+	model := testmodel.WriteTemp(t, testmodel.Options{})
 	chatFails(t, []string{"-m", model, "--chat-format", "chatml", "-n", "2"}, strings.Repeat("a", 2<<20)+"\n",
 		"a message line is longer than 1 MiB, the most chat takes")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/tokenizer"
+	"github.com/damascus-llm/damascus/model/tokenizer/tokenizertest"
 )
 
 // Every golden of goldens.json through the command line: run.c's steps
@@ -18,7 +19,7 @@ func TestGenerateGoldens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := modelTokenizer(t, model)
+	tok := tokenizertest.Open(t, model)
 	for i, c := range cases {
 		ids, err := tok.Encode(c.Prompt, tokenizer.AddSpecial)
 		if err != nil {

@@ -5,9 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/damascus-llm/damascus/gguf/gguftest"
-	"github.com/damascus-llm/damascus/model/tokenizer"
 )
 
 // Helpers the command tests share.
@@ -29,17 +26,6 @@ func mustRun(t *testing.T, args ...string) (stdout, stderr string) {
 		t.Fatalf("%q: exit %d: %s", args, code, stderr)
 	}
 	return stdout, stderr
-}
-
-// modelTokenizer is the tokenizer of the GGUF model at path, as the
-// commands load it.
-func modelTokenizer(t *testing.T, path string) *tokenizer.Tokenizer {
-	t.Helper()
-	tok, err := tokenizer.FromGGUF(gguftest.Open(t, path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
 }
 
 // scratchText writes text to a file in a temporary directory and returns

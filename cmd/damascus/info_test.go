@@ -155,10 +155,7 @@ func TestInfoNoArchitecture(t *testing.T) {
 // TestInfoMalformed: truncated and corrupted files give exit 1 and one line
 // naming the problem and its offset, never a panic.
 func TestInfoMalformed(t *testing.T) {
-	orig, err := os.ReadFile(testdata.Stories260KGGUF.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig := testdata.Stories260KGGUF.Read(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bad.gguf")
 	check := func(what string, data []byte, mayPass bool) {

@@ -12,6 +12,7 @@ import (
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/llama/quality"
 	"github.com/damascus-llm/damascus/model/tokenizer"
+	"github.com/damascus-llm/damascus/model/tokenizer/tokenizertest"
 )
 
 // damascus predict lists the same top-5 ids as the pinned llama.cpp on the
@@ -36,7 +37,7 @@ func TestPredictMatchesLlamaCpp(t *testing.T) {
 		t.Fatalf("got %d lines, want 5:\n%s", len(ids), stdout)
 	}
 
-	toks, err := modelTokenizer(t, model).Encode(text, tokenizer.AddSpecial)
+	toks, err := tokenizertest.Open(t, model).Encode(text, tokenizer.AddSpecial)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/quant"
 )
@@ -51,11 +52,7 @@ func f32s(b []byte) []float32 {
 func TestOurRewriteLoadsInLlamaCpp(t *testing.T) {
 	requireLib(t)
 	orig := testdata.Stories260KGGUF.Require(t)
-	f, err := gguf.Open(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := gguftest.Open(t, orig)
 	w := gguf.NewWriter()
 	for _, kv := range slices.Backward(f.KV) {
 		if kv.Key != gguf.AlignmentKey {

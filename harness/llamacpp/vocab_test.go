@@ -7,13 +7,21 @@ import (
 	"github.com/damascus-llm/damascus/internal/testdata"
 )
 
-func TestTokenizeStories260K(t *testing.T) {
+// openVocab opens file's vocabulary in llama.cpp, closed when the test
+// ends; the test is skipped where the pinned llama.cpp is not installed.
+func openVocab(t *testing.T, file testdata.File) *Vocab {
+	t.Helper()
 	requireLib(t)
-	v, err := OpenVocab(testdata.Stories260KGGUF.Require(t))
+	v, err := OpenVocab(file.Require(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer v.Close()
+	t.Cleanup(func() { v.Close() })
+	return v
+}
+
+func TestTokenizeStories260K(t *testing.T) {
+	v := openVocab(t, testdata.Stories260KGGUF)
 	if v.NTokens() != 512 || v.Type() != VocabSPM || v.BOS() != 1 || v.EOS() != 2 {
 		t.Errorf("vocab: %d tokens, type %d, BOS %d, EOS %d; want 512, SPM, 1, 2", v.NTokens(), v.Type(), v.BOS(), v.EOS())
 	}
@@ -61,12 +69,7 @@ func TestTokenizeStories260K(t *testing.T) {
 }
 
 func TestTokenizeLlama2VocabOnly(t *testing.T) {
-	requireLib(t)
-	v, err := OpenVocab(testdata.Llama2VocabGGUF.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
+	v := openVocab(t, testdata.Llama2VocabGGUF)
 	if v.NTokens() != 32000 || v.Type() != VocabSPM {
 		t.Fatalf("vocab: %d tokens, type %d; want 32000 SPM", v.NTokens(), v.Type())
 	}

@@ -24,17 +24,6 @@ func requireLib(t testing.TB) {
 	}
 }
 
-// knownTypes returns every type in quant's table, in id order.
-func knownTypes() []quant.Type {
-	var ts []quant.Type
-	for id := range uint32(64) {
-		if t := quant.Type(id); t.Known() {
-			ts = append(ts, t)
-		}
-	}
-	return ts
-}
-
 func TestLibDirMissing(t *testing.T) {
 	t.Setenv(DirEnv, t.TempDir())
 	if _, err := LibDir(); !errors.Is(err, ErrNotInstalled) {
@@ -47,7 +36,7 @@ func TestLibDirMissing(t *testing.T) {
 
 func TestTraitsMatchQuantTable(t *testing.T) {
 	requireLib(t)
-	for _, typ := range knownTypes() {
+	for _, typ := range quant.KnownTypes() {
 		tr, err := Traits(typ)
 		if err != nil {
 			t.Errorf("%s: %v", typ, err)
@@ -102,7 +91,7 @@ func TestQuantizeDequantizeRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const nrows, nPerRow = 3, 512
 	src := randomRows(rng, nrows*nPerRow)
-	for _, typ := range knownTypes() {
+	for _, typ := range quant.KnownTypes() {
 		tr, err := Traits(typ)
 		if err != nil {
 			t.Fatal(err)

@@ -19,6 +19,12 @@ type TB interface {
 	Skipf(format string, args ...any)
 }
 
+// FailTB is TB that can also fail the test, for Read.
+type FailTB interface {
+	TB
+	Fatal(args ...any)
+}
+
 // EnvVar overrides the test-data directory.
 const EnvVar = "DAMASCUS_TESTDATA"
 
@@ -96,6 +102,17 @@ func (f File) Require(tb TB) string {
 			f.Rel, Dir(), EnvVar, f.SHA256, f.Source)
 	}
 	return p
+}
+
+// Read returns the file's bytes, skipping tb where the file is absent and
+// failing it where the file cannot be read.
+func (f File) Read(tb FailTB) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(f.Require(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
 
 // A Golden is one case of Stories260KGoldens: the text llama2.c's run.c

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"testing"
 
 	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/quant"
@@ -134,6 +136,18 @@ func Write(path string, o Options) error {
 		return err
 	}
 	return w.WriteFile(path)
+}
+
+// WriteTemp writes the model into a temporary directory of tb (removed when
+// the test ends) and returns its path, failing tb if it cannot: the step
+// every test of a damaged or tiny model starts with.
+func WriteTemp(tb testing.TB, o Options) string {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), "testmodel.gguf")
+	if err := Write(p, o); err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }
 
 // SPMVocab is a SentencePiece ("llama") vocabulary: <unk>, <s>, </s>, the

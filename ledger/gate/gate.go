@@ -14,6 +14,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/damascus-llm/damascus/internal/numcmp"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/reference"
 	"github.com/damascus-llm/damascus/ledger/workload"
@@ -422,7 +423,7 @@ func (c *Case) checkQuantized(out []byte) (Metrics, error) {
 	}
 	switch t {
 	case quant.F16, quant.BF16:
-		if i := firstDiff(out, c.refBytes); i >= 0 {
+		if i := numcmp.FirstDiff(out, c.refBytes); i >= 0 {
 			j := i / 2 * 2
 			return Metrics{}, fmt.Errorf("value %d: %#04x, want %#04x (round to nearest even)", i/2,
 				binary.LittleEndian.Uint16(out[j:]), binary.LittleEndian.Uint16(c.refBytes[j:]))
@@ -453,15 +454,6 @@ func (c *Case) checkQuantized(out []byte) (Metrics, error) {
 	}
 	m := Compare(y, c.ref)
 	return m, For(w.Op).Within(m)
-}
-
-func firstDiff(a, b []byte) int {
-	for i := range a {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return -1
 }
 
 // checkBlockSums verifies each Q8_K block's sixteen int16 sums of 16 quants.

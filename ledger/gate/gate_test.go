@@ -315,3 +315,23 @@ func TestFamilySelection(t *testing.T) {
 		}
 	}
 }
+
+// ShapesFromEnv takes the default where the variable is unset or empty,
+// else its value as ParseShapes reads it, naming the variable on an error.
+func TestShapesFromEnv(t *testing.T) {
+	const env = "DAMASCUS_TEST_GATE_SHAPES"
+	for _, c := range []struct {
+		value, want, err string
+	}{
+		{"", "1B", ""},
+		{"ALL", string(AllShapes), ""},
+		{"3b", "3B", ""},
+		{"7B", "", env + `: shapes "7B": want tails, real, 1B, 3B or all`},
+	} {
+		t.Setenv(env, c.value)
+		got, err := ShapesFromEnv(env, Shapes("1B"))
+		if string(got) != c.want || (err == nil) != (c.err == "") || (err != nil && err.Error() != c.err) {
+			t.Errorf("%s=%q: %q, %v; want %q, %q", env, c.value, got, err, c.want, c.err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/damascus-llm/damascus/ledger"
@@ -71,6 +72,21 @@ func ParseShapes(v string) (Shapes, error) {
 		return Shapes("3B"), nil
 	}
 	return "", fmt.Errorf("shapes %q: want tails, real, 1B, 3B or all", v)
+}
+
+// ShapesFromEnv is the selection the environment variable env names, read
+// by ParseShapes, or def where env is unset or empty: how the conformance
+// suite and the kernel benchmarks let a run widen or narrow their shapes.
+func ShapesFromEnv(env string, def Shapes) (Shapes, error) {
+	v := os.Getenv(env)
+	if v == "" {
+		return def, nil
+	}
+	sel, err := ParseShapes(v)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", env, err)
+	}
+	return sel, nil
 }
 
 // Match reports whether the selection includes s. Besides the constants, a

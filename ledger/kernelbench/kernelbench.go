@@ -17,7 +17,6 @@ package kernelbench
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -36,7 +35,7 @@ const ShapesEnv = "DAMASCUS_BENCH_SHAPES"
 func Run(b *testing.B, kinds ...ledger.Kind) {
 	// An external test package (naive_test) benchmarks the package it tests.
 	pkg := ledger.CallerPackage(1)
-	sel, err := shapes()
+	sel, err := gate.ShapesFromEnv(ShapesEnv, gate.Shapes("1B"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,18 +72,6 @@ func Name(op *ledger.Op, variant string, s ledger.Shape) string {
 		return fmt.Sprintf("type=%s/variant=%s/shape=%s", op.Type, variant, s.Key(op.Kind))
 	}
 	return fmt.Sprintf("variant=%s/shape=%s", variant, s.Key(op.Kind))
-}
-
-func shapes() (gate.Shapes, error) {
-	v := os.Getenv(ShapesEnv)
-	if v == "" {
-		return gate.Shapes("1B"), nil
-	}
-	sel, err := gate.ParseShapes(v)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", ShapesEnv, err)
-	}
-	return sel, nil
 }
 
 func bench(b *testing.B, op *ledger.Op, v ledger.Variant, s ledger.Shape) {

@@ -1,7 +1,6 @@
 package ledgertest
 
 import (
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -44,7 +43,7 @@ func Run(t *testing.T) {
 // RunPackage is Run for the variants whose code lives in package pkg (an
 // import path).
 func RunPackage(t *testing.T, pkg string) {
-	sel, err := shapes()
+	sel, err := gate.ShapesFromEnv(ShapesEnv, gate.TailShapes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,18 +70,6 @@ func RunPackage(t *testing.T, pkg string) {
 			t.Run("conformance", func(t *testing.T) { Conformance(t, op, v) })
 		})
 	}
-}
-
-func shapes() (gate.Shapes, error) {
-	v := os.Getenv(ShapesEnv)
-	if v == "" {
-		return gate.TailShapes, nil
-	}
-	sel, err := gate.ParseShapes(v)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", ShapesEnv, err)
-	}
-	return sel, nil
 }
 
 // Gate runs v through the gate at every shape of op that sel selects, then

@@ -4,41 +4,27 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/testmodel"
 )
 
 // openTest writes a testmodel and loads it.
 func openTest(t *testing.T, o testmodel.Options) *Model {
 	t.Helper()
-	_, m := openModel(t, writeTest(t, o))
+	_, m := openModel(t, testmodel.WriteTemp(t, o))
 	return m
-}
-
-// writeTest writes a testmodel into a temporary directory.
-func writeTest(t *testing.T, o testmodel.Options) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "m.gguf")
-	if err := testmodel.Write(p, o); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // openModel opens a GGUF file (closed when the test ends) and reads its model.
 func openModel(t testing.TB, path string) (*gguf.File, *Model) {
 	t.Helper()
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
+	f := gguftest.Open(t, path)
 	m, err := FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +109,7 @@ func TestNewContextRefusesAbsurdThreads(t *testing.T) {
 // if loading allocated more than 64 MiB (the model itself is ~150 KiB).
 func loadErr(t *testing.T, o testmodel.Options) error {
 	t.Helper()
-	f, err := gguf.Open(writeTest(t, o))
+	f, err := gguf.Open(testmodel.WriteTemp(t, o))
 	if err != nil {
 		t.Fatal(err)
 	}

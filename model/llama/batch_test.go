@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/synth"
+	"github.com/damascus-llm/damascus/model/synth/synthtest"
 	"github.com/damascus-llm/damascus/quant"
 )
 
@@ -23,15 +23,8 @@ func batchModel(t *testing.T, gqa3 bool) *Model {
 	}
 	p := synth.Preset{Name: "gqa3", SizeLabel: "test", Embedding: 768, Layers: 2, Heads: 12, KVHeads: 4, HeadDim: 64, FFN: 1024}
 	synthModel(t, "tiny", "Q4_K_M") // the vocabulary, or a skip naming what is missing
-	ft, _ := ftype.Parse("Q4_K_M")
-	w, _, err := synth.Build(synth.Options{Preset: p, Type: ft, Seed: 11, Tokenizer: vocabKV, Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "gqa3.gguf")
-	if err := w.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
+	synthtest.Write(t, p, "Q4_K_M", 11, path)
 	_, m := openModel(t, path)
 	return m
 }

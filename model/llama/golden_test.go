@@ -6,6 +6,7 @@ import (
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/sample"
 	"github.com/damascus-llm/damascus/model/tokenizer"
+	"github.com/damascus-llm/damascus/model/tokenizer/tokenizertest"
 	"github.com/damascus-llm/damascus/quant"
 )
 
@@ -21,11 +22,7 @@ func loadGoldens(t *testing.T) []testdata.Golden {
 func openStories(t testing.TB) (*Model, *tokenizer.Tokenizer) {
 	t.Helper()
 	f, m := openModel(t, testdata.Stories260KGGUF.Require(t))
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, tok
+	return m, tokenizertest.FromGGUF(t, f)
 }
 
 // runLlama2C is run.c's generate loop: steps positions including BOS, the

@@ -3,22 +3,19 @@ package llama
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/internal/oracle"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/synth"
+	"github.com/damascus-llm/damascus/model/synth/synthtest"
 	"github.com/damascus-llm/damascus/model/tokenizer"
-	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
+	"github.com/damascus-llm/damascus/model/tokenizer/tokenizertest"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/quant"
 )
@@ -333,10 +330,7 @@ func llamaCppLogits(t *testing.T, path string, tokens []int32) []float32 {
 func TestStories260KLogitsMatchLlamaCpp(t *testing.T) {
 	requireLlamaCpp(t)
 	m, tok := openStories(t)
-	text, err := os.ReadFile(testdata.TinyStoriesSample.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := testdata.TinyStoriesSample.Read(t)
 	ids, err := tok.Encode(string(text[:600]), tokenizer.AddSpecial)
 	if err != nil {
 		t.Fatal(err)
@@ -348,51 +342,22 @@ func TestStories260KLogitsMatchLlamaCpp(t *testing.T) {
 	logSpread(t, path, m, ids, Options{Threads: 2, NBatch: 64})
 }
 
-var (
-	vocabOnce sync.Once
-	vocabKV   []gguf.KV
-	vocabErr  error
-)
-
 // synthModel writes a synthetic Llama 3.2-shaped model of the given preset
 // and llama.cpp file type into a temporary directory.
 func synthModel(t *testing.T, preset, typ string) (string, *Model, *tokenizer.Tokenizer) {
 	t.Helper()
 	testdata.Llama3TokenizerJSON.Require(t)
 	testdata.Llama32Template.Require(t)
-	p, err := synth.LookupPreset(preset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return synthPreset(t, p, typ)
+	return synthPreset(t, synthtest.Preset(t, preset), typ)
 }
 
 // synthPreset is synthModel for a shape of the test's own.
 func synthPreset(t *testing.T, p synth.Preset, typ string) (string, *Model, *tokenizer.Tokenizer) {
 	t.Helper()
-	testdata.Llama3TokenizerJSON.Require(t)
-	vocabOnce.Do(func() { vocabKV, vocabErr = llama3vocab.Metadata() })
-	if vocabErr != nil {
-		t.Fatal(vocabErr)
-	}
-	ft, err := ftype.Parse(typ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _, err := synth.Build(synth.Options{Preset: p, Type: ft, Seed: 7, Tokenizer: vocabKV, Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%s.gguf", p.Name, typ))
-	if err := w.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
+	synthtest.Write(t, p, typ, 7, path)
 	f, m := openModel(t, path)
-	tk, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path, m, tk
+	return path, m, tokenizertest.FromGGUF(t, f)
 }
 
 // The synthetic tiny model (Llama 3.2 shapes, rope_freqs, tied head, GQA) in

@@ -9,6 +9,7 @@ import (
 
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/tokenizer"
+	"github.com/damascus-llm/damascus/model/tokenizer/tokenizertest"
 )
 
 func TestPlaceHugeKeepsWeightsAndLogits(t *testing.T) {
@@ -71,10 +72,7 @@ func TestParsePlacement(t *testing.T) {
 func TestPlaceFileReleasesTheMap(t *testing.T) {
 	path := testdata.Stories260KGGUF.Require(t)
 	ref, inPlace := openModel(t, path) // a second map, for the in-place model
-	refTok, err := tokenizer.FromGGUF(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	refTok := tokenizertest.FromGGUF(t, ref)
 	f, moved := openModel(t, path)
 	placed, err := moved.PlaceFile(f, PlaceHuge)
 	if err != nil {

@@ -8,11 +8,9 @@ import (
 	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/internal/oracle"
-	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/requant"
-	"github.com/damascus-llm/damascus/model/synth"
-	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
+	"github.com/damascus-llm/damascus/model/synth/synthtest"
 )
 
 // Our requantizer and llama.cpp's llama_model_quantize, given the same F16
@@ -21,23 +19,9 @@ import (
 // the same bytes.
 func TestSameAsLlamaCpp(t *testing.T) {
 	oracle.RequireLlamaCpp(t)
-	testdata.Llama3TokenizerJSON.Require(t)
-	testdata.Llama32Template.Require(t)
-	vocab, err := llama3vocab.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "tiny-f16.gguf")
-	p, _ := synth.LookupPreset("tiny")
-	f16, _ := ftype.Parse("F16")
-	w, _, err := synth.Build(synth.Options{Preset: p, Type: f16, Seed: 5, Tokenizer: vocab.Metadata(), Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteFile(src); err != nil {
-		t.Fatal(err)
-	}
+	synthtest.Write(t, synthtest.Preset(t, "tiny"), "F16", 5, src)
 	in := gguftest.Open(t, src)
 
 	for _, name := range []string{"Q4_K_M", "Q8_0", "Q4_0"} {

@@ -5,68 +5,28 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/numcmp"
-	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/ftype"
-	"github.com/damascus-llm/damascus/model/synth"
-	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
+	"github.com/damascus-llm/damascus/model/synth/synthtest"
 	"github.com/damascus-llm/damascus/quant"
 )
 
-var (
-	vocabOnce sync.Once
-	vocabKV   []gguf.KV
-	vocabErr  error
-)
-
-// tokenizerKV loads the Llama 3 tokenizer metadata once (about a second).
-func tokenizerKV(t testing.TB) []gguf.KV {
-	t.Helper()
-	testdata.Llama3TokenizerJSON.Require(t)
-	testdata.Llama32Template.Require(t)
-	vocabOnce.Do(func() {
-		var v *llama3vocab.Vocab
-		if v, vocabErr = llama3vocab.Load(); vocabErr == nil {
-			vocabKV = v.Metadata()
-		}
-	})
-	if vocabErr != nil {
-		t.Fatal(vocabErr)
-	}
-	return vocabKV
-}
-
+// build builds the named preset's synthetic model.
 func build(t testing.TB, preset, typ string, seed uint64, workers int) *gguf.Writer {
 	t.Helper()
-	p, err := synth.LookupPreset(preset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ft, err := ftype.Parse(typ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _, err := synth.Build(synth.Options{Preset: p, Type: ft, Seed: seed, Tokenizer: tokenizerKV(t), Workers: workers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
+	return synthtest.Build(t, synthtest.Preset(t, preset), typ, seed, workers)
 }
 
 // writeModel writes a synthetic model into a temporary directory and opens it.
 func writeModel(t testing.TB, preset, typ string, seed uint64) *gguf.File {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%s.gguf", preset, typ))
-	if err := build(t, preset, typ, seed, 2).WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
-	f := gguftest.Open(t, path)
-	return f
+	synthtest.Write(t, synthtest.Preset(t, preset), typ, seed, path)
+	return gguftest.Open(t, path)
 }
 
 // tinyTensors lists the tiny preset's tensors in llama.cpp's loader order

@@ -11,9 +11,9 @@ import (
 	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/internal/oracle"
-	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/llama/quality"
 	"github.com/damascus-llm/damascus/model/synth"
+	"github.com/damascus-llm/damascus/model/synth/synthtest"
 	"github.com/damascus-llm/damascus/quant"
 )
 
@@ -29,9 +29,7 @@ func TestLlamaCppLoadsSynth(t *testing.T) {
 	logits := map[string][][]float32{}
 	for _, typ := range []string{"Q4_K_M", "F16"} {
 		path := filepath.Join(dir, typ+".gguf")
-		if err := build(t, "tiny", typ, 21, 2).WriteFile(path); err != nil {
-			t.Fatal(err)
-		}
+		synthtest.Write(t, synthtest.Preset(t, "tiny"), typ, 21, path)
 		m, err := llamacpp.OpenModel(path, llamacpp.ModelOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -112,34 +110,19 @@ func TestMixMatchesLlamaCpp(t *testing.T) {
 		p := synth.Preset{Name: fmt.Sprintf("narrow-%dl", layers), SizeLabel: "test",
 			Embedding: 256, Layers: layers, Heads: 4, KVHeads: 1, HeadDim: 64, FFN: 512}
 		f16 := filepath.Join(dir, p.Name+"-F16.gguf")
-		writePreset(t, p, "F16", f16)
+		synthtest.Write(t, p, "F16", 1, f16)
 		for _, typ := range []string{"Q4_K_M", "Q4_0"} {
 			if typ == "Q4_0" && layers != 16 {
 				continue // Q4_0's mix does not depend on the layer count
 			}
 			ours := filepath.Join(dir, p.Name+"-"+typ+".gguf")
 			theirs := filepath.Join(dir, p.Name+"-llama-"+typ+".gguf")
-			writePreset(t, p, typ, ours)
+			synthtest.Write(t, p, typ, 1, ours)
 			if err := llamacpp.QuantizeModel(f16, theirs, typ, 2); err != nil {
 				t.Fatal(err)
 			}
 			compareTypes(t, fmt.Sprintf("%d layers %s", layers, typ), ours, theirs)
 		}
-	}
-}
-
-func writePreset(t *testing.T, p synth.Preset, typ, path string) {
-	t.Helper()
-	ft, err := ftype.Parse(typ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _, err := synth.Build(synth.Options{Preset: p, Type: ft, Seed: 1, Tokenizer: tokenizerKV(t), Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteFile(path); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -179,9 +162,7 @@ func TestBigPresetAgainstLlamaCpp(t *testing.T) {
 	dir := t.TempDir()
 	ours := filepath.Join(dir, "ours-Q4_K_M.gguf")
 	start := time.Now()
-	if err := build(t, preset, "Q4_K_M", 1, 2).WriteFile(ours); err != nil {
-		t.Fatal(err)
-	}
+	synthtest.Write(t, synthtest.Preset(t, preset), "Q4_K_M", 1, ours)
 	t.Logf("synth %s Q4_K_M: %s", preset, time.Since(start).Round(time.Millisecond))
 
 	m, err := llamacpp.OpenModel(ours, llamacpp.ModelOptions{})
@@ -214,9 +195,7 @@ func TestBigPresetAgainstLlamaCpp(t *testing.T) {
 	}
 
 	f16 := filepath.Join(dir, "ours-F16.gguf")
-	if err := build(t, preset, "F16", 1, 2).WriteFile(f16); err != nil {
-		t.Fatal(err)
-	}
+	synthtest.Write(t, synthtest.Preset(t, preset), "F16", 1, f16)
 	theirs := filepath.Join(dir, "llama-Q4_K_M.gguf")
 	start = time.Now()
 	if err := llamacpp.QuantizeModel(f16, theirs, "Q4_K_M", 2); err != nil {

@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"os"
 	"testing"
 
 	"github.com/damascus-llm/damascus/harness/llamacpp"
@@ -12,11 +11,7 @@ import (
 // BenchmarkEncode encodes tinyshakespeare (1.1 MB) whole, ours against the
 // pinned llama.cpp on the same GGUF vocabulary and the same flags.
 func BenchmarkEncode(b *testing.B) {
-	raw, err := os.ReadFile(testdata.TinyShakespeare.Require(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	text := string(raw)
+	text := string(testdata.TinyShakespeare.Read(b))
 	for _, v := range []struct {
 		name string
 		path func(testing.TB) string

@@ -80,11 +80,7 @@ func oraclePair(t *testing.T, path string, pre ...Pretokenizer) (*Tokenizer, *ll
 func corpusLines(t *testing.T) []string {
 	var lines []string
 	for _, f := range []testdata.File{testdata.TinyShakespeare, testdata.PrideAndPrejudice, testdata.TinyStoriesSample} {
-		raw, err := os.ReadFile(f.Require(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, strings.SplitAfter(string(raw), "\n")...)
+		lines = append(lines, strings.SplitAfter(string(f.Read(t)), "\n")...)
 	}
 	return lines
 }
@@ -179,11 +175,7 @@ func TestOracleEncode(t *testing.T) {
 			}
 			parallel(lines, func(s string) { compare("corpus line", s, AddSpecial) })
 			for _, f := range []testdata.File{testdata.TinyStoriesSample, testdata.PrideAndPrejudice} {
-				raw, err := os.ReadFile(f.Require(t))
-				if err != nil {
-					t.Fatal(err)
-				}
-				compare("whole file "+f.Rel, string(raw), AddSpecial|ParseSpecial)
+				compare("whole file "+f.Rel, string(f.Read(t)), AddSpecial|ParseSpecial)
 			}
 			parallel(adv, func(s string) {
 				compare("adversarial", s, AddSpecial)

@@ -96,10 +96,7 @@ func TestPretokenizersAgree(t *testing.T) {
 
 // BenchmarkPretokenize splits tinyshakespeare into Llama 3 words.
 func BenchmarkPretokenize(b *testing.B) {
-	raw, err := os.ReadFile(testdata.TinyShakespeare.Require(b))
-	if err != nil {
-		b.Fatal(err)
-	}
+	raw := testdata.TinyShakespeare.Read(b)
 	cpts := []rune(string(raw))
 	for _, p := range []Pretokenizer{Llama3Scanner, Llama3Regexp2} {
 		b.Run("variant="+p.Name()[len("llama3/"):], func(b *testing.B) {

@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"encoding/json"
-	"os"
 	"regexp"
 	"slices"
 	"testing"
@@ -47,10 +46,7 @@ var specialLike = regexp.MustCompile(`<\|[a-zA-Z0-9_]+\|>`)
 // <|end_of_text|>, so encode cases use ParseSpecial and add BOS/EOS by hand.
 func TestLlama3TokenizerJS(t *testing.T) {
 	tok := llama3(t)
-	raw, err := os.ReadFile(testdata.Llama3TokenizerJSTests.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testdata.Llama3TokenizerJSTests.Read(t)
 	var file struct{ Cases []jsCase }
 	if err := json.Unmarshal(raw, &file); err != nil {
 		t.Fatal(err)

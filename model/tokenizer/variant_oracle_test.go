@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,10 +60,7 @@ func retype(t *testing.T, kv map[string]gguf.Value, typ TokenType, texts ...stri
 // and compares encode, pieces and detokenize with llama.cpp on them.
 func TestOracleVocabularyVariants(t *testing.T) {
 	oracle.RequireLlamaCpp(t)
-	raw, err := os.ReadFile(testdata.TinyStoriesSample.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testdata.TinyStoriesSample.Read(t)
 	inputs := append(adversarial(11, 3000), strings.SplitAfter(string(raw), "\n")...)
 	inputs = append(inputs, "the world<|python_tag|>hello world", " the  world the", "▁the <unk>the", "Hello world!")
 	for _, v := range []struct {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	cu "github.com/damascus-llm/damascus/internal/cuda"
+	"github.com/damascus-llm/damascus/internal/numcmp"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
@@ -142,20 +143,11 @@ func TestQuantizeExact(t *testing.T) {
 			}
 			got := make([]byte, len(want))
 			hostQuantize(typ)(got, x)
-			if i := firstDiff(got, want); i >= 0 {
+			if i := numcmp.FirstDiff(got, want); i >= 0 {
 				t.Errorf("%s n=%d: byte %d is %#02x, the reference quantizer's %#02x", typ, n, i, got[i], want[i])
 			}
 		}
 	}
-}
-
-func firstDiff(a, b []byte) int {
-	for i := range a {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return -1
 }
 
 // TestKernelResources logs what the driver says of each kernel and fails on

@@ -12,6 +12,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/damascus-llm/damascus/internal/ggml"
+	"github.com/damascus-llm/damascus/internal/numcmp"
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/gounrolled"
@@ -118,17 +119,8 @@ func TestFloat32ToFP16MatchesGGML(t *testing.T) {
 // blocks of blockBytes, differs from ggml's want: its block and offset.
 func checkBlocks(t *testing.T, name string, got, want []byte, blockBytes int) {
 	t.Helper()
-	if i := firstDiff(got, want); i >= 0 {
+	if i := numcmp.FirstDiff(got, want); i >= 0 {
 		t.Errorf("%s: byte %d (block %d, offset %d): got %#x, ggml %#x", name, i,
 			i/blockBytes, i%blockBytes, got[i], want[i])
 	}
-}
-
-func firstDiff(a, b []byte) int {
-	for i := range a {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return -1
 }

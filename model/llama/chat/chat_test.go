@@ -1,17 +1,13 @@
 package chat
 
 import (
-	"os"
 	"testing"
 
 	"github.com/damascus-llm/damascus/internal/testdata"
 )
 
 func TestLlama3Render(t *testing.T) {
-	src, err := os.ReadFile(testdata.Llama32Template.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := testdata.Llama32Template.Read(t)
 	tmpl, err := Detect(string(src), "")
 	if err != nil {
 		t.Fatal(err)

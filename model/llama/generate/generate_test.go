@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/damascus-llm/damascus/gguf/gguftest"
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/tokenizer"
+	"github.com/damascus-llm/damascus/model/tokenizer/tokenizertest"
 )
 
 // script is an Evaluator whose logits make a greedy sampler emit a fixed
@@ -47,11 +47,7 @@ func (argmax) Sample(l []float32) int {
 }
 
 func stories(t *testing.T) *tokenizer.Tokenizer {
-	tok, err := tokenizer.FromGGUF(gguftest.Open(t, testdata.Stories260KGGUF.Require(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return tokenizertest.Open(t, testdata.Stories260KGGUF.Require(t))
 }
 
 func TestStops(t *testing.T) {

@@ -2,7 +2,6 @@ package quality
 
 import (
 	"math"
-	"os"
 	"testing"
 
 	"github.com/damascus-llm/damascus/gguf/gguftest"
@@ -11,6 +10,7 @@ import (
 	"github.com/damascus-llm/damascus/internal/testdata"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/tokenizer"
+	"github.com/damascus-llm/damascus/model/tokenizer/tokenizertest"
 )
 
 // stories260K's perplexity on the TinyStories sample, by our engine and by
@@ -19,19 +19,13 @@ import (
 func TestStories260KPerplexityMatchesLlamaCpp(t *testing.T) {
 	oracle.RequireLlamaCpp(t)
 	path := testdata.Stories260KGGUF.Require(t)
-	text, err := os.ReadFile(testdata.TinyStoriesSample.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := testdata.TinyStoriesSample.Read(t)
 	f := gguftest.Open(t, path)
 	m, err := llama.FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := tokenizertest.FromGGUF(t, f)
 	ids, err := tok.Encode(string(text), tokenizer.AddSpecial)
 	if err != nil {
 		t.Fatal(err)

@@ -17,22 +17,10 @@ import (
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
 )
 
-func readTemplate(t *testing.T, f testdata.File) string {
-	t.Helper()
-	raw, err := os.ReadFile(f.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(raw)
-}
-
 // llama3Template is Meta-Llama-3-Instruct's template, which the shared
 // tokenizer_config.json carries.
 func llama3Template(t *testing.T) string {
-	raw, err := os.ReadFile(testdata.Llama3TokenizerConfig.Require(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testdata.Llama3TokenizerConfig.Read(t)
 	var cfg struct {
 		ChatTemplate string `json:"chat_template"`
 	}
@@ -44,8 +32,8 @@ func llama3Template(t *testing.T) string {
 
 func TestDetect(t *testing.T) {
 	for f, tmpl := range map[Format]string{
-		Llama32: readTemplate(t, testdata.Llama32Template),
-		Llama31: readTemplate(t, testdata.Llama31Template),
+		Llama32: string(testdata.Llama32Template.Read(t)),
+		Llama31: string(testdata.Llama31Template.Read(t)),
 		Llama3:  llama3Template(t),
 	} {
 		got, err := Detect(tmpl)
@@ -166,7 +154,7 @@ func conversations() []oracleCase {
 // TestRenderMatchesTransformersJS renders 200 conversations with each Llama
 // 3.x template, natively and with the npm oracle, and wants equal bytes.
 func TestRenderMatchesTransformersJS(t *testing.T) {
-	templates := []string{readTemplate(t, testdata.Llama32Template), readTemplate(t, testdata.Llama31Template), llama3Template(t)}
+	templates := []string{string(testdata.Llama32Template.Read(t)), string(testdata.Llama31Template.Read(t)), llama3Template(t)}
 	var cases []oracleCase
 	for _, tmpl := range templates {
 		for _, c := range conversations() {
