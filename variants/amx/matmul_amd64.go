@@ -280,8 +280,8 @@ func (f weightFormat) unpackPanel(p program, s *scratch, w []byte, rows, nb, r0,
 	if r0 == 0 {
 		// No packer before this one prefetched the call's first tile.
 		for r := 0; r < rr; r++ {
-			o := (r*nb + sb0) * f.blkBytes
-			prefetchLines(&w[o], (o%64+nsb*f.blkBytes+63)/64)
+			row := &w[(r*nb+sb0)*f.blkBytes]
+			prefetchLines(row, (int(uintptr(unsafe.Pointer(row))%64)+nsb*f.blkBytes+63)/64)
 		}
 	}
 	var next *byte
