@@ -161,7 +161,8 @@ func BenchmarkPack(b *testing.B) {
 // BenchmarkTileStep times the kernels alone on one row tile, reporting ns
 // per step (16 rows × 32 tokens × one super-block: 16 tile products, 256
 // cycles of TDPBSUD at one per 16 cycles) to locate where a step's time
-// goes: data in L1 (2 super-blocks × 1 pair) or L2 (8 × 16 pairs), and
+// goes: data in L1 (2 super-blocks × 1 pair), L2 (8 × 16 pairs) or one
+// engine call of a short step on a 2048-wide matrix (8 × 1 pair), and
 // tileKernelWR without its epilogue (flagNoEpilogue, results wrong) or
 // without its products (the VNNI path is not that; products on AMX only).
 func BenchmarkTileStep(b *testing.B) {
@@ -169,7 +170,7 @@ func BenchmarkTileStep(b *testing.B) {
 	for _, c := range []struct {
 		name       string
 		nsb, pairs int
-	}{{"l1", 2, 1}, {"l2", 8, 16}} {
+	}{{"l1", 2, 1}, {"l2", 8, 16}, {"call2048", 8, 1}} {
 		for _, k := range []struct {
 			name   string
 			kernel func(*kernelArgs)
