@@ -130,10 +130,7 @@ sc8Store:
 	RET
 
 sc1Pos:
-	MOVQ qt+8(FP), SI
-	MOVQ R10, DX
-	MOVQ headDim+32(FP), BX
-	VPXORD Z8, Z8, Z8
+	POS_START(qt)
 
 sc1Lane:
 	VMOVUPS (SI), Z0
