@@ -184,18 +184,9 @@ func (f subFormat) run(p subProgram, dst []float32, ldd int, w []byte, rows int,
 // range's kernel calls on it.
 func subPrepared(f subFormat, p subProgram) *ledger.PreparedMatMul {
 	return &ledger.PreparedMatMul{
-		Align: subTokens,
-		Size:  func(n, k int) int { return subActivationBytes(n, k/qk) },
-		Prepare: func(prep, xq []byte, j0, j1, n, k int) {
-			nb := k / qk
-			if j0%subTokens != 0 || j0 < 0 || j1 > n || len(xq) < n*nb*q8kBytes || len(prep) < subActivationBytes(n, nb) {
-				panic(fmt.Sprintf("amx %s avx512-vnni-sub: bad prepare: rows [%d, %d) of %d, k=%d, %d activation bytes, pack of %d",
-					f.typ, j0, j1, n, k, len(xq), len(prep)))
-			}
-			if j0 < j1 {
-				packSubActivations(prep, xq, j0, j1, n, nb, f.sum32)
-			}
-		},
+		Align:   subTokens,
+		Size:    func(n, k int) int { return subActivationBytes(n, k/qk) },
+		Prepare: packPrepare(fmt.Sprintf("%s avx512-vnni-sub", f.typ), subTokens, subActivationBytes, packSubActivations, f.sum32),
 		Run: func(dst []float32, ldd int, w []byte, rows int, prep []byte, n, k int) {
 			if rows <= 0 || n <= 0 {
 				return
