@@ -15,9 +15,9 @@
 	VPSLLD $16, z, z
 
 // The arguments that the score passes (p, q, k, stride, headDim, n, ...)
-// and the weighted sums (out, p, v, stride, headDim, n) load first: DI the
-// output, R10 the first key or value row, R9 the row stride, and R8 n or BX
-// headDim.
+// and the weighted sums (out, p, v, stride, headDim, n) load first, the
+// single-head kernels of attention_amd64.s too: DI the output, R10 the
+// first key or value row, R9 the row stride, and R8 n or BX headDim.
 #define SCORES_ARGS \
 	MOVQ p+0(FP), DI; \
 	MOVQ k+16(FP), R10; \
