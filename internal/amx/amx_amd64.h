@@ -96,3 +96,22 @@
 	TILESTORED(2, tn, sn); \
 	LEAQ (3*step)(base), t; \
 	TILESTORED(3, tn, sn)
+
+// TILE_PRODUCTS4 is one K chunk of a 2×2 block of tile products with dot:
+// C tile 2i+j += A tile 4+i · B tile 6+j. The A tiles come from the
+// addresses a0, a1 (through the register ar, AMX number an), the B tiles
+// from b0, b1 (through br, bn), the stride from register number sn; each
+// load just before the first product that needs it.
+#define TILE_PRODUCTS4(dot, a0, a1, b0, b1, ar, an, br, bn, sn) \
+	LEAQ a0, ar; \
+	TILELOADD(4, an, sn); \
+	LEAQ b0, br; \
+	TILELOADD(6, bn, sn); \
+	dot(0, 4, 6); \
+	LEAQ b1, br; \
+	TILELOADD(7, bn, sn); \
+	dot(1, 4, 7); \
+	LEAQ a1, ar; \
+	TILELOADD(5, an, sn); \
+	dot(2, 5, 6); \
+	dot(3, 5, 7)

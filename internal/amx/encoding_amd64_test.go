@@ -4,13 +4,12 @@ package amx
 
 import (
 	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/damascus-llm/damascus/internal/amx/amxtest"
 )
 
 // wantSamples is GNU objdump's AT&T rendering of encodingSamples, in order.
@@ -39,27 +38,16 @@ var wantSamples = []string{
 // TestEncodingsDisassemble checks the BYTE macros by disassembling the
 // assembled samples with GNU objdump; no AMX hardware is needed.
 func TestEncodingsDisassemble(t *testing.T) {
-	objdump, err := exec.LookPath("objdump")
-	if err != nil {
-		t.Skip("GNU objdump not installed")
-	}
 	code := unsafe.Slice(encodingSamplesAddr(), 512)
 	end := bytes.Index(code, []byte{0xCC, 0xCC, 0xCC, 0xCC})
 	if end < 0 {
 		t.Fatal("end marker of encodingSamples not found")
 	}
-	bin := filepath.Join(t.TempDir(), "samples.bin")
-	if err := os.WriteFile(bin, code[:end], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(objdump, "-D", "-b", "binary", "-m", "i386:x86-64", bin).CombinedOutput()
-	if err != nil {
-		t.Fatalf("objdump: %v\n%s", err, out)
-	}
+	out := amxtest.Objdump(t, code[:end])
 	// Lines look like "   0:\tc4 e2 78 49 00       \tldtilecfg (%rax)".
 	line := regexp.MustCompile(`^\s*[0-9a-f]+:\t[0-9a-f ]+\t(.*)$`)
 	var got []string
-	for _, l := range strings.Split(string(out), "\n") {
+	for _, l := range strings.Split(out, "\n") {
 		if m := line.FindStringSubmatch(l); m != nil {
 			got = append(got, strings.Join(strings.Fields(m[1]), " "))
 		}

@@ -64,18 +64,7 @@
 // One 32-k chunk: A tmm4, tmm5 (token tiles), B tmm6, tmm7 (row tiles),
 // C tmm0..3 = [token tile][row tile].
 #define BF_CHUNK(ao, wo) \
-	LEAQ ao(R9), AX; \
-	TILELOADD(4, AMX_AX, AMX_CX); \
-	LEAQ wo(R8), DX; \
-	TILELOADD(6, AMX_DX, AMX_CX); \
-	TDPBF16PS(0, 4, 6); \
-	LEAQ wo(R12), DX; \
-	TILELOADD(7, AMX_DX, AMX_CX); \
-	TDPBF16PS(1, 4, 7); \
-	LEAQ (ao+1024)(R9), AX; \
-	TILELOADD(5, AMX_AX, AMX_CX); \
-	TDPBF16PS(2, 5, 6); \
-	TDPBF16PS(3, 5, 7)
+	TILE_PRODUCTS4(TDPBF16PS, ao(R9), (ao+1024)(R9), wo(R8), wo(R12), AX, AMX_AX, DX, AMX_DX, AMX_CX)
 
 // func bf16Kernel(a *bf16Args)
 //

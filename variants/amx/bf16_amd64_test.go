@@ -22,18 +22,11 @@ import (
 func gateBF16(t *testing.T, useAMX bool) {
 	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
-		v := ledger.Variant{Op: op.Name, Name: "bf16", Family: ledger.FamilyAMXBF16,
-			Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
-				r, err := RepackBF16(typ, w, rows, k)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if useAMX {
-					r.MatMul(dst, ldd, xq, n)
-				} else {
-					r.MatMulAVX512(dst, ldd, xq, n)
-				}
-			})}
+		mul := (*RepackedBF16).MatMulAVX512
+		if useAMX {
+			mul = (*RepackedBF16).MatMul
+		}
+		v := ledger.Variant{Op: op.Name, Name: "bf16", Family: ledger.FamilyAMXBF16, Impl: repackedMatMul(t, typ, RepackBF16, mul)}
 		shapes := append([]ledger.Shape(nil), testShapes...)
 		if !testing.Short() {
 			for _, s := range op.Shapes {

@@ -3,13 +3,12 @@
 package amx
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/damascus-llm/damascus/internal/amx/amxtest"
 )
 
 // tileProgram disassembles the kernel at addr with GNU objdump (the test
@@ -17,23 +16,12 @@ import (
 // TILERELEASE, operands in AT&T order.
 func tileProgram(t *testing.T, addr *byte) []string {
 	t.Helper()
-	objdump, err := exec.LookPath("objdump")
-	if err != nil {
-		t.Skip("GNU objdump not installed")
-	}
 	code := unsafe.Slice(addr, 32768) // longer than any kernel
-	bin := filepath.Join(t.TempDir(), "kernel.bin")
-	if err := os.WriteFile(bin, code, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(objdump, "-D", "-b", "binary", "-m", "i386:x86-64", "--no-show-raw-insn", bin).Output()
-	if err != nil {
-		t.Skipf("objdump: %v", err)
-	}
+	out := amxtest.Objdump(t, code, "--no-show-raw-insn")
 	re := regexp.MustCompile(`\t((ldtilecfg|tilezero|tileloadd|tilestored|tdp\w+|tilerelease)\b.*)$`)
 	mem := regexp.MustCompile(`\(%\w+,%\w+,1\)`) // the kernels differ in their address registers
 	var prog []string
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		if m := re.FindStringSubmatch(line); m != nil {
 			prog = append(prog, mem.ReplaceAllString(strings.Join(strings.Fields(m[1]), " "), "(mem)"))
 			if m[2] == "tilerelease" {

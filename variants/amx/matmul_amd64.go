@@ -299,23 +299,30 @@ func (f weightFormat) checkWeights(p program, w []byte, rows, k int) {
 	}
 }
 
+// packPrepare is a PreparedMatMul's Prepare by pack, which packs the
+// activations of tokens [j0, j1) (j0 a multiple of align) into a pack of
+// packBytes(n, nb) bytes; name (the format and variant) is for its panic.
+func packPrepare(name string, align int, packBytes func(n, nb int) int, pack func(prep, xq []byte, j0, j1, n, nb int, sum32 bool), sum32 bool) func(prep, xq []byte, j0, j1, n, k int) {
+	return func(prep, xq []byte, j0, j1, n, k int) {
+		nb := k / qk
+		if j0%align != 0 || j0 < 0 || j1 > n || len(xq) < n*nb*q8kBytes || len(prep) < packBytes(n, nb) {
+			panic(fmt.Sprintf("amx %s: bad prepare: rows [%d, %d) of %d, k=%d, %d activation bytes, pack of %d",
+				name, j0, j1, n, k, len(xq), len(prep)))
+		}
+		if j0 < j1 {
+			pack(prep, xq, j0, j1, n, nb, sum32)
+		}
+	}
+}
+
 // prepared is matMul(f, p) in two steps: the activation pack (a pair of
 // token tiles at a time) made once for all workers, then any row range's
 // kernel calls on it.
 func prepared(f weightFormat, p program) *ledger.PreparedMatMul {
 	return &ledger.PreparedMatMul{
-		Align: pairTokens,
-		Size:  func(n, k int) int { return activationPackBytes(n, k/qk) },
-		Prepare: func(prep, xq []byte, j0, j1, n, k int) {
-			nb := k / qk
-			if j0%pairTokens != 0 || j0 < 0 || j1 > n || len(xq) < n*nb*q8kBytes || len(prep) < activationPackBytes(n, nb) {
-				panic(fmt.Sprintf("amx %s %s: bad prepare: rows [%d, %d) of %d, k=%d, %d activation bytes, pack of %d",
-					f.typ, p.name(), j0, j1, n, k, len(xq), len(prep)))
-			}
-			if j0 < j1 {
-				packActivations(prep, xq, j0, j1, n, nb, f.sum32)
-			}
-		},
+		Align:   pairTokens,
+		Size:    func(n, k int) int { return activationPackBytes(n, k/qk) },
+		Prepare: packPrepare(fmt.Sprintf("%s %s", f.typ, p.name()), pairTokens, activationPackBytes, packActivations, f.sum32),
 		Run: func(dst []float32, ldd int, w []byte, rows int, prep []byte, n, k int) {
 			if rows <= 0 || n <= 0 {
 				return

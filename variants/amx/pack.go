@@ -136,6 +136,29 @@ func putCoef(panel []byte, h, r int, a, b int16) {
 	binary.LittleEndian.PutUint32(panel[wCoef+h*64+r*4:], uint32(uint16(a))|uint32(uint16(b))<<16)
 }
 
+// eachSuperBlock calls f for each super-block that a reference packer
+// writes: rows rows of nb super-blocks (blkBytes each), super-blocks sb0 to
+// sb0+nsb, with its row r, its bytes blk and its super-block's panel p
+// (sbBytes of panel).
+func eachSuperBlock(panel, w []byte, rows, nb, sb0, nsb, blkBytes, sbBytes int, f func(r int, blk, p []byte)) {
+	for r := 0; r < rows; r++ {
+		for s := 0; s < nsb; s++ {
+			f(r, w[(r*nb+sb0+s)*blkBytes:][:blkBytes], panel[s*sbBytes:(s+1)*sbBytes])
+		}
+	}
+}
+
+// q6kQuants are the four 6-bit quants at position l of a Q6_K half (its ql
+// at l0, its qh at h0), one per 32-value quarter.
+func q6kQuants(l0, h0 []byte, l int) [4]byte {
+	return [4]byte{
+		l0[l]&15 | (h0[l]&3)<<4,
+		l0[l+32]&15 | (h0[l]>>2&3)<<4,
+		l0[l]>>4 | (h0[l]>>4&3)<<4,
+		l0[l+32]>>4 | (h0[l]>>6&3)<<4,
+	}
+}
+
 // packQ4K writes the panel of rows (≤ 16) Q4_K rows, super-blocks sb0 to
 // sb0+nsb of rows of nb super-blocks, into panel (nsb × wSBBytes). Rows past
 // rows are zero.
@@ -143,26 +166,22 @@ func packQ4K(panel, w []byte, rows, nb, sb0, nsb int) {
 	if rows < tileRows {
 		clear(panel[:nsb*wSBBytes])
 	}
-	for r := 0; r < rows; r++ {
-		for s := 0; s < nsb; s++ {
-			blk := w[(r*nb+sb0+s)*q4kBytes:][:q4kBytes]
-			p := panel[s*wSBBytes : (s+1)*wSBBytes]
-			putFloat(p[wD+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk)))
-			putFloat(p[wDmin+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[2:])))
-			scales, qs := blk[4:16], blk[16:144]
-			for c := 0; c < chunks; c++ {
-				scLo, m0 := quant.ScaleMinK4(2*c, scales)
-				scHi, m1 := quant.ScaleMinK4(2*c+1, scales)
-				putCoef(p, c, r, int16(m0), int16(m1))
-				putCoef(p, c+4, r, 0, 0)
-				lo, hi := &digitTable[scLo], &digitTable[scHi]
-				for j, b := range qs[32*c : 32*c+32] {
-					put(p, r, c*chunkK+j, lo[b&15])
-					put(p, r, c*chunkK+32+j, hi[b>>4])
-				}
+	eachSuperBlock(panel, w, rows, nb, sb0, nsb, q4kBytes, wSBBytes, func(r int, blk, p []byte) {
+		putFloat(p[wD+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk)))
+		putFloat(p[wDmin+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[2:])))
+		scales, qs := blk[4:16], blk[16:144]
+		for c := 0; c < chunks; c++ {
+			scLo, m0 := quant.ScaleMinK4(2*c, scales)
+			scHi, m1 := quant.ScaleMinK4(2*c+1, scales)
+			putCoef(p, c, r, int16(m0), int16(m1))
+			putCoef(p, c+4, r, 0, 0)
+			lo, hi := &digitTable[scLo], &digitTable[scHi]
+			for j, b := range qs[32*c : 32*c+32] {
+				put(p, r, c*chunkK+j, lo[b&15])
+				put(p, r, c*chunkK+32+j, hi[b>>4])
 			}
 		}
-	}
+	})
 }
 
 // packQ6K is packQ4K for Q6_K rows.
@@ -170,33 +189,23 @@ func packQ6K(panel, w []byte, rows, nb, sb0, nsb int) {
 	if rows < tileRows {
 		clear(panel[:nsb*wSBBytes])
 	}
-	for r := 0; r < rows; r++ {
-		for s := 0; s < nsb; s++ {
-			blk := w[(r*nb+sb0+s)*q6kBytes:][:q6kBytes]
-			p := panel[s*wSBBytes : (s+1)*wSBBytes]
-			d := quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[208:]))
-			putFloat(p[wD+4*r:], d)
-			putFloat(p[wDmin+4*r:], d)
-			ql, qh, sc := blk[0:128], blk[128:192], blk[192:208]
-			for h := 0; h < 8; h++ {
-				putCoef(p, h, r, q6Offset+32*int16(int8(sc[2*h])), q6Offset+32*int16(int8(sc[2*h+1])))
-			}
-			for half := 0; half < 2; half++ {
-				l0, h0 := ql[64*half:], qh[32*half:]
-				for l := 0; l < 32; l++ {
-					q := [4]int{
-						int(l0[l]&15 | (h0[l]&3)<<4),
-						int(l0[l+32]&15 | (h0[l]>>2&3)<<4),
-						int(l0[l]>>4 | (h0[l]>>4&3)<<4),
-						int(l0[l+32]>>4 | (h0[l]>>6&3)<<4),
-					}
-					for quarter, qv := range q {
-						k := 128*half + 32*quarter + l
-						v := int(int8(sc[k/16]))*qv + q6Offset
-						put(p, r, k, uint16(v&127)|uint16(v>>digitShift)<<8)
-					}
+	eachSuperBlock(panel, w, rows, nb, sb0, nsb, q6kBytes, wSBBytes, func(r int, blk, p []byte) {
+		d := quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[208:]))
+		putFloat(p[wD+4*r:], d)
+		putFloat(p[wDmin+4*r:], d)
+		ql, qh, sc := blk[0:128], blk[128:192], blk[192:208]
+		for h := 0; h < 8; h++ {
+			putCoef(p, h, r, q6Offset+32*int16(int8(sc[2*h])), q6Offset+32*int16(int8(sc[2*h+1])))
+		}
+		for half := 0; half < 2; half++ {
+			l0, h0 := ql[64*half:], qh[32*half:]
+			for l := 0; l < 32; l++ {
+				for quarter, qv := range q6kQuants(l0, h0, l) {
+					k := 128*half + 32*quarter + l
+					v := int(int8(sc[k/16]))*int(qv) + q6Offset
+					put(p, r, k, uint16(v&127)|uint16(v>>digitShift)<<8)
 				}
 			}
 		}
-	}
+	})
 }

@@ -18,6 +18,18 @@ type packArgs struct {
 	next   *byte     // the …Pf forms' prefetch target (nil: none)
 }
 
+// newPackArgs are the packArgs of rows (≤ 16) rows of nb super-blocks
+// (blkBytes each) from w, the first super-block's row 0: nsb of them into
+// panel, with the constants consts, prefetching next (nil: none; the …Pf
+// packers only).
+func newPackArgs(panel, w []byte, rows, nb, blkBytes, nsb int, consts *[16][64]byte, next *byte) packArgs {
+	a := packArgs{panel: &panel[0], w: &w[0], nsb: nsb, mask: 1<<rows - 1, wmask: 1<<(2*rows) - 1, consts: consts, next: next}
+	for r := range a.idx {
+		a.idx[r] = int32(r * nb * blkBytes)
+	}
+	return a
+}
+
 //go:noescape
 func packQ4KTiles(a *packArgs)
 
@@ -79,10 +91,7 @@ func packQ6KAsm(panel, w []byte, rows, nb, sb0, nsb int) {
 // packQ6KAsmPf is packQ6KAsm prefetching the next row tile, next (its row
 // 0 at super-block sb0; nil: none), a super-block a step.
 func packQ6KAsmPf(panel, w []byte, rows, nb, sb0, nsb int, next *byte) {
-	a := packArgs{panel: &panel[0], w: &w[sb0*q6kBytes], nsb: nsb, mask: 1<<rows - 1, wmask: 1<<(2*rows) - 1, consts: &packQ6KConsts, next: next}
-	for r := range a.idx {
-		a.idx[r] = int32(r * nb * q6kBytes)
-	}
+	a := newPackArgs(panel, w[sb0*q6kBytes:], rows, nb, q6kBytes, nsb, &packQ6KConsts, next)
 	packQ6KTiles(&a)
 }
 
@@ -94,9 +103,6 @@ func packQ4KAsm(panel, w []byte, rows, nb, sb0, nsb int) {
 // packQ4KAsmPf is packQ4KAsm prefetching the next row tile, next (its row
 // 0 at super-block sb0; nil: none), a super-block a step.
 func packQ4KAsmPf(panel, w []byte, rows, nb, sb0, nsb int, next *byte) {
-	a := packArgs{panel: &panel[0], w: &w[sb0*q4kBytes], nsb: nsb, mask: 1<<rows - 1, consts: &packConsts, next: next}
-	for r := range a.idx {
-		a.idx[r] = int32(r * nb * q4kBytes)
-	}
+	a := newPackArgs(panel, w[sb0*q4kBytes:], rows, nb, q4kBytes, nsb, &packConsts, next)
 	packQ4KTiles(&a)
 }

@@ -10,21 +10,27 @@ import (
 	"github.com/damascus-llm/damascus/quant"
 )
 
-// repackedVariant wraps Repack + MatMul as a ledger MatMul so the gate can
-// check it (the repack is inside the call here; the engine does it once).
+// repackedMatMul wraps a repack (Repack, RepackBF16) and the repacked
+// product under test (mul: the AMX one or its fallback) as a ledger MatMul
+// so the gate can check it (the repack is inside the call here; the engine
+// does it once).
+func repackedMatMul[R any](t *testing.T, typ quant.Type, repack func(quant.Type, []byte, int, int) (R, error), mul func(R, []float32, int, []byte, int)) ledger.MatMul {
+	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+		r, err := repack(typ, w, rows, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mul(r, dst, ldd, xq, n)
+	}
+}
+
+// repackedVariant is Repack + MatMul (or MatMulVNNI) as a ledger Variant.
 func repackedVariant(t *testing.T, typ quant.Type, useAMX bool) ledger.Variant {
-	return ledger.Variant{Op: ledger.MatMulOp(typ), Name: "repacked", Family: ledger.FamilyAMXInt8,
-		Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
-			r, err := Repack(typ, w, rows, k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if useAMX {
-				r.MatMul(dst, ldd, xq, n)
-			} else {
-				r.MatMulVNNI(dst, ldd, xq, n)
-			}
-		})}
+	mul := (*Repacked).MatMulVNNI
+	if useAMX {
+		mul = (*Repacked).MatMul
+	}
+	return ledger.Variant{Op: ledger.MatMulOp(typ), Name: "repacked", Family: ledger.FamilyAMXInt8, Impl: repackedMatMul(t, typ, Repack, mul)}
 }
 
 func gateRepacked(t *testing.T, useAMX bool) {

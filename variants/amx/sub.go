@@ -98,55 +98,41 @@ func putInt32(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) }
 // packer; rows past rows are zero).
 func subPackQ4KGo(panel, w []byte, rows, nb, sb0, nsb int) {
 	clear(panel[:nsb*subQ4Bytes])
-	for r := 0; r < rows; r++ {
-		for s := 0; s < nsb; s++ {
-			blk := w[(r*nb+sb0+s)*q4kBytes:][:q4kBytes]
-			p := panel[s*subQ4Bytes : (s+1)*subQ4Bytes]
-			putFloat(p[sQ4D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk)))
-			putFloat(p[sQ4Dmin+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[2:])))
-			scales, qs := blk[4:16], blk[16:144]
-			for j := 0; j < 8; j++ {
-				sc, m := quant.ScaleMinK4(j, scales)
-				putInt32(p[sScales+64*j+4*r:], int32(sc))
-				binary.LittleEndian.PutUint16(p[sQ4Coef+64*(j/2)+4*r+2*(j%2):], uint16(m))
-			}
-			for c := 0; c < 4; c++ {
-				for j, b := range qs[32*c : 32*c+32] {
-					putQuad(p, r, 64*c+j, b&15)
-					putQuad(p, r, 64*c+32+j, b>>4)
-				}
+	eachSuperBlock(panel, w, rows, nb, sb0, nsb, q4kBytes, subQ4Bytes, func(r int, blk, p []byte) {
+		putFloat(p[sQ4D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk)))
+		putFloat(p[sQ4Dmin+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[2:])))
+		scales, qs := blk[4:16], blk[16:144]
+		for j := 0; j < 8; j++ {
+			sc, m := quant.ScaleMinK4(j, scales)
+			putInt32(p[sScales+64*j+4*r:], int32(sc))
+			binary.LittleEndian.PutUint16(p[sQ4Coef+64*(j/2)+4*r+2*(j%2):], uint16(m))
+		}
+		for c := 0; c < 4; c++ {
+			for j, b := range qs[32*c : 32*c+32] {
+				putQuad(p, r, 64*c+j, b&15)
+				putQuad(p, r, 64*c+32+j, b>>4)
 			}
 		}
-	}
+	})
 }
 
 // subPackQ6KGo is subPackQ4KGo for Q6_K rows.
 func subPackQ6KGo(panel, w []byte, rows, nb, sb0, nsb int) {
 	clear(panel[:nsb*subQ6Bytes])
-	for r := 0; r < rows; r++ {
-		for s := 0; s < nsb; s++ {
-			blk := w[(r*nb+sb0+s)*q6kBytes:][:q6kBytes]
-			p := panel[s*subQ6Bytes : (s+1)*subQ6Bytes]
-			putFloat(p[sQ6D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[208:])))
-			ql, qh, sc := blk[0:128], blk[128:192], blk[192:208]
-			for j := 0; j < 16; j++ {
-				putInt32(p[sScales+64*j+4*r:], int32(int8(sc[j])))
-				binary.LittleEndian.PutUint16(p[sQ6Coef+64*(j/2)+4*r+2*(j%2):], uint16(-32*int16(int8(sc[j]))))
-			}
-			for half := 0; half < 2; half++ {
-				l0, h0 := ql[64*half:], qh[32*half:]
-				for l := 0; l < 32; l++ {
-					q := [4]byte{
-						l0[l]&15 | (h0[l]&3)<<4,
-						l0[l+32]&15 | (h0[l]>>2&3)<<4,
-						l0[l]>>4 | (h0[l]>>4&3)<<4,
-						l0[l+32]>>4 | (h0[l]>>6&3)<<4,
-					}
-					for quarter, qv := range q {
-						putQuad(p, r, 128*half+32*quarter+l, qv)
-					}
+	eachSuperBlock(panel, w, rows, nb, sb0, nsb, q6kBytes, subQ6Bytes, func(r int, blk, p []byte) {
+		putFloat(p[sQ6D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[208:])))
+		ql, qh, sc := blk[0:128], blk[128:192], blk[192:208]
+		for j := 0; j < 16; j++ {
+			putInt32(p[sScales+64*j+4*r:], int32(int8(sc[j])))
+			binary.LittleEndian.PutUint16(p[sQ6Coef+64*(j/2)+4*r+2*(j%2):], uint16(-32*int16(int8(sc[j]))))
+		}
+		for half := 0; half < 2; half++ {
+			l0, h0 := ql[64*half:], qh[32*half:]
+			for l := 0; l < 32; l++ {
+				for quarter, qv := range q6kQuants(l0, h0, l) {
+					putQuad(p, r, 128*half+32*quarter+l, qv)
 				}
 			}
 		}
-	}
+	})
 }

@@ -67,40 +67,34 @@ type subFormat struct {
 	sum32    bool
 	kernel   func(*subArgs)
 	kernelW  func(*subArgs) // weight-resident loop order
-	pack     func(panel, w []byte, rows, nb int)
-	// packPf is pack prefetching next (nil: none), the weights of the tile
-	// packed after this one.
-	packPf func(panel, w []byte, rows, nb int, next *byte)
+	consts   *[16][64]byte  // the packer's constant vectors
 }
 
 var (
-	subFormatQ4K = subFormat{quant.Q4_K, q4kBytes, subQ4Bytes, true, subKernelQ4K, subKernelQ4KW, func(panel, w []byte, rows, nb int) {
-		a := packArgs{panel: &panel[0], w: &w[0], nsb: nb, mask: 1<<rows - 1, consts: &packConsts}
-		for r := range a.idx {
-			a.idx[r] = int32(r * nb * q4kBytes)
-		}
-		subPackQ4K(&a)
-	}, func(panel, w []byte, rows, nb int, next *byte) {
-		a := packArgs{panel: &panel[0], w: &w[0], nsb: nb, mask: 1<<rows - 1, consts: &packConsts, next: next}
-		for r := range a.idx {
-			a.idx[r] = int32(r * nb * q4kBytes)
-		}
-		subPackQ4KPf(&a)
-	}}
-	subFormatQ6K = subFormat{quant.Q6_K, q6kBytes, subQ6Bytes, false, subKernelQ6K, subKernelQ6KW, func(panel, w []byte, rows, nb int) {
-		a := packArgs{panel: &panel[0], w: &w[0], nsb: nb, mask: 1<<rows - 1, consts: &packQ6KConsts}
-		for r := range a.idx {
-			a.idx[r] = int32(r * nb * q6kBytes)
-		}
-		subPackQ6K(&a)
-	}, func(panel, w []byte, rows, nb int, next *byte) {
-		a := packArgs{panel: &panel[0], w: &w[0], nsb: nb, mask: 1<<rows - 1, consts: &packQ6KConsts, next: next}
-		for r := range a.idx {
-			a.idx[r] = int32(r * nb * q6kBytes)
-		}
-		subPackQ6KPf(&a)
-	}}
+	subFormatQ4K = subFormat{quant.Q4_K, q4kBytes, subQ4Bytes, true, subKernelQ4K, subKernelQ4KW, &packConsts}
+	subFormatQ6K = subFormat{quant.Q6_K, q6kBytes, subQ6Bytes, false, subKernelQ6K, subKernelQ6KW, &packQ6KConsts}
 )
+
+// pack writes the panel of rows (≤ 16) rows of w, all nb super-blocks, by
+// the format's assembly packer.
+func (f subFormat) pack(panel, w []byte, rows, nb int) { f.packPf(panel, w, rows, nb, nil) }
+
+// packPf is pack prefetching next (nil: none), the weights of the tile
+// packed after this one (subPackQ4KPf, subPackQ6KPf).
+func (f subFormat) packPf(panel, w []byte, rows, nb int, next *byte) {
+	a := newPackArgs(panel, w, rows, nb, f.blkBytes, nb, f.consts, next)
+	q4k := f.typ == quant.Q4_K
+	switch {
+	case next == nil && q4k:
+		subPackQ4K(&a)
+	case next == nil:
+		subPackQ6K(&a)
+	case q4k:
+		subPackQ4KPf(&a)
+	default:
+		subPackQ6KPf(&a)
+	}
+}
 
 // A subProgram is the blocking of one sub-block-sum variant.
 type subProgram struct {
@@ -190,18 +184,9 @@ func (f subFormat) run(p subProgram, dst []float32, ldd int, w []byte, rows int,
 // range's kernel calls on it.
 func subPrepared(f subFormat, p subProgram) *ledger.PreparedMatMul {
 	return &ledger.PreparedMatMul{
-		Align: subTokens,
-		Size:  func(n, k int) int { return subActivationBytes(n, k/qk) },
-		Prepare: func(prep, xq []byte, j0, j1, n, k int) {
-			nb := k / qk
-			if j0%subTokens != 0 || j0 < 0 || j1 > n || len(xq) < n*nb*q8kBytes || len(prep) < subActivationBytes(n, nb) {
-				panic(fmt.Sprintf("amx %s avx512-vnni-sub: bad prepare: rows [%d, %d) of %d, k=%d, %d activation bytes, pack of %d",
-					f.typ, j0, j1, n, k, len(xq), len(prep)))
-			}
-			if j0 < j1 {
-				packSubActivations(prep, xq, j0, j1, n, nb, f.sum32)
-			}
-		},
+		Align:   subTokens,
+		Size:    func(n, k int) int { return subActivationBytes(n, k/qk) },
+		Prepare: packPrepare(fmt.Sprintf("%s avx512-vnni-sub", f.typ), subTokens, subActivationBytes, packSubActivations, f.sum32),
 		Run: func(dst []float32, ldd int, w []byte, rows int, prep []byte, n, k int) {
 			if rows <= 0 || n <= 0 {
 				return

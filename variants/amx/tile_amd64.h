@@ -56,18 +56,7 @@
 // tile addresses in ar and wr (AMX numbers an, wn, which may be the same
 // register), the stride 64 in the register numbered sn.
 #define AMX_CHUNK_R(wb, wo, ab, ao, ar, an, wr, wn, sn) \
-	LEAQ ao(ab), ar; \
-	TILELOADD(4, an, sn); \
-	LEAQ wo(wb), wr; \
-	TILELOADD(6, wn, sn); \
-	TDPBSUD(0, 4, 6); \
-	LEAQ (wo+1024)(wb), wr; \
-	TILELOADD(7, wn, sn); \
-	TDPBSUD(1, 4, 7); \
-	LEAQ (ao+1024)(ab), ar; \
-	TILELOADD(5, an, sn); \
-	TDPBSUD(2, 5, 6); \
-	TDPBSUD(3, 5, 7)
+	TILE_PRODUCTS4(TDPBSUD, ao(ab), (ao+1024)(ab), wo(wb), (wo+1024)(wb), ar, an, wr, wn, sn)
 
 // The epilogue's per-token steps shared by its three forms. EPI_DIGITS:
 // Z0 = hi<<7 + lo of token t, Z1 = the first four bsum pairs times their

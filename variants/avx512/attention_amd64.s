@@ -13,16 +13,10 @@
 //
 // p[t] = scale · q·k[t], k[t] at k + t·stride bytes.
 TEXT ·attnScoresAVX512(SB), NOSPLIT, $0-52
-	MOVQ p+0(FP), DI
-	MOVQ k+16(FP), R10
-	MOVQ stride+24(FP), R9
-	MOVQ n+40(FP), R8
+	SCORES_ARGS
 	VMOVSS scale+48(FP), X10
 scoresPos:
-	MOVQ q+8(FP), SI
-	MOVQ R10, DX
-	MOVQ headDim+32(FP), BX
-	VPXORD Z8, Z8, Z8
+	POS_START(q)
 scoresLane:
 	MASK16(BX)
 	VMOVUPS.Z (SI), K1, Z0
@@ -56,10 +50,7 @@ scoresLane:
 // position's values are read as one contiguous run (a head of 64 or 128
 // floats takes one or two passes).
 TEXT ·attnWeightedSumAVX512(SB), NOSPLIT, $0-48
-	MOVQ out+0(FP), DI
-	MOVQ v+16(FP), R10
-	MOVQ stride+24(FP), R9
-	MOVQ headDim+32(FP), BX
+	WSUM_ARGS
 sumBlock:
 	MASK16(BX)
 	KMOVW K1, K5

@@ -130,10 +130,7 @@ sc8Store:
 	RET
 
 sc1Pos:
-	MOVQ qt+8(FP), SI
-	MOVQ R10, DX
-	MOVQ headDim+32(FP), BX
-	VPXORD Z8, Z8, Z8
+	POS_START(qt)
 
 sc1Lane:
 	VMOVUPS (SI), Z0
@@ -335,7 +332,7 @@ wsPos:
 // Two columns' worth of one row's output: scale both accumulators by the
 // row's 1/Σ (off bytes into inv at R12, plus the half's CX) and store them
 // at AX and AX+64, then step AX to the next output row (R11 bytes).
-#define STORE_ROW2(za, zb, off) \
+#define STORE_ROW2(off, za, zb) \
 	VMULPS.BCST off(R12)(CX*1), za, za; \
 	VMULPS.BCST off(R12)(CX*1), zb, zb; \
 	VMOVUPS za, (AX); \
@@ -348,6 +345,18 @@ wsPos:
 	VBROADCASTSS off(SI), Z2; \
 	VFMADD231PS Z2, Z0, za; \
 	VFMADD231PS Z2, Z1, zb
+
+// EIGHT_ROWS applies m(off, za, zb) to each of the eight rows of a pass:
+// row r's float32 at 4r bytes (into p or inv) and its two accumulators.
+#define EIGHT_ROWS(m) \
+	m(0, Z8, Z9); \
+	m(4, Z10, Z11); \
+	m(8, Z12, Z13); \
+	m(12, Z14, Z15); \
+	m(16, Z16, Z17); \
+	m(20, Z18, Z19); \
+	m(24, Z20, Z21); \
+	m(28, Z22, Z23)
 
 // func attnbWeightedSum8x2(o, p, v *float32, stride, headDim, n int, inv *float32)
 //
@@ -373,14 +382,7 @@ ws2Half:
 ws2Pos:
 	VMOVUPS (DX), Z0
 	VMOVUPS 64(DX), Z1
-	WS_ROW(0, Z8, Z9)
-	WS_ROW(4, Z10, Z11)
-	WS_ROW(8, Z12, Z13)
-	WS_ROW(12, Z14, Z15)
-	WS_ROW(16, Z16, Z17)
-	WS_ROW(20, Z18, Z19)
-	WS_ROW(24, Z20, Z21)
-	WS_ROW(28, Z22, Z23)
+	EIGHT_ROWS(WS_ROW)
 	ADDQ $64, SI
 	ADDQ R9, DX
 	DECQ R8
@@ -389,14 +391,7 @@ ws2Pos:
 	SHRQ $2, AX
 	IMULQ R11, AX
 	ADDQ DI, AX // row 8·half's output, these columns
-	STORE_ROW2(Z8, Z9, 0)
-	STORE_ROW2(Z10, Z11, 4)
-	STORE_ROW2(Z12, Z13, 8)
-	STORE_ROW2(Z14, Z15, 12)
-	STORE_ROW2(Z16, Z17, 16)
-	STORE_ROW2(Z18, Z19, 20)
-	STORE_ROW2(Z20, Z21, 24)
-	STORE_ROW2(Z22, Z23, 28)
+	EIGHT_ROWS(STORE_ROW2)
 	ADDQ $32, CX
 	CMPQ CX, $64
 	JLT ws2Half

@@ -14,6 +14,30 @@
 	VPMOVZXWD.Z off(base), k, z; \
 	VPSLLD $16, z, z
 
+// The arguments that the score passes (p, q, k, stride, headDim, n, ...)
+// and the weighted sums (out, p, v, stride, headDim, n) load first, the
+// single-head kernels of attention_amd64.s too: DI the output, R10 the
+// first key or value row, R9 the row stride, and R8 n or BX headDim.
+#define SCORES_ARGS \
+	MOVQ p+0(FP), DI; \
+	MOVQ k+16(FP), R10; \
+	MOVQ stride+24(FP), R9; \
+	MOVQ n+40(FP), R8
+#define WSUM_ARGS \
+	MOVQ out+0(FP), DI; \
+	MOVQ v+16(FP), R10; \
+	MOVQ stride+24(FP), R9; \
+	MOVQ headDim+32(FP), BX
+
+// POS_START(q) starts one position's dot products over the head: SI the
+// query (argument q at 8(FP)), DX the position's key row (R10), BX headDim
+// lanes to go, Z8 the accumulator at zero.
+#define POS_START(q) \
+	MOVQ q+8(FP), SI; \
+	MOVQ R10, DX; \
+	MOVQ headDim+32(FP), BX; \
+	VPXORD Z8, Z8, Z8
+
 // Reduce the 16 lanes of z to one float, times X10, stored at off(DI).
 #define HSUM_SCALE_STORE(z, y, x, off) \
 	VEXTRACTF64X4 $1, z, Y1; \
@@ -30,10 +54,7 @@
 // SCORES4 is attnScores4AVX512's body with the key loads by load; its
 // labels are prefixed by pos and lane (unique per TEXT).
 #define SCORES4(load, kstep, pos, lane) \
-	MOVQ p+0(FP), DI; \
-	MOVQ k+16(FP), R10; \
-	MOVQ stride+24(FP), R9; \
-	MOVQ n+40(FP), R8; \
+	SCORES_ARGS; \
 	VMOVSS scale+48(FP), X10; \
 	MOVQ headDim+32(FP), R11; \
 	SHLQ $2, R11; \
@@ -92,10 +113,7 @@ lane: \
 // WSUM4 is attnWeightedSum4AVX512's body with the value loads by load;
 // block and pos name its labels.
 #define WSUM4(load, o1, o2, o3, vstep, block, pos) \
-	MOVQ out+0(FP), DI; \
-	MOVQ v+16(FP), R10; \
-	MOVQ stride+24(FP), R9; \
-	MOVQ headDim+32(FP), BX; \
+	WSUM_ARGS; \
 	MOVQ BX, R11; \
 	SHLQ $2, R11; \
 	MOVQ n+40(FP), R12; \
@@ -183,10 +201,7 @@ pos: \
 // per pass, reduced by its transposing add tree) with the key loads by
 // load; pass, lane and done name its labels.
 #define SCORES4X4(load, kstep, pass, lane, done) \
-	MOVQ p+0(FP), DI; \
-	MOVQ k+16(FP), R10; \
-	MOVQ stride+24(FP), R9; \
-	MOVQ n+40(FP), R8; \
+	SCORES_ARGS; \
 	SHRQ $2, R8; \
 	JZ done; \
 	VBROADCASTSS scale+56(FP), Z8; \
@@ -287,10 +302,7 @@ done: \
 // 16-value chunks, vstep a block's bytes; pf (W3PF_*) prefetches pfdist
 // rows ahead. block and pos name its labels.
 #define WSUM3W(load, c1, c2, c3, c4, c5, c6, c7, vstep, pf, pfdist, block, pos) \
-	MOVQ out+0(FP), DI; \
-	MOVQ v+16(FP), R10; \
-	MOVQ stride+24(FP), R9; \
-	MOVQ headDim+32(FP), BX; \
+	WSUM_ARGS; \
 	MOVQ BX, R11; \
 	SHLQ $2, R11; \
 	MOVQ n+40(FP), R12; \

@@ -66,3 +66,12 @@
 #define BCAST32(imm, z) \
 	MOVL $imm, AX; \
 	VPBROADCASTD AX, z
+
+// QUANT_START opens an activation quantizer, func(dst *byte, x *float32,
+// nb int): DI dst, SI x, CX blocks, and Z31 the float32 abs mask
+// (0x7fffffff); clobbers AX.
+#define QUANT_START \
+	MOVQ dst+0(FP), DI; \
+	MOVQ x+8(FP), SI; \
+	MOVQ nb+16(FP), CX; \
+	BCAST32(0x7fffffff, Z31)

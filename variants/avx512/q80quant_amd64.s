@@ -27,10 +27,7 @@
 
 // func q80QuantizeAVX512(dst *byte, x *float32, nb int)
 TEXT ·q80QuantizeAVX512(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ nb+16(FP), CX
-	BCAST32(0x7fffffff, Z31)
+	QUANT_START
 	BCAST32(0x80000000, Z28)
 	BCAST32(0x3f000000, Z27) // 0.5
 	BCAST32(0x3f800000, Z26) // 1.0

@@ -39,10 +39,7 @@
 
 // func q8kQuantizeAVX512(dst *byte, x *float32, nb int)
 TEXT ·q8kQuantizeAVX512(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ nb+16(FP), CX
-	BCAST32(0x7fffffff, Z31)
+	QUANT_START
 	BCAST32(127, Z30)
 	BCAST32(0x80808080, Z29)
 	VPXORD Z28, Z28, Z28

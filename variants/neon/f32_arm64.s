@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "rows_arm64.h"
 
 // Vector FADD and FADDP (4S), which Go's assembler lacks; encodings from
 // GNU as.
@@ -14,14 +15,8 @@
 // Float32 matrix-vector product, one row at a time: four FMLA accumulators
 // over 16 values per step, a scalar FMADD tail, FADD/FADDP to reduce.
 TEXT ·f32RowsNEON(SB), NOSPLIT, $0-40
-	MOVD dst+0(FP), R0
-	MOVD rows+8(FP), R1
-	MOVD w+16(FP), R2
-	MOVD xq+24(FP), R3
-	MOVD k+32(FP), R4
-row:
-	CBZ R1, done
-	MOVD R3, R5
+	ROWS_ARGS(k)
+	ROW_START
 	LSR $4, R4, R6
 	VEOR V0.B16, V0.B16, V0.B16
 	VEOR V1.B16, V1.B16, V1.B16
@@ -52,9 +47,4 @@ tail:
 	SUBS $1, R6, R6
 	BNE tail
 store:
-	FMOVS F0, (R0)
-	ADD $4, R0
-	SUB $1, R1, R1
-	B row
-done:
-	RET
+	ROW_NEXT(F0)

@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "rows_arm64.h"
 
 // SDOT Vd.4S, Vn.16B, Vm.16B (ARMv8.2 dot product), WORD-encoded:
 // 0x4E809400 | m<<16 | n<<5 | d.
@@ -53,16 +54,10 @@
 // super-block; then scaled by d·dx and dmin·dx into the float sum F30
 // (not F0: that is V0, a data register here).
 TEXT ·q4kRowsNEON(SB), NOSPLIT, $0-40
-	MOVD dst+0(FP), R0
-	MOVD rows+8(FP), R1
-	MOVD w+16(FP), R2
-	MOVD xq+24(FP), R3
-	MOVD nb+32(FP), R4
+	ROWS_ARGS(nb)
 	MOVW $0x0f0f0f0f, R7
 	VDUP R7, V31.S4
-row:
-	CBZ R1, done
-	MOVD R3, R5
+	ROW_START
 	MOVD R4, R6
 	FMOVS ZR, F30
 block:
@@ -115,9 +110,4 @@ block:
 	ADD $292, R5
 	SUBS $1, R6, R6
 	BNE block
-	FMOVS F30, (R0)
-	ADD $4, R0
-	SUB $1, R1, R1
-	B row
-done:
-	RET
+	ROW_NEXT(F30)

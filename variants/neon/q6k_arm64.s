@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "rows_arm64.h"
 
 // SDOT Vd.4S, Vn.16B, Vm.16B (ARMv8.2 dot product), WORD-encoded:
 // 0x4E809400 | m<<16 | n<<5 | d. Quants Q_i in V8-V15 times activations
@@ -13,6 +14,14 @@
 #define SDOT_Q5 WORD $0x4e9595a5 // SDOT V5.4S, V13.16B, V21.16B
 #define SDOT_Q6 WORD $0x4e9695d8 // SDOT V24.4S, V14.16B, V22.16B
 #define SDOT_Q7 WORD $0x4e9795f9 // SDOT V25.4S, V15.16B, V23.16B
+
+// HIGH_NIBBLES2 ORs the high nibbles of the ql bytes in a and b into the
+// quants qa and qb (bits 0-3 under qh's 4-5); clobbers V24, V25.
+#define HIGH_NIBBLES2(a, b, qa, qb) \
+	VUSHR $4, a, V24.B16; \
+	VUSHR $4, b, V25.B16; \
+	VORR V24.B16, qa, qa; \
+	VORR V25.B16, qb, qb
 
 // One half block (128 values): ql at qloff (64 bytes), qh at qhoff (32),
 // activations at yoff, scales at scoff. The 6-bit quants (0..63) are built
@@ -40,14 +49,8 @@
 	VAND V30.B16, V5.B16, V13.B16; \
 	VAND V30.B16, V14.B16, V14.B16; \
 	VAND V30.B16, V15.B16, V15.B16; \
-	VUSHR $4, V0.B16, V24.B16; \
-	VUSHR $4, V1.B16, V25.B16; \
-	VORR V24.B16, V12.B16, V12.B16; \
-	VORR V25.B16, V13.B16, V13.B16; \
-	VUSHR $4, V2.B16, V24.B16; \
-	VUSHR $4, V3.B16, V25.B16; \
-	VORR V24.B16, V14.B16, V14.B16; \
-	VORR V25.B16, V15.B16, V15.B16; \
+	HIGH_NIBBLES2(V0.B16, V1.B16, V12.B16, V13.B16); \
+	HIGH_NIBBLES2(V2.B16, V3.B16, V14.B16, V15.B16); \
 	VAND V31.B16, V0.B16, V0.B16; \
 	VAND V31.B16, V1.B16, V1.B16; \
 	VAND V31.B16, V2.B16, V2.B16; \
@@ -100,18 +103,12 @@
 // sub-block, ADDV, integer MADD by the int8 scale; minus 32·Σ scale·bsum;
 // exact per super-block, then scaled by d·dx into the float sum F29.
 TEXT ·q6kRowsNEON(SB), NOSPLIT, $0-40
-	MOVD dst+0(FP), R0
-	MOVD rows+8(FP), R1
-	MOVD w+16(FP), R2
-	MOVD xq+24(FP), R3
-	MOVD nb+32(FP), R4
+	ROWS_ARGS(nb)
 	MOVW $0x0f0f0f0f, R7
 	VDUP R7, V31.S4
 	MOVW $0x30303030, R7
 	VDUP R7, V30.S4
-row:
-	CBZ R1, done
-	MOVD R3, R5
+	ROW_START
 	MOVD R4, R6
 	FMOVS ZR, F29
 block:
@@ -147,9 +144,4 @@ block:
 	ADD $292, R5
 	SUBS $1, R6, R6
 	BNE block
-	FMOVS F29, (R0)
-	ADD $4, R0
-	SUB $1, R1, R1
-	B row
-done:
-	RET
+	ROW_NEXT(F29)

@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "rows_arm64.h"
 
 // SDOT Vd.4S, Vn.16B, Vm.16B (ARMv8.2 dot product), WORD-encoded:
 // 0x4E809400 | m<<16 | n<<5 | d.
@@ -13,14 +14,8 @@
 // block's int32 dot product in four lanes, ADDV sums them, and the float
 // sum takes it times d_w·d_x (fp16 scales widened by FCVTHS).
 TEXT ·q80RowsNEON(SB), NOSPLIT, $0-40
-	MOVD dst+0(FP), R0
-	MOVD rows+8(FP), R1
-	MOVD w+16(FP), R2
-	MOVD xq+24(FP), R3
-	MOVD nb+32(FP), R4
-row:
-	CBZ R1, done
-	MOVD R3, R5
+	ROWS_ARGS(nb)
+	ROW_START
 	MOVD R4, R6
 	FMOVS ZR, F0
 block:
@@ -44,9 +39,4 @@ block:
 	FMADDS F1, F0, F3, F0
 	SUBS $1, R6, R6
 	BNE block
-	FMOVS F0, (R0)
-	ADD $4, R0
-	SUB $1, R1, R1
-	B row
-done:
-	RET
+	ROW_NEXT(F0)
