@@ -154,8 +154,7 @@ func (d *Device) serve(path string, ordinal int, started chan<- error) {
 	}
 }
 
-func initThread(path string, ordinal int) (*Thread, Info, error) {
-	var info Info
+func initThread(path string, ordinal int) (_ *Thread, info Info, err error) {
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
 		return nil, info, fmt.Errorf("%w: %s not found or not loadable (%v); the cuda variants need an NVIDIA GPU and its driver", ErrNoDevice, path, err)
@@ -166,6 +165,13 @@ func initThread(path string, ordinal int) (*Thread, Info, error) {
 	}
 	t := &Thread{api: api, args: new(argArena)}
 	t.pin.Pin(t.args)
+	defer func() {
+		// A thread that failed to start is dropped: its pin must not
+		// outlive it (the runtime panics on a collected, pinned Pinner).
+		if err != nil {
+			t.pin.Unpin()
+		}
+	}()
 	if err := t.check("cuInit", api.cuInit(0)); err != nil {
 		return nil, info, fmt.Errorf("%w: %v", ErrNoDevice, err)
 	}

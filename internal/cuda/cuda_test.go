@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // needDevice skips t on a machine without a usable GPU, saying why.
@@ -36,6 +38,25 @@ func TestBadOrdinal(t *testing.T) {
 	t.Setenv(DeviceEnv, "x")
 	if _, err := open(); err == nil || !errors.Is(err, ErrNoDevice) || !strings.Contains(err.Error(), DeviceEnv) {
 		t.Fatalf("bad %s: error %v", DeviceEnv, err)
+	}
+}
+
+// TestFailedStartReleasesPin opens a device that is not there (ordinal 99)
+// a few times: where the driver library loads, the thread fails after it
+// pinned its argument arena (at cuInit without a GPU, at the ordinal with
+// one), and a failed start must unpin it, or the runtime's finalizer for
+// the dropped Pinner panics at the next collection and kills the process.
+// Without a driver library the failure comes before the pin.
+func TestFailedStartReleasesPin(t *testing.T) {
+	t.Setenv(DeviceEnv, "99")
+	for range 3 {
+		if d, err := open(); err == nil || d != nil {
+			t.Fatalf("open of device 99: device %v, error %v", d, err)
+		}
+	}
+	for range 3 {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond) // the finalizers run meanwhile
 	}
 }
 
