@@ -233,21 +233,6 @@ func fourRowKernel(name string, blockBytes int, constants func(), group, blk str
 
 // ---- Q4_K ----
 
-// q4kMinWords spread the 8 min bytes over the 16 words of the 16 bsums
-// (two sub-blocks a min), high bytes zeroed by VPSHUFB.
-var q4kMinWords = []uint64{0x8001800180008000, 0x8003800380028002, 0x8005800580048004, 0x8007800780068006}
-
-func q4kTables() {
-	var idx []uint64
-	for _, g := range []uint64{0, 2, 1, 3, 4, 6, 5, 7} {
-		for j := 0; j < 4; j++ {
-			idx = append(idx, 0x8000800080008000|g|g<<16|g<<32|g<<48)
-		}
-	}
-	global("q4kScaleIdx", idx)
-	global("q4kMinIdx", q4kMinWords)
-}
-
 // q4kConstants: Z31 the nibble mask, Z27-Z30 the scale spreads, Y26 the
 // min spread.
 func q4kConstants() {
@@ -353,7 +338,6 @@ func q4kProducts() {
 // Z10-Z13 quants and products, Z16-Z19 scale words, Z20 scales, Z21 mins,
 // Z22 dmin·dx, Z23 d·dx, Z24 float sum, Z25 float mins sum, Z26-Z31 constants.
 func q4kFile() {
-	q4kTables()
 	prologue := func() { loadArgs(RSI); q4kConstants() }
 	for _, f := range rowForms("q4k", 3) {
 		rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kBlock, q4kBytes, q8kBytes, func() { rowStore(Z24, Z25) }})
@@ -383,12 +367,6 @@ func q4kBlock(f form) {
 	a.VFMADD231PS(Z23, Z4, Z24)
 }
 
-var q4k4PickWords = []uint32{
-	0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f,
-	0x00000000, 0x30303030, 0x00000000, 0x30303030,
-	0, 0, 0, 4,
-}
-
 // q4k4File writes variants/avx512/q4k4_amd64.s:
 //
 // Q4_K × Q8_K, four rows per pass (VNNI): the activation vectors, dx and
@@ -404,13 +382,8 @@ var q4k4PickWords = []uint32{
 // Z10-Z13 products, Z14/Z15/Z24/Z25 the rows' float sums, Z16-Z19 scale
 // words, Z20 scales, Z21 mins, Z22 dmin·dx, Z23 d·dx, Z26-Z31 constants;
 // BX = 0 as a null index. The scale and min spreading tables are
-// q4kFile's ·q4kScaleIdx and ·q4kMinIdx.
+// tables_amd64.go's ·q4kScaleIdx and ·q4kMinIdx.
 func q4k4File() {
-	var vals []Constant
-	for _, w := range q4k4PickWords {
-		vals = append(vals, U32(w))
-	}
-	staticData("q4k4Pick", vals...)
 	fourRowKernel("q4kRows4VNNI", q4kBytes, q4kConstants, "group", "block",
 		[4]VecPhysical{Z14, Z15, Z24, Z25}, q4k4Activations, q4k4RowBlock)
 }
@@ -432,11 +405,11 @@ func q4k4RowBlock(b, i Register, acc VecPhysical) {
 	a.VMOVQ(w(4), X6)
 	a.VPINSRD(Imm(2), w(12), X6, X6)
 	a.VPSHUFD(Imm(0x98), X6, X7)
-	a.VPSRLVD(static("q4k4Pick", 32), X7, X7)
-	a.VPAND(static("q4k4Pick", 0), X7, X7)
+	a.VPSRLVD(sym("q4k4Pick", 32), X7, X7)
+	a.VPAND(sym("q4k4Pick", 0), X7, X7)
 	a.VPSHUFD(Imm(0x50), X6, X6)
 	a.VPSRLD(Imm(2), X6, X6)
-	a.VPAND(static("q4k4Pick", 16), X6, X6)
+	a.VPAND(sym("q4k4Pick", 16), X6, X6)
 	a.VPOR(X6, X7, X7)
 	a.VPBROADCASTQ(X7, Z20)
 	a.VPSHUFD(Imm(0xee), X7, X7)
@@ -458,15 +431,6 @@ func q4k4RowBlock(b, i Register, acc VecPhysical) {
 }
 
 // ---- Q6_K ----
-
-func q6kTables() {
-	var idx []uint64
-	for g := uint64(0); g < 16; g++ {
-		v := g | g<<16 | g<<32 | g<<48
-		idx = append(idx, v, v)
-	}
-	global("q6kScaleIdx", idx)
-}
 
 // q6kConstants: Z31 the low-nibble mask, Z30 the high-bits mask, Z26-Z29
 // the scale spreads.
@@ -549,7 +513,6 @@ func q6kOffset(w func(int) Mem) {
 // Z10-Z13 quants and products, Z14 scale words, Z16-Z19 spread scales,
 // Z23 d·dx, Z24 float sum, Z26-Z31 constants.
 func q6kFile() {
-	q6kTables()
 	prologue := func() { loadArgs(RSI); q6kConstants() }
 	for _, f := range rowForms("q6k", 4) {
 		rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24}, vpxord, q6kBlock, q6kBytes, q8kBytes, func() { rowStore(Z24, nil) }})
@@ -577,7 +540,7 @@ func q6kBlock(f form) {
 // Register plan: Z0-Z3 activations, Z4/Z5 int sums, Z6-Z8 scratch, Z9 dx,
 // Z10-Z13 quants and products, Z14 scale words, Z15 offset term, Z16-Z19
 // spread scales, Z20-Z23 the rows' float sums, Z26-Z31 constants; BX = 0 as
-// a null index. The scale spreading table is q6k_amd64.s's ·q6kScaleIdx.
+// a null index. The scale spreading table is tables_amd64.go's ·q6kScaleIdx.
 func q6k4File() {
 	fourRowKernel("q6kRows4VNNI", q6kBytes, q6kConstants, "group6", "block6",
 		[4]VecPhysical{Z20, Z21, Z22, Z23}, q6k4Activations, q6k4RowBlock)
@@ -621,34 +584,17 @@ func q6k4RowBlock(b, i Register, acc VecPhysical) {
 // mins sum; constants Z31 (0x0f bytes), X9 (0x3f bytes), Z27-Z30 scale
 // indices, Y26 min indices, X15 shift counts, X14 select mask.
 func q4kxFile() {
-	var idx []Constant
-	for _, g := range []uint64{0, 2, 1, 3, 8, 10, 9, 11} {
-		for j := 0; j < 4; j++ {
-			idx = append(idx, U64(0x8000800080008000|g|g<<16|g<<32|g<<48))
-		}
-	}
-	staticData("q4kxScaleIdx", idx...)
-	// Mins m0-m3 at bytes 4-7, m4-m7 at bytes 12-15, each to two words.
-	staticData("q4kxMinIdx", U64(0x8005800580048004), U64(0x8007800780068006),
-		U64(0x800d800d800c800c), U64(0x800f800f800e800e))
-	// Per-dword shift counts for [A, B, C, C]: the last lane's high nibbles.
-	staticData("q4kxShift", U64(0), U64(0x0000000400000000))
-	// Select mask: lanes 0-1 take the low six bits of A and B, lanes 2-3
-	// the nibbles of C; the rest of each byte comes from the shifted high
-	// bits.
-	staticData("q4kxSel", U64(0x3f3f3f3f3f3f3f3f), U64(0x0f0f0f0f0f0f0f0f))
-
 	prologue := func() {
 		loadArgsX(RSI, "xa")
 		broadcast32(0x0f0f0f0f, Z31)
 		broadcast32(0x3f3f3f3f, X9)
-		a.VMOVDQU64(static("q4kxScaleIdx", 0), Z30)
-		a.VMOVDQU64(static("q4kxScaleIdx", 64), Z29)
-		a.VMOVDQU64(static("q4kxScaleIdx", 128), Z28)
-		a.VMOVDQU64(static("q4kxScaleIdx", 192), Z27)
-		a.VMOVDQU64(static("q4kxMinIdx", 0), Y26)
-		a.VMOVDQU(static("q4kxShift", 0), X15)
-		a.VMOVDQU(static("q4kxSel", 0), X14)
+		a.VMOVDQU64(sym("q4kxScaleIdx", 0), Z30)
+		a.VMOVDQU64(sym("q4kxScaleIdx", 64), Z29)
+		a.VMOVDQU64(sym("q4kxScaleIdx", 128), Z28)
+		a.VMOVDQU64(sym("q4kxScaleIdx", 192), Z27)
+		a.VMOVDQU64(sym("q4kxMinIdx", 0), Y26)
+		a.VMOVDQU(sym("q4kxShift", 0), X15)
+		a.VMOVDQU(sym("q4kxSel", 0), X14)
 	}
 	f := form{"xq4k", true, 0, "q4kRowsVNNIX", "func(dst *float32, rows int, w, xa *byte, nb int)", t0, false}
 	rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kxBlock, q4kBytes, 320, func() { rowStore(Z24, Z25) }})
