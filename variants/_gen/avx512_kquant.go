@@ -237,11 +237,15 @@ func fourRowKernel(name string, blockBytes int, constants func(), group, blk str
 // min spread.
 func q4kConstants() {
 	broadcast32(0x0f0f0f0f, Z31)
-	a.VMOVDQU64(sym("q4kScaleIdx", 0), Z30)
-	a.VMOVDQU64(sym("q4kScaleIdx", 64), Z29)
-	a.VMOVDQU64(sym("q4kScaleIdx", 128), Z28)
-	a.VMOVDQU64(sym("q4kScaleIdx", 192), Z27)
+	loadRows("q4kScaleIdx", Z30, Z29, Z28, Z27)
 	a.VMOVDQU64(sym("q4kMinIdx", 0), Y26)
+}
+
+// loadRows loads the 64-byte rows of the table ·name into zs in turn.
+func loadRows(name string, zs ...VecPhysical) {
+	for i, z := range zs {
+		a.VMOVDQU64(sym(name, 64*i), z)
+	}
 }
 
 // q4kScales unpacks the 12 scale bytes at 4(SI) into AX = 8 scales, BX =
@@ -253,17 +257,9 @@ func q4kScales() {
 	a.MOVL(R9L, R11L)
 	a.SHRL(Imm(4), R11L)
 	a.ANDL(Imm(0x0f0f0f0f), R11L)
-	a.MOVL(EBX, R13L)
-	a.SHRL(Imm(6), R13L)
-	a.ANDL(Imm(0x03030303), R13L)
-	a.SHLL(Imm(4), R13L)
-	a.ORL(R13L, R11L)
+	q4kHighBits(EBX, R11L)
 	a.ANDL(Imm(0x0f0f0f0f), R9L)
-	a.MOVL(EAX, R13L)
-	a.SHRL(Imm(6), R13L)
-	a.ANDL(Imm(0x03030303), R13L)
-	a.SHLL(Imm(4), R13L)
-	a.ORL(R13L, R9L)
+	q4kHighBits(EAX, R9L)
 	a.ANDL(Imm(0x3f3f3f3f), EBX)
 	a.ANDL(Imm(0x3f3f3f3f), EAX)
 	a.SHLQ(Imm(32), R9)
@@ -272,25 +268,33 @@ func q4kScales() {
 	a.ORQ(R11, RBX)
 }
 
+// q4kHighBits ors the top two bits of each byte of src into bits 4-5 of
+// dst's (through R13).
+func q4kHighBits(src, dst GPPhysical) {
+	a.MOVL(src, R13L)
+	a.SHRL(Imm(6), R13L)
+	a.ANDL(Imm(0x03030303), R13L)
+	a.SHLL(Imm(4), R13L)
+	a.ORL(R13L, dst)
+}
+
 // q4kQuants loads the 128 quant bytes at 16(w) as four nibble vectors
 // Z10-Z13.
 func q4kQuants(w func(disp int) Mem) {
-	a.VMOVDQU8(w(16), Z10)
-	a.VPSRLW(Imm(4), Z10, Z11)
-	a.VPANDD(Z31, Z10, Z10)
-	a.VPANDD(Z31, Z11, Z11)
-	a.VMOVDQU8(w(80), Z12)
-	a.VPSRLW(Imm(4), Z12, Z13)
-	a.VPANDD(Z31, Z12, Z12)
-	a.VPANDD(Z31, Z13, Z13)
+	for i, lo := range []VecPhysical{Z10, Z12} {
+		hi := zs[11+2*i]
+		a.VMOVDQU8(w(16+64*i), lo)
+		a.VPSRLW(Imm(4), lo, hi)
+		a.VPANDD(Z31, lo, lo)
+		a.VPANDD(Z31, hi, hi)
+	}
 }
 
 // q4kSpread spreads the scales Z20 over the words Z16-Z19.
 func q4kSpread() {
-	a.VPSHUFB(Z30, Z20, Z16)
-	a.VPSHUFB(Z29, Z20, Z17)
-	a.VPSHUFB(Z28, Z20, Z18)
-	a.VPSHUFB(Z27, Z20, Z19)
+	for i := 0; i < 4; i++ {
+		a.VPSHUFB(zs[30-i], Z20, zs[16+i])
+	}
 }
 
 // q4kMinsTerm turns the mins Y21 into float lanes weighted by the
@@ -314,10 +318,9 @@ func q4kFactors(x, tmp, d, dmin VecPhysical) {
 }
 
 func q4kProducts() {
-	a.VPMADDUBSW(Z0, Z10, Z10)
-	a.VPMADDUBSW(Z1, Z11, Z11)
-	a.VPMADDUBSW(Z2, Z12, Z12)
-	a.VPMADDUBSW(Z3, Z13, Z13)
+	for i := 0; i < 4; i++ {
+		a.VPMADDUBSW(zs[i], zs[10+i], zs[10+i])
+	}
 }
 
 // q4kFile writes variants/avx512/q4k_amd64.s:
@@ -437,10 +440,7 @@ func q4k4RowBlock(b, i Register, acc VecPhysical) {
 func q6kConstants() {
 	broadcast32(0x0f0f0f0f, Z31)
 	broadcast32(0x30303030, Z30)
-	a.VMOVDQU64(sym("q6kScaleIdx", 0), Z29)
-	a.VMOVDQU64(sym("q6kScaleIdx", 64), Z28)
-	a.VMOVDQU64(sym("q6kScaleIdx", 128), Z27)
-	a.VMOVDQU64(sym("q6kScaleIdx", 192), Z26)
+	loadRows("q6kScaleIdx", Z29, Z28, Z27, Z26)
 }
 
 // q6kHalf: the quants of half a block (ql at qlOff, qh at qhOff of w) into
@@ -478,10 +478,9 @@ func q6kUnpackHalf(w func(int) Mem, qlOff, qhOff int, lo, hi, s0, s1, s2 VecPhys
 // in Y14).
 func q6kScaleWords(w func(int) Mem) {
 	a.VPMOVSXBW(w(192), Y14)
-	a.VPERMW(Z14, Z29, Z16)
-	a.VPERMW(Z14, Z28, Z17)
-	a.VPERMW(Z14, Z27, Z18)
-	a.VPERMW(Z14, Z26, Z19)
+	for i := 0; i < 4; i++ {
+		a.VPERMW(Z14, zs[29-i], zs[16+i])
+	}
 }
 
 // q6kOffset subtracts the -32 offset term (32·Σ scale·bsum) from Z4 and
@@ -547,10 +546,9 @@ func q6k4File() {
 }
 
 func q6k4Activations() {
-	a.VMOVDQU8(m(RDI, 4), Z0)
-	a.VMOVDQU8(m(RDI, 68), Z1)
-	a.VMOVDQU8(m(RDI, 132), Z2)
-	a.VMOVDQU8(m(RDI, 196), Z3)
+	for i := 0; i < 4; i++ {
+		a.VMOVDQU8(m(RDI, 4+64*i), zs[i])
+	}
 	a.VMOVSS(m(RDI, 0), X9)
 }
 
@@ -588,10 +586,7 @@ func q4kxFile() {
 		loadArgsX(RSI, "xa")
 		broadcast32(0x0f0f0f0f, Z31)
 		broadcast32(0x3f3f3f3f, X9)
-		a.VMOVDQU64(sym("q4kxScaleIdx", 0), Z30)
-		a.VMOVDQU64(sym("q4kxScaleIdx", 64), Z29)
-		a.VMOVDQU64(sym("q4kxScaleIdx", 128), Z28)
-		a.VMOVDQU64(sym("q4kxScaleIdx", 192), Z27)
+		loadRows("q4kxScaleIdx", Z30, Z29, Z28, Z27)
 		a.VMOVDQU64(sym("q4kxMinIdx", 0), Y26)
 		a.VMOVDQU(sym("q4kxShift", 0), X15)
 		a.VMOVDQU(sym("q4kxSel", 0), X14)
@@ -626,10 +621,9 @@ func q4kxBlock(form) {
 	q4kSpread()
 	a.Comment("Quants: four nibble vectors times the laid-out activations.")
 	q4kQuants(func(d int) Mem { return m(RSI, d) })
-	a.VPMADDUBSW(m(RDI, 0), Z10, Z10)
-	a.VPMADDUBSW(m(RDI, 64), Z11, Z11)
-	a.VPMADDUBSW(m(RDI, 128), Z12, Z12)
-	a.VPMADDUBSW(m(RDI, 192), Z13, Z13)
+	for i := 0; i < 4; i++ {
+		a.VPMADDUBSW(m(RDI, 64*i), zs[10+i], zs[10+i])
+	}
 	a.VPMADDWD(Z16, Z10, Z4)
 	a.VPMADDWD(Z17, Z11, Z5)
 	vpdpwssd(Z18, Z12, Z4)
