@@ -11,11 +11,6 @@ import (
 // a is the context of the file being generated.
 var a *build.Context
 
-// globals are the exported (non-static) data sections of the file being
-// generated: avo's GLOBL makes only file-static ones, and some tables are
-// read by more than one file of a package.
-var globals []*ir.Global
-
 // m is disp(base).
 func m(base Register, disp int) Mem { return Mem{Base: base, Disp: disp} }
 
@@ -27,37 +22,11 @@ func mi(base, index Register, disp int) Mem {
 // param is the argument at off(FP).
 func param(name string, off int) Mem { return NewParamAddr(name, off) }
 
-// sym is the package symbol ·name+disp(SB).
+// sym is the package symbol ·name+disp(SB). The kernels' constant tables
+// are such symbols: Go arrays of each package's tables_amd64.go, read with
+// loads that need no alignment.
 func sym(name string, disp int) Mem {
 	return Mem{Symbol: Symbol{Name: "·" + name}, Base: StaticBase, Disp: disp}
-}
-
-// static is the file-static symbol name<>+disp(SB).
-func static(name string, disp int) Mem {
-	return Mem{Symbol: NewStaticSymbol(name), Base: StaticBase, Disp: disp}
-}
-
-// global adds the exported table ·name of 8-byte words.
-func global(name string, words []uint64) {
-	g := ir.NewGlobal(Symbol{Name: "·" + name})
-	g.Attributes = attr.RODATA | attr.NOPTR
-	for i, w := range words {
-		if err := g.AddDatum(ir.NewDatum(8*i, U64(w))); err != nil {
-			panic(err)
-		}
-	}
-	globals = append(globals, g)
-}
-
-// staticData adds the file-static table name<> of constants.
-func staticData(name string, vals ...Constant) {
-	a.StaticGlobal(name)
-	a.DataAttributes(attr.RODATA | attr.NOPTR)
-	off := 0
-	for _, v := range vals {
-		a.AddDatum(off, v)
-		off += v.Bytes()
-	}
 }
 
 // raw emits an instruction avo v0.5.0 does not know (the AVX-512 VNNI

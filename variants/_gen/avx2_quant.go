@@ -13,20 +13,9 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+// The VPSHUFB tables ·q4kWord, ·q6kWord (word spreads) and ·q4kMinIdx are
+// variants/avx2's tables_amd64.go.
 func init() { register("avx2", "quant_amd64.s", avx2QuantFile) }
-
-// wordSpread is the VPSHUFB table that broadcasts word g of a register,
-// reps copies of 8 bytes each, for g = 0..7.
-func wordSpread(name string, reps int) {
-	var vals []Constant
-	for g := uint64(0); g < 8; g++ {
-		w := (2*g+1)<<8 | 2*g
-		for i := 0; i < reps; i++ {
-			vals = append(vals, U64(w|w<<16|w<<32|w<<48))
-		}
-	}
-	staticData(name, vals...)
-}
 
 // avx2Args loads the arguments and broadcasts c over the dwords of y.
 func avx2Args(c uint32, y VecPhysical) {
@@ -50,14 +39,6 @@ func avx2RowStore(acc, sub VecPhysical) func() {
 }
 
 func avx2QuantFile() {
-	wordSpread("q4kWord", 4)
-	var mins []Constant
-	for _, w := range q4kMinWords {
-		mins = append(mins, U64(w))
-	}
-	staticData("q4kMinIdx", mins...)
-	wordSpread("q6kWord", 2)
-
 	rowKernel(form{"q4k", false, 0, "q4kRowsAVX2", rowSig, t0, false}, func() { avx2Args(0x0f0f0f0f, Y15) },
 		rowLoop{[]VecPhysical{Y14, Y13}, vpxor, avx2Q4kBlock, q4kBytes, q8kBytes, avx2RowStore(Y14, Y13)})
 
@@ -86,8 +67,8 @@ func avx2Q4kChunk(qoff, yoff, s0, s1 int) {
 	a.VPAND(Y15, Y1, Y1)
 	a.VPMADDUBSW(m(RDI, yoff), Y0, Y0)
 	a.VPMADDUBSW(m(RDI, yoff+32), Y1, Y1)
-	a.VPSHUFB(static("q4kWord", s0), Y12, Y2)
-	a.VPSHUFB(static("q4kWord", s1), Y12, Y3)
+	a.VPSHUFB(sym("q4kWord", s0), Y12, Y2)
+	a.VPSHUFB(sym("q4kWord", s1), Y12, Y3)
 	a.VPMADDWD(Y2, Y0, Y0)
 	a.VPMADDWD(Y3, Y1, Y1)
 	a.VPADDD(Y0, Y11, Y11)
@@ -99,7 +80,7 @@ func avx2Q4kBlock(form) {
 	a.Comment("mins · bsums, scaled by dmin·dx into Y13")
 	a.VMOVQ(RBX, X4)
 	a.VPBROADCASTQ(X4, Y4)
-	a.VPSHUFB(static("q4kMinIdx", 0), Y4, Y4)
+	a.VPSHUFB(sym("q4kMinIdx", 0), Y4, Y4)
 	a.VPMADDWD(m(RDI, 260), Y4, Y4)
 	a.VCVTDQ2PS(Y4, Y4)
 	q4kFactors(X5, X6, Y10, Y9)
@@ -123,7 +104,7 @@ func avx2Q6kFinish(yoff, sidx int) {
 	a.VPAND(Y14, Y1, Y1)
 	a.VPOR(Y1, Y0, Y0)
 	a.VPMADDUBSW(m(RDI, yoff), Y0, Y0)
-	a.VPSHUFB(static("q6kWord", sidx), Y12, Y2)
+	a.VPSHUFB(sym("q6kWord", sidx), Y12, Y2)
 	a.VPMADDWD(Y2, Y0, Y0)
 	a.VPADDD(Y0, Y11, Y11)
 }

@@ -60,7 +60,6 @@ type kbatchFormat struct {
 	label      string
 	blockBytes int
 	constants  func()
-	data       func()            // the file's static tables, if any
 	mins       bool              // the tokens keep a mins sum (kbMins) beside their sums
 	unpack     func()            // one super-block at SI: quants, scales, d
 	token      func(disp, t int) // token t at disp(DI) into its sums
@@ -70,9 +69,6 @@ type kbatchFormat struct {
 // software prefetches of the weights dist bytes ahead (the "P" forms: a
 // PREFETCHT0 per cache line of each super-block, R13 = dist).
 func kbatchFile(f kbatchFormat) {
-	if f.data != nil {
-		f.data()
-	}
 	for _, pf := range []bool{false, true} {
 		for t := 1; t <= qbMaxT; t++ {
 			kbatchKernel(f, t, pf)
@@ -168,12 +164,11 @@ var (
 // Register plan: Z0-Z7 token sums, Y8-Y15 token mins sums, Z16-Z19 scale
 // words, Z20 scales, Y21 min words, Z22 d, Y23 dmin, Z24-Z27 nibble
 // vectors, Z28/Z29 a token's word pairs and factors, Z30 its products, Y31
-// its mins term. The tables (q4k_amd64.s's ·q4kScaleIdx, ·q4kMinIdx) and
+// its mins term. The tables (tables_amd64.go's ·q4kScaleIdx, ·q4kMinIdx) and
 // the nibble mask are memory operands.
 var q4kBatchFormat = kbatchFormat{
 	name: "q4kBatch", label: "q4kb", blockBytes: q4kBytes, mins: true,
 	constants: func() {},
-	data:      func() { staticData("q4kbNibble", U32(0x0f0f0f0f)) },
 	unpack: func() {
 		q4kScales()
 		a.VPBROADCASTQ(RAX, Z20)
@@ -191,8 +186,8 @@ var q4kBatchFormat = kbatchFormat{
 			lo, hi := []VecPhysical{Z24, Z26}[i], []VecPhysical{Z25, Z27}[i]
 			a.VMOVDQU8(m(RSI, off), lo)
 			a.VPSRLW(Imm(4), lo, hi)
-			a.VPANDD_BCST(static("q4kbNibble", 0), lo, lo)
-			a.VPANDD_BCST(static("q4kbNibble", 0), hi, hi)
+			a.VPANDD_BCST(sym("q4kbNibble", 0), lo, lo)
+			a.VPANDD_BCST(sym("q4kbNibble", 0), hi, hi)
 		}
 	},
 	token: func(disp, t int) {
@@ -227,7 +222,7 @@ var q4kBatchFormat = kbatchFormat{
 // (the quants' offset against the bsums; upper half zero), Z16-Z19 spread
 // scale words, Z20-Z23 a token's word pairs (and the unpacking's scratch),
 // Z24 its products, Z25 its factor; constants Z31 (0x0f), Z30 (0x30),
-// Z26-Z29 scale spreads (q6k_amd64.s's ·q6kScaleIdx). The sums' reduction
+// Z26-Z29 scale spreads (tables_amd64.go's ·q6kScaleIdx). The sums' reduction
 // reuses Y8-Y15 after the last super-block.
 var q6kBatchFormat = kbatchFormat{
 	name: "q6kBatch", label: "q6kb", blockBytes: q6kBytes,

@@ -233,30 +233,19 @@ func fourRowKernel(name string, blockBytes int, constants func(), group, blk str
 
 // ---- Q4_K ----
 
-// q4kMinWords spread the 8 min bytes over the 16 words of the 16 bsums
-// (two sub-blocks a min), high bytes zeroed by VPSHUFB.
-var q4kMinWords = []uint64{0x8001800180008000, 0x8003800380028002, 0x8005800580048004, 0x8007800780068006}
-
-func q4kTables() {
-	var idx []uint64
-	for _, g := range []uint64{0, 2, 1, 3, 4, 6, 5, 7} {
-		for j := 0; j < 4; j++ {
-			idx = append(idx, 0x8000800080008000|g|g<<16|g<<32|g<<48)
-		}
-	}
-	global("q4kScaleIdx", idx)
-	global("q4kMinIdx", q4kMinWords)
-}
-
 // q4kConstants: Z31 the nibble mask, Z27-Z30 the scale spreads, Y26 the
 // min spread.
 func q4kConstants() {
 	broadcast32(0x0f0f0f0f, Z31)
-	a.VMOVDQU64(sym("q4kScaleIdx", 0), Z30)
-	a.VMOVDQU64(sym("q4kScaleIdx", 64), Z29)
-	a.VMOVDQU64(sym("q4kScaleIdx", 128), Z28)
-	a.VMOVDQU64(sym("q4kScaleIdx", 192), Z27)
+	loadRows("q4kScaleIdx", Z30, Z29, Z28, Z27)
 	a.VMOVDQU64(sym("q4kMinIdx", 0), Y26)
+}
+
+// loadRows loads the 64-byte rows of the table ·name into zs in turn.
+func loadRows(name string, zs ...VecPhysical) {
+	for i, z := range zs {
+		a.VMOVDQU64(sym(name, 64*i), z)
+	}
 }
 
 // q4kScales unpacks the 12 scale bytes at 4(SI) into AX = 8 scales, BX =
@@ -268,17 +257,9 @@ func q4kScales() {
 	a.MOVL(R9L, R11L)
 	a.SHRL(Imm(4), R11L)
 	a.ANDL(Imm(0x0f0f0f0f), R11L)
-	a.MOVL(EBX, R13L)
-	a.SHRL(Imm(6), R13L)
-	a.ANDL(Imm(0x03030303), R13L)
-	a.SHLL(Imm(4), R13L)
-	a.ORL(R13L, R11L)
+	q4kHighBits(EBX, R11L)
 	a.ANDL(Imm(0x0f0f0f0f), R9L)
-	a.MOVL(EAX, R13L)
-	a.SHRL(Imm(6), R13L)
-	a.ANDL(Imm(0x03030303), R13L)
-	a.SHLL(Imm(4), R13L)
-	a.ORL(R13L, R9L)
+	q4kHighBits(EAX, R9L)
 	a.ANDL(Imm(0x3f3f3f3f), EBX)
 	a.ANDL(Imm(0x3f3f3f3f), EAX)
 	a.SHLQ(Imm(32), R9)
@@ -287,25 +268,33 @@ func q4kScales() {
 	a.ORQ(R11, RBX)
 }
 
+// q4kHighBits ors the top two bits of each byte of src into bits 4-5 of
+// dst's (through R13).
+func q4kHighBits(src, dst GPPhysical) {
+	a.MOVL(src, R13L)
+	a.SHRL(Imm(6), R13L)
+	a.ANDL(Imm(0x03030303), R13L)
+	a.SHLL(Imm(4), R13L)
+	a.ORL(R13L, dst)
+}
+
 // q4kQuants loads the 128 quant bytes at 16(w) as four nibble vectors
 // Z10-Z13.
 func q4kQuants(w func(disp int) Mem) {
-	a.VMOVDQU8(w(16), Z10)
-	a.VPSRLW(Imm(4), Z10, Z11)
-	a.VPANDD(Z31, Z10, Z10)
-	a.VPANDD(Z31, Z11, Z11)
-	a.VMOVDQU8(w(80), Z12)
-	a.VPSRLW(Imm(4), Z12, Z13)
-	a.VPANDD(Z31, Z12, Z12)
-	a.VPANDD(Z31, Z13, Z13)
+	for i, lo := range []VecPhysical{Z10, Z12} {
+		hi := zs[11+2*i]
+		a.VMOVDQU8(w(16+64*i), lo)
+		a.VPSRLW(Imm(4), lo, hi)
+		a.VPANDD(Z31, lo, lo)
+		a.VPANDD(Z31, hi, hi)
+	}
 }
 
 // q4kSpread spreads the scales Z20 over the words Z16-Z19.
 func q4kSpread() {
-	a.VPSHUFB(Z30, Z20, Z16)
-	a.VPSHUFB(Z29, Z20, Z17)
-	a.VPSHUFB(Z28, Z20, Z18)
-	a.VPSHUFB(Z27, Z20, Z19)
+	for i := 0; i < 4; i++ {
+		a.VPSHUFB(zs[30-i], Z20, zs[16+i])
+	}
 }
 
 // q4kMinsTerm turns the mins Y21 into float lanes weighted by the
@@ -329,10 +318,9 @@ func q4kFactors(x, tmp, d, dmin VecPhysical) {
 }
 
 func q4kProducts() {
-	a.VPMADDUBSW(Z0, Z10, Z10)
-	a.VPMADDUBSW(Z1, Z11, Z11)
-	a.VPMADDUBSW(Z2, Z12, Z12)
-	a.VPMADDUBSW(Z3, Z13, Z13)
+	for i := 0; i < 4; i++ {
+		a.VPMADDUBSW(zs[i], zs[10+i], zs[10+i])
+	}
 }
 
 // q4kFile writes variants/avx512/q4k_amd64.s:
@@ -353,7 +341,6 @@ func q4kProducts() {
 // Z10-Z13 quants and products, Z16-Z19 scale words, Z20 scales, Z21 mins,
 // Z22 dmin·dx, Z23 d·dx, Z24 float sum, Z25 float mins sum, Z26-Z31 constants.
 func q4kFile() {
-	q4kTables()
 	prologue := func() { loadArgs(RSI); q4kConstants() }
 	for _, f := range rowForms("q4k", 3) {
 		rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kBlock, q4kBytes, q8kBytes, func() { rowStore(Z24, Z25) }})
@@ -383,12 +370,6 @@ func q4kBlock(f form) {
 	a.VFMADD231PS(Z23, Z4, Z24)
 }
 
-var q4k4PickWords = []uint32{
-	0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f,
-	0x00000000, 0x30303030, 0x00000000, 0x30303030,
-	0, 0, 0, 4,
-}
-
 // q4k4File writes variants/avx512/q4k4_amd64.s:
 //
 // Q4_K × Q8_K, four rows per pass (VNNI): the activation vectors, dx and
@@ -404,13 +385,8 @@ var q4k4PickWords = []uint32{
 // Z10-Z13 products, Z14/Z15/Z24/Z25 the rows' float sums, Z16-Z19 scale
 // words, Z20 scales, Z21 mins, Z22 dmin·dx, Z23 d·dx, Z26-Z31 constants;
 // BX = 0 as a null index. The scale and min spreading tables are
-// q4kFile's ·q4kScaleIdx and ·q4kMinIdx.
+// tables_amd64.go's ·q4kScaleIdx and ·q4kMinIdx.
 func q4k4File() {
-	var vals []Constant
-	for _, w := range q4k4PickWords {
-		vals = append(vals, U32(w))
-	}
-	staticData("q4k4Pick", vals...)
 	fourRowKernel("q4kRows4VNNI", q4kBytes, q4kConstants, "group", "block",
 		[4]VecPhysical{Z14, Z15, Z24, Z25}, q4k4Activations, q4k4RowBlock)
 }
@@ -432,11 +408,11 @@ func q4k4RowBlock(b, i Register, acc VecPhysical) {
 	a.VMOVQ(w(4), X6)
 	a.VPINSRD(Imm(2), w(12), X6, X6)
 	a.VPSHUFD(Imm(0x98), X6, X7)
-	a.VPSRLVD(static("q4k4Pick", 32), X7, X7)
-	a.VPAND(static("q4k4Pick", 0), X7, X7)
+	a.VPSRLVD(sym("q4k4Pick", 32), X7, X7)
+	a.VPAND(sym("q4k4Pick", 0), X7, X7)
 	a.VPSHUFD(Imm(0x50), X6, X6)
 	a.VPSRLD(Imm(2), X6, X6)
-	a.VPAND(static("q4k4Pick", 16), X6, X6)
+	a.VPAND(sym("q4k4Pick", 16), X6, X6)
 	a.VPOR(X6, X7, X7)
 	a.VPBROADCASTQ(X7, Z20)
 	a.VPSHUFD(Imm(0xee), X7, X7)
@@ -459,24 +435,12 @@ func q4k4RowBlock(b, i Register, acc VecPhysical) {
 
 // ---- Q6_K ----
 
-func q6kTables() {
-	var idx []uint64
-	for g := uint64(0); g < 16; g++ {
-		v := g | g<<16 | g<<32 | g<<48
-		idx = append(idx, v, v)
-	}
-	global("q6kScaleIdx", idx)
-}
-
 // q6kConstants: Z31 the low-nibble mask, Z30 the high-bits mask, Z26-Z29
 // the scale spreads.
 func q6kConstants() {
 	broadcast32(0x0f0f0f0f, Z31)
 	broadcast32(0x30303030, Z30)
-	a.VMOVDQU64(sym("q6kScaleIdx", 0), Z29)
-	a.VMOVDQU64(sym("q6kScaleIdx", 64), Z28)
-	a.VMOVDQU64(sym("q6kScaleIdx", 128), Z27)
-	a.VMOVDQU64(sym("q6kScaleIdx", 192), Z26)
+	loadRows("q6kScaleIdx", Z29, Z28, Z27, Z26)
 }
 
 // q6kHalf: the quants of half a block (ql at qlOff, qh at qhOff of w) into
@@ -514,10 +478,9 @@ func q6kUnpackHalf(w func(int) Mem, qlOff, qhOff int, lo, hi, s0, s1, s2 VecPhys
 // in Y14).
 func q6kScaleWords(w func(int) Mem) {
 	a.VPMOVSXBW(w(192), Y14)
-	a.VPERMW(Z14, Z29, Z16)
-	a.VPERMW(Z14, Z28, Z17)
-	a.VPERMW(Z14, Z27, Z18)
-	a.VPERMW(Z14, Z26, Z19)
+	for i := 0; i < 4; i++ {
+		a.VPERMW(Z14, zs[29-i], zs[16+i])
+	}
 }
 
 // q6kOffset subtracts the -32 offset term (32·Σ scale·bsum) from Z4 and
@@ -549,7 +512,6 @@ func q6kOffset(w func(int) Mem) {
 // Z10-Z13 quants and products, Z14 scale words, Z16-Z19 spread scales,
 // Z23 d·dx, Z24 float sum, Z26-Z31 constants.
 func q6kFile() {
-	q6kTables()
 	prologue := func() { loadArgs(RSI); q6kConstants() }
 	for _, f := range rowForms("q6k", 4) {
 		rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24}, vpxord, q6kBlock, q6kBytes, q8kBytes, func() { rowStore(Z24, nil) }})
@@ -577,17 +539,16 @@ func q6kBlock(f form) {
 // Register plan: Z0-Z3 activations, Z4/Z5 int sums, Z6-Z8 scratch, Z9 dx,
 // Z10-Z13 quants and products, Z14 scale words, Z15 offset term, Z16-Z19
 // spread scales, Z20-Z23 the rows' float sums, Z26-Z31 constants; BX = 0 as
-// a null index. The scale spreading table is q6k_amd64.s's ·q6kScaleIdx.
+// a null index. The scale spreading table is tables_amd64.go's ·q6kScaleIdx.
 func q6k4File() {
 	fourRowKernel("q6kRows4VNNI", q6kBytes, q6kConstants, "group6", "block6",
 		[4]VecPhysical{Z20, Z21, Z22, Z23}, q6k4Activations, q6k4RowBlock)
 }
 
 func q6k4Activations() {
-	a.VMOVDQU8(m(RDI, 4), Z0)
-	a.VMOVDQU8(m(RDI, 68), Z1)
-	a.VMOVDQU8(m(RDI, 132), Z2)
-	a.VMOVDQU8(m(RDI, 196), Z3)
+	for i := 0; i < 4; i++ {
+		a.VMOVDQU8(m(RDI, 4+64*i), zs[i])
+	}
 	a.VMOVSS(m(RDI, 0), X9)
 }
 
@@ -621,34 +582,14 @@ func q6k4RowBlock(b, i Register, acc VecPhysical) {
 // mins sum; constants Z31 (0x0f bytes), X9 (0x3f bytes), Z27-Z30 scale
 // indices, Y26 min indices, X15 shift counts, X14 select mask.
 func q4kxFile() {
-	var idx []Constant
-	for _, g := range []uint64{0, 2, 1, 3, 8, 10, 9, 11} {
-		for j := 0; j < 4; j++ {
-			idx = append(idx, U64(0x8000800080008000|g|g<<16|g<<32|g<<48))
-		}
-	}
-	staticData("q4kxScaleIdx", idx...)
-	// Mins m0-m3 at bytes 4-7, m4-m7 at bytes 12-15, each to two words.
-	staticData("q4kxMinIdx", U64(0x8005800580048004), U64(0x8007800780068006),
-		U64(0x800d800d800c800c), U64(0x800f800f800e800e))
-	// Per-dword shift counts for [A, B, C, C]: the last lane's high nibbles.
-	staticData("q4kxShift", U64(0), U64(0x0000000400000000))
-	// Select mask: lanes 0-1 take the low six bits of A and B, lanes 2-3
-	// the nibbles of C; the rest of each byte comes from the shifted high
-	// bits.
-	staticData("q4kxSel", U64(0x3f3f3f3f3f3f3f3f), U64(0x0f0f0f0f0f0f0f0f))
-
 	prologue := func() {
 		loadArgsX(RSI, "xa")
 		broadcast32(0x0f0f0f0f, Z31)
 		broadcast32(0x3f3f3f3f, X9)
-		a.VMOVDQU64(static("q4kxScaleIdx", 0), Z30)
-		a.VMOVDQU64(static("q4kxScaleIdx", 64), Z29)
-		a.VMOVDQU64(static("q4kxScaleIdx", 128), Z28)
-		a.VMOVDQU64(static("q4kxScaleIdx", 192), Z27)
-		a.VMOVDQU64(static("q4kxMinIdx", 0), Y26)
-		a.VMOVDQU(static("q4kxShift", 0), X15)
-		a.VMOVDQU(static("q4kxSel", 0), X14)
+		loadRows("q4kxScaleIdx", Z30, Z29, Z28, Z27)
+		a.VMOVDQU64(sym("q4kxMinIdx", 0), Y26)
+		a.VMOVDQU(sym("q4kxShift", 0), X15)
+		a.VMOVDQU(sym("q4kxSel", 0), X14)
 	}
 	f := form{"xq4k", true, 0, "q4kRowsVNNIX", "func(dst *float32, rows int, w, xa *byte, nb int)", t0, false}
 	rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kxBlock, q4kBytes, 320, func() { rowStore(Z24, Z25) }})
@@ -680,10 +621,9 @@ func q4kxBlock(form) {
 	q4kSpread()
 	a.Comment("Quants: four nibble vectors times the laid-out activations.")
 	q4kQuants(func(d int) Mem { return m(RSI, d) })
-	a.VPMADDUBSW(m(RDI, 0), Z10, Z10)
-	a.VPMADDUBSW(m(RDI, 64), Z11, Z11)
-	a.VPMADDUBSW(m(RDI, 128), Z12, Z12)
-	a.VPMADDUBSW(m(RDI, 192), Z13, Z13)
+	for i := 0; i < 4; i++ {
+		a.VPMADDUBSW(m(RDI, 64*i), zs[10+i], zs[10+i])
+	}
 	a.VPMADDWD(Z16, Z10, Z4)
 	a.VPMADDWD(Z17, Z11, Z5)
 	vpdpwssd(Z18, Z12, Z4)

@@ -24,8 +24,6 @@ func init() { register("avx512", "q80_amd64.s", q80File) }
 // Register plan: Z0/Z1 weights and |w|, Z2 x, Z3 signed x, Z4/Z5 int sums,
 // Z6-Z8 scales, Z24 float sum, Z28 zero, Z29 scale spread, Z30 ones (words).
 func q80File() {
-	staticData("q80Spread", U64(0), U64(0), U64(0), U64(0),
-		U64(0x0000000100000001), U64(0x0000000100000001), U64(0x0000000100000001), U64(0x0000000100000001))
 	q80Kernel("q80RowsAVX512", "q80", false)
 	q80Kernel("q80RowsVNNI", "vq80", true)
 }
@@ -72,7 +70,7 @@ func q80Kernel(name, p string, vnni bool) {
 	text(name, rowSig)
 	loadArgs(RSI)
 	a.VPXORD(Z28, Z28, Z28)
-	a.VMOVDQU64(static("q80Spread", 0), Z29)
+	a.VMOVDQU64(sym("q80Spread", 0), Z29)
 	broadcast32(0x00010001, Z30)
 	row, pair, single, store, done := p+"Row", p+"Pair", p+"Single", p+"Store", p+"Done"
 	a.Label(row)

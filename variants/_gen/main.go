@@ -103,10 +103,6 @@ func generate(f file, path string) error {
 		}
 		return err
 	}
-	for _, g := range globals {
-		ir.AddSection(g)
-	}
-	globals = nil
 	if err := pass.Compile.Execute(ir); err != nil {
 		return err
 	}

@@ -64,14 +64,14 @@ var avx512Ops = opsISA{
 }
 
 // tailMask (AVX2): y = mask of the first min(cnt, lim) lanes, read from
-// tailMask<>; clobbers AX, CX.
+// ·tailMask; clobbers AX, CX.
 func tailMask(cnt Register, lim int, y VecPhysical) {
 	a.MOVQ(cnt, RCX)
 	a.MOVQ(U32(lim), RAX)
 	a.CMPQ(RCX, RAX)
 	a.CMOVQGT(RAX, RCX)
 	a.NEGQ(RCX)
-	a.LEAQ(static("tailMask", 32), RAX)
+	a.LEAQ(sym("tailMask", 32), RAX)
 	a.VMOVDQU(Mem{Base: RAX, Index: RCX, Scale: 4}, y)
 }
 
@@ -92,35 +92,10 @@ func lowBits(k Register) {
 	a.KMOVW(EAX, k)
 }
 
-// The exp constants: AVX2's table (with the clamp's results and the sign
-// bit) and AVX-512's (exp_amd64.h's).
-const (
-	expLog2e = 0x3fb8aa3b
-	expC1    = 0x3f318000
-	expC2    = 0xb95e8083
-	expOne   = 0x3f800000
-)
-
-var expPoly = []uint32{0x39506967, 0x3ab743ce, 0x3c088908, 0x3d2aa9c1, 0x3e2aaaaa, 0x3f000000}
-
-func expTable(isa opsISA) {
-	v := []uint32{expLog2e, expC1, expC2}
-	v = append(v, expPoly...)
-	v = append(v, expOne)
-	if isa.avx2 {
-		v = append(v, 0x42b0999a, 0xc2ae999a, 0x7f800000, 127, 0xff800000, 0x80000000)
-	} else {
-		v = append(v, 0x42c80000, 0xc2d00000)
-	}
-	var c []Constant
-	for _, x := range v {
-		c = append(c, U32(x))
-	}
-	staticData("expConst", c...)
-}
-
-// The AVX2 table's entries by name.
-func expC(i int) Mem { return static("expConst", 4*i) }
+// expC is entry i of the exp constants ·opsExp (tables_amd64.go): the
+// AVX-512 table is the first twelve entries of AVX2's (with other clamp
+// bounds), which adds the clamp's results and the sign bit.
+func expC(i int) Mem { return sym("opsExp", 4*i) }
 
 const (
 	cLog2e, cC1, cC2, cP0 = 0, 1, 2, 3
@@ -192,31 +167,7 @@ func expAVX512() {
 	a.VSCALEFPS(Z1, Z2, Z0)
 }
 
-func pattern32(name string, n int, f func(i int) uint32) {
-	var c []Constant
-	for i := 0; i < n; i++ {
-		c = append(c, U32(f(i)))
-	}
-	staticData(name, c...)
-}
-
 func opsFile(isa opsISA) {
-	expTable(isa)
-	if isa.avx2 {
-		pattern32("tailMask", 16, func(i int) uint32 {
-			if i < 8 {
-				return 0xffffffff
-			}
-			return 0
-		})
-	}
-	pattern32("ropeDup", isa.lanes, func(i int) uint32 { return uint32(i / 2) })
-	pattern32("ropeSign", isa.lanes, func(i int) uint32 {
-		if i%2 == 0 {
-			return 0x80000000
-		}
-		return 0
-	})
 	rmsNorm(isa)
 	siluMul(isa)
 	softmax(isa)
@@ -444,12 +395,12 @@ func ropePairs(isa opsISA) {
 	a.MOVQ(param("nHeads", 8), R8)
 	dup, sign := Y13, Y12
 	if isa.avx2 {
-		a.VMOVDQU(static("ropeDup", 0), Y13)
-		a.VMOVDQU(static("ropeSign", 0), Y12)
+		a.VMOVDQU(sym("ropeDup", 0), Y13)
+		a.VMOVDQU(sym("ropeSign", 0), Y12)
 	} else {
 		dup, sign = Z18, Z17
-		a.VMOVDQU32(static("ropeDup", 0), Z18)
-		a.VMOVDQU32(static("ropeSign", 0), Z17)
+		a.VMOVDQU32(sym("ropeDup", 0), Z18)
+		a.VMOVDQU32(sym("ropeSign", 0), Z17)
 	}
 	half := isa.lanes / 2
 	ropeHead("pairsHead", isa.avx2)
@@ -464,7 +415,7 @@ func ropePairs(isa opsISA) {
 		a.CMOVQGT(RAX, R9)
 		a.MOVQ(R9, RCX)
 		a.NEGQ(RCX)
-		a.LEAQ(static("tailMask", 32), RAX)
+		a.LEAQ(sym("tailMask", 32), RAX)
 		a.VMOVDQU(Mem{Base: RAX, Index: RCX, Scale: 4}, Y14)
 		a.SHLQ(U8(1), R9)
 		tailMask(R9, 8, Y15)

@@ -4,62 +4,6 @@
 
 #include "textflag.h"
 
-DATA expConst<>+0(SB)/4, $0x3fb8aa3b
-DATA expConst<>+4(SB)/4, $0x3f318000
-DATA expConst<>+8(SB)/4, $0xb95e8083
-DATA expConst<>+12(SB)/4, $0x39506967
-DATA expConst<>+16(SB)/4, $0x3ab743ce
-DATA expConst<>+20(SB)/4, $0x3c088908
-DATA expConst<>+24(SB)/4, $0x3d2aa9c1
-DATA expConst<>+28(SB)/4, $0x3e2aaaaa
-DATA expConst<>+32(SB)/4, $0x3f000000
-DATA expConst<>+36(SB)/4, $0x3f800000
-DATA expConst<>+40(SB)/4, $0x42b0999a
-DATA expConst<>+44(SB)/4, $0xc2ae999a
-DATA expConst<>+48(SB)/4, $0x7f800000
-DATA expConst<>+52(SB)/4, $0x0000007f
-DATA expConst<>+56(SB)/4, $0xff800000
-DATA expConst<>+60(SB)/4, $0x80000000
-GLOBL expConst<>(SB), RODATA|NOPTR, $64
-
-DATA tailMask<>+0(SB)/4, $0xffffffff
-DATA tailMask<>+4(SB)/4, $0xffffffff
-DATA tailMask<>+8(SB)/4, $0xffffffff
-DATA tailMask<>+12(SB)/4, $0xffffffff
-DATA tailMask<>+16(SB)/4, $0xffffffff
-DATA tailMask<>+20(SB)/4, $0xffffffff
-DATA tailMask<>+24(SB)/4, $0xffffffff
-DATA tailMask<>+28(SB)/4, $0xffffffff
-DATA tailMask<>+32(SB)/4, $0x00000000
-DATA tailMask<>+36(SB)/4, $0x00000000
-DATA tailMask<>+40(SB)/4, $0x00000000
-DATA tailMask<>+44(SB)/4, $0x00000000
-DATA tailMask<>+48(SB)/4, $0x00000000
-DATA tailMask<>+52(SB)/4, $0x00000000
-DATA tailMask<>+56(SB)/4, $0x00000000
-DATA tailMask<>+60(SB)/4, $0x00000000
-GLOBL tailMask<>(SB), RODATA|NOPTR, $64
-
-DATA ropeDup<>+0(SB)/4, $0x00000000
-DATA ropeDup<>+4(SB)/4, $0x00000000
-DATA ropeDup<>+8(SB)/4, $0x00000001
-DATA ropeDup<>+12(SB)/4, $0x00000001
-DATA ropeDup<>+16(SB)/4, $0x00000002
-DATA ropeDup<>+20(SB)/4, $0x00000002
-DATA ropeDup<>+24(SB)/4, $0x00000003
-DATA ropeDup<>+28(SB)/4, $0x00000003
-GLOBL ropeDup<>(SB), RODATA|NOPTR, $32
-
-DATA ropeSign<>+0(SB)/4, $0x80000000
-DATA ropeSign<>+4(SB)/4, $0x00000000
-DATA ropeSign<>+8(SB)/4, $0x80000000
-DATA ropeSign<>+12(SB)/4, $0x00000000
-DATA ropeSign<>+16(SB)/4, $0x80000000
-DATA ropeSign<>+20(SB)/4, $0x00000000
-DATA ropeSign<>+24(SB)/4, $0x80000000
-DATA ropeSign<>+28(SB)/4, $0x00000000
-GLOBL ropeSign<>(SB), RODATA|NOPTR, $32
-
 // func rmsNormAVX2(dst *float32, x *float32, w *float32, n int, eps float32)
 // Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·rmsNormAVX2(SB), NOSPLIT, $0-36
@@ -74,7 +18,7 @@ rmsSquares:
 	CMPQ         CX, AX
 	CMOVQGT      AX, CX
 	NEGQ         CX
-	LEAQ         tailMask<>+32(SB), AX
+	LEAQ         ·tailMask+32(SB), AX
 	VMOVDQU      (AX)(CX*4), Y15
 	VMASKMOVPS   (SI), Y15, Y0
 	VCVTPS2PD    X0, Y1
@@ -96,7 +40,7 @@ rmsSquares:
 	VCVTSD2SS    X10, X10, X10
 	VADDSS       eps+32(FP), X10, X10
 	VSQRTSS      X10, X10, X10
-	VBROADCASTSS expConst<>+36(SB), X12
+	VBROADCASTSS ·opsExp+36(SB), X12
 	VDIVSS       X10, X12, X10
 	VBROADCASTSS X10, Y10
 	MOVQ         dst+0(FP), DI
@@ -109,7 +53,7 @@ rmsScale:
 	CMPQ       CX, AX
 	CMOVQGT    AX, CX
 	NEGQ       CX
-	LEAQ       tailMask<>+32(SB), AX
+	LEAQ       ·tailMask+32(SB), AX
 	VMOVDQU    (AX)(CX*4), Y15
 	VMASKMOVPS (SI), Y15, Y0
 	VMASKMOVPS (DX), Y15, Y1
@@ -138,51 +82,51 @@ siluLoop:
 	CMPQ         CX, AX
 	CMOVQGT      AX, CX
 	NEGQ         CX
-	LEAQ         tailMask<>+32(SB), AX
+	LEAQ         ·tailMask+32(SB), AX
 	VMOVDQU      (AX)(CX*4), Y15
 	VMASKMOVPS   (SI), Y15, Y6
-	VBROADCASTSS expConst<>+60(SB), Y5
+	VBROADCASTSS ·opsExp+60(SB), Y5
 	VXORPS       Y5, Y6, Y0
 	VMOVAPS      Y0, Y4
-	VBROADCASTSS expConst<>+40(SB), Y5
+	VBROADCASTSS ·opsExp+40(SB), Y5
 	VMINPS       Y5, Y0, Y0
-	VBROADCASTSS expConst<>+44(SB), Y5
+	VBROADCASTSS ·opsExp+44(SB), Y5
 	VMAXPS       Y5, Y0, Y0
-	VBROADCASTSS expConst<>+0(SB), Y5
+	VBROADCASTSS ·opsExp+0(SB), Y5
 	VMULPS       Y5, Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VBROADCASTSS expConst<>+4(SB), Y5
+	VBROADCASTSS ·opsExp+4(SB), Y5
 	VFNMADD231PS Y5, Y1, Y0
-	VBROADCASTSS expConst<>+8(SB), Y5
+	VBROADCASTSS ·opsExp+8(SB), Y5
 	VFNMADD231PS Y5, Y1, Y0
-	VBROADCASTSS expConst<>+12(SB), Y2
-	VBROADCASTSS expConst<>+16(SB), Y5
+	VBROADCASTSS ·opsExp+12(SB), Y2
+	VBROADCASTSS ·opsExp+16(SB), Y5
 	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS expConst<>+20(SB), Y5
+	VBROADCASTSS ·opsExp+20(SB), Y5
 	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS expConst<>+24(SB), Y5
+	VBROADCASTSS ·opsExp+24(SB), Y5
 	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS expConst<>+28(SB), Y5
+	VBROADCASTSS ·opsExp+28(SB), Y5
 	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS expConst<>+32(SB), Y5
+	VBROADCASTSS ·opsExp+32(SB), Y5
 	VFMADD213PS  Y5, Y0, Y2
 	VMULPS       Y0, Y0, Y3
 	VFMADD213PS  Y0, Y3, Y2
-	VBROADCASTSS expConst<>+36(SB), Y5
+	VBROADCASTSS ·opsExp+36(SB), Y5
 	VADDPS       Y5, Y2, Y2
 	VCVTPS2DQ    Y1, Y1
-	VPBROADCASTD expConst<>+52(SB), Y5
+	VPBROADCASTD ·opsExp+52(SB), Y5
 	VPADDD       Y5, Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y0
-	VBROADCASTSS expConst<>+40(SB), Y5
+	VBROADCASTSS ·opsExp+40(SB), Y5
 	VCMPPS       $0x1e, Y5, Y4, Y1
-	VBROADCASTSS expConst<>+48(SB), Y5
+	VBROADCASTSS ·opsExp+48(SB), Y5
 	VBLENDVPS    Y1, Y5, Y0, Y0
-	VBROADCASTSS expConst<>+44(SB), Y5
+	VBROADCASTSS ·opsExp+44(SB), Y5
 	VCMPPS       $0x11, Y5, Y4, Y1
 	VANDNPS      Y0, Y1, Y0
-	VBROADCASTSS expConst<>+36(SB), Y5
+	VBROADCASTSS ·opsExp+36(SB), Y5
 	VADDPS       Y5, Y0, Y0
 	VDIVPS       Y0, Y6, Y6
 	VMASKMOVPS   (DX), Y15, Y7
@@ -201,7 +145,7 @@ siluLoop:
 TEXT ·softmaxAVX2(SB), NOSPLIT, $0-16
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), BX
-	VBROADCASTSS expConst<>+56(SB), Y8
+	VBROADCASTSS ·opsExp+56(SB), Y8
 	VMOVAPS      Y8, Y9
 
 softMax:
@@ -210,7 +154,7 @@ softMax:
 	CMPQ       CX, AX
 	CMOVQGT    AX, CX
 	NEGQ       CX
-	LEAQ       tailMask<>+32(SB), AX
+	LEAQ       ·tailMask+32(SB), AX
 	VMOVDQU    (AX)(CX*4), Y15
 	VMASKMOVPS (SI), Y15, Y0
 	VBLENDVPS  Y15, Y0, Y8, Y0
@@ -235,47 +179,47 @@ softExp:
 	CMPQ         CX, AX
 	CMOVQGT      AX, CX
 	NEGQ         CX
-	LEAQ         tailMask<>+32(SB), AX
+	LEAQ         ·tailMask+32(SB), AX
 	VMOVDQU      (AX)(CX*4), Y15
 	VMASKMOVPS   (SI), Y15, Y0
 	VSUBPS       Y9, Y0, Y0
 	VMOVAPS      Y0, Y4
-	VBROADCASTSS expConst<>+40(SB), Y5
+	VBROADCASTSS ·opsExp+40(SB), Y5
 	VMINPS       Y5, Y0, Y0
-	VBROADCASTSS expConst<>+44(SB), Y5
+	VBROADCASTSS ·opsExp+44(SB), Y5
 	VMAXPS       Y5, Y0, Y0
-	VBROADCASTSS expConst<>+0(SB), Y5
+	VBROADCASTSS ·opsExp+0(SB), Y5
 	VMULPS       Y5, Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VBROADCASTSS expConst<>+4(SB), Y5
+	VBROADCASTSS ·opsExp+4(SB), Y5
 	VFNMADD231PS Y5, Y1, Y0
-	VBROADCASTSS expConst<>+8(SB), Y5
+	VBROADCASTSS ·opsExp+8(SB), Y5
 	VFNMADD231PS Y5, Y1, Y0
-	VBROADCASTSS expConst<>+12(SB), Y2
-	VBROADCASTSS expConst<>+16(SB), Y5
+	VBROADCASTSS ·opsExp+12(SB), Y2
+	VBROADCASTSS ·opsExp+16(SB), Y5
 	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS expConst<>+20(SB), Y5
+	VBROADCASTSS ·opsExp+20(SB), Y5
 	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS expConst<>+24(SB), Y5
+	VBROADCASTSS ·opsExp+24(SB), Y5
 	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS expConst<>+28(SB), Y5
+	VBROADCASTSS ·opsExp+28(SB), Y5
 	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS expConst<>+32(SB), Y5
+	VBROADCASTSS ·opsExp+32(SB), Y5
 	VFMADD213PS  Y5, Y0, Y2
 	VMULPS       Y0, Y0, Y3
 	VFMADD213PS  Y0, Y3, Y2
-	VBROADCASTSS expConst<>+36(SB), Y5
+	VBROADCASTSS ·opsExp+36(SB), Y5
 	VADDPS       Y5, Y2, Y2
 	VCVTPS2DQ    Y1, Y1
-	VPBROADCASTD expConst<>+52(SB), Y5
+	VPBROADCASTD ·opsExp+52(SB), Y5
 	VPADDD       Y5, Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y0
-	VBROADCASTSS expConst<>+40(SB), Y5
+	VBROADCASTSS ·opsExp+40(SB), Y5
 	VCMPPS       $0x1e, Y5, Y4, Y1
-	VBROADCASTSS expConst<>+48(SB), Y5
+	VBROADCASTSS ·opsExp+48(SB), Y5
 	VBLENDVPS    Y1, Y5, Y0, Y0
-	VBROADCASTSS expConst<>+44(SB), Y5
+	VBROADCASTSS ·opsExp+44(SB), Y5
 	VCMPPS       $0x11, Y5, Y4, Y1
 	VANDNPS      Y0, Y1, Y0
 	VANDPS       Y15, Y0, Y0
@@ -307,7 +251,7 @@ softScale:
 	CMPQ       CX, AX
 	CMOVQGT    AX, CX
 	NEGQ       CX
-	LEAQ       tailMask<>+32(SB), AX
+	LEAQ       ·tailMask+32(SB), AX
 	VMOVDQU    (AX)(CX*4), Y15
 	VMASKMOVPS (SI), Y15, Y0
 	VMULPS     Y10, Y0, Y0
@@ -323,8 +267,8 @@ softScale:
 TEXT ·ropePairsAVX2(SB), NOSPLIT, $0-40
 	MOVQ    x+0(FP), SI
 	MOVQ    nHeads+8(FP), R8
-	VMOVDQU ropeDup<>+0(SB), Y13
-	VMOVDQU ropeSign<>+0(SB), Y12
+	VMOVDQU ·ropeDup+0(SB), Y13
+	VMOVDQU ·ropeSign+0(SB), Y12
 
 pairsHead:
 	MOVQ headDim+16(FP), BX
@@ -340,7 +284,7 @@ pairsStep:
 	CMOVQGT     AX, R9
 	MOVQ        R9, CX
 	NEGQ        CX
-	LEAQ        tailMask<>+32(SB), AX
+	LEAQ        ·tailMask+32(SB), AX
 	VMOVDQU     (AX)(CX*4), Y14
 	SHLQ        $0x01, R9
 	MOVQ        R9, CX
@@ -348,7 +292,7 @@ pairsStep:
 	CMPQ        CX, AX
 	CMOVQGT     AX, CX
 	NEGQ        CX
-	LEAQ        tailMask<>+32(SB), AX
+	LEAQ        ·tailMask+32(SB), AX
 	VMOVDQU     (AX)(CX*4), Y15
 	VMASKMOVPS  (R11), X14, X4
 	VMASKMOVPS  (R12), X14, X5
@@ -393,7 +337,7 @@ neoxStep:
 	CMPQ         CX, AX
 	CMOVQGT      AX, CX
 	NEGQ         CX
-	LEAQ         tailMask<>+32(SB), AX
+	LEAQ         ·tailMask+32(SB), AX
 	VMOVDQU      (AX)(CX*4), Y15
 	VMASKMOVPS   (R11), Y15, Y4
 	VMASKMOVPS   (R12), Y15, Y5

@@ -4,64 +4,6 @@
 
 #include "textflag.h"
 
-DATA q4kWord<>+0(SB)/8, $0x0100010001000100
-DATA q4kWord<>+8(SB)/8, $0x0100010001000100
-DATA q4kWord<>+16(SB)/8, $0x0100010001000100
-DATA q4kWord<>+24(SB)/8, $0x0100010001000100
-DATA q4kWord<>+32(SB)/8, $0x0302030203020302
-DATA q4kWord<>+40(SB)/8, $0x0302030203020302
-DATA q4kWord<>+48(SB)/8, $0x0302030203020302
-DATA q4kWord<>+56(SB)/8, $0x0302030203020302
-DATA q4kWord<>+64(SB)/8, $0x0504050405040504
-DATA q4kWord<>+72(SB)/8, $0x0504050405040504
-DATA q4kWord<>+80(SB)/8, $0x0504050405040504
-DATA q4kWord<>+88(SB)/8, $0x0504050405040504
-DATA q4kWord<>+96(SB)/8, $0x0706070607060706
-DATA q4kWord<>+104(SB)/8, $0x0706070607060706
-DATA q4kWord<>+112(SB)/8, $0x0706070607060706
-DATA q4kWord<>+120(SB)/8, $0x0706070607060706
-DATA q4kWord<>+128(SB)/8, $0x0908090809080908
-DATA q4kWord<>+136(SB)/8, $0x0908090809080908
-DATA q4kWord<>+144(SB)/8, $0x0908090809080908
-DATA q4kWord<>+152(SB)/8, $0x0908090809080908
-DATA q4kWord<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA q4kWord<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA q4kWord<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA q4kWord<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA q4kWord<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA q4kWord<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA q4kWord<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA q4kWord<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA q4kWord<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA q4kWord<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA q4kWord<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA q4kWord<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
-GLOBL q4kWord<>(SB), RODATA|NOPTR, $256
-
-DATA q4kMinIdx<>+0(SB)/8, $0x8001800180008000
-DATA q4kMinIdx<>+8(SB)/8, $0x8003800380028002
-DATA q4kMinIdx<>+16(SB)/8, $0x8005800580048004
-DATA q4kMinIdx<>+24(SB)/8, $0x8007800780068006
-GLOBL q4kMinIdx<>(SB), RODATA|NOPTR, $32
-
-DATA q6kWord<>+0(SB)/8, $0x0100010001000100
-DATA q6kWord<>+8(SB)/8, $0x0100010001000100
-DATA q6kWord<>+16(SB)/8, $0x0302030203020302
-DATA q6kWord<>+24(SB)/8, $0x0302030203020302
-DATA q6kWord<>+32(SB)/8, $0x0504050405040504
-DATA q6kWord<>+40(SB)/8, $0x0504050405040504
-DATA q6kWord<>+48(SB)/8, $0x0706070607060706
-DATA q6kWord<>+56(SB)/8, $0x0706070607060706
-DATA q6kWord<>+64(SB)/8, $0x0908090809080908
-DATA q6kWord<>+72(SB)/8, $0x0908090809080908
-DATA q6kWord<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA q6kWord<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA q6kWord<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA q6kWord<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA q6kWord<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA q6kWord<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
-GLOBL q6kWord<>(SB), RODATA|NOPTR, $128
-
 // func q4kRowsAVX2(dst *float32, rows int, w *byte, xq *byte, nb int)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·q4kRowsAVX2(SB), NOSPLIT, $0-40
@@ -109,7 +51,7 @@ q4kBlock:
 	// mins · bsums, scaled by dmin·dx into Y13
 	VMOVQ        BX, X4
 	VPBROADCASTQ X4, Y4
-	VPSHUFB      q4kMinIdx<>+0(SB), Y4, Y4
+	VPSHUFB      ·q4kMinIdx+0(SB), Y4, Y4
 	VPMADDWD     260(DI), Y4, Y4
 	VCVTDQ2PS    Y4, Y4
 	VMOVD        (SI), X5
@@ -132,8 +74,8 @@ q4kBlock:
 	VPAND        Y15, Y1, Y1
 	VPMADDUBSW   4(DI), Y0, Y0
 	VPMADDUBSW   36(DI), Y1, Y1
-	VPSHUFB      q4kWord<>+0(SB), Y12, Y2
-	VPSHUFB      q4kWord<>+32(SB), Y12, Y3
+	VPSHUFB      ·q4kWord+0(SB), Y12, Y2
+	VPSHUFB      ·q4kWord+32(SB), Y12, Y3
 	VPMADDWD     Y2, Y0, Y0
 	VPMADDWD     Y3, Y1, Y1
 	VPADDD       Y0, Y11, Y11
@@ -144,8 +86,8 @@ q4kBlock:
 	VPAND        Y15, Y1, Y1
 	VPMADDUBSW   68(DI), Y0, Y0
 	VPMADDUBSW   100(DI), Y1, Y1
-	VPSHUFB      q4kWord<>+64(SB), Y12, Y2
-	VPSHUFB      q4kWord<>+96(SB), Y12, Y3
+	VPSHUFB      ·q4kWord+64(SB), Y12, Y2
+	VPSHUFB      ·q4kWord+96(SB), Y12, Y3
 	VPMADDWD     Y2, Y0, Y0
 	VPMADDWD     Y3, Y1, Y1
 	VPADDD       Y0, Y11, Y11
@@ -156,8 +98,8 @@ q4kBlock:
 	VPAND        Y15, Y1, Y1
 	VPMADDUBSW   132(DI), Y0, Y0
 	VPMADDUBSW   164(DI), Y1, Y1
-	VPSHUFB      q4kWord<>+128(SB), Y12, Y2
-	VPSHUFB      q4kWord<>+160(SB), Y12, Y3
+	VPSHUFB      ·q4kWord+128(SB), Y12, Y2
+	VPSHUFB      ·q4kWord+160(SB), Y12, Y3
 	VPMADDWD     Y2, Y0, Y0
 	VPMADDWD     Y3, Y1, Y1
 	VPADDD       Y0, Y11, Y11
@@ -168,8 +110,8 @@ q4kBlock:
 	VPAND        Y15, Y1, Y1
 	VPMADDUBSW   196(DI), Y0, Y0
 	VPMADDUBSW   228(DI), Y1, Y1
-	VPSHUFB      q4kWord<>+192(SB), Y12, Y2
-	VPSHUFB      q4kWord<>+224(SB), Y12, Y3
+	VPSHUFB      ·q4kWord+192(SB), Y12, Y2
+	VPSHUFB      ·q4kWord+224(SB), Y12, Y3
 	VPMADDWD     Y2, Y0, Y0
 	VPMADDWD     Y3, Y1, Y1
 	VPADDD       Y0, Y11, Y11
@@ -232,7 +174,7 @@ q6kBlock:
 	VPAND        Y14, Y1, Y1
 	VPOR         Y1, Y0, Y0
 	VPMADDUBSW   4(DI), Y0, Y0
-	VPSHUFB      q6kWord<>+0(SB), Y12, Y2
+	VPSHUFB      ·q6kWord+0(SB), Y12, Y2
 	VPMADDWD     Y2, Y0, Y0
 	VPADDD       Y0, Y11, Y11
 	VPAND        Y15, Y7, Y0
@@ -240,7 +182,7 @@ q6kBlock:
 	VPAND        Y14, Y1, Y1
 	VPOR         Y1, Y0, Y0
 	VPMADDUBSW   36(DI), Y0, Y0
-	VPSHUFB      q6kWord<>+32(SB), Y12, Y2
+	VPSHUFB      ·q6kWord+32(SB), Y12, Y2
 	VPMADDWD     Y2, Y0, Y0
 	VPADDD       Y0, Y11, Y11
 	VPSRLW       $0x04, Y6, Y0
@@ -249,7 +191,7 @@ q6kBlock:
 	VPAND        Y14, Y1, Y1
 	VPOR         Y1, Y0, Y0
 	VPMADDUBSW   68(DI), Y0, Y0
-	VPSHUFB      q6kWord<>+64(SB), Y12, Y2
+	VPSHUFB      ·q6kWord+64(SB), Y12, Y2
 	VPMADDWD     Y2, Y0, Y0
 	VPADDD       Y0, Y11, Y11
 	VPSRLW       $0x04, Y7, Y0
@@ -258,7 +200,7 @@ q6kBlock:
 	VPAND        Y14, Y1, Y1
 	VPOR         Y1, Y0, Y0
 	VPMADDUBSW   100(DI), Y0, Y0
-	VPSHUFB      q6kWord<>+96(SB), Y12, Y2
+	VPSHUFB      ·q6kWord+96(SB), Y12, Y2
 	VPMADDWD     Y2, Y0, Y0
 	VPADDD       Y0, Y11, Y11
 	VPERMQ       $0xee, Y9, Y12
@@ -270,7 +212,7 @@ q6kBlock:
 	VPAND        Y14, Y1, Y1
 	VPOR         Y1, Y0, Y0
 	VPMADDUBSW   132(DI), Y0, Y0
-	VPSHUFB      q6kWord<>+0(SB), Y12, Y2
+	VPSHUFB      ·q6kWord+0(SB), Y12, Y2
 	VPMADDWD     Y2, Y0, Y0
 	VPADDD       Y0, Y11, Y11
 	VPAND        Y15, Y7, Y0
@@ -278,7 +220,7 @@ q6kBlock:
 	VPAND        Y14, Y1, Y1
 	VPOR         Y1, Y0, Y0
 	VPMADDUBSW   164(DI), Y0, Y0
-	VPSHUFB      q6kWord<>+32(SB), Y12, Y2
+	VPSHUFB      ·q6kWord+32(SB), Y12, Y2
 	VPMADDWD     Y2, Y0, Y0
 	VPADDD       Y0, Y11, Y11
 	VPSRLW       $0x04, Y6, Y0
@@ -287,7 +229,7 @@ q6kBlock:
 	VPAND        Y14, Y1, Y1
 	VPOR         Y1, Y0, Y0
 	VPMADDUBSW   196(DI), Y0, Y0
-	VPSHUFB      q6kWord<>+64(SB), Y12, Y2
+	VPSHUFB      ·q6kWord+64(SB), Y12, Y2
 	VPMADDWD     Y2, Y0, Y0
 	VPADDD       Y0, Y11, Y11
 	VPSRLW       $0x04, Y7, Y0
@@ -296,7 +238,7 @@ q6kBlock:
 	VPAND        Y14, Y1, Y1
 	VPOR         Y1, Y0, Y0
 	VPMADDUBSW   228(DI), Y0, Y0
-	VPSHUFB      q6kWord<>+96(SB), Y12, Y2
+	VPSHUFB      ·q6kWord+96(SB), Y12, Y2
 	VPMADDWD     Y2, Y0, Y0
 	VPADDD       Y0, Y11, Y11
 	MOVWLZX      208(SI), AX

@@ -4,56 +4,6 @@
 
 #include "textflag.h"
 
-DATA expConst<>+0(SB)/4, $0x3fb8aa3b
-DATA expConst<>+4(SB)/4, $0x3f318000
-DATA expConst<>+8(SB)/4, $0xb95e8083
-DATA expConst<>+12(SB)/4, $0x39506967
-DATA expConst<>+16(SB)/4, $0x3ab743ce
-DATA expConst<>+20(SB)/4, $0x3c088908
-DATA expConst<>+24(SB)/4, $0x3d2aa9c1
-DATA expConst<>+28(SB)/4, $0x3e2aaaaa
-DATA expConst<>+32(SB)/4, $0x3f000000
-DATA expConst<>+36(SB)/4, $0x3f800000
-DATA expConst<>+40(SB)/4, $0x42c80000
-DATA expConst<>+44(SB)/4, $0xc2d00000
-GLOBL expConst<>(SB), RODATA|NOPTR, $48
-
-DATA ropeDup<>+0(SB)/4, $0x00000000
-DATA ropeDup<>+4(SB)/4, $0x00000000
-DATA ropeDup<>+8(SB)/4, $0x00000001
-DATA ropeDup<>+12(SB)/4, $0x00000001
-DATA ropeDup<>+16(SB)/4, $0x00000002
-DATA ropeDup<>+20(SB)/4, $0x00000002
-DATA ropeDup<>+24(SB)/4, $0x00000003
-DATA ropeDup<>+28(SB)/4, $0x00000003
-DATA ropeDup<>+32(SB)/4, $0x00000004
-DATA ropeDup<>+36(SB)/4, $0x00000004
-DATA ropeDup<>+40(SB)/4, $0x00000005
-DATA ropeDup<>+44(SB)/4, $0x00000005
-DATA ropeDup<>+48(SB)/4, $0x00000006
-DATA ropeDup<>+52(SB)/4, $0x00000006
-DATA ropeDup<>+56(SB)/4, $0x00000007
-DATA ropeDup<>+60(SB)/4, $0x00000007
-GLOBL ropeDup<>(SB), RODATA|NOPTR, $64
-
-DATA ropeSign<>+0(SB)/4, $0x80000000
-DATA ropeSign<>+4(SB)/4, $0x00000000
-DATA ropeSign<>+8(SB)/4, $0x80000000
-DATA ropeSign<>+12(SB)/4, $0x00000000
-DATA ropeSign<>+16(SB)/4, $0x80000000
-DATA ropeSign<>+20(SB)/4, $0x00000000
-DATA ropeSign<>+24(SB)/4, $0x80000000
-DATA ropeSign<>+28(SB)/4, $0x00000000
-DATA ropeSign<>+32(SB)/4, $0x80000000
-DATA ropeSign<>+36(SB)/4, $0x00000000
-DATA ropeSign<>+40(SB)/4, $0x80000000
-DATA ropeSign<>+44(SB)/4, $0x00000000
-DATA ropeSign<>+48(SB)/4, $0x80000000
-DATA ropeSign<>+52(SB)/4, $0x00000000
-DATA ropeSign<>+56(SB)/4, $0x80000000
-DATA ropeSign<>+60(SB)/4, $0x00000000
-GLOBL ropeSign<>(SB), RODATA|NOPTR, $64
-
 // func rmsNormAVX512(dst *float32, x *float32, w *float32, n int, eps float32)
 // Requires: AVX, AVX512F, CMOV
 TEXT ·rmsNormAVX512(SB), NOSPLIT, $0-36
@@ -130,18 +80,18 @@ TEXT ·siluMulAVX512(SB), NOSPLIT, $0-32
 	MOVQ         gate+8(FP), SI
 	MOVQ         up+16(FP), DX
 	MOVQ         n+24(FP), BX
-	VBROADCASTSS expConst<>+0(SB), Z31
-	VBROADCASTSS expConst<>+4(SB), Z30
-	VBROADCASTSS expConst<>+8(SB), Z29
-	VBROADCASTSS expConst<>+12(SB), Z28
-	VBROADCASTSS expConst<>+16(SB), Z27
-	VBROADCASTSS expConst<>+20(SB), Z26
-	VBROADCASTSS expConst<>+24(SB), Z25
-	VBROADCASTSS expConst<>+28(SB), Z24
-	VBROADCASTSS expConst<>+32(SB), Z23
-	VBROADCASTSS expConst<>+36(SB), Z22
-	VBROADCASTSS expConst<>+40(SB), Z21
-	VBROADCASTSS expConst<>+44(SB), Z20
+	VBROADCASTSS ·opsExp+0(SB), Z31
+	VBROADCASTSS ·opsExp+4(SB), Z30
+	VBROADCASTSS ·opsExp+8(SB), Z29
+	VBROADCASTSS ·opsExp+12(SB), Z28
+	VBROADCASTSS ·opsExp+16(SB), Z27
+	VBROADCASTSS ·opsExp+20(SB), Z26
+	VBROADCASTSS ·opsExp+24(SB), Z25
+	VBROADCASTSS ·opsExp+28(SB), Z24
+	VBROADCASTSS ·opsExp+32(SB), Z23
+	VBROADCASTSS ·opsExp+36(SB), Z22
+	VBROADCASTSS ·opsExp+40(SB), Z21
+	VBROADCASTSS ·opsExp+44(SB), Z20
 	MOVL         $0x80000000, AX
 	VPBROADCASTD AX, Z19
 
@@ -217,18 +167,18 @@ softMax:
 	VMAXPS       Z0, Z9, Z9
 	VPERMILPS    $0xb1, Z9, Z0
 	VMAXPS       Z0, Z9, Z9
-	VBROADCASTSS expConst<>+0(SB), Z31
-	VBROADCASTSS expConst<>+4(SB), Z30
-	VBROADCASTSS expConst<>+8(SB), Z29
-	VBROADCASTSS expConst<>+12(SB), Z28
-	VBROADCASTSS expConst<>+16(SB), Z27
-	VBROADCASTSS expConst<>+20(SB), Z26
-	VBROADCASTSS expConst<>+24(SB), Z25
-	VBROADCASTSS expConst<>+28(SB), Z24
-	VBROADCASTSS expConst<>+32(SB), Z23
-	VBROADCASTSS expConst<>+36(SB), Z22
-	VBROADCASTSS expConst<>+40(SB), Z21
-	VBROADCASTSS expConst<>+44(SB), Z20
+	VBROADCASTSS ·opsExp+0(SB), Z31
+	VBROADCASTSS ·opsExp+4(SB), Z30
+	VBROADCASTSS ·opsExp+8(SB), Z29
+	VBROADCASTSS ·opsExp+12(SB), Z28
+	VBROADCASTSS ·opsExp+16(SB), Z27
+	VBROADCASTSS ·opsExp+20(SB), Z26
+	VBROADCASTSS ·opsExp+24(SB), Z25
+	VBROADCASTSS ·opsExp+28(SB), Z24
+	VBROADCASTSS ·opsExp+32(SB), Z23
+	VBROADCASTSS ·opsExp+36(SB), Z22
+	VBROADCASTSS ·opsExp+40(SB), Z21
+	VBROADCASTSS ·opsExp+44(SB), Z20
 	VPXORQ       Z10, Z10, Z10
 	VPXORQ       Z11, Z11, Z11
 	MOVQ         x+0(FP), SI
@@ -309,8 +259,8 @@ softScale:
 TEXT ·ropePairsAVX512(SB), NOSPLIT, $0-40
 	MOVQ      x+0(FP), SI
 	MOVQ      nHeads+8(FP), R8
-	VMOVDQU32 ropeDup<>+0(SB), Z18
-	VMOVDQU32 ropeSign<>+0(SB), Z17
+	VMOVDQU32 ·ropeDup+0(SB), Z18
+	VMOVDQU32 ·ropeSign+0(SB), Z17
 
 pairsHead:
 	MOVQ headDim+16(FP), BX

@@ -4,20 +4,6 @@
 
 #include "textflag.h"
 
-DATA q4k4Pick<>+0(SB)/4, $0x3f3f3f3f
-DATA q4k4Pick<>+4(SB)/4, $0x0f0f0f0f
-DATA q4k4Pick<>+8(SB)/4, $0x3f3f3f3f
-DATA q4k4Pick<>+12(SB)/4, $0x0f0f0f0f
-DATA q4k4Pick<>+16(SB)/4, $0x00000000
-DATA q4k4Pick<>+20(SB)/4, $0x30303030
-DATA q4k4Pick<>+24(SB)/4, $0x00000000
-DATA q4k4Pick<>+28(SB)/4, $0x30303030
-DATA q4k4Pick<>+32(SB)/4, $0x00000000
-DATA q4k4Pick<>+36(SB)/4, $0x00000000
-DATA q4k4Pick<>+40(SB)/4, $0x00000000
-DATA q4k4Pick<>+44(SB)/4, $0x00000004
-GLOBL q4k4Pick<>(SB), RODATA|NOPTR, $48
-
 // func q4kRows4VNNI(dst *float32, rows int, w *byte, xq *byte, nb int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·q4kRows4VNNI(SB), NOSPLIT, $0-40
@@ -59,11 +45,11 @@ block:
 	VMOVQ         4(SI)(BX*1), X6
 	VPINSRD       $0x02, 12(SI)(BX*1), X6, X6
 	VPSHUFD       $0x98, X6, X7
-	VPSRLVD       q4k4Pick<>+32(SB), X7, X7
-	VPAND         q4k4Pick<>+0(SB), X7, X7
+	VPSRLVD       ·q4k4Pick+32(SB), X7, X7
+	VPAND         ·q4k4Pick+0(SB), X7, X7
 	VPSHUFD       $0x50, X6, X6
 	VPSRLD        $0x02, X6, X6
-	VPAND         q4k4Pick<>+16(SB), X6, X6
+	VPAND         ·q4k4Pick+16(SB), X6, X6
 	VPOR          X6, X7, X7
 	VPBROADCASTQ  X7, Z20
 	VPSHUFD       $0xee, X7, X7
@@ -106,11 +92,11 @@ block:
 	VMOVQ         4(SI)(R9*1), X6
 	VPINSRD       $0x02, 12(SI)(R9*1), X6, X6
 	VPSHUFD       $0x98, X6, X7
-	VPSRLVD       q4k4Pick<>+32(SB), X7, X7
-	VPAND         q4k4Pick<>+0(SB), X7, X7
+	VPSRLVD       ·q4k4Pick+32(SB), X7, X7
+	VPAND         ·q4k4Pick+0(SB), X7, X7
 	VPSHUFD       $0x50, X6, X6
 	VPSRLD        $0x02, X6, X6
-	VPAND         q4k4Pick<>+16(SB), X6, X6
+	VPAND         ·q4k4Pick+16(SB), X6, X6
 	VPOR          X6, X7, X7
 	VPBROADCASTQ  X7, Z20
 	VPSHUFD       $0xee, X7, X7
@@ -153,11 +139,11 @@ block:
 	VMOVQ         4(R12)(BX*1), X6
 	VPINSRD       $0x02, 12(R12)(BX*1), X6, X6
 	VPSHUFD       $0x98, X6, X7
-	VPSRLVD       q4k4Pick<>+32(SB), X7, X7
-	VPAND         q4k4Pick<>+0(SB), X7, X7
+	VPSRLVD       ·q4k4Pick+32(SB), X7, X7
+	VPAND         ·q4k4Pick+0(SB), X7, X7
 	VPSHUFD       $0x50, X6, X6
 	VPSRLD        $0x02, X6, X6
-	VPAND         q4k4Pick<>+16(SB), X6, X6
+	VPAND         ·q4k4Pick+16(SB), X6, X6
 	VPOR          X6, X7, X7
 	VPBROADCASTQ  X7, Z20
 	VPSHUFD       $0xee, X7, X7
@@ -200,11 +186,11 @@ block:
 	VMOVQ         4(R12)(R9*1), X6
 	VPINSRD       $0x02, 12(R12)(R9*1), X6, X6
 	VPSHUFD       $0x98, X6, X7
-	VPSRLVD       q4k4Pick<>+32(SB), X7, X7
-	VPAND         q4k4Pick<>+0(SB), X7, X7
+	VPSRLVD       ·q4k4Pick+32(SB), X7, X7
+	VPAND         ·q4k4Pick+0(SB), X7, X7
 	VPSHUFD       $0x50, X6, X6
 	VPSRLD        $0x02, X6, X6
-	VPAND         q4k4Pick<>+16(SB), X6, X6
+	VPAND         ·q4k4Pick+16(SB), X6, X6
 	VPOR          X6, X7, X7
 	VPBROADCASTQ  X7, Z20
 	VPSHUFD       $0xee, X7, X7

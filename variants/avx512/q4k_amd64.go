@@ -4,6 +4,7 @@ package avx512
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
@@ -38,17 +39,14 @@ func q4kRowsAVX512(dst *float32, rows int, w, xq *byte, nb int)
 //go:noescape
 func q4kRowsVNNI(dst *float32, rows int, w, xq *byte, nb int)
 
-// MatVecQ4K computes dst[r] = W[r]·x for Q4_K weights and Q8_K activations
-// with AVX-512BW (VPMADDUBSW, VPMADDWD).
-func MatVecQ4K(dst []float32, w, xq []byte, k int) {
-	rowops.Blocks(q4kRowsAVX512, 256, dst, w, xq, k)
-}
-
-// MatVecQ4KVNNI is MatVecQ4K with the scale multiply-accumulate done by
-// AVX512-VNNI's VPDPWSSD.
-func MatVecQ4KVNNI(dst []float32, w, xq []byte, k int) {
-	rowops.Blocks(q4kRowsVNNI, 256, dst, w, xq, k)
-}
+var (
+	// MatVecQ4K computes dst[r] = W[r]·x for Q4_K weights and Q8_K
+	// activations with AVX-512BW (VPMADDUBSW, VPMADDWD).
+	MatVecQ4K = rowops.BlockMatVec(q4kRowsAVX512, 256)
+	// MatVecQ4KVNNI is MatVecQ4K with the scale multiply-accumulate done by
+	// AVX512-VNNI's VPDPWSSD.
+	MatVecQ4KVNNI = rowops.BlockMatVec(q4kRowsVNNI, 256)
+)
 
 //go:noescape
 func q4kRows4VNNI(dst *float32, rows int, w, xq *byte, nb int)
@@ -118,6 +116,16 @@ func matVecPrefetchStreams(kernel prefetchRowKernel, dist, s int) ledger.MatVec 
 	}
 }
 
+// registerMatVec registers impl as matvec/t's variant name, of the
+// AVX512-VNNI family where name starts with avx512-vnni, else of AVX-512.
+func registerMatVec(t quant.Type, name string, impl ledger.MatVec, notes string) {
+	family, features := ledger.FamilyAVX512, []string{"avx512f", "avx512bw", "avx512vl", "f16c"}
+	if strings.HasPrefix(name, "avx512-vnni") {
+		family, features = ledger.FamilyAVX512VNNI, []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}
+	}
+	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(t), Name: name, Family: family, Features: features, Impl: impl, Notes: notes})
+}
+
 // registerPrefetchSweep registers kernel as matvec/t's avx512-vnni-pfNk at
 // each distance of the sweep made for the Intel cores, where decode trailed,
 // and its PREFETCHT2 and PREFETCHNTA twins (t2, nta) as avx512-vnni-pfNk-t2
@@ -125,9 +133,7 @@ func matVecPrefetchStreams(kernel prefetchRowKernel, dist, s int) ledger.MatVec 
 // 4, 8 and 16 KiB, experiments for those cores at 2 threads (issue 20).
 func registerPrefetchSweep(t quant.Type, kernel, t2, nta, page prefetchRowKernel) {
 	reg := func(name string, k prefetchRowKernel, kib int, notes string) {
-		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(t), Name: name, Family: ledger.FamilyAVX512VNNI,
-			Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: matVecPrefetch(k, kib<<10),
-			Notes: notes})
+		registerMatVec(t, name, matVecPrefetch(k, kib<<10), notes)
 	}
 	for _, kib := range []int{1, 4, 8, 16, 32} {
 		reg(fmt.Sprintf("avx512-vnni-pf%dk", kib), kernel, kib,
@@ -148,9 +154,8 @@ func registerPrefetchSweep(t quant.Type, kernel, t2, nta, page prefetchRowKernel
 	}
 	for _, kib := range []int{4, 8} {
 		for _, st := range []int{2, 4} {
-			ledger.Register(ledger.Variant{Op: ledger.MatVecOp(t), Name: fmt.Sprintf("avx512-vnni-pf%dk-%ds", kib, st), Family: ledger.FamilyAVX512VNNI,
-				Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: matVecPrefetchStreams(kernel, kib<<10, st),
-				Notes: fmt.Sprintf("avx512-vnni-pf%dk with a call's rows read as %d streams at once (cut into %d runs, a row from each in turn): more independent weight streams a core for the Intel cores at 2 threads, whose decode kernels lack memory-level parallelism (issue 20). Level on the lent Intel host at 2 threads (run 20261203T164819Z-0e6e86, 6 runs, 3B shapes): 69-81%% of the huge-page probe against pf4k/pf8k's 70-95%%, no shape won outside the noise; kept as a loser", kib, st, st)})
+			registerMatVec(t, fmt.Sprintf("avx512-vnni-pf%dk-%ds", kib, st), matVecPrefetchStreams(kernel, kib<<10, st),
+				fmt.Sprintf("avx512-vnni-pf%dk with a call's rows read as %d streams at once (cut into %d runs, a row from each in turn): more independent weight streams a core for the Intel cores at 2 threads, whose decode kernels lack memory-level parallelism (issue 20). Level on the lent Intel host at 2 threads (run 20261203T164819Z-0e6e86, 6 runs, 3B shapes): 69-81%% of the huge-page probe against pf4k/pf8k's 70-95%%, no shape won outside the noise; kept as a loser", kib, st, st))
 		}
 	}
 	for _, kib := range []int{4, 8, 16} {
@@ -160,17 +165,13 @@ func registerPrefetchSweep(t quant.Type, kernel, t2, nta, page prefetchRowKernel
 }
 
 func init() {
-	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512", Family: ledger.FamilyAVX512,
-		Features: []string{"avx512f", "avx512bw", "avx512vl", "f16c"}, Impl: ledger.MatVec(MatVecQ4K),
-		Notes: "one row at a time; VPMADDUBSW nibbles×activations, VPMADDWD by VPSHUFB-spread sub-block scales, mins from bsums"})
-	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni", Family: ledger.FamilyAVX512VNNI,
-		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ4KVNNI),
-		Notes: "as avx512, with VPDPWSSD folding the scale multiply and the accumulate"})
-	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-4row", Family: ledger.FamilyAVX512VNNI,
-		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ4K4VNNI),
-		Notes: "as avx512-vnni, four rows per pass sharing activation loads; scales unpacked in XMM; mins folded into one accumulator. A first interleaved ledger run on the shared 2-vCPU VM had it slower than one row on the large shapes (four interleaved weight streams), level on cache-resident ones"})
-	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-prefetch", Family: ledger.FamilyAVX512VNNI,
-		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ4KVNNIPrefetch),
-		Notes: "as avx512-vnni, with PREFETCHT0 2 KiB ahead of the weight stream (crosses 4 KiB pages, where the hardware prefetcher stops)"})
+	registerMatVec(quant.Q4_K, "avx512", MatVecQ4K,
+		"one row at a time; VPMADDUBSW nibbles×activations, VPMADDWD by VPSHUFB-spread sub-block scales, mins from bsums")
+	registerMatVec(quant.Q4_K, "avx512-vnni", MatVecQ4KVNNI,
+		"as avx512, with VPDPWSSD folding the scale multiply and the accumulate")
+	registerMatVec(quant.Q4_K, "avx512-vnni-4row", MatVecQ4K4VNNI,
+		"as avx512-vnni, four rows per pass sharing activation loads; scales unpacked in XMM; mins folded into one accumulator. A first interleaved ledger run on the shared 2-vCPU VM had it slower than one row on the large shapes (four interleaved weight streams), level on cache-resident ones")
+	registerMatVec(quant.Q4_K, "avx512-vnni-prefetch", MatVecQ4KVNNIPrefetch,
+		"as avx512-vnni, with PREFETCHT0 2 KiB ahead of the weight stream (crosses 4 KiB pages, where the hardware prefetcher stops)")
 	registerPrefetchSweep(quant.Q4_K, q4kRowsVNNIPrefetch, q4kRowsVNNIPrefetchT2, q4kRowsVNNIPrefetchNTA, q4kRowsVNNIPrefetchPage)
 }

@@ -3,7 +3,6 @@
 package avx512
 
 import (
-	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/internal/rowops"
 )
@@ -14,17 +13,14 @@ func q6kRowsAVX512(dst *float32, rows int, w, xq *byte, nb int)
 //go:noescape
 func q6kRowsVNNI(dst *float32, rows int, w, xq *byte, nb int)
 
-// MatVecQ6K computes dst[r] = W[r]·x for Q6_K weights and Q8_K activations
-// with AVX-512BW (VPMADDUBSW, VPMADDWD).
-func MatVecQ6K(dst []float32, w, xq []byte, k int) {
-	rowops.Blocks(q6kRowsAVX512, 256, dst, w, xq, k)
-}
-
-// MatVecQ6KVNNI is MatVecQ6K with the scale multiply-accumulate done by
-// AVX512-VNNI's VPDPWSSD.
-func MatVecQ6KVNNI(dst []float32, w, xq []byte, k int) {
-	rowops.Blocks(q6kRowsVNNI, 256, dst, w, xq, k)
-}
+var (
+	// MatVecQ6K computes dst[r] = W[r]·x for Q6_K weights and Q8_K
+	// activations with AVX-512BW (VPMADDUBSW, VPMADDWD).
+	MatVecQ6K = rowops.BlockMatVec(q6kRowsAVX512, 256)
+	// MatVecQ6KVNNI is MatVecQ6K with the scale multiply-accumulate done by
+	// AVX512-VNNI's VPDPWSSD.
+	MatVecQ6KVNNI = rowops.BlockMatVec(q6kRowsVNNI, 256)
+)
 
 //go:noescape
 func q6kRowsVNNIPrefetch(dst *float32, rows int, w, xq *byte, nb, dist int)
@@ -60,17 +56,13 @@ func MatVecQ6K4VNNI(dst []float32, w, xq []byte, k int) {
 }
 
 func init() {
-	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512", Family: ledger.FamilyAVX512,
-		Features: []string{"avx512f", "avx512bw", "avx512vl", "f16c"}, Impl: ledger.MatVec(MatVecQ6K),
-		Notes: "one row at a time; unsigned 6-bit quants by VPMADDUBSW, VPERMW-spread scales by VPMADDWD, the -32 offset from bsums"})
-	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni", Family: ledger.FamilyAVX512VNNI,
-		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ6KVNNI),
-		Notes: "as avx512, with VPDPWSSD folding the scale multiply and the accumulate"})
-	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-prefetch", Family: ledger.FamilyAVX512VNNI,
-		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ6KVNNIPrefetch),
-		Notes: "as avx512-vnni, with PREFETCHT0 2 KiB ahead of the weight stream (crosses 4 KiB pages, where the hardware prefetcher stops)"})
-	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-4row", Family: ledger.FamilyAVX512VNNI,
-		Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}, Impl: ledger.MatVec(MatVecQ6K4VNNI),
-		Notes: "as avx512-vnni, four rows per pass sharing the activation loads. A first interleaved ledger run on the shared 2-vCPU VM had it slower than one row on the large shapes (four interleaved weight streams), level on cache-resident ones"})
+	registerMatVec(quant.Q6_K, "avx512", MatVecQ6K,
+		"one row at a time; unsigned 6-bit quants by VPMADDUBSW, VPERMW-spread scales by VPMADDWD, the -32 offset from bsums")
+	registerMatVec(quant.Q6_K, "avx512-vnni", MatVecQ6KVNNI,
+		"as avx512, with VPDPWSSD folding the scale multiply and the accumulate")
+	registerMatVec(quant.Q6_K, "avx512-vnni-prefetch", MatVecQ6KVNNIPrefetch,
+		"as avx512-vnni, with PREFETCHT0 2 KiB ahead of the weight stream (crosses 4 KiB pages, where the hardware prefetcher stops)")
+	registerMatVec(quant.Q6_K, "avx512-vnni-4row", MatVecQ6K4VNNI,
+		"as avx512-vnni, four rows per pass sharing the activation loads. A first interleaved ledger run on the shared 2-vCPU VM had it slower than one row on the large shapes (four interleaved weight streams), level on cache-resident ones")
 	registerPrefetchSweep(quant.Q6_K, q6kRowsVNNIPrefetch, q6kRowsVNNIPrefetchT2, q6kRowsVNNIPrefetchNTA, q6kRowsVNNIPrefetchPage)
 }

@@ -4,16 +4,6 @@
 
 #include "textflag.h"
 
-DATA q80Spread<>+0(SB)/8, $0x0000000000000000
-DATA q80Spread<>+8(SB)/8, $0x0000000000000000
-DATA q80Spread<>+16(SB)/8, $0x0000000000000000
-DATA q80Spread<>+24(SB)/8, $0x0000000000000000
-DATA q80Spread<>+32(SB)/8, $0x0000000100000001
-DATA q80Spread<>+40(SB)/8, $0x0000000100000001
-DATA q80Spread<>+48(SB)/8, $0x0000000100000001
-DATA q80Spread<>+56(SB)/8, $0x0000000100000001
-GLOBL q80Spread<>(SB), RODATA|NOPTR, $64
-
 // func q80RowsAVX512(dst *float32, rows int, w *byte, xq *byte, nb int)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·q80RowsAVX512(SB), NOSPLIT, $0-40
@@ -22,7 +12,7 @@ TEXT ·q80RowsAVX512(SB), NOSPLIT, $0-40
 	MOVQ         w+16(FP), SI
 	MOVQ         xq+24(FP), R10
 	VPXORD       Z28, Z28, Z28
-	VMOVDQU64    q80Spread<>+0(SB), Z29
+	VMOVDQU64    ·q80Spread+0(SB), Z29
 	MOVL         $0x00010001, AX
 	VPBROADCASTD AX, Z30
 
@@ -118,7 +108,7 @@ TEXT ·q80RowsVNNI(SB), NOSPLIT, $0-40
 	MOVQ         w+16(FP), SI
 	MOVQ         xq+24(FP), R10
 	VPXORD       Z28, Z28, Z28
-	VMOVDQU64    q80Spread<>+0(SB), Z29
+	VMOVDQU64    ·q80Spread+0(SB), Z29
 	MOVL         $0x00010001, AX
 	VPBROADCASTD AX, Z30
 
