@@ -267,14 +267,7 @@ func (f *File) Bool(key string) (bool, error) {
 
 // ArrayLen returns the number of elements of the array value of key.
 func (f *File) ArrayLen(key string) (int, error) {
-	v, err := f.get(key)
-	if err != nil {
-		return 0, err
-	}
-	if v.typ != TypeArray {
-		return 0, wrongType(key, v, "an array")
-	}
-	return v.Len(), nil
+	return typed(f, key, func(v Value) (int, bool) { return v.Len(), v.typ == TypeArray }, wrongType, "an array")
 }
 
 // Strings returns the []str value of key. The slice is shared: do not modify it.

@@ -318,39 +318,11 @@ func (p *parser) array(key string, depth int) (Value, error) {
 	}
 	b := p.data[p.off : p.off+size]
 	p.off += size
-	le := binary.LittleEndian
-	var s any
-	switch elem {
-	case TypeUint8:
-		s = slices.Clone(b)
-	case TypeInt8:
-		s = decode(b, 1, func(b []byte) int8 { return int8(b[0]) })
-	case TypeUint16:
-		s = decode(b, 2, le.Uint16)
-	case TypeInt16:
-		s = decode(b, 2, func(b []byte) int16 { return int16(le.Uint16(b)) })
-	case TypeUint32:
-		s = decode(b, 4, le.Uint32)
-	case TypeInt32:
-		s = decode(b, 4, func(b []byte) int32 { return int32(le.Uint32(b)) })
-	case TypeFloat32:
-		s = decode(b, 4, func(b []byte) float32 { return math.Float32frombits(le.Uint32(b)) })
-	case TypeUint64:
-		s = decode(b, 8, le.Uint64)
-	case TypeInt64:
-		s = decode(b, 8, func(b []byte) int64 { return int64(le.Uint64(b)) })
-	case TypeFloat64:
-		s = decode(b, 8, func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) })
+	s := fixedArray(elem, n)
+	if _, err := binary.Decode(b, binary.LittleEndian, s); err != nil {
+		return Value{}, p.errorf(countAt, "key %q: %v", key, err) // b holds exactly n elements
 	}
 	return arrayOf(elem, s), nil
-}
-
-func decode[T any](b []byte, width int, f func([]byte) T) []T {
-	out := make([]T, len(b)/width)
-	for i := range out {
-		out[i] = f(b[i*width : i*width+width])
-	}
-	return out
 }
 
 // strings reads n length-prefixed strings. They are validated in one pass,

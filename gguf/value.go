@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -136,34 +137,58 @@ func Array(elem ValueType, values ...Value) Value {
 		}
 	}
 	switch elem {
-	case TypeUint8:
-		return arrayOf(elem, convert(values, func(v Value) uint8 { return uint8(v.num) }))
-	case TypeInt8:
-		return arrayOf(elem, convert(values, func(v Value) int8 { return int8(v.num) }))
-	case TypeUint16:
-		return arrayOf(elem, convert(values, func(v Value) uint16 { return uint16(v.num) }))
-	case TypeInt16:
-		return arrayOf(elem, convert(values, func(v Value) int16 { return int16(v.num) }))
-	case TypeUint32:
-		return arrayOf(elem, convert(values, func(v Value) uint32 { return uint32(v.num) }))
-	case TypeInt32:
-		return arrayOf(elem, convert(values, func(v Value) int32 { return int32(v.num) }))
-	case TypeUint64:
-		return arrayOf(elem, convert(values, func(v Value) uint64 { return v.num }))
-	case TypeInt64:
-		return arrayOf(elem, convert(values, func(v Value) int64 { return int64(v.num) }))
-	case TypeFloat32:
-		return arrayOf(elem, convert(values, func(v Value) float32 { return math.Float32frombits(uint32(v.num)) }))
-	case TypeFloat64:
-		return arrayOf(elem, convert(values, func(v Value) float64 { return math.Float64frombits(v.num) }))
-	case TypeBool:
-		return arrayOf(elem, convert(values, func(v Value) bool { return v.num != 0 }))
 	case TypeString:
 		return arrayOf(elem, convert(values, func(v Value) string { return v.str }))
 	case TypeArray:
 		return arrayOf(elem, slices.Clone(values))
 	}
-	panic(fmt.Sprintf("gguf.Array: unknown element type %s", elem))
+	s := fixedArray(elem, len(values))
+	if s == nil {
+		panic(fmt.Sprintf("gguf.Array: unknown element type %s", elem))
+	}
+	// A number's or bool's num holds its bits as a file stores them: lay the
+	// values out so and decode them, as the reader decodes an array.
+	w := elem.minEncodedSize()
+	b := make([]byte, 0, len(values)*w)
+	var bits [8]byte
+	for _, v := range values {
+		binary.LittleEndian.PutUint64(bits[:], v.num)
+		b = append(b, bits[:w]...)
+	}
+	if _, err := binary.Decode(b, binary.LittleEndian, s); err != nil {
+		panic(err) // b holds exactly the elements of s
+	}
+	return arrayOf(elem, s)
+}
+
+// fixedArray returns a slice of n elements of elem, a number or bool type
+// (nil for any other): the Go form of such arrays.
+func fixedArray(elem ValueType, n int) any {
+	switch elem {
+	case TypeUint8:
+		return make([]uint8, n)
+	case TypeInt8:
+		return make([]int8, n)
+	case TypeUint16:
+		return make([]uint16, n)
+	case TypeInt16:
+		return make([]int16, n)
+	case TypeUint32:
+		return make([]uint32, n)
+	case TypeInt32:
+		return make([]int32, n)
+	case TypeUint64:
+		return make([]uint64, n)
+	case TypeInt64:
+		return make([]int64, n)
+	case TypeFloat32:
+		return make([]float32, n)
+	case TypeFloat64:
+		return make([]float64, n)
+	case TypeBool:
+		return make([]bool, n)
+	}
+	return nil
 }
 
 func convert[T any](values []Value, f func(Value) T) []T {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 
 	"github.com/damascus-llm/damascus/internal/outfile"
@@ -271,38 +270,16 @@ func (e *encoder) payload(v Value) {
 		e.u32(uint32(v.elem))
 		e.u64(uint64(v.Len()))
 		switch s := v.arr.(type) {
-		case []uint8:
-			e.write(s)
-		case []int8:
-			each(s, func(x int8) { e.u8(uint8(x)) })
-		case []bool:
-			each(s, func(x bool) {
-				if x {
-					e.u8(1)
-				} else {
-					e.u8(0)
-				}
-			})
-		case []uint16:
-			each(s, e.u16)
-		case []int16:
-			each(s, func(x int16) { e.u16(uint16(x)) })
-		case []uint32:
-			each(s, e.u32)
-		case []int32:
-			each(s, func(x int32) { e.u32(uint32(x)) })
-		case []float32:
-			each(s, func(x float32) { e.u32(math.Float32bits(x)) })
-		case []uint64:
-			each(s, e.u64)
-		case []int64:
-			each(s, func(x int64) { e.u64(uint64(x)) })
-		case []float64:
-			each(s, func(x float64) { e.u64(math.Float64bits(x)) })
 		case []string:
 			each(s, e.str)
 		case []Value:
 			each(s, e.payload)
+		default: // numbers and bools, little-endian as the reader decodes them
+			b, err := binary.Append(nil, binary.LittleEndian, s)
+			if err != nil && e.err == nil {
+				e.err = err
+			}
+			e.write(b)
 		}
 	}
 }

@@ -16,12 +16,9 @@ import (
 // values and must be a whole number of blocks; src must hold exactly
 // RowSize(t, len(dst)) bytes.
 func Dequantize(t Type, src []byte, dst []float32) error {
-	fn, ok := dequantizers[t]
-	if !ok {
-		return fmt.Errorf("dequantize %s: not supported", t)
-	}
-	if err := checkRow(t, len(dst), len(src)); err != nil {
-		return fmt.Errorf("dequantize: %w", err)
+	fn, err := rowFunc("dequantize", "not supported", dequantizers, t, len(dst), len(src))
+	if err != nil {
+		return err
 	}
 	fn(dst, src)
 	return nil
@@ -48,16 +45,21 @@ var dequantizers = map[Type]func(dst []float32, src []byte){
 	Q8_K: DequantizeQ8K,
 }
 
-// checkRow validates a row of n values of type t stored in size bytes.
-func checkRow(t Type, n, size int) error {
+// rowFunc is op's function for type t from fns, once a row of n values of t
+// is checked to take exactly size bytes; missing says why t has none.
+func rowFunc[F any](op, missing string, fns map[Type]F, t Type, n, size int) (F, error) {
+	fn, ok := fns[t]
+	if !ok {
+		return fn, fmt.Errorf("%s %s: %s", op, t, missing)
+	}
 	want, err := RowSize(t, int64(n))
+	if err == nil && int64(size) != want {
+		err = fmt.Errorf("%s: row of %d values takes %d bytes, got %d", t, n, want, size)
+	}
 	if err != nil {
-		return err
+		return fn, fmt.Errorf("%s: %w", op, err)
 	}
-	if int64(size) != want {
-		return fmt.Errorf("%s: row of %d values takes %d bytes, got %d", t, n, want, size)
-	}
-	return nil
+	return fn, nil
 }
 
 func half(b []byte) float32 { return FP16ToFloat32(binary.LittleEndian.Uint16(b)) }

@@ -41,12 +41,9 @@ func CanQuantize(t Type) bool { _, ok := quantizers[t]; return ok }
 // number of blocks and dst exactly RowSize(t, len(src)) bytes. A NaN or
 // infinite input is an error naming its index: ggml would encode garbage.
 func Quantize(t Type, src []float32, dst []byte) error {
-	fn, ok := quantizers[t]
-	if !ok {
-		return fmt.Errorf("quantize %s: no reference quantizer", t)
-	}
-	if err := checkRow(t, len(src), len(dst)); err != nil {
-		return fmt.Errorf("quantize: %w", err)
+	fn, err := rowFunc("quantize", "no reference quantizer", quantizers, t, len(src), len(dst))
+	if err != nil {
+		return err
 	}
 	for i, v := range src {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
@@ -123,34 +120,38 @@ func packQ5(qs []byte, x []float32, quant func(float32) uint8) (qh uint32) {
 	return qh
 }
 
+// eachBlock calls quantize with each block of src (values long) and the
+// size bytes of dst it becomes: the loop over blocks every quantizer shares.
+func eachBlock(dst []byte, src []float32, values, size int, quantize func(y []byte, x []float32)) {
+	for b := 0; b < len(src)/values; b++ {
+		quantize(dst[b*size:b*size+size], src[b*values:b*values+values])
+	}
+}
+
 // quantizeAbsMax is the frame of quantize_row_q4_0_ref and _q5_0_ref: each
 // 32-value block of src becomes size bytes of dst, d = max/div (max the
 // value of largest magnitude) first as a half, then what pack writes of the
 // block with id = 1/d.
 func quantizeAbsMax(dst []byte, src []float32, size int, div float32, pack func(y []byte, x []float32, id float32)) {
-	for b := 0; b < len(src)/32; b++ {
-		x := src[b*32 : b*32+32]
-		y := dst[b*size : b*size+size]
+	eachBlock(dst, src, 32, size, func(y []byte, x []float32) {
 		maxv, _ := absMax(x)
 		d := maxv / div
 		putHalf(y, d)
 		pack(y, x, inverse(d))
-	}
+	})
 }
 
 // quantizeMinMax is the frame of quantize_row_q4_1_ref and _q5_1_ref: each
 // 32-value block of src becomes size bytes of dst, d = (max−min)/levels and
 // m = min first as halves, then what pack writes of the block with id = 1/d.
 func quantizeMinMax(dst []byte, src []float32, size int, levels float32, pack func(y []byte, x []float32, lo, id float32)) {
-	for b := 0; b < len(src)/32; b++ {
-		x := src[b*32 : b*32+32]
-		y := dst[b*size : b*size+size]
+	eachBlock(dst, src, 32, size, func(y []byte, x []float32) {
 		lo, hi := minMax(x)
 		d := (hi - lo) / levels
 		putHalf(y, d)
 		putHalf(y[2:], lo)
 		pack(y, x, lo, inverse(d))
-	}
+	})
 }
 
 // QuantizeQ4_0 follows quantize_row_q4_0_ref: d = max/−8 where max is the
@@ -221,21 +222,19 @@ func q8Block(qs []byte, x []float32) (d float32, sum int32) {
 
 // QuantizeQ8_0 follows quantize_row_q8_0_ref: d = amax/127, q = round(x/d).
 func QuantizeQ8_0(dst []byte, src []float32) {
-	for b := 0; b < len(src)/32; b++ {
-		y := dst[b*34 : b*34+34]
-		d, _ := q8Block(y[2:], src[b*32:b*32+32])
+	eachBlock(dst, src, 32, 34, func(y []byte, x []float32) {
+		d, _ := q8Block(y[2:], x)
 		putHalf(y, d)
-	}
+	})
 }
 
 // QuantizeQ8_1 follows quantize_row_q8_1_ref: as Q8_0, plus s = d·Σq.
 func QuantizeQ8_1(dst []byte, src []float32) {
-	for b := 0; b < len(src)/32; b++ {
-		y := dst[b*36 : b*36+36]
-		d, sum := q8Block(y[4:], src[b*32:b*32+32])
+	eachBlock(dst, src, 32, 36, func(y []byte, x []float32) {
+		d, sum := q8Block(y[4:], x)
 		putHalf(y, d)
 		putHalf(y[2:], float32(sum)*d)
-	}
+	})
 }
 
 // QuantizeQ8K follows quantize_row_q8_K_ref: d = max/−127·(−1) as a float32,
@@ -243,13 +242,11 @@ func QuantizeQ8_1(dst []byte, src []float32) {
 // block gets d = 0 and zero quants; ggml leaves its bsums unwritten, here
 // they are zero.
 func QuantizeQ8K(dst []byte, src []float32) {
-	for b := 0; b < len(src)/QK_K; b++ {
-		x := src[b*QK_K : b*QK_K+QK_K]
-		y := dst[b*292 : b*292+292]
+	eachBlock(dst, src, QK_K, 292, func(y []byte, x []float32) {
 		clear(y)
 		maxv, amax := absMax(x)
 		if amax == 0 {
-			continue
+			return
 		}
 		iscale := -127 / maxv
 		qs := y[4 : 4+QK_K]
@@ -264,7 +261,7 @@ func QuantizeQ8K(dst []byte, src []float32) {
 			binary.LittleEndian.PutUint16(y[260+2*j:], uint16(int16(sum)))
 		}
 		binary.LittleEndian.PutUint32(y, math.Float32bits(1/iscale))
-	}
+	})
 }
 
 // makeQXQuants is ggml's make_qx_quants for rmse_type 1 without importance
@@ -456,9 +453,7 @@ func QuantizeQ2K(dst []byte, src []float32) {
 	var L [QK_K]uint8
 	var laux [16]uint8
 	var weights, mins, scales [16]float32
-	for b := 0; b < len(src)/QK_K; b++ {
-		x := src[b*QK_K : b*QK_K+QK_K]
-		y := dst[b*84 : b*84+84]
+	eachBlock(dst, src, QK_K, 84, func(y []byte, x []float32) {
 		ysc, qs := y[0:16], y[16:80]
 		var maxScale, maxMin float32
 		for j := 0; j < 16; j++ {
@@ -509,7 +504,7 @@ func QuantizeQ2K(dst []byte, src []float32) {
 				qs[j/4+l] = L[j+l] | L[j+l+32]<<2 | L[j+l+64]<<4 | L[j+l+96]<<6
 			}
 		}
-	}
+	})
 }
 
 // QuantizeQ3K follows quantize_row_q3_K_ref: 16 sub-blocks of 16 values
@@ -519,9 +514,7 @@ func QuantizeQ2K(dst []byte, src []float32) {
 func QuantizeQ3K(dst []byte, src []float32) {
 	var L [QK_K]int8
 	var scales [16]float32
-	for b := 0; b < len(src)/QK_K; b++ {
-		x := src[b*QK_K : b*QK_K+QK_K]
-		y := dst[b*110 : b*110+110]
+	eachBlock(dst, src, QK_K, 110, func(y []byte, x []float32) {
 		hmask, qs, ysc := y[0:32], y[32:96], y[96:108]
 		var maxScale, amax float32
 		for j := 0; j < 16; j++ {
@@ -581,7 +574,7 @@ func QuantizeQ3K(dst []byte, src []float32) {
 				qs[j/4+l] = uint8(L[j+l] | L[j+l+32]<<2 | L[j+l+64]<<4 | L[j+l+96]<<6)
 			}
 		}
-	}
+	})
 }
 
 // PutScaleMinK4 stores eight 6-bit scales and mins in the twelve bytes of
@@ -661,9 +654,7 @@ func kQuantScaleMins(dst []byte, x []float32, L *[QK_K]uint8, nmax int32, rmin, 
 // −1 in steps of 0.1).
 func QuantizeQ4K(dst []byte, src []float32) {
 	var L [QK_K]uint8
-	for b := 0; b < len(src)/QK_K; b++ {
-		x := src[b*QK_K : b*QK_K+QK_K]
-		y := dst[b*144 : b*144+144]
+	eachBlock(dst, src, QK_K, 144, func(y []byte, x []float32) {
 		kQuantScaleMins(y, x, &L, 15, -1, 0.1, 20)
 		q := y[16:144]
 		for j := 0; j < QK_K; j += 64 {
@@ -672,16 +663,14 @@ func QuantizeQ4K(dst []byte, src []float32) {
 			}
 			q = q[32:]
 		}
-	}
+	})
 }
 
 // QuantizeQ5K follows quantize_row_q5_K_ref (nmax 31, 16 trial scales from
 // −0.5 in steps of 0.1); the fifth bits go to qh.
 func QuantizeQ5K(dst []byte, src []float32) {
 	var L [QK_K]uint8
-	for b := 0; b < len(src)/QK_K; b++ {
-		x := src[b*QK_K : b*QK_K+QK_K]
-		y := dst[b*176 : b*176+176]
+	eachBlock(dst, src, QK_K, 176, func(y []byte, x []float32) {
 		kQuantScaleMins(y, x, &L, 31, -0.5, 0.1, 15)
 		qh, ql := y[16:48], y[48:176]
 		clear(qh)
@@ -703,7 +692,7 @@ func QuantizeQ5K(dst []byte, src []float32) {
 			m2 <<= 2
 			ql = ql[32:]
 		}
-	}
+	})
 }
 
 // QuantizeQ6K follows quantize_row_q6_K_ref: 16 sub-blocks of 16 values
@@ -712,9 +701,7 @@ func QuantizeQ5K(dst []byte, src []float32) {
 func QuantizeQ6K(dst []byte, src []float32) {
 	var L [QK_K]int8
 	var scales [16]float32
-	for b := 0; b < len(src)/QK_K; b++ {
-		x := src[b*QK_K : b*QK_K+QK_K]
-		y := dst[b*210 : b*210+210]
+	eachBlock(dst, src, QK_K, 210, func(y []byte, x []float32) {
 		var maxScale, maxAbsScale float32
 		for ib := 0; ib < 16; ib++ {
 			scales[ib] = makeQXQuants(32, x[16*ib:16*ib+16], L[16*ib:16*ib+16])
@@ -724,7 +711,7 @@ func QuantizeQ6K(dst []byte, src []float32) {
 		}
 		if maxAbsScale < groupMaxEps {
 			clear(y)
-			continue
+			return
 		}
 		iscale := -128 / maxScale
 		putHalf(y[208:], 1/iscale)
@@ -755,7 +742,7 @@ func QuantizeQ6K(dst []byte, src []float32) {
 			}
 			ql, qh = ql[64:], qh[32:]
 		}
-	}
+	})
 }
 
 // inverse is 1/d, or 0 for a zero scale (an all-zero block), as ggml's

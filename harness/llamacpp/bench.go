@@ -1,7 +1,6 @@
 package llamacpp
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/damascus-llm/damascus/harness/llamabench"
 	"github.com/damascus-llm/damascus/internal/ggml"
+	"github.com/damascus-llm/damascus/internal/textfile"
 )
 
 // BenchConfig is one llama-bench style run on one model: every prompt size
@@ -260,18 +260,10 @@ func installedPackage(dir string) string {
 }
 
 func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
+	return textfile.Find("/proc/cpuinfo", func(line string) (string, bool) {
+		k, v, ok := strings.Cut(line, ":")
+		return strings.TrimSpace(v), ok && strings.TrimSpace(k) == "model name"
+	})
 }
 
 func thpMode() string {

@@ -170,18 +170,13 @@ func (m *Model) NewContext(opts ContextOptions) (*Context, error) {
 
 // Close frees the context.
 func (c *Context) Close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.h == 0 {
-		return nil
-	}
-	c.m.l.llama.free(c.h)
-	c.h = 0
-	if c.threadpool != 0 {
-		c.m.l.ggmlThreadpoolFree(c.threadpool)
-		c.threadpool = 0
-	}
-	runtime.SetFinalizer(c, nil)
+	freeOnce(&c.mu, &c.h, c, func(h uintptr) {
+		c.m.l.llama.free(h)
+		if c.threadpool != 0 {
+			c.m.l.ggmlThreadpoolFree(c.threadpool)
+			c.threadpool = 0
+		}
+	})
 	return nil
 }
 

@@ -62,15 +62,22 @@ func OpenModel(path string, opts ModelOptions) (*Model, error) {
 
 // Close frees the model. Contexts made from it must be closed first.
 func (m *Model) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.h == 0 {
-		return nil
-	}
-	m.l.llama.modelFree(m.h)
-	m.h = 0
-	runtime.SetFinalizer(m, nil)
+	freeOnce(&m.mu, &m.h, m, m.l.llama.modelFree)
 	return nil
+}
+
+// freeOnce is the Close of a Go value (owner) that owns the C object *h:
+// holding mu, it frees *h unless that is done (zero), zeroes it and drops
+// owner's finalizer.
+func freeOnce(mu *sync.Mutex, h *uintptr, owner any, free func(h uintptr)) {
+	mu.Lock()
+	defer mu.Unlock()
+	if *h == 0 {
+		return
+	}
+	free(*h)
+	*h = 0
+	runtime.SetFinalizer(owner, nil)
 }
 
 var errClosed = errors.New("llama.cpp model is closed")

@@ -51,11 +51,7 @@ func Int8VNNI(opt Options) []Measurement {
 func AMXInt8(opt Options) []Measurement {
 	return measureCompute(opt, computeProbe{
 		name: ProbeAMXInt8, unit: "TOPS", scale: 1e12, opsIter: amxInt8PerIter, requires: []string{"amx-int8"}, amx: true,
-		setup: func(threads int) (func(int, int), error) {
-			cfg, a, b := amxInt8Operands()
-			cs := make([][4 * amx.M * amx.N]int32, threads)
-			return func(t, iters int) { amxInt8Loop(&cfg[0], &a[0], &b[0], &cs[t][0], iters) }, nil
-		},
+		setup: amxSetup(amxInt8Operands, amxInt8Loop),
 	})
 }
 
@@ -63,12 +59,22 @@ func AMXInt8(opt Options) []Measurement {
 func AMXBF16(opt Options) []Measurement {
 	return measureCompute(opt, computeProbe{
 		name: ProbeAMXBF16, unit: "TFLOP/s", scale: 1e12, opsIter: amxBF16PerIter, requires: []string{"amx-bf16"}, amx: true,
-		setup: func(threads int) (func(int, int), error) {
-			cfg, a, b := amxBF16Operands()
-			cs := make([][4 * amx.M * amx.N]float32, threads)
-			return func(t, iters int) { amxBF16Loop(&cfg[0], &a[0], &b[0], &cs[t][0], iters) }, nil
-		},
+		setup: amxSetup(amxBF16Operands, amxBF16Loop),
 	})
+}
+
+// amxLoop is an AMX probe's kernel: iters rounds of the four products of
+// two A and two B tiles (elements E) accumulated into four tiles of T.
+type amxLoop[E, T any] func(cfg *byte, a, b *E, c *T, iters int)
+
+// amxSetup is the setup of an AMX probe: its operands, shared by the
+// threads, and a set of accumulator tiles for each thread.
+func amxSetup[E, T any](operands func() (*amx.Config, []E, []E), loop amxLoop[E, T]) func(threads int) (func(int, int), error) {
+	return func(threads int) (func(int, int), error) {
+		cfg, a, b := operands()
+		cs := make([][4 * amx.M * amx.N]T, threads)
+		return func(t, iters int) { loop(&cfg[0], &a[0], &b[0], &cs[t][0], iters) }, nil
+	}
 }
 
 // fullTiles is the tile configuration of both probes: all eight tiles at
@@ -83,24 +89,24 @@ func fullTiles() *amx.Config {
 
 // amxInt8Operands returns the tile configuration and two A and two B tiles
 // (each 1 KiB) of small non-zero values.
-func amxInt8Operands() (*amx.Config, *[2048]int8, *[2048]int8) {
+func amxInt8Operands() (*amx.Config, []int8, []int8) {
 	var a, b [2048]int8
 	for i := range a {
 		a[i] = int8(i%7 - 3)
 		b[i] = int8(i%5 - 2)
 	}
-	return fullTiles(), &a, &b
+	return fullTiles(), a[:], b[:]
 }
 
 // amxBF16Operands is amxInt8Operands for bf16 tiles (values ±1, ±0.5, 0).
-func amxBF16Operands() (*amx.Config, *[1024]uint16, *[1024]uint16) {
+func amxBF16Operands() (*amx.Config, []uint16, []uint16) {
 	vals := [...]uint16{0x3F80, 0xBF80, 0x3F00, 0xBF00, 0x0000} // 1, -1, 0.5, -0.5, 0
 	var a, b [1024]uint16
 	for i := range a {
 		a[i] = vals[i%5]
 		b[i] = vals[(i+2)%5]
 	}
-	return fullTiles(), &a, &b
+	return fullTiles(), a[:], b[:]
 }
 
 func measureCompute(opt Options, p computeProbe) []Measurement {

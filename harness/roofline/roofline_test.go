@@ -90,24 +90,24 @@ func tileProducts[T any](a, b []T, k, perDword int, val func(T) float64) [4][amx
 }
 
 func TestAMXInt8LoopComputes(t *testing.T) {
-	skipWithout(t, "amx-int8")
-	cfg, a, b := amxInt8Operands()
-	var c [4 * amx.M * amx.N]int32
-	const iters = 3
-	amxInt8Loop(&cfg[0], &a[0], &b[0], &c[0], iters)
-	want := tileProducts(a[:], b[:], amx.KInt8, 4, func(v int8) float64 { return float64(v) })
-	checkTiles(t, c[:], want, iters)
+	checkAMXLoop(t, "amx-int8", amxInt8Operands, amxInt8Loop, amx.KInt8, 4, func(v int8) float64 { return float64(v) })
 }
 
 func TestAMXBF16LoopComputes(t *testing.T) {
-	skipWithout(t, "amx-bf16")
-	cfg, a, b := amxBF16Operands()
-	var c [4 * amx.M * amx.N]float32
-	const iters = 3
-	amxBF16Loop(&cfg[0], &a[0], &b[0], &c[0], iters)
 	bf := func(v uint16) float64 { return float64(math.Float32frombits(uint32(v) << 16)) }
-	want := tileProducts(a[:], b[:], amx.KBF16, 2, bf)
-	checkTiles(t, c[:], want, iters)
+	checkAMXLoop(t, "amx-bf16", amxBF16Operands, amxBF16Loop, amx.KBF16, 2, bf)
+}
+
+// checkAMXLoop runs an AMX probe's loop (it needs feature) for three rounds
+// over its operands and checks the accumulated tiles against the exact
+// products (k values per dot product, perDword of them to a 32-bit word).
+func checkAMXLoop[E any, T int32 | float32](t *testing.T, feature string, operands func() (*amx.Config, []E, []E), loop amxLoop[E, T], k, perDword int, val func(E) float64) {
+	skipWithout(t, feature)
+	cfg, a, b := operands()
+	var c [4 * amx.M * amx.N]T
+	const iters = 3
+	loop(&cfg[0], &a[0], &b[0], &c[0], iters)
+	checkTiles(t, c[:], tileProducts(a, b, k, perDword, val), iters)
 }
 
 // checkTiles compares the four accumulated tiles c (M×N each, row-major)

@@ -29,31 +29,49 @@ const threadsPerCPU = 4
 // threadsPerCPU per CPU that this process may run on (runtime.NumCPU).
 func MaxThreads() int { return threadsPerCPU * runtime.NumCPU() }
 
-type intFlag struct {
-	p      *int
-	lo, hi int
+// numFlag is a numeric flag.Value kept in *p: parse turns the (trimmed)
+// text into a value, refusing one that is not a number or out of range;
+// format shows a value.
+type numFlag[T any] struct {
+	p      *T
+	parse  func(s string) (T, error)
+	format func(T) string
 }
 
-func (f *intFlag) String() string {
+func (f *numFlag[T]) String() string {
 	if f == nil || f.p == nil {
 		return "0"
 	}
-	return strconv.Itoa(*f.p)
+	return f.format(*f.p)
 }
 
-func (f *intFlag) Set(s string) error {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 0, strconv.IntSize)
+func (f *numFlag[T]) Set(s string) error {
+	v, err := f.parse(strings.TrimSpace(s))
 	if err != nil {
-		return fmt.Errorf("not an integer")
+		return err
 	}
-	return checkInt(int(n), f.lo, f.hi, f.p)
+	*f.p = v
+	return nil
 }
 
-func checkInt(n, lo, hi int, dst *int) error {
+// intIn parses an integer in [lo, hi].
+func intIn(lo, hi int) func(s string) (int, error) {
+	return func(s string) (int, error) {
+		n, err := strconv.ParseInt(s, 0, strconv.IntSize)
+		if err != nil {
+			return 0, fmt.Errorf("not an integer")
+		}
+		if err := checkInt(int(n), lo, hi); err != nil {
+			return 0, err
+		}
+		return int(n), nil
+	}
+}
+
+func checkInt(n, lo, hi int) error {
 	if n < lo || n > hi {
 		return fmt.Errorf("%d is outside %s", n, intRange(lo, hi))
 	}
-	*dst = n
 	return nil
 }
 
@@ -68,7 +86,7 @@ func intRange(lo, hi int) string {
 // Unbounded).
 func IntVar(fs *flag.FlagSet, p *int, name string, value, lo, hi int, usage string) {
 	*p = value
-	fs.Var(&intFlag{p: p, lo: lo, hi: hi}, name, usage)
+	fs.Var(&numFlag[int]{p: p, parse: intIn(lo, hi), format: strconv.Itoa}, name, usage)
 }
 
 // Int is IntVar returning the variable.
@@ -78,27 +96,28 @@ func Int(fs *flag.FlagSet, name string, value, lo, hi int, usage string) *int {
 	return p
 }
 
-type threadsFlag struct{ p *int }
-
-func (f *threadsFlag) String() string { return (&intFlag{p: f.p}).String() }
-
-func (f *threadsFlag) Set(s string) error {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 0, strconv.IntSize)
+// parseThreads parses a worker-thread count: 0 to MaxThreads.
+func parseThreads(s string) (int, error) {
+	n, err := intIn(math.MinInt, Unbounded)(s)
 	if err != nil {
-		return fmt.Errorf("not an integer")
+		return 0, err
 	}
-	if max := MaxThreads(); int(n) > max {
-		return fmt.Errorf("%d threads is more than %d (%d per CPU on %d CPUs): more workers than cores only wait on each other",
+	max := MaxThreads()
+	if n > max {
+		return 0, fmt.Errorf("%d threads is more than %d (%d per CPU on %d CPUs): more workers than cores only wait on each other",
 			n, max, threadsPerCPU, runtime.NumCPU())
 	}
-	return checkInt(int(n), 0, MaxThreads(), f.p)
+	if err := checkInt(n, 0, max); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // ThreadsVar defines a worker-thread count flag: 0 (the caller's default,
 // usually every CPU) up to MaxThreads.
 func ThreadsVar(fs *flag.FlagSet, p *int, name string, value int, usage string) {
 	*p = value
-	fs.Var(&threadsFlag{p: p}, name, usage)
+	fs.Var(&numFlag[int]{p: p, parse: parseThreads, format: strconv.Itoa}, name, usage)
 }
 
 // Threads is ThreadsVar returning the variable.
@@ -108,32 +127,24 @@ func Threads(fs *flag.FlagSet, name string, value int, usage string) *int {
 	return p
 }
 
-type float32Flag struct {
-	p      *float32
-	lo, hi float64
+// float32In parses a finite float32 in [lo, hi].
+func float32In(lo, hi float64) func(s string) (float32, error) {
+	return func(s string) (float32, error) {
+		x, err := strconv.ParseFloat(s, 32)
+		if err != nil && !math.IsInf(x, 0) {
+			return 0, fmt.Errorf("not a number")
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, fmt.Errorf("not a finite number")
+		}
+		if x < lo || x > hi {
+			return 0, fmt.Errorf("%g is outside %s", x, floatRange(lo, hi))
+		}
+		return float32(x), nil
+	}
 }
 
-func (f *float32Flag) String() string {
-	if f == nil || f.p == nil {
-		return "0"
-	}
-	return strconv.FormatFloat(float64(*f.p), 'g', -1, 32)
-}
-
-func (f *float32Flag) Set(s string) error {
-	x, err := strconv.ParseFloat(strings.TrimSpace(s), 32)
-	if err != nil && !math.IsInf(x, 0) {
-		return fmt.Errorf("not a number")
-	}
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return fmt.Errorf("not a finite number")
-	}
-	if x < f.lo || x > f.hi {
-		return fmt.Errorf("%g is outside %s", x, floatRange(f.lo, f.hi))
-	}
-	*f.p = float32(x)
-	return nil
-}
+func formatFloat32(x float32) string { return strconv.FormatFloat(float64(x), 'g', -1, 32) }
 
 func floatRange(lo, hi float64) string {
 	l, h := "(-∞", "∞)"
@@ -151,7 +162,7 @@ func floatRange(lo, hi float64) string {
 // still be finite).
 func Float32Var(fs *flag.FlagSet, p *float32, name string, value float32, lo, hi float64, usage string) {
 	*p = value
-	fs.Var(&float32Flag{p: p, lo: lo, hi: hi}, name, usage)
+	fs.Var(&numFlag[float32]{p: p, parse: float32In(lo, hi), format: formatFloat32}, name, usage)
 }
 
 type intListFlag struct {
@@ -177,11 +188,10 @@ func (f *intListFlag) Set(s string) error {
 		if err != nil {
 			return fmt.Errorf("not a number: %q", e) // the wording of the lists this replaced
 		}
-		var v int
-		if err := checkInt(int(n), f.lo, f.hi, &v); err != nil {
+		if err := checkInt(int(n), f.lo, f.hi); err != nil {
 			return err
 		}
-		*f.p = append(*f.p, v)
+		*f.p = append(*f.p, int(n))
 	}
 	return nil
 }

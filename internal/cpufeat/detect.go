@@ -6,36 +6,6 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// CPUID bit positions (Intel SDM vol. 2A, CPUID; AMD APM vol. 3).
-const (
-	// leaf 1, ECX
-	bitFMA     = 12
-	bitOSXSAVE = 27
-	bitAVX     = 28
-	bitF16C    = 29
-	// leaf 7 subleaf 0, EBX
-	bitAVX2       = 5
-	bitBMI2       = 8
-	bitAVX512F    = 16
-	bitAVX512DQ   = 17
-	bitAVX512IFMA = 21
-	bitAVX512CD   = 28
-	bitAVX512BW   = 30
-	bitAVX512VL   = 31
-	// leaf 7 subleaf 0, ECX
-	bitAVX512VBMI = 1
-	bitAVX512VNNI = 11
-	// leaf 7 subleaf 0, EDX
-	bitAMXBF16    = 22
-	bitAVX512FP16 = 23
-	bitAMXTile    = 24
-	bitAMXInt8    = 25
-	// leaf 7 subleaf 1, EAX
-	bitAVXVNNI    = 4
-	bitAVX512BF16 = 5
-	bitAMXFP16    = 21
-)
-
 // XCR0 state components the OS must enable before the registers are usable.
 const (
 	xcr0SSE       = 1 << 1
@@ -52,49 +22,68 @@ const (
 
 func bit(v uint32, n uint) bool { return v>>n&1 == 1 }
 
+// CPUID registers, as cpuid returns them.
+const (
+	eax = iota
+	ebx
+	ecx
+	edx
+)
+
+// x86Bit is where CPUID reports one feature: leaf, subleaf, register and
+// bit (Intel SDM vol. 2A, CPUID; AMD APM vol. 3).
+type x86Bit struct {
+	flag      *bool
+	leaf, sub uint32
+	reg       int
+	bit       uint
+}
+
 func detectX86() X86 {
 	if !haveCPUID {
 		return x86FromXSys()
 	}
 	var x X86
 	maxLeaf, _, _, _ := cpuid(0, 0)
-	if maxLeaf < 1 {
-		return x
+	var maxSub7 uint32 // highest subleaf of leaf 7
+	if maxLeaf >= 7 {
+		maxSub7, _, _, _ = cpuid(7, 0)
 	}
-	_, _, ecx1, _ := cpuid(1, 0)
-	x.FMA = bit(ecx1, bitFMA)
-	x.OSXSAVE = bit(ecx1, bitOSXSAVE)
-	x.AVX = bit(ecx1, bitAVX)
-	x.F16C = bit(ecx1, bitF16C)
+	for _, f := range []x86Bit{
+		{&x.FMA, 1, 0, ecx, 12},
+		{&x.OSXSAVE, 1, 0, ecx, 27},
+		{&x.AVX, 1, 0, ecx, 28},
+		{&x.F16C, 1, 0, ecx, 29},
+		{&x.AVX2, 7, 0, ebx, 5},
+		{&x.BMI2, 7, 0, ebx, 8},
+		{&x.AVX512F, 7, 0, ebx, 16},
+		{&x.AVX512DQ, 7, 0, ebx, 17},
+		{&x.AVX512IFMA, 7, 0, ebx, 21},
+		{&x.AVX512CD, 7, 0, ebx, 28},
+		{&x.AVX512BW, 7, 0, ebx, 30},
+		{&x.AVX512VL, 7, 0, ebx, 31},
+		{&x.AVX512VBMI, 7, 0, ecx, 1},
+		{&x.AVX512VNNI, 7, 0, ecx, 11},
+		{&x.AMXBF16, 7, 0, edx, 22},
+		{&x.AVX512FP16, 7, 0, edx, 23},
+		{&x.AMXTile, 7, 0, edx, 24},
+		{&x.AMXInt8, 7, 0, edx, 25},
+		{&x.AVXVNNI, 7, 1, eax, 4},
+		{&x.AVX512BF16, 7, 1, eax, 5},
+		{&x.AMXFP16, 7, 1, eax, 21},
+	} {
+		if f.leaf > maxLeaf || f.leaf == 7 && f.sub > maxSub7 {
+			continue
+		}
+		var regs [4]uint32
+		regs[eax], regs[ebx], regs[ecx], regs[edx] = cpuid(f.leaf, f.sub)
+		*f.flag = bit(regs[f.reg], f.bit)
+	}
 	if x.OSXSAVE {
 		xcr0, _ := xgetbv(0)
 		x.OSAVX = xcr0&xcr0AVXState == xcr0AVXState
 		x.OSAVX512 = xcr0&xcr0AVX512All == xcr0AVX512All
 		x.OSAMX = xcr0&xcr0AMXState == xcr0AMXState
-	}
-	if maxLeaf < 7 {
-		return x
-	}
-	maxSub, ebx7, ecx7, edx7 := cpuid(7, 0)
-	x.AVX2 = bit(ebx7, bitAVX2)
-	x.BMI2 = bit(ebx7, bitBMI2)
-	x.AVX512F = bit(ebx7, bitAVX512F)
-	x.AVX512DQ = bit(ebx7, bitAVX512DQ)
-	x.AVX512IFMA = bit(ebx7, bitAVX512IFMA)
-	x.AVX512CD = bit(ebx7, bitAVX512CD)
-	x.AVX512BW = bit(ebx7, bitAVX512BW)
-	x.AVX512VL = bit(ebx7, bitAVX512VL)
-	x.AVX512VBMI = bit(ecx7, bitAVX512VBMI)
-	x.AVX512VNNI = bit(ecx7, bitAVX512VNNI)
-	x.AMXBF16 = bit(edx7, bitAMXBF16)
-	x.AVX512FP16 = bit(edx7, bitAVX512FP16)
-	x.AMXTile = bit(edx7, bitAMXTile)
-	x.AMXInt8 = bit(edx7, bitAMXInt8)
-	if maxSub >= 1 {
-		eax71, _, _, _ := cpuid(7, 1)
-		x.AVXVNNI = bit(eax71, bitAVXVNNI)
-		x.AVX512BF16 = bit(eax71, bitAVX512BF16)
-		x.AMXFP16 = bit(eax71, bitAMXFP16)
 	}
 	return x
 }

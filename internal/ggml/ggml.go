@@ -3,7 +3,6 @@
 package ggml
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/damascus-llm/damascus/internal/dl"
+	"github.com/damascus-llm/damascus/internal/textfile"
 )
 
 // LibDir returns the directory holding the pinned libraries: $DAMASCUS_LLAMACPP_DIR,
@@ -198,23 +198,14 @@ func load(variant string) (*lib, error) {
 // loadedCPUVariant returns the path of the libggml-cpu-*.so mapped into this
 // process: ggml picks it by score and does not report which it chose.
 func loadedCPUVariant() string {
-	f, err := os.Open("/proc/self/maps")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
+	return textfile.Find("/proc/self/maps", func(line string) (string, bool) {
+		fields := strings.Fields(line)
 		if len(fields) < 6 {
-			continue
+			return "", false
 		}
 		p := fields[len(fields)-1]
-		if strings.HasPrefix(filepath.Base(p), "libggml-cpu-") && strings.HasSuffix(p, ".so") {
-			return p
-		}
-	}
-	return ""
+		return p, strings.HasPrefix(filepath.Base(p), "libggml-cpu-") && strings.HasSuffix(p, ".so")
+	})
 }
 
 // CPUVariant returns the name of the ggml CPU variant library in use

@@ -13,6 +13,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// must stops the test at a failed setup step.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // onlyEntries fails unless dir holds exactly names (no temporary file left).
 func onlyEntries(t *testing.T, dir string, names ...string) {
 	t.Helper()
@@ -32,15 +40,9 @@ func onlyEntries(t *testing.T, dir string, names ...string) {
 func TestWriteFileCreatesAndReplaces(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "out")
-	if err := WriteFile(p, []byte("one")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(p, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFile(p, []byte("two")); err != nil {
-		t.Fatal(err)
-	}
+	must(t, WriteFile(p, []byte("one")))
+	must(t, os.Chmod(p, 0o600))
+	must(t, WriteFile(p, []byte("two")))
 	b, err := os.ReadFile(p)
 	if err != nil || string(b) != "two" {
 		t.Fatalf("read %q, %v; want two", b, err)
@@ -75,9 +77,7 @@ func refused(t *testing.T, p, want string, inputs ...string) {
 func TestRefusesFIFO(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "ff")
-	if err := syscall.Mkfifo(p, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	must(t, syscall.Mkfifo(p, 0o644))
 	refused(t, p, "named pipe (FIFO), not a regular file")
 	onlyEntries(t, dir, "ff")
 }
@@ -107,9 +107,7 @@ func TestRefusesSocketAndDirectory(t *testing.T) {
 	defer l.Close()
 	refused(t, sock, "a socket, not a regular file")
 	sub := filepath.Join(dir, "d")
-	if err := os.Mkdir(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	must(t, os.Mkdir(sub, 0o755))
 	refused(t, sub, "a directory, not a regular file")
 	onlyEntries(t, dir, "d", "s")
 }
@@ -117,21 +115,13 @@ func TestRefusesSocketAndDirectory(t *testing.T) {
 func TestRefusesItsInput(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.gguf")
-	if err := os.WriteFile(in, []byte("original"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	must(t, os.WriteFile(in, []byte("original"), 0o644))
 	hard := filepath.Join(dir, "hard.gguf")
-	if err := os.Link(in, hard); err != nil {
-		t.Fatal(err)
-	}
+	must(t, os.Link(in, hard))
 	sym := filepath.Join(dir, "sym.gguf")
-	if err := os.Symlink("in.gguf", sym); err != nil {
-		t.Fatal(err)
-	}
+	must(t, os.Symlink("in.gguf", sym))
 	other := filepath.Join(dir, "sub", "..", "in.gguf")
-	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	must(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
 	for _, out := range []string{in, hard, sym, other} {
 		refused(t, out, "is the input file", "unrelated.gguf", in)
 	}
@@ -148,16 +138,10 @@ func TestRefusesItsInput(t *testing.T) {
 func TestWritesThroughSymlink(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target")
-	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	must(t, os.WriteFile(target, []byte("old"), 0o644))
 	link := filepath.Join(dir, "link")
-	if err := os.Symlink("target", link); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFile(link, []byte("new")); err != nil {
-		t.Fatal(err)
-	}
+	must(t, os.Symlink("target", link))
+	must(t, WriteFile(link, []byte("new")))
 	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("link is gone: %v %v", st, err)
 	}
@@ -165,9 +149,7 @@ func TestWritesThroughSymlink(t *testing.T) {
 		t.Errorf("target holds %q, want new", b)
 	}
 	dangling := filepath.Join(dir, "dangling")
-	if err := os.Symlink("nowhere/x", dangling); err != nil {
-		t.Fatal(err)
-	}
+	must(t, os.Symlink("nowhere/x", dangling))
 	if err := WriteFile(dangling, []byte("x")); err == nil || !strings.Contains(err.Error(), "does not resolve") {
 		t.Errorf("dangling symlink: %v", err)
 	}
@@ -185,9 +167,7 @@ func TestCommitChecksAgain(t *testing.T) {
 	if _, err := f.WriteString("data"); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(p, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	must(t, syscall.Mkfifo(p, 0o644))
 	if err := f.Commit(); err == nil || !strings.Contains(err.Error(), "FIFO") {
 		t.Fatalf("Commit = %v, want the FIFO refused", err)
 	}

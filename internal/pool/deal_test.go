@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,11 +31,7 @@ func TestDealerCoversEveryChunkOnce(t *testing.T) {
 			})
 		}
 		p.Close()
-		for i := range hits {
-			if got := hits[i].Load(); got != 20 {
-				t.Fatalf("%+v: chunk %d dealt %d times in 20 runs", c, i, got)
-			}
-		}
+		checkHits(t, hits, 20, fmt.Sprintf("%+v: chunk", c))
 	}
 }
 

@@ -21,11 +21,7 @@ func TestRunCoversEveryWorker(t *testing.T) {
 			p.Run(fn)
 		}
 		p.Close()
-		for w := range n {
-			if got := hits[w].Load(); got != 1000 {
-				t.Errorf("n=%d: worker %d ran %d times, want 1000", n, w, got)
-			}
-		}
+		checkHits(t, hits[:n], 1000, fmt.Sprintf("n=%d: worker", n))
 	}
 }
 
@@ -77,9 +73,16 @@ func TestStaleWake(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return: a stale wake ran fn twice")
 	}
-	for w := range 3 {
-		if got := hits[w].Load(); got != 4 {
-			t.Errorf("worker %d ran fn %d times in 4 Runs", w, got)
+	checkHits(t, hits[:], 4, "worker")
+}
+
+// checkHits reports every counter of hits (named what and its index) that
+// does not read want.
+func checkHits(t *testing.T, hits []atomic.Int32, want int32, what string) {
+	t.Helper()
+	for i := range hits {
+		if got := hits[i].Load(); got != want {
+			t.Errorf("%s %d: %d times, want %d", what, i, got, want)
 		}
 	}
 }

@@ -171,21 +171,27 @@ func RoPE(x []float32, nHeads, headDim int, cos, sin []float32, neox bool) []flo
 	for i, v := range x {
 		y[i] = float64(v)
 	}
+	RotateHeads(y, nHeads, headDim, cos, sin, neox)
+	return y
+}
+
+// RotateHeads is RoPE's rotation in x's own precision, in place: this
+// package's RoPE runs it in float64, the naive kernel in float32.
+func RotateHeads[T float32 | float64](x []T, nHeads, headDim int, cos, sin []float32, neox bool) {
 	half := headDim / 2
 	for h := range nHeads {
-		head := y[h*headDim : (h+1)*headDim]
+		head := x[h*headDim : (h+1)*headDim]
 		for i := range half {
 			a, b := 2*i, 2*i+1
 			if neox {
 				a, b = i, i+half
 			}
-			c, s := float64(cos[i]), float64(sin[i])
+			c, s := T(cos[i]), T(sin[i])
 			x0, x1 := head[a], head[b]
 			head[a] = x0*c - x1*s
 			head[b] = x0*s + x1*c
 		}
 	}
-	return y
 }
 
 // Attention: for each query head h (kv head h/(nHeads/nKVHeads)),

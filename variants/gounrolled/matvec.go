@@ -4,43 +4,58 @@ import "encoding/binary"
 
 // MatVecQ4K computes dst[r] = W[r]·x for Q4_K weights and Q8_K activations.
 func MatVecQ4K(dst []float32, w, xq []byte, k int) {
-	nb := k / qk
-	rowBytes := nb * q4KBytes
+	matVecBlocks(dst, w, xq, k, qk, q4KBytes, q8KBytes, dotQ4K)
+}
+
+// MatVecQ6K computes dst[r] = W[r]·x for Q6_K weights and Q8_K activations.
+func MatVecQ6K(dst []float32, w, xq []byte, k int) {
+	matVecBlocks(dst, w, xq, k, qk, q6KBytes, q8KBytes, dotQ6K)
+}
+
+// matVecBlocks computes dst[r] = W[r]·x for block-quantized weights and
+// activations (values per block; wBytes and xBytes a block of each): dot
+// is one block's product, the products are summed in block order.
+func matVecBlocks(dst []float32, w, xq []byte, k, values, wBytes, xBytes int, dot func(wb, xb []byte) float32) {
+	nb := k / values
+	rowBytes := nb * wBytes
+	x := xq[:nb*xBytes]
 	for r := range dst {
-		dst[r] = dotQ4K(w[r*rowBytes:(r+1)*rowBytes], xq[:nb*q8KBytes], nb)
+		row := w[r*rowBytes : (r+1)*rowBytes]
+		var sum float32
+		for b := 0; b < nb; b++ {
+			wb := row[b*wBytes : (b+1)*wBytes : (b+1)*wBytes]
+			xb := x[b*xBytes : (b+1)*xBytes : (b+1)*xBytes]
+			sum += dot(wb, xb)
+		}
+		dst[r] = sum
 	}
 }
 
-func dotQ4K(w, x []byte, nb int) float32 {
-	var sum float32
-	for b := 0; b < nb; b++ {
-		wb := w[b*q4KBytes : (b+1)*q4KBytes : (b+1)*q4KBytes]
-		xb := x[b*q8KBytes : (b+1)*q8KBytes : (b+1)*q8KBytes]
-		dx := f32(xb)
-		d := half(wb[0:]) * dx
-		dmin := half(wb[2:]) * dx
-		sc, m := Q4KScales(wb[4:16])
+// dotQ4K is a Q4_K super-block's product with a Q8_K block.
+func dotQ4K(wb, xb []byte) float32 {
+	dx := f32(xb)
+	d := half(wb[0:]) * dx
+	dmin := half(wb[2:]) * dx
+	sc, m := Q4KScales(wb[4:16])
 
-		mins := q4KMins(&m, xb)
+	mins := q4KMins(&m, xb)
 
-		var dot int32
-		for c := 0; c < 4; c++ {
-			// Array pointers: constant indices below need no bounds checks.
-			q := (*[32]byte)(wb[16+32*c:])
-			y := (*[64]byte)(xb[q8KQsOff+64*c:])
-			var lo0, lo1, hi0, hi1 int32
-			for l := 0; l < 32; l += 4 {
-				b0, b1, b2, b3 := int32(q[l]), int32(q[l+1]), int32(q[l+2]), int32(q[l+3])
-				lo0 += (b0&15)*int32(int8(y[l])) + (b2&15)*int32(int8(y[l+2]))
-				lo1 += (b1&15)*int32(int8(y[l+1])) + (b3&15)*int32(int8(y[l+3]))
-				hi0 += (b0>>4)*int32(int8(y[32+l])) + (b2>>4)*int32(int8(y[34+l]))
-				hi1 += (b1>>4)*int32(int8(y[33+l])) + (b3>>4)*int32(int8(y[35+l]))
-			}
-			dot += int32(sc[2*c])*(lo0+lo1) + int32(sc[2*c+1])*(hi0+hi1)
+	var dot int32
+	for c := 0; c < 4; c++ {
+		// Array pointers: constant indices below need no bounds checks.
+		q := (*[32]byte)(wb[16+32*c:])
+		y := (*[64]byte)(xb[q8KQsOff+64*c:])
+		var lo0, lo1, hi0, hi1 int32
+		for l := 0; l < 32; l += 4 {
+			b0, b1, b2, b3 := int32(q[l]), int32(q[l+1]), int32(q[l+2]), int32(q[l+3])
+			lo0 += (b0&15)*int32(int8(y[l])) + (b2&15)*int32(int8(y[l+2]))
+			lo1 += (b1&15)*int32(int8(y[l+1])) + (b3&15)*int32(int8(y[l+3]))
+			hi0 += (b0>>4)*int32(int8(y[32+l])) + (b2>>4)*int32(int8(y[34+l]))
+			hi1 += (b1>>4)*int32(int8(y[33+l])) + (b3>>4)*int32(int8(y[35+l]))
 		}
-		sum += d*float32(dot) - dmin*float32(mins)
+		dot += int32(sc[2*c])*(lo0+lo1) + int32(sc[2*c+1])*(hi0+hi1)
 	}
-	return sum
+	return d*float32(dot) - dmin*float32(mins)
 }
 
 // q4KMins is Σ m[j]·(bsums[2j] + bsums[2j+1]) over a Q4_K super-block's
@@ -58,67 +73,47 @@ func q4KMins(m *[8]uint8, xb []byte) int32 {
 	return mins
 }
 
-// MatVecQ6K computes dst[r] = W[r]·x for Q6_K weights and Q8_K activations.
-func MatVecQ6K(dst []float32, w, xq []byte, k int) {
-	nb := k / qk
-	rowBytes := nb * q6KBytes
-	for r := range dst {
-		dst[r] = dotQ6K(w[r*rowBytes:(r+1)*rowBytes], xq[:nb*q8KBytes], nb)
-	}
-}
-
-func dotQ6K(w, x []byte, nb int) float32 {
-	var sum float32
-	for b := 0; b < nb; b++ {
-		wb := w[b*q6KBytes : (b+1)*q6KBytes : (b+1)*q6KBytes]
-		xb := x[b*q8KBytes : (b+1)*q8KBytes : (b+1)*q8KBytes]
-		d := half(wb[208:]) * f32(xb)
-		var dot int32
-		for h := 0; h < 2; h++ {
-			ql := wb[64*h : 64*h+64 : 64*h+64]
-			qh := wb[128+32*h : 160+32*h : 160+32*h]
-			sc := wb[192+8*h : 200+8*h : 200+8*h]
-			y := xb[q8KQsOff+128*h : q8KQsOff+128*h+128 : q8KQsOff+128*h+128]
-			for g := 0; g < 2; g++ { // 16-value sub-blocks: l in [16g, 16g+16)
-				var s1, s2, s3, s4 int32
-				for l := 16 * g; l < 16*g+16; l++ {
-					hb := qh[l]
-					s1 += (int32(ql[l]&15|(hb&3)<<4) - 32) * int32(int8(y[l]))
-					s2 += (int32(ql[l+32]&15|(hb>>2&3)<<4) - 32) * int32(int8(y[l+32]))
-					s3 += (int32(ql[l]>>4|(hb>>4&3)<<4) - 32) * int32(int8(y[l+64]))
-					s4 += (int32(ql[l+32]>>4|(hb>>6)<<4) - 32) * int32(int8(y[l+96]))
-				}
-				dot += int32(int8(sc[g]))*s1 + int32(int8(sc[g+2]))*s2 +
-					int32(int8(sc[g+4]))*s3 + int32(int8(sc[g+6]))*s4
+// dotQ6K is a Q6_K super-block's product with a Q8_K block.
+func dotQ6K(wb, xb []byte) float32 {
+	d := half(wb[208:]) * f32(xb)
+	var dot int32
+	for h := 0; h < 2; h++ {
+		ql := wb[64*h : 64*h+64 : 64*h+64]
+		qh := wb[128+32*h : 160+32*h : 160+32*h]
+		sc := wb[192+8*h : 200+8*h : 200+8*h]
+		y := xb[q8KQsOff+128*h : q8KQsOff+128*h+128 : q8KQsOff+128*h+128]
+		for g := 0; g < 2; g++ { // 16-value sub-blocks: l in [16g, 16g+16)
+			var s1, s2, s3, s4 int32
+			for l := 16 * g; l < 16*g+16; l++ {
+				hb := qh[l]
+				s1 += (int32(ql[l]&15|(hb&3)<<4) - 32) * int32(int8(y[l]))
+				s2 += (int32(ql[l+32]&15|(hb>>2&3)<<4) - 32) * int32(int8(y[l+32]))
+				s3 += (int32(ql[l]>>4|(hb>>4&3)<<4) - 32) * int32(int8(y[l+64]))
+				s4 += (int32(ql[l+32]>>4|(hb>>6)<<4) - 32) * int32(int8(y[l+96]))
 			}
+			dot += int32(int8(sc[g]))*s1 + int32(int8(sc[g+2]))*s2 +
+				int32(int8(sc[g+4]))*s3 + int32(int8(sc[g+6]))*s4
 		}
-		sum += d * float32(dot)
 	}
-	return sum
+	return d * float32(dot)
 }
 
 // MatVecQ8_0 computes dst[r] = W[r]·x for Q8_0 weights and Q8_0 activations.
 func MatVecQ8_0(dst []float32, w, xq []byte, k int) {
-	nb := k / q80Values
-	rowBytes := nb * q80Bytes
-	x := xq[:rowBytes]
-	for r := range dst {
-		row := w[r*rowBytes : (r+1)*rowBytes]
-		var sum float32
-		for b := 0; b < nb; b++ {
-			wb := row[b*q80Bytes : (b+1)*q80Bytes : (b+1)*q80Bytes]
-			xb := x[b*q80Bytes : (b+1)*q80Bytes : (b+1)*q80Bytes]
-			var s0, s1, s2, s3 int32
-			for j := 2; j < q80Bytes; j += 4 {
-				s0 += int32(int8(wb[j])) * int32(int8(xb[j]))
-				s1 += int32(int8(wb[j+1])) * int32(int8(xb[j+1]))
-				s2 += int32(int8(wb[j+2])) * int32(int8(xb[j+2]))
-				s3 += int32(int8(wb[j+3])) * int32(int8(xb[j+3]))
-			}
-			sum += half(wb) * half(xb) * float32(s0+s1+s2+s3)
-		}
-		dst[r] = sum
+	matVecBlocks(dst, w, xq, k, q80Values, q80Bytes, q80Bytes, dotQ8_0)
+}
+
+// dotQ8_0 is a Q8_0 block's product with a Q8_0 block.
+func dotQ8_0(wb, xb []byte) float32 {
+	w, x := (*[q80Bytes]byte)(wb), (*[q80Bytes]byte)(xb)
+	var s0, s1, s2, s3 int32
+	for j := 2; j < q80Bytes; j += 4 {
+		s0 += int32(int8(w[j])) * int32(int8(x[j]))
+		s1 += int32(int8(w[j+1])) * int32(int8(x[j+1]))
+		s2 += int32(int8(w[j+2])) * int32(int8(x[j+2]))
+		s3 += int32(int8(w[j+3])) * int32(int8(x[j+3]))
 	}
+	return half(wb) * half(xb) * float32(s0+s1+s2+s3)
 }
 
 // MatVecF32 computes dst[r] = W[r]·x for float32 weights and activations.

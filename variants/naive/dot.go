@@ -65,31 +65,35 @@ func dotBF16(w, x []byte, k int) float32 {
 // dotQ8_0 pairs Q8_0 weights with Q8_0 activations: per 32-value block,
 // d_w·d_x·Σ q_w·q_x in integers.
 func dotQ8_0(w, x []byte, k int) float32 {
-	var sum float32
-	for b := range k / 32 {
-		wb, xb := w[b*34:b*34+34], x[b*34:b*34+34]
-		var s int32
+	return dotBlocks32(w, x, k, 34, func(wq, xq []byte) (s int32) {
 		for j := range 32 {
-			s += int32(int8(wb[2+j])) * int32(int8(xb[2+j]))
+			s += int32(int8(wq[j])) * int32(int8(xq[j]))
 		}
-		sum += half(wb) * half(xb) * float32(s)
-	}
-	return sum
+		return s
+	})
 }
 
 // dotQ4_0 pairs Q4_0 weights (d, 16 bytes of nibbles: low nibbles are values
 // 0..15, high nibbles 16..31, each minus 8) with Q8_0 activations.
 func dotQ4_0(w, x []byte, k int) float32 {
+	return dotBlocks32(w, x, k, 18, func(wq, xq []byte) (s int32) {
+		for j := range 16 {
+			lo := int32(wq[j]&0x0f) - 8
+			hi := int32(wq[j]>>4) - 8
+			s += lo*int32(int8(xq[j])) + hi*int32(int8(xq[16+j]))
+		}
+		return s
+	})
+}
+
+// dotBlocks32 is the frame of the products of 32-value weight blocks (size
+// bytes: an fp16 d, then the quants) with Q8_0 activations: per block
+// d_w·d_x·isum, isum the integer dot of the two blocks' quants.
+func dotBlocks32(w, x []byte, k, size int, isum func(wq, xq []byte) int32) float32 {
 	var sum float32
 	for b := range k / 32 {
-		wb, xb := w[b*18:b*18+18], x[b*34:b*34+34]
-		var s int32
-		for j := range 16 {
-			lo := int32(wb[2+j]&0x0f) - 8
-			hi := int32(wb[2+j]>>4) - 8
-			s += lo*int32(int8(xb[2+j])) + hi*int32(int8(xb[2+16+j]))
-		}
-		sum += half(wb) * half(xb) * float32(s)
+		wb, xb := w[b*size:b*size+size], x[b*34:b*34+34]
+		sum += half(wb) * half(xb) * float32(isum(wb[2:], xb[2:]))
 	}
 	return sum
 }

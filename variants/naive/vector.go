@@ -3,6 +3,8 @@ package naive
 import (
 	"math"
 	"sync"
+
+	"github.com/damascus-llm/damascus/ledger/reference"
 )
 
 // RMSNorm sums the squares in float64 as ggml does (ggml_float), then scales
@@ -48,21 +50,10 @@ func Softmax(x []float32) {
 }
 
 // RoPE rotates pairs (x[2i], x[2i+1]) of each head, or (x[i], x[i+d/2]) in
-// the NeoX layout, by the angle whose cosine and sine are cos[i], sin[i].
+// the NeoX layout, by the angle whose cosine and sine are cos[i], sin[i]:
+// the reference's rotation, in float32.
 func RoPE(x []float32, nHeads, headDim int, cos, sin []float32, neox bool) {
-	half := headDim / 2
-	for h := range nHeads {
-		head := x[h*headDim : (h+1)*headDim]
-		for i := range half {
-			a, b := 2*i, 2*i+1
-			if neox {
-				a, b = i, i+half
-			}
-			x0, x1 := head[a], head[b]
-			head[a] = x0*cos[i] - x1*sin[i]
-			head[b] = x0*sin[i] + x1*cos[i]
-		}
-	}
+	reference.RotateHeads(x, nHeads, headDim, cos, sin, neox)
 }
 
 // scores recycles the attention score buffers so a decode step allocates nothing.
