@@ -69,7 +69,7 @@ $(OPENAI)/node_modules/.installed: $(OPENAI)/package.json $(OPENAI)/package-lock
 
 # The arm64 (NEON) kernels under qemu user-mode emulation: correctness only,
 # emulated timings mean nothing. Installs qemu from Debian when missing.
-ARM64_PKGS := ./variants/neon/... ./internal/cpufeat/...
+ARM64_PKGS := ./variants/neon/... ./variants/naive/... ./internal/cpufeat/...
 test-arm64:
 	command -v qemu-aarch64-static >/dev/null || { apt-get update -qq && apt-get install -y -qq qemu-user-static >/dev/null; }
 	GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static $(ARM64_PKGS)
