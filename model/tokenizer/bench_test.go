@@ -35,11 +35,7 @@ func BenchmarkEncode(b *testing.B) {
 		})
 		b.Run("vocab="+v.name+"/impl=llama.cpp", func(b *testing.B) {
 			oracle.RequireLlamaCpp(b)
-			ref, err := llamacpp.OpenVocab(path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer ref.Close()
+			ref := openRef(b, path)
 			b.SetBytes(int64(len(text)))
 			var n int
 			for b.Loop() {

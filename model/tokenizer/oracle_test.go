@@ -68,12 +68,40 @@ func oraclePair(t *testing.T, path string, pre ...Pretokenizer) (*Tokenizer, *ll
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ours, openRef(t, path)
+}
+
+// openRef opens the GGUF vocabulary at path in llama.cpp, closed when tb ends.
+func openRef(tb testing.TB, path string) *llamacpp.Vocab {
+	tb.Helper()
 	ref, err := llamacpp.OpenVocab(path)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { ref.Close() })
-	return ours, ref
+	tb.Cleanup(func() { ref.Close() })
+	return ref
+}
+
+// comparePieces reports the tokens whose pieces, plain and special, differ
+// from llama.cpp's (the first limit of them) and returns how many differ.
+func comparePieces(t *testing.T, ours *Tokenizer, ref *llamacpp.Vocab, limit int) int {
+	t.Helper()
+	bad := 0
+	for id := int32(0); id < int32(ours.NumTokens()); id++ {
+		for _, special := range []bool{false, true} {
+			got, _ := ours.Piece(id, special)
+			want, err := ref.TokenToPiece(id, special)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				if bad++; bad <= limit {
+					t.Errorf("Piece(%d, special=%v) = %q, llama.cpp %q", id, special, got, want)
+				}
+			}
+		}
+	}
+	return bad
 }
 
 // corpusLines returns every line (newline kept) of the three shared corpora.
@@ -227,21 +255,7 @@ func TestOracleDecode(t *testing.T) {
 				t.Errorf("vocab: ours %d tokens, bos %d, eos %d, add bos %v; llama.cpp %d, %d, %d, %v",
 					ours.NumTokens(), ours.BOS(), ours.EOS(), ours.AddBOS(), ref.NTokens(), ref.BOS(), ref.EOS(), ref.AddsBOS())
 			}
-			bad := 0
-			for id := int32(0); id < int32(ours.NumTokens()); id++ {
-				for _, special := range []bool{false, true} {
-					got, _ := ours.Piece(id, special)
-					want, err := ref.TokenToPiece(id, special)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if string(got) != want {
-						if bad++; bad <= 10 {
-							t.Errorf("Piece(%d, special=%v) = %q, llama.cpp %q", id, special, got, want)
-						}
-					}
-				}
-			}
+			bad := comparePieces(t, ours, ref, 10)
 			for _, s := range adv {
 				ids, err := ours.Encode(s, AddSpecial|ParseSpecial)
 				if err != nil {
