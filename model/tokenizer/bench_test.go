@@ -35,7 +35,11 @@ func BenchmarkEncode(b *testing.B) {
 		})
 		b.Run("vocab="+v.name+"/impl=llama.cpp", func(b *testing.B) {
 			oracle.RequireLlamaCpp(b)
-			ref := openRef(b, path)
+			ref, err := llamacpp.OpenVocab(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ref.Close()
 			b.SetBytes(int64(len(text)))
 			var n int
 			for b.Loop() {

@@ -50,18 +50,12 @@ func oraclePair(t *testing.T, path string, pre ...Pretokenizer) (*Tokenizer, *ll
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ours, openRef(t, path)
-}
-
-// openRef opens the GGUF vocabulary at path in llama.cpp, closed when tb ends.
-func openRef(tb testing.TB, path string) *llamacpp.Vocab {
-	tb.Helper()
 	ref, err := llamacpp.OpenVocab(path)
 	if err != nil {
-		tb.Fatal(err)
+		t.Fatal(err)
 	}
-	tb.Cleanup(func() { ref.Close() })
-	return ref
+	t.Cleanup(func() { ref.Close() })
+	return ours, ref
 }
 
 // comparePieces reports the tokens whose pieces, plain and special, differ
