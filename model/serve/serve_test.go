@@ -243,3 +243,29 @@ func TestBusyIs503(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { testfile.Main(m, tinyModel) }
+
+// Listen serves the endpoints on a free port until the HTTP server stops,
+// then hands Serve's error over.
+func TestListen(t *testing.T) {
+	_, s := testServer(t, Config{})
+	l, err := s.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + l.Addr.String() + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"status":"ok"`) {
+		t.Errorf("GET /health: %d %s", resp.StatusCode, b)
+	}
+	l.HTTP.Close()
+	if err := <-l.Done; err != http.ErrServerClosed {
+		t.Errorf("Serve returned %v after Close, want %v", err, http.ErrServerClosed)
+	}
+	if _, err := s.Listen("127.0.0.1:-1"); err == nil || !strings.HasPrefix(err.Error(), "listen: ") {
+		t.Errorf("Listen on a bad port: %v", err)
+	}
+}
