@@ -49,22 +49,13 @@ LLTOK     := baseline/llama3tokenizer
 # integration test drives damascus serve with it (baseline/openai/integration.mjs).
 OPENAI    := baseline/openai
 
-baseline: $(BASELINE)/node_modules/.installed $(JSTOK)/node_modules/.installed $(LLTOK)/node_modules/.installed $(OPENAI)/node_modules/.installed
+NPM_DIRS  := $(BASELINE) $(JSTOK) $(LLTOK) $(OPENAI)
 
-$(BASELINE)/node_modules/.installed: $(BASELINE)/package.json $(BASELINE)/package-lock.json
-	cd $(BASELINE) && npm ci --no-audit --no-fund --ignore-scripts
-	touch $@
+baseline: $(addsuffix /node_modules/.installed,$(NPM_DIRS))
 
-$(JSTOK)/node_modules/.installed: $(JSTOK)/package.json $(JSTOK)/package-lock.json
-	cd $(JSTOK) && npm ci --no-audit --no-fund --ignore-scripts
-	touch $@
-
-$(LLTOK)/node_modules/.installed: $(LLTOK)/package.json $(LLTOK)/package-lock.json
-	cd $(LLTOK) && npm ci --no-audit --no-fund --ignore-scripts
-	touch $@
-
-$(OPENAI)/node_modules/.installed: $(OPENAI)/package.json $(OPENAI)/package-lock.json
-	cd $(OPENAI) && npm ci --no-audit --no-fund --ignore-scripts
+# Each pinned npm package installs from its lock file, again when that changes.
+%/node_modules/.installed: %/package.json %/package-lock.json
+	cd $* && npm ci --no-audit --no-fund --ignore-scripts
 	touch $@
 
 # The arm64 (NEON) kernels under qemu user-mode emulation: correctness only,

@@ -91,23 +91,25 @@ func atDepth(name string, depth int) string {
 
 // Validate rejects a protocol that cannot produce a result.
 func (e E2E) Validate() error {
-	switch {
-	case e.PromptTokens < 0 || e.GenTokens < 0 || e.PromptTokens+e.GenTokens == 0:
+	if e.PromptTokens < 0 || e.GenTokens < 0 || e.PromptTokens+e.GenTokens == 0 {
 		return fmt.Errorf("protocol: need prompt or generated tokens (pp %d, tg %d)", e.PromptTokens, e.GenTokens)
-	case e.Runs < 1:
-		return fmt.Errorf("protocol: runs %d < 1", e.Runs)
-	case e.WarmupRuns < 0:
-		return fmt.Errorf("protocol: warmup runs %d < 0", e.WarmupRuns)
-	case e.RepsPerRound < 0:
-		return fmt.Errorf("protocol: repetitions per round %d < 0", e.RepsPerRound)
-	case e.Depth < 0:
-		return fmt.Errorf("protocol: depth %d < 0", e.Depth)
-	case e.WarmupPromptTokens < 0:
-		return fmt.Errorf("protocol: warmup prompt tokens %d < 0", e.WarmupPromptTokens)
-	case e.NominalGBps < 0:
-		return fmt.Errorf("protocol: nominal bandwidth %g GB/s < 0", e.NominalGBps)
-	case e.Threads < 1:
-		return fmt.Errorf("protocol: threads %d < 1", e.Threads)
+	}
+	// The other fields' least meaningful values.
+	for _, f := range []struct {
+		name       string
+		value, min float64
+	}{
+		{"runs", float64(e.Runs), 1},
+		{"warmup runs", float64(e.WarmupRuns), 0},
+		{"repetitions per round", float64(e.RepsPerRound), 0},
+		{"depth", float64(e.Depth), 0},
+		{"warmup prompt tokens", float64(e.WarmupPromptTokens), 0},
+		{"nominal bandwidth (GB/s)", e.NominalGBps, 0},
+		{"threads", float64(e.Threads), 1},
+	} {
+		if f.value < f.min {
+			return fmt.Errorf("protocol: %s %g < %g", f.name, f.value, f.min)
+		}
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -66,18 +65,15 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
+	l, err := srv.Listen(net.JoinHostPort(*host, strconv.Itoa(*port)))
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "serving %s on http://%s (%d slot(s) of %d positions, queue %d)\n", *name, ln.Addr(), *parallel, nctx, *queue)
+	fmt.Fprintf(stderr, "serving %s on http://%s (%d slot(s) of %d positions, queue %d)\n", *name, l.Addr, *parallel, nctx, *queue)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
 	select {
-	case err := <-done:
+	case err := <-l.Done:
 		return err
 	case <-ctx.Done():
 	}
@@ -86,9 +82,9 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	fmt.Fprintln(stderr, "shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := l.HTTP.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	_ = hs.Close()
+	_ = l.HTTP.Close()
 	return nil
 }

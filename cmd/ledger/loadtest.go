@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
-	"net/http"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -72,14 +70,12 @@ func runLoadTest(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	before := runtime.NumGoroutine()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := srv.Listen("127.0.0.1:0")
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
-	url := "http://" + ln.Addr().String()
+	defer l.HTTP.Close()
+	url := "http://" + l.Addr.String()
 	fmt.Fprintf(stderr, "loadtest: %s, %d slots on %s; %d clients, %d requests of %d tokens\n",
 		filepath.Base(ff.model), *parallel, url, *clients, *requests, *maxTokens)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
@@ -100,7 +96,7 @@ func runLoadTest(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) erro
 	heapAfter := heapInUseMiB()
 	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer scancel()
-	_ = hs.Shutdown(sctx)
+	_ = l.HTTP.Shutdown(sctx)
 	// What is left once the server is down: the scheduler and the
 	// connections' goroutines must be gone (a leak grows with requests).
 	after := runtime.NumGoroutine()

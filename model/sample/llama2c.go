@@ -68,12 +68,9 @@ func Argmax(x []float32) int {
 
 // softmax32 is run.c's softmax: float32 throughout, max subtracted first.
 func softmax32(x []float32) {
-	maxv := x[0]
-	for _, v := range x[1:] {
-		if v > maxv {
-			maxv = v
-		}
-	}
+	// slices.Max differs from run.c's max loop only when x holds a NaN,
+	// which makes every result NaN either way.
+	maxv := slices.Max(x)
 	var sum float32
 	for i, v := range x {
 		x[i] = expf(v - maxv)

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -88,6 +89,26 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, eng: eng, slot: make(chan struct{}, eng.Seqs())}
 	s.sched.init(s)
 	return s, nil
+}
+
+// Listening is a Server answering HTTP on a TCP address.
+type Listening struct {
+	HTTP *http.Server // Shutdown or Close stops it
+	Addr net.Addr     // where it listens
+	Done <-chan error // Serve's error once it stops (http.ErrServerClosed when stopped)
+}
+
+// Listen serves s over HTTP on addr (host:port; port 0: a free one, then in
+// Addr) in the background.
+func (s *Server) Listen(addr string) (*Listening, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	return &Listening{HTTP: hs, Addr: ln.Addr(), Done: done}, nil
 }
 
 // Handler routes the endpoints.

@@ -7,12 +7,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/damascus-llm/damascus/internal/testfile"
 	"github.com/damascus-llm/damascus/model/ftype"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/llama/chat"
@@ -20,11 +18,21 @@ import (
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
 )
 
-var (
-	modelOnce sync.Once
-	modelPath string
-	modelErr  error
-)
+// tinyModel is the synthetic tiny Llama 3.2-shaped model in Q8_0 with the
+// real Llama 3 vocabulary, written once for the test binary.
+var tinyModel = testfile.New("tiny-q8_0.gguf", func(path string) error {
+	kv, err := llama3vocab.Metadata()
+	if err != nil {
+		return err
+	}
+	p, _ := synth.LookupPreset("tiny")
+	ft, _ := ftype.Parse("Q8_0")
+	w, _, err := synth.Build(synth.Options{Preset: p, Type: ft, Seed: 3, Tokenizer: kv, Workers: 2})
+	if err != nil {
+		return err
+	}
+	return w.WriteFile(path)
+})
 
 // testServer serves a synthetic tiny Llama 3.2-shaped model with the real
 // Llama 3 vocabulary and chat template (skipping where the vocabulary is
@@ -38,29 +46,9 @@ func testServer(t *testing.T, cfg Config) (*httptest.Server, *Server) {
 // positions each (0: one Context).
 func testServerSlots(t *testing.T, cfg Config, slots int) (*httptest.Server, *Server) {
 	t.Helper()
-	modelOnce.Do(func() {
-		kv, err := llama3vocab.Metadata()
-		if err != nil {
-			modelErr = err
-			return
-		}
-		p, _ := synth.LookupPreset("tiny")
-		ft, _ := ftype.Parse("Q8_0")
-		w, _, err := synth.Build(synth.Options{Preset: p, Type: ft, Seed: 3, Tokenizer: kv, Workers: 2})
-		if err != nil {
-			modelErr = err
-			return
-		}
-		dir, err := osMkdirTemp()
-		if err != nil {
-			modelErr = err
-			return
-		}
-		modelPath = filepath.Join(dir, "tiny-q8_0.gguf")
-		modelErr = w.WriteFile(modelPath)
-	})
-	if modelErr != nil {
-		t.Skipf("no test model: %v", modelErr)
+	modelPath, err := tinyModel.Path()
+	if err != nil {
+		t.Skipf("no test model: %v", err)
 	}
 	ld, err := llama.Load(modelPath, llama.LoadOptions{Placement: llama.PlaceMmap})
 	if err != nil {
@@ -254,12 +242,30 @@ func TestBusyIs503(t *testing.T) {
 	}
 }
 
-func osMkdirTemp() (string, error) { return os.MkdirTemp("", "damascus-serve-test") }
+func TestMain(m *testing.M) { testfile.Main(m, tinyModel) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if modelPath != "" {
-		os.RemoveAll(filepath.Dir(modelPath))
+// Listen serves the endpoints on a free port until the HTTP server stops,
+// then hands Serve's error over.
+func TestListen(t *testing.T) {
+	_, s := testServer(t, Config{})
+	l, err := s.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	os.Exit(code)
+	resp, err := http.Get("http://" + l.Addr.String() + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"status":"ok"`) {
+		t.Errorf("GET /health: %d %s", resp.StatusCode, b)
+	}
+	l.HTTP.Close()
+	if err := <-l.Done; err != http.ErrServerClosed {
+		t.Errorf("Serve returned %v after Close, want %v", err, http.ErrServerClosed)
+	}
+	if _, err := s.Listen("127.0.0.1:-1"); err == nil || !strings.HasPrefix(err.Error(), "listen: ") {
+		t.Errorf("Listen on a bad port: %v", err)
+	}
 }

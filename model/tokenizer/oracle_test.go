@@ -1,8 +1,6 @@
 package tokenizer
 
 import (
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -14,43 +12,27 @@ import (
 	"github.com/damascus-llm/damascus/harness/llamacpp"
 	"github.com/damascus-llm/damascus/internal/oracle"
 	"github.com/damascus-llm/damascus/internal/testdata"
+	"github.com/damascus-llm/damascus/internal/testfile"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
 )
 
-var (
-	llama3GGUFOnce sync.Once
-	llama3GGUFPath string
-	llama3GGUFErr  error
-)
+// llama3Vocab is the Llama 3 vocabulary written by llama3vocab, once per
+// test binary.
+var llama3Vocab = testfile.New("llama3-vocab.gguf", llama3vocab.WriteVocabGGUF)
 
-// llama3GGUF writes the Llama 3 vocabulary with llama3vocab into a
-// temporary directory (once per test binary) and returns its path.
+// llama3GGUF returns the path of llama3Vocab.
 func llama3GGUF(tb testing.TB) string {
 	tb.Helper()
 	testdata.Llama3TokenizerJSON.Require(tb)
 	testdata.Llama32Template.Require(tb)
-	llama3GGUFOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "damascus-tokenizer-")
-		if err != nil {
-			llama3GGUFErr = err
-			return
-		}
-		llama3GGUFPath = filepath.Join(dir, "llama3-vocab.gguf")
-		llama3GGUFErr = llama3vocab.WriteVocabGGUF(llama3GGUFPath)
-	})
-	if llama3GGUFErr != nil {
-		tb.Fatal(llama3GGUFErr)
+	path, err := llama3Vocab.Path()
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return llama3GGUFPath
+	return path
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if llama3GGUFPath != "" {
-		os.RemoveAll(filepath.Dir(llama3GGUFPath))
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testfile.Main(m, llama3Vocab) }
 
 // oraclePair opens one GGUF vocabulary both ways; pre, when not nil,
 // replaces our pre-tokenizer.
@@ -74,6 +56,28 @@ func oraclePair(t *testing.T, path string, pre ...Pretokenizer) (*Tokenizer, *ll
 	}
 	t.Cleanup(func() { ref.Close() })
 	return ours, ref
+}
+
+// comparePieces reports the tokens whose pieces, plain and special, differ
+// from llama.cpp's (the first limit of them) and returns how many differ.
+func comparePieces(t *testing.T, ours *Tokenizer, ref *llamacpp.Vocab, limit int) int {
+	t.Helper()
+	bad := 0
+	for id := int32(0); id < int32(ours.NumTokens()); id++ {
+		for _, special := range []bool{false, true} {
+			got, _ := ours.Piece(id, special)
+			want, err := ref.TokenToPiece(id, special)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				if bad++; bad <= limit {
+					t.Errorf("Piece(%d, special=%v) = %q, llama.cpp %q", id, special, got, want)
+				}
+			}
+		}
+	}
+	return bad
 }
 
 // corpusLines returns every line (newline kept) of the three shared corpora.
@@ -227,21 +231,7 @@ func TestOracleDecode(t *testing.T) {
 				t.Errorf("vocab: ours %d tokens, bos %d, eos %d, add bos %v; llama.cpp %d, %d, %d, %v",
 					ours.NumTokens(), ours.BOS(), ours.EOS(), ours.AddBOS(), ref.NTokens(), ref.BOS(), ref.EOS(), ref.AddsBOS())
 			}
-			bad := 0
-			for id := int32(0); id < int32(ours.NumTokens()); id++ {
-				for _, special := range []bool{false, true} {
-					got, _ := ours.Piece(id, special)
-					want, err := ref.TokenToPiece(id, special)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if string(got) != want {
-						if bad++; bad <= 10 {
-							t.Errorf("Piece(%d, special=%v) = %q, llama.cpp %q", id, special, got, want)
-						}
-					}
-				}
-			}
+			bad := comparePieces(t, ours, ref, 10)
 			for _, s := range adv {
 				ids, err := ours.Encode(s, AddSpecial|ParseSpecial)
 				if err != nil {

@@ -57,28 +57,20 @@ type Result struct {
 // Perplexity runs llama.cpp's protocol; progress (optional) is told the
 // running perplexity after each chunk.
 func Perplexity(c Chunks, vocab int, eval Evaluate, progress func(chunk int, ppl float64)) (Result, error) {
-	if err := c.Check(); err != nil {
-		return Result{}, err
-	}
 	var nll, nll2 float64
 	count := 0
-	first := c.First()
-	for i := range c.N() {
-		ch := c.chunk(i)
-		logits, err := eval(ch, first)
-		if err != nil {
-			return Result{}, fmt.Errorf("chunk %d: %w", i, err)
-		}
-		for j := first; j < c.NCtx-1; j++ {
-			lp := logProbs(logits[(j-first)*vocab : (j-first+1)*vocab])
-			v := -lp[c.Tokens[i*c.NCtx+j+1]]
-			nll += v
-			nll2 += v * v
-			count++
-		}
+	err := c.score(vocab, []scorer{{"", eval}}, func(next int32, lps [][]float64) {
+		v := -lps[0][next]
+		nll += v
+		nll2 += v * v
+		count++
+	}, func(i int) {
 		if progress != nil {
 			progress(i, math.Exp(nll/float64(count)))
 		}
+	})
+	if err != nil {
+		return Result{}, err
 	}
 	mean := nll / float64(count)
 	r := Result{PPL: math.Exp(mean), Count: count}
@@ -86,6 +78,52 @@ func Perplexity(c Chunks, vocab int, eval Evaluate, progress func(chunk int, ppl
 		r.StdErr = math.Sqrt(v/float64(count-1)) * r.PPL
 	}
 	return r, nil
+}
+
+// A scorer is a model score evaluates, named in its errors ("" for none).
+type scorer struct {
+	name string
+	eval Evaluate
+}
+
+// score is the protocol Perplexity and KLDivergence share: each chunk
+// evaluated by every model in turn, then visit called for each scored
+// position with the token that follows it and each model's log-probabilities
+// there, and chunkDone (optional) after each chunk.
+func (c Chunks) score(vocab int, models []scorer, visit func(next int32, lps [][]float64), chunkDone func(chunk int)) error {
+	if err := c.Check(); err != nil {
+		return err
+	}
+	first := c.First()
+	logits := make([][]float32, len(models))
+	lps := make([][]float64, len(models))
+	for i := range c.N() {
+		ch := c.chunk(i)
+		for m, s := range models {
+			l, err := s.eval(ch, first)
+			if err != nil {
+				if s.name != "" {
+					return fmt.Errorf("%s, chunk %d: %w", s.name, i, err)
+				}
+				return fmt.Errorf("chunk %d: %w", i, err)
+			}
+			if m > 0 && len(l) != len(logits[0]) {
+				return errors.New("the models' vocabularies differ")
+			}
+			logits[m] = l
+		}
+		for j := first; j < c.NCtx-1; j++ {
+			row := (j - first) * vocab
+			for m := range models {
+				lps[m] = logProbs(logits[m][row : row+vocab])
+			}
+			visit(c.Tokens[i*c.NCtx+j+1], lps)
+		}
+		if chunkDone != nil {
+			chunkDone(i)
+		}
+	}
+	return nil
 }
 
 // Probs is softmax in float64: the next-token distribution of logits.
@@ -139,53 +177,36 @@ type KLResult struct {
 // KLDivergence evaluates both models on the same chunks and reports
 // KL(base ‖ test) per position, as llama-perplexity --kl-divergence does.
 func KLDivergence(c Chunks, vocab int, base, test Evaluate) (KLResult, error) {
-	if err := c.Check(); err != nil {
-		return KLResult{}, err
-	}
 	var r KLResult
 	var kls []float64
 	var nllB, nllT, dp2 float64
 	same := 0
-	first := c.First()
-	for i := range c.N() {
-		ch := c.chunk(i)
-		lb, err := base(ch, first)
-		if err != nil {
-			return r, fmt.Errorf("base, chunk %d: %w", i, err)
-		}
-		lt, err := test(ch, first)
-		if err != nil {
-			return r, fmt.Errorf("test, chunk %d: %w", i, err)
-		}
-		if len(lb) != len(lt) {
-			return r, errors.New("the models' vocabularies differ")
-		}
-		for j := first; j < c.NCtx-1; j++ {
-			pb := logProbs(lb[(j-first)*vocab : (j-first+1)*vocab])
-			pt := logProbs(lt[(j-first)*vocab : (j-first+1)*vocab])
-			var kl float64
-			ab, at := 0, 0
-			for k := range pb {
-				if p := math.Exp(pb[k]); p > 0 {
-					kl += p * (pb[k] - pt[k])
-				}
-				if pb[k] > pb[ab] {
-					ab = k
-				}
-				if pt[k] > pt[at] {
-					at = k
-				}
+	err := c.score(vocab, []scorer{{"base", base}, {"test", test}}, func(tok int32, lps [][]float64) {
+		pb, pt := lps[0], lps[1]
+		var kl float64
+		ab, at := 0, 0
+		for k := range pb {
+			if p := math.Exp(pb[k]); p > 0 {
+				kl += p * (pb[k] - pt[k])
 			}
-			kls = append(kls, kl)
-			if ab == at {
-				same++
+			if pb[k] > pb[ab] {
+				ab = k
 			}
-			tok := c.Tokens[i*c.NCtx+j+1]
-			nllB -= pb[tok]
-			nllT -= pt[tok]
-			d := math.Exp(pt[tok]) - math.Exp(pb[tok])
-			dp2 += d * d
+			if pt[k] > pt[at] {
+				at = k
+			}
 		}
+		kls = append(kls, kl)
+		if ab == at {
+			same++
+		}
+		nllB -= pb[tok]
+		nllT -= pt[tok]
+		d := math.Exp(pt[tok]) - math.Exp(pb[tok])
+		dp2 += d * d
+	}, nil)
+	if err != nil {
+		return r, err
 	}
 	n := float64(len(kls))
 	r.Positions = len(kls)
