@@ -90,6 +90,44 @@ __device__ __forceinline__ double block_sum_d(double v, double* red) {
 }
 
 
+// ---- Q4_K scales (matvec.cu, persistent.cu, mma.cu, engine.cu) ----------------
+
+// Halfword i (0..5) of a Q4_K block's twelve packed scale bytes, from its
+// first 16 bytes.
+__device__ __forceinline__ u32 q4k_scale16(uint4 hdr, int i) {
+	const u32 w = i < 2 ? hdr.y : (i < 4 ? hdr.z : hdr.w);
+	return (i & 1) ? w >> 16 : w & 0xffff;
+}
+
+// The 6-bit scales and mins of sub-blocks 2p and 2p+1 (ggml's
+// get_scale_min_k4 for both), without a branch: lanes of one warp hold
+// different p, and the two cases diverged.
+__device__ __forceinline__ void q4k_scale_min_pair(uint4 hdr, int p, int& sc0, int& sc1, int& m0, int& m1) {
+	const u32 a = q4k_scale16(hdr, p), b = q4k_scale16(hdr, p + 2), c = q4k_scale16(hdr, (p + 2) & 3);
+	// p < 2: sc = bytes of a & 63, m = bytes of b & 63. p ≥ 2 (c is
+	// halfword p-2 then): sc = low nibbles of b | top bits of c, m = high
+	// nibbles of b | top bits of a.
+	const u32 lo_sc = a & 0x3f3f, lo_m = b & 0x3f3f;
+	const u32 hi_sc = (b & 0x0f0f) | ((c & 0xc0c0) >> 2), hi_m = ((b >> 4) & 0x0f0f) | ((a & 0xc0c0) >> 2);
+	const u32 sc = p < 2 ? lo_sc : hi_sc, m = p < 2 ? lo_m : hi_m;
+	sc0 = sc & 0xff;
+	sc1 = sc >> 8;
+	m0 = m & 0xff;
+	m1 = m >> 8;
+}
+
+// The 6-bit scale c and min m of sub-block s of a Q4_K block's 12 scale
+// bytes sc (ggml's get_scale_min_k4).
+__device__ __forceinline__ void q4k_sub_scale(const u8* sc, int s, int& c, int& m) {
+	if (s < 4) {
+		c = sc[s] & 63;
+		m = sc[s + 4] & 63;
+	} else {
+		c = (sc[s + 4] & 0x0f) | ((sc[s - 4] >> 6) << 4);
+		m = (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4);
+	}
+}
+
 // q6k_unpack makes the 16 words of 6-bit quants (four dp4a groups of 16
 // values: low nibbles of A, of B, high nibbles of A, of B, each with its two
 // bits of H) that a lane's 16-byte loads A (ql low), B (ql high) and H (qh)

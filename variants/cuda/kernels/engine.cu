@@ -53,14 +53,8 @@ extern "C" __global__ void embed_q4k(float* x, const u8* w, const int* tok, int 
 	const float d = h2f(*(const u16*)blk), dmin = h2f(*(const u16*)(blk + 2));
 	const u8* sc = blk + 4;
 	const int is = v / 32; // sub-block: 64-value group v/64, low nibbles first
-	u8 s, m;
-	if (is < 4) {
-		s = sc[is] & 63;
-		m = sc[is + 4] & 63;
-	} else {
-		s = (sc[is + 4] & 0x0f) | ((sc[is - 4] >> 6) << 4);
-		m = (sc[is + 4] >> 4) | ((sc[is] >> 6) << 4);
-	}
+	int s, m;
+	q4k_sub_scale(sc, is, s, m);
 	const int g = v / 64, l = v % 32, hi = (v / 32) & 1;
 	const u8 q = blk[16 + 32 * g + l];
 	const int qv = hi ? q >> 4 : q & 0x0f;

@@ -29,30 +29,6 @@
 
 // ---- Q4_K × Q8_K -----------------------------------------------------------
 
-// Halfword i (0..5) of a Q4_K block's twelve packed scale bytes, from its
-// first 16 bytes.
-__device__ __forceinline__ u32 q4k_scale16(uint4 hdr, int i) {
-	const u32 w = i < 2 ? hdr.y : (i < 4 ? hdr.z : hdr.w);
-	return (i & 1) ? w >> 16 : w & 0xffff;
-}
-
-// The 6-bit scales and mins of sub-blocks 2p and 2p+1 (ggml's
-// get_scale_min_k4 for both), without a branch: lanes of one warp hold
-// different p, and the two cases diverged.
-__device__ __forceinline__ void q4k_scale_min_pair(uint4 hdr, int p, int& sc0, int& sc1, int& m0, int& m1) {
-	const u32 a = q4k_scale16(hdr, p), b = q4k_scale16(hdr, p + 2), c = q4k_scale16(hdr, (p + 2) & 3);
-	// p < 2: sc = bytes of a & 63, m = bytes of b & 63. p ≥ 2 (c is
-	// halfword p-2 then): sc = low nibbles of b | top bits of c, m = high
-	// nibbles of b | top bits of a.
-	const u32 lo_sc = a & 0x3f3f, lo_m = b & 0x3f3f;
-	const u32 hi_sc = (b & 0x0f0f) | ((c & 0xc0c0) >> 2), hi_m = ((b >> 4) & 0x0f0f) | ((a & 0xc0c0) >> 2);
-	const u32 sc = p < 2 ? lo_sc : hi_sc, m = p < 2 ? lo_m : hi_m;
-	sc0 = sc & 0xff;
-	sc1 = sc >> 8;
-	m0 = m & 0xff;
-	m1 = m >> 8;
-}
-
 // q4k_load loads the 16-byte header and the 16 quant bytes at qoff of the
 // U blocks b0, b0+4, … below nb of Q4_K row wr.
 template <int U>

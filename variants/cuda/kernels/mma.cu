@@ -62,18 +62,6 @@ __device__ __forceinline__ void mma_load_q4k(u8* aq, const u8* w, int rows, int 
 	}
 }
 
-// The 6-bit scale c and min m of sub-block s of a Q4_K block's 12 scale
-// bytes sc (ggml's get_scale_min_k4).
-__device__ __forceinline__ void q4k_sub_scale(const u8* sc, int s, int& c, int& m) {
-	if (s < 4) {
-		c = sc[s] & 63;
-		m = sc[s + 4] & 63;
-	} else {
-		c = (sc[s + 4] & 0x0f) | ((sc[s - 4] >> 6) << 4);
-		m = (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4);
-	}
-}
-
 // Q6_K (the device layout of matvec.cu): per half hn and 4 positions
 // l…l+3, the bytes ql[64hn+l], ql[64hn+32+l] and qh[32hn+l] give values
 // 128hn+32c+l…, unsigned 0…63 (stored +32), or with sub32 signed q − 32

@@ -179,20 +179,6 @@ __device__ __forceinline__ size_t prow_bytes(int f, int k) {
 // activations read from shared memory instead of through __ldg. ra and rb
 // come back in every lane.
 
-__device__ __forceinline__ u32 pq4k_scale16(uint4 hdr, int i) {
-	const u32 w = i < 2 ? hdr.y : (i < 4 ? hdr.z : hdr.w);
-	return (i & 1) ? w >> 16 : w & 0xffff;
-}
-__device__ __forceinline__ void pq4k_scale_min_pair(uint4 hdr, int p, int& sc0, int& sc1, int& m0, int& m1) {
-	const u32 a = pq4k_scale16(hdr, p), b = pq4k_scale16(hdr, p + 2), c = pq4k_scale16(hdr, (p + 2) & 3);
-	const u32 lo_sc = a & 0x3f3f, lo_m = b & 0x3f3f;
-	const u32 hi_sc = (b & 0x0f0f) | ((c & 0xc0c0) >> 2), hi_m = ((b >> 4) & 0x0f0f) | ((a & 0xc0c0) >> 2);
-	const u32 sc = p < 2 ? lo_sc : hi_sc, m = p < 2 ? lo_m : hi_m;
-	sc0 = sc & 0xff;
-	sc1 = sc >> 8;
-	m0 = m & 0xff;
-	m1 = m >> 8;
-}
 __device__ __forceinline__ u32 sh4(const u8* p) { return *(const u32*)p; }
 __device__ __forceinline__ u16 sh2(const u8* p) { return *(const u16*)p; }
 
@@ -253,7 +239,7 @@ __device__ __forceinline__ void pdot_q4k(const u8* __restrict__ wa, const u8* __
 				const uint4 hdr = hdrs[r][u], q = qs[r][u];
 				const float d = h2f(hdr.x & 0xffff), dmin = h2f(hdr.x >> 16);
 				int sc0, m0, sc1, m1;
-				pq4k_scale_min_pair(hdr, p, sc0, sc1, m0, m1);
+				q4k_scale_min_pair(hdr, p, sc0, sc1, m0, m1);
 				const u32 lo0 = q.x & 0x0f0f0f0f, lo1 = q.y & 0x0f0f0f0f, lo2 = q.z & 0x0f0f0f0f, lo3 = q.w & 0x0f0f0f0f;
 				const u32 hi0 = (q.x >> 4) & 0x0f0f0f0f, hi1 = (q.y >> 4) & 0x0f0f0f0f, hi2 = (q.z >> 4) & 0x0f0f0f0f,
 				          hi3 = (q.w >> 4) & 0x0f0f0f0f;
