@@ -68,6 +68,18 @@ __device__ __forceinline__ uint2 ld8(const void* p) { return __ldg((const uint2*
 __device__ __forceinline__ u32 ld4(const void* p) { return __ldg((const u32*)p); }
 __device__ __forceinline__ u16 ld2(const void* p) { return __ldg((const u16*)p); }
 
+// Activation loads: through the non-coherent path from global memory, or
+// plain loads where the activations sit in shared memory (SHARED:
+// persistent.cu's steps). The same bytes either way, so the same sums.
+template <bool SHARED> __device__ __forceinline__ u32 act_ld4(const u8* p) {
+	if constexpr (SHARED) return *(const u32*)p;
+	else return ld4(p);
+}
+template <bool SHARED> __device__ __forceinline__ u16 act_ld2(const u8* p) {
+	if constexpr (SHARED) return *(const u16*)p;
+	else return ld2(p);
+}
+
 #define NEG_INF __int_as_float(0xff800000)
 
 // Device row layouts of the repacked weight formats (matvec.cu, repack in
@@ -116,6 +128,19 @@ __device__ __forceinline__ void q4k_scale_min_pair(uint4 hdr, int p, int& sc0, i
 	m1 = m >> 8;
 }
 
+// The low nibbles (sub-block 2p) and the high nibbles (2p+1) of a lane's
+// 16 Q4_K quant bytes q, as dp4a words.
+__device__ __forceinline__ void q4k_nibbles(uint4 q, u32 (&lo)[4], u32 (&hi)[4]) {
+	lo[0] = q.x & 0x0f0f0f0f;
+	lo[1] = q.y & 0x0f0f0f0f;
+	lo[2] = q.z & 0x0f0f0f0f;
+	lo[3] = q.w & 0x0f0f0f0f;
+	hi[0] = (q.x >> 4) & 0x0f0f0f0f;
+	hi[1] = (q.y >> 4) & 0x0f0f0f0f;
+	hi[2] = (q.z >> 4) & 0x0f0f0f0f;
+	hi[3] = (q.w >> 4) & 0x0f0f0f0f;
+}
+
 // The 6-bit scale c and min m of sub-block s of a Q4_K block's 12 scale
 // bytes sc (ggml's get_scale_min_k4).
 __device__ __forceinline__ void q4k_sub_scale(const u8* sc, int s, int& c, int& m) {
@@ -141,6 +166,34 @@ __device__ __forceinline__ void q6k_unpack(uint4 A, uint4 B, uint4 H, u32 (&v)[4
 		v[2][i] = ((a[i] >> 4) & 0x0f0f0f0f) | (hq[i] & 0x30303030);
 		v[3][i] = ((bq[i] >> 4) & 0x0f0f0f0f) | ((hq[i] >> 2) & 0x30303030);
 	}
+}
+
+// Byte `byte` of w, sign-extended.
+__device__ __forceinline__ int sext8(u32 w, int byte) { return (int)(i8)((w >> (8 * byte)) & 0xff); }
+
+// q6k_lane_scales are the int8 scales of a lane's four groups of a
+// repacked Q6_K block (values 128hn + 32c + l0 …: byte 8hn + 2c + e of
+// the block's 16 scale bytes S).
+__device__ __forceinline__ void q6k_lane_scales(uint4 S, int hn, int e, int (&sc)[4]) {
+	const u32 W0 = hn ? S.z : S.x, W1 = hn ? S.w : S.y;
+	sc[0] = sext8(W0, e);
+	sc[1] = sext8(W0, e + 2);
+	sc[2] = sext8(W1, e);
+	sc[3] = sext8(W1, e + 2);
+}
+
+// The 32 quants and the scale of Q8_0 activation block xb (34 bytes, 2-byte
+// aligned), read as nine aligned words from xb rounded down to 4 bytes (x
+// has slack past its end).
+template <bool SHARED = false> __device__ __forceinline__ float q80_act(const u8* xb, int qw[8]) {
+	const u8* base = (const u8*)((size_t)xb & ~(size_t)3);
+	const int sh = ((size_t)xb & 2) ? 32 : 16; // where the quants start in base's words, in bits
+	u32 wd[9];
+#pragma unroll
+	for (int i = 0; i < 9; i++) wd[i] = act_ld4<SHARED>(base + 4 * i);
+#pragma unroll
+	for (int i = 0; i < 8; i++) qw[i] = (int)__funnelshift_rc(wd[i], wd[i + 1], sh);
+	return h2f((u16)(__funnelshift_rc(wd[0], wd[1], sh - 16) & 0xffff));
 }
 
 // sumsq_as_vb is the sum of squares of the dim values xs (shared memory)
