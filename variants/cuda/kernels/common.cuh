@@ -196,6 +196,31 @@ template <bool SHARED = false> __device__ __forceinline__ float q80_act(const u8
 	return h2f((u16)(__funnelshift_rc(wd[0], wd[1], sh - 16) & 0xffff));
 }
 
+// ---- tensor-core tiles (mma.cu, mma_pipe.cu) --------------------------------
+
+// A thread's four places of an m16n8 C fragment: rows g and g+8 (scales s0,
+// s1), tokens 2q4 and 2q4+1 (x0, x1). mma_scale_add adds s·x·c to each, c
+// the place's integer product; mma_token_add adds s·x·v, v0 and v1 the two
+// tokens' terms; mma_int_add adds the integer products s·c.
+__device__ __forceinline__ void mma_scale_add(float (&acc)[4], float s0, float s1, float x0, float x1, const int (&c)[4]) {
+	acc[0] += s0 * x0 * (float)c[0];
+	acc[1] += s0 * x1 * (float)c[1];
+	acc[2] += s1 * x0 * (float)c[2];
+	acc[3] += s1 * x1 * (float)c[3];
+}
+__device__ __forceinline__ void mma_token_add(float (&acc)[4], float s0, float s1, float x0, float x1, float v0, float v1) {
+	acc[0] += s0 * x0 * v0;
+	acc[1] += s0 * x1 * v1;
+	acc[2] += s1 * x0 * v0;
+	acc[3] += s1 * x1 * v1;
+}
+__device__ __forceinline__ void mma_int_add(int (&isum)[4], int s0, int s1, const int (&c)[4]) {
+	isum[0] += s0 * c[0];
+	isum[1] += s0 * c[1];
+	isum[2] += s1 * c[2];
+	isum[3] += s1 * c[3];
+}
+
 // sumsq_as_vb is the sum of squares of the dim values xs (shared memory)
 // in the order a block of vb threads takes it (add_rmsnorm at blockFor(dim)
 // threads: thread vt sums vt, vt+vb, … in double, then the warps'
