@@ -196,6 +196,52 @@ template <bool SHARED = false> __device__ __forceinline__ float q80_act(const u8
 	return h2f((u16)(__funnelshift_rc(wd[0], wd[1], sh - 16) & 0xffff));
 }
 
+// attn_scores (attention.cu, engine.cu) stores scale·(q·k) of key row kr
+// for the NG query heads g0 … g0+NG−1 below G (rows of qs, hd floats each)
+// at sc[g·chunk + tt]: the warp's lanes over the head dimension.
+template <int NG>
+__device__ __forceinline__ void attn_scores(const float* kr, const float* qs, float* sc, int g0, int G, int hd, int chunk, int tt,
+                                            float scale, int lane) {
+	float part[NG];
+#pragma unroll
+	for (int g = 0; g < NG; g++) part[g] = 0.f;
+	for (int dd = lane; dd < hd; dd += 32) {
+		const float kv = kr[dd];
+#pragma unroll
+		for (int g = 0; g < NG; g++)
+			if (g0 + g < G) part[g] += qs[(g0 + g) * hd + dd] * kv;
+	}
+#pragma unroll
+	for (int g = 0; g < NG; g++) {
+		if (g0 + g < G) { // uniform across the warp
+			const float s = warp_sum(part[g]);
+			if (lane == 0) sc[(g0 + g) * chunk + tt] = s * scale;
+		}
+	}
+}
+
+// attn_softmax_pieces (attention.cu, engine.cu) turns each of G query
+// heads' L scores (row g at sc + g·chunk) into exp(s − m) in place, a warp
+// per head, and stores the head's max m and sum l at ml[2g], ml[2g+1].
+__device__ __forceinline__ void attn_softmax_pieces(float* sc, float* ml, int G, int L, int chunk, int warp, int lane, int nw) {
+	for (int g = warp; g < G; g += nw) {
+		float m = NEG_INF;
+		for (int tt = lane; tt < L; tt += 32) m = fmaxf(m, sc[g * chunk + tt]);
+		m = warp_max(m);
+		float l = 0.f;
+		for (int tt = lane; tt < L; tt += 32) {
+			const float p = expf(sc[g * chunk + tt] - m);
+			sc[g * chunk + tt] = p;
+			l += p;
+		}
+		l = warp_sum(l);
+		if (lane == 0) {
+			ml[2 * g] = m;
+			ml[2 * g + 1] = l;
+		}
+	}
+}
+
 // ---- tensor-core tiles (mma.cu, mma_pipe.cu) --------------------------------
 
 // A thread's four places of an m16n8 C fragment: rows g and g+8 (scales s0,

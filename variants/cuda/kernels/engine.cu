@@ -198,42 +198,12 @@ eattn_split(float* po, float* pml, const float* q, const float* kc, const float*
 	// Scores: a warp per position, lanes over the head dimension.
 	for (int tt = warp; tt < L; tt += nw) {
 		const float* kr = kh + (size_t)(t0 + tt) * hd;
-		float part[EATT_MAXG];
-#pragma unroll
-		for (int g = 0; g < EATT_MAXG; g++) part[g] = 0.f;
-		for (int dd = lane; dd < hd; dd += 32) {
-			const float kv = kr[dd];
-#pragma unroll
-			for (int g = 0; g < EATT_MAXG; g++)
-				if (g < G) part[g] += qs[g * hd + dd] * kv;
-		}
-#pragma unroll
-		for (int g = 0; g < EATT_MAXG; g++) {
-			if (g < G) {
-				const float s = warp_sum(part[g]);
-				if (lane == 0) sc[g * chunk + tt] = s * scale;
-			}
-		}
+		attn_scores<EATT_MAXG>(kr, qs, sc, 0, G, hd, chunk, tt, scale, lane);
 	}
 	__syncthreads();
 	// Softmax pieces: a warp per query head.
 	__shared__ float ml[2 * EATT_MAXG];
-	for (int g = warp; g < G; g += nw) {
-		float m = NEG_INF;
-		for (int tt = lane; tt < L; tt += 32) m = fmaxf(m, sc[g * chunk + tt]);
-		m = warp_max(m);
-		float l = 0.f;
-		for (int tt = lane; tt < L; tt += 32) {
-			const float p = expf(sc[g * chunk + tt] - m);
-			sc[g * chunk + tt] = p;
-			l += p;
-		}
-		l = warp_sum(l);
-		if (lane == 0) {
-			ml[2 * g] = m;
-			ml[2 * g + 1] = l;
-		}
-	}
+	attn_softmax_pieces(sc, ml, G, L, chunk, warp, lane, nw);
 	__syncthreads();
 	// Weighted values: a thread per output dimension, rows read coalesced.
 	for (int dd = tid; dd < hd; dd += EATT_THREADS) {
