@@ -154,8 +154,7 @@ func (d *Device) serve(path string, ordinal int, started chan<- error) {
 	}
 }
 
-func initThread(path string, ordinal int) (*Thread, Info, error) {
-	var info Info
+func initThread(path string, ordinal int) (t *Thread, info Info, err error) {
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
 		return nil, info, fmt.Errorf("%w: %s not found or not loadable (%v); the cuda variants need an NVIDIA GPU and its driver", ErrNoDevice, path, err)
@@ -164,8 +163,13 @@ func initThread(path string, ordinal int) (*Thread, Info, error) {
 	if err != nil {
 		return nil, info, fmt.Errorf("%w: %s: %v", ErrNoDevice, path, err)
 	}
-	t := &Thread{api: api, args: new(argArena)}
+	t = &Thread{api: api, args: new(argArena)}
 	t.pin.Pin(t.args)
+	defer func() {
+		if err != nil { // the Thread is dropped: a pinned Pinner left to the collector panics
+			t.pin.Unpin()
+		}
+	}()
 	if err := t.check("cuInit", api.cuInit(0)); err != nil {
 		return nil, info, fmt.Errorf("%w: %v", ErrNoDevice, err)
 	}
