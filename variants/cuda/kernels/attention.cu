@@ -25,43 +25,11 @@ attn_split(float* po, float* pml, const float* q, const float* k, const float* v
 	// Scores: a warp per position, lanes over the head dimension.
 	for (int tt = warp; tt < L; tt += nw) {
 		const float* kr = k + (size_t)(t0 + tt) * stride + (size_t)kvh * headDim;
-		for (int g0 = 0; g0 < G; g0 += ATT_G) {
-			float part[ATT_G];
-#pragma unroll
-			for (int g = 0; g < ATT_G; g++) part[g] = 0.f;
-			for (int dd = lane; dd < headDim; dd += 32) {
-				const float kv = kr[dd];
-#pragma unroll
-				for (int g = 0; g < ATT_G; g++)
-					if (g0 + g < G) part[g] += qs[(g0 + g) * headDim + dd] * kv;
-			}
-#pragma unroll
-			for (int g = 0; g < ATT_G; g++) {
-				if (g0 + g < G) { // uniform across the warp
-					const float s = warp_sum(part[g]);
-					if (lane == 0) sc[(g0 + g) * chunk + tt] = s * scale;
-				}
-			}
-		}
+		for (int g0 = 0; g0 < G; g0 += ATT_G) attn_scores<ATT_G>(kr, qs, sc, g0, G, headDim, chunk, tt, scale, lane);
 	}
 	__syncthreads();
 	// Softmax pieces: a warp per query head.
-	for (int g = warp; g < G; g += nw) {
-		float m = NEG_INF;
-		for (int tt = lane; tt < L; tt += 32) m = fmaxf(m, sc[g * chunk + tt]);
-		m = warp_max(m);
-		float l = 0.f;
-		for (int tt = lane; tt < L; tt += 32) {
-			const float p = expf(sc[g * chunk + tt] - m);
-			sc[g * chunk + tt] = p;
-			l += p;
-		}
-		l = warp_sum(l);
-		if (lane == 0) {
-			ml[2 * g] = m;
-			ml[2 * g + 1] = l;
-		}
-	}
+	attn_softmax_pieces(sc, ml, G, L, chunk, warp, lane, nw);
 	__syncthreads();
 	// Weighted values: a thread per output dimension.
 	for (int dd = tid; dd < headDim; dd += ATT_THREADS) {

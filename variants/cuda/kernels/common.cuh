@@ -68,6 +68,18 @@ __device__ __forceinline__ uint2 ld8(const void* p) { return __ldg((const uint2*
 __device__ __forceinline__ u32 ld4(const void* p) { return __ldg((const u32*)p); }
 __device__ __forceinline__ u16 ld2(const void* p) { return __ldg((const u16*)p); }
 
+// Activation loads: through the non-coherent path from global memory, or
+// plain loads where the activations sit in shared memory (SHARED:
+// persistent.cu's steps). The same bytes either way, so the same sums.
+template <bool SHARED> __device__ __forceinline__ u32 act_ld4(const u8* p) {
+	if constexpr (SHARED) return *(const u32*)p;
+	else return ld4(p);
+}
+template <bool SHARED> __device__ __forceinline__ u16 act_ld2(const u8* p) {
+	if constexpr (SHARED) return *(const u16*)p;
+	else return ld2(p);
+}
+
 #define NEG_INF __int_as_float(0xff800000)
 
 // Device row layouts of the repacked weight formats (matvec.cu, repack in
@@ -90,6 +102,57 @@ __device__ __forceinline__ double block_sum_d(double v, double* red) {
 }
 
 
+// ---- Q4_K scales (matvec.cu, persistent.cu, mma.cu, engine.cu) ----------------
+
+// Halfword i (0..5) of a Q4_K block's twelve packed scale bytes, from its
+// first 16 bytes.
+__device__ __forceinline__ u32 q4k_scale16(uint4 hdr, int i) {
+	const u32 w = i < 2 ? hdr.y : (i < 4 ? hdr.z : hdr.w);
+	return (i & 1) ? w >> 16 : w & 0xffff;
+}
+
+// The 6-bit scales and mins of sub-blocks 2p and 2p+1 (ggml's
+// get_scale_min_k4 for both), without a branch: lanes of one warp hold
+// different p, and the two cases diverged.
+__device__ __forceinline__ void q4k_scale_min_pair(uint4 hdr, int p, int& sc0, int& sc1, int& m0, int& m1) {
+	const u32 a = q4k_scale16(hdr, p), b = q4k_scale16(hdr, p + 2), c = q4k_scale16(hdr, (p + 2) & 3);
+	// p < 2: sc = bytes of a & 63, m = bytes of b & 63. p ≥ 2 (c is
+	// halfword p-2 then): sc = low nibbles of b | top bits of c, m = high
+	// nibbles of b | top bits of a.
+	const u32 lo_sc = a & 0x3f3f, lo_m = b & 0x3f3f;
+	const u32 hi_sc = (b & 0x0f0f) | ((c & 0xc0c0) >> 2), hi_m = ((b >> 4) & 0x0f0f) | ((a & 0xc0c0) >> 2);
+	const u32 sc = p < 2 ? lo_sc : hi_sc, m = p < 2 ? lo_m : hi_m;
+	sc0 = sc & 0xff;
+	sc1 = sc >> 8;
+	m0 = m & 0xff;
+	m1 = m >> 8;
+}
+
+// The low nibbles (sub-block 2p) and the high nibbles (2p+1) of a lane's
+// 16 Q4_K quant bytes q, as dp4a words.
+__device__ __forceinline__ void q4k_nibbles(uint4 q, u32 (&lo)[4], u32 (&hi)[4]) {
+	lo[0] = q.x & 0x0f0f0f0f;
+	lo[1] = q.y & 0x0f0f0f0f;
+	lo[2] = q.z & 0x0f0f0f0f;
+	lo[3] = q.w & 0x0f0f0f0f;
+	hi[0] = (q.x >> 4) & 0x0f0f0f0f;
+	hi[1] = (q.y >> 4) & 0x0f0f0f0f;
+	hi[2] = (q.z >> 4) & 0x0f0f0f0f;
+	hi[3] = (q.w >> 4) & 0x0f0f0f0f;
+}
+
+// The 6-bit scale c and min m of sub-block s of a Q4_K block's 12 scale
+// bytes sc (ggml's get_scale_min_k4).
+__device__ __forceinline__ void q4k_sub_scale(const u8* sc, int s, int& c, int& m) {
+	if (s < 4) {
+		c = sc[s] & 63;
+		m = sc[s + 4] & 63;
+	} else {
+		c = (sc[s + 4] & 0x0f) | ((sc[s - 4] >> 6) << 4);
+		m = (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4);
+	}
+}
+
 // q6k_unpack makes the 16 words of 6-bit quants (four dp4a groups of 16
 // values: low nibbles of A, of B, high nibbles of A, of B, each with its two
 // bits of H) that a lane's 16-byte loads A (ql low), B (ql high) and H (qh)
@@ -103,6 +166,105 @@ __device__ __forceinline__ void q6k_unpack(uint4 A, uint4 B, uint4 H, u32 (&v)[4
 		v[2][i] = ((a[i] >> 4) & 0x0f0f0f0f) | (hq[i] & 0x30303030);
 		v[3][i] = ((bq[i] >> 4) & 0x0f0f0f0f) | ((hq[i] >> 2) & 0x30303030);
 	}
+}
+
+// Byte `byte` of w, sign-extended.
+__device__ __forceinline__ int sext8(u32 w, int byte) { return (int)(i8)((w >> (8 * byte)) & 0xff); }
+
+// q6k_lane_scales are the int8 scales of a lane's four groups of a
+// repacked Q6_K block (values 128hn + 32c + l0 …: byte 8hn + 2c + e of
+// the block's 16 scale bytes S).
+__device__ __forceinline__ void q6k_lane_scales(uint4 S, int hn, int e, int (&sc)[4]) {
+	const u32 W0 = hn ? S.z : S.x, W1 = hn ? S.w : S.y;
+	sc[0] = sext8(W0, e);
+	sc[1] = sext8(W0, e + 2);
+	sc[2] = sext8(W1, e);
+	sc[3] = sext8(W1, e + 2);
+}
+
+// The 32 quants and the scale of Q8_0 activation block xb (34 bytes, 2-byte
+// aligned), read as nine aligned words from xb rounded down to 4 bytes (x
+// has slack past its end).
+template <bool SHARED = false> __device__ __forceinline__ float q80_act(const u8* xb, int qw[8]) {
+	const u8* base = (const u8*)((size_t)xb & ~(size_t)3);
+	const int sh = ((size_t)xb & 2) ? 32 : 16; // where the quants start in base's words, in bits
+	u32 wd[9];
+#pragma unroll
+	for (int i = 0; i < 9; i++) wd[i] = act_ld4<SHARED>(base + 4 * i);
+#pragma unroll
+	for (int i = 0; i < 8; i++) qw[i] = (int)__funnelshift_rc(wd[i], wd[i + 1], sh);
+	return h2f((u16)(__funnelshift_rc(wd[0], wd[1], sh - 16) & 0xffff));
+}
+
+// attn_scores (attention.cu, engine.cu) stores scale·(q·k) of key row kr
+// for the NG query heads g0 … g0+NG−1 below G (rows of qs, hd floats each)
+// at sc[g·chunk + tt]: the warp's lanes over the head dimension.
+template <int NG>
+__device__ __forceinline__ void attn_scores(const float* kr, const float* qs, float* sc, int g0, int G, int hd, int chunk, int tt,
+                                            float scale, int lane) {
+	float part[NG];
+#pragma unroll
+	for (int g = 0; g < NG; g++) part[g] = 0.f;
+	for (int dd = lane; dd < hd; dd += 32) {
+		const float kv = kr[dd];
+#pragma unroll
+		for (int g = 0; g < NG; g++)
+			if (g0 + g < G) part[g] += qs[(g0 + g) * hd + dd] * kv;
+	}
+#pragma unroll
+	for (int g = 0; g < NG; g++) {
+		if (g0 + g < G) { // uniform across the warp
+			const float s = warp_sum(part[g]);
+			if (lane == 0) sc[(g0 + g) * chunk + tt] = s * scale;
+		}
+	}
+}
+
+// attn_softmax_pieces (attention.cu, engine.cu) turns each of G query
+// heads' L scores (row g at sc + g·chunk) into exp(s − m) in place, a warp
+// per head, and stores the head's max m and sum l at ml[2g], ml[2g+1].
+__device__ __forceinline__ void attn_softmax_pieces(float* sc, float* ml, int G, int L, int chunk, int warp, int lane, int nw) {
+	for (int g = warp; g < G; g += nw) {
+		float m = NEG_INF;
+		for (int tt = lane; tt < L; tt += 32) m = fmaxf(m, sc[g * chunk + tt]);
+		m = warp_max(m);
+		float l = 0.f;
+		for (int tt = lane; tt < L; tt += 32) {
+			const float p = expf(sc[g * chunk + tt] - m);
+			sc[g * chunk + tt] = p;
+			l += p;
+		}
+		l = warp_sum(l);
+		if (lane == 0) {
+			ml[2 * g] = m;
+			ml[2 * g + 1] = l;
+		}
+	}
+}
+
+// ---- tensor-core tiles (mma.cu, mma_pipe.cu) --------------------------------
+
+// A thread's four places of an m16n8 C fragment: rows g and g+8 (scales s0,
+// s1), tokens 2q4 and 2q4+1 (x0, x1). mma_scale_add adds s·x·c to each, c
+// the place's integer product; mma_token_add adds s·x·v, v0 and v1 the two
+// tokens' terms; mma_int_add adds the integer products s·c.
+__device__ __forceinline__ void mma_scale_add(float (&acc)[4], float s0, float s1, float x0, float x1, const int (&c)[4]) {
+	acc[0] += s0 * x0 * (float)c[0];
+	acc[1] += s0 * x1 * (float)c[1];
+	acc[2] += s1 * x0 * (float)c[2];
+	acc[3] += s1 * x1 * (float)c[3];
+}
+__device__ __forceinline__ void mma_token_add(float (&acc)[4], float s0, float s1, float x0, float x1, float v0, float v1) {
+	acc[0] += s0 * x0 * v0;
+	acc[1] += s0 * x1 * v1;
+	acc[2] += s1 * x0 * v0;
+	acc[3] += s1 * x1 * v1;
+}
+__device__ __forceinline__ void mma_int_add(int (&isum)[4], int s0, int s1, const int (&c)[4]) {
+	isum[0] += s0 * c[0];
+	isum[1] += s0 * c[1];
+	isum[2] += s1 * c[2];
+	isum[3] += s1 * c[3];
 }
 
 // sumsq_as_vb is the sum of squares of the dim values xs (shared memory)

@@ -53,14 +53,8 @@ extern "C" __global__ void embed_q4k(float* x, const u8* w, const int* tok, int 
 	const float d = h2f(*(const u16*)blk), dmin = h2f(*(const u16*)(blk + 2));
 	const u8* sc = blk + 4;
 	const int is = v / 32; // sub-block: 64-value group v/64, low nibbles first
-	u8 s, m;
-	if (is < 4) {
-		s = sc[is] & 63;
-		m = sc[is + 4] & 63;
-	} else {
-		s = (sc[is + 4] & 0x0f) | ((sc[is - 4] >> 6) << 4);
-		m = (sc[is + 4] >> 4) | ((sc[is] >> 6) << 4);
-	}
+	int s, m;
+	q4k_sub_scale(sc, is, s, m);
 	const int g = v / 64, l = v % 32, hi = (v / 32) & 1;
 	const u8 q = blk[16 + 32 * g + l];
 	const int qv = hi ? q >> 4 : q & 0x0f;
@@ -204,42 +198,12 @@ eattn_split(float* po, float* pml, const float* q, const float* kc, const float*
 	// Scores: a warp per position, lanes over the head dimension.
 	for (int tt = warp; tt < L; tt += nw) {
 		const float* kr = kh + (size_t)(t0 + tt) * hd;
-		float part[EATT_MAXG];
-#pragma unroll
-		for (int g = 0; g < EATT_MAXG; g++) part[g] = 0.f;
-		for (int dd = lane; dd < hd; dd += 32) {
-			const float kv = kr[dd];
-#pragma unroll
-			for (int g = 0; g < EATT_MAXG; g++)
-				if (g < G) part[g] += qs[g * hd + dd] * kv;
-		}
-#pragma unroll
-		for (int g = 0; g < EATT_MAXG; g++) {
-			if (g < G) {
-				const float s = warp_sum(part[g]);
-				if (lane == 0) sc[g * chunk + tt] = s * scale;
-			}
-		}
+		attn_scores<EATT_MAXG>(kr, qs, sc, 0, G, hd, chunk, tt, scale, lane);
 	}
 	__syncthreads();
 	// Softmax pieces: a warp per query head.
 	__shared__ float ml[2 * EATT_MAXG];
-	for (int g = warp; g < G; g += nw) {
-		float m = NEG_INF;
-		for (int tt = lane; tt < L; tt += 32) m = fmaxf(m, sc[g * chunk + tt]);
-		m = warp_max(m);
-		float l = 0.f;
-		for (int tt = lane; tt < L; tt += 32) {
-			const float p = expf(sc[g * chunk + tt] - m);
-			sc[g * chunk + tt] = p;
-			l += p;
-		}
-		l = warp_sum(l);
-		if (lane == 0) {
-			ml[2 * g] = m;
-			ml[2 * g + 1] = l;
-		}
-	}
+	attn_softmax_pieces(sc, ml, G, L, chunk, warp, lane, nw);
 	__syncthreads();
 	// Weighted values: a thread per output dimension, rows read coalesced.
 	for (int dd = tid; dd < hd; dd += EATT_THREADS) {
@@ -353,6 +317,65 @@ extern "C" __global__ void __launch_bounds__(1024) argmax_f32(int* dst, const fl
 #define DATT_VU 1
 #endif
 
+// DATTN_ENTRY defines kernel name: fn<D> for the head size hd, D = ⌈hd/32⌉
+// query values a lane (hd ≤ 128).
+#define DATTN_ENTRY(name, fn)                                                                                      \
+	extern "C" __global__ void __launch_bounds__(128) name(float* po, float* pml, const float* q, const float* kc, \
+	                                                       const float* vc, const int* posp, int nHeads, int nKV,  \
+	                                                       int hd, int nctx, float scale) {                        \
+		PDL_START();                                                                                                \
+		const int pos = *posp;                                                                                      \
+		if (hd > 64) {                                                                                              \
+			fn<4>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);                                           \
+		} else if (hd > 32) {                                                                                       \
+			fn<2>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);                                           \
+		} else {                                                                                                    \
+			fn<1>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);                                           \
+		}                                                                                                           \
+	}
+
+// dattn_empty writes an empty split's partials (zero sums, max −inf) for
+// its G heads from pbase.
+__device__ __forceinline__ void dattn_empty(float* po, float* pml, size_t pbase, int G, int hd) {
+	for (int i = threadIdx.x; i < G * hd; i += blockDim.x) po[pbase * hd + i] = 0.f;
+	for (int g = threadIdx.x; g < G; g += blockDim.x) {
+		pml[(pbase + g) * 2] = NEG_INF;
+		pml[(pbase + g) * 2 + 1] = 0.f;
+	}
+}
+
+// dattn_load_q loads a lane's D query values (D·lane …) of each of the G
+// heads of KV head kvh into registers, zeros past G and hd.
+template <int D>
+__device__ __forceinline__ void dattn_load_q(float (&qr)[EATT_MAXG][D], const float* q, int kvh, int G, int hd, int lane) {
+#pragma unroll
+	for (int g = 0; g < EATT_MAXG; g++)
+#pragma unroll
+		for (int i = 0; i < D; i++) qr[g][i] = g < G && D * lane + i < hd ? q[((size_t)kvh * G + g) * hd + D * lane + i] : 0.f;
+}
+
+// dattn_scores has warp w score its positions 8w … 8w+7 of a tile of L
+// (keys kr in registers as the queries qr) into p[g][tt]: scale·q·k, −inf
+// past L.
+template <int D>
+__device__ __forceinline__ void dattn_scores(float (&p)[EATT_MAXG][DATT_TILE], const float (&qr)[EATT_MAXG][D],
+                                             const float (&kr)[8][D], int G, int L, int warp, int lane, float scale) {
+#pragma unroll
+	for (int u = 0; u < 8; u++) {
+		const int tt = 8 * warp + u;
+#pragma unroll
+		for (int g = 0; g < EATT_MAXG; g++) {
+			if (g < G) {
+				float d = 0.f;
+#pragma unroll
+				for (int i = 0; i < D; i++) d += qr[g][i] * kr[u][i];
+				d = warp_sum(d);
+				if (lane == 0) p[g][tt] = tt < L ? d * scale : NEG_INF;
+			}
+		}
+	}
+}
+
 // Block (split s, KV head g) of one token at position *posp: the context's
 // ctx = pos+1 positions are cut into gridDim.x equal splits, so that the
 // grid (fixed in the recorded step) keeps every block busy at any depth.
@@ -371,18 +394,11 @@ __device__ __forceinline__ void dattn(float* po, float* pml, const float* q, con
 	__shared__ float p[EATT_MAXG][DATT_TILE];
 	__shared__ float mrun[EATT_MAXG], lrun[EATT_MAXG], alpha[EATT_MAXG];
 	if (t0 >= t1) {
-		for (int i = tid; i < G * hd; i += blockDim.x) po[pbase * hd + i] = 0.f;
-		for (int g = tid; g < G; g += blockDim.x) {
-			pml[(pbase + g) * 2] = NEG_INF;
-			pml[(pbase + g) * 2 + 1] = 0.f;
-		}
+		dattn_empty(po, pml, pbase, G, hd);
 		return;
 	}
 	float qr[EATT_MAXG][D];
-#pragma unroll
-	for (int g = 0; g < EATT_MAXG; g++)
-#pragma unroll
-		for (int i = 0; i < D; i++) qr[g][i] = g < G && D * lane + i < hd ? q[((size_t)kvh * G + g) * hd + D * lane + i] : 0.f;
+	dattn_load_q<D>(qr, q, kvh, G, hd, lane);
 	if (tid < EATT_MAXG) {
 		mrun[tid] = NEG_INF;
 		lrun[tid] = 0.f;
@@ -402,20 +418,7 @@ __device__ __forceinline__ void dattn(float* po, float* pml, const float* q, con
 #pragma unroll
 			for (int i = 0; i < D; i++) kr[u][i] = tt < L && D * lane + i < hd ? kh[(size_t)(tile + tt) * hd + D * lane + i] : 0.f;
 		}
-#pragma unroll
-		for (int u = 0; u < 8; u++) {
-			const int tt = 8 * warp + u;
-#pragma unroll
-			for (int g = 0; g < EATT_MAXG; g++) {
-				if (g < G) {
-					float d = 0.f;
-#pragma unroll
-					for (int i = 0; i < D; i++) d += qr[g][i] * kr[u][i];
-					d = warp_sum(d);
-					if (lane == 0) p[g][tt] = tt < L ? d * scale : NEG_INF;
-				}
-			}
-		}
+		dattn_scores<D>(p, qr, kr, G, L, warp, lane, scale);
 		__syncthreads();
 		// Online softmax: a warp per head.
 		for (int g = warp; g < G; g += blockDim.x >> 5) {
@@ -477,19 +480,7 @@ __device__ __forceinline__ void dattn(float* po, float* pml, const float* q, con
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(128) dattn_split(float* po, float* pml, const float* q, const float* kc,
-                                                              const float* vc, const int* posp, int nHeads, int nKV,
-                                                              int hd, int nctx, float scale) {
-	PDL_START();
-	const int pos = *posp;
-	if (hd > 64) {
-		dattn<4>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
-	} else if (hd > 32) {
-		dattn<2>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
-	} else {
-		dattn<1>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
-	}
-}
+DATTN_ENTRY(dattn_split, dattn)
 
 // ---- decode attention, every load of a tile in flight at once --------------
 
@@ -511,18 +502,11 @@ __device__ __forceinline__ void dattn_wv(float* po, float* pml, const float* q, 
 	__shared__ float p[EATT_MAXG][DATT_TILE];
 	__shared__ float osum[4][EATT_MAXG][32 * D];
 	if (t0 >= t1) {
-		for (int i = tid; i < G * hd; i += blockDim.x) po[pbase * hd + i] = 0.f;
-		for (int g = tid; g < G; g += blockDim.x) {
-			pml[(pbase + g) * 2] = NEG_INF;
-			pml[(pbase + g) * 2 + 1] = 0.f;
-		}
+		dattn_empty(po, pml, pbase, G, hd);
 		return;
 	}
 	float qr[EATT_MAXG][D];
-#pragma unroll
-	for (int g = 0; g < EATT_MAXG; g++)
-#pragma unroll
-		for (int i = 0; i < D; i++) qr[g][i] = g < G && D * lane + i < hd ? q[((size_t)kvh * G + g) * hd + D * lane + i] : 0.f;
+	dattn_load_q<D>(qr, q, kvh, G, hd, lane);
 	const float* kh = kc + (size_t)kvh * nctx * hd;
 	const float* vh = vc + (size_t)kvh * nctx * hd;
 	float o[EATT_MAXG][D], m[EATT_MAXG], l[EATT_MAXG];
@@ -547,20 +531,7 @@ __device__ __forceinline__ void dattn_wv(float* po, float* pml, const float* q, 
 				vr[u][i] = in ? vh[at] : 0.f;
 			}
 		}
-#pragma unroll
-		for (int u = 0; u < 8; u++) {
-			const int tt = 8 * warp + u;
-#pragma unroll
-			for (int g = 0; g < EATT_MAXG; g++) {
-				if (g < G) {
-					float d = 0.f;
-#pragma unroll
-					for (int i = 0; i < D; i++) d += qr[g][i] * kr[u][i];
-					d = warp_sum(d);
-					if (lane == 0) p[g][tt] = tt < L ? d * scale : NEG_INF;
-				}
-			}
-		}
+		dattn_scores<D>(p, qr, kr, G, L, warp, lane, scale);
 		__syncthreads();
 #pragma unroll
 		for (int g = 0; g < EATT_MAXG; g++) {
@@ -604,19 +575,7 @@ __device__ __forceinline__ void dattn_wv(float* po, float* pml, const float* q, 
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(128) dattn_wv_split(float* po, float* pml, const float* q, const float* kc,
-                                                                 const float* vc, const int* posp, int nHeads, int nKV,
-                                                                 int hd, int nctx, float scale) {
-	PDL_START();
-	const int pos = *posp;
-	if (hd > 64) {
-		dattn_wv<4>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
-	} else if (hd > 32) {
-		dattn_wv<2>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
-	} else {
-		dattn_wv<1>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);
-	}
-}
+DATTN_ENTRY(dattn_wv_split, dattn_wv)
 
 // ---- a matvec with the residual add and the next norm as its tail ---------
 

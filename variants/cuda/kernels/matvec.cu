@@ -29,30 +29,6 @@
 
 // ---- Q4_K × Q8_K -----------------------------------------------------------
 
-// Halfword i (0..5) of a Q4_K block's twelve packed scale bytes, from its
-// first 16 bytes.
-__device__ __forceinline__ u32 q4k_scale16(uint4 hdr, int i) {
-	const u32 w = i < 2 ? hdr.y : (i < 4 ? hdr.z : hdr.w);
-	return (i & 1) ? w >> 16 : w & 0xffff;
-}
-
-// The 6-bit scales and mins of sub-blocks 2p and 2p+1 (ggml's
-// get_scale_min_k4 for both), without a branch: lanes of one warp hold
-// different p, and the two cases diverged.
-__device__ __forceinline__ void q4k_scale_min_pair(uint4 hdr, int p, int& sc0, int& sc1, int& m0, int& m1) {
-	const u32 a = q4k_scale16(hdr, p), b = q4k_scale16(hdr, p + 2), c = q4k_scale16(hdr, (p + 2) & 3);
-	// p < 2: sc = bytes of a & 63, m = bytes of b & 63. p ≥ 2 (c is
-	// halfword p-2 then): sc = low nibbles of b | top bits of c, m = high
-	// nibbles of b | top bits of a.
-	const u32 lo_sc = a & 0x3f3f, lo_m = b & 0x3f3f;
-	const u32 hi_sc = (b & 0x0f0f) | ((c & 0xc0c0) >> 2), hi_m = ((b >> 4) & 0x0f0f) | ((a & 0xc0c0) >> 2);
-	const u32 sc = p < 2 ? lo_sc : hi_sc, m = p < 2 ? lo_m : hi_m;
-	sc0 = sc & 0xff;
-	sc1 = sc >> 8;
-	m0 = m & 0xff;
-	m1 = m >> 8;
-}
-
 // q4k_load loads the 16-byte header and the 16 quant bytes at qoff of the
 // U blocks b0, b0+4, … below nb of Q4_K row wr.
 template <int U>
@@ -114,23 +90,22 @@ __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const
 			const float d = h2f(hdr.x & 0xffff), dmin = h2f(hdr.x >> 16);
 			int sc0, m0, sc1, m1;
 			q4k_scale_min_pair(hdr, p, sc0, sc1, m0, m1);
-			const u32 lo0 = q.x & 0x0f0f0f0f, lo1 = q.y & 0x0f0f0f0f, lo2 = q.z & 0x0f0f0f0f, lo3 = q.w & 0x0f0f0f0f;
-			const u32 hi0 = (q.x >> 4) & 0x0f0f0f0f, hi1 = (q.y >> 4) & 0x0f0f0f0f, hi2 = (q.z >> 4) & 0x0f0f0f0f,
-			          hi3 = (q.w >> 4) & 0x0f0f0f0f;
+			u32 lo[4], hi[4];
+			q4k_nibbles(q, lo, hi);
 #pragma unroll
 			for (int j = 0; j < NT; j++) {
 				if (j < ntok) {
 					const u8* xb = xr + ((size_t)j * nb + b) * 292;
 					const u8* x0 = xb + 4 + 64 * p + 16 * h; // sub-block 2p, values 16h…
 					const u8* x1 = x0 + 32;                  // sub-block 2p+1
-					int s0 = dp4a_us(lo0, ld4(x0), 0);
-					s0 = dp4a_us(lo1, ld4(x0 + 4), s0);
-					s0 = dp4a_us(lo2, ld4(x0 + 8), s0);
-					s0 = dp4a_us(lo3, ld4(x0 + 12), s0);
-					int s1 = dp4a_us(hi0, ld4(x1), 0);
-					s1 = dp4a_us(hi1, ld4(x1 + 4), s1);
-					s1 = dp4a_us(hi2, ld4(x1 + 8), s1);
-					s1 = dp4a_us(hi3, ld4(x1 + 12), s1);
+					int s0 = dp4a_us(lo[0], ld4(x0), 0);
+					s0 = dp4a_us(lo[1], ld4(x0 + 4), s0);
+					s0 = dp4a_us(lo[2], ld4(x0 + 8), s0);
+					s0 = dp4a_us(lo[3], ld4(x0 + 12), s0);
+					int s1 = dp4a_us(hi[0], ld4(x1), 0);
+					s1 = dp4a_us(hi[1], ld4(x1 + 4), s1);
+					s1 = dp4a_us(hi[2], ld4(x1 + 8), s1);
+					s1 = dp4a_us(hi[3], ld4(x1 + 12), s1);
 					const float xd = __int_as_float(ld4(xb));
 					const int bs0 = (i16)ld2(xb + 260 + 2 * (4 * p + h));     // Σ of the 16 activations of s0
 					const int bs1 = (i16)ld2(xb + 260 + 2 * (4 * p + 2 + h)); // … of s1
@@ -189,8 +164,6 @@ EARLY_ENTRY(q4k)
 // ql[128] then qh[64]), nb×16 bytes of int8 scales, nb halves d padded to 16
 // bytes: q6k_row_bytes(nb) = 208·nb + pad16(2·nb).
 
-
-__device__ __forceinline__ int sext8(u32 w, int byte) { return (int)(i8)((w >> (8 * byte)) & 0xff); }
 
 // q6kSteps holds one lane's loads of U steps of a repacked Q6_K row: the
 // blocks b0, b0+8, … below nb, 16 bytes each of ql low, ql high and qh,
@@ -259,9 +232,8 @@ __device__ __forceinline__ void q6k_rows(float* __restrict__ dst, int ldd, const
 			if (b >= nb) break;
 			const uint4 A = As[u], B = Bs[u], H = Hs[u], S = Ss[u];
 			const float d = h2f(ds[u]);
-			// Scale of values 128n + 32c + l0 …: byte 8n + 2c + e of S.
-			const u32 W0 = hn ? S.z : S.x, W1 = hn ? S.w : S.y;
-			const int sc[4] = {sext8(W0, e), sext8(W0, e + 2), sext8(W1, e), sext8(W1, e + 2)};
+			int sc[4];
+			q6k_lane_scales(S, hn, e, sc);
 			u32 v[4][4];
 			q6k_unpack(A, B, H, v);
 #pragma unroll
@@ -302,19 +274,6 @@ EARLY_ENTRY(q6k)
 // q80_row_bytes(nb) = pad16(2·nb) + 32·nb. One lane per block, a warp takes
 // 32 blocks (1 KiB of quants) per step.
 
-
-// The 32 quants and the scale of Q8_0 activation block xb (34 bytes, 2-byte
-// aligned), read as nine aligned words from xb rounded down to 4 bytes.
-__device__ __forceinline__ float q80_act(const u8* xb, int qw[8]) {
-	const u8* base = (const u8*)((size_t)xb & ~(size_t)3);
-	const int sh = ((size_t)xb & 2) ? 32 : 16; // where the quants start in base's words, in bits
-	u32 wd[9];
-#pragma unroll
-	for (int i = 0; i < 9; i++) wd[i] = ld4(base + 4 * i);
-#pragma unroll
-	for (int i = 0; i < 8; i++) qw[i] = (int)__funnelshift_rc(wd[i], wd[i + 1], sh);
-	return h2f((u16)(__funnelshift_rc(wd[0], wd[1], sh - 16) & 0xffff));
-}
 
 template <int NT, int U>
 __device__ __forceinline__ void q80_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
@@ -553,8 +512,8 @@ __device__ __forceinline__ void q6k_xs(float* __restrict__ dst, const u8* __rest
 		for (int r = 0; r < R; r++) {
 			const uint4 A = As[r], B = Bs[r], H = Hs[r], S = Ss[r];
 			const float d = h2f(ds[r]);
-			const u32 W0 = hn ? S.z : S.x, W1 = hn ? S.w : S.y;
-			const int sc[4] = {sext8(W0, e), sext8(W0, e + 2), sext8(W1, e), sext8(W1, e + 2)};
+			int sc[4];
+			q6k_lane_scales(S, hn, e, sc);
 			u32 v[4][4];
 			q6k_unpack(A, B, H, v);
 			int sum = 0;

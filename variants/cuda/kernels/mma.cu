@@ -62,18 +62,6 @@ __device__ __forceinline__ void mma_load_q4k(u8* aq, const u8* w, int rows, int 
 	}
 }
 
-// The 6-bit scale c and min m of sub-block s of a Q4_K block's 12 scale
-// bytes sc (ggml's get_scale_min_k4).
-__device__ __forceinline__ void q4k_sub_scale(const u8* sc, int s, int& c, int& m) {
-	if (s < 4) {
-		c = sc[s] & 63;
-		m = sc[s + 4] & 63;
-	} else {
-		c = (sc[s + 4] & 0x0f) | ((sc[s - 4] >> 6) << 4);
-		m = (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4);
-	}
-}
-
 // Q6_K (the device layout of matvec.cu): per half hn and 4 positions
 // l…l+3, the bytes ql[64hn+l], ql[64hn+32+l] and qh[32hn+l] give values
 // 128hn+32c+l…, unsigned 0…63 (stored +32), or with sub32 signed q − 32
@@ -169,14 +157,8 @@ q4k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
 				const float x0 = xd[t0], x1 = xd[t1];
 				const float b0 = (float)(bs[t0 * 16 + 2 * s] + bs[t0 * 16 + 2 * s + 1]);
 				const float b1 = (float)(bs[t1 * 16 + 2 * s] + bs[t1 * 16 + 2 * s + 1]);
-				acc[nt][0] += s0 * x0 * (float)c[0];
-				acc[nt][1] += s0 * x1 * (float)c[1];
-				acc[nt][2] += s1 * x0 * (float)c[2];
-				acc[nt][3] += s1 * x1 * (float)c[3];
-				accm[nt][0] += m0 * x0 * b0;
-				accm[nt][1] += m0 * x1 * b1;
-				accm[nt][2] += m1 * x0 * b0;
-				accm[nt][3] += m1 * x1 * b1;
+				mma_scale_add(acc[nt], s0, s1, x0, x1, c);
+				mma_token_add(accm[nt], m0, m1, x0, x1, b0, b1);
 			}
 		}
 	}
@@ -232,14 +214,8 @@ q6k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
 				const int t0 = 8 * nt + 2 * q4, t1 = t0 + 1;
 				const float x0 = xd[t0], x1 = xd[t1];
 				const float o0 = (float)(32 * bs[t0 * 16 + s]), o1 = (float)(32 * bs[t1 * 16 + s]);
-				acc[nt][0] += s0 * x0 * (float)c[0];
-				acc[nt][1] += s0 * x1 * (float)c[1];
-				acc[nt][2] += s1 * x0 * (float)c[2];
-				acc[nt][3] += s1 * x1 * (float)c[3];
-				acco[nt][0] += s0 * x0 * o0;
-				acco[nt][1] += s0 * x1 * o1;
-				acco[nt][2] += s1 * x0 * o0;
-				acco[nt][3] += s1 * x1 * o1;
+				mma_scale_add(acc[nt], s0, s1, x0, x1, c);
+				mma_token_add(acco[nt], s0, s1, x0, x1, o0, o1);
 			}
 		}
 	}
@@ -327,10 +303,7 @@ q4k_mmai(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) 
 				const u32 bb[2] = {lds4(bp), lds4(bp + 16)};
 				int c[4] = {0, 0, 0, 0};
 				mma_k32(c, a, bb);
-				isum[nt][0] += s0 * c[0];
-				isum[nt][1] += s0 * c[1];
-				isum[nt][2] += s1 * c[2];
-				isum[nt][3] += s1 * c[3];
+				mma_int_add(isum[nt], s0, s1, c);
 			}
 		}
 		// Per super-block: scale terms d·dx·Σ sc·dot, min terms dmin·dx·Σ m·bsum.
@@ -350,14 +323,8 @@ q4k_mmai(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) 
 				mi[3] += n1 * b1;
 			}
 			const float x0 = xd[t0], x1 = xd[t1];
-			acc[nt][0] += d0 * x0 * (float)isum[nt][0];
-			acc[nt][1] += d0 * x1 * (float)isum[nt][1];
-			acc[nt][2] += d1 * x0 * (float)isum[nt][2];
-			acc[nt][3] += d1 * x1 * (float)isum[nt][3];
-			accm[nt][0] += m0 * x0 * (float)mi[0];
-			accm[nt][1] += m0 * x1 * (float)mi[1];
-			accm[nt][2] += m1 * x0 * (float)mi[2];
-			accm[nt][3] += m1 * x1 * (float)mi[3];
+			mma_scale_add(acc[nt], d0, d1, x0, x1, isum[nt]);
+			mma_scale_add(accm[nt], m0, m1, x0, x1, mi);
 		}
 	}
 	mma_store(dst, ldd, rows, n, row0 + 16 * warp + g, tok0 + 2 * q4, acc, accm);
@@ -413,10 +380,7 @@ q6k_mmai(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) 
 				const u32 bb = lds4(bq + (8 * nt + g) * MMA_LD + k0);
 				int c[4] = {0, 0, 0, 0};
 				mma_k16(c, a, bb);
-				isum[nt][0] += s0 * c[0];
-				isum[nt][1] += s0 * c[1];
-				isum[nt][2] += s1 * c[2];
-				isum[nt][3] += s1 * c[3];
+				mma_int_add(isum[nt], s0, s1, c);
 			}
 		}
 		const float d0 = wd[r0], d1 = wd[r1];
@@ -424,10 +388,7 @@ q6k_mmai(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) 
 		for (int nt = 0; nt < 8; nt++) {
 			const int t0 = 8 * nt + 2 * q4, t1 = t0 + 1;
 			const float x0 = xd[t0], x1 = xd[t1];
-			acc[nt][0] += d0 * x0 * (float)isum[nt][0];
-			acc[nt][1] += d0 * x1 * (float)isum[nt][1];
-			acc[nt][2] += d1 * x0 * (float)isum[nt][2];
-			acc[nt][3] += d1 * x1 * (float)isum[nt][3];
+			mma_scale_add(acc[nt], d0, d1, x0, x1, isum[nt]);
 		}
 	}
 	mma_store1(dst, ldd, rows, n, row0 + 16 * warp + g, tok0 + 2 * q4, acc);

@@ -205,10 +205,7 @@ __device__ __forceinline__ void q4k_pipe(float* dst, int ldd, const u8* w, int r
 				for (int mt = 0; mt < 2; mt++) {
 					int c[4] = {0, 0, 0, 0};
 					mp_mma32(c, a[mt], bb[0], bb[1]);
-					isum[mt][nt][0] += sc[mt][0] * c[0];
-					isum[mt][nt][1] += sc[mt][0] * c[1];
-					isum[mt][nt][2] += sc[mt][1] * c[2];
-					isum[mt][nt][3] += sc[mt][1] * c[3];
+					mma_int_add(isum[mt][nt], sc[mt][0], sc[mt][1], c);
 				}
 			}
 		}
@@ -245,14 +242,8 @@ __device__ __forceinline__ void q4k_pipe(float* dst, int ldd, const u8* w, int r
 				for (int i = 0; i < 4; i++) mi[i] *= 64;
 				mp_mma16(mi, am[mt][0], am[mt][1], blo);
 				const float d0 = d[mt][0], d1 = d[mt][1], m0 = dm[mt][0], m1 = dm[mt][1];
-				acc[mt][nt][0] += d0 * x0 * (float)isum[mt][nt][0];
-				acc[mt][nt][1] += d0 * x1 * (float)isum[mt][nt][1];
-				acc[mt][nt][2] += d1 * x0 * (float)isum[mt][nt][2];
-				acc[mt][nt][3] += d1 * x1 * (float)isum[mt][nt][3];
-				accm[mt][nt][0] += m0 * x0 * (float)mi[0];
-				accm[mt][nt][1] += m0 * x1 * (float)mi[1];
-				accm[mt][nt][2] += m1 * x0 * (float)mi[2];
-				accm[mt][nt][3] += m1 * x1 * (float)mi[3];
+				mma_scale_add(acc[mt][nt], d0, d1, x0, x1, isum[mt][nt]);
+				mma_scale_add(accm[mt][nt], m0, m1, x0, x1, mi);
 			}
 		}
 	}
@@ -364,10 +355,7 @@ __device__ __forceinline__ void q6k_pipe(float* dst, int ldd, const u8* w, int r
 						for (int c = 0; c < 4; c++) {
 							int cc[4] = {0, 0, 0, 0};
 							mp_mma16(cc, a[mt][c][0], a[mt][c][1], bb[c]);
-							isum[mt][nt][0] += sc[mt][c][0] * cc[0];
-							isum[mt][nt][1] += sc[mt][c][0] * cc[1];
-							isum[mt][nt][2] += sc[mt][c][1] * cc[2];
-							isum[mt][nt][3] += sc[mt][c][1] * cc[3];
+							mma_int_add(isum[mt][nt], sc[mt][c][0], sc[mt][c][1], cc);
 						}
 				}
 			}
@@ -384,10 +372,7 @@ __device__ __forceinline__ void q6k_pipe(float* dst, int ldd, const u8* w, int r
 #pragma unroll
 			for (int mt = 0; mt < 2; mt++) {
 				const float d0 = d[mt][0], d1 = d[mt][1];
-				acc[mt][nt][0] += d0 * x0 * (float)isum[mt][nt][0];
-				acc[mt][nt][1] += d0 * x1 * (float)isum[mt][nt][1];
-				acc[mt][nt][2] += d1 * x0 * (float)isum[mt][nt][2];
-				acc[mt][nt][3] += d1 * x1 * (float)isum[mt][nt][3];
+				mma_scale_add(acc[mt][nt], d0, d1, x0, x1, isum[mt][nt]);
 			}
 		}
 	}

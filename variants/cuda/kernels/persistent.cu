@@ -179,20 +179,6 @@ __device__ __forceinline__ size_t prow_bytes(int f, int k) {
 // activations read from shared memory instead of through __ldg. ra and rb
 // come back in every lane.
 
-__device__ __forceinline__ u32 pq4k_scale16(uint4 hdr, int i) {
-	const u32 w = i < 2 ? hdr.y : (i < 4 ? hdr.z : hdr.w);
-	return (i & 1) ? w >> 16 : w & 0xffff;
-}
-__device__ __forceinline__ void pq4k_scale_min_pair(uint4 hdr, int p, int& sc0, int& sc1, int& m0, int& m1) {
-	const u32 a = pq4k_scale16(hdr, p), b = pq4k_scale16(hdr, p + 2), c = pq4k_scale16(hdr, (p + 2) & 3);
-	const u32 lo_sc = a & 0x3f3f, lo_m = b & 0x3f3f;
-	const u32 hi_sc = (b & 0x0f0f) | ((c & 0xc0c0) >> 2), hi_m = ((b >> 4) & 0x0f0f) | ((a & 0xc0c0) >> 2);
-	const u32 sc = p < 2 ? lo_sc : hi_sc, m = p < 2 ? lo_m : hi_m;
-	sc0 = sc & 0xff;
-	sc1 = sc >> 8;
-	m0 = m & 0xff;
-	m1 = m >> 8;
-}
 __device__ __forceinline__ u32 sh4(const u8* p) { return *(const u32*)p; }
 __device__ __forceinline__ u16 sh2(const u8* p) { return *(const u16*)p; }
 
@@ -253,18 +239,17 @@ __device__ __forceinline__ void pdot_q4k(const u8* __restrict__ wa, const u8* __
 				const uint4 hdr = hdrs[r][u], q = qs[r][u];
 				const float d = h2f(hdr.x & 0xffff), dmin = h2f(hdr.x >> 16);
 				int sc0, m0, sc1, m1;
-				pq4k_scale_min_pair(hdr, p, sc0, sc1, m0, m1);
-				const u32 lo0 = q.x & 0x0f0f0f0f, lo1 = q.y & 0x0f0f0f0f, lo2 = q.z & 0x0f0f0f0f, lo3 = q.w & 0x0f0f0f0f;
-				const u32 hi0 = (q.x >> 4) & 0x0f0f0f0f, hi1 = (q.y >> 4) & 0x0f0f0f0f, hi2 = (q.z >> 4) & 0x0f0f0f0f,
-				          hi3 = (q.w >> 4) & 0x0f0f0f0f;
-				int s0 = dp4a_us(lo0, xa0, 0);
-				s0 = dp4a_us(lo1, xa1, s0);
-				s0 = dp4a_us(lo2, xa2, s0);
-				s0 = dp4a_us(lo3, xa3, s0);
-				int s1 = dp4a_us(hi0, xc0, 0);
-				s1 = dp4a_us(hi1, xc1, s1);
-				s1 = dp4a_us(hi2, xc2, s1);
-				s1 = dp4a_us(hi3, xc3, s1);
+				q4k_scale_min_pair(hdr, p, sc0, sc1, m0, m1);
+				u32 lo[4], hi[4];
+				q4k_nibbles(q, lo, hi);
+				int s0 = dp4a_us(lo[0], xa0, 0);
+				s0 = dp4a_us(lo[1], xa1, s0);
+				s0 = dp4a_us(lo[2], xa2, s0);
+				s0 = dp4a_us(lo[3], xa3, s0);
+				int s1 = dp4a_us(hi[0], xc0, 0);
+				s1 = dp4a_us(hi[1], xc1, s1);
+				s1 = dp4a_us(hi[2], xc2, s1);
+				s1 = dp4a_us(hi[3], xc3, s1);
 				acc[r] += xd * d * (float)(sc0 * s0 + sc1 * s1);
 				accm[r] += xd * dmin * (float)(m0 * bs0 + m1 * bs1);
 			}
@@ -273,8 +258,6 @@ __device__ __forceinline__ void pdot_q4k(const u8* __restrict__ wa, const u8* __
 	ra = warp_sum(acc[0]) - warp_sum(accm[0]);
 	rb = NR > 1 ? warp_sum(acc[1]) - warp_sum(accm[1]) : 0.f;
 }
-
-__device__ __forceinline__ int psext8(u32 w, int byte) { return (int)(i8)((w >> (8 * byte)) & 0xff); }
 
 template <bool SH, int NR>
 __device__ __forceinline__ void pdot_q6k(const u8* __restrict__ wa, const u8* __restrict__ wb, const u8* xs, int nb,
@@ -310,8 +293,8 @@ __device__ __forceinline__ void pdot_q6k(const u8* __restrict__ wa, const u8* __
 			for (int r = 0; r < NR; r++) {
 				const uint4 A = As[r][u], B = Bs[r][u], H = Hs[r][u], S = Ss[r][u];
 				const float d = h2f(ds[r][u]);
-				const u32 W0 = hn ? S.z : S.x, W1 = hn ? S.w : S.y;
-				const int sc[4] = {psext8(W0, e), psext8(W0, e + 2), psext8(W1, e), psext8(W1, e + 2)};
+				int sc[4];
+				q6k_lane_scales(S, hn, e, sc);
 				u32 v[4][4];
 				q6k_unpack(A, B, H, v);
 				int sum = 0;
@@ -331,19 +314,6 @@ __device__ __forceinline__ void pdot_q6k(const u8* __restrict__ wa, const u8* __
 	}
 	ra = warp_sum(acc[0]);
 	rb = NR > 1 ? warp_sum(acc[1]) : 0.f;
-}
-
-// matvec.cu's q80_act from shared memory: nine aligned words from xb
-// rounded down to 4 bytes (the buffer has slack past its end).
-__device__ __forceinline__ float pq80_act(const u8* xb, int qw[8]) {
-	const u8* base = (const u8*)((size_t)xb & ~(size_t)3);
-	const int sh = ((size_t)xb & 2) ? 32 : 16;
-	u32 wd[9];
-#pragma unroll
-	for (int i = 0; i < 9; i++) wd[i] = sh4(base + 4 * i);
-#pragma unroll
-	for (int i = 0; i < 8; i++) qw[i] = (int)__funnelshift_rc(wd[i], wd[i + 1], sh);
-	return h2f((u16)(__funnelshift_rc(wd[0], wd[1], sh - 16) & 0xffff));
 }
 
 template <bool SH, int NR>
@@ -374,7 +344,7 @@ __device__ __forceinline__ void pdot_q80(const u8* __restrict__ wa, const u8* __
 			const int b = b0 + 32 * u;
 			if (b >= nb) break;
 			int xq[8];
-			const float xd = pq80_act(xs + (size_t)b * 34, xq);
+			const float xd = q80_act<true>(xs + (size_t)b * 34, xq);
 #pragma unroll
 			for (int r = 0; r < NR; r++) {
 				const float d = h2f(ds[r][u]);
