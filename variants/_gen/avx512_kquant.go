@@ -582,17 +582,19 @@ func q6k4RowBlock(b, i Register, acc VecPhysical) {
 // mins sum; constants Z31 (0x0f bytes), X9 (0x3f bytes), Z27-Z30 scale
 // indices, Y26 min indices, X15 shift counts, X14 select mask.
 func q4kxFile() {
-	prologue := func() {
-		loadArgsX(RSI, "xa")
-		broadcast32(0x0f0f0f0f, Z31)
-		broadcast32(0x3f3f3f3f, X9)
-		loadRows("q4kxScaleIdx", Z30, Z29, Z28, Z27)
-		a.VMOVDQU64(sym("q4kxMinIdx", 0), Y26)
-		a.VMOVDQU(sym("q4kxShift", 0), X15)
-		a.VMOVDQU(sym("q4kxSel", 0), X14)
-	}
 	f := form{"xq4k", true, 0, "q4kRowsVNNIX", "func(dst *float32, rows int, w, xa *byte, nb int)", t0, false}
-	rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kxBlock, q4kBytes, 320, func() { rowStore(Z24, Z25) }})
+	rowKernel(f, q4kxPrologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kxBlock, q4kBytes, 320, func() { rowStore(Z24, Z25) }})
+}
+
+// q4kxPrologue loads the x-layout kernels' arguments and constants.
+func q4kxPrologue() {
+	loadArgsX(RSI, "xa")
+	broadcast32(0x0f0f0f0f, Z31)
+	broadcast32(0x3f3f3f3f, X9)
+	loadRows("q4kxScaleIdx", Z30, Z29, Z28, Z27)
+	a.VMOVDQU64(sym("q4kxMinIdx", 0), Y26)
+	a.VMOVDQU(sym("q4kxShift", 0), X15)
+	a.VMOVDQU(sym("q4kxSel", 0), X14)
 }
 
 func q4kxBlock(form) {

@@ -5,6 +5,7 @@ package avx512
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
@@ -15,22 +16,55 @@ import (
 // rows rows of nb super-blocks each, written to dst[0:rows].
 type rowKernel func(dst *float32, rows int, w, xq *byte, nb int)
 
-// fourRows runs a four-rows-per-pass kernel over the rows of dst that fill
-// whole passes and the one-row kernel over the last len(dst)%4 (blockBytes
-// per super-block of a weight row).
-func fourRows(four, one rowKernel, blockBytes int, dst []float32, w, xq []byte, k int) {
-	if len(dst) == 0 || k < 256 {
+// fourRows runs a four-rows-per-pass kernel over dst (blockBytes per
+// super-block of a weight row). Every row goes through the four-row kernel,
+// whose sums round in another order than the one-row kernels', so a row's
+// value does not depend on how a call's rows are split: the last len(dst)%4
+// rows are recomputed in the pass over the last four rows, and a call of
+// fewer than four rows runs on a copy padded with its last row.
+func fourRows(four rowKernel, blockBytes int, dst []float32, w, xq []byte, k int) {
+	n := len(dst)
+	if n == 0 || k < 256 {
 		clear(dst)
 		return
 	}
 	nb := k / 256
-	n4 := len(dst) &^ 3
+	rb := nb * blockBytes
+	n4 := n &^ 3
 	if n4 > 0 {
 		four(&dst[0], n4, &w[0], &xq[0], nb)
 	}
-	if n4 < len(dst) {
-		one(&dst[n4], len(dst)-n4, &w[n4*nb*blockBytes], &xq[0], nb)
+	if n4 == n {
+		return
 	}
+	var sums [4]float32
+	if n >= 4 {
+		four(&sums[0], 4, &w[(n-4)*rb], &xq[0], nb)
+		copy(dst[n4:], sums[4-(n-n4):])
+		return
+	}
+	fourRowsPadded(four, rb, dst, w, xq, nb)
+}
+
+// padPool holds the padded copies of fourRowsPadded (a decode step's last
+// chunk of a matrix can be under four rows).
+var padPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// fourRowsPadded runs four over the n < 4 rows of w (rb bytes each) padded
+// to four with copies of the last row, into dst[:n].
+func fourRowsPadded(four rowKernel, rb int, dst []float32, w, xq []byte, nb int) {
+	n := len(dst)
+	p := padPool.Get().(*[]byte)
+	pad := (*p)[:0]
+	for i := range 4 {
+		r := min(i, n-1)
+		pad = append(pad, w[r*rb:(r+1)*rb]...)
+	}
+	var sums [4]float32
+	four(&sums[0], 4, &pad[0], &xq[0], nb)
+	copy(dst, sums[:n])
+	*p = pad
+	padPool.Put(p)
 }
 
 //go:noescape
@@ -52,10 +86,9 @@ var (
 func q4kRows4VNNI(dst *float32, rows int, w, xq *byte, nb int)
 
 // MatVecQ4K4VNNI is MatVecQ4KVNNI taking four rows per pass, so the
-// activation loads and loop overhead are shared; the last rows%4 rows go
-// through the one-row kernel.
+// activation loads and loop overhead are shared (fourRows).
 func MatVecQ4K4VNNI(dst []float32, w, xq []byte, k int) {
-	fourRows(q4kRows4VNNI, q4kRowsVNNI, 144, dst, w, xq, k)
+	fourRows(q4kRows4VNNI, 144, dst, w, xq, k)
 }
 
 //go:noescape

@@ -49,10 +49,9 @@ var MatVecQ6KVNNIPrefetch = matVecPrefetch(q6kRowsVNNIPrefetch, 2048)
 func q6kRows4VNNI(dst *float32, rows int, w, xq *byte, nb int)
 
 // MatVecQ6K4VNNI is MatVecQ6KVNNI taking four rows per pass, so the
-// activation loads and loop overhead are shared; the last rows%4 rows go
-// through the one-row kernel.
+// activation loads and loop overhead are shared (fourRows).
 func MatVecQ6K4VNNI(dst []float32, w, xq []byte, k int) {
-	fourRows(q6kRows4VNNI, q6kRowsVNNI, 210, dst, w, xq, k)
+	fourRows(q6kRows4VNNI, 210, dst, w, xq, k)
 }
 
 func init() {
