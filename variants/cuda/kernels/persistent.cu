@@ -293,21 +293,8 @@ __device__ __forceinline__ void pdot_q6k(const u8* __restrict__ wa, const u8* __
 			for (int r = 0; r < NR; r++) {
 				const uint4 A = As[r][u], B = Bs[r][u], H = Hs[r][u], S = Ss[r][u];
 				const float d = h2f(ds[r][u]);
-				int sc[4];
-				q6k_lane_scales(S, hn, e, sc);
-				u32 v[4][4];
-				q6k_unpack(A, B, H, v);
-				int sum = 0;
-#pragma unroll
-				for (int c = 0; c < 4; c++) {
-					const u8* xc = xb + 4 + 128 * hn + 32 * c + l0;
-					int s = dp4a_us(v[c][0], sh4(xc), 0);
-					s = dp4a_us(v[c][1], sh4(xc + 4), s);
-					s = dp4a_us(v[c][2], sh4(xc + 8), s);
-					s = dp4a_us(v[c][3], sh4(xc + 12), s);
-					const int bs = (i16)sh2(xb + 260 + 2 * (8 * hn + 2 * c + e));
-					sum += sc[c] * (s - 32 * bs);
-				}
+				Q6K_LANE(A, B, H, S);
+				Q6K_LANE_DOT(sum, sh4, sh2, xb);
 				acc[r] += xd * d * (float)sum;
 			}
 		}
