@@ -227,6 +227,15 @@ template <bool SHARED = false> __device__ __forceinline__ float q80_act(const u8
 	return h2f((u16)(__funnelshift_rc(wd[0], wd[1], sh - 16) & 0xffff));
 }
 
+// WARP_SCORE(dst, qg, ku): the decode attentions' score of one query head
+// and key position tt, each lane holding D of their values (qg[i], ku[i]):
+// lane 0 stores scale·q·k into dst, −inf for a position at or past L.
+#define WARP_SCORE(dst, qg, ku)                                           \
+	float d = 0.f;                                                        \
+	_Pragma("unroll") for (int i = 0; i < D; i++) d += qg[i] * ku[i];     \
+	d = warp_sum(d);                                                      \
+	if (lane == 0) dst = tt < L ? d * scale : NEG_INF
+
 // attn_scores (attention.cu, engine.cu) stores scale·(q·k) of key row kr
 // for the NG query heads g0 … g0+NG−1 below G (rows of qs, hd floats each)
 // at sc[g·chunk + tt]: the warp's lanes over the head dimension.
