@@ -225,11 +225,7 @@ func TestLaunchCopyGraph(t *testing.T) {
 			return err
 		}
 		defer th.DestroyGraph(g)
-		e0, err := th.NewEvent()
-		if err != nil {
-			return err
-		}
-		e1, err := th.NewEvent()
+		e0, e1, err := th.NewEvents()
 		if err != nil {
 			return err
 		}

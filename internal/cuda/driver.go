@@ -476,6 +476,19 @@ func (t *Thread) NewEvent() (Event, error) {
 	return Event(e), err
 }
 
+// NewEvents creates the start and end events Time takes (the first is
+// destroyed again where the second fails).
+func (t *Thread) NewEvents() (start, end Event, err error) {
+	if start, err = t.NewEvent(); err != nil {
+		return 0, 0, err
+	}
+	if end, err = t.NewEvent(); err != nil {
+		t.DestroyEvent(start)
+		return 0, 0, err
+	}
+	return start, end, nil
+}
+
 // Record enqueues e on s.
 func (t *Thread) Record(e Event, s Stream) error {
 	return t.check("cuEventRecord", t.api.cuEventRecord(uintptr(e), uintptr(s)))
