@@ -263,14 +263,14 @@ eattn_combine(float* out, const float* po, const float* pml, int nHeads, int hd,
 
 // WARP_ARGMAX(best, at) leaves every lane the warp's largest best and its
 // index at (the smallest of equals), by xor butterfly.
-#define WARP_ARGMAX(best, at)                                                \
-	_Pragma("unroll") for (int o = 16; o > 0; o >>= 1) {                     \
-		const float ov = __shfl_xor_sync(0xffffffffu, best, o);             \
-		const int oi = __shfl_xor_sync(0xffffffffu, at, o);                 \
-		if (ov > best || (ov == best && oi < at)) {                          \
-			best = ov;                                                       \
-			at = oi;                                                         \
-		}                                                                    \
+#define WARP_ARGMAX(best, at)                                   \
+	_Pragma("unroll") for (int o = 16; o > 0; o >>= 1) {        \
+		const float ov = __shfl_xor_sync(0xffffffffu, best, o); \
+		const int oi = __shfl_xor_sync(0xffffffffu, at, o);     \
+		if (ov > best || (ov == best && oi < at)) {             \
+			best = ov;                                          \
+			at = oi;                                            \
+		}                                                       \
 	}
 
 // One block: the index of the largest of x[0..n) (the first of equals) into
@@ -333,21 +333,21 @@ extern "C" __global__ void __launch_bounds__(1024) argmax_f32(int* dst, const fl
 // DATTN_SPLIT opens dattn and dattn_wv: block (split s of S, KV head kvh)
 // takes the G query heads of kvh over positions t0 … t1−1, its share of
 // the ctx = pos+1; its partials start at row pbase.
-#define DATTN_SPLIT                                                                                 \
-	const int G = nHeads / nKV, kvh = blockIdx.y, S = gridDim.x, s = blockIdx.x;                    \
-	const int ctx = pos + 1, per = (ctx + S - 1) / S, t0 = s * per, t1 = min(ctx, t0 + per);        \
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;                                  \
+#define DATTN_SPLIT                                                                          \
+	const int G = nHeads / nKV, kvh = blockIdx.y, S = gridDim.x, s = blockIdx.x;             \
+	const int ctx = pos + 1, per = (ctx + S - 1) / S, t0 = s * per, t1 = min(ctx, t0 + per); \
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;                           \
 	const size_t pbase = (size_t)s * nHeads + (size_t)kvh * G
 
 // DATTN_QUERIES follows a dattn kernel's shared declarations: an empty
 // split writes its empty partials and is done; otherwise qr holds the
 // lane's query values (dattn_load_q).
-#define DATTN_QUERIES                               \
-	if (t0 >= t1) {                                 \
-		dattn_empty(po, pml, pbase, G, hd);         \
-		return;                                     \
-	}                                               \
-	float qr[EATT_MAXG][D];                         \
+#define DATTN_QUERIES                       \
+	if (t0 >= t1) {                         \
+		dattn_empty(po, pml, pbase, G, hd); \
+		return;                             \
+	}                                       \
+	float qr[EATT_MAXG][D];                 \
 	dattn_load_q<D>(qr, q, kvh, G, hd, lane)
 
 // dattn_empty writes an empty split's partials (zero sums, max −inf) for

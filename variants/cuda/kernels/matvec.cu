@@ -32,13 +32,13 @@
 // values; grid row blockIdx.y the NT tokens from tok0, ntok of them below
 // n. What it may do before griddepcontrol.wait starts here (PDL_PRE); the
 // caller's PDL_POST ends it.
-#define ROWS_START(QB)                                               \
-	PDL_PRE();                                                       \
-	const int lane = threadIdx.x & 31;                               \
-	const int row = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);    \
-	const int tok0 = blockIdx.y * NT;                                \
-	if (row >= rows) return;                                         \
-	const int ntok = min(NT, n - tok0);                              \
+#define ROWS_START(QB)                                            \
+	PDL_PRE();                                                    \
+	const int lane = threadIdx.x & 31;                            \
+	const int row = blk * (blockDim.x >> 5) + (threadIdx.x >> 5); \
+	const int tok0 = blockIdx.y * NT;                             \
+	if (row >= rows) return;                                      \
+	const int ntok = min(NT, n - tok0);                           \
 	const int nb = k / QB
 
 // ---- Q4_K × Q8_K -----------------------------------------------------------
@@ -400,15 +400,15 @@ __device__ __forceinline__ void stage_q8k(u8* sm, const u8* __restrict__ x, int 
 // steps as written out before); wr[r] is row0 + r's (the last row again
 // past rows). sq, sd and sb are stage_q8k's planes of the activation row
 // in shared memory sm: its quants, block scales and 16-value sums.
-#define XS_START(ROW_BYTES)                                                                           \
-	const int lane = threadIdx.x & 31;                                                                \
-	const int row0 = (blk * XS_WARPS + (threadIdx.x >> 5)) * R;                                       \
-	if (row0 >= rows) return;                                                                         \
-	const int nb = k / QK_K;                                                                          \
-	const u8* wr[R];                                                                                  \
+#define XS_START(ROW_BYTES)                                                                                \
+	const int lane = threadIdx.x & 31;                                                                     \
+	const int row0 = (blk * XS_WARPS + (threadIdx.x >> 5)) * R;                                            \
+	if (row0 >= rows) return;                                                                              \
+	const int nb = k / QK_K;                                                                               \
+	const u8* wr[R];                                                                                       \
 	_Pragma("unroll") for (int r = 0; r < R; r++) wr[r] = w + (size_t)min(row0 + r, rows - 1) * ROW_BYTES; \
-	const u8* sq = sm;                                                                                \
-	const float* sd = (const float*)(sm + QK_K * nb);                                                 \
+	const u8* sq = sm;                                                                                     \
+	const float* sd = (const float*)(sm + QK_K * nb);                                                      \
 	const i16* sb = (const i16*)(sm + (QK_K + 4) * nb)
 
 template <int R>

@@ -191,7 +191,7 @@ template <bool SH> __device__ __forceinline__ u16 wld2(const u8* p) { return SH 
 // PDOT_LOADS(N, U) runs the statement after it for each load a warp issues
 // before it multiplies: its blocks b = b0 + N·u of U steps (those below
 // nb), each of its NR rows r.
-#define PDOT_LOADS(N, U)                                                       \
+#define PDOT_LOADS(N, U)                                                                \
 	_Pragma("unroll") for (int u = 0; u < U; u++) if (const int b = b0 + N * u; b < nb) \
 		_Pragma("unroll") for (int r = 0; r < NR; r++)
 
@@ -565,10 +565,10 @@ __device__ __forceinline__ u8* dyn_xq(const PDecode& P, u8* dyn) { return dyn + 
 
 // PSTEP_DYN opens the steps whose matvecs read a row in dynamic shared
 // memory: the decode's P, the layer's L, the row xs and its quants xq.
-#define PSTEP_DYN               \
-	const PDecode& P = S.P;     \
-	const PLayer& L = S.L;      \
-	float* xs = dyn_xs(dyn);    \
+#define PSTEP_DYN            \
+	const PDecode& P = S.P;  \
+	const PLayer& L = S.L;   \
+	float* xs = dyn_xs(dyn); \
 	u8* xq = dyn_xq(P, dyn)
 
 // A: norm, then Q/K/V two rows a warp: rotated pairs (the rope) for Q and K,
