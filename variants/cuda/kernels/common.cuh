@@ -201,9 +201,9 @@ __device__ __forceinline__ void q6k_lane_scales(uint4 S, int hn, int e, int (&sc
 	q6k_unpack(A, B, H, v)
 
 // Q6K_LANE_DOT(sum, LD4, LD2, xb) declares sum, Σ_c sc[c]·(v[c]·x) over the
-// lane's four groups of 16 (Q6K_LANE's) and Q8_K activation block xb, read
-// by LD4 and LD2. The quants are stored +32: each group's product less 32·Σx
-// of its 16 (the block's sums).
+// lane's four groups of 16 (Q6K_LANE's sc and v; hn, e and l0 in scope)
+// and Q8_K activation block xb, read by LD4 and LD2. The quants are stored
+// +32: each group's product less 32·Σx of its 16 (the block's sums).
 #define Q6K_LANE_DOT(sum, LD4, LD2, xb)                               \
 	int sum = 0;                                                      \
 	_Pragma("unroll") for (int c = 0; c < 4; c++) {                   \
