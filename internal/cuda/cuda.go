@@ -95,19 +95,14 @@ type Device struct {
 	t    *Thread
 }
 
-var (
-	openOnce sync.Once
-	opened   *Device
-	openErr  error
-)
+// openOnce opens the device on its first call and returns that result
+// (device or error) ever after.
+var openOnce = sync.OnceValues(open)
 
 // Open returns the process's device, opening it on the first call. The
 // result (device or error) is cached: a machine without a GPU pays for one
 // failed dlopen.
-func Open() (*Device, error) {
-	openOnce.Do(func() { opened, openErr = open() })
-	return opened, openErr
-}
+func Open() (*Device, error) { return openOnce() }
 
 // Available reports nil when Open succeeds, else its error.
 func Available() error {

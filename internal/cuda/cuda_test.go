@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ebitengine/purego"
 )
 
 // needDevice skips t on a machine without a usable GPU, saying why.
@@ -118,6 +120,40 @@ func TestNVRTCCompiles(t *testing.T) {
 	}
 }
 
+// bindFuncs takes a field's name as its symbol, tries a sym tag's names in
+// order, leaves an optional one nil and names a required one missing
+// (against libnvrtc, the one library every test machine has).
+func TestBindFuncs(t *testing.T) {
+	needNVRTC(t)
+	path, _, _, _ := NVRTC()
+	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lib struct {
+		name             string // not a func: left alone
+		nvrtcVersion     func(major, minor *int32) int32
+		version          func(major, minor *int32) int32 `sym:"nvrtcVersion_v9,nvrtcVersion"`
+		nvrtcNoSuchEntry func() int32                    `bind:"optional"`
+	}
+	if missing, err := bindFuncs(h, &lib); err != nil {
+		t.Fatalf("%s: %v", missing, err)
+	}
+	var a, b, c, d int32
+	if lib.nvrtcVersion(&a, &b) != 0 || lib.version(&c, &d) != 0 || a != c || b != d || a < 11 {
+		t.Fatalf("nvrtcVersion bound by name %d.%d, by tag %d.%d", a, b, c, d)
+	}
+	if lib.nvrtcNoSuchEntry != nil {
+		t.Fatal("an optional symbol the library lacks was bound")
+	}
+	var req struct {
+		nvrtcNoSuchEntry func() int32 `sym:"nvrtcNoSuchEntry_v2,nvrtcNoSuchEntry"`
+	}
+	if missing, err := bindFuncs(h, &req); err == nil || missing != "nvrtcNoSuchEntry_v2" {
+		t.Fatalf("a required symbol the library lacks: missing %q, err %v", missing, err)
+	}
+}
+
 func TestLaunchCopyGraph(t *testing.T) {
 	d := needDevice(t)
 	needNVRTC(t)
@@ -189,11 +225,7 @@ func TestLaunchCopyGraph(t *testing.T) {
 			return err
 		}
 		defer th.DestroyGraph(g)
-		e0, err := th.NewEvent()
-		if err != nil {
-			return err
-		}
-		e1, err := th.NewEvent()
+		e0, e1, err := th.NewEvents()
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,9 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
+	"strings"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -39,16 +41,16 @@ type api struct {
 	cuDeviceGet                 func(dev *int32, ordinal int32) int32
 	cuDeviceGetName             func(name *byte, n int32, dev int32) int32
 	cuDeviceGetAttribute        func(v *int32, attr int32, dev int32) int32
-	cuDeviceTotalMem            func(bytes *uintptr, dev int32) int32
+	cuDeviceTotalMem            func(bytes *uintptr, dev int32) int32 `sym:"cuDeviceTotalMem_v2"`
 	cuDevicePrimaryCtxRetain    func(ctx *uintptr, dev int32) int32
-	cuDevicePrimaryCtxRelease   func(dev int32) int32
+	cuDevicePrimaryCtxRelease   func(dev int32) int32 `sym:"cuDevicePrimaryCtxRelease_v2,cuDevicePrimaryCtxRelease"`
 	cuCtxSetCurrent             func(ctx uintptr) int32
-	cuMemGetInfo                func(free, total *uintptr) int32
-	cuMemAlloc                  func(p *uint64, n uintptr) int32
-	cuMemFree                   func(p uint64) int32
-	cuMemcpyHtoDAsync           func(dst uint64, src unsafe.Pointer, n uintptr, s uintptr) int32
-	cuMemcpyDtoHAsync           func(dst unsafe.Pointer, src uint64, n uintptr, s uintptr) int32
-	cuMemcpyDtoDAsync           func(dst, src uint64, n uintptr, s uintptr) int32
+	cuMemGetInfo                func(free, total *uintptr) int32                                 `sym:"cuMemGetInfo_v2"`
+	cuMemAlloc                  func(p *uint64, n uintptr) int32                                 `sym:"cuMemAlloc_v2"`
+	cuMemFree                   func(p uint64) int32                                             `sym:"cuMemFree_v2"`
+	cuMemcpyHtoDAsync           func(dst uint64, src unsafe.Pointer, n uintptr, s uintptr) int32 `sym:"cuMemcpyHtoDAsync_v2"`
+	cuMemcpyDtoHAsync           func(dst unsafe.Pointer, src uint64, n uintptr, s uintptr) int32 `sym:"cuMemcpyDtoHAsync_v2"`
+	cuMemcpyDtoDAsync           func(dst, src uint64, n uintptr, s uintptr) int32                `sym:"cuMemcpyDtoDAsync_v2"`
 	cuMemsetD32Async            func(p uint64, v uint32, n uintptr, s uintptr) int32
 	cuMemsetD8Async             func(p uint64, v uint8, n uintptr, s uintptr) int32
 	cuModuleLoadData            func(m *uintptr, image unsafe.Pointer) int32
@@ -59,13 +61,13 @@ type api struct {
 	cuLaunchKernel              func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, s uintptr, params, extra unsafe.Pointer) int32
 	cuStreamCreate              func(s *uintptr, flags uint32) int32
 	cuStreamSynchronize         func(s uintptr) int32
-	cuStreamDestroy             func(s uintptr) int32
+	cuStreamDestroy             func(s uintptr) int32 `sym:"cuStreamDestroy_v2,cuStreamDestroy"`
 	cuEventCreate               func(e *uintptr, flags uint32) int32
 	cuEventRecord               func(e, s uintptr) int32
 	cuEventSynchronize          func(e uintptr) int32
-	cuEventElapsedTime          func(ms *float32, start, end uintptr) int32
-	cuEventDestroy              func(e uintptr) int32
-	cuStreamBeginCapture        func(s uintptr, mode int32) int32
+	cuEventElapsedTime          func(ms *float32, start, end uintptr) int32 `sym:"cuEventElapsedTime_v2,cuEventElapsedTime"`
+	cuEventDestroy              func(e uintptr) int32                       `sym:"cuEventDestroy_v2,cuEventDestroy"`
+	cuStreamBeginCapture        func(s uintptr, mode int32) int32           `sym:"cuStreamBeginCapture_v2,cuStreamBeginCapture"`
 	cuStreamEndCapture          func(s uintptr, g *uintptr) int32
 	cuGraphInstantiateWithFlags func(exec *uintptr, g uintptr, flags uint64) int32
 	cuGraphLaunch               func(exec, s uintptr) int32
@@ -74,81 +76,56 @@ type api struct {
 	cuGetErrorName              func(r int32, s **byte) int32
 	cuGetErrorString            func(r int32, s **byte) int32
 	// cuLaunchKernelEx is optional (CUDA 12): launches with attributes.
-	cuLaunchKernelEx func(cfg unsafe.Pointer, f uintptr, params, extra unsafe.Pointer) int32
+	cuLaunchKernelEx func(cfg unsafe.Pointer, f uintptr, params, extra unsafe.Pointer) int32 `bind:"optional"`
 	// cuOccupancyMaxActiveBlocksPerMultiprocessor (occupancy.go) is optional too.
-	cuOccupancyMaxActiveBlocksPerMultiprocessor func(n *int32, f uintptr, block int32, shared uintptr) int32
-
-	names map[string]string // Go field → symbol bound, for messages
+	cuOccupancyMaxActiveBlocksPerMultiprocessor func(n *int32, f uintptr, block int32, shared uintptr) int32 `bind:"optional"`
 }
 
-// bindDriver resolves every entry point; each is listed with the symbols
-// tried in order (the _v2 ABI first where cuda.h maps the plain name to it).
+// bindDriver resolves every entry point (bindFuncs: each field's name, or
+// its sym tag's symbols in order, the _v2 ABI first where cuda.h maps the
+// plain name to it).
 func bindDriver(h uintptr) (*api, error) {
-	a := &api{names: map[string]string{}}
-	for _, e := range []struct {
-		fptr any
-		syms []string
-	}{
-		{&a.cuInit, []string{"cuInit"}},
-		{&a.cuDriverGetVersion, []string{"cuDriverGetVersion"}},
-		{&a.cuDeviceGetCount, []string{"cuDeviceGetCount"}},
-		{&a.cuDeviceGet, []string{"cuDeviceGet"}},
-		{&a.cuDeviceGetName, []string{"cuDeviceGetName"}},
-		{&a.cuDeviceGetAttribute, []string{"cuDeviceGetAttribute"}},
-		{&a.cuDeviceTotalMem, []string{"cuDeviceTotalMem_v2"}},
-		{&a.cuDevicePrimaryCtxRetain, []string{"cuDevicePrimaryCtxRetain"}},
-		{&a.cuDevicePrimaryCtxRelease, []string{"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}},
-		{&a.cuCtxSetCurrent, []string{"cuCtxSetCurrent"}},
-		{&a.cuMemGetInfo, []string{"cuMemGetInfo_v2"}},
-		{&a.cuMemAlloc, []string{"cuMemAlloc_v2"}},
-		{&a.cuMemFree, []string{"cuMemFree_v2"}},
-		{&a.cuMemcpyHtoDAsync, []string{"cuMemcpyHtoDAsync_v2"}},
-		{&a.cuMemcpyDtoHAsync, []string{"cuMemcpyDtoHAsync_v2"}},
-		{&a.cuMemcpyDtoDAsync, []string{"cuMemcpyDtoDAsync_v2"}},
-		{&a.cuMemsetD32Async, []string{"cuMemsetD32Async"}},
-		{&a.cuMemsetD8Async, []string{"cuMemsetD8Async"}},
-		{&a.cuModuleLoadData, []string{"cuModuleLoadData"}},
-		{&a.cuModuleUnload, []string{"cuModuleUnload"}},
-		{&a.cuModuleGetFunction, []string{"cuModuleGetFunction"}},
-		{&a.cuFuncGetAttribute, []string{"cuFuncGetAttribute"}},
-		{&a.cuFuncSetAttribute, []string{"cuFuncSetAttribute"}},
-		{&a.cuLaunchKernel, []string{"cuLaunchKernel"}},
-		{&a.cuStreamCreate, []string{"cuStreamCreate"}},
-		{&a.cuStreamSynchronize, []string{"cuStreamSynchronize"}},
-		{&a.cuStreamDestroy, []string{"cuStreamDestroy_v2", "cuStreamDestroy"}},
-		{&a.cuEventCreate, []string{"cuEventCreate"}},
-		{&a.cuEventRecord, []string{"cuEventRecord"}},
-		{&a.cuEventSynchronize, []string{"cuEventSynchronize"}},
-		{&a.cuEventElapsedTime, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
-		{&a.cuEventDestroy, []string{"cuEventDestroy_v2", "cuEventDestroy"}},
-		{&a.cuStreamBeginCapture, []string{"cuStreamBeginCapture_v2", "cuStreamBeginCapture"}},
-		{&a.cuStreamEndCapture, []string{"cuStreamEndCapture"}},
-		{&a.cuGraphInstantiateWithFlags, []string{"cuGraphInstantiateWithFlags"}},
-		{&a.cuGraphLaunch, []string{"cuGraphLaunch"}},
-		{&a.cuGraphExecDestroy, []string{"cuGraphExecDestroy"}},
-		{&a.cuGraphDestroy, []string{"cuGraphDestroy"}},
-		{&a.cuGetErrorName, []string{"cuGetErrorName"}},
-		{&a.cuGetErrorString, []string{"cuGetErrorString"}},
-	} {
+	a := &api{}
+	if sym, err := bindFuncs(h, a); err != nil {
+		return nil, fmt.Errorf("the driver has no %s (too old?): %v", sym, err)
+	}
+	return a, nil
+}
+
+// bindFuncs registers the entry points of the library h into the func
+// fields of the struct lib points to (purego.RegisterFunc). A field's
+// symbol is its name, or the first of its `sym` tag's comma-separated
+// names that h has; a field tagged `bind:"optional"` stays nil where h has
+// none. A required symbol missing is the error, with its (first) name.
+func bindFuncs(h uintptr, lib any) (missing string, err error) {
+	v := reflect.ValueOf(lib).Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if f.Type.Kind() != reflect.Func {
+			continue
+		}
+		syms := []string{f.Name}
+		if tag, ok := f.Tag.Lookup("sym"); ok {
+			syms = strings.Split(tag, ",")
+		}
 		var sym uintptr
-		var err error
-		for _, name := range e.syms {
+		for _, name := range syms {
 			if sym, err = purego.Dlsym(h, name); err == nil {
 				break
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("the driver has no %s (too old?): %v", e.syms[0], err)
+			if f.Tag.Get("bind") == "optional" {
+				err = nil
+				continue
+			}
+			return syms[0], err
 		}
-		purego.RegisterFunc(e.fptr, sym)
+		// The fields are unexported: RegisterFunc gets a pointer to one
+		// through its address, as reflect will not hand it out.
+		purego.RegisterFunc(reflect.NewAt(f.Type, unsafe.Pointer(v.Field(i).UnsafeAddr())).Interface(), sym)
 	}
-	if sym, err := purego.Dlsym(h, "cuLaunchKernelEx"); err == nil {
-		purego.RegisterFunc(&a.cuLaunchKernelEx, sym)
-	}
-	if sym, err := purego.Dlsym(h, "cuOccupancyMaxActiveBlocksPerMultiprocessor"); err == nil {
-		purego.RegisterFunc(&a.cuOccupancyMaxActiveBlocksPerMultiprocessor, sym)
-	}
-	return a, nil
+	return "", nil
 }
 
 // Ptr is a device address (CUdeviceptr).
@@ -497,6 +474,19 @@ func (t *Thread) NewEvent() (Event, error) {
 	var e uintptr
 	err := t.check("cuEventCreate", t.api.cuEventCreate(&e, eventDefault))
 	return Event(e), err
+}
+
+// NewEvents creates the start and end events Time takes (the first is
+// destroyed again where the second fails).
+func (t *Thread) NewEvents() (start, end Event, err error) {
+	if start, err = t.NewEvent(); err != nil {
+		return 0, 0, err
+	}
+	if end, err = t.NewEvent(); err != nil {
+		t.DestroyEvent(start)
+		return 0, 0, err
+	}
+	return start, end, nil
 }
 
 // Record enqueues e on s.

@@ -34,6 +34,8 @@ var nvrtcSearch = []string{
 
 var nvrtcSonames = []string{"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"}
 
+// nvrtcAPI holds libnvrtc's entry points, each bound by its field's name
+// (bindFuncs).
 type nvrtcAPI struct {
 	path                   string
 	major, minor           int
@@ -109,27 +111,8 @@ func loadNVRTC() (*nvrtcAPI, error) {
 
 func bindNVRTC(h uintptr, path string) (*nvrtcAPI, error) {
 	a := &nvrtcAPI{path: path}
-	for _, e := range []struct {
-		fptr any
-		sym  string
-	}{
-		{&a.nvrtcVersion, "nvrtcVersion"},
-		{&a.nvrtcCreateProgram, "nvrtcCreateProgram"},
-		{&a.nvrtcDestroyProgram, "nvrtcDestroyProgram"},
-		{&a.nvrtcCompileProgram, "nvrtcCompileProgram"},
-		{&a.nvrtcGetPTXSize, "nvrtcGetPTXSize"},
-		{&a.nvrtcGetPTX, "nvrtcGetPTX"},
-		{&a.nvrtcGetCUBINSize, "nvrtcGetCUBINSize"},
-		{&a.nvrtcGetCUBIN, "nvrtcGetCUBIN"},
-		{&a.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize"},
-		{&a.nvrtcGetProgramLog, "nvrtcGetProgramLog"},
-		{&a.nvrtcGetErrorString, "nvrtcGetErrorString"},
-	} {
-		sym, err := purego.Dlsym(h, e.sym)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s has no %s (NVRTC older than 11.1?): %v", ErrNoNVRTC, path, e.sym, err)
-		}
-		purego.RegisterFunc(e.fptr, sym)
+	if sym, err := bindFuncs(h, a); err != nil {
+		return nil, fmt.Errorf("%w: %s has no %s (NVRTC older than 11.1?): %v", ErrNoNVRTC, path, sym, err)
 	}
 	var maj, min int32
 	if r := a.nvrtcVersion(&maj, &min); r != 0 {

@@ -398,10 +398,7 @@ func timeGraph(b *testing.B, r *gpu, launches int, bytes, flops float64, setup f
 				return err
 			}
 		}
-		if e0, err = t.NewEvent(); err != nil {
-			return err
-		}
-		if e1, err = t.NewEvent(); err != nil {
+		if e0, e1, err = t.NewEvents(); err != nil {
 			return err
 		}
 		return t.Sync(st)

@@ -155,15 +155,11 @@ func timePipe(t *testing.T, wt quant.Type, p *PipeTile, s ledger.Shape) {
 		if err != nil {
 			return err
 		}
-		e0, err := th.NewEvent()
+		e0, e1, err := th.NewEvents()
 		if err != nil {
 			return err
 		}
 		defer th.DestroyEvent(e0)
-		e1, err := th.NewEvent()
-		if err != nil {
-			return err
-		}
 		defer th.DestroyEvent(e1)
 		kernels := map[string]func() error{
 			"cuda-mma-int": func() error { return r.matMulMMA(th, st, f, true, pd, w.LDD, pw, s.Rows, px, s.N, s.K) },

@@ -117,17 +117,9 @@ type devBuf struct {
 	size int
 }
 
-var (
-	rtOnce sync.Once
-	rt     *gpu
-	rtErr  error
-)
-
-// device opens the GPU and compiles and loads the kernels, once.
-func device() (*gpu, error) {
-	rtOnce.Do(func() { rt, rtErr = setup() })
-	return rt, rtErr
-}
+// device opens the GPU and compiles and loads the kernels on its first
+// call, and returns that result ever after.
+var device = sync.OnceValues(setup)
 
 // Available reports nil when the cuda variants can run here: a device opens
 // and its kernels compile and load.

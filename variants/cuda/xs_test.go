@@ -27,7 +27,6 @@ func TestXSNoSpills(t *testing.T) {
 // from shared memory: the same bits, at every rows-a-warp count, for row
 // counts that leave a block or a warp part empty.
 func TestXSMatchesWarp(t *testing.T) {
-	needCUDA(t)
 	rng := rand.New(rand.NewPCG(14, 1))
 	var mvs []namedMV
 	for _, x := range xsVariants {
@@ -48,9 +47,10 @@ type mvShape struct{ rows, k int }
 // requireWarpBits requires each of mvs to give cuda's warp-per-row kernel's
 // bits, for Q4_K then Q6_K weights at each shape, on random weights and a
 // random Q8_K row (the cuda-xs and cuda-early kernels are cuda's lanes and
-// sums).
+// sums). Without a device it skips.
 func requireWarpBits(t *testing.T, rng *rand.Rand, shapes []mvShape, mvs []namedMV) {
 	t.Helper()
+	needCUDA(t)
 	for _, wt := range []quant.Type{quant.Q4_K, quant.Q6_K} {
 		for _, sh := range shapes {
 			w := randomRows(t, rng, wt, sh.rows, sh.k)

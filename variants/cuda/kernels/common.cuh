@@ -34,6 +34,15 @@ __device__ __forceinline__ int dp4a_us(u32 a, int b, int c) {
 	asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
 	return d;
 }
+// DP4A_US16(s, v, LD, p) declares s, the sum of 16 products: the unsigned
+// bytes of v's four words times the signed bytes LD reads at p, p + 4,
+// p + 8 and p + 12 (a macro: the callers' code as it was written out).
+#define DP4A_US16(s, v, LD, p)           \
+	int s = dp4a_us((v)[0], LD(p), 0);   \
+	s = dp4a_us((v)[1], LD((p) + 4), s); \
+	s = dp4a_us((v)[2], LD((p) + 8), s); \
+	s = dp4a_us((v)[3], LD((p) + 12), s)
+
 // Four i8 times four i8, summed into c.
 __device__ __forceinline__ int dp4a_ss(int a, int b, int c) {
 	int d;
@@ -182,6 +191,28 @@ __device__ __forceinline__ void q6k_lane_scales(uint4 S, int hn, int e, int (&sc
 	sc[3] = sext8(W1, e + 2);
 }
 
+// Q6K_LANE(A, B, H, S) declares a Q6_K lane's four scales sc[c] and its 64
+// values v[c][·] (unsigned, stored +32), from its 16-byte slices A, B, H of
+// the block's quants and S of its scales (the lane's hn and e in scope).
+#define Q6K_LANE(A, B, H, S)       \
+	int sc[4];                     \
+	q6k_lane_scales(S, hn, e, sc); \
+	u32 v[4][4];                   \
+	q6k_unpack(A, B, H, v)
+
+// Q6K_LANE_DOT(sum, LD4, LD2, xb) declares sum, Σ_c sc[c]·(v[c]·x) over the
+// lane's four groups of 16 (Q6K_LANE's sc and v; hn, e and l0 in scope)
+// and Q8_K activation block xb, read by LD4 and LD2. The quants are stored
+// +32: each group's product less 32·Σx of its 16 (the block's sums).
+#define Q6K_LANE_DOT(sum, LD4, LD2, xb)                               \
+	int sum = 0;                                                      \
+	_Pragma("unroll") for (int c = 0; c < 4; c++) {                   \
+		const u8* xc = xb + 4 + 128 * hn + 32 * c + l0;               \
+		DP4A_US16(s, v[c], LD4, xc);                                  \
+		const int bs = (i16)LD2(xb + 260 + 2 * (8 * hn + 2 * c + e)); \
+		sum += sc[c] * (s - 32 * bs);                                 \
+	}
+
 // The 32 quants and the scale of Q8_0 activation block xb (34 bytes, 2-byte
 // aligned), read as nine aligned words from xb rounded down to 4 bytes (x
 // has slack past its end).
@@ -195,6 +226,15 @@ template <bool SHARED = false> __device__ __forceinline__ float q80_act(const u8
 	for (int i = 0; i < 8; i++) qw[i] = (int)__funnelshift_rc(wd[i], wd[i + 1], sh);
 	return h2f((u16)(__funnelshift_rc(wd[0], wd[1], sh - 16) & 0xffff));
 }
+
+// WARP_SCORE(dst, qg, ku): the decode attentions' score of one query head
+// and key position tt, each lane holding D of their values (qg[i], ku[i]):
+// lane 0 stores scale·q·k into dst, −inf for a position at or past L.
+#define WARP_SCORE(dst, qg, ku)                                       \
+	float d = 0.f;                                                    \
+	_Pragma("unroll") for (int i = 0; i < D; i++) d += qg[i] * ku[i]; \
+	d = warp_sum(d);                                                  \
+	if (lane == 0) dst = tt < L ? d * scale : NEG_INF
 
 // attn_scores (attention.cu, engine.cu) stores scale·(q·k) of key row kr
 // for the NG query heads g0 … g0+NG−1 below G (rows of qs, hd floats each)

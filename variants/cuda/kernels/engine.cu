@@ -261,6 +261,18 @@ eattn_combine(float* out, const float* po, const float* pml, int nHeads, int hd,
 
 // ---- greedy pick on the device ---------------------------------------------
 
+// WARP_ARGMAX(best, at) leaves every lane the warp's largest best and its
+// index at (the smallest of equals), by xor butterfly.
+#define WARP_ARGMAX(best, at)                                   \
+	_Pragma("unroll") for (int o = 16; o > 0; o >>= 1) {        \
+		const float ov = __shfl_xor_sync(0xffffffffu, best, o); \
+		const int oi = __shfl_xor_sync(0xffffffffu, at, o);     \
+		if (ov > best || (ov == best && oi < at)) {             \
+			best = ov;                                          \
+			at = oi;                                            \
+		}                                                       \
+	}
+
 // One block: the index of the largest of x[0..n) (the first of equals) into
 // *dst.
 extern "C" __global__ void __launch_bounds__(1024) argmax_f32(int* dst, const float* x, int n) {
@@ -276,15 +288,7 @@ extern "C" __global__ void __launch_bounds__(1024) argmax_f32(int* dst, const fl
 			at = i;
 		}
 	}
-#pragma unroll
-	for (int o = 16; o > 0; o >>= 1) {
-		const float ov = __shfl_xor_sync(0xffffffffu, best, o);
-		const int oi = __shfl_xor_sync(0xffffffffu, at, o);
-		if (ov > best || (ov == best && oi < at)) {
-			best = ov;
-			at = oi;
-		}
-	}
+	WARP_ARGMAX(best, at);
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	if (lane == 0) {
 		bv[warp] = best;
@@ -295,15 +299,7 @@ extern "C" __global__ void __launch_bounds__(1024) argmax_f32(int* dst, const fl
 		const int nw = blockDim.x >> 5;
 		best = lane < nw ? bv[lane] : NEG_INF;
 		at = lane < nw ? bi[lane] : 0x7fffffff;
-#pragma unroll
-		for (int o = 16; o > 0; o >>= 1) {
-			const float ov = __shfl_xor_sync(0xffffffffu, best, o);
-			const int oi = __shfl_xor_sync(0xffffffffu, at, o);
-			if (ov > best || (ov == best && oi < at)) {
-				best = ov;
-				at = oi;
-			}
-		}
+		WARP_ARGMAX(best, at);
 		if (lane == 0) *dst = at;
 	}
 }
@@ -333,6 +329,26 @@ extern "C" __global__ void __launch_bounds__(1024) argmax_f32(int* dst, const fl
 			fn<1>(po, pml, q, kc, vc, pos, nHeads, nKV, hd, nctx, scale);                                           \
 		}                                                                                                           \
 	}
+
+// DATTN_SPLIT opens dattn and dattn_wv: block (split s of S, KV head kvh)
+// takes the G query heads of kvh over positions t0 … t1−1, its share of
+// the ctx = pos+1; its partials start at row pbase.
+#define DATTN_SPLIT                                                                          \
+	const int G = nHeads / nKV, kvh = blockIdx.y, S = gridDim.x, s = blockIdx.x;             \
+	const int ctx = pos + 1, per = (ctx + S - 1) / S, t0 = s * per, t1 = min(ctx, t0 + per); \
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;                           \
+	const size_t pbase = (size_t)s * nHeads + (size_t)kvh * G
+
+// DATTN_QUERIES follows a dattn kernel's shared declarations: an empty
+// split writes its empty partials and is done; otherwise qr holds the
+// lane's query values (dattn_load_q).
+#define DATTN_QUERIES                       \
+	if (t0 >= t1) {                         \
+		dattn_empty(po, pml, pbase, G, hd); \
+		return;                             \
+	}                                       \
+	float qr[EATT_MAXG][D];                 \
+	dattn_load_q<D>(qr, q, kvh, G, hd, lane)
 
 // dattn_empty writes an empty split's partials (zero sums, max −inf) for
 // its G heads from pbase.
@@ -366,11 +382,7 @@ __device__ __forceinline__ void dattn_scores(float (&p)[EATT_MAXG][DATT_TILE], c
 #pragma unroll
 		for (int g = 0; g < EATT_MAXG; g++) {
 			if (g < G) {
-				float d = 0.f;
-#pragma unroll
-				for (int i = 0; i < D; i++) d += qr[g][i] * kr[u][i];
-				d = warp_sum(d);
-				if (lane == 0) p[g][tt] = tt < L ? d * scale : NEG_INF;
+				WARP_SCORE(p[g][tt], qr[g], kr[u]);
 			}
 		}
 	}
@@ -387,18 +399,10 @@ __device__ __forceinline__ void dattn_scores(float (&p)[EATT_MAXG][DATT_TILE], c
 template <int D>
 __device__ __forceinline__ void dattn(float* po, float* pml, const float* q, const float* kc, const float* vc, int pos,
                                       int nHeads, int nKV, int hd, int nctx, float scale) {
-	const int G = nHeads / nKV, kvh = blockIdx.y, S = gridDim.x, s = blockIdx.x;
-	const int ctx = pos + 1, per = (ctx + S - 1) / S, t0 = s * per, t1 = min(ctx, t0 + per);
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-	const size_t pbase = (size_t)s * nHeads + (size_t)kvh * G;
+	DATTN_SPLIT;
 	__shared__ float p[EATT_MAXG][DATT_TILE];
 	__shared__ float mrun[EATT_MAXG], lrun[EATT_MAXG], alpha[EATT_MAXG];
-	if (t0 >= t1) {
-		dattn_empty(po, pml, pbase, G, hd);
-		return;
-	}
-	float qr[EATT_MAXG][D];
-	dattn_load_q<D>(qr, q, kvh, G, hd, lane);
+	DATTN_QUERIES;
 	if (tid < EATT_MAXG) {
 		mrun[tid] = NEG_INF;
 		lrun[tid] = 0.f;
@@ -495,18 +499,10 @@ DATTN_ENTRY(dattn_split, dattn)
 template <int D>
 __device__ __forceinline__ void dattn_wv(float* po, float* pml, const float* q, const float* kc, const float* vc, int pos,
                                          int nHeads, int nKV, int hd, int nctx, float scale) {
-	const int G = nHeads / nKV, kvh = blockIdx.y, S = gridDim.x, s = blockIdx.x;
-	const int ctx = pos + 1, per = (ctx + S - 1) / S, t0 = s * per, t1 = min(ctx, t0 + per);
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-	const size_t pbase = (size_t)s * nHeads + (size_t)kvh * G;
+	DATTN_SPLIT;
 	__shared__ float p[EATT_MAXG][DATT_TILE];
 	__shared__ float osum[4][EATT_MAXG][32 * D];
-	if (t0 >= t1) {
-		dattn_empty(po, pml, pbase, G, hd);
-		return;
-	}
-	float qr[EATT_MAXG][D];
-	dattn_load_q<D>(qr, q, kvh, G, hd, lane);
+	DATTN_QUERIES;
 	const float* kh = kc + (size_t)kvh * nctx * hd;
 	const float* vh = vc + (size_t)kvh * nctx * hd;
 	float o[EATT_MAXG][D], m[EATT_MAXG], l[EATT_MAXG];

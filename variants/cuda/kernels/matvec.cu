@@ -27,6 +27,20 @@
 // registers; cuda-early2: _e2, mv_multi_e2). The same blocks in the same
 // order: the same bits.
 
+// ROWS_START(QB) opens every <type>_rows product: warp w of the block
+// takes weight row blk·warps + w (none past rows), of nb blocks of QB
+// values; grid row blockIdx.y the NT tokens from tok0, ntok of them below
+// n. What it may do before griddepcontrol.wait starts here (PDL_PRE); the
+// caller's PDL_POST ends it.
+#define ROWS_START(QB)                                            \
+	PDL_PRE();                                                    \
+	const int lane = threadIdx.x & 31;                            \
+	const int row = blk * (blockDim.x >> 5) + (threadIdx.x >> 5); \
+	const int tok0 = blockIdx.y * NT;                             \
+	if (row >= rows) return;                                      \
+	const int ntok = min(NT, n - tok0);                           \
+	const int nb = k / QB
+
 // ---- Q4_K × Q8_K -----------------------------------------------------------
 
 // q4k_load loads the 16-byte header and the 16 quant bytes at qoff of the
@@ -50,13 +64,7 @@ __device__ __forceinline__ void q4k_load(const u8* __restrict__ wr, int b0, int 
 template <int NT, int U, int E = 0>
 __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
                                          const u8* __restrict__ x, int n, int k, int blk) {
-	PDL_PRE();
-	const int lane = threadIdx.x & 31;
-	const int row = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
-	const int tok0 = blockIdx.y * NT;
-	if (row >= rows) return;
-	const int ntok = min(NT, n - tok0);
-	const int nb = k / QK_K;
+	ROWS_START(QK_K);
 	const u8* wr = w + (size_t)row * nb * 144;
 	prefetch_l2(wr, (size_t)nb * 144, lane); // with -DPREFETCH: the row, before the wait
 	if constexpr (E == 0) PDL_POST();
@@ -98,14 +106,8 @@ __device__ __forceinline__ void q4k_rows(float* __restrict__ dst, int ldd, const
 					const u8* xb = xr + ((size_t)j * nb + b) * 292;
 					const u8* x0 = xb + 4 + 64 * p + 16 * h; // sub-block 2p, values 16h…
 					const u8* x1 = x0 + 32;                  // sub-block 2p+1
-					int s0 = dp4a_us(lo[0], ld4(x0), 0);
-					s0 = dp4a_us(lo[1], ld4(x0 + 4), s0);
-					s0 = dp4a_us(lo[2], ld4(x0 + 8), s0);
-					s0 = dp4a_us(lo[3], ld4(x0 + 12), s0);
-					int s1 = dp4a_us(hi[0], ld4(x1), 0);
-					s1 = dp4a_us(hi[1], ld4(x1 + 4), s1);
-					s1 = dp4a_us(hi[2], ld4(x1 + 8), s1);
-					s1 = dp4a_us(hi[3], ld4(x1 + 12), s1);
+					DP4A_US16(s0, lo, ld4, x0);
+					DP4A_US16(s1, hi, ld4, x1);
 					const float xd = __int_as_float(ld4(xb));
 					const int bs0 = (i16)ld2(xb + 260 + 2 * (4 * p + h));     // Σ of the 16 activations of s0
 					const int bs1 = (i16)ld2(xb + 260 + 2 * (4 * p + 2 + h)); // … of s1
@@ -197,13 +199,7 @@ struct q6kSteps {
 template <int NT, int U, int E = 0>
 __device__ __forceinline__ void q6k_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
                                          const u8* __restrict__ x, int n, int k, int blk) {
-	PDL_PRE();
-	const int lane = threadIdx.x & 31;
-	const int row = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
-	const int tok0 = blockIdx.y * NT;
-	if (row >= rows) return;
-	const int ntok = min(NT, n - tok0);
-	const int nb = k / QK_K;
+	ROWS_START(QK_K);
 	const u8* qplane = w + (size_t)row * q6k_row_bytes(nb);
 	prefetch_l2(qplane, q6k_row_bytes(nb), lane);
 	if constexpr (E == 0) PDL_POST();
@@ -232,26 +228,12 @@ __device__ __forceinline__ void q6k_rows(float* __restrict__ dst, int ldd, const
 			if (b >= nb) break;
 			const uint4 A = As[u], B = Bs[u], H = Hs[u], S = Ss[u];
 			const float d = h2f(ds[u]);
-			int sc[4];
-			q6k_lane_scales(S, hn, e, sc);
-			u32 v[4][4];
-			q6k_unpack(A, B, H, v);
+			Q6K_LANE(A, B, H, S);
 #pragma unroll
 			for (int j = 0; j < NT; j++) {
 				if (j < ntok) {
 					const u8* xb = xr + ((size_t)j * nb + b) * 292;
-					int sum = 0;
-#pragma unroll
-					for (int c = 0; c < 4; c++) {
-						const u8* xc = xb + 4 + 128 * hn + 32 * c + l0;
-						int s = dp4a_us(v[c][0], ld4(xc), 0);
-						s = dp4a_us(v[c][1], ld4(xc + 4), s);
-						s = dp4a_us(v[c][2], ld4(xc + 8), s);
-						s = dp4a_us(v[c][3], ld4(xc + 12), s);
-						// The quants are stored +32: subtract 32·Σx of these 16.
-						const int bs = (i16)ld2(xb + 260 + 2 * (8 * hn + 2 * c + e));
-						sum += sc[c] * (s - 32 * bs);
-					}
+					Q6K_LANE_DOT(sum, ld4, ld2, xb);
 					acc[j] += __int_as_float(ld4(xb)) * d * (float)sum;
 				}
 			}
@@ -278,13 +260,7 @@ EARLY_ENTRY(q6k)
 template <int NT, int U>
 __device__ __forceinline__ void q80_rows(float* __restrict__ dst, int ldd, const u8* __restrict__ w, int rows,
                                          const u8* __restrict__ x, int n, int k, int blk) {
-	PDL_PRE();
-	const int lane = threadIdx.x & 31;
-	const int row = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
-	const int tok0 = blockIdx.y * NT;
-	if (row >= rows) return;
-	const int ntok = min(NT, n - tok0);
-	const int nb = k / 32;
+	ROWS_START(32);
 	const u8* dplane = w + (size_t)row * q80_row_bytes(nb);
 	prefetch_l2(dplane, q80_row_bytes(nb), lane);
 	PDL_POST();
@@ -418,19 +394,27 @@ __device__ __forceinline__ void stage_q8k(u8* sm, const u8* __restrict__ x, int 
 	}
 }
 
+// XS_START(ROW_BYTES) opens q4k_xs and q6k_xs: warp w of the block takes
+// the R rows from row0 = (blk·XS_WARPS + w)·R (none past rows), each of nb
+// blocks, ROW_BYTES bytes (unparenthesized: the products' int and size_t
+// steps as written out before); wr[r] is row0 + r's (the last row again
+// past rows). sq, sd and sb are stage_q8k's planes of the activation row
+// in shared memory sm: its quants, block scales and 16-value sums.
+#define XS_START(ROW_BYTES)                                                                                \
+	const int lane = threadIdx.x & 31;                                                                     \
+	const int row0 = (blk * XS_WARPS + (threadIdx.x >> 5)) * R;                                            \
+	if (row0 >= rows) return;                                                                              \
+	const int nb = k / QK_K;                                                                               \
+	const u8* wr[R];                                                                                       \
+	_Pragma("unroll") for (int r = 0; r < R; r++) wr[r] = w + (size_t)min(row0 + r, rows - 1) * ROW_BYTES; \
+	const u8* sq = sm;                                                                                     \
+	const float* sd = (const float*)(sm + QK_K * nb);                                                      \
+	const i16* sb = (const i16*)(sm + (QK_K + 4) * nb)
+
 template <int R>
 __device__ __forceinline__ void q4k_xs(float* __restrict__ dst, const u8* __restrict__ w, int rows, int k, int blk,
                                        const u8* sm) {
-	const int lane = threadIdx.x & 31;
-	const int row0 = (blk * XS_WARPS + (threadIdx.x >> 5)) * R;
-	if (row0 >= rows) return;
-	const int nb = k / QK_K;
-	const u8* wr[R];
-#pragma unroll
-	for (int r = 0; r < R; r++) wr[r] = w + (size_t)min(row0 + r, rows - 1) * nb * 144;
-	const u8* sq = sm;
-	const float* sd = (const float*)(sm + QK_K * nb);
-	const i16* sb = (const i16*)(sm + (QK_K + 4) * nb);
+	XS_START(nb * 144);
 	const int t = lane & 7, p = t >> 1, h = t & 1;
 	float acc[R], accm[R];
 #pragma unroll
@@ -474,16 +458,7 @@ __device__ __forceinline__ void q4k_xs(float* __restrict__ dst, const u8* __rest
 template <int R>
 __device__ __forceinline__ void q6k_xs(float* __restrict__ dst, const u8* __restrict__ w, int rows, int k, int blk,
                                        const u8* sm) {
-	const int lane = threadIdx.x & 31;
-	const int row0 = (blk * XS_WARPS + (threadIdx.x >> 5)) * R;
-	if (row0 >= rows) return;
-	const int nb = k / QK_K;
-	const u8* qp[R];
-#pragma unroll
-	for (int r = 0; r < R; r++) qp[r] = w + (size_t)min(row0 + r, rows - 1) * q6k_row_bytes(nb);
-	const u8* sq = sm;
-	const float* sd = (const float*)(sm + QK_K * nb);
-	const i16* sb = (const i16*)(sm + (QK_K + 4) * nb);
+	XS_START(q6k_row_bytes(nb));
 	const int t = lane & 3, hn = t >> 1, e = t & 1, l0 = 16 * e;
 	float acc[R];
 #pragma unroll
@@ -493,12 +468,12 @@ __device__ __forceinline__ void q6k_xs(float* __restrict__ dst, const u8* __rest
 		u16 ds[R];
 #pragma unroll
 		for (int r = 0; r < R; r++) {
-			const u8* qb = qp[r] + (size_t)b * 192;
+			const u8* qb = wr[r] + (size_t)b * 192;
 			As[r] = ld16(qb + 64 * hn + l0);
 			Bs[r] = ld16(qb + 64 * hn + 32 + l0);
 			Hs[r] = ld16(qb + 128 + 32 * hn + l0);
-			Ss[r] = ld16(qp[r] + (size_t)192 * nb + 16 * b);
-			ds[r] = ld2(qp[r] + (size_t)208 * nb + 2 * b);
+			Ss[r] = ld16(wr[r] + (size_t)192 * nb + 16 * b);
+			ds[r] = ld2(wr[r] + (size_t)208 * nb + 2 * b);
 		}
 		uint4 xq[4];
 		int bs[4];
@@ -512,10 +487,7 @@ __device__ __forceinline__ void q6k_xs(float* __restrict__ dst, const u8* __rest
 		for (int r = 0; r < R; r++) {
 			const uint4 A = As[r], B = Bs[r], H = Hs[r], S = Ss[r];
 			const float d = h2f(ds[r]);
-			int sc[4];
-			q6k_lane_scales(S, hn, e, sc);
-			u32 v[4][4];
-			q6k_unpack(A, B, H, v);
+			Q6K_LANE(A, B, H, S);
 			int sum = 0;
 #pragma unroll
 			for (int c = 0; c < 4; c++) {

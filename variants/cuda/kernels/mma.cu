@@ -101,31 +101,84 @@ __device__ __forceinline__ void mma_store(float* dst, int ldd, int rows, int n, 
 	}
 }
 
+// ---- the kernels' common steps, as macros (the code is spelled out where
+// they stand: device functions taking the shared tiles changed what NVRTC
+// made of it) -------------------------------------------------------------------
+
+// MMA_START opens every kernel: PDL_START, then the shared tiles of the
+// weights' quants aq and the tokens' bq (int8, [row][k] and [token][k]).
+#define MMA_START                                    \
+	PDL_START();                                     \
+	__shared__ __align__(16) u8 aq[MMA_BM * MMA_LD]; \
+	__shared__ __align__(16) u8 bq[MMA_BN * MMA_LD]
+
+// MMA_BLOCK ends a kernel's shared tiles with the tokens' 16-value sums bs
+// (the declarations' order is the shared memory layout) and names the
+// thread's warp, its fragment row g and column pair q4, the block's first
+// weight row row0 and token tok0, and a row's super-blocks nb.
+#define MMA_BLOCK                                                                                \
+	__shared__ short bs[MMA_BN * 16];                                                            \
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3; \
+	const int row0 = blockIdx.x * MMA_BM, tok0 = blockIdx.y * MMA_BN, nb = k / QK_K
+
+// MMA_EACH_ROW(zero) runs the statement after it for each of the block's
+// rows r the thread takes (weight row row0 + r), or zero past rows.
+#define MMA_EACH_ROW(zero)                           \
+	for (int r = tid; r < MMA_BM; r += blockDim.x)   \
+		if (const int row = row0 + r; row >= rows) { \
+			zero;                                    \
+		} else
+
+// MMA_X_TILE(b) loads the tokens' tile of super-block b, waits for every
+// tile, and names the warp's fragment rows r0 and r1 = r0 + 8 and their
+// quants ar0 and ar1.
+#define MMA_X_TILE(b)                              \
+	mma_load_x(bq, xd, bs, x, n, nb, tok0, b);     \
+	__syncthreads();                               \
+	const u8* ar0 = aq + (16 * warp + g) * MMA_LD; \
+	const u8* ar1 = ar0 + 8 * MMA_LD;              \
+	const int r0 = 16 * warp + g, r1 = r0 + 8
+
+// MMA_A_K32(s) and MMA_A_K16(s) load the warp's A fragment a of sub-block s
+// (32 values, Q4_K; 16, Q6_K), its k offset k0.
+#define MMA_A_K32(s)                \
+	const int k0 = 32 * s + 4 * q4; \
+	const u32 a[4] = {lds4(ar0 + k0), lds4(ar1 + k0), lds4(ar0 + k0 + 16), lds4(ar1 + k0 + 16)}
+#define MMA_A_K16(s)                \
+	const int k0 = 16 * s + 4 * q4; \
+	const u32 a[2] = {lds4(ar0 + k0), lds4(ar1 + k0)}
+
+// MMA_TILES_K32(use) and MMA_TILES_K16(use) run use (statements) for each
+// n8 tile nt of the tokens, unrolled, with c the warp's integer product of
+// a with the tile at k0 (m16n8k32; m16n8k16).
+#define MMA_TILES_K32(...)                              \
+	_Pragma("unroll") for (int nt = 0; nt < 8; nt++) {  \
+		const u8* bp = bq + (8 * nt + g) * MMA_LD + k0; \
+		const u32 bb[2] = {lds4(bp), lds4(bp + 16)};    \
+		int c[4] = {0, 0, 0, 0};                        \
+		mma_k32(c, a, bb);                              \
+		__VA_ARGS__                                     \
+	}
+#define MMA_TILES_K16(...)                                    \
+	_Pragma("unroll") for (int nt = 0; nt < 8; nt++) {        \
+		const u32 bb = lds4(bq + (8 * nt + g) * MMA_LD + k0); \
+		int c[4] = {0, 0, 0, 0};                              \
+		mma_k16(c, a, bb);                                    \
+		__VA_ARGS__                                           \
+	}
+
 // ---- Q4_K ---------------------------------------------------------------------
 
 extern "C" __global__ void __launch_bounds__(128)
 q4k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
-	PDL_START();
-	__shared__ __align__(16) u8 aq[MMA_BM * MMA_LD];
-	__shared__ __align__(16) u8 bq[MMA_BN * MMA_LD];
+	MMA_START;
 	__shared__ float dsc[MMA_BM][8], dmn[MMA_BM][8], xd[MMA_BN];
-	__shared__ short bs[MMA_BN * 16];
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
-	const int row0 = blockIdx.x * MMA_BM, tok0 = blockIdx.y * MMA_BN, nb = k / QK_K;
-	float acc[8][4], accm[8][4];
-#pragma unroll
-	for (int nt = 0; nt < 8; nt++)
-#pragma unroll
-		for (int i = 0; i < 4; i++) acc[nt][i] = accm[nt][i] = 0.f;
+	MMA_BLOCK;
+	float acc[8][4] = {}, accm[8][4] = {};
 	for (int b = 0; b < nb; b++) {
 		__syncthreads(); // the previous super-block's tiles are read
 		mma_load_q4k(aq, w, rows, nb, row0, b);
-		for (int r = tid; r < MMA_BM; r += blockDim.x) {
-			const int row = row0 + r;
-			if (row >= rows) {
-				for (int s = 0; s < 8; s++) dsc[r][s] = dmn[r][s] = 0.f;
-				continue;
-			}
+		MMA_EACH_ROW(for (int s = 0; s < 8; s++) dsc[r][s] = dmn[r][s] = 0.f) {
 			const u8* blk = w + ((size_t)row * nb + b) * 144;
 			const float d = h2f(ld2(blk)), dmin = h2f(ld2(blk + 2));
 			u8 sc[12];
@@ -137,29 +190,19 @@ q4k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
 				dmn[r][s] = dmin * (float)m;
 			}
 		}
-		mma_load_x(bq, xd, bs, x, n, nb, tok0, b);
-		__syncthreads();
-		const u8* ar0 = aq + (16 * warp + g) * MMA_LD;
-		const u8* ar1 = ar0 + 8 * MMA_LD;
-		const int r0 = 16 * warp + g, r1 = r0 + 8;
+		MMA_X_TILE(b);
 #pragma unroll 1
 		for (int s = 0; s < 8; s++) {
-			const int k0 = 32 * s + 4 * q4;
-			const u32 a[4] = {lds4(ar0 + k0), lds4(ar1 + k0), lds4(ar0 + k0 + 16), lds4(ar1 + k0 + 16)};
+			MMA_A_K32(s);
 			const float s0 = dsc[r0][s], s1 = dsc[r1][s], m0 = dmn[r0][s], m1 = dmn[r1][s];
-#pragma unroll
-			for (int nt = 0; nt < 8; nt++) {
-				const u8* bp = bq + (8 * nt + g) * MMA_LD + k0;
-				const u32 bb[2] = {lds4(bp), lds4(bp + 16)};
-				int c[4] = {0, 0, 0, 0};
-				mma_k32(c, a, bb);
+			MMA_TILES_K32({
 				const int t0 = 8 * nt + 2 * q4, t1 = t0 + 1;
 				const float x0 = xd[t0], x1 = xd[t1];
 				const float b0 = (float)(bs[t0 * 16 + 2 * s] + bs[t0 * 16 + 2 * s + 1]);
 				const float b1 = (float)(bs[t1 * 16 + 2 * s] + bs[t1 * 16 + 2 * s + 1]);
 				mma_scale_add(acc[nt], s0, s1, x0, x1, c);
 				mma_token_add(accm[nt], m0, m1, x0, x1, b0, b1);
-			}
+			});
 		}
 	}
 	mma_store(dst, ldd, rows, n, row0 + 16 * warp + g, tok0 + 2 * q4, acc, accm);
@@ -169,54 +212,32 @@ q4k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
 
 extern "C" __global__ void __launch_bounds__(128)
 q6k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
-	PDL_START();
-	__shared__ __align__(16) u8 aq[MMA_BM * MMA_LD];
-	__shared__ __align__(16) u8 bq[MMA_BN * MMA_LD];
+	MMA_START;
 	__shared__ float dsc[MMA_BM][16], xd[MMA_BN];
-	__shared__ short bs[MMA_BN * 16];
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
-	const int row0 = blockIdx.x * MMA_BM, tok0 = blockIdx.y * MMA_BN, nb = k / QK_K;
-	float acc[8][4], acco[8][4];
-#pragma unroll
-	for (int nt = 0; nt < 8; nt++)
-#pragma unroll
-		for (int i = 0; i < 4; i++) acc[nt][i] = acco[nt][i] = 0.f;
+	MMA_BLOCK;
+	float acc[8][4] = {}, acco[8][4] = {};
 	for (int b = 0; b < nb; b++) {
 		__syncthreads();
 		// Weights unsigned 0…63: the +32 offset is taken off through the activations' sums.
 		mma_load_q6k(aq, w, rows, nb, row0, b, false);
-		for (int r = tid; r < MMA_BM; r += blockDim.x) {
-			const int row = row0 + r;
-			if (row >= rows) {
-				for (int s = 0; s < 16; s++) dsc[r][s] = 0.f;
-				continue;
-			}
+		MMA_EACH_ROW(for (int s = 0; s < 16; s++) dsc[r][s] = 0.f) {
 			const u8* plane = w + (size_t)row * q6k_row_bytes(nb);
 			const float d = h2f(ld2(plane + (size_t)208 * nb + 2 * b));
 			const i8* sc = (const i8*)(plane + (size_t)192 * nb + 16 * b);
 			for (int s = 0; s < 16; s++) dsc[r][s] = d * (float)sc[s];
 		}
-		mma_load_x(bq, xd, bs, x, n, nb, tok0, b);
-		__syncthreads();
-		const u8* ar0 = aq + (16 * warp + g) * MMA_LD;
-		const u8* ar1 = ar0 + 8 * MMA_LD;
-		const int r0 = 16 * warp + g, r1 = r0 + 8;
+		MMA_X_TILE(b);
 #pragma unroll 1
 		for (int s = 0; s < 16; s++) {
-			const int k0 = 16 * s + 4 * q4;
-			const u32 a[2] = {lds4(ar0 + k0), lds4(ar1 + k0)};
+			MMA_A_K16(s);
 			const float s0 = dsc[r0][s], s1 = dsc[r1][s];
-#pragma unroll
-			for (int nt = 0; nt < 8; nt++) {
-				const u32 bb = lds4(bq + (8 * nt + g) * MMA_LD + k0);
-				int c[4] = {0, 0, 0, 0};
-				mma_k16(c, a, bb);
+			MMA_TILES_K16({
 				const int t0 = 8 * nt + 2 * q4, t1 = t0 + 1;
 				const float x0 = xd[t0], x1 = xd[t1];
 				const float o0 = (float)(32 * bs[t0 * 16 + s]), o1 = (float)(32 * bs[t1 * 16 + s]);
 				mma_scale_add(acc[nt], s0, s1, x0, x1, c);
 				mma_token_add(acco[nt], s0, s1, x0, x1, o0, o1);
-			}
+			});
 		}
 	}
 	mma_store(dst, ldd, rows, n, row0 + 16 * warp + g, tok0 + 2 * q4, acc, acco);
@@ -231,6 +252,17 @@ q6k_mma(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
 // float ones and their conversions. Q6_K's quants are unpacked signed
 // (q − 32), so its offset needs no activation sums. Every sum is exact
 // (at most 63·15·127·256 < 2³¹ for Q4_K, 128·32·127·256 for Q6_K).
+
+// MMA_INT_SUMS(K, NS, sc) declares isum, the warp's integer products of the
+// super-block's NS sub-blocks of K values, each scaled by its rows' int
+// scales sc[r0][s] and sc[r1][s] (ggml's Σ sc·dot), two sub-blocks a pass.
+#define MMA_INT_SUMS(K, NS, sc)                            \
+	int isum[8][4] = {};                                   \
+	_Pragma("unroll 2") for (int s = 0; s < NS; s++) {     \
+		MMA_A_K##K(s);                                     \
+		const int s0 = sc[r0][s], s1 = sc[r1][s];          \
+		MMA_TILES_K##K(mma_int_add(isum[nt], s0, s1, c);); \
+	}
 
 // mma_store1 writes a warp's accumulators (mma_store without the second term).
 __device__ __forceinline__ void mma_store1(float* dst, int ldd, int rows, int n, int r0, int t0, const float acc[8][4]) {
@@ -247,29 +279,15 @@ __device__ __forceinline__ void mma_store1(float* dst, int ldd, int rows, int n,
 
 extern "C" __global__ void __launch_bounds__(128)
 q4k_mmai(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
-	PDL_START();
-	__shared__ __align__(16) u8 aq[MMA_BM * MMA_LD];
-	__shared__ __align__(16) u8 bq[MMA_BN * MMA_LD];
+	MMA_START;
 	__shared__ float wd[MMA_BM], wm[MMA_BM], xd[MMA_BN];
 	__shared__ u8 sc6[MMA_BM][8], mn6[MMA_BM][8];
-	__shared__ short bs[MMA_BN * 16];
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
-	const int row0 = blockIdx.x * MMA_BM, tok0 = blockIdx.y * MMA_BN, nb = k / QK_K;
-	float acc[8][4], accm[8][4];
-#pragma unroll
-	for (int nt = 0; nt < 8; nt++)
-#pragma unroll
-		for (int i = 0; i < 4; i++) acc[nt][i] = accm[nt][i] = 0.f;
+	MMA_BLOCK;
+	float acc[8][4] = {}, accm[8][4] = {};
 	for (int b = 0; b < nb; b++) {
 		__syncthreads(); // the previous super-block's tiles are read
 		mma_load_q4k(aq, w, rows, nb, row0, b);
-		for (int r = tid; r < MMA_BM; r += blockDim.x) {
-			const int row = row0 + r;
-			if (row >= rows) {
-				wd[r] = wm[r] = 0.f;
-				for (int s = 0; s < 8; s++) sc6[r][s] = mn6[r][s] = 0;
-				continue;
-			}
+		MMA_EACH_ROW(wd[r] = wm[r] = 0.f; for (int s = 0; s < 8; s++) sc6[r][s] = mn6[r][s] = 0) {
 			const u8* blk = w + ((size_t)row * nb + b) * 144;
 			wd[r] = h2f(ld2(blk));
 			wm[r] = h2f(ld2(blk + 2));
@@ -282,30 +300,8 @@ q4k_mmai(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) 
 				mn6[r][s] = m;
 			}
 		}
-		mma_load_x(bq, xd, bs, x, n, nb, tok0, b);
-		__syncthreads();
-		const u8* ar0 = aq + (16 * warp + g) * MMA_LD;
-		const u8* ar1 = ar0 + 8 * MMA_LD;
-		const int r0 = 16 * warp + g, r1 = r0 + 8;
-		int isum[8][4];
-#pragma unroll
-		for (int nt = 0; nt < 8; nt++)
-#pragma unroll
-			for (int i = 0; i < 4; i++) isum[nt][i] = 0;
-#pragma unroll 2
-		for (int s = 0; s < 8; s++) {
-			const int k0 = 32 * s + 4 * q4;
-			const u32 a[4] = {lds4(ar0 + k0), lds4(ar1 + k0), lds4(ar0 + k0 + 16), lds4(ar1 + k0 + 16)};
-			const int s0 = sc6[r0][s], s1 = sc6[r1][s];
-#pragma unroll
-			for (int nt = 0; nt < 8; nt++) {
-				const u8* bp = bq + (8 * nt + g) * MMA_LD + k0;
-				const u32 bb[2] = {lds4(bp), lds4(bp + 16)};
-				int c[4] = {0, 0, 0, 0};
-				mma_k32(c, a, bb);
-				mma_int_add(isum[nt], s0, s1, c);
-			}
-		}
+		MMA_X_TILE(b);
+		MMA_INT_SUMS(32, 8, sc6);
 		// Per super-block: scale terms d·dx·Σ sc·dot, min terms dmin·dx·Σ m·bsum.
 		const float d0 = wd[r0], d1 = wd[r1], m0 = wm[r0], m1 = wm[r1];
 #pragma unroll
@@ -332,57 +328,22 @@ q4k_mmai(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) 
 
 extern "C" __global__ void __launch_bounds__(128)
 q6k_mmai(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
-	PDL_START();
-	__shared__ __align__(16) u8 aq[MMA_BM * MMA_LD];
-	__shared__ __align__(16) u8 bq[MMA_BN * MMA_LD];
+	MMA_START;
 	__shared__ float wd[MMA_BM], xd[MMA_BN];
 	__shared__ i8 sc8[MMA_BM][16];
-	__shared__ short bs[MMA_BN * 16];
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
-	const int row0 = blockIdx.x * MMA_BM, tok0 = blockIdx.y * MMA_BN, nb = k / QK_K;
-	float acc[8][4];
-#pragma unroll
-	for (int nt = 0; nt < 8; nt++)
-#pragma unroll
-		for (int i = 0; i < 4; i++) acc[nt][i] = 0.f;
+	MMA_BLOCK;
+	float acc[8][4] = {};
 	for (int b = 0; b < nb; b++) {
 		__syncthreads();
 		mma_load_q6k(aq, w, rows, nb, row0, b, true); // signed q − 32
-		for (int r = tid; r < MMA_BM; r += blockDim.x) {
-			const int row = row0 + r;
-			if (row >= rows) {
-				wd[r] = 0.f;
-				for (int s = 0; s < 16; s++) sc8[r][s] = 0;
-				continue;
-			}
+		MMA_EACH_ROW(wd[r] = 0.f; for (int s = 0; s < 16; s++) sc8[r][s] = 0) {
 			const u8* plane = w + (size_t)row * q6k_row_bytes(nb);
 			wd[r] = h2f(ld2(plane + (size_t)208 * nb + 2 * b));
 			const i8* sc = (const i8*)(plane + (size_t)192 * nb + 16 * b);
 			for (int s = 0; s < 16; s++) sc8[r][s] = sc[s];
 		}
-		mma_load_x(bq, xd, bs, x, n, nb, tok0, b);
-		__syncthreads();
-		const u8* ar0 = aq + (16 * warp + g) * MMA_LD;
-		const u8* ar1 = ar0 + 8 * MMA_LD;
-		const int r0 = 16 * warp + g, r1 = r0 + 8;
-		int isum[8][4];
-#pragma unroll
-		for (int nt = 0; nt < 8; nt++)
-#pragma unroll
-			for (int i = 0; i < 4; i++) isum[nt][i] = 0;
-#pragma unroll 2
-		for (int s = 0; s < 16; s++) {
-			const int k0 = 16 * s + 4 * q4;
-			const u32 a[2] = {lds4(ar0 + k0), lds4(ar1 + k0)};
-			const int s0 = sc8[r0][s], s1 = sc8[r1][s];
-#pragma unroll
-			for (int nt = 0; nt < 8; nt++) {
-				const u32 bb = lds4(bq + (8 * nt + g) * MMA_LD + k0);
-				int c[4] = {0, 0, 0, 0};
-				mma_k16(c, a, bb);
-				mma_int_add(isum[nt], s0, s1, c);
-			}
-		}
+		MMA_X_TILE(b);
+		MMA_INT_SUMS(16, 16, sc8);
 		const float d0 = wd[r0], d1 = wd[r1];
 #pragma unroll
 		for (int nt = 0; nt < 8; nt++) {

@@ -110,23 +110,66 @@ __device__ __forceinline__ void mp_store(float* dst, int ldd, int rows, int n, i
 	}
 }
 
+// MP_START waits for the kernel before (PDL_START), then starts the
+// pipeline (load(st, b) copies super-block b into stage st): the first
+// NST - 1 super-blocks' copies, each stage its own commit group.
+#define MP_START                                          \
+	PDL_START();                                          \
+	_Pragma("unroll") for (int s = 0; s < NST - 1; s++) { \
+		if (s < nb) load(s, s);                           \
+		mp_commit();                                      \
+	}
+
+// MP_STAGE(b) begins super-block b's step: once every thread's copies of
+// it are in, the stage freed by b - 1 takes super-block b + NST - 1; A and
+// B are b's weight and token rows, sa and sb their shared addresses.
+#define MP_STAGE(b)                                                             \
+	mp_wait<NST - 2>(); /* this thread's copies of super-block b are in */      \
+	__syncthreads();    /* … and everyone's; stage (b-1) % NST is free again */ \
+	if (b + NST - 1 < nb) load((b + NST - 1) % NST, b + NST - 1);               \
+	mp_commit();                                                                \
+	const int st = b % NST;                                                     \
+	const u8* A = mp_sm + st * STAGE;                                           \
+	const u8* B = A + AS;                                                       \
+	const u32 sa = s0 + st * STAGE, sb = sa + AS
+
+// MP_OWN_ROWS runs the statement after it for each of the thread's four
+// weight rows of its warp's C fragments, [mt][h]: row wr + 16mt + g + 8h.
+#define MP_OWN_ROWS _Pragma("unroll") for (int mt = 0; mt < 2; mt++) _Pragma("unroll") for (int h = 0; h < 2; h++)
+
+// MP_EACH runs stmt for every place [mt][nt][i] of a thread's C fragments
+// (2 m16 tiles × MP_WN n8 tiles × 4), unrolled.
+#define MP_EACH(stmt)                                    \
+	_Pragma("unroll") for (int mt = 0; mt < 2; mt++)     \
+	_Pragma("unroll") for (int nt = 0; nt < MP_WN; nt++) \
+	_Pragma("unroll") for (int i = 0; i < 4; i++) stmt
+
+// MP_BLOCK(RS) opens q4k_pipe and q6k_pipe (template parameters NWN, NST):
+// the block's warps (NWARP), threads (NT) and tokens (BN); a stage of
+// dynamic shared memory is AS bytes of weight rows of RS bytes, then BN
+// tokens' rows. The thread's place in its warp (g, q4) and its warp's in
+// the block (wm along the rows, wn along the tokens); s0, the stages'
+// shared address. For the copies in, TPR threads take a weight row: the
+// thread's is lr (lok: it is below rows), its 16-byte units lq, lq+TPR, ….
+#define MP_BLOCK(RS)                                                                             \
+	constexpr int NWARP = 4 * NWN, NT = 32 * NWARP, BN = 8 * MP_WN * NWN;                        \
+	constexpr int AS = MP_BM * (RS), STAGE = AS + BN * MP_XS;                                    \
+	extern __shared__ __align__(16) u8 mp_sm[];                                                  \
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3; \
+	const int wm = warp & 3, wn = warp >> 2;                                                     \
+	const int row0 = blockIdx.x * MP_BM, tok0 = blockIdx.y * BN, nb = k / QK_K;                  \
+	const u32 s0 = mp_smem(mp_sm);                                                               \
+	constexpr int TPR = NT / MP_BM;                                                              \
+	static_assert(BN == NT / 4, "mp_load_x takes four threads a token");                         \
+	const int lr = tid / TPR, lq = tid % TPR;                                                    \
+	const bool lok = row0 + lr < rows
+
 // ---- Q4_K ---------------------------------------------------------------------
 
 template <int NWN, int NST, int UNR = 2>
 __device__ __forceinline__ void q4k_pipe(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
-	constexpr int NWARP = 4 * NWN, NT = 32 * NWARP, BN = 8 * MP_WN * NWN;
-	constexpr int AS = MP_BM * MP_Q4S, STAGE = AS + BN * MP_XS;
-	extern __shared__ __align__(16) u8 mp_sm[];
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
-	const int wm = warp & 3, wn = warp >> 2;
-	const int row0 = blockIdx.x * MP_BM, tok0 = blockIdx.y * BN, nb = k / QK_K;
-	const u32 s0 = mp_smem(mp_sm);
-
-	// TPR threads a weight row, thread q its 16-byte units q, q+TPR, … of 9.
-	constexpr int TPR = NT / MP_BM;
-	static_assert(BN == NT / 4, "mp_load_x takes four threads a token");
-	const int lr = tid / TPR, lq = tid % TPR;
-	const bool lok = row0 + lr < rows;
+	MP_BLOCK(MP_Q4S);
+	// A row in shared memory: the block as it is, 9 units.
 	const u8* lw = w + (size_t)(lok ? row0 + lr : 0) * nb * 144 + 16 * lq;
 	auto load = [&](int st, int b) {
 		const u32 sa = s0 + st * STAGE, da = sa + lr * MP_Q4S + 16 * lq;
@@ -138,50 +181,25 @@ __device__ __forceinline__ void q4k_pipe(float* dst, int ldd, const u8* w, int r
 	};
 
 	float acc[2][MP_WN][4], accm[2][MP_WN][4];
-#pragma unroll
-	for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-		for (int nt = 0; nt < MP_WN; nt++)
-#pragma unroll
-			for (int i = 0; i < 4; i++) acc[mt][nt][i] = accm[mt][nt][i] = 0.f;
+	MP_EACH(acc[mt][nt][i] = accm[mt][nt][i] = 0.f);
 
-	PDL_START();
-#pragma unroll
-	for (int s = 0; s < NST - 1; s++) {
-		if (s < nb) load(s, s);
-		mp_commit();
-	}
+	MP_START;
 	const int wr = 32 * wm, wt = 8 * MP_WN * wn; // the warp's first row and token in the block
 #pragma unroll 1
 	for (int b = 0; b < nb; b++) {
-		mp_wait<NST - 2>(); // this thread's copies of super-block b are in
-		__syncthreads();    // … and everyone's; stage (b-1) % NST is free again
-		if (b + NST - 1 < nb) load((b + NST - 1) % NST, b + NST - 1);
-		mp_commit();
-		const int st = b % NST;
-		const u8* A = mp_sm + st * STAGE;
-		const u8* B = A + AS;
-		const u32 sa = s0 + st * STAGE, sb = sa + AS;
+		MP_STAGE(b);
 
 		// The 6-bit scales of the thread's four rows (ggml's get_scale_min_k4,
 		// four at a time): [mt][h] rows wr + 16mt + g + 8h, sub-blocks 0-3, 4-7.
 		u32 scl[2][2], sch[2][2];
-#pragma unroll
-		for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				const u8* ar = A + (wr + 16 * mt + g + 8 * h) * MP_Q4S;
-				const u32 w0 = *(const u32*)(ar + 4), w2 = *(const u32*)(ar + 12);
-				scl[mt][h] = w0 & 0x3f3f3f3f;
-				sch[mt][h] = (w2 & 0x0f0f0f0f) | ((w0 >> 2) & 0x30303030);
-			}
+		MP_OWN_ROWS {
+			const u8* ar = A + (wr + 16 * mt + g + 8 * h) * MP_Q4S;
+			const u32 w0 = *(const u32*)(ar + 4), w2 = *(const u32*)(ar + 12);
+			scl[mt][h] = w0 & 0x3f3f3f3f;
+			sch[mt][h] = (w2 & 0x0f0f0f0f) | ((w0 >> 2) & 0x30303030);
+		}
 		int isum[2][MP_WN][4];
-#pragma unroll
-		for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-			for (int nt = 0; nt < MP_WN; nt++)
-#pragma unroll
-				for (int i = 0; i < 4; i++) isum[mt][nt][i] = 0;
+		MP_EACH(isum[mt][nt][i] = 0);
 #pragma unroll UNR
 		for (int s = 0; s < 8; s++) {
 			// A: sub-block s is the low (s even) or high nibbles of quant
@@ -214,18 +232,15 @@ __device__ __forceinline__ void q4k_pipe(float* dst, int ldd, const u8* w, int r
 		// mins 2q4 and 2q4+1 each twice.
 		u32 am[2][2];
 		float d[2][2], dm[2][2];
-#pragma unroll
-		for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				const u8* ar = A + (wr + 16 * mt + g + 8 * h) * MP_Q4S;
-				const u32 dd = *(const u32*)ar, w1 = *(const u32*)(ar + 8), w2 = *(const u32*)(ar + 12);
-				d[mt][h] = h2f(dd & 0xffff);
-				dm[mt][h] = h2f(dd >> 16);
-				const u32 mw = q4 < 2 ? (w1 & 0x3f3f3f3f) : (((w2 >> 4) & 0x0f0f0f0f) | ((w1 >> 2) & 0x30303030));
-				const u32 b0 = 2 * (q4 & 1);
-				am[mt][h] = __byte_perm(mw, 0, b0 | (b0 << 4) | ((b0 + 1) << 8) | ((b0 + 1) << 12));
-			}
+		MP_OWN_ROWS {
+			const u8* ar = A + (wr + 16 * mt + g + 8 * h) * MP_Q4S;
+			const u32 dd = *(const u32*)ar, w1 = *(const u32*)(ar + 8), w2 = *(const u32*)(ar + 12);
+			d[mt][h] = h2f(dd & 0xffff);
+			dm[mt][h] = h2f(dd >> 16);
+			const u32 mw = q4 < 2 ? (w1 & 0x3f3f3f3f) : (((w2 >> 4) & 0x0f0f0f0f) | ((w1 >> 2) & 0x30303030));
+			const u32 b0 = 2 * (q4 & 1);
+			am[mt][h] = __byte_perm(mw, 0, b0 | (b0 << 4) | ((b0 + 1) << 8) | ((b0 + 1) << 12));
+		}
 #pragma unroll
 		for (int nt = 0; nt < MP_WN; nt++) {
 			const int t0 = wt + 8 * nt + 2 * q4, t1 = t0 + 1;
@@ -255,20 +270,9 @@ __device__ __forceinline__ void q4k_pipe(float* dst, int ldd, const u8* w, int r
 
 template <int NWN, int NST>
 __device__ __forceinline__ void q6k_pipe(float* dst, int ldd, const u8* w, int rows, const u8* x, int n, int k) {
-	constexpr int NWARP = 4 * NWN, NT = 32 * NWARP, BN = 8 * MP_WN * NWN;
-	constexpr int AS = MP_BM * MP_Q6S, STAGE = AS + BN * MP_XS;
-	extern __shared__ __align__(16) u8 mp_sm[];
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
-	const int wm = warp & 3, wn = warp >> 2;
-	const int row0 = blockIdx.x * MP_BM, tok0 = blockIdx.y * BN, nb = k / QK_K;
-	const u32 s0 = mp_smem(mp_sm);
-
+	MP_BLOCK(MP_Q6S);
 	// A row in shared memory: units 0-11 the block's ql and qh, 12 its 16
 	// scales, 13 the 16-byte unit of the d plane that holds its d.
-	constexpr int TPR = NT / MP_BM;
-	static_assert(BN == NT / 4, "mp_load_x takes four threads a token");
-	const int lr = tid / TPR, lq = tid % TPR;
-	const bool lok = row0 + lr < rows;
 	const u8* plane = w + (size_t)(lok ? row0 + lr : 0) * q6k_row_bytes(nb);
 	auto load = [&](int st, int b) {
 		const u32 da = s0 + st * STAGE + lr * MP_Q6S;
@@ -283,38 +287,16 @@ __device__ __forceinline__ void q6k_pipe(float* dst, int ldd, const u8* w, int r
 	};
 
 	float acc[2][MP_WN][4];
-#pragma unroll
-	for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-		for (int nt = 0; nt < MP_WN; nt++)
-#pragma unroll
-			for (int i = 0; i < 4; i++) acc[mt][nt][i] = 0.f;
+	MP_EACH(acc[mt][nt][i] = 0.f);
 
-	PDL_START();
-#pragma unroll
-	for (int s = 0; s < NST - 1; s++) {
-		if (s < nb) load(s, s);
-		mp_commit();
-	}
+	MP_START;
 	const int wr = 32 * wm, wt = 8 * MP_WN * wn;
 #pragma unroll 1
 	for (int b = 0; b < nb; b++) {
-		mp_wait<NST - 2>();
-		__syncthreads();
-		if (b + NST - 1 < nb) load((b + NST - 1) % NST, b + NST - 1);
-		mp_commit();
-		const int st = b % NST;
-		const u8* A = mp_sm + st * STAGE;
-		const u8* B = A + AS;
-		const u32 sa = s0 + st * STAGE, sb = sa + AS;
+		MP_STAGE(b);
 
 		int isum[2][MP_WN][4];
-#pragma unroll
-		for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-			for (int nt = 0; nt < MP_WN; nt++)
-#pragma unroll
-				for (int i = 0; i < 4; i++) isum[mt][nt][i] = 0;
+		MP_EACH(isum[mt][nt][i] = 0);
 		// Values 128hn + 32c + l (l < 32) are ql[64hn + 32(c&1) + l]'s low
 		// (c < 2) or high nibble and bits 2c, 2c+1 of qh[32hn + l], stored
 		// +32; the sub-blocks of 16 of one hn and l-half jj are s = 8hn + 2c + jj.
@@ -360,11 +342,7 @@ __device__ __forceinline__ void q6k_pipe(float* dst, int ldd, const u8* w, int r
 				}
 			}
 		float d[2][2];
-#pragma unroll
-		for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-			for (int h = 0; h < 2; h++)
-				d[mt][h] = h2f(*(const u16*)(A + (wr + 16 * mt + g + 8 * h) * MP_Q6S + 208 + ((2 * b) & 15)));
+		MP_OWN_ROWS d[mt][h] = h2f(*(const u16*)(A + (wr + 16 * mt + g + 8 * h) * MP_Q6S + 208 + ((2 * b) & 15)));
 #pragma unroll
 		for (int nt = 0; nt < MP_WN; nt++) {
 			const int t0 = wt + 8 * nt + 2 * q4, t1 = t0 + 1;

@@ -188,6 +188,13 @@ __device__ __forceinline__ u16 sh2(const u8* p) { return *(const u16*)p; }
 template <bool SH> __device__ __forceinline__ uint4 wld16(const u8* p) { return SH ? *(const uint4*)p : ld16(p); }
 template <bool SH> __device__ __forceinline__ u16 wld2(const u8* p) { return SH ? *(const u16*)p : ld2(p); }
 
+// PDOT_LOADS(N, U) runs the statement after it for each load a warp issues
+// before it multiplies: its blocks b = b0 + N·u of U steps (those below
+// nb), each of its NR rows r.
+#define PDOT_LOADS(N, U)                                                                \
+	_Pragma("unroll") for (int u = 0; u < U; u++) if (const int b = b0 + N * u; b < nb) \
+		_Pragma("unroll") for (int r = 0; r < NR; r++)
+
 #ifndef PU_Q4K
 #define PU_Q4K 2
 #endif
@@ -211,16 +218,9 @@ __device__ __forceinline__ void pdot_q4k(const u8* __restrict__ wa, const u8* __
 	float acc[2] = {0.f, 0.f}, accm[2] = {0.f, 0.f};
 	for (int b0 = lane >> 3; b0 < nb; b0 += 4 * U) {
 		uint4 hdrs[NR][U], qs[NR][U];
-#pragma unroll
-		for (int u = 0; u < U; u++) {
-			const int b = b0 + 4 * u;
-			if (b < nb) {
-#pragma unroll
-				for (int r = 0; r < NR; r++) {
-					hdrs[r][u] = wld16<SH>(wr[r] + (size_t)b * 144);
-					qs[r][u] = wld16<SH>(wr[r] + (size_t)b * 144 + 16 + 32 * p + 16 * h);
-				}
-			}
+		PDOT_LOADS(4, U) {
+			hdrs[r][u] = wld16<SH>(wr[r] + (size_t)b * 144);
+			qs[r][u] = wld16<SH>(wr[r] + (size_t)b * 144 + 16 + 32 * p + 16 * h);
 		}
 #pragma unroll
 		for (int u = 0; u < U; u++) {
@@ -268,20 +268,13 @@ __device__ __forceinline__ void pdot_q6k(const u8* __restrict__ wa, const u8* __
 	for (int b0 = lane >> 2; b0 < nb; b0 += 8 * PU_Q6K) {
 		uint4 As[NR][PU_Q6K], Bs[NR][PU_Q6K], Hs[NR][PU_Q6K], Ss[NR][PU_Q6K];
 		u16 ds[NR][PU_Q6K];
-#pragma unroll
-		for (int u = 0; u < PU_Q6K; u++) {
-			const int b = b0 + 8 * u;
-			if (b < nb) {
-#pragma unroll
-				for (int r = 0; r < NR; r++) {
-					const u8* qb = qpl[r] + (size_t)b * 192;
-					As[r][u] = wld16<SH>(qb + 64 * hn + l0);
-					Bs[r][u] = wld16<SH>(qb + 64 * hn + 32 + l0);
-					Hs[r][u] = wld16<SH>(qb + 128 + 32 * hn + l0);
-					Ss[r][u] = wld16<SH>(qpl[r] + (size_t)192 * nb + 16 * b);
-					ds[r][u] = wld2<SH>(qpl[r] + (size_t)208 * nb + 2 * b);
-				}
-			}
+		PDOT_LOADS(8, PU_Q6K) {
+			const u8* qb = qpl[r] + (size_t)b * 192;
+			As[r][u] = wld16<SH>(qb + 64 * hn + l0);
+			Bs[r][u] = wld16<SH>(qb + 64 * hn + 32 + l0);
+			Hs[r][u] = wld16<SH>(qb + 128 + 32 * hn + l0);
+			Ss[r][u] = wld16<SH>(qpl[r] + (size_t)192 * nb + 16 * b);
+			ds[r][u] = wld2<SH>(qpl[r] + (size_t)208 * nb + 2 * b);
 		}
 #pragma unroll
 		for (int u = 0; u < PU_Q6K; u++) {
@@ -293,21 +286,8 @@ __device__ __forceinline__ void pdot_q6k(const u8* __restrict__ wa, const u8* __
 			for (int r = 0; r < NR; r++) {
 				const uint4 A = As[r][u], B = Bs[r][u], H = Hs[r][u], S = Ss[r][u];
 				const float d = h2f(ds[r][u]);
-				int sc[4];
-				q6k_lane_scales(S, hn, e, sc);
-				u32 v[4][4];
-				q6k_unpack(A, B, H, v);
-				int sum = 0;
-#pragma unroll
-				for (int c = 0; c < 4; c++) {
-					const u8* xc = xb + 4 + 128 * hn + 32 * c + l0;
-					int s = dp4a_us(v[c][0], sh4(xc), 0);
-					s = dp4a_us(v[c][1], sh4(xc + 4), s);
-					s = dp4a_us(v[c][2], sh4(xc + 8), s);
-					s = dp4a_us(v[c][3], sh4(xc + 12), s);
-					const int bs = (i16)sh2(xb + 260 + 2 * (8 * hn + 2 * c + e));
-					sum += sc[c] * (s - 32 * bs);
-				}
+				Q6K_LANE(A, B, H, S);
+				Q6K_LANE_DOT(sum, sh4, sh2, xb);
 				acc[r] += xd * d * (float)sum;
 			}
 		}
@@ -326,18 +306,11 @@ __device__ __forceinline__ void pdot_q80(const u8* __restrict__ wa, const u8* __
 	for (int b0 = lane; b0 < nb; b0 += 32 * U) {
 		uint4 qa[NR][U], qb[NR][U];
 		u16 ds[NR][U];
-#pragma unroll
-		for (int u = 0; u < U; u++) {
-			const int b = b0 + 32 * u;
-			if (b < nb) {
-#pragma unroll
-				for (int r = 0; r < NR; r++) {
-					const u8* qplane = dpl[r] + pad16(2 * nb);
-					qa[r][u] = wld16<SH>(qplane + 32 * b);
-					qb[r][u] = wld16<SH>(qplane + 32 * b + 16);
-					ds[r][u] = wld2<SH>(dpl[r] + 2 * b);
-				}
-			}
+		PDOT_LOADS(32, U) {
+			const u8* qplane = dpl[r] + pad16(2 * nb);
+			qa[r][u] = wld16<SH>(qplane + 32 * b);
+			qb[r][u] = wld16<SH>(qplane + 32 * b + 16);
+			ds[r][u] = wld2<SH>(dpl[r] + 2 * b);
 		}
 #pragma unroll
 		for (int u = 0; u < U; u++) {
@@ -482,11 +455,7 @@ __device__ void pdattn(const PDecode& P, const float* kc, const float* vc, int p
 #pragma unroll
 				for (int gg = 0; gg < PMAXG; gg++) {
 					if (gg < G) {
-						float d = 0.f;
-#pragma unroll
-						for (int i = 0; i < D; i++) d += qr[gg][i] * kr[u][i];
-						d = warp_sum(d);
-						if (lane == 0) sh.p[gg][tt] = tt < L ? d * scale : NEG_INF;
+						WARP_SCORE(sh.p[gg][tt], qr[gg], kr[u]);
 					}
 				}
 			}
@@ -594,13 +563,18 @@ struct PShared {
 __device__ __forceinline__ float* dyn_xs(u8* dyn) { return (float*)dyn; }
 __device__ __forceinline__ u8* dyn_xq(const PDecode& P, u8* dyn) { return dyn + 4 * (size_t)max(P.dim, P.ffn); }
 
+// PSTEP_DYN opens the steps whose matvecs read a row in dynamic shared
+// memory: the decode's P, the layer's L, the row xs and its quants xq.
+#define PSTEP_DYN            \
+	const PDecode& P = S.P;  \
+	const PLayer& L = S.L;   \
+	float* xs = dyn_xs(dyn); \
+	u8* xq = dyn_xq(P, dyn)
+
 // A: norm, then Q/K/V two rows a warp: rotated pairs (the rope) for Q and K,
 // the queries into q, the keys and the values into the cache at pos.
 __device__ PSTEP void pstep_qkv(PShared& S, u8* dyn, int pos) {
-	const PDecode& P = S.P;
-	const PLayer& L = S.L;
-	float* xs = dyn_xs(dyn);
-	u8* xq = dyn_xq(P, dyn);
+	PSTEP_DYN;
 	pnorm_quant(P, P.x, L.attn_norm, xs, xq, (int)L.qt[0], S.red);
 	pmark(P, S.layer, 12);
 	const int dim = (int)P.dim, hd = (int)P.hd, half = hd / 2, nctx = (int)P.nctx;
@@ -727,10 +701,7 @@ __device__ PSTEP void pstep_o(PShared& S, u8* dyn) {
 
 // E: norm, gate and up row r by one warp, h[r] = silu(gate)·up.
 __device__ PSTEP void pstep_gateup(PShared& S, u8* dyn) {
-	const PDecode& P = S.P;
-	const PLayer& L = S.L;
-	float* xs = dyn_xs(dyn);
-	u8* xq = dyn_xq(P, dyn);
+	PSTEP_DYN;
 	pnorm_quant(P, P.x, L.ffn_norm, xs, xq, (int)L.qt[2], S.red);
 	pmark(P, S.layer, 14);
 	const int dim = (int)P.dim, ffn = (int)P.ffn;
@@ -751,10 +722,7 @@ __device__ PSTEP void pstep_gateup(PShared& S, u8* dyn) {
 // F: h quantized into shared memory, down added into x; with next set,
 // that layer's Q/K/V rows prefetched (flags & 1).
 __device__ PSTEP void pstep_down(PShared& S, u8* dyn, const PLayer* next) {
-	const PDecode& P = S.P;
-	const PLayer& L = S.L;
-	float* xs = dyn_xs(dyn);
-	u8* xq = dyn_xq(P, dyn);
+	PSTEP_DYN;
 	const int dim = (int)P.dim, ffn = (int)P.ffn;
 	for (int i = threadIdx.x; i < ffn; i += PT) xs[i] = __ldcg(P.h + i);
 	__syncthreads();
