@@ -47,9 +47,25 @@ func vpdpbusd(src, b, dst Op) { raw("VPDPBUSD", src, b, dst) }
 // text starts a function with a NOSPLIT frame computed from its Go signature.
 func text(name, sig string) { a.Function(name); a.Attributes(attr.NOSPLIT); a.SignatureExpr(sig) }
 
+// kq is variants/avx512's header of the blocks its K-quant and Q8_0
+// kernels share (kquant_amd64.h).
+const kq = "kquant_amd64.h"
+
+func init() {
+	registerText("avx512", kq, func() []byte {
+		return headerText("macro.go", "avx512", kq,
+			"// The blocks that the K-quant and Q8_0 kernels of this package share,",
+			"// written once as macros from their avo descriptions in variants/_gen.")
+	})
+}
+
 // reduceTail adds the 256-bit halves Y7 (upper) and Y6 (lower) of a
 // float sum, reduces the eight lanes to one float and stores it at dst.
 func reduceTail(dst Mem) {
+	mReduceTail.use(func() { reduceTailBody(dst) }, dst)
+}
+
+func reduceTailBody(dst Mem) {
 	a.VADDPS(Y7, Y6, Y6)
 	reduce8(Y6, X7, dst)
 }
@@ -57,6 +73,10 @@ func reduceTail(dst Mem) {
 // reduce8 reduces the eight float lanes of lo to one float (scratch hi, an
 // XMM register) and stores it at dst.
 func reduce8(lo VecPhysical, hi VecPhysical, dst Mem) {
+	mReduce8.use(func() { reduce8Body(lo, hi, dst) }, lo, lo.AsX(), hi, dst)
+}
+
+func reduce8Body(lo VecPhysical, hi VecPhysical, dst Mem) {
 	x := lo.AsX()
 	a.VEXTRACTF128(U8(1), lo, hi)
 	a.VADDPS(hi, x, x)
@@ -71,6 +91,15 @@ func reduce8(lo VecPhysical, hi VecPhysical, dst Mem) {
 // then steps DX to the next row: VMOVAPS of the lower half (single-row
 // kernels, after a VSUBPS into Z6 where sub is set).
 func rowStore(acc, sub VecPhysical) {
+	inline := func() { rowStoreBody(acc, sub) }
+	if sub != nil {
+		mRowStoreSub.use(inline, acc, sub)
+	} else {
+		mRowStore.use(inline, acc, acc.AsY())
+	}
+}
+
+func rowStoreBody(acc, sub VecPhysical) {
 	if sub != nil {
 		a.VSUBPS(sub, acc, Z6)
 		a.VEXTRACTF64X4(U8(1), Z6, Y7)
@@ -84,10 +113,34 @@ func rowStore(acc, sub VecPhysical) {
 
 // store4 reduces acc to one float at off(DX) (four-row kernels).
 func store4(acc VecPhysical, off int) {
+	mStore4.use(func() { store4Body(acc, off) }, acc, off)
+}
+
+func store4Body(acc VecPhysical, off int) {
 	a.VEXTRACTF64X4(U8(1), acc, Y7)
 	a.VEXTRACTF64X4(U8(0), acc, Y6)
 	reduceTail(m(RDX, off))
 }
+
+// The reductions' macros; a memory operand's sample is a base that no
+// kernel uses (R15).
+var (
+	mReduce8 = defMacro("avx512", kq, "REDUCE8(lo, lox, hi, dst)",
+		"reduces the eight float lanes of lo (YMM; lox its XMM) to one float at dst\n// (scratch hi, an XMM register): reduce8.",
+		func() { reduce8Body(Y6, X7, m(R15, 0)) }, "Y6", "X6", "X7", "(R15)")
+	mReduceTail = defMacro("avx512", kq, "REDUCE_TAIL(dst)",
+		"adds the halves Y7 (upper) and Y6 (lower) of a float sum and reduces\n// them to one float at dst: reduceTail.",
+		func() { reduceTailBody(m(R15, 0)) }, "(R15)")
+	mRowStore = defMacro("avx512", kq, "ROW_STORE(acc, accy)",
+		"reduces the float sum acc (accy its YMM) to one float at (DX) and steps\n// DX to the next row: rowStore.",
+		func() { rowStoreBody(Z24, nil) }, "Z24", "Y24")
+	mRowStoreSub = defMacro("avx512", kq, "ROW_STORE_SUB(acc, sub)",
+		"is ROW_STORE of acc - sub (through Z6): rowStore.",
+		func() { rowStoreBody(Z24, Z25) }, "Z24", "Z25")
+	mStore4 = defMacro("avx512", kq, "STORE4(acc, off)",
+		"reduces the float sum acc to one float at off(DX) (four-row kernels): store4.",
+		func() { store4Body(Z14, 0x7000) }, "Z14", "#28672")
+)
 
 // imm is the constant n in the smallest form that integer instructions
 // take: an 8-bit one where it fits a signed byte, else 32 bits.

@@ -28,9 +28,33 @@ func q80File() {
 	q80Kernel("q80RowsVNNI", "vq80", true)
 }
 
+// The Q8_0 kernels' macros of kquant_amd64.h.
+var (
+	mQ80Rows = defMacro("avx512", kq, "Q80_ROWS(dot)",
+		"is a Q8_0 matvec (q80Kernel), its products dot (Q80_DOT_BW or Q80_DOT_VNNI).",
+		func() { q80Body("q80", func() { placeholder("dot") }) }, "dot")
+	mQ80DotBW = defMacro("avx512", kq, "Q80_DOT_BW",
+		"is the int32 lanes of |w| (Z1) times the signed x (Z3) in Z4: q80Dot.", func() { q80DotBody(false) })
+	mQ80DotVNNI = defMacro("avx512", kq, "Q80_DOT_VNNI",
+		"is Q80_DOT_BW through VPDPBUSD.", func() { q80DotBody(true) })
+	mQ80Scale = defMacro("avx512", kq, "Q80_SCALE",
+		"scales the int32 lanes Z4 by the fp16 scales AX, BX into Z24: q80Scale.", q80ScaleBody)
+	mQ80Scales = defMacro("avx512", kq, "Q80_SCALES(p, r)",
+		"loads the fp16 scales of the blocks at p and p+34 into the words of r.",
+		func() { q80ScalesBody(R14, EBX) }, "R14", "BX")
+)
+
 // q80Dot: the int32 lanes of |w| (Z1) · signed x (Z3) in Z4, after the
 // sign trick on Z0 (w) and Z2 (x).
 func q80Dot(vnni bool) {
+	if vnni {
+		mQ80DotVNNI.use(func() { q80DotBody(true) })
+	} else {
+		mQ80DotBW.use(func() { q80DotBody(false) })
+	}
+}
+
+func q80DotBody(vnni bool) {
 	a.VPMOVB2M(Z0, K1)
 	a.VPABSB(Z0, Z1)
 	a.VMOVDQA64(Z2, Z3)
@@ -46,7 +70,9 @@ func q80Dot(vnni bool) {
 
 // q80Scale scales the int32 lanes in Z4 by the fp16 scales in AX (w) and
 // BX (x), spread by Z29 over the two blocks, into Z24.
-func q80Scale() {
+func q80Scale() { mQ80Scale.use(q80ScaleBody) }
+
+func q80ScaleBody() {
 	a.VMOVD(EAX, X6)
 	a.VMOVD(EBX, X7)
 	a.VCVTPH2PS(X6, X6)
@@ -60,6 +86,10 @@ func q80Scale() {
 // q80Scales loads the fp16 scales of blocks a and b at p into the low and
 // high words of r.
 func q80Scales(p Register, r GPPhysical) {
+	mQ80Scales.use(func() { q80ScalesBody(p, r) }, p, r)
+}
+
+func q80ScalesBody(p Register, r GPPhysical) {
 	a.MOVWLZX(m(p, 0), r)
 	a.MOVWLZX(m(p, 34), R11L)
 	a.SHLL(Imm(16), R11L)
@@ -68,6 +98,18 @@ func q80Scales(p Register, r GPPhysical) {
 
 func q80Kernel(name, p string, vnni bool) {
 	text(name, rowSig)
+	dot := func() { q80Dot(vnni) }
+	if mQ80Rows.here() {
+		d, _ := oneLine(dot)
+		mQ80Rows.use(nil, d)
+		return
+	}
+	q80Body(p, dot)
+}
+
+// q80Body is q80Kernel after its TEXT line, its labels prefixed with p
+// and its products dot.
+func q80Body(p string, dot func()) {
 	loadArgs(RSI)
 	a.VPXORD(Z28, Z28, Z28)
 	a.VMOVDQU64(sym("q80Spread", 0), Z29)
@@ -88,7 +130,7 @@ func q80Kernel(name, p string, vnni bool) {
 	a.VINSERTI64X4(Imm(1), m(RDI, 36), Z2, Z2)
 	q80Scales(RSI, EAX)
 	q80Scales(RDI, EBX)
-	q80Dot(vnni)
+	dot()
 	q80Scale()
 	a.ADDQ(Imm(68), RSI)
 	a.ADDQ(Imm(68), RDI)
@@ -103,7 +145,7 @@ func q80Kernel(name, p string, vnni bool) {
 	a.VMOVDQU8(m(RDI, 2), Y2)
 	a.MOVWLZX(m(RSI, 0), EAX)
 	a.MOVWLZX(m(RDI, 0), EBX)
-	q80Dot(vnni)
+	dot()
 	q80Scale()
 	a.ADDQ(Imm(34), RSI)
 	a.Label(store)

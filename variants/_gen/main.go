@@ -88,6 +88,8 @@ func mustAbs(p string) string {
 
 // generate builds f in a fresh avo context and writes it to path.
 func generate(f file, path string) error {
+	curPkg = f.pkg
+	usedHeaders = map[string]bool{}
 	if f.text != nil {
 		return os.WriteFile(path, f.text(), 0o644)
 	}
@@ -106,6 +108,7 @@ func generate(f file, path string) error {
 	if err := pass.Compile.Execute(ir); err != nil {
 		return err
 	}
+	addIncludes(ir)
 	cfg := printer.Config{
 		Argv: []string{"go", "run", "./variants/_gen", "-dir", "variants/" + f.pkg},
 		Pkg:  f.pkg,
