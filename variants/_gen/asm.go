@@ -47,18 +47,6 @@ func vpdpbusd(src, b, dst Op) { raw("VPDPBUSD", src, b, dst) }
 // text starts a function with a NOSPLIT frame computed from its Go signature.
 func text(name, sig string) { a.Function(name); a.Attributes(attr.NOSPLIT); a.SignatureExpr(sig) }
 
-// kq is variants/avx512's header of the blocks its K-quant and Q8_0
-// kernels share (kquant_amd64.h).
-const kq = "kquant_amd64.h"
-
-func init() {
-	registerText("avx512", kq, func() []byte {
-		return headerText("macro.go", "avx512", kq,
-			"// The blocks that the K-quant and Q8_0 kernels of this package share,",
-			"// written once as macros from their avo descriptions in variants/_gen.")
-	})
-}
-
 // reduceTail adds the 256-bit halves Y7 (upper) and Y6 (lower) of a
 // float sum, reduces the eight lanes to one float and stores it at dst.
 func reduceTail(dst Mem) {
@@ -125,19 +113,19 @@ func store4Body(acc VecPhysical, off int) {
 // The reductions' macros; a memory operand's sample is a base that no
 // kernel uses (R15).
 var (
-	mReduce8 = defMacro("avx512", kq, "REDUCE8(lo, lox, hi, dst)",
+	mReduce8 = defTwin("REDUCE8(lo, lox, hi, dst)",
 		"reduces the eight float lanes of lo (YMM; lox its XMM) to one float at dst\n// (scratch hi, an XMM register): reduce8.",
-		func() { reduce8Body(Y6, X7, m(R15, 0)) }, "Y6", "X6", "X7", "(R15)")
-	mReduceTail = defMacro("avx512", kq, "REDUCE_TAIL(dst)",
+		func() { reduce8Body(Y6, X7, m(R15, 0)) }, func() []string { return []string{"Y6", "X6", "X7", "(R15)"} })
+	mReduceTail = def512("REDUCE_TAIL(dst)",
 		"adds the halves Y7 (upper) and Y6 (lower) of a float sum and reduces\n// them to one float at dst: reduceTail.",
 		func() { reduceTailBody(m(R15, 0)) }, "(R15)")
-	mRowStore = defMacro("avx512", kq, "ROW_STORE(acc, accy)",
+	mRowStore = def512("ROW_STORE(acc, accy)",
 		"reduces the float sum acc (accy its YMM) to one float at (DX) and steps\n// DX to the next row: rowStore.",
 		func() { rowStoreBody(Z24, nil) }, "Z24", "Y24")
-	mRowStoreSub = defMacro("avx512", kq, "ROW_STORE_SUB(acc, sub)",
+	mRowStoreSub = def512("ROW_STORE_SUB(acc, sub)",
 		"is ROW_STORE of acc - sub (through Z6): rowStore.",
 		func() { rowStoreBody(Z24, Z25) }, "Z24", "Z25")
-	mStore4 = defMacro("avx512", kq, "STORE4(acc, off)",
+	mStore4 = def512("STORE4(acc, off)",
 		"reduces the float sum acc to one float at off(DX) (four-row kernels): store4.",
 		func() { store4Body(Z14, 0x7000) }, "Z14", "#28672")
 )

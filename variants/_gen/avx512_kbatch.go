@@ -96,7 +96,7 @@ func kbatchKernel(f kbatchFormat, T int, pf bool) {
 	}
 	text(name, sig)
 	consts, _ := oneLine(f.constants)
-	prefetch := mNone.name
+	prefetch := mNone.name()
 	if pf {
 		lines, _ := oneLine(func() { prefetchLines(form{prefetch: (f.blockBytes + 63) / 64, hint: t0}, R9) })
 		prefetch = fmt.Sprintf("%s(%s)", mKbPrefetch.name, lines)
@@ -121,11 +121,11 @@ func kbatchBody() {
 	a.JZ(LabelRef("done"))
 	a.MOVQ(R10, RDI)
 	a.MOVQ(param("nb", 40), RCX)
-	placeholder("tokens(clear, " + mNone.name + ")")
+	placeholder("tokens(clear, " + mNone.name() + ")")
 	a.Label("blk")
 	placeholder("pf")
 	placeholder("unpack")
-	placeholder("tokens(token, " + mNone.name + ")")
+	placeholder("tokens(token, " + mNone.name() + ")")
 	a.ADDQ(imm(100000), RSI)
 	a.ADDQ(param("sbStride", 48), RDI)
 	a.DECQ(RCX)
@@ -161,7 +161,7 @@ var kbTokenSamples = []string{"#100000", "Z6", "Y6", "X6", "Y14", "X14", "Z14"}
 // kbOp defines the token operation name of kquant_amd64.h: body for token
 // 6 at displacement 100000.
 func kbOp(name, doc string, body func(disp, t int)) *asmMacro {
-	return defMacro("avx512", kq, name+kbTokenParams, doc, func() { body(100000, 6) }, kbTokenSamples...)
+	return def512(name+kbTokenParams, doc, func() { body(100000, 6) }, kbTokenSamples...)
 }
 
 // kbClear clears token t's sums (and mins sums, with mins).
@@ -192,7 +192,7 @@ func kbStore(mins bool) func(disp, t int) {
 // (KB_T<T-1>, sep, op of token T-1); the KB_T<T> are a table, one row a
 // token.
 func kbChain(T int) *asmMacro {
-	m := defMacro("avx512", kq, fmt.Sprintf("KB_T%d(op, sep)", T),
+	m := def512(fmt.Sprintf("KB_T%d(op, sep)", T),
 		fmt.Sprintf("applies op to the tokens 0-%d, sep between them.", T-1), func() {
 			if T > 1 {
 				placeholder(fmt.Sprintf("KB_T%d(op, sep)", T-1))
@@ -209,13 +209,13 @@ func kbChain(T int) *asmMacro {
 }
 
 var (
-	mKbRows = defMacro("avx512", kq, "KB_ROWS(consts, tokens, clear, pf, unpack, token, store, bytes)",
+	mKbRows = def512("KB_ROWS(consts, tokens, clear, pf, unpack, token, store, bytes)",
 		"is a batched kernel (kbatchKernel) of bytes-byte super-blocks: consts,\n"+
 			"// then per row and super-block pf, unpack and the token operations clear,\n"+
 			"// token and store, each applied by tokens (KB_T<T>).", kbatchBody,
 		"consts", "tokens", "clear", "pf", "unpack", "token", "store", "#100000")
-	mKbNext     = defMacro("avx512", kq, "KB_NEXT", "steps AX to the next token's row of dst.", func() { a.ADDQ(R12, RAX) })
-	mKbPrefetch = defMacro("avx512", kq, "KB_PF(lines)",
+	mKbNext     = def512("KB_NEXT", "steps AX to the next token's row of dst.", func() { a.ADDQ(R12, RAX) })
+	mKbPrefetch = def512("KB_PF(lines)",
 		"prefetches lines (PF_LINESn at SI + R9), R9 = dist.", func() {
 			a.MOVQ(param("dist", 56), R9)
 			placeholder("lines")
@@ -254,7 +254,7 @@ var q4kBatchFormat = kbatchFormat{
 	constants: func() {},
 	unpack:    q4kbUnpack,
 	token:     q4kbToken,
-	unpackM: defMacro("avx512", kq, "Q4KB_UNPACK",
+	unpackM: def512("Q4KB_UNPACK",
 		"unpacks a Q4_K super-block at SI for the batched kernel's tokens.", q4kbUnpack),
 	clearM: kbOp("Q4KB_CLEAR", "clears a token's sum acc and mins sum hi.", kbClear(true)),
 	tokenM: kbOp("Q4KB_TOKEN", "adds a token's Q4_K products and mins term at disp(DI) to acc, hi.", q4kbToken),
@@ -321,7 +321,7 @@ var q6kBatchFormat = kbatchFormat{
 	constants: q6kConstants,
 	unpack:    q6kbUnpack,
 	token:     q6kbToken,
-	unpackM: defMacro("avx512", kq, "Q6KB_UNPACK",
+	unpackM: def512("Q6KB_UNPACK",
 		"unpacks a Q6_K super-block at SI for the batched kernel's tokens.", q6kbUnpack),
 	clearM: kbOp("Q6KB_CLEAR", "clears a token's sum acc.", kbClear(false)),
 	tokenM: kbOp("Q6KB_TOKEN", "adds a token's Q6_K products at disp(DI) to acc.", q6kbToken),

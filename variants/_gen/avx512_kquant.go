@@ -212,10 +212,12 @@ func zeroSums(l rowLoop) {
 			l.clear(s)
 		}
 	})
-	ok := mZero2.here() && len(l.sums) <= 2
-	for i, s := range l.sums {
-		ok = ok && ls[i] == fmt.Sprintf("VPXORD %[1]s, %[1]s, %[1]s", s.Asm())
-	}
+	want := capture(func() {
+		for _, s := range l.sums {
+			zeroSum(s)
+		}
+	})
+	ok := mZero2.here() && len(l.sums) <= 2 && strings.Join(ls, "\n") == strings.Join(want, "\n")
 	switch {
 	case ok && len(l.sums) == 1:
 		mZero1.use(nil, l.sums[0])
@@ -226,6 +228,24 @@ func zeroSums(l rowLoop) {
 			l.clear(s)
 		}
 	}
+}
+
+// zeroSum clears the sum s as the one-row kernels of the package do: VPXORD
+// (avx512), VPXOR (avx2).
+func zeroSum(s VecPhysical) {
+	if curPkg == "avx2" {
+		vpxor(s)
+	} else {
+		vpxord(s)
+	}
+}
+
+// sumSample is the sample of ZEROn's parameter i at the package's width.
+func sumSample(i int) VecPhysical {
+	if curPkg == "avx2" {
+		return ys[14-i]
+	}
+	return zs[24+i]
 }
 
 // blockPrefetch is a form's prefetch of the block at SI: f.prefetch lines
@@ -265,7 +285,7 @@ func oneLine(emit func()) (s string, ok bool) {
 	ls := capture(emit)
 	switch {
 	case len(ls) == 0:
-		return mNone.name, true
+		return mNone.name(), true
 	case len(ls) > 1:
 		return "", false
 	}
@@ -842,31 +862,33 @@ func q4kxBlock(form) {
 // that stands for an operand has a sample that no other operand of the
 // body is (R14, R15: a memory operand's base and index).
 var (
-	mArgs = defMacro("avx512", kq, "KQ_ARGS(wreg, x)",
+	mArgs = defTwin("KQ_ARGS(wreg, x)",
 		"loads dst, rows, w and the activations x into DX, R8, wreg and R10: loadArgsX.",
-		func() { loadArgsBody(R14, "xsample") }, "R14", "xsample")
-	mNone  = defMacro("avx512", kq, "NONE", "stands for no instructions, an empty macro argument.", func() {})
-	mZero1 = defMacro("avx512", kq, "ZERO1(z)", "clears the sum z.", func() { vpxord(Z24) }, "Z24")
-	mZero2 = defMacro("avx512", kq, "ZERO2(z0, z1)", "clears the sums z0 and z1.",
-		func() { vpxord(Z24); vpxord(Z25) }, "Z24", "Z25")
-	mRows = defMacro("avx512", kq, "KQ_ROWS(clear, pf, block, wb, xb, store)",
+		func() { loadArgsBody(R14, "xsample") }, func() []string { return []string{"R14", "xsample"} })
+	mNone  = defTwin("NONE", "stands for no instructions, an empty macro argument.", func() {}, nil)
+	mZero1 = defTwin("ZERO1(z)", "clears the sum z.", func() { zeroSum(sumSample(0)) },
+		func() []string { return []string{sumSample(0).Asm()} })
+	mZero2 = defTwin("ZERO2(z0, z1)", "clears the sums z0 and z1.",
+		func() { zeroSum(sumSample(0)); zeroSum(sumSample(1)) },
+		func() []string { return []string{sumSample(0).Asm(), sumSample(1).Asm()} })
+	mRows = defTwin("KQ_ROWS(clear, pf, block, wb, xb, store)",
 		"is a one-row kernel's loop (rowKernel) over the rows R8 from DX: per row\n"+
 			"// clear, per block of wb weight bytes at SI and xb activation bytes at DI pf\n"+
 			"// and block, then store.",
 		func() {
 			rowBody("row", "blk", "done", 100000, 200000, func() { placeholder("clear") },
 				func() { placeholder("pf") }, func() { placeholder("block") }, func() { placeholder("store") })
-		}, "clear", "pf", "block", "#100000", "#200000", "store")
-	mPfLines3 = defMacro("avx512", kq, "PF_LINES3(op, dist)",
+		}, func() []string { return []string{"clear", "pf", "block", "#100000", "#200000", "store"} })
+	mPfLines3 = def512("PF_LINES3(op, dist)",
 		"prefetches (instruction op) the three lines of a Q4_K block at SI + dist.",
 		func() { pfLines(form{prefetch: 3, hint: t0}, R12) }, "PREFETCHT0", "R12")
-	mPfLines4 = defMacro("avx512", kq, "PF_LINES4(op, dist)",
+	mPfLines4 = def512("PF_LINES4(op, dist)",
 		"prefetches (instruction op) the four lines of a Q6_K block at SI + dist.",
 		func() { pfLines(form{prefetch: 4, hint: t0}, R12) }, "PREFETCHT0", "R12")
-	mPfPage = defMacro("avx512", kq, "PF_PAGE(op, wb)",
+	mPfPage = def512("PF_PAGE(op, wb)",
 		"is a page form's prefetch of the wb-byte block at SI + R12: pagePrefetch.",
 		func() { pagePrefetchBody(form{prefetch: 4, hint: t0}, 100000, "samepage") }, "PREFETCHT0", "#100000")
-	mFourRows = defMacro("avx512", kq, "FOUR_ROWS(bytes, consts, acts, b0, b1, b2, b3, z0, z1, z2, z3)",
+	mFourRows = def512("FOUR_ROWS(bytes, consts, acts, b0, b1, b2, b3, z0, z1, z2, z3)",
 		"is a four-row kernel (fourRowKernel) of blocks of bytes bytes: consts, then\n"+
 			"// per group of rows per block acts and the rows' blocks b0-b3 into the sums\n"+
 			"// z0-z3.",
@@ -875,60 +897,60 @@ var (
 			fourRowBody(100000, ph("consts"), "group", "block", [4]VecPhysical{Z14, Z15, Z24, Z25}, ph("acts"),
 				[4]func(){ph("b0"), ph("b1"), ph("b2"), ph("b3")})
 		}, "#100000", "consts", "acts", "b0", "b1", "b2", "b3", "Z14", "Z15", "Z24", "Z25")
-	mProductsBW = defMacro("avx512", kq, "PRODUCTS_BW",
+	mProductsBW = def512("PRODUCTS_BW",
 		"sums the word pairs Z10-Z13 times the scale words Z16-Z19 into Z4 (AVX-512BW).",
 		func() { productsBody(false) })
-	mProductsVNNI = defMacro("avx512", kq, "PRODUCTS_VNNI",
+	mProductsVNNI = def512("PRODUCTS_VNNI",
 		"is PRODUCTS_BW through VPDPWSSD (VNNI).", func() { productsBody(true) })
-	mLoadRows4 = defMacro("avx512", kq, "LOAD_ROWS4(tbl, z0, z1, z2, z3)",
+	mLoadRows4 = def512("LOAD_ROWS4(tbl, z0, z1, z2, z3)",
 		"loads the four 64-byte rows of the table tbl into z0-z3.",
 		func() { loadRowsBody("tblsample", Z0, Z1, Z2, Z3) }, "\u00b7tblsample", "Z0", "Z1", "Z2", "Z3")
-	mQ4kConstants = defMacro("avx512", kq, "Q4K_CONSTANTS",
+	mQ4kConstants = def512("Q4K_CONSTANTS",
 		"loads the Q4_K kernels' constants: q4kConstants.", q4kConstantsBody)
-	mQ4kHighBits = defMacro("avx512", kq, "Q4K_HIGH_BITS(src, dst)",
+	mQ4kHighBits = defTwin("Q4K_HIGH_BITS(src, dst)",
 		"ors the top two bits of each byte of src into bits 4-5 of dst's (R13).",
-		func() { q4kHighBitsBody(EBX, R11L) }, "BX", "R11")
-	mQ4kScales = defMacro("avx512", kq, "Q4K_SCALES",
-		"unpacks the 12 scale bytes at 4(SI) into AX = 8 scales, BX = 8 mins.", q4kScalesBody)
-	mQ4kQuants = defMacro("avx512", kq, "Q4K_QUANTS(w)",
+		func() { q4kHighBitsBody(EBX, R11L) }, func() []string { return []string{"BX", "R11"} })
+	mQ4kScales = defTwin("Q4K_SCALES",
+		"unpacks the 12 scale bytes at 4(SI) into AX = 8 scales, BX = 8 mins.", q4kScalesBody, nil)
+	mQ4kQuants = def512("Q4K_QUANTS(w)",
 		"loads the 128 quant bytes at 16 w as the nibble vectors Z10-Z13.",
 		func() { q4kQuantsBody(func(d int) Mem { return mi(R14, R15, d) }) }, "(R14)(R15*1)")
-	mQ4kSpread = defMacro("avx512", kq, "Q4K_SPREAD",
+	mQ4kSpread = def512("Q4K_SPREAD",
 		"spreads the scales Z20 over the words Z16-Z19.", q4kSpreadBody)
-	mQ4kMinsTerm = defMacro("avx512", kq, "Q4K_MINS_TERM",
+	mQ4kMinsTerm = def512("Q4K_MINS_TERM",
 		"weights the mins Y21 by the bsums at 260(DI), as floats.", q4kMinsTermBody)
-	mQ4kProducts = defMacro("avx512", kq, "Q4K_PRODUCTS",
+	mQ4kProducts = def512("Q4K_PRODUCTS",
 		"multiplies the nibble vectors Z10-Z13 by the activations Z0-Z3 (word pairs).", q4kProductsBody)
-	mQ4kActivations = defMacro("avx512", kq, "Q4K_ACTIVATIONS",
+	mQ4kActivations = def512("Q4K_ACTIVATIONS",
 		"loads the Q8_K quants at 4(DI) into Z0-Z3 in the nibble vectors' order.", q4kActivationsBody)
-	mQ4k4Activations = defMacro("avx512", kq, "Q4K4_ACTIVATIONS",
+	mQ4k4Activations = def512("Q4K4_ACTIVATIONS",
 		"is Q4K_ACTIVATIONS and dx at (DI) into X9 (four-row kernels).", q4k4ActivationsBody)
-	mQ6k4Activations = defMacro("avx512", kq, "Q6K4_ACTIVATIONS",
+	mQ6k4Activations = def512("Q6K4_ACTIVATIONS",
 		"loads the Q8_K quants at 4(DI) into Z0-Z3 and dx at (DI) into X9 (four-row\n// kernels).", q6k4ActivationsBody)
-	mQ4kBlock = defMacro("avx512", kq, "Q4K_BLOCK(products)",
+	mQ4kBlock = def512("Q4K_BLOCK(products)",
 		"is a one-row Q4_K super-block at SI into Z24 and Z25 (q4kBlock), its\n// products (PRODUCTS_BW or PRODUCTS_VNNI).",
 		func() { q4kBlockBody(func() { placeholder("products") }) }, "products")
-	mQ4k4Row = defMacro("avx512", kq, "Q4K4_ROW(w, acc)",
+	mQ4k4Row = def512("Q4K4_ROW(w, acc)",
 		"is a four-row kernel's Q4_K super-block at w into the sum acc: q4k4RowBlock.",
 		func() { q4k4RowBody(R14, R15, Z14) }, "(R14)(R15*1)", "Z14")
-	mQ6kConstants = defMacro("avx512", kq, "Q6K_CONSTANTS",
+	mQ6kConstants = def512("Q6K_CONSTANTS",
 		"loads the Q6_K kernels' constants: q6kConstants.", q6kConstantsBody)
-	mQ6kUnpackHalf = defMacro("avx512", kq, "Q6K_UNPACK_HALF(w, ql, qh, lo, hi, s0, s1, s1y, s2, s2y)",
+	mQ6kUnpackHalf = def512("Q6K_UNPACK_HALF(w, ql, qh, lo, hi, s0, s1, s1y, s2, s2y)",
 		"unpacks the 6-bit quants of half a Q6_K block (ql at ql w, qh at qh w) into\n"+
 			"// lo and hi, through s0-s2 (s1y, s2y their YMMs): q6kUnpackHalf.",
 		func() {
 			q6kUnpackHalfBody(func(d int) Mem { return mi(R14, R15, d) }, 100000, 200000, Z10, Z11, Z20, Z21, Z22)
 		}, "(R14)(R15*1)", "#100000", "#200000", "Z10", "Z11", "Z20", "Z21", "Y21", "Z22", "Y22")
-	mQ6kScaleWords = defMacro("avx512", kq, "Q6K_SCALE_WORDS(w)",
+	mQ6kScaleWords = def512("Q6K_SCALE_WORDS(w)",
 		"spreads the 16 int8 scales at 192 w over Z16-Z19 (words in Y14).",
 		func() { q6kScaleWordsBody(func(d int) Mem { return mi(R14, R15, d) }) }, "(R14)(R15*1)")
-	mQ6kOffset = defMacro("avx512", kq, "Q6K_OFFSET(w)",
+	mQ6kOffset = def512("Q6K_OFFSET(w)",
 		"subtracts the -32 offset term from Z4, as floats; d at 208 w into X6.",
 		func() { q6kOffsetBody(func(d int) Mem { return mi(R14, R15, d) }) }, "(R14)(R15*1)")
-	mQ6kBlock = defMacro("avx512", kq, "Q6K_BLOCK(products)",
+	mQ6kBlock = def512("Q6K_BLOCK(products)",
 		"is a one-row Q6_K super-block at SI into Z24 (q6kBlock), its products\n// (PRODUCTS_BW or PRODUCTS_VNNI).",
 		func() { q6kBlockBody(func() { placeholder("products") }) }, "products")
-	mQ6k4Row = defMacro("avx512", kq, "Q6K4_ROW(w, acc)",
+	mQ6k4Row = def512("Q6K4_ROW(w, acc)",
 		"is a four-row kernel's Q6_K super-block at w into the sum acc: q6k4RowBlock.",
 		func() { q6k4RowBody(R14, R15, Z20) }, "(R14)(R15*1)", "Z20")
 )

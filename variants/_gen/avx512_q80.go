@@ -30,16 +30,16 @@ func q80File() {
 
 // The Q8_0 kernels' macros of kquant_amd64.h.
 var (
-	mQ80Rows = defMacro("avx512", kq, "Q80_ROWS(dot)",
+	mQ80Rows = def512("Q80_ROWS(dot)",
 		"is a Q8_0 matvec (q80Kernel), its products dot (Q80_DOT_BW or Q80_DOT_VNNI).",
 		func() { q80Body("q80", func() { placeholder("dot") }) }, "dot")
-	mQ80DotBW = defMacro("avx512", kq, "Q80_DOT_BW",
+	mQ80DotBW = def512("Q80_DOT_BW",
 		"is the int32 lanes of |w| (Z1) times the signed x (Z3) in Z4: q80Dot.", func() { q80DotBody(false) })
-	mQ80DotVNNI = defMacro("avx512", kq, "Q80_DOT_VNNI",
+	mQ80DotVNNI = def512("Q80_DOT_VNNI",
 		"is Q80_DOT_BW through VPDPBUSD.", func() { q80DotBody(true) })
-	mQ80Scale = defMacro("avx512", kq, "Q80_SCALE",
+	mQ80Scale = def512("Q80_SCALE",
 		"scales the int32 lanes Z4 by the fp16 scales AX, BX into Z24: q80Scale.", q80ScaleBody)
-	mQ80Scales = defMacro("avx512", kq, "Q80_SCALES(p, r)",
+	mQ80Scales = def512("Q80_SCALES(p, r)",
 		"loads the fp16 scales of the blocks at p and p+34 into the words of r.",
 		func() { q80ScalesBody(R14, EBX) }, "R14", "BX")
 )

@@ -23,6 +23,61 @@ import (
 	. "github.com/mmcloughlin/avo/operand"
 )
 
+// header is the generated header of variants/avx512 and of variants/avx2.
+const header = "macros_amd64.h"
+
+func init() {
+	for _, pkg := range []string{"avx2", "avx512"} {
+		registerText(pkg, header, func() []byte {
+			return headerText("macro.go", pkg, header,
+				"// The blocks that this package's generated kernels share, written once",
+				"// as macros from their avo descriptions in variants/_gen.")
+		})
+	}
+}
+
+// def512 defines a macro of variants/avx512's header.
+func def512(sig, doc string, body func(), samples ...string) *asmMacro {
+	return defMacro("avx512", header, sig, doc, body, samples...)
+}
+
+// twin is a macro of both headers, its body (run with curPkg set) at each
+// package's width.
+type twin map[string]*asmMacro
+
+// defTwin defines sig in both headers; samples gives the samples at the
+// package's width (curPkg).
+func defTwin(sig, doc string, body func(), samples func() []string) twin {
+	t := twin{}
+	for _, pkg := range []string{"avx2", "avx512"} {
+		var ss []string
+		if samples != nil {
+			saved := curPkg
+			curPkg = pkg
+			ss = samples()
+			curPkg = saved
+		}
+		t[pkg] = defMacro(pkg, header, sig, doc, body, ss...)
+	}
+	return t
+}
+
+// here reports whether the file being written is of a package with the
+// macro.
+func (t twin) here() bool { return t[curPkg] != nil }
+
+// use is asmMacro.use of the file's package's macro (inline elsewhere).
+func (t twin) use(inline func(), args ...any) {
+	if m := t[curPkg]; m != nil {
+		m.use(inline, args...)
+		return
+	}
+	inline()
+}
+
+// name is the macro's name.
+func (t twin) name() string { return t["avx512"].name }
+
 // asmMacro is one #define of a generated header.
 type asmMacro struct {
 	pkg, header string // the package directory's base name and the header

@@ -17,6 +17,8 @@ package main
 // attention kernels include).
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
@@ -66,6 +68,10 @@ var avx512Ops = opsISA{
 // tailMask (AVX2): y = mask of the first min(cnt, lim) lanes, read from
 // ·tailMask; clobbers AX, CX.
 func tailMask(cnt Register, lim int, y VecPhysical) {
+	mTailMask.use(func() { tailMaskBody(cnt, lim, y) }, cnt, fmt.Sprintf("0x%08x", lim), y)
+}
+
+func tailMaskBody(cnt Register, lim int, y VecPhysical) {
 	a.MOVQ(cnt, RCX)
 	a.MOVQ(U32(lim), RAX)
 	a.CMPQ(RCX, RAX)
@@ -77,7 +83,9 @@ func tailMask(cnt Register, lim int, y VecPhysical) {
 
 // mask16CX (AVX-512): k = the low min(CX, 16) bits, for CX ≥ 0; clobbers
 // AX, CX.
-func mask16CX(k Register) {
+func mask16CX(k Register) { mMask16CX.use(func() { mask16CXBody(k) }, k) }
+
+func mask16CXBody(k Register) {
 	a.MOVQ(U32(16), RAX)
 	a.CMPQ(RCX, RAX)
 	a.CMOVQGT(RAX, RCX)
@@ -85,7 +93,9 @@ func mask16CX(k Register) {
 }
 
 // lowBits: k = (1 << CX) - 1; clobbers AX.
-func lowBits(k Register) {
+func lowBits(k Register) { mLowBits.use(func() { lowBitsBody(k) }, k) }
+
+func lowBitsBody(k Register) {
 	a.MOVL(U32(1), EAX)
 	a.SHLL(CL, EAX)
 	a.DECL(EAX)
@@ -104,7 +114,9 @@ const (
 )
 
 // expAVX2: Y0 = exp(Y0); clobbers Y1-Y5.
-func expAVX2() {
+func expAVX2() { mExpAVX2.use(expAVX2Body) }
+
+func expAVX2Body() {
 	bc := func(i int, y VecPhysical) { a.VBROADCASTSS(expC(i), y) }
 	a.VMOVAPS(Y0, Y4)
 	bc(cHi, Y5)
@@ -143,14 +155,18 @@ func expAVX2() {
 
 // expConstsAVX512 broadcasts the AVX-512 table into Z31 (log2e) down to
 // Z20 (lo).
-func expConstsAVX512() {
+func expConstsAVX512() { mExpConstsAVX512.use(expConstsAVX512Body) }
+
+func expConstsAVX512Body() {
 	for i := 0; i < 12; i++ {
 		a.VBROADCASTSS(expC(i), zs[31-i])
 	}
 }
 
 // expAVX512: Z0 = exp(Z0); clobbers Z1-Z3.
-func expAVX512() {
+func expAVX512() { mExpAVX512.use(expAVX512Body) }
+
+func expAVX512Body() {
 	a.VMINPS(Z21, Z0, Z0)
 	a.VMAXPS(Z20, Z0, Z0)
 	a.VMULPS(Z31, Z0, Z1)
@@ -166,6 +182,33 @@ func expAVX512() {
 	a.VADDPS(Z22, Z2, Z2)
 	a.VSCALEFPS(Z1, Z2, Z0)
 }
+
+// opsISAOf is the ops' ISA of the package being written.
+func opsISAOf() opsISA {
+	if curPkg == "avx2" {
+		return avx2Ops
+	}
+	return avx512Ops
+}
+
+// The ops' macros of the packages' headers.
+var (
+	mTailMask = def2("TAIL_MASK(cnt, lim, y)",
+		"sets y to the mask of the first min(cnt, lim) lanes, from ·tailMask\n// (clobbers AX, CX): tailMask.",
+		func() { tailMaskBody(R14, 0x77777777, Y14) }, "R14", "0x77777777", "Y14")
+	mMask16CX = def512("MASK16_CX_K(k)", "sets k to the low min(CX, 16) bits (clobbers AX, CX): mask16CX.",
+		func() { mask16CXBody(K7) }, "K7")
+	mLowBits = def512("LOW_BITS(k)", "sets k to (1 << CX) - 1 (clobbers AX): lowBits.",
+		func() { lowBitsBody(K7) }, "K7")
+	mExpAVX2         = def2("EXP_AVX2", "is Y0 = exp(Y0), clobbering Y1-Y5: expAVX2.", expAVX2Body)
+	mExpConstsAVX512 = def512("EXP_CONSTS_AVX512",
+		"broadcasts the exp constants into Z31 (log2e) down to Z20 (lo): expConstsAVX512.", expConstsAVX512Body)
+	mExpAVX512 = def512("EXP_AVX512", "is Z0 = exp(Z0), clobbering Z1-Z3: expAVX512.", expAVX512Body)
+	mWidenPD   = defTwin("WIDEN_PD", "widens the low and high halves of v0 to doubles in v1, v2: widenPD.",
+		func() { widenPDBody(opsISAOf()) }, nil)
+	mHsumPD = defTwin("HSUM_PD", "sums the doubles of v10 and v11 into X10: hsumPD.",
+		func() { hsumPDBody(opsISAOf()) }, nil)
+)
 
 func opsFile(isa opsISA) {
 	rmsNorm(isa)
@@ -189,7 +232,9 @@ func maskedLoop(isa opsISA, label string, ptrs []Register, body func()) {
 }
 
 // widenPD: v1, v2 = the low and high halves of v0 widened to double.
-func widenPD(isa opsISA) {
+func widenPD(isa opsISA) { mWidenPD.use(func() { widenPDBody(isa) }) }
+
+func widenPDBody(isa opsISA) {
 	v := isa.v
 	if isa.avx2 {
 		a.VCVTPS2PD(X0, Y1)
@@ -203,7 +248,9 @@ func widenPD(isa opsISA) {
 }
 
 // hsumPD: X10 = the sum of the doubles of v10 and v11.
-func hsumPD(isa opsISA) {
+func hsumPD(isa opsISA) { mHsumPD.use(func() { hsumPDBody(isa) }) }
+
+func hsumPDBody(isa opsISA) {
 	v := isa.v
 	a.VADDPD(v(11), v(10), v(10))
 	if !isa.avx2 {

@@ -3,7 +3,7 @@
 //go:build !noasm
 
 #include "textflag.h"
-#include "kquant_amd64.h"
+#include "macros_amd64.h"
 
 // func q4kBatch1(w *byte, x *byte, dst *float32, ldd int, rows int, nb int, sbStride int)
 TEXT ·q4kBatch1(SB), NOSPLIT, $0-56

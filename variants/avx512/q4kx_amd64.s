@@ -3,7 +3,7 @@
 //go:build !noasm
 
 #include "textflag.h"
-#include "kquant_amd64.h"
+#include "macros_amd64.h"
 
 // func q4kRowsVNNIX(dst *float32, rows int, w *byte, xa *byte, nb int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3

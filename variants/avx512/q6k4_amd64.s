@@ -3,7 +3,7 @@
 //go:build !noasm
 
 #include "textflag.h"
-#include "kquant_amd64.h"
+#include "macros_amd64.h"
 
 // func q6kRows4VNNI(dst *float32, rows int, w *byte, xq *byte, nb int)
 TEXT ·q6kRows4VNNI(SB), NOSPLIT, $0-40

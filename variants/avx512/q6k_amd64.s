@@ -3,7 +3,7 @@
 //go:build !noasm
 
 #include "textflag.h"
-#include "kquant_amd64.h"
+#include "macros_amd64.h"
 
 // func q6kRowsAVX512(dst *float32, rows int, w *byte, xq *byte, nb int)
 TEXT ·q6kRowsAVX512(SB), NOSPLIT, $0-40
