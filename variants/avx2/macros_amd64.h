@@ -54,6 +54,35 @@
 	VBROADCASTSS X5, Y5; \
 	VFMADD231PS Y5, Y2, Y13
 
+// FLOAT_SCALAR_F32 is the scalar tail at label, one f32 value a step into X4; then next.
+#define FLOAT_SCALAR_F32(label, next) \
+label: \
+	TESTQ BX, BX; \
+	JZ next; \
+	VMOVSS (SI), X8; \
+	VFMADD231SS (DI), X8, X4; \
+	ADDQ $+4, SI; \
+	ADDQ $+4, DI; \
+	DECQ BX; \
+	JMP label
+
+// FLOAT_SCALAR_F16 is the scalar tail at label, one f16 value a step into X4; then next.
+#define FLOAT_SCALAR_F16(label, next) \
+label: \
+	TESTQ BX, BX; \
+	JZ next; \
+	MOVWLZX (SI), AX; \
+	VMOVD AX, X8; \
+	VCVTPH2PS X8, X8; \
+	MOVWLZX (DI), AX; \
+	VMOVD AX, X12; \
+	VCVTPH2PS X12, X12; \
+	VFMADD231SS X12, X8, X4; \
+	ADDQ $+2, SI; \
+	ADDQ $+2, DI; \
+	DECQ BX; \
+	JMP label
+
 // REDUCE8 reduces the eight float lanes of lo (YMM; lox its XMM) to one float at dst
 // (scratch hi, an XMM register): reduce8.
 #define REDUCE8(lo, lox, hi, dst) \
@@ -106,6 +135,101 @@ done: \
 	ANDL $0x03030303, R13; \
 	SHLL $0x04, R13; \
 	ORL R13, dst
+
+// FLOAT_ARGS loads the arguments: DX dst, R8 rows, R12 the row, R10 x, R13 a row's
+// bytes (k << shift): floatArgs.
+#define FLOAT_ARGS(shift) \
+	MOVQ dst+0(FP), DX; \
+	MOVQ rows+8(FP), R8; \
+	MOVQ w+16(FP), R12; \
+	MOVQ xq+24(FP), R10; \
+	MOVQ k+32(FP), R13; \
+	SHLQ $shift, R13
+
+// FLOAT_ROW_START sets SI, DI to the row and x, BX = k, and clears the sums.
+#define FLOAT_ROW_START \
+	MOVQ R12, SI; \
+	MOVQ R10, DI; \
+	MOVQ k+32(FP), BX; \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS X4, X4, X4
+
+// FLOAT_STORE adds the sums into one float at (DX); next row: floatStore.
+#define FLOAT_STORE \
+	VADDPS Y1, Y0, Y0; \
+	VADDPS Y3, Y2, Y2; \
+	VADDPS Y2, Y0, Y0; \
+	VEXTRACTF128 $0x01, Y0, X1; \
+	VADDPS X1, X0, X0; \
+	VPSHUFD $0x4e, X0, X1; \
+	VADDPS X1, X0, X0; \
+	VPSHUFD $0xb1, X0, X1; \
+	VADDSS X1, X0, X0; \
+	VADDSS X4, X0, X0; \
+	VMOVSS X0, (DX); \
+	ADDQ $0x04, DX
+
+// FLOAT_STEP is a stage at label: while BX >= n, body and n values (bytes) on; then next.
+#define FLOAT_STEP(label, next, n, bytes, body) \
+label: \
+	CMPQ BX, $+n; \
+	JLT next; \
+	body; \
+	ADDQ $+bytes, SI; \
+	ADDQ $+bytes, DI; \
+	SUBQ $+n, BX; \
+	JMP label
+
+// FLOAT_STEP_MASKED is FLOAT_STEP while BX > 0 (body masks the tail).
+#define FLOAT_STEP_MASKED(label, next, n, bytes, body) \
+label: \
+	TESTQ BX, BX; \
+	JLE next; \
+	body; \
+	ADDQ $+bytes, SI; \
+	ADDQ $+bytes, DI; \
+	SUBQ $+n, BX; \
+	JMP label
+
+// FLOAT_MAIN_F32 is the main step's body, four vectors of f32.
+#define FLOAT_MAIN_F32 \
+	VMOVUPS (SI), Y8; \
+	VMOVUPS 32(SI), Y9; \
+	VMOVUPS 64(SI), Y10; \
+	VMOVUPS 96(SI), Y11; \
+	VFMADD231PS (DI), Y8, Y0; \
+	VFMADD231PS 32(DI), Y9, Y1; \
+	VFMADD231PS 64(DI), Y10, Y2; \
+	VFMADD231PS 96(DI), Y11, Y3
+
+// FLOAT_MAIN_F16 is the main step's body, four vectors of f16.
+#define FLOAT_MAIN_F16 \
+	VCVTPH2PS (SI), Y8; \
+	VCVTPH2PS 16(SI), Y9; \
+	VCVTPH2PS 32(SI), Y10; \
+	VCVTPH2PS 48(SI), Y11; \
+	VCVTPH2PS (DI), Y12; \
+	VCVTPH2PS 16(DI), Y13; \
+	VCVTPH2PS 32(DI), Y14; \
+	VCVTPH2PS 48(DI), Y15; \
+	VFMADD231PS Y12, Y8, Y0; \
+	VFMADD231PS Y13, Y9, Y1; \
+	VFMADD231PS Y14, Y10, Y2; \
+	VFMADD231PS Y15, Y11, Y3
+
+// FLOAT_ONE_F32 is the one-vector step's body (f32).
+#define FLOAT_ONE_F32 \
+	VMOVUPS (SI), Y8; \
+	VFMADD231PS (DI), Y8, Y0
+
+// FLOAT_ONE_F16 is the one-vector step's body (f16).
+#define FLOAT_ONE_F16 \
+	VCVTPH2PS (SI), Y8; \
+	VCVTPH2PS (DI), Y12; \
+	VFMADD231PS Y12, Y8, Y0
 
 // AVX2_ROW_STORE reduces acc - sub to one float at (DX); next row.
 #define AVX2_ROW_STORE(acc, sub) \
@@ -201,6 +325,22 @@ done: \
 	AVX2_Q4K_CHUNK(112, 196, 192); \
 	VCVTDQ2PS Y11, Y11; \
 	VFMADD231PS Y10, Y11, Y14
+
+// FLOAT_ROWS is a float kernel's row loop (floatLoop), labels row and store, its
+// stages s1-s3.
+#define FLOAT_ROWS(row, store, s1, s2, s3) \
+row: \
+	FLOAT_ROW_START; \
+	s1; \
+	s2; \
+	s3; \
+store: \
+	FLOAT_STORE; \
+	ADDQ R13, R12; \
+	DECQ R8; \
+	JNZ row; \
+	VZEROUPPER; \
+	RET
 
 // ZERO1 clears the sum z.
 #define ZERO1(z) \

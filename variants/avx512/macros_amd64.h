@@ -169,6 +169,52 @@ samepage:
 	SHLL $0x10, R11; \
 	ORL R11, r
 
+// MASK_N sets K1 to the low min(BX, lim) bits (clobbers AX, CX): maskN.
+#define MASK_N(lim) \
+	MOVQ BX, CX; \
+	MOVQ $lim, AX; \
+	CMPQ CX, AX; \
+	CMOVQGT AX, CX; \
+	MOVQ $0x00000001, AX; \
+	SHLQ CL, AX; \
+	DECQ AX; \
+	KMOVD AX, K1
+
+// DOT_MAIN is the bf16 dot kernel's main step's body, 128 values (VDPBF16PS as bytes).
+#define DOT_MAIN \
+	VMOVDQU16 (SI), Z0; \
+	VMOVDQU16 (DI), Z1; \
+	VMOVDQU16 64(SI), Z2; \
+	VMOVDQU16 64(DI), Z3; \
+	VMOVDQU16 128(SI), Z4; \
+	VMOVDQU16 128(DI), Z5; \
+	VMOVDQU16 192(SI), Z6; \
+	VMOVDQU16 192(DI), Z7; \
+	BYTE $0x62; \
+	BYTE $0x72; \
+	BYTE $0x7e; \
+	BYTE $0x48; \
+	BYTE $0x52; \
+	BYTE $0xc1; \
+	BYTE $0x62; \
+	BYTE $0x72; \
+	BYTE $0x6e; \
+	BYTE $0x48; \
+	BYTE $0x52; \
+	BYTE $0xcb; \
+	BYTE $0x62; \
+	BYTE $0x72; \
+	BYTE $0x5e; \
+	BYTE $0x48; \
+	BYTE $0x52; \
+	BYTE $0xd5; \
+	BYTE $0x62; \
+	BYTE $0x72; \
+	BYTE $0x4e; \
+	BYTE $0x48; \
+	BYTE $0x52; \
+	BYTE $0xdf
+
 // REDUCE8 reduces the eight float lanes of lo (YMM; lox its XMM) to one float at dst
 // (scratch hi, an XMM register): reduce8.
 #define REDUCE8(lo, lox, hi, dst) \
@@ -254,6 +300,113 @@ done: \
 	ANDL $0x03030303, R13; \
 	SHLL $0x04, R13; \
 	ORL R13, dst
+
+// FLOAT_ARGS loads the arguments: DX dst, R8 rows, R12 the row, R10 x, R13 a row's
+// bytes (k << shift): floatArgs.
+#define FLOAT_ARGS(shift) \
+	MOVQ dst+0(FP), DX; \
+	MOVQ rows+8(FP), R8; \
+	MOVQ w+16(FP), R12; \
+	MOVQ xq+24(FP), R10; \
+	MOVQ k+32(FP), R13; \
+	SHLQ $shift, R13
+
+// FLOAT_ROW_START sets SI, DI to the row and x, BX = k, and clears the sums.
+#define FLOAT_ROW_START \
+	MOVQ R12, SI; \
+	MOVQ R10, DI; \
+	MOVQ k+32(FP), BX; \
+	VPXORD Z8, Z8, Z8; \
+	VPXORD Z9, Z9, Z9; \
+	VPXORD Z10, Z10, Z10; \
+	VPXORD Z11, Z11, Z11
+
+// FLOAT_STORE adds the sums into one float at (DX); next row: floatStore.
+#define FLOAT_STORE \
+	VADDPS Z9, Z8, Z8; \
+	VADDPS Z11, Z10, Z10; \
+	VADDPS Z10, Z8, Z8; \
+	VEXTRACTF64X4 $0x01, Z8, Y9; \
+	VADDPS Y9, Y8, Y8; \
+	VEXTRACTF128 $0x01, Y8, X9; \
+	VADDPS X9, X8, X8; \
+	VPSHUFD $0x4e, X8, X9; \
+	VADDPS X9, X8, X8; \
+	VPSHUFD $0xb1, X8, X9; \
+	VADDSS X9, X8, X8; \
+	VMOVSS X8, (DX); \
+	ADDQ $0x04, DX
+
+// FLOAT_STEP is a stage at label: while BX >= n, body and n values (bytes) on; then next.
+#define FLOAT_STEP(label, next, n, bytes, body) \
+label: \
+	CMPQ BX, $+n; \
+	JLT next; \
+	body; \
+	ADDQ $+bytes, SI; \
+	ADDQ $+bytes, DI; \
+	SUBQ $+n, BX; \
+	JMP label
+
+// FLOAT_STEP_MASKED is FLOAT_STEP while BX > 0 (body masks the tail).
+#define FLOAT_STEP_MASKED(label, next, n, bytes, body) \
+label: \
+	TESTQ BX, BX; \
+	JLE next; \
+	body; \
+	ADDQ $+bytes, SI; \
+	ADDQ $+bytes, DI; \
+	SUBQ $+n, BX; \
+	JMP label
+
+// FLOAT_MAIN_F32 is the main step's body, four vectors of f32.
+#define FLOAT_MAIN_F32 \
+	VMOVUPS (SI), Z0; \
+	VMOVUPS 64(SI), Z1; \
+	VMOVUPS 128(SI), Z2; \
+	VMOVUPS 192(SI), Z3; \
+	VFMADD231PS (DI), Z0, Z8; \
+	VFMADD231PS 64(DI), Z1, Z9; \
+	VFMADD231PS 128(DI), Z2, Z10; \
+	VFMADD231PS 192(DI), Z3, Z11
+
+// FLOAT_MAIN_F16 is the main step's body, four vectors of f16.
+#define FLOAT_MAIN_F16 \
+	VCVTPH2PS (SI), Z0; \
+	VCVTPH2PS 32(SI), Z1; \
+	VCVTPH2PS 64(SI), Z2; \
+	VCVTPH2PS 96(SI), Z3; \
+	VCVTPH2PS (DI), Z4; \
+	VCVTPH2PS 32(DI), Z5; \
+	VCVTPH2PS 64(DI), Z6; \
+	VCVTPH2PS 96(DI), Z7; \
+	VFMADD231PS Z4, Z0, Z8; \
+	VFMADD231PS Z5, Z1, Z9; \
+	VFMADD231PS Z6, Z2, Z10; \
+	VFMADD231PS Z7, Z3, Z11
+
+// FLOAT_MAIN_BF16 is the main step's body, four vectors of bf16.
+#define FLOAT_MAIN_BF16 \
+	VPMOVZXWD (SI), Z0; \
+	VPSLLD $0x10, Z0, Z0; \
+	VPMOVZXWD 32(SI), Z1; \
+	VPSLLD $0x10, Z1, Z1; \
+	VPMOVZXWD 64(SI), Z2; \
+	VPSLLD $0x10, Z2, Z2; \
+	VPMOVZXWD 96(SI), Z3; \
+	VPSLLD $0x10, Z3, Z3; \
+	VPMOVZXWD (DI), Z4; \
+	VPSLLD $0x10, Z4, Z4; \
+	VPMOVZXWD 32(DI), Z5; \
+	VPSLLD $0x10, Z5, Z5; \
+	VPMOVZXWD 64(DI), Z6; \
+	VPSLLD $0x10, Z6, Z6; \
+	VPMOVZXWD 96(DI), Z7; \
+	VPSLLD $0x10, Z7, Z7; \
+	VFMADD231PS Z4, Z0, Z8; \
+	VFMADD231PS Z5, Z1, Z9; \
+	VFMADD231PS Z6, Z2, Z10; \
+	VFMADD231PS Z7, Z3, Z11
 
 // REDUCE_TAIL adds the halves Y7 (upper) and Y6 (lower) of a float sum and reduces
 // them to one float at dst: reduceTail.
@@ -460,6 +613,57 @@ q80Store: \
 q80Done: \
 	VZEROUPPER; \
 	RET
+
+// FLOAT_ROWS is a float kernel's row loop (floatLoop), labels row and store, its
+// stages s1-s3.
+#define FLOAT_ROWS(row, store, s1, s2, s3) \
+row: \
+	FLOAT_ROW_START; \
+	s1; \
+	s2; \
+	s3; \
+store: \
+	FLOAT_STORE; \
+	ADDQ R13, R12; \
+	DECQ R8; \
+	JNZ row; \
+	VZEROUPPER; \
+	RET
+
+// FLOAT_TAIL_F32 is the masked tail's body (f32).
+#define FLOAT_TAIL_F32 \
+	MASK_N(0x00000010); \
+	VMOVUPS.Z (SI), K1, Z0; \
+	VMOVUPS.Z (DI), K1, Z1; \
+	VFMADD231PS Z1, Z0, Z8
+
+// FLOAT_TAIL_F16 is the masked tail's body (f16).
+#define FLOAT_TAIL_F16 \
+	MASK_N(0x00000010); \
+	VCVTPH2PS.Z (SI), K1, Z0; \
+	VCVTPH2PS.Z (DI), K1, Z1; \
+	VFMADD231PS Z1, Z0, Z8
+
+// FLOAT_TAIL_BF16 is the masked tail's body (bf16).
+#define FLOAT_TAIL_BF16 \
+	MASK_N(0x00000010); \
+	VPMOVZXWD.Z (SI), K1, Z0; \
+	VPMOVZXWD.Z (DI), K1, Z1; \
+	VPSLLD $0x10, Z0, Z0; \
+	VPSLLD $0x10, Z1, Z1; \
+	VFMADD231PS Z1, Z0, Z8
+
+// DOT_TAIL is the bf16 dot kernel's masked tail's body, up to 32 values.
+#define DOT_TAIL \
+	MASK_N(0x00000020); \
+	VMOVDQU16.Z (SI), K1, Z0; \
+	VMOVDQU16.Z (DI), K1, Z1; \
+	BYTE $0x62; \
+	BYTE $0x72; \
+	BYTE $0x7e; \
+	BYTE $0x48; \
+	BYTE $0x52; \
+	BYTE $0xc1
 
 // ZERO1 clears the sum z.
 #define ZERO1(z) \
