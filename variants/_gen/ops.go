@@ -206,7 +206,21 @@ var (
 	mExpAVX512 = def512("EXP_AVX512", "is Z0 = exp(Z0), clobbering Z1-Z3: expAVX512.", expAVX512Body)
 	mWidenPD   = defTwin("WIDEN_PD", "widens the low and high halves of v0 to doubles in v1, v2: widenPD.",
 		func() { widenPDBody(opsISAOf()) }, nil)
-	mHsumPD = defTwin("HSUM_PD", "sums the doubles of v10 and v11 into X10: hsumPD.",
+	mLoopHead = defTwin("LOOP_HEAD(label)",
+		"starts a masked loop at label: the lane mask of the BX values left (maskedLoop).",
+		func() { loopHeadBody(opsISAOf(), "label") }, func() []string { return []string{"label"} })
+	mLoopTails = map[int]twin{
+		1: defTwin("LOOP_TAIL1(label, p)", "ends a masked loop: p a vector on, BX the lanes down, again while BX > 0.",
+			func() { loopTailBody(opsISAOf(), "label", []Register{R14}) },
+			func() []string { return []string{"label", "R14"} }),
+		3: defTwin("LOOP_TAIL3(label, p, q, r)", "is LOOP_TAIL1 stepping the pointers p, q and r.",
+			func() { loopTailBody(opsISAOf(), "label", []Register{R13, R14, R15}) },
+			func() []string { return []string{"label", "R13", "R14", "R15"} }),
+	}
+	mRopeHead = defTwin("ROPE_HEAD", "starts a head: BX = pairs, R11 cos, R12 sin (ropeHead).",
+		func() { ropeHeadBody(false) }, nil)
+	mRopeHeadDI = defTwin("ROPE_HEAD_DI", "is ROPE_HEAD and DI = SI.", func() { ropeHeadBody(true) }, nil)
+	mHsumPD     = defTwin("HSUM_PD", "sums the doubles of v10 and v11 into X10: hsumPD.",
 		func() { hsumPDBody(opsISAOf()) }, nil)
 )
 
@@ -221,9 +235,26 @@ func opsFile(isa opsISA) {
 // maskedLoop: label: mask(BX); body; step the pointers by a vector, BX by
 // the lanes; again while BX > 0.
 func maskedLoop(isa opsISA, label string, ptrs []Register, body func()) {
+	mLoopHead.use(func() { loopHeadBody(isa, label) }, label)
+	body()
+	tail := func() { loopTailBody(isa, label, ptrs) }
+	args := []any{label}
+	for _, p := range ptrs {
+		args = append(args, p)
+	}
+	if m, ok := mLoopTails[len(ptrs)]; ok {
+		m.use(tail, args...)
+		return
+	}
+	tail()
+}
+
+func loopHeadBody(isa opsISA, label string) {
 	a.Label(label)
 	isa.mask(RBX)
-	body()
+}
+
+func loopTailBody(isa opsISA, label string, ptrs []Register) {
 	for _, p := range ptrs {
 		a.ADDQ(imm(4*isa.lanes), p)
 	}
@@ -422,6 +453,14 @@ const ropeSig = "func(x *float32, nHeads, headDim int, cos, sin *float32)"
 // ropeHead starts a head: BX = pairs, R11 cos, R12 sin.
 func ropeHead(label string, di bool) {
 	a.Label(label)
+	m := mRopeHead
+	if di {
+		m = mRopeHeadDI
+	}
+	m.use(func() { ropeHeadBody(di) })
+}
+
+func ropeHeadBody(di bool) {
 	a.MOVQ(param("headDim", 16), RBX)
 	a.SHRQ(U8(1), RBX)
 	a.MOVQ(param("cos", 24), R11)

@@ -8,20 +8,16 @@
 // func rmsNormAVX2(dst *float32, x *float32, w *float32, n int, eps float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·rmsNormAVX2(SB), NOSPLIT, $0-36
-	MOVQ   x+8(FP), SI
-	MOVQ   n+24(FP), BX
-	VXORPD Y10, Y10, Y10
-	VXORPD Y11, Y11, Y11
-
-rmsSquares:
-	TAIL_MASK(BX, 0x00000008, Y15)
+	MOVQ         x+8(FP), SI
+	MOVQ         n+24(FP), BX
+	VXORPD       Y10, Y10, Y10
+	VXORPD       Y11, Y11, Y11
+	LOOP_HEAD(rmsSquares)
 	VMASKMOVPS   (SI), Y15, Y0
 	WIDEN_PD
 	VFMADD231PD  Y1, Y1, Y10
 	VFMADD231PD  Y2, Y2, Y11
-	ADDQ         $+32, SI
-	SUBQ         $+8, BX
-	JG           rmsSquares
+	LOOP_TAIL1(rmsSquares, SI)
 	HSUM_PD
 	MOVQ         n+24(FP), BX
 	VCVTSI2SDQ   BX, X12, X12
@@ -35,32 +31,24 @@ rmsSquares:
 	MOVQ         dst+0(FP), DI
 	MOVQ         x+8(FP), SI
 	MOVQ         w+16(FP), DX
-
-rmsScale:
-	TAIL_MASK(BX, 0x00000008, Y15)
-	VMASKMOVPS (SI), Y15, Y0
-	VMASKMOVPS (DX), Y15, Y1
-	VMULPS     Y10, Y0, Y0
-	VMULPS     Y1, Y0, Y0
-	VMASKMOVPS Y0, Y15, (DI)
-	ADDQ       $+32, SI
-	ADDQ       $+32, DX
-	ADDQ       $+32, DI
-	SUBQ       $+8, BX
-	JG         rmsScale
+	LOOP_HEAD(rmsScale)
+	VMASKMOVPS   (SI), Y15, Y0
+	VMASKMOVPS   (DX), Y15, Y1
+	VMULPS       Y10, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VMASKMOVPS   Y0, Y15, (DI)
+	LOOP_TAIL3(rmsScale, SI, DX, DI)
 	VZEROUPPER
 	RET
 
 // func siluMulAVX2(dst *float32, gate *float32, up *float32, n int)
 // Requires: AVX
 TEXT ·siluMulAVX2(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ gate+8(FP), SI
-	MOVQ up+16(FP), DX
-	MOVQ n+24(FP), BX
-
-siluLoop:
-	TAIL_MASK(BX, 0x00000008, Y15)
+	MOVQ         dst+0(FP), DI
+	MOVQ         gate+8(FP), SI
+	MOVQ         up+16(FP), DX
+	MOVQ         n+24(FP), BX
+	LOOP_HEAD(siluLoop)
 	VMASKMOVPS   (SI), Y15, Y6
 	VBROADCASTSS ·opsExp+60(SB), Y5
 	VXORPS       Y5, Y6, Y0
@@ -71,11 +59,7 @@ siluLoop:
 	VMASKMOVPS   (DX), Y15, Y7
 	VMULPS       Y7, Y6, Y6
 	VMASKMOVPS   Y6, Y15, (DI)
-	ADDQ         $+32, SI
-	ADDQ         $+32, DX
-	ADDQ         $+32, DI
-	SUBQ         $+8, BX
-	JG           siluLoop
+	LOOP_TAIL3(siluLoop, SI, DX, DI)
 	VZEROUPPER
 	RET
 
@@ -86,28 +70,22 @@ TEXT ·softmaxAVX2(SB), NOSPLIT, $0-16
 	MOVQ         n+8(FP), BX
 	VBROADCASTSS ·opsExp+56(SB), Y8
 	VMOVAPS      Y8, Y9
-
-softMax:
-	TAIL_MASK(BX, 0x00000008, Y15)
-	VMASKMOVPS (SI), Y15, Y0
-	VBLENDVPS  Y15, Y0, Y8, Y0
-	VMAXPS     Y0, Y9, Y9
-	ADDQ       $+32, SI
-	SUBQ       $+8, BX
-	JG         softMax
-	VPERM2F128 $0x01, Y9, Y9, Y0
-	VMAXPS     Y0, Y9, Y9
-	VPERMILPS  $0x4e, Y9, Y0
-	VMAXPS     Y0, Y9, Y9
-	VPERMILPS  $0xb1, Y9, Y0
-	VMAXPS     Y0, Y9, Y9
-	VXORPD     Y10, Y10, Y10
-	VXORPD     Y11, Y11, Y11
-	MOVQ       x+0(FP), SI
-	MOVQ       n+8(FP), BX
-
-softExp:
-	TAIL_MASK(BX, 0x00000008, Y15)
+	LOOP_HEAD(softMax)
+	VMASKMOVPS   (SI), Y15, Y0
+	VBLENDVPS    Y15, Y0, Y8, Y0
+	VMAXPS       Y0, Y9, Y9
+	LOOP_TAIL1(softMax, SI)
+	VPERM2F128   $0x01, Y9, Y9, Y0
+	VMAXPS       Y0, Y9, Y9
+	VPERMILPS    $0x4e, Y9, Y0
+	VMAXPS       Y0, Y9, Y9
+	VPERMILPS    $0xb1, Y9, Y0
+	VMAXPS       Y0, Y9, Y9
+	VXORPD       Y10, Y10, Y10
+	VXORPD       Y11, Y11, Y11
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), BX
+	LOOP_HEAD(softExp)
 	VMASKMOVPS   (SI), Y15, Y0
 	VSUBPS       Y9, Y0, Y0
 	EXP_AVX2
@@ -116,9 +94,7 @@ softExp:
 	WIDEN_PD
 	VADDPD       Y1, Y10, Y10
 	VADDPD       Y2, Y11, Y11
-	ADDQ         $+32, SI
-	SUBQ         $+8, BX
-	JG           softExp
+	LOOP_TAIL1(softExp, SI)
 	HSUM_PD
 	MOVQ         $0x3ff0000000000000, AX
 	VMOVQ        AX, X12
@@ -127,15 +103,11 @@ softExp:
 	VBROADCASTSS X10, Y10
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), BX
-
-softScale:
-	TAIL_MASK(BX, 0x00000008, Y15)
-	VMASKMOVPS (SI), Y15, Y0
-	VMULPS     Y10, Y0, Y0
-	VMASKMOVPS Y0, Y15, (SI)
-	ADDQ       $+32, SI
-	SUBQ       $+8, BX
-	JG         softScale
+	LOOP_HEAD(softScale)
+	VMASKMOVPS   (SI), Y15, Y0
+	VMULPS       Y10, Y0, Y0
+	VMASKMOVPS   Y0, Y15, (SI)
+	LOOP_TAIL1(softScale, SI)
 	VZEROUPPER
 	RET
 
@@ -148,11 +120,7 @@ TEXT ·ropePairsAVX2(SB), NOSPLIT, $0-40
 	VMOVDQU ·ropeSign+0(SB), Y12
 
 pairsHead:
-	MOVQ headDim+16(FP), BX
-	SHRQ $0x01, BX
-	MOVQ cos+24(FP), R11
-	MOVQ sin+32(FP), R12
-	MOVQ SI, DI
+	ROPE_HEAD_DI
 
 pairsStep:
 	MOVQ        BX, R9
@@ -196,14 +164,8 @@ TEXT ·ropeNeoXAVX2(SB), NOSPLIT, $0-40
 	SHLQ $0x01, R9
 
 neoxHead:
-	MOVQ headDim+16(FP), BX
-	SHRQ $0x01, BX
-	MOVQ cos+24(FP), R11
-	MOVQ sin+32(FP), R12
-	MOVQ SI, DI
-
-neoxStep:
-	TAIL_MASK(BX, 0x00000008, Y15)
+	ROPE_HEAD_DI
+	LOOP_HEAD(neoxStep)
 	VMASKMOVPS   (R11), Y15, Y4
 	VMASKMOVPS   (R12), Y15, Y5
 	VMASKMOVPS   (DI), Y15, Y0
@@ -214,11 +176,7 @@ neoxStep:
 	VFMADD231PS  Y4, Y1, Y3
 	VMASKMOVPS   Y2, Y15, (DI)
 	VMASKMOVPS   Y3, Y15, (DI)(R9*1)
-	ADDQ         $+32, R11
-	ADDQ         $+32, R12
-	ADDQ         $+32, DI
-	SUBQ         $+8, BX
-	JG           neoxStep
+	LOOP_TAIL3(neoxStep, R11, R12, DI)
 	LEAQ         (SI)(R9*2), SI
 	DECQ         R8
 	JNZ          neoxHead

@@ -895,6 +895,41 @@ store: \
 	VEXTRACTF64X4 $0x01, Z0, Y2; \
 	VCVTPS2PD Y2, Z2
 
+// LOOP_HEAD starts a masked loop at label: the lane mask of the BX values left (maskedLoop).
+#define LOOP_HEAD(label) \
+label: \
+	MOVQ BX, CX; \
+	MASK16_CX_K(K1)
+
+// LOOP_TAIL1 ends a masked loop: p a vector on, BX the lanes down, again while BX > 0.
+#define LOOP_TAIL1(label, p) \
+	ADDQ $+64, p; \
+	SUBQ $+16, BX; \
+	JG label
+
+// LOOP_TAIL3 is LOOP_TAIL1 stepping the pointers p, q and r.
+#define LOOP_TAIL3(label, p, q, r) \
+	ADDQ $+64, p; \
+	ADDQ $+64, q; \
+	ADDQ $+64, r; \
+	SUBQ $+16, BX; \
+	JG label
+
+// ROPE_HEAD starts a head: BX = pairs, R11 cos, R12 sin (ropeHead).
+#define ROPE_HEAD \
+	MOVQ headDim+16(FP), BX; \
+	SHRQ $0x01, BX; \
+	MOVQ cos+24(FP), R11; \
+	MOVQ sin+32(FP), R12
+
+// ROPE_HEAD_DI is ROPE_HEAD and DI = SI.
+#define ROPE_HEAD_DI \
+	MOVQ headDim+16(FP), BX; \
+	SHRQ $0x01, BX; \
+	MOVQ cos+24(FP), R11; \
+	MOVQ sin+32(FP), R12; \
+	MOVQ SI, DI
+
 // HSUM_PD sums the doubles of v10 and v11 into X10: hsumPD.
 #define HSUM_PD \
 	VADDPD Z11, Z10, Z10; \

@@ -8,21 +8,16 @@
 // func rmsNormAVX512(dst *float32, x *float32, w *float32, n int, eps float32)
 // Requires: AVX, AVX512F
 TEXT ·rmsNormAVX512(SB), NOSPLIT, $0-36
-	MOVQ   x+8(FP), SI
-	MOVQ   n+24(FP), BX
-	VPXORQ Z10, Z10, Z10
-	VPXORQ Z11, Z11, Z11
-
-rmsSquares:
-	MOVQ         BX, CX
-	MASK16_CX_K(K1)
+	MOVQ         x+8(FP), SI
+	MOVQ         n+24(FP), BX
+	VPXORQ       Z10, Z10, Z10
+	VPXORQ       Z11, Z11, Z11
+	LOOP_HEAD(rmsSquares)
 	VMOVUPS.Z    (SI), K1, Z0
 	WIDEN_PD
 	VFMADD231PD  Z1, Z1, Z10
 	VFMADD231PD  Z2, Z2, Z11
-	ADDQ         $+64, SI
-	SUBQ         $+16, BX
-	JG           rmsSquares
+	LOOP_TAIL1(rmsSquares, SI)
 	HSUM_PD
 	MOVQ         n+24(FP), BX
 	VCVTSI2SDQ   BX, X12, X12
@@ -37,20 +32,13 @@ rmsSquares:
 	MOVQ         dst+0(FP), DI
 	MOVQ         x+8(FP), SI
 	MOVQ         w+16(FP), DX
-
-rmsScale:
-	MOVQ      BX, CX
-	MASK16_CX_K(K1)
-	VMOVUPS.Z (SI), K1, Z0
-	VMOVUPS.Z (DX), K1, Z1
-	VMULPS    Z10, Z0, Z0
-	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (DI)
-	ADDQ      $+64, SI
-	ADDQ      $+64, DX
-	ADDQ      $+64, DI
-	SUBQ      $+16, BX
-	JG        rmsScale
+	LOOP_HEAD(rmsScale)
+	VMOVUPS.Z    (SI), K1, Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z10, Z0, Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, (DI)
+	LOOP_TAIL3(rmsScale, SI, DX, DI)
 	VZEROUPPER
 	RET
 
@@ -64,23 +52,16 @@ TEXT ·siluMulAVX512(SB), NOSPLIT, $0-32
 	EXP_CONSTS_AVX512
 	MOVL         $0x80000000, AX
 	VPBROADCASTD AX, Z19
-
-siluLoop:
-	MOVQ      BX, CX
-	MASK16_CX_K(K1)
-	VMOVUPS.Z (SI), K1, Z4
-	VPXORD    Z19, Z4, Z0
+	LOOP_HEAD(siluLoop)
+	VMOVUPS.Z    (SI), K1, Z4
+	VPXORD       Z19, Z4, Z0
 	EXP_AVX512
-	VADDPS    Z22, Z0, Z0
-	VDIVPS    Z0, Z4, Z4
-	VMOVUPS.Z (DX), K1, Z5
-	VMULPS    Z5, Z4, Z4
-	VMOVUPS   Z4, K1, (DI)
-	ADDQ      $+64, SI
-	ADDQ      $+64, DX
-	ADDQ      $+64, DI
-	SUBQ      $+16, BX
-	JG        siluLoop
+	VADDPS       Z22, Z0, Z0
+	VDIVPS       Z0, Z4, Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VMULPS       Z5, Z4, Z4
+	VMOVUPS      Z4, K1, (DI)
+	LOOP_TAIL3(siluLoop, SI, DX, DI)
 	VZEROUPPER
 	RET
 
@@ -92,33 +73,25 @@ TEXT ·softmaxAVX512(SB), NOSPLIT, $0-16
 	MOVL         $0xff800000, AX
 	VPBROADCASTD AX, Z8
 	VMOVAPS      Z8, Z9
-
-softMax:
-	MOVQ       BX, CX
-	MASK16_CX_K(K1)
-	VMOVAPS    Z8, Z0
-	VMOVUPS    (SI), K1, Z0
-	VMAXPS     Z0, Z9, Z9
-	ADDQ       $+64, SI
-	SUBQ       $+16, BX
-	JG         softMax
-	VSHUFF64X2 $0x4e, Z9, Z9, Z0
-	VMAXPS     Z0, Z9, Z9
-	VSHUFF64X2 $0xb1, Z9, Z9, Z0
-	VMAXPS     Z0, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z0
-	VMAXPS     Z0, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z0
-	VMAXPS     Z0, Z9, Z9
+	LOOP_HEAD(softMax)
+	VMOVAPS      Z8, Z0
+	VMOVUPS      (SI), K1, Z0
+	VMAXPS       Z0, Z9, Z9
+	LOOP_TAIL1(softMax, SI)
+	VSHUFF64X2   $0x4e, Z9, Z9, Z0
+	VMAXPS       Z0, Z9, Z9
+	VSHUFF64X2   $0xb1, Z9, Z9, Z0
+	VMAXPS       Z0, Z9, Z9
+	VPERMILPS    $0x4e, Z9, Z0
+	VMAXPS       Z0, Z9, Z9
+	VPERMILPS    $0xb1, Z9, Z0
+	VMAXPS       Z0, Z9, Z9
 	EXP_CONSTS_AVX512
-	VPXORQ     Z10, Z10, Z10
-	VPXORQ     Z11, Z11, Z11
-	MOVQ       x+0(FP), SI
-	MOVQ       n+8(FP), BX
-
-softExp:
-	MOVQ         BX, CX
-	MASK16_CX_K(K1)
+	VPXORQ       Z10, Z10, Z10
+	VPXORQ       Z11, Z11, Z11
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), BX
+	LOOP_HEAD(softExp)
 	VMOVUPS.Z    (SI), K1, Z0
 	VSUBPS       Z9, Z0, Z0
 	EXP_AVX512
@@ -127,9 +100,7 @@ softExp:
 	WIDEN_PD
 	VADDPD       Z1, Z10, Z10
 	VADDPD       Z2, Z11, Z11
-	ADDQ         $+64, SI
-	SUBQ         $+16, BX
-	JG           softExp
+	LOOP_TAIL1(softExp, SI)
 	HSUM_PD
 	MOVQ         $0x3ff0000000000000, AX
 	VMOVQ        AX, X12
@@ -138,16 +109,11 @@ softExp:
 	VBROADCASTSS X10, Z10
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), BX
-
-softScale:
-	MOVQ      BX, CX
-	MASK16_CX_K(K1)
-	VMOVUPS.Z (SI), K1, Z0
-	VMULPS    Z10, Z0, Z0
-	VMOVUPS   Z0, K1, (SI)
-	ADDQ      $+64, SI
-	SUBQ      $+16, BX
-	JG        softScale
+	LOOP_HEAD(softScale)
+	VMOVUPS.Z    (SI), K1, Z0
+	VMULPS       Z10, Z0, Z0
+	VMOVUPS      Z0, K1, (SI)
+	LOOP_TAIL1(softScale, SI)
 	VZEROUPPER
 	RET
 
@@ -160,10 +126,7 @@ TEXT ·ropePairsAVX512(SB), NOSPLIT, $0-40
 	VMOVDQU32 ·ropeSign+0(SB), Z17
 
 pairsHead:
-	MOVQ headDim+16(FP), BX
-	SHRQ $0x01, BX
-	MOVQ cos+24(FP), R11
-	MOVQ sin+32(FP), R12
+	ROPE_HEAD
 
 pairsStep:
 	MOVQ        BX, CX
@@ -213,15 +176,8 @@ TEXT ·ropeNeoXAVX512(SB), NOSPLIT, $0-40
 	SHLQ $0x01, R9
 
 neoxHead:
-	MOVQ headDim+16(FP), BX
-	SHRQ $0x01, BX
-	MOVQ cos+24(FP), R11
-	MOVQ sin+32(FP), R12
-	MOVQ SI, DI
-
-neoxStep:
-	MOVQ         BX, CX
-	MASK16_CX_K(K1)
+	ROPE_HEAD_DI
+	LOOP_HEAD(neoxStep)
 	VMOVUPS.Z    (R11), K1, Z4
 	VMOVUPS.Z    (R12), K1, Z5
 	VMOVUPS.Z    (DI), K1, Z0
@@ -232,11 +188,7 @@ neoxStep:
 	VFMADD231PS  Z4, Z1, Z3
 	VMOVUPS      Z2, K1, (DI)
 	VMOVUPS      Z3, K1, (DI)(R9*1)
-	ADDQ         $+64, R11
-	ADDQ         $+64, R12
-	ADDQ         $+64, DI
-	SUBQ         $+16, BX
-	JG           neoxStep
+	LOOP_TAIL3(neoxStep, R11, R12, DI)
 	LEAQ         (SI)(R9*2), SI
 	DECQ         R8
 	JNZ          neoxHead
