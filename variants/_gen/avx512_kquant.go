@@ -819,7 +819,12 @@ func q4kxFile() {
 	rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kxBlock, q4kBytes, 320, func() { rowStore(Z24, Z25) }})
 }
 
-func q4kxBlock(form) {
+func q4kxBlock(form) { mQ4kxBlock.use(q4kxBlockBody) }
+
+var mQ4kxBlock = def512("Q4KX_BLOCK",
+	"is a Q4_K super-block at SI against the laid-out activations at DI into\n// Z24 and Z25: q4kxBlock.", q4kxBlockBody)
+
+func q4kxBlockBody() {
 	a.Comment("Scales and mins: from the dwords A, B, C at 4(SI),",
 		"[A&63, B&63, C&15 | (A>>6&3)<<4, C>>4&15 | (B>>6&3)<<4].")
 	a.VMOVDQU(m(RSI, 4), X0)
