@@ -9,8 +9,6 @@ package main
 // those of avx512_kquant.go.
 
 import (
-	"fmt"
-
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
@@ -26,7 +24,7 @@ func avx2Args(c uint32, y VecPhysical) {
 }
 
 func avx2Broadcast(c uint32, y VecPhysical) {
-	mAVX2Broadcast.use(func() { avx2BroadcastBody(c, y) }, fmt.Sprintf("0x%08x", c), y, y.AsX())
+	mAVX2Broadcast.use(func() { avx2BroadcastBody(c, y) }, hex32(c), y, y.AsX())
 }
 
 func avx2BroadcastBody(c uint32, y VecPhysical) {

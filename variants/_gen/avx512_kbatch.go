@@ -164,6 +164,20 @@ func kbOp(name, doc string, body func(disp, t int)) *asmMacro {
 	return def512(name+kbTokenParams, doc, func() { body(100000, 6) }, kbTokenSamples...)
 }
 
+// withMacros is f with its macros, named prefix_UNPACK, _CLEAR, _TOKEN and
+// _STORE (format the weight type, products what a token's operation adds).
+func (f kbatchFormat) withMacros(prefix, format, products string) kbatchFormat {
+	sums := "sum acc"
+	if f.mins {
+		sums = "sum acc and mins sum hi"
+	}
+	f.unpackM = def512(prefix+"_UNPACK", "unpacks a "+format+" super-block at SI for the batched kernel's tokens.", f.unpack)
+	f.clearM = kbOp(prefix+"_CLEAR", "clears a token's "+sums+".", kbClear(f.mins))
+	f.tokenM = kbOp(prefix+"_TOKEN", "adds a token's "+format+" "+products+" at disp(DI) to its "+sums+".", f.token)
+	f.storeM = kbOp(prefix+"_STORE", "reduces a token's "+sums+" (their difference) to one float at (AX).", kbStore(f.mins))
+	return f
+}
+
 // kbClear clears token t's sums (and mins sums, with mins).
 func kbClear(mins bool) func(disp, t int) {
 	return func(_, t int) {
@@ -254,12 +268,7 @@ var q4kBatchFormat = kbatchFormat{
 	constants: func() {},
 	unpack:    q4kbUnpack,
 	token:     q4kbToken,
-	unpackM: def512("Q4KB_UNPACK",
-		"unpacks a Q4_K super-block at SI for the batched kernel's tokens.", q4kbUnpack),
-	clearM: kbOp("Q4KB_CLEAR", "clears a token's sum acc and mins sum hi.", kbClear(true)),
-	tokenM: kbOp("Q4KB_TOKEN", "adds a token's Q4_K products and mins term at disp(DI) to acc, hi.", q4kbToken),
-	storeM: kbOp("Q4KB_STORE", "reduces a token's acc - hiz to one float at (AX).", kbStore(true)),
-}
+}.withMacros("Q4KB", "Q4_K", "products and mins term")
 
 func q4kbUnpack() {
 	q4kScales()
@@ -321,12 +330,7 @@ var q6kBatchFormat = kbatchFormat{
 	constants: q6kConstants,
 	unpack:    q6kbUnpack,
 	token:     q6kbToken,
-	unpackM: def512("Q6KB_UNPACK",
-		"unpacks a Q6_K super-block at SI for the batched kernel's tokens.", q6kbUnpack),
-	clearM: kbOp("Q6KB_CLEAR", "clears a token's sum acc.", kbClear(false)),
-	tokenM: kbOp("Q6KB_TOKEN", "adds a token's Q6_K products at disp(DI) to acc.", q6kbToken),
-	storeM: kbOp("Q6KB_STORE", "reduces a token's acc to one float at (AX).", kbStore(false)),
-}
+}.withMacros("Q6KB", "Q6_K", "products")
 
 func q6kbUnpack() {
 	w := func(d int) Mem { return m(RSI, d) }

@@ -169,7 +169,7 @@ func stepBody(label, next string, n, bytes int, masked bool, body func()) {
 }
 
 // maskN sets K1 to the low min(BX, lim) bits; clobbers AX, CX.
-func maskN(lim int) { mMaskN.use(func() { maskNBody(lim) }, fmt.Sprintf("0x%08x", lim)) }
+func maskN(lim int) { mMaskN.use(func() { maskNBody(lim) }, hex32(uint32(lim))) }
 
 func maskNBody(lim int) {
 	a.MOVQ(RBX, RCX)

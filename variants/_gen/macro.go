@@ -153,6 +153,9 @@ func invoke(hdr, name string, args ...any) {
 	a.Instruction(&ir.Instruction{Opcode: op})
 }
 
+// hex32 is n as a macro argument that a body uses as a 32-bit immediate.
+func hex32(n uint32) string { return fmt.Sprintf("0x%08x", n) }
+
 // argText is a macro argument as the assembler reads it.
 func argText(x any) string {
 	switch x := x.(type) {

@@ -17,8 +17,6 @@ package main
 // attention kernels include).
 
 import (
-	"fmt"
-
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
@@ -68,7 +66,7 @@ var avx512Ops = opsISA{
 // tailMask (AVX2): y = mask of the first min(cnt, lim) lanes, read from
 // ·tailMask; clobbers AX, CX.
 func tailMask(cnt Register, lim int, y VecPhysical) {
-	mTailMask.use(func() { tailMaskBody(cnt, lim, y) }, cnt, fmt.Sprintf("0x%08x", lim), y)
+	mTailMask.use(func() { tailMaskBody(cnt, lim, y) }, cnt, hex32(uint32(lim)), y)
 }
 
 func tailMaskBody(cnt Register, lim int, y VecPhysical) {

@@ -529,7 +529,7 @@ block: \
 	VPXORD acc, acc, acc; \
 	VPXOR hi, hi, hi
 
-// Q4KB_TOKEN adds a token's Q4_K products and mins term at disp(DI) to acc, hi.
+// Q4KB_TOKEN adds a token's Q4_K products and mins term at disp(DI) to its sum acc and mins sum hi.
 #define Q4KB_TOKEN(disp, acc, accy, accx, hi, hix, hiz) \
 	VPMADDUBSW disp(DI), Z24, Z28; \
 	VPMADDWD Z16, Z28, Z30; \
@@ -547,7 +547,7 @@ block: \
 	VMULPS.BCST (disp+288)(DI), Y23, Y29; \
 	VFMADD231PS Y29, Y31, hi
 
-// Q4KB_STORE reduces a token's acc - hiz to one float at (AX).
+// Q4KB_STORE reduces a token's sum acc and mins sum hi (their difference) to one float at (AX).
 #define Q4KB_STORE(disp, acc, accy, accx, hi, hix, hiz) \
 	VSUBPS hiz, acc, acc; \
 	VEXTRACTF64X4 $0x01, acc, hi; \
@@ -820,7 +820,7 @@ store: \
 #define Q6KB_CLEAR(disp, acc, accy, accx, hi, hix, hiz) \
 	VPXORD acc, acc, acc
 
-// Q6KB_TOKEN adds a token's Q6_K products at disp(DI) to acc.
+// Q6KB_TOKEN adds a token's Q6_K products at disp(DI) to its sum acc.
 #define Q6KB_TOKEN(disp, acc, accy, accx, hi, hix, hiz) \
 	VPMADDUBSW disp(DI), Z10, Z20; \
 	VPMADDUBSW (disp+64)(DI), Z11, Z21; \
@@ -835,7 +835,7 @@ store: \
 	VMULPS.BCST (disp+288)(DI), Z8, Z25; \
 	VFMADD231PS Z25, Z24, acc
 
-// Q6KB_STORE reduces a token's acc to one float at (AX).
+// Q6KB_STORE reduces a token's sum acc (their difference) to one float at (AX).
 #define Q6KB_STORE(disp, acc, accy, accx, hi, hix, hiz) \
 	VEXTRACTF64X4 $0x01, acc, hi; \
 	VADDPS hi, accy, accy; \
