@@ -33,6 +33,7 @@ var (
 	mQ80Rows = def512("Q80_ROWS(dot)",
 		"is a Q8_0 matvec (q80Kernel), its products dot (Q80_DOT_BW or Q80_DOT_VNNI).",
 		func() { q80Body("q80", func() { placeholder("dot") }) }, "dot")
+	mQ80Sign  = def512("Q80_SIGN", "is the sign trick: |w| (Z0) into Z1, x (Z2) with the signs of w into Z3.", q80SignBody)
 	mQ80DotBW = def512("Q80_DOT_BW",
 		"is the int32 lanes of |w| (Z1) times the signed x (Z3) in Z4: q80Dot.", func() { q80DotBody(false) })
 	mQ80DotVNNI = def512("Q80_DOT_VNNI",
@@ -55,10 +56,7 @@ func q80Dot(vnni bool) {
 }
 
 func q80DotBody(vnni bool) {
-	a.VPMOVB2M(Z0, K1)
-	a.VPABSB(Z0, Z1)
-	a.VMOVDQA64(Z2, Z3)
-	a.VPSUBB(Z2, Z28, K1, Z3)
+	mQ80Sign.use(q80SignBody)
 	if vnni {
 		a.VPXORD(Z4, Z4, Z4)
 		vpdpbusd(Z3, Z1, Z4)
@@ -66,6 +64,15 @@ func q80DotBody(vnni bool) {
 	}
 	a.VPMADDUBSW(Z3, Z1, Z4)
 	a.VPMADDWD(Z30, Z4, Z4)
+}
+
+// q80SignBody is the sign trick: |w| (Z0) into Z1, x (Z2) with w's signs
+// into Z3.
+func q80SignBody() {
+	a.VPMOVB2M(Z0, K1)
+	a.VPABSB(Z0, Z1)
+	a.VMOVDQA64(Z2, Z3)
+	a.VPSUBB(Z2, Z28, K1, Z3)
 }
 
 // q80Scale scales the int32 lanes in Z4 by the fp16 scales in AX (w) and

@@ -85,10 +85,7 @@ func floatArgs(shift int) {
 }
 
 func floatArgsBody(shift int) {
-	a.MOVQ(param("dst", 0), RDX)
-	a.MOVQ(param("rows", 8), R8)
-	a.MOVQ(param("w", 16), R12)
-	a.MOVQ(param("xq", 24), R10)
+	loadArgsX(R12, "xq")
 	a.MOVQ(param("k", 32), R13)
 	a.SHLQ(Imm(uint64(shift)), R13)
 }

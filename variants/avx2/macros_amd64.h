@@ -136,16 +136,6 @@ done: \
 	SHLL $0x04, R13; \
 	ORL R13, dst
 
-// FLOAT_ARGS loads the arguments: DX dst, R8 rows, R12 the row, R10 x, R13 a row's
-// bytes (k << shift): floatArgs.
-#define FLOAT_ARGS(shift) \
-	MOVQ dst+0(FP), DX; \
-	MOVQ rows+8(FP), R8; \
-	MOVQ w+16(FP), R12; \
-	MOVQ xq+24(FP), R10; \
-	MOVQ k+32(FP), R13; \
-	SHLQ $shift, R13
-
 // FLOAT_ROW_START sets SI, DI to the row and x, BX = k, and clears the sums.
 #define FLOAT_ROW_START \
 	MOVQ R12, SI; \
@@ -325,6 +315,13 @@ label: \
 	AVX2_Q4K_CHUNK(112, 196, 192); \
 	VCVTDQ2PS Y11, Y11; \
 	VFMADD231PS Y10, Y11, Y14
+
+// FLOAT_ARGS loads the arguments: DX dst, R8 rows, R12 the row, R10 x, R13 a row's
+// bytes (k << shift): floatArgs.
+#define FLOAT_ARGS(shift) \
+	KQ_ARGS(R12, xq); \
+	MOVQ k+32(FP), R13; \
+	SHLQ $shift, R13
 
 // FLOAT_ROWS is a float kernel's row loop (floatLoop), labels row and store, its
 // stages s1-s3.

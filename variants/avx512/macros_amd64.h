@@ -133,23 +133,12 @@ samepage:
 	VMOVD AX, X6; \
 	VCVTPH2PS X6, X6
 
-// Q80_DOT_BW is the int32 lanes of |w| (Z1) times the signed x (Z3) in Z4: q80Dot.
-#define Q80_DOT_BW \
+// Q80_SIGN is the sign trick: |w| (Z0) into Z1, x (Z2) with the signs of w into Z3.
+#define Q80_SIGN \
 	VPMOVB2M Z0, K1; \
 	VPABSB Z0, Z1; \
 	VMOVDQA64 Z2, Z3; \
-	VPSUBB Z2, Z28, K1, Z3; \
-	VPMADDUBSW Z3, Z1, Z4; \
-	VPMADDWD Z30, Z4, Z4
-
-// Q80_DOT_VNNI is Q80_DOT_BW through VPDPBUSD.
-#define Q80_DOT_VNNI \
-	VPMOVB2M Z0, K1; \
-	VPABSB Z0, Z1; \
-	VMOVDQA64 Z2, Z3; \
-	VPSUBB Z2, Z28, K1, Z3; \
-	VPXORD Z4, Z4, Z4; \
-	VPDPBUSD Z3, Z1, Z4
+	VPSUBB Z2, Z28, K1, Z3
 
 // Q80_SCALE scales the int32 lanes Z4 by the fp16 scales AX, BX into Z24: q80Scale.
 #define Q80_SCALE \
@@ -300,16 +289,6 @@ done: \
 	ANDL $0x03030303, R13; \
 	SHLL $0x04, R13; \
 	ORL R13, dst
-
-// FLOAT_ARGS loads the arguments: DX dst, R8 rows, R12 the row, R10 x, R13 a row's
-// bytes (k << shift): floatArgs.
-#define FLOAT_ARGS(shift) \
-	MOVQ dst+0(FP), DX; \
-	MOVQ rows+8(FP), R8; \
-	MOVQ w+16(FP), R12; \
-	MOVQ xq+24(FP), R10; \
-	MOVQ k+32(FP), R13; \
-	SHLQ $shift, R13
 
 // FLOAT_ROW_START sets SI, DI to the row and x, BX = k, and clears the sums.
 #define FLOAT_ROW_START \
@@ -613,6 +592,25 @@ q80Store: \
 q80Done: \
 	VZEROUPPER; \
 	RET
+
+// Q80_DOT_BW is the int32 lanes of |w| (Z1) times the signed x (Z3) in Z4: q80Dot.
+#define Q80_DOT_BW \
+	Q80_SIGN; \
+	VPMADDUBSW Z3, Z1, Z4; \
+	VPMADDWD Z30, Z4, Z4
+
+// Q80_DOT_VNNI is Q80_DOT_BW through VPDPBUSD.
+#define Q80_DOT_VNNI \
+	Q80_SIGN; \
+	VPXORD Z4, Z4, Z4; \
+	VPDPBUSD Z3, Z1, Z4
+
+// FLOAT_ARGS loads the arguments: DX dst, R8 rows, R12 the row, R10 x, R13 a row's
+// bytes (k << shift): floatArgs.
+#define FLOAT_ARGS(shift) \
+	KQ_ARGS(R12, xq); \
+	MOVQ k+32(FP), R13; \
+	SHLQ $shift, R13
 
 // FLOAT_ROWS is a float kernel's row loop (floatLoop), labels row and store, its
 // stages s1-s3.
