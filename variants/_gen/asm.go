@@ -65,6 +65,17 @@ func reduce8(lo VecPhysical, hi VecPhysical, dst Mem) {
 }
 
 func reduce8Body(lo VecPhysical, hi VecPhysical, dst Mem) {
+	hsum8(lo, hi)
+	a.VMOVSS(lo.AsX(), dst)
+}
+
+// hsum8 adds the eight float lanes of lo into its lowest (scratch hi, an
+// XMM register).
+func hsum8(lo VecPhysical, hi VecPhysical) {
+	mHsum8.use(func() { hsum8Body(lo, hi) }, lo, lo.AsX(), hi)
+}
+
+func hsum8Body(lo VecPhysical, hi VecPhysical) {
 	x := lo.AsX()
 	a.VEXTRACTF128(U8(1), lo, hi)
 	a.VADDPS(hi, x, x)
@@ -72,7 +83,6 @@ func reduce8Body(lo VecPhysical, hi VecPhysical, dst Mem) {
 	a.VADDPS(hi, x, x)
 	a.VPSHUFD(U8(0xb1), x, hi)
 	a.VADDSS(hi, x, x)
-	a.VMOVSS(x, dst)
 }
 
 // rowStore reduces the float sum acc to one float and stores it at (DX),
@@ -113,6 +123,9 @@ func store4Body(acc VecPhysical, off int) {
 // The reductions' macros; a memory operand's sample is a base that no
 // kernel uses (R15).
 var (
+	mHsum8 = defTwin("HSUM8(lo, lox, hi)",
+		"adds the eight float lanes of lo (YMM; lox its XMM) into its lowest\n// (scratch hi, an XMM register): hsum8.",
+		func() { hsum8Body(Y6, X7) }, func() []string { return []string{"Y6", "X6", "X7"} })
 	mReduce8 = defTwin("REDUCE8(lo, lox, hi, dst)",
 		"reduces the eight float lanes of lo (YMM; lox its XMM) to one float at dst\n// (scratch hi, an XMM register): reduce8.",
 		func() { reduce8Body(Y6, X7, m(R15, 0)) }, func() []string { return []string{"Y6", "X6", "X7", "(R15)"} })

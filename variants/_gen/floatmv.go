@@ -122,12 +122,7 @@ func floatStoreBody(wd width) {
 		a.VEXTRACTF64X4(Imm(1), lo, hi.AsY())
 		a.VADDPS(hi.AsY(), lo.AsY(), lo.AsY())
 	}
-	a.VEXTRACTF128(Imm(1), lo.AsY(), hi.AsX())
-	a.VADDPS(hi.AsX(), lo.AsX(), lo.AsX())
-	a.VPSHUFD(Imm(0x4e), lo.AsX(), hi.AsX())
-	a.VADDPS(hi.AsX(), lo.AsX(), lo.AsX())
-	a.VPSHUFD(Imm(0xb1), lo.AsX(), hi.AsX())
-	a.VADDSS(hi.AsX(), lo.AsX(), lo.AsX())
+	hsum8(lo.AsY().(VecPhysical), hi.AsX().(VecPhysical))
 	if wd.avx2 {
 		a.VADDSS(X4, lo.AsX(), lo.AsX())
 	}

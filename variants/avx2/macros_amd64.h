@@ -83,16 +83,15 @@ label: \
 	DECQ BX; \
 	JMP label
 
-// REDUCE8 reduces the eight float lanes of lo (YMM; lox its XMM) to one float at dst
-// (scratch hi, an XMM register): reduce8.
-#define REDUCE8(lo, lox, hi, dst) \
+// HSUM8 adds the eight float lanes of lo (YMM; lox its XMM) into its lowest
+// (scratch hi, an XMM register): hsum8.
+#define HSUM8(lo, lox, hi) \
 	VEXTRACTF128 $0x01, lo, hi; \
 	VADDPS hi, lox, lox; \
 	VPSHUFD $0x4e, lox, hi; \
 	VADDPS hi, lox, lox; \
 	VPSHUFD $0xb1, lox, hi; \
-	VADDSS hi, lox, lox; \
-	VMOVSS lox, dst
+	VADDSS hi, lox, lox
 
 // KQ_ARGS loads dst, rows, w and the activations x into DX, R8, wreg and R10: loadArgsX.
 #define KQ_ARGS(wreg, x) \
@@ -146,21 +145,6 @@ done: \
 	VXORPS Y2, Y2, Y2; \
 	VXORPS Y3, Y3, Y3; \
 	VXORPS X4, X4, X4
-
-// FLOAT_STORE adds the sums into one float at (DX); next row: floatStore.
-#define FLOAT_STORE \
-	VADDPS Y1, Y0, Y0; \
-	VADDPS Y3, Y2, Y2; \
-	VADDPS Y2, Y0, Y0; \
-	VEXTRACTF128 $0x01, Y0, X1; \
-	VADDPS X1, X0, X0; \
-	VPSHUFD $0x4e, X0, X1; \
-	VADDPS X1, X0, X0; \
-	VPSHUFD $0xb1, X0, X1; \
-	VADDSS X1, X0, X0; \
-	VADDSS X4, X0, X0; \
-	VMOVSS X0, (DX); \
-	ADDQ $0x04, DX
 
 // FLOAT_STEP is a stage at label: while BX >= n, body and n values (bytes) on; then next.
 #define FLOAT_STEP(label, next, n, bytes, body) \
@@ -220,6 +204,12 @@ label: \
 	VCVTPH2PS (SI), Y8; \
 	VCVTPH2PS (DI), Y12; \
 	VFMADD231PS Y12, Y8, Y0
+
+// REDUCE8 reduces the eight float lanes of lo (YMM; lox its XMM) to one float at dst
+// (scratch hi, an XMM register): reduce8.
+#define REDUCE8(lo, lox, hi, dst) \
+	HSUM8(lo, lox, hi); \
+	VMOVSS lox, dst
 
 // AVX2_ROW_STORE reduces acc - sub to one float at (DX); next row.
 #define AVX2_ROW_STORE(acc, sub) \
@@ -322,6 +312,16 @@ label: \
 	KQ_ARGS(R12, xq); \
 	MOVQ k+32(FP), R13; \
 	SHLQ $shift, R13
+
+// FLOAT_STORE adds the sums into one float at (DX); next row: floatStore.
+#define FLOAT_STORE \
+	VADDPS Y1, Y0, Y0; \
+	VADDPS Y3, Y2, Y2; \
+	VADDPS Y2, Y0, Y0; \
+	HSUM8(Y0, X0, X1); \
+	VADDSS X4, X0, X0; \
+	VMOVSS X0, (DX); \
+	ADDQ $0x04, DX
 
 // FLOAT_ROWS is a float kernel's row loop (floatLoop), labels row and store, its
 // stages s1-s3.

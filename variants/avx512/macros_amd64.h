@@ -204,16 +204,15 @@ samepage:
 	BYTE $0x52; \
 	BYTE $0xdf
 
-// REDUCE8 reduces the eight float lanes of lo (YMM; lox its XMM) to one float at dst
-// (scratch hi, an XMM register): reduce8.
-#define REDUCE8(lo, lox, hi, dst) \
+// HSUM8 adds the eight float lanes of lo (YMM; lox its XMM) into its lowest
+// (scratch hi, an XMM register): hsum8.
+#define HSUM8(lo, lox, hi) \
 	VEXTRACTF128 $0x01, lo, hi; \
 	VADDPS hi, lox, lox; \
 	VPSHUFD $0x4e, lox, hi; \
 	VADDPS hi, lox, lox; \
 	VPSHUFD $0xb1, lox, hi; \
-	VADDSS hi, lox, lox; \
-	VMOVSS lox, dst
+	VADDSS hi, lox, lox
 
 // KQ_ARGS loads dst, rows, w and the activations x into DX, R8, wreg and R10: loadArgsX.
 #define KQ_ARGS(wreg, x) \
@@ -300,22 +299,6 @@ done: \
 	VPXORD Z10, Z10, Z10; \
 	VPXORD Z11, Z11, Z11
 
-// FLOAT_STORE adds the sums into one float at (DX); next row: floatStore.
-#define FLOAT_STORE \
-	VADDPS Z9, Z8, Z8; \
-	VADDPS Z11, Z10, Z10; \
-	VADDPS Z10, Z8, Z8; \
-	VEXTRACTF64X4 $0x01, Z8, Y9; \
-	VADDPS Y9, Y8, Y8; \
-	VEXTRACTF128 $0x01, Y8, X9; \
-	VADDPS X9, X8, X8; \
-	VPSHUFD $0x4e, X8, X9; \
-	VADDPS X9, X8, X8; \
-	VPSHUFD $0xb1, X8, X9; \
-	VADDSS X9, X8, X8; \
-	VMOVSS X8, (DX); \
-	ADDQ $0x04, DX
-
 // FLOAT_STEP is a stage at label: while BX >= n, body and n values (bytes) on; then next.
 #define FLOAT_STEP(label, next, n, bytes, body) \
 label: \
@@ -386,6 +369,12 @@ label: \
 	VFMADD231PS Z5, Z1, Z9; \
 	VFMADD231PS Z6, Z2, Z10; \
 	VFMADD231PS Z7, Z3, Z11
+
+// REDUCE8 reduces the eight float lanes of lo (YMM; lox its XMM) to one float at dst
+// (scratch hi, an XMM register): reduce8.
+#define REDUCE8(lo, lox, hi, dst) \
+	HSUM8(lo, lox, hi); \
+	VMOVSS lox, dst
 
 // REDUCE_TAIL adds the halves Y7 (upper) and Y6 (lower) of a float sum and reduces
 // them to one float at dst: reduceTail.
@@ -611,6 +600,17 @@ q80Done: \
 	KQ_ARGS(R12, xq); \
 	MOVQ k+32(FP), R13; \
 	SHLQ $shift, R13
+
+// FLOAT_STORE adds the sums into one float at (DX); next row: floatStore.
+#define FLOAT_STORE \
+	VADDPS Z9, Z8, Z8; \
+	VADDPS Z11, Z10, Z10; \
+	VADDPS Z10, Z8, Z8; \
+	VEXTRACTF64X4 $0x01, Z8, Y9; \
+	VADDPS Y9, Y8, Y8; \
+	HSUM8(Y8, X8, X9); \
+	VMOVSS X8, (DX); \
+	ADDQ $0x04, DX
 
 // FLOAT_ROWS is a float kernel's row loop (floatLoop), labels row and store, its
 // stages s1-s3.
