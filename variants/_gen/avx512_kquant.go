@@ -204,48 +204,48 @@ func rowBody(row, blk, done string, wBytes, xBytes int, clear, pf, block, store 
 	a.RET()
 }
 
-// zeroSums clears l's sums: ZERO1 or ZERO2 where they are cleared with
-// VPXORD in this package.
-func zeroSums(l rowLoop) {
-	ls := capture(func() {
-		for _, s := range l.sums {
-			l.clear(s)
-		}
-	})
-	want := capture(func() {
-		for _, s := range l.sums {
-			zeroSum(s)
-		}
-	})
-	ok := mZero2.here() && len(l.sums) <= 2 && strings.Join(ls, "\n") == strings.Join(want, "\n")
-	switch {
-	case ok && len(l.sums) == 1:
-		mZero1.use(nil, l.sums[0])
-	case ok && len(l.sums) == 2:
-		mZero2.use(nil, l.sums[0], l.sums[1])
-	default:
-		for _, s := range l.sums {
-			l.clear(s)
+// zeroSums clears l's sums (zeroRegs).
+func zeroSums(l rowLoop) { zeroRegs(l.clear, l.sums...) }
+
+// zeroRegs clears rs with clear, one instruction "OP r, r, r" each:
+// ZEROn(OP, rs...) for n = 1, 2 or 4 where the package has those macros.
+func zeroRegs(clear func(VecPhysical), rs ...VecPhysical) {
+	inline := func() {
+		for _, r := range rs {
+			clear(r)
 		}
 	}
+	m, ok := mZeros[len(rs)]
+	if !ok || !m.here() {
+		inline()
+		return
+	}
+	ls := capture(inline)
+	op := strings.Fields(ls[0])[0]
+	args := []any{op}
+	for i, r := range rs {
+		if ls[i] != fmt.Sprintf("%s %[2]s, %[2]s, %[2]s", op, r.Asm()) {
+			inline()
+			return
+		}
+		args = append(args, r)
+	}
+	m.use(nil, args...)
 }
 
-// zeroSum clears the sum s as the one-row kernels of the package do: VPXORD
-// (avx512), VPXOR (avx2).
-func zeroSum(s VecPhysical) {
-	if curPkg == "avx2" {
-		vpxor(s)
-	} else {
-		vpxord(s)
-	}
-}
-
-// sumSample is the sample of ZEROn's parameter i at the package's width.
-func sumSample(i int) VecPhysical {
-	if curPkg == "avx2" {
-		return ys[14-i]
-	}
-	return zs[24+i]
+// zeroSample is ZEROn's body: VPXORD of the n samples Z24, Z25, ...
+func zeroSample(n int) (func(), func() []string) {
+	return func() {
+			for i := 0; i < n; i++ {
+				vpxord(zs[24+i])
+			}
+		}, func() []string {
+			ss := []string{"VPXORD"}
+			for i := 0; i < n; i++ {
+				ss = append(ss, zs[24+i].Asm())
+			}
+			return ss
+		}
 }
 
 // blockPrefetch is a form's prefetch of the block at SI: f.prefetch lines
@@ -367,9 +367,7 @@ func fourRowBody(blockBytes int, constants func(), group, blk string, sums [4]Ve
 	a.LEAQ(Mem{Base: R13, Index: R9, Scale: 2}, R12)
 	a.MOVQ(R10, RDI)
 	a.MOVQ(param("nb", 32), RCX)
-	for _, s := range sums {
-		a.VPXORD(s, s, s)
-	}
+	zeroRegs(vpxord, sums[:]...)
 	a.Label(blk)
 	activations()
 	for _, b := range blocks {
@@ -871,11 +869,15 @@ var (
 		"loads dst, rows, w and the activations x into DX, R8, wreg and R10: loadArgsX.",
 		func() { loadArgsBody(R14, "xsample") }, func() []string { return []string{"R14", "xsample"} })
 	mNone  = defTwin("NONE", "stands for no instructions, an empty macro argument.", func() {}, nil)
-	mZero1 = defTwin("ZERO1(z)", "clears the sum z.", func() { zeroSum(sumSample(0)) },
-		func() []string { return []string{sumSample(0).Asm()} })
-	mZero2 = defTwin("ZERO2(z0, z1)", "clears the sums z0 and z1.",
-		func() { zeroSum(sumSample(0)); zeroSum(sumSample(1)) },
-		func() []string { return []string{sumSample(0).Asm(), sumSample(1).Asm()} })
+	mZeros = func() map[int]twin {
+		ms := map[int]twin{}
+		for _, sig := range []string{"ZERO1(op, a)", "ZERO2(op, a, b)", "ZERO4(op, a, b, c, d)"} {
+			n := strings.Count(sig, ",")
+			body, samples := zeroSample(n)
+			ms[n] = defTwin(sig, "clears the registers with op (VPXORD, VPXOR, VXORPS): op r, r, r each.", body, samples)
+		}
+		return ms
+	}()
 	mRows = defTwin("KQ_ROWS(clear, pf, block, wb, xb, store)",
 		"is a one-row kernel's loop (rowKernel) over the rows R8 from DX: per row\n"+
 			"// clear, per block of wb weight bytes at SI and xb activation bytes at DI pf\n"+

@@ -97,12 +97,10 @@ func floatRowStartBody(wd width) {
 	a.MOVQ(R12, RSI)
 	a.MOVQ(R10, RDI)
 	a.MOVQ(param("k", 32), RBX)
-	for _, s := range wd.acc {
-		if wd.avx2 {
-			a.VXORPS(s, s, s)
-		} else {
-			a.VPXORD(s, s, s)
-		}
+	if wd.avx2 {
+		zeroRegs(func(s VecPhysical) { a.VXORPS(s, s, s) }, wd.acc[:]...)
+	} else {
+		zeroRegs(vpxord, wd.acc[:]...)
 	}
 	if wd.avx2 {
 		a.VXORPS(X4, X4, X4)

@@ -135,17 +135,6 @@ done: \
 	SHLL $0x04, R13; \
 	ORL R13, dst
 
-// FLOAT_ROW_START sets SI, DI to the row and x, BX = k, and clears the sums.
-#define FLOAT_ROW_START \
-	MOVQ R12, SI; \
-	MOVQ R10, DI; \
-	MOVQ k+32(FP), BX; \
-	VXORPS Y0, Y0, Y0; \
-	VXORPS Y1, Y1, Y1; \
-	VXORPS Y2, Y2, Y2; \
-	VXORPS Y3, Y3, Y3; \
-	VXORPS X4, X4, X4
-
 // FLOAT_STEP is a stage at label: while BX >= n, body and n values (bytes) on; then next.
 #define FLOAT_STEP(label, next, n, bytes, body) \
 label: \
@@ -323,6 +312,30 @@ label: \
 	VMOVSS X0, (DX); \
 	ADDQ $0x04, DX
 
+// ZERO1 clears the registers with op (VPXORD, VPXOR, VXORPS): op r, r, r each.
+#define ZERO1(op, a) \
+	op a, a, a
+
+// ZERO2 clears the registers with op (VPXORD, VPXOR, VXORPS): op r, r, r each.
+#define ZERO2(op, a, b) \
+	op a, a, a; \
+	op b, b, b
+
+// ZERO4 clears the registers with op (VPXORD, VPXOR, VXORPS): op r, r, r each.
+#define ZERO4(op, a, b, c, d) \
+	op a, a, a; \
+	op b, b, b; \
+	op c, c, c; \
+	op d, d, d
+
+// FLOAT_ROW_START sets SI, DI to the row and x, BX = k, and clears the sums.
+#define FLOAT_ROW_START \
+	MOVQ R12, SI; \
+	MOVQ R10, DI; \
+	MOVQ k+32(FP), BX; \
+	ZERO4(VXORPS, Y0, Y1, Y2, Y3); \
+	VXORPS X4, X4, X4
+
 // FLOAT_ROWS is a float kernel's row loop (floatLoop), labels row and store, its
 // stages s1-s3.
 #define FLOAT_ROWS(row, store, s1, s2, s3) \
@@ -338,15 +351,6 @@ store: \
 	JNZ row; \
 	VZEROUPPER; \
 	RET
-
-// ZERO1 clears the sum z.
-#define ZERO1(z) \
-	VPXOR z, z, z
-
-// ZERO2 clears the sums z0 and z1.
-#define ZERO2(z0, z1) \
-	VPXOR z0, z0, z0; \
-	VPXOR z1, z1, z1
 
 // TAIL_MASK sets y to the mask of the first min(cnt, lim) lanes, from ·tailMask
 // (clobbers AX, CX): tailMask.

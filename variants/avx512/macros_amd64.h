@@ -289,16 +289,6 @@ done: \
 	SHLL $0x04, R13; \
 	ORL R13, dst
 
-// FLOAT_ROW_START sets SI, DI to the row and x, BX = k, and clears the sums.
-#define FLOAT_ROW_START \
-	MOVQ R12, SI; \
-	MOVQ R10, DI; \
-	MOVQ k+32(FP), BX; \
-	VPXORD Z8, Z8, Z8; \
-	VPXORD Z9, Z9, Z9; \
-	VPXORD Z10, Z10, Z10; \
-	VPXORD Z11, Z11, Z11
-
 // FLOAT_STEP is a stage at label: while BX >= n, body and n values (bytes) on; then next.
 #define FLOAT_STEP(label, next, n, bytes, body) \
 label: \
@@ -402,46 +392,6 @@ label: \
 	VEXTRACTF64X4 $0x01, acc, Y7; \
 	VEXTRACTF64X4 $0x00, acc, Y6; \
 	REDUCE_TAIL(off(DX))
-
-// FOUR_ROWS is a four-row kernel (fourRowKernel) of blocks of bytes bytes: consts, then
-// per group of rows per block acts and the rows' blocks b0-b3 into the sums
-// z0-z3.
-#define FOUR_ROWS(bytes, consts, acts, b0, b1, b2, b3, z0, z1, z2, z3) \
-	KQ_ARGS(R13, xq); \
-	MOVQ nb+32(FP), R9; \
-	IMUL3Q $+bytes, R9, R9; \
-	XORQ BX, BX; \
-	consts; \
-group: \
-	MOVQ R13, SI; \
-	LEAQ (R13)(R9*2), R12; \
-	MOVQ R10, DI; \
-	MOVQ nb+32(FP), CX; \
-	VPXORD z0, z0, z0; \
-	VPXORD z1, z1, z1; \
-	VPXORD z2, z2, z2; \
-	VPXORD z3, z3, z3; \
-block: \
-	acts; \
-	b0; \
-	b1; \
-	b2; \
-	b3; \
-	ADDQ $+bytes, SI; \
-	ADDQ $+bytes, R12; \
-	ADDQ $+292, DI; \
-	DECQ CX; \
-	JNZ block; \
-	STORE4(z0, 0); \
-	STORE4(z1, 4); \
-	STORE4(z2, 8); \
-	STORE4(z3, 12); \
-	ADDQ $0x10, DX; \
-	LEAQ (R13)(R9*4), R13; \
-	SUBQ $0x04, R8; \
-	JNZ group; \
-	VZEROUPPER; \
-	RET
 
 // Q4K_CONSTANTS loads the Q4_K kernels' constants: q4kConstants.
 #define Q4K_CONSTANTS \
@@ -612,22 +562,6 @@ q80Done: \
 	VMOVSS X8, (DX); \
 	ADDQ $0x04, DX
 
-// FLOAT_ROWS is a float kernel's row loop (floatLoop), labels row and store, its
-// stages s1-s3.
-#define FLOAT_ROWS(row, store, s1, s2, s3) \
-row: \
-	FLOAT_ROW_START; \
-	s1; \
-	s2; \
-	s3; \
-store: \
-	FLOAT_STORE; \
-	ADDQ R13, R12; \
-	DECQ R8; \
-	JNZ row; \
-	VZEROUPPER; \
-	RET
-
 // FLOAT_TAIL_F32 is the masked tail's body (f32).
 #define FLOAT_TAIL_F32 \
 	MASK_N(0x00000010); \
@@ -663,14 +597,58 @@ store: \
 	BYTE $0x52; \
 	BYTE $0xc1
 
-// ZERO1 clears the sum z.
-#define ZERO1(z) \
-	VPXORD z, z, z
+// ZERO1 clears the registers with op (VPXORD, VPXOR, VXORPS): op r, r, r each.
+#define ZERO1(op, a) \
+	op a, a, a
 
-// ZERO2 clears the sums z0 and z1.
-#define ZERO2(z0, z1) \
-	VPXORD z0, z0, z0; \
-	VPXORD z1, z1, z1
+// ZERO2 clears the registers with op (VPXORD, VPXOR, VXORPS): op r, r, r each.
+#define ZERO2(op, a, b) \
+	op a, a, a; \
+	op b, b, b
+
+// ZERO4 clears the registers with op (VPXORD, VPXOR, VXORPS): op r, r, r each.
+#define ZERO4(op, a, b, c, d) \
+	op a, a, a; \
+	op b, b, b; \
+	op c, c, c; \
+	op d, d, d
+
+// FOUR_ROWS is a four-row kernel (fourRowKernel) of blocks of bytes bytes: consts, then
+// per group of rows per block acts and the rows' blocks b0-b3 into the sums
+// z0-z3.
+#define FOUR_ROWS(bytes, consts, acts, b0, b1, b2, b3, z0, z1, z2, z3) \
+	KQ_ARGS(R13, xq); \
+	MOVQ nb+32(FP), R9; \
+	IMUL3Q $+bytes, R9, R9; \
+	XORQ BX, BX; \
+	consts; \
+group: \
+	MOVQ R13, SI; \
+	LEAQ (R13)(R9*2), R12; \
+	MOVQ R10, DI; \
+	MOVQ nb+32(FP), CX; \
+	ZERO4(VPXORD, z0, z1, z2, z3); \
+block: \
+	acts; \
+	b0; \
+	b1; \
+	b2; \
+	b3; \
+	ADDQ $+bytes, SI; \
+	ADDQ $+bytes, R12; \
+	ADDQ $+292, DI; \
+	DECQ CX; \
+	JNZ block; \
+	STORE4(z0, 0); \
+	STORE4(z1, 4); \
+	STORE4(z2, 8); \
+	STORE4(z3, 12); \
+	ADDQ $0x10, DX; \
+	LEAQ (R13)(R9*4), R13; \
+	SUBQ $0x04, R8; \
+	JNZ group; \
+	VZEROUPPER; \
+	RET
 
 // Q4K_QUANTS loads the 128 quant bytes at 16 w as the nibble vectors Z10-Z13.
 #define Q4K_QUANTS(w) \
@@ -873,6 +851,29 @@ store: \
 	VMULSS X9, X6, X6; \
 	VBROADCASTSS X6, Z6; \
 	VFMADD231PS Z6, Z4, acc
+
+// FLOAT_ROW_START sets SI, DI to the row and x, BX = k, and clears the sums.
+#define FLOAT_ROW_START \
+	MOVQ R12, SI; \
+	MOVQ R10, DI; \
+	MOVQ k+32(FP), BX; \
+	ZERO4(VPXORD, Z8, Z9, Z10, Z11)
+
+// FLOAT_ROWS is a float kernel's row loop (floatLoop), labels row and store, its
+// stages s1-s3.
+#define FLOAT_ROWS(row, store, s1, s2, s3) \
+row: \
+	FLOAT_ROW_START; \
+	s1; \
+	s2; \
+	s3; \
+store: \
+	FLOAT_STORE; \
+	ADDQ R13, R12; \
+	DECQ R8; \
+	JNZ row; \
+	VZEROUPPER; \
+	RET
 
 // LOW_BITS sets k to (1 << CX) - 1 (clobbers AX): lowBits.
 #define LOW_BITS(k) \
