@@ -233,11 +233,20 @@ func zeroRegs(clear func(VecPhysical), rs ...VecPhysical) {
 	m.use(nil, args...)
 }
 
-// zeroSample is ZEROn's body: VPXORD of the n samples Z24, Z25, ...
+// zeroSample is ZEROn's body for the n samples Z24, Z25, ... (op VPXORD):
+// the instruction (n = 1), else ZERO<n/2> of each half.
 func zeroSample(n int) (func(), func() []string) {
 	return func() {
-			for i := 0; i < n; i++ {
-				vpxord(zs[24+i])
+			if n == 1 {
+				vpxord(zs[24])
+				return
+			}
+			for h := 0; h < 2; h++ {
+				var rs []string
+				for i := 0; i < n/2; i++ {
+					rs = append(rs, zs[24+h*n/2+i].Asm())
+				}
+				placeholder(fmt.Sprintf("ZERO%d(VPXORD, %s)", n/2, strings.Join(rs, ", ")))
 			}
 		}, func() []string {
 			ss := []string{"VPXORD"}

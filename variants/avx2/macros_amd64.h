@@ -318,15 +318,13 @@ label: \
 
 // ZERO2 clears the registers with op (VPXORD, VPXOR, VXORPS): op r, r, r each.
 #define ZERO2(op, a, b) \
-	op a, a, a; \
-	op b, b, b
+	ZERO1(op, a); \
+	ZERO1(op, b)
 
 // ZERO4 clears the registers with op (VPXORD, VPXOR, VXORPS): op r, r, r each.
 #define ZERO4(op, a, b, c, d) \
-	op a, a, a; \
-	op b, b, b; \
-	op c, c, c; \
-	op d, d, d
+	ZERO2(op, a, b); \
+	ZERO2(op, c, d)
 
 // FLOAT_ROW_START sets SI, DI to the row and x, BX = k, and clears the sums.
 #define FLOAT_ROW_START \

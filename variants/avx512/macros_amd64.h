@@ -603,15 +603,13 @@ q80Done: \
 
 // ZERO2 clears the registers with op (VPXORD, VPXOR, VXORPS): op r, r, r each.
 #define ZERO2(op, a, b) \
-	op a, a, a; \
-	op b, b, b
+	ZERO1(op, a); \
+	ZERO1(op, b)
 
 // ZERO4 clears the registers with op (VPXORD, VPXOR, VXORPS): op r, r, r each.
 #define ZERO4(op, a, b, c, d) \
-	op a, a, a; \
-	op b, b, b; \
-	op c, c, c; \
-	op d, d, d
+	ZERO2(op, a, b); \
+	ZERO2(op, c, d)
 
 // FOUR_ROWS is a four-row kernel (fourRowKernel) of blocks of bytes bytes: consts, then
 // per group of rows per block acts and the rows' blocks b0-b3 into the sums
