@@ -162,23 +162,39 @@ func vpxor(s VecPhysical)  { a.VPXOR(s, s, s) }
 
 func rowKernel(f form, prologue func(), l rowLoop) {
 	text(f.name, f.sig)
-	prologue()
-	if f.prefetch > 0 {
-		a.MOVQ(param("dist", 40), R12)
+	dist := func() {
+		if f.prefetch > 0 {
+			mDist.use(rowDist)
+		}
 	}
 	if mRows.here() {
+		pro, ok := oneLine(prologue)
+		if !ok {
+			prologue()
+			pro = mNone.name()
+		}
+		setup, _ := oneLine(dist)
 		clear, ok0 := oneLine(func() { zeroSums(l) })
 		pf, ok1 := oneLine(func() { blockPrefetch(f, l.wBytes) })
 		blk, ok2 := oneLine(func() { l.block(f) })
 		st, ok3 := oneLine(l.store)
 		if ok0 && ok1 && ok2 && ok3 {
-			mRows.use(nil, clear, pf, blk, l.wBytes, l.xBytes, st)
+			mRows.use(nil, pro, setup, clear, pf, blk, l.wBytes, l.xBytes, st)
 			return
 		}
+		if pro != mNone.name() {
+			prologue()
+		}
+	} else {
+		prologue()
 	}
+	dist()
 	rowBody(f.prefix+"Row", f.prefix+"Block", f.prefix+"Done", l.wBytes, l.xBytes,
 		func() { zeroSums(l) }, func() { blockPrefetch(f, l.wBytes) }, func() { l.block(f) }, l.store)
 }
+
+// rowDist loads a prefetch form's distance into R12.
+func rowDist() { a.MOVQ(param("dist", 40), R12) }
 
 // rowBody is rowKernel's loop: labels row, blk and done; per row clear,
 // then per block pf, block and the steps (wBytes, xBytes), then store.
@@ -534,7 +550,7 @@ func q4kProductsBody() {
 // Z10-Z13 quants and products, Z16-Z19 scale words, Z20 scales, Z21 mins,
 // Z22 dmin·dx, Z23 d·dx, Z24 float sum, Z25 float mins sum, Z26-Z31 constants.
 func q4kFile() {
-	prologue := func() { loadArgs(RSI); q4kConstants() }
+	prologue := func() { mQ4kPrologue.use(func() { loadArgs(RSI); q4kConstants() }) }
 	for _, f := range rowForms("q4k", 3) {
 		rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kBlock, q4kBytes, q8kBytes, func() { rowStore(Z24, Z25) }})
 	}
@@ -733,7 +749,7 @@ func q6kOffsetBody(w func(int) Mem) {
 // Z10-Z13 quants and products, Z14 scale words, Z16-Z19 spread scales,
 // Z23 d·dx, Z24 float sum, Z26-Z31 constants.
 func q6kFile() {
-	prologue := func() { loadArgs(RSI); q6kConstants() }
+	prologue := func() { mQ6kPrologue.use(func() { loadArgs(RSI); q6kConstants() }) }
 	for _, f := range rowForms("q6k", 4) {
 		rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24}, vpxord, q6kBlock, q6kBytes, q8kBytes, func() { rowStore(Z24, nil) }})
 	}
@@ -887,14 +903,23 @@ var (
 		}
 		return ms
 	}()
-	mRows = defTwin("KQ_ROWS(clear, pf, block, wb, xb, store)",
-		"is a one-row kernel's loop (rowKernel) over the rows R8 from DX: per row\n"+
-			"// clear, per block of wb weight bytes at SI and xb activation bytes at DI pf\n"+
-			"// and block, then store.",
+	mRows = defTwin("KQ_ROWS(prologue, setup, clear, pf, block, wb, xb, store)",
+		"is a one-row kernel (rowKernel): prologue and setup, then over the rows R8\n"+
+			"// from DX per row clear, per block of wb weight bytes at SI and xb\n"+
+			"// activation bytes at DI pf and block, then store.",
 		func() {
+			placeholder("prologue")
+			placeholder("setup")
 			rowBody("row", "blk", "done", 100000, 200000, func() { placeholder("clear") },
 				func() { placeholder("pf") }, func() { placeholder("block") }, func() { placeholder("store") })
-		}, func() []string { return []string{"clear", "pf", "block", "#100000", "#200000", "store"} })
+		}, func() []string {
+			return []string{"prologue", "setup", "clear", "pf", "block", "#100000", "#200000", "store"}
+		})
+	mDist        = defTwin("KQ_DIST", "loads a prefetch form's distance into R12.", rowDist, nil)
+	mQ4kPrologue = def512("Q4K_PROLOGUE", "loads the arguments (w into SI) and the Q4_K constants.",
+		func() { loadArgs(RSI); q4kConstants() })
+	mQ6kPrologue = def512("Q6K_PROLOGUE", "loads the arguments (w into SI) and the Q6_K constants.",
+		func() { loadArgs(RSI); q6kConstants() })
 	mPfLines3 = def512("PF_LINES3(op, dist)",
 		"prefetches (instruction op) the three lines of a Q4_K block at SI + dist.",
 		func() { pfLines(form{prefetch: 3, hint: t0}, R12) }, "PREFETCHT0", "R12")

@@ -103,10 +103,12 @@ label: \
 // NONE stands for no instructions, an empty macro argument.
 #define NONE
 
-// KQ_ROWS is a one-row kernel's loop (rowKernel) over the rows R8 from DX: per row
-// clear, per block of wb weight bytes at SI and xb activation bytes at DI pf
-// and block, then store.
-#define KQ_ROWS(clear, pf, block, wb, xb, store) \
+// KQ_ROWS is a one-row kernel (rowKernel): prologue and setup, then over the rows R8
+// from DX per row clear, per block of wb weight bytes at SI and xb
+// activation bytes at DI pf and block, then store.
+#define KQ_ROWS(prologue, setup, clear, pf, block, wb, xb, store) \
+	prologue; \
+	setup; \
 row: \
 	TESTQ R8, R8; \
 	JZ done; \
@@ -126,6 +128,10 @@ blk: \
 done: \
 	VZEROUPPER; \
 	RET
+
+// KQ_DIST loads a prefetch form's distance into R12.
+#define KQ_DIST \
+	MOVQ dist+40(FP), R12
 
 // Q4K_HIGH_BITS ors the top two bits of each byte of src into bits 4-5 of dst's (R13).
 #define Q4K_HIGH_BITS(src, dst) \

@@ -257,10 +257,12 @@ done: \
 	VZEROUPPER; \
 	RET
 
-// KQ_ROWS is a one-row kernel's loop (rowKernel) over the rows R8 from DX: per row
-// clear, per block of wb weight bytes at SI and xb activation bytes at DI pf
-// and block, then store.
-#define KQ_ROWS(clear, pf, block, wb, xb, store) \
+// KQ_ROWS is a one-row kernel (rowKernel): prologue and setup, then over the rows R8
+// from DX per row clear, per block of wb weight bytes at SI and xb
+// activation bytes at DI pf and block, then store.
+#define KQ_ROWS(prologue, setup, clear, pf, block, wb, xb, store) \
+	prologue; \
+	setup; \
 row: \
 	TESTQ R8, R8; \
 	JZ done; \
@@ -280,6 +282,10 @@ blk: \
 done: \
 	VZEROUPPER; \
 	RET
+
+// KQ_DIST loads a prefetch form's distance into R12.
+#define KQ_DIST \
+	MOVQ dist+40(FP), R12
 
 // Q4K_HIGH_BITS ors the top two bits of each byte of src into bits 4-5 of dst's (R13).
 #define Q4K_HIGH_BITS(src, dst) \
@@ -400,6 +406,11 @@ label: \
 	LOAD_ROWS4(·q4kScaleIdx, Z30, Z29, Z28, Z27); \
 	VMOVDQU64 ·q4kMinIdx+0(SB), Y26
 
+// Q4K_PROLOGUE loads the arguments (w into SI) and the Q4_K constants.
+#define Q4K_PROLOGUE \
+	KQ_ARGS(SI, xq); \
+	Q4K_CONSTANTS
+
 // Q4K_SCALES unpacks the 12 scale bytes at 4(SI) into AX = 8 scales, BX = 8 mins.
 #define Q4K_SCALES \
 	MOVL 4(SI), AX; \
@@ -484,6 +495,11 @@ label: \
 	MOVL $0x30303030, AX; \
 	VPBROADCASTD AX, Z30; \
 	LOAD_ROWS4(·q6kScaleIdx, Z29, Z28, Z27, Z26)
+
+// Q6K_PROLOGUE loads the arguments (w into SI) and the Q6_K constants.
+#define Q6K_PROLOGUE \
+	KQ_ARGS(SI, xq); \
+	Q6K_CONSTANTS
 
 // Q80_ROWS is a Q8_0 matvec (q80Kernel), its products dot (Q80_DOT_BW or Q80_DOT_VNNI).
 #define Q80_ROWS(dot) \
