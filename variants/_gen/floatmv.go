@@ -172,27 +172,31 @@ func maskNBody(lim int) {
 	a.KMOVD(EAX, K1)
 }
 
-// floatLoop is the row loop around the stages, which end at p+"Store".
-func floatLoop(wd width, p string, stages func()) {
+// floatLoop is the arguments' loads (k << shift bytes a row) and the row
+// loop around the stages, which end at p+"Store".
+func floatLoop(wd width, p string, shift int, stages func()) {
+	args := func() { floatArgs(shift) }
 	if mFloatRows.here() {
 		ls := capture(stages)
-		ok := len(ls) <= 3
+		ar, ok := oneLine(args)
+		ok = ok && len(ls) <= 3
 		for _, l := range ls {
 			ok = ok && !strings.ContainsAny(strings.SplitN(l, "(", 2)[0], " ,")
 		}
 		if ok {
-			args := []any{p + "Row", p + "Store"}
+			xs := []any{ar, p + "Row", p + "Store"}
 			for i := 0; i < 3; i++ {
 				if i < len(ls) {
-					args = append(args, ls[i])
+					xs = append(xs, ls[i])
 				} else {
-					args = append(args, mNone.name())
+					xs = append(xs, mNone.name())
 				}
 			}
-			mFloatRows.use(nil, args...)
+			mFloatRows.use(nil, xs...)
 			return
 		}
 	}
+	args()
 	floatLoopBody(wd, p, stages)
 }
 
@@ -224,9 +228,8 @@ func fma(t floatType, wsrc, xsrc Mem, w, x, acc VecPhysical) {
 
 func floatRows(wd width, t floatType, name, p string) {
 	text(name, floatSig)
-	floatArgs(t.shift)
 	vec := wd.lanes * t.size // bytes of one vector of t
-	floatLoop(wd, p, func() {
+	floatLoop(wd, p, t.shift, func() {
 		tail := p + "Tail"
 		if wd.avx2 {
 			tail = p + "Eight"
@@ -343,15 +346,16 @@ var (
 		func() { floatRowStartBody(widthOf()) }, nil)
 	mFloatStore = defTwin("FLOAT_STORE", "adds the sums into one float at (DX); next row: floatStore.",
 		func() { floatStoreBody(widthOf()) }, nil)
-	mFloatRows = defTwin("FLOAT_ROWS(row, store, s1, s2, s3)",
-		"is a float kernel's row loop (floatLoop), labels row and store, its\n// stages s1-s3.",
+	mFloatRows = defTwin("FLOAT_ROWS(args, row, store, s1, s2, s3)",
+		"is a float kernel (floatLoop): args (FLOAT_ARGS), then the row loop, labels\n// row and store, its stages s1-s3.",
 		func() {
+			placeholder("args")
 			floatLoopBody(widthOf(), "", func() {
 				placeholder("s1")
 				placeholder("s2")
 				placeholder("s3")
 			})
-		}, func() []string { return []string{"Row", "Store", "s1", "s2", "s3"} })
+		}, func() []string { return []string{"args", "Row", "Store", "s1", "s2", "s3"} })
 	mFloatStep = defTwin("FLOAT_STEP(label, next, n, bytes, body)",
 		"is a stage at label: while BX >= n, body and n values (bytes) on; then next.",
 		func() { stepBody("label", "next", 100000, 200000, false, func() { placeholder("body") }) },
@@ -462,8 +466,7 @@ var (
 func bf16RowsDot() {
 	wd := avx512Width
 	text("bf16RowsDot", floatSig)
-	floatArgs(1)
-	floatLoop(wd, "dbf16", func() {
+	floatLoop(wd, "dbf16", 1, func() {
 		step("dbf16Main", "dbf16Tail", 128, 256, false, func() { mDotMain.use(dotMain) })
 		step("dbf16Tail", "dbf16Store", 32, 64, true, func() { mDotTail.use(dotTail) })
 	})

@@ -7,10 +7,8 @@
 
 // func f32RowsAVX2(dst *float32, rows int, w *byte, xq *byte, k int)
 TEXT ·f32RowsAVX2(SB), NOSPLIT, $0-40
-	FLOAT_ARGS(2)
-	FLOAT_ROWS(f32Row, f32Store, FLOAT_STEP(f32Main, f32Eight, 32, 128, FLOAT_MAIN_F32), FLOAT_STEP(f32Eight, f32One, 8, 32, FLOAT_ONE_F32), FLOAT_SCALAR_F32(f32One, f32Store))
+	FLOAT_ROWS(FLOAT_ARGS(2), f32Row, f32Store, FLOAT_STEP(f32Main, f32Eight, 32, 128, FLOAT_MAIN_F32), FLOAT_STEP(f32Eight, f32One, 8, 32, FLOAT_ONE_F32), FLOAT_SCALAR_F32(f32One, f32Store))
 
 // func f16RowsAVX2(dst *float32, rows int, w *byte, xq *byte, k int)
 TEXT ·f16RowsAVX2(SB), NOSPLIT, $0-40
-	FLOAT_ARGS(1)
-	FLOAT_ROWS(f16Row, f16Store, FLOAT_STEP(f16Main, f16Eight, 32, 64, FLOAT_MAIN_F16), FLOAT_STEP(f16Eight, f16One, 8, 16, FLOAT_ONE_F16), FLOAT_SCALAR_F16(f16One, f16Store))
+	FLOAT_ROWS(FLOAT_ARGS(1), f16Row, f16Store, FLOAT_STEP(f16Main, f16Eight, 32, 64, FLOAT_MAIN_F16), FLOAT_STEP(f16Eight, f16One, 8, 16, FLOAT_ONE_F16), FLOAT_SCALAR_F16(f16One, f16Store))

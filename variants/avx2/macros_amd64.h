@@ -340,9 +340,10 @@ label: \
 	ZERO4(VXORPS, Y0, Y1, Y2, Y3); \
 	VXORPS X4, X4, X4
 
-// FLOAT_ROWS is a float kernel's row loop (floatLoop), labels row and store, its
-// stages s1-s3.
-#define FLOAT_ROWS(row, store, s1, s2, s3) \
+// FLOAT_ROWS is a float kernel (floatLoop): args (FLOAT_ARGS), then the row loop, labels
+// row and store, its stages s1-s3.
+#define FLOAT_ROWS(args, row, store, s1, s2, s3) \
+	args; \
 row: \
 	FLOAT_ROW_START; \
 	s1; \

@@ -7,20 +7,16 @@
 
 // func f32RowsAVX512(dst *float32, rows int, w *byte, xq *byte, k int)
 TEXT ·f32RowsAVX512(SB), NOSPLIT, $0-40
-	FLOAT_ARGS(2)
-	FLOAT_ROWS(f32Row, f32Store, FLOAT_STEP(f32Main, f32Tail, 64, 256, FLOAT_MAIN_F32), FLOAT_STEP_MASKED(f32Tail, f32Store, 16, 64, FLOAT_TAIL_F32), NONE)
+	FLOAT_ROWS(FLOAT_ARGS(2), f32Row, f32Store, FLOAT_STEP(f32Main, f32Tail, 64, 256, FLOAT_MAIN_F32), FLOAT_STEP_MASKED(f32Tail, f32Store, 16, 64, FLOAT_TAIL_F32), NONE)
 
 // func f16RowsAVX512(dst *float32, rows int, w *byte, xq *byte, k int)
 TEXT ·f16RowsAVX512(SB), NOSPLIT, $0-40
-	FLOAT_ARGS(1)
-	FLOAT_ROWS(f16Row, f16Store, FLOAT_STEP(f16Main, f16Tail, 64, 128, FLOAT_MAIN_F16), FLOAT_STEP_MASKED(f16Tail, f16Store, 16, 32, FLOAT_TAIL_F16), NONE)
+	FLOAT_ROWS(FLOAT_ARGS(1), f16Row, f16Store, FLOAT_STEP(f16Main, f16Tail, 64, 128, FLOAT_MAIN_F16), FLOAT_STEP_MASKED(f16Tail, f16Store, 16, 32, FLOAT_TAIL_F16), NONE)
 
 // func bf16RowsAVX512(dst *float32, rows int, w *byte, xq *byte, k int)
 TEXT ·bf16RowsAVX512(SB), NOSPLIT, $0-40
-	FLOAT_ARGS(1)
-	FLOAT_ROWS(bf16Row, bf16Store, FLOAT_STEP(bf16Main, bf16Tail, 64, 128, FLOAT_MAIN_BF16), FLOAT_STEP_MASKED(bf16Tail, bf16Store, 16, 32, FLOAT_TAIL_BF16), NONE)
+	FLOAT_ROWS(FLOAT_ARGS(1), bf16Row, bf16Store, FLOAT_STEP(bf16Main, bf16Tail, 64, 128, FLOAT_MAIN_BF16), FLOAT_STEP_MASKED(bf16Tail, bf16Store, 16, 32, FLOAT_TAIL_BF16), NONE)
 
 // func bf16RowsDot(dst *float32, rows int, w *byte, xq *byte, k int)
 TEXT ·bf16RowsDot(SB), NOSPLIT, $0-40
-	FLOAT_ARGS(1)
-	FLOAT_ROWS(dbf16Row, dbf16Store, FLOAT_STEP(dbf16Main, dbf16Tail, 128, 256, DOT_MAIN), FLOAT_STEP_MASKED(dbf16Tail, dbf16Store, 32, 64, DOT_TAIL), NONE)
+	FLOAT_ROWS(FLOAT_ARGS(1), dbf16Row, dbf16Store, FLOAT_STEP(dbf16Main, dbf16Tail, 128, 256, DOT_MAIN), FLOAT_STEP_MASKED(dbf16Tail, dbf16Store, 32, 64, DOT_TAIL), NONE)

@@ -873,9 +873,10 @@ block: \
 	MOVQ k+32(FP), BX; \
 	ZERO4(VPXORD, Z8, Z9, Z10, Z11)
 
-// FLOAT_ROWS is a float kernel's row loop (floatLoop), labels row and store, its
-// stages s1-s3.
-#define FLOAT_ROWS(row, store, s1, s2, s3) \
+// FLOAT_ROWS is a float kernel (floatLoop): args (FLOAT_ARGS), then the row loop, labels
+// row and store, its stages s1-s3.
+#define FLOAT_ROWS(args, row, store, s1, s2, s3) \
+	args; \
 row: \
 	FLOAT_ROW_START; \
 	s1; \
