@@ -151,6 +151,16 @@ func stepBody(label, next string, n, bytes int, masked bool, body func()) {
 		a.CMPQ(RBX, imm(n))
 		a.JLT(LabelRef(next))
 	}
+	if b, ok := oneLine(body); ok && mStepRest.here() {
+		mStepRest.use(nil, label, n, bytes, b)
+		return
+	}
+	stepRest(label, n, bytes, body)
+}
+
+// stepRest is a stage after its test: body, SI and DI bytes on, BX n
+// down, back to label.
+func stepRest(label string, n, bytes int, body func()) {
 	body()
 	a.ADDQ(imm(bytes), RSI)
 	a.ADDQ(imm(bytes), RDI)
@@ -364,6 +374,10 @@ var (
 		"is FLOAT_STEP while BX > 0 (body masks the tail).",
 		func() { stepBody("label", "next", 100000, 200000, true, func() { placeholder("body") }) },
 		func() []string { return []string{"label", "next", "#100000", "#200000", "body"} })
+	mStepRest = defTwin("STEP_REST(label, n, bytes, body)",
+		"is a stage after its test: body, SI and DI bytes on, BX n down, back to label.",
+		func() { stepRest("label", 100000, 200000, func() { placeholder("body") }) },
+		func() []string { return []string{"label", "#100000", "#200000", "body"} })
 	mMaskN = def512("MASK_N(lim)", "sets K1 to the low min(BX, lim) bits (clobbers AX, CX): maskN.",
 		func() { maskNBody(0x77777777) }, "0x77777777")
 	mFloatMain = defFloat("FLOAT_MAIN", "is the main step's body, four vectors of %s.",

@@ -141,22 +141,8 @@ done: \
 	SHLL $0x04, R13; \
 	ORL R13, dst
 
-// FLOAT_STEP is a stage at label: while BX >= n, body and n values (bytes) on; then next.
-#define FLOAT_STEP(label, next, n, bytes, body) \
-label: \
-	CMPQ BX, $+n; \
-	JLT next; \
-	body; \
-	ADDQ $+bytes, SI; \
-	ADDQ $+bytes, DI; \
-	SUBQ $+n, BX; \
-	JMP label
-
-// FLOAT_STEP_MASKED is FLOAT_STEP while BX > 0 (body masks the tail).
-#define FLOAT_STEP_MASKED(label, next, n, bytes, body) \
-label: \
-	TESTQ BX, BX; \
-	JLE next; \
+// STEP_REST is a stage after its test: body, SI and DI bytes on, BX n down, back to label.
+#define STEP_REST(label, n, bytes, body) \
 	body; \
 	ADDQ $+bytes, SI; \
 	ADDQ $+bytes, DI; \
@@ -317,6 +303,20 @@ label: \
 	VADDSS X4, X0, X0; \
 	VMOVSS X0, (DX); \
 	ADDQ $0x04, DX
+
+// FLOAT_STEP is a stage at label: while BX >= n, body and n values (bytes) on; then next.
+#define FLOAT_STEP(label, next, n, bytes, body) \
+label: \
+	CMPQ BX, $+n; \
+	JLT next; \
+	STEP_REST(label, n, bytes, body)
+
+// FLOAT_STEP_MASKED is FLOAT_STEP while BX > 0 (body masks the tail).
+#define FLOAT_STEP_MASKED(label, next, n, bytes, body) \
+label: \
+	TESTQ BX, BX; \
+	JLE next; \
+	STEP_REST(label, n, bytes, body)
 
 // ZERO1 clears the registers with op (VPXORD, VPXOR, VXORPS): op r, r, r each.
 #define ZERO1(op, a) \
