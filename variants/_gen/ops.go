@@ -130,8 +130,7 @@ func expAVX2Body() {
 	a.VFNMADD231PS(Y5, Y1, Y0)
 	bc(cP0, Y2)
 	for i := 1; i < 6; i++ {
-		bc(cP0+i, Y5)
-		a.VFMADD213PS(Y5, Y0, Y2)
+		mHornerAVX2.use(func() { hornerAVX2(expC(cP0 + i)) }, 4*(cP0+i))
 	}
 	a.VMULPS(Y0, Y0, Y3)
 	a.VFMADD213PS(Y0, Y3, Y2)
@@ -153,6 +152,13 @@ func expAVX2Body() {
 
 // expConstsAVX512 broadcasts the AVX-512 table into Z31 (log2e) down to
 // Z20 (lo).
+// hornerAVX2 is a step of expAVX2's polynomial: Y2 = Y2·Y0 + the
+// coefficient c.
+func hornerAVX2(c Mem) {
+	a.VBROADCASTSS(c, Y5)
+	a.VFMADD213PS(Y5, Y0, Y2)
+}
+
 func expConstsAVX512() { mExpConstsAVX512.use(expConstsAVX512Body) }
 
 func expConstsAVX512Body() {
@@ -198,6 +204,8 @@ var (
 		func() { mask16CXBody(K7) }, "K7")
 	mLowBits = def512("LOW_BITS(k)", "sets k to (1 << CX) - 1 (clobbers AX): lowBits.",
 		func() { lowBitsBody(K7) }, "K7")
+	mHornerAVX2 = def2("HORNER_AVX2(off)", "is Y2 = Y2·Y0 + the coefficient at ·opsExp+off (expAVX2's polynomial).",
+		func() { hornerAVX2(sym("opsExp", 100000)) }, "#100000")
 	mExpAVX2         = def2("EXP_AVX2", "is Y0 = exp(Y0), clobbering Y1-Y5: expAVX2.", expAVX2Body)
 	mExpConstsAVX512 = def512("EXP_CONSTS_AVX512",
 		"broadcasts the exp constants into Z31 (log2e) down to Z20 (lo): expConstsAVX512.", expConstsAVX512Body)

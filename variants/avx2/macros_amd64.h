@@ -368,6 +368,11 @@ store: \
 	LEAQ ·tailMask+32(SB), AX; \
 	VMOVDQU (AX)(CX*4), y
 
+// HORNER_AVX2 is Y2 = Y2·Y0 + the coefficient at ·opsExp+off (expAVX2's polynomial).
+#define HORNER_AVX2(off) \
+	VBROADCASTSS ·opsExp+off(SB), Y5; \
+	VFMADD213PS Y5, Y0, Y2
+
 // EXP_AVX2 is Y0 = exp(Y0), clobbering Y1-Y5: expAVX2.
 #define EXP_AVX2 \
 	VMOVAPS Y0, Y4; \
@@ -383,16 +388,11 @@ store: \
 	VBROADCASTSS ·opsExp+8(SB), Y5; \
 	VFNMADD231PS Y5, Y1, Y0; \
 	VBROADCASTSS ·opsExp+12(SB), Y2; \
-	VBROADCASTSS ·opsExp+16(SB), Y5; \
-	VFMADD213PS Y5, Y0, Y2; \
-	VBROADCASTSS ·opsExp+20(SB), Y5; \
-	VFMADD213PS Y5, Y0, Y2; \
-	VBROADCASTSS ·opsExp+24(SB), Y5; \
-	VFMADD213PS Y5, Y0, Y2; \
-	VBROADCASTSS ·opsExp+28(SB), Y5; \
-	VFMADD213PS Y5, Y0, Y2; \
-	VBROADCASTSS ·opsExp+32(SB), Y5; \
-	VFMADD213PS Y5, Y0, Y2; \
+	HORNER_AVX2(16); \
+	HORNER_AVX2(20); \
+	HORNER_AVX2(24); \
+	HORNER_AVX2(28); \
+	HORNER_AVX2(32); \
 	VMULPS Y0, Y0, Y3; \
 	VFMADD213PS Y0, Y3, Y2; \
 	VBROADCASTSS ·opsExp+36(SB), Y5; \
