@@ -116,11 +116,7 @@ func kbatchBody() {
 	a.MOVQ(param("ldd", 24), R12)
 	a.MOVQ(param("rows", 32), R8)
 	placeholder("consts")
-	a.Label("row")
-	a.TESTQ(R8, R8)
-	a.JZ(LabelRef("done"))
-	a.MOVQ(R10, RDI)
-	a.MOVQ(param("nb", 40), RCX)
+	rowsTop("row", "done", 40)
 	placeholder("tokens(clear, " + mNone.name() + ")")
 	a.Label("blk")
 	placeholder("pf")
@@ -135,11 +131,7 @@ func kbatchBody() {
 	a.MOVQ(RDX, RAX)
 	placeholder("tokens(store, " + mKbNext.name + ")")
 	a.ADDQ(Imm(4), RDX)
-	a.DECQ(R8)
-	a.JMP(LabelRef("row"))
-	a.Label("done")
-	a.VZEROUPPER()
-	a.RET()
+	rowsEnd("row", "done")
 }
 
 // kbToken are the arguments of a token's operations (the macros

@@ -199,11 +199,7 @@ func rowDist() { a.MOVQ(param("dist", 40), R12) }
 // rowBody is rowKernel's loop: labels row, blk and done; per row clear,
 // then per block pf, block and the steps (wBytes, xBytes), then store.
 func rowBody(row, blk, done string, wBytes, xBytes int, clear, pf, block, store func()) {
-	a.Label(row)
-	a.TESTQ(R8, R8)
-	a.JZ(LabelRef(done))
-	a.MOVQ(R10, RDI)
-	a.MOVQ(param("nb", 32), RCX)
+	rowsTop(row, done, 32)
 	clear()
 	a.Label(blk)
 	pf()
@@ -213,6 +209,28 @@ func rowBody(row, blk, done string, wBytes, xBytes int, clear, pf, block, store 
 	a.DECQ(RCX)
 	a.JNZ(LabelRef(blk))
 	store()
+	rowsEnd(row, done)
+}
+
+// rowsTop opens a row loop at label row: on to done when R8 is zero, else
+// DI = x (R10) and CX = the nb argument at nbOff(FP).
+func rowsTop(row, done string, nbOff int) {
+	mRowsTop.use(func() { rowsTopBody(row, done, nbOff) }, row, done, nbOff)
+}
+
+func rowsTopBody(row, done string, nbOff int) {
+	a.Label(row)
+	a.TESTQ(R8, R8)
+	a.JZ(LabelRef(done))
+	a.MOVQ(R10, RDI)
+	a.MOVQ(param("nb", nbOff), RCX)
+}
+
+// rowsEnd closes a row loop: R8 down, back to row; at done the kernel's
+// end.
+func rowsEnd(row, done string) { mRowsEnd.use(func() { rowsEndBody(row, done) }, row, done) }
+
+func rowsEndBody(row, done string) {
 	a.DECQ(R8)
 	a.JMP(LabelRef(row))
 	a.Label(done)
@@ -915,6 +933,11 @@ var (
 		}, func() []string {
 			return []string{"prologue", "setup", "clear", "pf", "block", "#100000", "#200000", "store"}
 		})
+	mRowsTop = defTwin("ROWS_TOP(row, done, nboff)",
+		"opens a row loop at row: on to done when R8 is zero, else DI = x (R10) and\n// CX = nb (at nboff(FP)).",
+		func() { rowsTopBody("row", "done", 100000) }, func() []string { return []string{"row", "done", "#100000"} })
+	mRowsEnd = defTwin("ROWS_END(row, done)", "closes a row loop: R8 down, back to row; at done VZEROUPPER and RET.",
+		func() { rowsEndBody("row", "done") }, func() []string { return []string{"row", "done"} })
 	mDist        = defTwin("KQ_DIST", "loads a prefetch form's distance into R12.", rowDist, nil)
 	mQ4kPrologue = def512("Q4K_PROLOGUE", "loads the arguments (w into SI) and the Q4_K constants.",
 		func() { loadArgs(RSI); q4kConstants() })

@@ -122,11 +122,7 @@ func q80Body(p string, dot func()) {
 	a.VMOVDQU64(sym("q80Spread", 0), Z29)
 	broadcast32(0x00010001, Z30)
 	row, pair, single, store, done := p+"Row", p+"Pair", p+"Single", p+"Store", p+"Done"
-	a.Label(row)
-	a.TESTQ(R8, R8)
-	a.JZ(LabelRef(done))
-	a.MOVQ(R10, RDI)
-	a.MOVQ(param("nb", 32), RCX)
+	rowsTop(row, done, 32)
 	a.VPXORD(Z24, Z24, Z24)
 	a.SHRQ(Imm(1), RCX)
 	a.JZ(LabelRef(single))
@@ -157,9 +153,5 @@ func q80Body(p string, dot func()) {
 	a.ADDQ(Imm(34), RSI)
 	a.Label(store)
 	rowStore(Z24, nil)
-	a.DECQ(R8)
-	a.JMP(LabelRef(row))
-	a.Label(done)
-	a.VZEROUPPER()
-	a.RET()
+	rowsEnd(row, done)
 }

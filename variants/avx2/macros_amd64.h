@@ -103,26 +103,17 @@ label: \
 // NONE stands for no instructions, an empty macro argument.
 #define NONE
 
-// KQ_ROWS is a one-row kernel (rowKernel): prologue and setup, then over the rows R8
-// from DX per row clear, per block of wb weight bytes at SI and xb
-// activation bytes at DI pf and block, then store.
-#define KQ_ROWS(prologue, setup, clear, pf, block, wb, xb, store) \
-	prologue; \
-	setup; \
+// ROWS_TOP opens a row loop at row: on to done when R8 is zero, else DI = x (R10) and
+// CX = nb (at nboff(FP)).
+#define ROWS_TOP(row, done, nboff) \
 row: \
 	TESTQ R8, R8; \
 	JZ done; \
 	MOVQ R10, DI; \
-	MOVQ nb+32(FP), CX; \
-	clear; \
-blk: \
-	pf; \
-	block; \
-	ADDQ $+wb, SI; \
-	ADDQ $+xb, DI; \
-	DECQ CX; \
-	JNZ blk; \
-	store; \
+	MOVQ nb+nboff(FP), CX
+
+// ROWS_END closes a row loop: R8 down, back to row; at done VZEROUPPER and RET.
+#define ROWS_END(row, done) \
 	DECQ R8; \
 	JMP row; \
 done: \
@@ -241,6 +232,24 @@ done: \
 	VBROADCASTSS X5, Y5; \
 	VCVTDQ2PS Y11, Y11; \
 	VFMADD231PS Y5, Y11, Y13
+
+// KQ_ROWS is a one-row kernel (rowKernel): prologue and setup, then over the rows R8
+// from DX per row clear, per block of wb weight bytes at SI and xb
+// activation bytes at DI pf and block, then store.
+#define KQ_ROWS(prologue, setup, clear, pf, block, wb, xb, store) \
+	prologue; \
+	setup; \
+	ROWS_TOP(row, done, 32); \
+	clear; \
+blk: \
+	pf; \
+	block; \
+	ADDQ $+wb, SI; \
+	ADDQ $+xb, DI; \
+	DECQ CX; \
+	JNZ blk; \
+	store; \
+	ROWS_END(row, done)
 
 // Q4K_SCALES unpacks the 12 scale bytes at 4(SI) into AX = 8 scales, BX = 8 mins.
 #define Q4K_SCALES \

@@ -224,59 +224,17 @@ samepage:
 // NONE stands for no instructions, an empty macro argument.
 #define NONE
 
-// KB_ROWS is a batched kernel (kbatchKernel) of bytes-byte super-blocks: consts,
-// then per row and super-block pf, unpack and the token operations clear,
-// token and store, each applied by tokens (KB_T<T>).
-#define KB_ROWS(consts, tokens, clear, pf, unpack, token, store, bytes) \
-	MOVQ w+0(FP), SI; \
-	MOVQ x+8(FP), R10; \
-	MOVQ dst+16(FP), DX; \
-	MOVQ ldd+24(FP), R12; \
-	MOVQ rows+32(FP), R8; \
-	consts; \
+// ROWS_TOP opens a row loop at row: on to done when R8 is zero, else DI = x (R10) and
+// CX = nb (at nboff(FP)).
+#define ROWS_TOP(row, done, nboff) \
 row: \
 	TESTQ R8, R8; \
 	JZ done; \
 	MOVQ R10, DI; \
-	MOVQ nb+40(FP), CX; \
-	tokens(clear, NONE); \
-blk: \
-	pf; \
-	unpack; \
-	tokens(token, NONE); \
-	ADDQ $+bytes, SI; \
-	ADDQ sbStride+48(FP), DI; \
-	DECQ CX; \
-	JNZ blk; \
-	MOVQ DX, AX; \
-	tokens(store, KB_NEXT); \
-	ADDQ $0x04, DX; \
-	DECQ R8; \
-	JMP row; \
-done: \
-	VZEROUPPER; \
-	RET
+	MOVQ nb+nboff(FP), CX
 
-// KQ_ROWS is a one-row kernel (rowKernel): prologue and setup, then over the rows R8
-// from DX per row clear, per block of wb weight bytes at SI and xb
-// activation bytes at DI pf and block, then store.
-#define KQ_ROWS(prologue, setup, clear, pf, block, wb, xb, store) \
-	prologue; \
-	setup; \
-row: \
-	TESTQ R8, R8; \
-	JZ done; \
-	MOVQ R10, DI; \
-	MOVQ nb+32(FP), CX; \
-	clear; \
-blk: \
-	pf; \
-	block; \
-	ADDQ $+wb, SI; \
-	ADDQ $+xb, DI; \
-	DECQ CX; \
-	JNZ blk; \
-	store; \
+// ROWS_END closes a row loop: R8 down, back to row; at done VZEROUPPER and RET.
+#define ROWS_END(row, done) \
 	DECQ R8; \
 	JMP row; \
 done: \
@@ -384,6 +342,49 @@ done: \
 	VEXTRACTF64X4 $0x01, acc, Y7; \
 	VEXTRACTF64X4 $0x00, acc, Y6; \
 	REDUCE_TAIL(off(DX))
+
+// KB_ROWS is a batched kernel (kbatchKernel) of bytes-byte super-blocks: consts,
+// then per row and super-block pf, unpack and the token operations clear,
+// token and store, each applied by tokens (KB_T<T>).
+#define KB_ROWS(consts, tokens, clear, pf, unpack, token, store, bytes) \
+	MOVQ w+0(FP), SI; \
+	MOVQ x+8(FP), R10; \
+	MOVQ dst+16(FP), DX; \
+	MOVQ ldd+24(FP), R12; \
+	MOVQ rows+32(FP), R8; \
+	consts; \
+	ROWS_TOP(row, done, 40); \
+	tokens(clear, NONE); \
+blk: \
+	pf; \
+	unpack; \
+	tokens(token, NONE); \
+	ADDQ $+bytes, SI; \
+	ADDQ sbStride+48(FP), DI; \
+	DECQ CX; \
+	JNZ blk; \
+	MOVQ DX, AX; \
+	tokens(store, KB_NEXT); \
+	ADDQ $0x04, DX; \
+	ROWS_END(row, done)
+
+// KQ_ROWS is a one-row kernel (rowKernel): prologue and setup, then over the rows R8
+// from DX per row clear, per block of wb weight bytes at SI and xb
+// activation bytes at DI pf and block, then store.
+#define KQ_ROWS(prologue, setup, clear, pf, block, wb, xb, store) \
+	prologue; \
+	setup; \
+	ROWS_TOP(row, done, 32); \
+	clear; \
+blk: \
+	pf; \
+	block; \
+	ADDQ $+wb, SI; \
+	ADDQ $+xb, DI; \
+	DECQ CX; \
+	JNZ blk; \
+	store; \
+	ROWS_END(row, done)
 
 // Q4K_CONSTANTS loads the Q4_K kernels' constants: q4kConstants.
 #define Q4K_CONSTANTS \
@@ -494,11 +495,7 @@ done: \
 	VMOVDQU64 ·q80Spread+0(SB), Z29; \
 	MOVL $0x00010001, AX; \
 	VPBROADCASTD AX, Z30; \
-q80Row: \
-	TESTQ R8, R8; \
-	JZ q80Done; \
-	MOVQ R10, DI; \
-	MOVQ nb+32(FP), CX; \
+	ROWS_TOP(q80Row, q80Done, 32); \
 	VPXORD Z24, Z24, Z24; \
 	SHRQ $0x01, CX; \
 	JZ q80Single; \
@@ -528,11 +525,7 @@ q80Single: \
 	ADDQ $0x22, SI; \
 q80Store: \
 	ROW_STORE(Z24, Y24); \
-	DECQ R8; \
-	JMP q80Row; \
-q80Done: \
-	VZEROUPPER; \
-	RET
+	ROWS_END(q80Row, q80Done)
 
 // Q80_DOT_BW is the int32 lanes of |w| (Z1) times the signed x (Z3) in Z4: q80Dot.
 #define Q80_DOT_BW \
