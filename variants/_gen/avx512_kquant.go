@@ -348,7 +348,7 @@ func oneLine(emit func()) (s string, ok bool) {
 // 4096/wBytes). AX is the scratch: the blocks write it before reading it.
 func pagePrefetch(f form, wBytes int) {
 	if f.prefetch == 4 {
-		mPfPage.use(func() { pagePrefetchBody(f, wBytes, f.prefix+"SamePage") }, f.hint.op(), wBytes)
+		mPfPage.use(func() { pagePrefetchBody(f, wBytes, f.prefix+"SamePage") }, f.hint.op(), wBytes, f.prefix+"SamePage")
 		return
 	}
 	pagePrefetchBody(f, wBytes, f.prefix+"SamePage")
@@ -949,9 +949,9 @@ var (
 	mPfLines4 = def512("PF_LINES4(op, dist)",
 		"prefetches (instruction op) the four lines of a Q6_K block at SI + dist.",
 		func() { pfLines(form{prefetch: 4, hint: t0}, R12) }, "PREFETCHT0", "R12")
-	mPfPage = def512("PF_PAGE(op, wb)",
-		"is a page form's prefetch of the wb-byte block at SI + R12: pagePrefetch.",
-		func() { pagePrefetchBody(form{prefetch: 4, hint: t0}, 100000, "samepage") }, "PREFETCHT0", "#100000")
+	mPfPage = def512("PF_PAGE(op, wb, skip)",
+		"is a page form's prefetch of the wb-byte block at SI + R12 (label skip):\n// pagePrefetch.",
+		func() { pagePrefetchBody(form{prefetch: 4, hint: t0}, 100000, "skip") }, "PREFETCHT0", "#100000", "skip")
 	mFourRows = def512("FOUR_ROWS(bytes, consts, acts, b0, b1, b2, b3, z0, z1, z2, z3)",
 		"is a four-row kernel (fourRowKernel) of blocks of bytes bytes: consts, then\n"+
 			"// per group of rows per block acts and the rows' blocks b0-b3 into the sums\n"+

@@ -49,19 +49,20 @@
 	op 128(SI)(dist*1); \
 	op 192(SI)(dist*1)
 
-// PF_PAGE is a page form's prefetch of the wb-byte block at SI + R12: pagePrefetch.
-#define PF_PAGE(op, wb) \
+// PF_PAGE is a page form's prefetch of the wb-byte block at SI + R12 (label skip):
+// pagePrefetch.
+#define PF_PAGE(op, wb, skip) \
 	LEAQ wb(SI)(R12*1), AX; \
 	ANDL $+4095, AX; \
 	CMPL AX, $+wb; \
-	JAE samepage; \
+	JAE skip; \
 	NEGQ AX; \
 	ADDQ SI, AX; \
 	op wb(AX)(R12*1); \
 	op (wb+64)(AX)(R12*1); \
 	op (wb+128)(AX)(R12*1); \
 	op (wb+192)(AX)(R12*1); \
-samepage:
+skip:
 
 // PRODUCTS_BW sums the word pairs Z10-Z13 times the scale words Z16-Z19 into Z4 (AVX-512BW).
 #define PRODUCTS_BW \
