@@ -2,7 +2,9 @@
 // generated rather than written by hand: one Go function a file, built with
 // avo (github.com/mmcloughlin/avo) from one description of each kernel, so
 // that twin kernels (the AVX-512BW and VNNI forms of a matvec, the prefetch
-// form, the four-row form) come from the same source.
+// form, the four-row form) come from the same source. The blocks that the
+// kernels of a package repeat are written once, as macros of its generated
+// header macros_amd64.h (macro.go), and the kernels invoke them.
 //
 // It is its own module so that avo is not a dependency of the engine; run
 // it through go generate in the package it writes (see variants/avx512's
