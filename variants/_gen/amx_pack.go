@@ -157,7 +157,7 @@ func macroHeader(src string, intro []string, ms []macro) []byte {
 		var body lines
 		m.body(&body)
 		l.e("")
-		l.e("// %s %s", strings.SplitN(m.sig, "(", 2)[0], m.doc)
+		l.e("// %s %s", strings.FieldsFunc(m.sig, func(r rune) bool { return r == '(' || r == ' ' })[0], m.doc)
 		if len(body) == 0 {
 			l.e("#define %s", m.sig)
 			continue

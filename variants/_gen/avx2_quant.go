@@ -24,6 +24,10 @@ func avx2Args(c uint32, y VecPhysical) {
 }
 
 func avx2Broadcast(c uint32, y VecPhysical) {
+	mAVX2Broadcast.use(func() { avx2BroadcastBody(c, y) }, hex32(c), y, y.AsX())
+}
+
+func avx2BroadcastBody(c uint32, y VecPhysical) {
 	a.MOVL(Imm(uint64(c)), EAX)
 	a.VMOVD(EAX, y.AsX())
 	a.VPBROADCASTD(y.AsX(), y)
@@ -31,11 +35,51 @@ func avx2Broadcast(c uint32, y VecPhysical) {
 
 // avx2RowStore reduces acc - sub to one float at (DX); next row.
 func avx2RowStore(acc, sub VecPhysical) func() {
-	return func() {
-		a.VSUBPS(sub, acc, Y0)
-		reduce8(Y0, X1, m(RDX, 0))
-		a.ADDQ(Imm(4), RDX)
-	}
+	return func() { mAVX2RowStore.use(func() { avx2RowStoreBody(acc, sub) }, acc, sub) }
+}
+
+func avx2RowStoreBody(acc, sub VecPhysical) {
+	a.VSUBPS(sub, acc, Y0)
+	reduce8(Y0, X1, m(RDX, 0))
+	a.ADDQ(Imm(4), RDX)
+}
+
+// avx2Q6kStore is the Q6_K kernel's store: its sum Y13 (no mins sum).
+func avx2Q6kStore() { mAVX2Q6kStore.use(avx2Q6kStoreBody) }
+
+func avx2Q6kStoreBody() {
+	a.VPXOR(Y12, Y12, Y12)
+	avx2RowStore(Y13, Y12)()
+}
+
+// The macros of variants/avx2's header.
+var (
+	mAVX2Broadcast = def2("AVX2_BROADCAST(c, y, x)", "sets every dword of y (x its XMM) to c (through AX).",
+		func() { avx2BroadcastBody(0x77777777, Y14) }, "0x77777777", "Y14", "X14")
+	mAVX2RowStore = def2("AVX2_ROW_STORE(acc, sub)", "reduces acc - sub to one float at (DX); next row.",
+		func() { avx2RowStoreBody(Y14, Y13) }, "Y14", "Y13")
+	mAVX2Q6kStore = def2("AVX2_Q6K_STORE", "is AVX2_ROW_STORE of the Q6_K sum Y13.", avx2Q6kStoreBody)
+	mAVX2Q4kChunk = def2("AVX2_Q4K_CHUNK(qoff, yoff, s)",
+		"is a 32-byte chunk of Q4_K quants at qoff(SI) times the activations at\n"+
+			"// yoff(DI), weighted by the scale words s, s+32 of q4kWord: avx2Q4kChunk.",
+		func() { avx2Q4kChunkBody(100000, 200000, 300000, 300032) }, "#100000", "#200000", "#300000")
+	mAVX2Q4kBlock = def2("AVX2_Q4K_BLOCK", "is a Q4_K super-block at SI into Y13, Y14: avx2Q4kBlock.",
+		func() { avx2Q4kBlockBody() })
+	mAVX2Q6kFinish = def2("AVX2_Q6K_FINISH(yoff, sidx)",
+		"finishes a Q6_K product (Y0, Y1) at yoff(DI), its scale words sidx: avx2Q6kFinish.",
+		func() { avx2Q6kFinishBody(100000, 300000) }, "#100000", "#300000")
+	mAVX2Q6kHalf = def2("AVX2_Q6K_HALF(ql, qh, yoff)",
+		"is half a Q6_K block, ql at ql(SI), qh at qh(SI): avx2Q6kHalf.",
+		func() { avx2Q6kHalfBody(100000, 200000, 300000) }, "#100000", "#200000", "#300000")
+	mAVX2Q6kBlock = def2("AVX2_Q6K_BLOCK", "is a Q6_K super-block at SI into Y13: avx2Q6kBlock.",
+		func() { avx2Q6kBlockBody() })
+	mAVX2Q80Block = def2("AVX2_Q80_BLOCK", "is a Q8_0 block at SI into Y13: avx2Q80Block.",
+		func() { avx2Q80BlockBody() })
+)
+
+// def2 defines a macro of variants/avx2's header.
+func def2(sig, doc string, body func(), samples ...string) *asmMacro {
+	return defMacro("avx2", header, sig, doc, body, samples...)
 }
 
 func avx2QuantFile() {
@@ -46,10 +90,7 @@ func avx2QuantFile() {
 	rowKernel(form{"q6k", false, 0, "q6kRowsAVX2", rowSig, t0, false}, func() {
 		avx2Args(0x0f0f0f0f, Y15)
 		avx2Broadcast(0x30303030, Y14)
-	}, rowLoop{[]VecPhysical{Y13}, vpxor, avx2Q6kBlock, q6kBytes, q8kBytes, func() {
-		a.VPXOR(Y12, Y12, Y12)
-		avx2RowStore(Y13, Y12)()
-	}})
+	}, rowLoop{[]VecPhysical{Y13}, vpxor, avx2Q6kBlock, q6kBytes, q8kBytes, avx2Q6kStore})
 
 	a.Doc("Signed × signed through VPSIGNB: |w| times x·sign(w) (x ≠ -128, as ggml's",
 		"quantizer guarantees), VPMADDUBSW, VPMADDWD by ones.")
@@ -61,6 +102,14 @@ func avx2QuantFile() {
 // y[yoff:], high × y[yoff+32:], weighted by the scale words picked by s0
 // and s1, added to Y11.
 func avx2Q4kChunk(qoff, yoff, s0, s1 int) {
+	if s1 != s0+32 {
+		avx2Q4kChunkBody(qoff, yoff, s0, s1)
+		return
+	}
+	mAVX2Q4kChunk.use(func() { avx2Q4kChunkBody(qoff, yoff, s0, s1) }, qoff, yoff, s0)
+}
+
+func avx2Q4kChunkBody(qoff, yoff, s0, s1 int) {
 	a.VMOVDQU(m(RSI, qoff), Y0)
 	a.VPSRLW(Imm(4), Y0, Y1)
 	a.VPAND(Y15, Y0, Y0)
@@ -75,7 +124,9 @@ func avx2Q4kChunk(qoff, yoff, s0, s1 int) {
 	a.VPADDD(Y1, Y11, Y11)
 }
 
-func avx2Q4kBlock(form) {
+func avx2Q4kBlock(form) { mAVX2Q4kBlock.use(avx2Q4kBlockBody) }
+
+func avx2Q4kBlockBody() {
 	q4kScales()
 	a.Comment("mins · bsums, scaled by dmin·dx into Y13")
 	a.VMOVQ(RBX, X4)
@@ -101,6 +152,10 @@ func avx2Q4kBlock(form) {
 // high bits already at bits 4-5 (unmasked); times y at yoff, weighted by
 // the scale words of Y12 picked by sidx, added to Y11.
 func avx2Q6kFinish(yoff, sidx int) {
+	mAVX2Q6kFinish.use(func() { avx2Q6kFinishBody(yoff, sidx) }, yoff, sidx)
+}
+
+func avx2Q6kFinishBody(yoff, sidx int) {
 	a.VPAND(Y14, Y1, Y1)
 	a.VPOR(Y1, Y0, Y0)
 	a.VPMADDUBSW(m(RDI, yoff), Y0, Y0)
@@ -112,6 +167,10 @@ func avx2Q6kFinish(yoff, sidx int) {
 // avx2Q6kHalf: one half block (128 values), ql at qloff (64 bytes), qh at
 // qhoff (32).
 func avx2Q6kHalf(qloff, qhoff, yoff int) {
+	mAVX2Q6kHalf.use(func() { avx2Q6kHalfBody(qloff, qhoff, yoff) }, qloff, qhoff, yoff)
+}
+
+func avx2Q6kHalfBody(qloff, qhoff, yoff int) {
 	a.VMOVDQU(m(RSI, qloff), Y6)
 	a.VMOVDQU(m(RSI, qloff+32), Y7)
 	a.VMOVDQU(m(RSI, qhoff), Y8)
@@ -131,7 +190,9 @@ func avx2Q6kHalf(qloff, qhoff, yoff int) {
 	avx2Q6kFinish(yoff+96, 96)
 }
 
-func avx2Q6kBlock(form) {
+func avx2Q6kBlock(form) { mAVX2Q6kBlock.use(avx2Q6kBlockBody) }
+
+func avx2Q6kBlockBody() {
 	a.VPMOVSXBW(m(RSI, 192), Y9)
 	a.VPMADDWD(m(RDI, 260), Y9, Y10)
 	a.VPSLLD(Imm(5), Y10, Y10)
@@ -150,7 +211,9 @@ func avx2Q6kBlock(form) {
 	a.VFMADD231PS(Y5, Y11, Y13)
 }
 
-func avx2Q80Block(form) {
+func avx2Q80Block(form) { mAVX2Q80Block.use(avx2Q80BlockBody) }
+
+func avx2Q80BlockBody() {
 	a.VMOVDQU(m(RSI, 2), Y0)
 	a.VMOVDQU(m(RDI, 2), Y1)
 	a.VPSIGNB(Y0, Y0, Y2)

@@ -9,6 +9,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -48,6 +49,11 @@ const (
 	nta             // PREFETCHNTA: non-temporal, minimising cache pollution
 )
 
+// op is the hint's prefetch instruction.
+func (h hint) op() string {
+	return [...]string{t0: "PREFETCHT0", t2: "PREFETCHT2", nta: "PREFETCHNTA"}[h]
+}
+
 // prefetch emits the hint's prefetch instruction for the line at mem.
 func (h hint) prefetch(mem Mem) {
 	switch h {
@@ -85,6 +91,10 @@ func loadArgs(w Register) { loadArgsX(w, "xq") }
 
 // loadArgsX is loadArgs for an activation argument named x.
 func loadArgsX(w Register, x string) {
+	mArgs.use(func() { loadArgsBody(w, x) }, w, x)
+}
+
+func loadArgsBody(w Register, x string) {
 	a.MOVQ(param("dst", 0), RDX)
 	a.MOVQ(param("rows", 8), R8)
 	a.MOVQ(param("w", 16), w)
@@ -100,6 +110,23 @@ func broadcast32(c uint32, z Register) {
 // products sums the word pairs Z10-Z13 weighted by the scale words Z16-Z19
 // into the int32 lanes of Z4: VPMADDWD + VPADDD, or VPDPWSSD with VNNI.
 func products(vnni bool) {
+	inline := func() { productsBody(vnni) }
+	if vnni {
+		mProductsVNNI.use(inline)
+	} else {
+		mProductsBW.use(inline)
+	}
+}
+
+// productsMacro is the name of products(vnni)'s macro.
+func productsMacro(vnni bool) string {
+	if vnni {
+		return mProductsVNNI.name
+	}
+	return mProductsBW.name
+}
+
+func productsBody(vnni bool) {
 	if vnni {
 		a.VPXORD(Z4, Z4, Z4)
 		a.VPXORD(Z5, Z5, Z5)
@@ -135,38 +162,181 @@ func vpxor(s VecPhysical)  { a.VPXOR(s, s, s) }
 
 func rowKernel(f form, prologue func(), l rowLoop) {
 	text(f.name, f.sig)
-	prologue()
-	if f.prefetch > 0 {
-		a.MOVQ(param("dist", 40), R12)
+	dist := func() {
+		if f.prefetch > 0 {
+			mDist.use(rowDist)
+		}
 	}
-	row, blk, done := f.prefix+"Row", f.prefix+"Block", f.prefix+"Done"
+	if mRows.here() {
+		pro, ok := oneLine(prologue)
+		if !ok {
+			prologue()
+			pro = mNone.name()
+		}
+		setup, _ := oneLine(dist)
+		clear, ok0 := oneLine(func() { zeroSums(l) })
+		pf, ok1 := oneLine(func() { blockPrefetch(f, l.wBytes) })
+		blk, ok2 := oneLine(func() { l.block(f) })
+		st, ok3 := oneLine(l.store)
+		if ok0 && ok1 && ok2 && ok3 {
+			mRows.use(nil, pro, setup, clear, pf, blk, l.wBytes, l.xBytes, st)
+			return
+		}
+		if pro != mNone.name() {
+			prologue()
+		}
+	} else {
+		prologue()
+	}
+	dist()
+	rowBody(f.prefix+"Row", f.prefix+"Block", f.prefix+"Done", l.wBytes, l.xBytes,
+		func() { zeroSums(l) }, func() { blockPrefetch(f, l.wBytes) }, func() { l.block(f) }, l.store)
+}
+
+// rowDist loads a prefetch form's distance into R12.
+func rowDist() { a.MOVQ(param("dist", 40), R12) }
+
+// rowBody is rowKernel's loop: labels row, blk and done; per row clear,
+// then per block pf, block and the steps (wBytes, xBytes), then store.
+func rowBody(row, blk, done string, wBytes, xBytes int, clear, pf, block, store func()) {
+	rowsTop(row, done, 32)
+	clear()
+	a.Label(blk)
+	pf()
+	block()
+	a.ADDQ(imm(wBytes), RSI)
+	a.ADDQ(imm(xBytes), RDI)
+	a.DECQ(RCX)
+	a.JNZ(LabelRef(blk))
+	store()
+	rowsEnd(row, done)
+}
+
+// rowsTop opens a row loop at label row: on to done when R8 is zero, else
+// DI = x (R10) and CX = the nb argument at nbOff(FP).
+func rowsTop(row, done string, nbOff int) {
+	mRowsTop.use(func() { rowsTopBody(row, done, nbOff) }, row, done, nbOff)
+}
+
+func rowsTopBody(row, done string, nbOff int) {
 	a.Label(row)
 	a.TESTQ(R8, R8)
 	a.JZ(LabelRef(done))
 	a.MOVQ(R10, RDI)
-	a.MOVQ(param("nb", 32), RCX)
-	for _, s := range l.sums {
-		l.clear(s)
-	}
-	a.Label(blk)
-	if f.page {
-		pagePrefetch(f, l.wBytes)
-	} else {
-		for i := 0; i < f.prefetch; i++ {
-			f.hint.prefetch(Mem{Base: RSI, Index: R12, Scale: 1, Disp: 64 * i})
-		}
-	}
-	l.block(f)
-	a.ADDQ(imm(l.wBytes), RSI)
-	a.ADDQ(imm(l.xBytes), RDI)
-	a.DECQ(RCX)
-	a.JNZ(LabelRef(blk))
-	l.store()
+	a.MOVQ(param("nb", nbOff), RCX)
+}
+
+// rowsEnd closes a row loop: R8 down, back to row; at done the kernel's
+// end.
+func rowsEnd(row, done string) { mRowsEnd.use(func() { rowsEndBody(row, done) }, row, done) }
+
+func rowsEndBody(row, done string) {
 	a.DECQ(R8)
 	a.JMP(LabelRef(row))
 	a.Label(done)
 	a.VZEROUPPER()
 	a.RET()
+}
+
+// zeroSums clears l's sums (zeroRegs).
+func zeroSums(l rowLoop) { zeroRegs(l.clear, l.sums...) }
+
+// zeroRegs clears rs with clear, one instruction "OP r, r, r" each:
+// ZEROn(OP, rs...) for n = 1, 2 or 4 where the package has those macros.
+func zeroRegs(clear func(VecPhysical), rs ...VecPhysical) {
+	inline := func() {
+		for _, r := range rs {
+			clear(r)
+		}
+	}
+	m, ok := mZeros[len(rs)]
+	if !ok || !m.here() {
+		inline()
+		return
+	}
+	ls := capture(inline)
+	op := strings.Fields(ls[0])[0]
+	args := []any{op}
+	for i, r := range rs {
+		if ls[i] != fmt.Sprintf("%s %[2]s, %[2]s, %[2]s", op, r.Asm()) {
+			inline()
+			return
+		}
+		args = append(args, r)
+	}
+	m.use(nil, args...)
+}
+
+// zeroSample is ZEROn's body for the n samples Z24, Z25, ... (op VPXORD):
+// the instruction (n = 1), else ZERO<n/2> of each half.
+func zeroSample(n int) (func(), func() []string) {
+	return func() {
+			if n == 1 {
+				vpxord(zs[24])
+				return
+			}
+			for h := 0; h < 2; h++ {
+				var rs []string
+				for i := 0; i < n/2; i++ {
+					rs = append(rs, zs[24+h*n/2+i].Asm())
+				}
+				placeholder(fmt.Sprintf("ZERO%d(VPXORD, %s)", n/2, strings.Join(rs, ", ")))
+			}
+		}, func() []string {
+			ss := []string{"VPXORD"}
+			for i := 0; i < n; i++ {
+				ss = append(ss, zs[24+i].Asm())
+			}
+			return ss
+		}
+}
+
+// blockPrefetch is a form's prefetch of the block at SI: f.prefetch lines
+// dist = R12 ahead under f.hint, or the page form's (pagePrefetch).
+func blockPrefetch(f form, wBytes int) {
+	if f.page {
+		pagePrefetch(f, wBytes)
+		return
+	}
+	prefetchLines(f, R12)
+}
+
+// prefetchLines prefetches f.prefetch lines from SI + dist (f.hint):
+// PF_LINES3 or PF_LINES4.
+func prefetchLines(f form, dist Register) {
+	switch f.prefetch {
+	case 3:
+		mPfLines3.use(func() { pfLines(f, dist) }, f.hint.op(), dist)
+	case 4:
+		mPfLines4.use(func() { pfLines(f, dist) }, f.hint.op(), dist)
+	default:
+		pfLines(f, dist)
+	}
+}
+
+// pfLines prefetches f.prefetch lines from SI + dist (f.hint).
+func pfLines(f form, dist Register) {
+	for i := 0; i < f.prefetch; i++ {
+		f.hint.prefetch(Mem{Base: RSI, Index: dist, Scale: 1, Disp: 64 * i})
+	}
+}
+
+// oneLine captures emit; ok where it emits at most one instruction, a
+// macro's invocation (which can stand as a macro's argument), or none
+// (NONE: the assembler does not take an empty argument).
+func oneLine(emit func()) (s string, ok bool) {
+	ls := capture(emit)
+	switch {
+	case len(ls) == 0:
+		return mNone.name(), true
+	case len(ls) > 1:
+		return "", false
+	}
+	i := strings.Index(ls[0], "(")
+	if strings.ContainsAny(ls[0], " ,") && (i < 0 || strings.IndexAny(ls[0], " ,") < i) {
+		return "", false
+	}
+	return ls[0], true
 }
 
 // pagePrefetch is a page form's prefetch for the block at SI: the window
@@ -177,7 +347,14 @@ func rowKernel(f form, prologue func(), l rowLoop) {
 // Every boundary the window passes is so prefetched once (one block in
 // 4096/wBytes). AX is the scratch: the blocks write it before reading it.
 func pagePrefetch(f form, wBytes int) {
-	skip := f.prefix + "SamePage"
+	if f.prefetch == 4 {
+		mPfPage.use(func() { pagePrefetchBody(f, wBytes, f.prefix+"SamePage") }, f.hint.op(), wBytes, f.prefix+"SamePage")
+		return
+	}
+	pagePrefetchBody(f, wBytes, f.prefix+"SamePage")
+}
+
+func pagePrefetchBody(f form, wBytes int, skip string) {
 	a.LEAQ(Mem{Base: RSI, Index: R12, Scale: 1, Disp: wBytes}, RAX)
 	a.ANDL(imm(4095), EAX)
 	a.CMPL(EAX, imm(wBytes))
@@ -196,6 +373,33 @@ func pagePrefetch(f form, wBytes int) {
 // four row blocks.
 func fourRowKernel(name string, blockBytes int, constants func(), group, blk string, sums [4]VecPhysical, activations func(), rowBlock func(b, i Register, acc VecPhysical)) {
 	text(name, rowSig)
+	blocks := [4]func(){
+		func() { rowBlock(RSI, RBX, sums[0]) },
+		func() { rowBlock(RSI, R9, sums[1]) },
+		func() { rowBlock(R12, RBX, sums[2]) },
+		func() { rowBlock(R12, R9, sums[3]) },
+	}
+	if mFourRows.here() {
+		args := []any{blockBytes}
+		ok := true
+		for _, emit := range append([]func(){constants, activations}, blocks[:]...) {
+			s, one := oneLine(emit)
+			args, ok = append(args, s), ok && one
+		}
+		if ok {
+			for _, s := range sums {
+				args = append(args, s)
+			}
+			mFourRows.use(nil, args...)
+			return
+		}
+	}
+	fourRowBody(blockBytes, constants, group, blk, sums, activations, blocks)
+}
+
+// fourRowBody is fourRowKernel after its TEXT line: labels group and blk,
+// the sums cleared, per block activations and the four row blocks.
+func fourRowBody(blockBytes int, constants func(), group, blk string, sums [4]VecPhysical, activations func(), blocks [4]func()) {
 	loadArgs(R13)
 	a.MOVQ(param("nb", 32), R9)
 	a.IMUL3Q(imm(blockBytes), R9, R9)
@@ -206,15 +410,12 @@ func fourRowKernel(name string, blockBytes int, constants func(), group, blk str
 	a.LEAQ(Mem{Base: R13, Index: R9, Scale: 2}, R12)
 	a.MOVQ(R10, RDI)
 	a.MOVQ(param("nb", 32), RCX)
-	for _, s := range sums {
-		a.VPXORD(s, s, s)
-	}
+	zeroRegs(vpxord, sums[:]...)
 	a.Label(blk)
 	activations()
-	rowBlock(RSI, RBX, sums[0])
-	rowBlock(RSI, R9, sums[1])
-	rowBlock(R12, RBX, sums[2])
-	rowBlock(R12, R9, sums[3])
+	for _, b := range blocks {
+		b()
+	}
 	a.ADDQ(imm(blockBytes), RSI)
 	a.ADDQ(imm(blockBytes), R12)
 	a.ADDQ(imm(q8kBytes), RDI)
@@ -235,7 +436,9 @@ func fourRowKernel(name string, blockBytes int, constants func(), group, blk str
 
 // q4kConstants: Z31 the nibble mask, Z27-Z30 the scale spreads, Y26 the
 // min spread.
-func q4kConstants() {
+func q4kConstants() { mQ4kConstants.use(q4kConstantsBody) }
+
+func q4kConstantsBody() {
 	broadcast32(0x0f0f0f0f, Z31)
 	loadRows("q4kScaleIdx", Z30, Z29, Z28, Z27)
 	a.VMOVDQU64(sym("q4kMinIdx", 0), Y26)
@@ -243,6 +446,14 @@ func q4kConstants() {
 
 // loadRows loads the 64-byte rows of the table ·name into zs in turn.
 func loadRows(name string, zs ...VecPhysical) {
+	if len(zs) == 4 {
+		mLoadRows4.use(func() { loadRowsBody(name, zs...) }, "·"+name, zs[0], zs[1], zs[2], zs[3])
+		return
+	}
+	loadRowsBody(name, zs...)
+}
+
+func loadRowsBody(name string, zs ...VecPhysical) {
 	for i, z := range zs {
 		a.VMOVDQU64(sym(name, 64*i), z)
 	}
@@ -250,7 +461,9 @@ func loadRows(name string, zs ...VecPhysical) {
 
 // q4kScales unpacks the 12 scale bytes at 4(SI) into AX = 8 scales, BX =
 // 8 mins (ggml's get_scale_min_k4, four at a time).
-func q4kScales() {
+func q4kScales() { mQ4kScales.use(q4kScalesBody) }
+
+func q4kScalesBody() {
 	a.MOVL(m(RSI, 4), EAX)
 	a.MOVL(m(RSI, 8), EBX)
 	a.MOVL(m(RSI, 12), R9L)
@@ -271,6 +484,10 @@ func q4kScales() {
 // q4kHighBits ors the top two bits of each byte of src into bits 4-5 of
 // dst's (through R13).
 func q4kHighBits(src, dst GPPhysical) {
+	mQ4kHighBits.use(func() { q4kHighBitsBody(src, dst) }, src, dst)
+}
+
+func q4kHighBitsBody(src, dst GPPhysical) {
 	a.MOVL(src, R13L)
 	a.SHRL(Imm(6), R13L)
 	a.ANDL(Imm(0x03030303), R13L)
@@ -281,6 +498,10 @@ func q4kHighBits(src, dst GPPhysical) {
 // q4kQuants loads the 128 quant bytes at 16(w) as four nibble vectors
 // Z10-Z13.
 func q4kQuants(w func(disp int) Mem) {
+	mQ4kQuants.use(func() { q4kQuantsBody(w) }, w(0))
+}
+
+func q4kQuantsBody(w func(disp int) Mem) {
 	for i, lo := range []VecPhysical{Z10, Z12} {
 		hi := zs[11+2*i]
 		a.VMOVDQU8(w(16+64*i), lo)
@@ -291,7 +512,9 @@ func q4kQuants(w func(disp int) Mem) {
 }
 
 // q4kSpread spreads the scales Z20 over the words Z16-Z19.
-func q4kSpread() {
+func q4kSpread() { mQ4kSpread.use(q4kSpreadBody) }
+
+func q4kSpreadBody() {
 	for i := 0; i < 4; i++ {
 		a.VPSHUFB(zs[30-i], Z20, zs[16+i])
 	}
@@ -299,7 +522,9 @@ func q4kSpread() {
 
 // q4kMinsTerm turns the mins Y21 into float lanes weighted by the
 // activation bsums at 260(DI).
-func q4kMinsTerm() {
+func q4kMinsTerm() { mQ4kMinsTerm.use(q4kMinsTermBody) }
+
+func q4kMinsTermBody() {
 	a.VPSHUFB(Y26, Y21, Y21)
 	a.VPMADDWD(m(RDI, 260), Y21, Y21)
 	a.VCVTDQ2PS(Y21, Y21)
@@ -317,7 +542,9 @@ func q4kFactors(x, tmp, d, dmin VecPhysical) {
 	a.VBROADCASTSS(x, dmin)
 }
 
-func q4kProducts() {
+func q4kProducts() { mQ4kProducts.use(q4kProductsBody) }
+
+func q4kProductsBody() {
 	for i := 0; i < 4; i++ {
 		a.VPMADDUBSW(zs[i], zs[10+i], zs[10+i])
 	}
@@ -341,7 +568,7 @@ func q4kProducts() {
 // Z10-Z13 quants and products, Z16-Z19 scale words, Z20 scales, Z21 mins,
 // Z22 dmin·dx, Z23 d·dx, Z24 float sum, Z25 float mins sum, Z26-Z31 constants.
 func q4kFile() {
-	prologue := func() { loadArgs(RSI); q4kConstants() }
+	prologue := func() { mQ4kPrologue.use(func() { loadArgs(RSI); q4kConstants() }) }
 	for _, f := range rowForms("q4k", 3) {
 		rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kBlock, q4kBytes, q8kBytes, func() { rowStore(Z24, Z25) }})
 	}
@@ -350,6 +577,10 @@ func q4kFile() {
 // q4kBlock: one super-block at SI into Z24 (scaled products) and Z25
 // (mins term).
 func q4kBlock(f form) {
+	mQ4kBlock.use(func() { q4kBlockBody(func() { products(f.vnni) }) }, productsMacro(f.vnni))
+}
+
+func q4kBlockBody(products func()) {
 	q4kScales()
 	a.VPBROADCASTQ(RAX, Z20)
 	a.VPBROADCASTQ(RBX, Y21)
@@ -358,14 +589,9 @@ func q4kBlock(f form) {
 	a.VFMADD231PS(Y22, Y21, Y25)
 	q4kSpread()
 	q4kQuants(func(d int) Mem { return m(RSI, d) })
-	for i, off := range []int{4, 36, 132, 164} {
-		y := []VecPhysical{Y0, Y1, Y2, Y3}[i]
-		z := []VecPhysical{Z0, Z1, Z2, Z3}[i]
-		a.VMOVDQU8(m(RDI, off), y)
-		a.VINSERTI64X4(Imm(1), m(RDI, off+64), z, z)
-	}
+	q4kActivations()
 	q4kProducts()
-	products(f.vnni)
+	products()
 	a.VCVTDQ2PS(Z4, Z4)
 	a.VFMADD231PS(Z23, Z4, Z24)
 }
@@ -391,19 +617,33 @@ func q4k4File() {
 		[4]VecPhysical{Z14, Z15, Z24, Z25}, q4k4Activations, q4k4RowBlock)
 }
 
-func q4k4Activations() {
+func q4k4Activations() { mQ4k4Activations.use(q4k4ActivationsBody) }
+
+func q4k4ActivationsBody() {
+	q4kActivations()
+	a.VBROADCASTSS(m(RDI, 0), X9)
+}
+
+// q4kActivations loads the Q8_K quants at 4(DI) into Z0-Z3, each pair of
+// 32-byte sub-blocks that meets a nibble vector.
+func q4kActivations() { mQ4kActivations.use(q4kActivationsBody) }
+
+func q4kActivationsBody() {
 	for i, off := range []int{4, 36, 132, 164} {
 		y := []VecPhysical{Y0, Y1, Y2, Y3}[i]
 		z := []VecPhysical{Z0, Z1, Z2, Z3}[i]
 		a.VMOVDQU8(m(RDI, off), y)
 		a.VINSERTI64X4(Imm(1), m(RDI, off+64), z, z)
 	}
-	a.VBROADCASTSS(m(RDI, 0), X9)
 }
 
 // q4k4RowBlock: one row's super-block at B+I, scales and mins unpacked in
 // XMM registers, everything into the float sum acc.
 func q4k4RowBlock(b, i Register, acc VecPhysical) {
+	mQ4k4Row.use(func() { q4k4RowBody(b, i, acc) }, mi(b, i, 0), acc)
+}
+
+func q4k4RowBody(b, i Register, acc VecPhysical) {
 	w := func(d int) Mem { return mi(b, i, d) }
 	a.VMOVQ(w(4), X6)
 	a.VPINSRD(Imm(2), w(12), X6, X6)
@@ -437,7 +677,9 @@ func q4k4RowBlock(b, i Register, acc VecPhysical) {
 
 // q6kConstants: Z31 the low-nibble mask, Z30 the high-bits mask, Z26-Z29
 // the scale spreads.
-func q6kConstants() {
+func q6kConstants() { mQ6kConstants.use(q6kConstantsBody) }
+
+func q6kConstantsBody() {
 	broadcast32(0x0f0f0f0f, Z31)
 	broadcast32(0x30303030, Z30)
 	loadRows("q6kScaleIdx", Z29, Z28, Z27, Z26)
@@ -460,6 +702,11 @@ func q6kHalf(w func(int) Mem, qlOff, qhOff int, load bool, yOff int, ylo, yhi, l
 // qh at qhOff of w) into lo (values 0-63) and hi (64-127), through the
 // scratch registers s0-s2 (ZMM); Z31 and Z30 hold q6kConstants' masks.
 func q6kUnpackHalf(w func(int) Mem, qlOff, qhOff int, lo, hi, s0, s1, s2 VecPhysical) {
+	mQ6kUnpackHalf.use(func() { q6kUnpackHalfBody(w, qlOff, qhOff, lo, hi, s0, s1, s2) },
+		w(0), qlOff, qhOff, lo, hi, s0, s1, s1.AsY(), s2, s2.AsY())
+}
+
+func q6kUnpackHalfBody(w func(int) Mem, qlOff, qhOff int, lo, hi, s0, s1, s2 VecPhysical) {
 	a.VMOVDQU8(w(qlOff), s0)
 	a.VMOVDQU8(w(qhOff), s1.AsY())
 	a.VPSRLW(Imm(2), s1.AsY(), s2.AsY())
@@ -477,6 +724,10 @@ func q6kUnpackHalf(w func(int) Mem, qlOff, qhOff int, lo, hi, s0, s1, s2 VecPhys
 // q6kScaleWords spreads the 16 int8 scales at 192(w) over Z16-Z19 (words
 // in Y14).
 func q6kScaleWords(w func(int) Mem) {
+	mQ6kScaleWords.use(func() { q6kScaleWordsBody(w) }, w(0))
+}
+
+func q6kScaleWordsBody(w func(int) Mem) {
 	a.VPMOVSXBW(w(192), Y14)
 	for i := 0; i < 4; i++ {
 		a.VPERMW(Z14, zs[29-i], zs[16+i])
@@ -486,6 +737,10 @@ func q6kScaleWords(w func(int) Mem) {
 // q6kOffset subtracts the -32 offset term (32·Σ scale·bsum) from Z4 and
 // converts it to float; the fp16 d of the block at 208(w) ends in X6.
 func q6kOffset(w func(int) Mem) {
+	mQ6kOffset.use(func() { q6kOffsetBody(w) }, w(0))
+}
+
+func q6kOffsetBody(w func(int) Mem) {
 	a.VPMADDWD(m(RDI, 260), Y14, Y15)
 	a.VPSLLD(Imm(5), Y15, Y15)
 	a.VPSUBD(Z15, Z4, Z4)
@@ -512,18 +767,22 @@ func q6kOffset(w func(int) Mem) {
 // Z10-Z13 quants and products, Z14 scale words, Z16-Z19 spread scales,
 // Z23 d·dx, Z24 float sum, Z26-Z31 constants.
 func q6kFile() {
-	prologue := func() { loadArgs(RSI); q6kConstants() }
+	prologue := func() { mQ6kPrologue.use(func() { loadArgs(RSI); q6kConstants() }) }
 	for _, f := range rowForms("q6k", 4) {
 		rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24}, vpxord, q6kBlock, q6kBytes, q8kBytes, func() { rowStore(Z24, nil) }})
 	}
 }
 
 func q6kBlock(f form) {
+	mQ6kBlock.use(func() { q6kBlockBody(func() { products(f.vnni) }) }, productsMacro(f.vnni))
+}
+
+func q6kBlockBody(products func()) {
 	w := func(d int) Mem { return m(RSI, d) }
 	q6kScaleWords(w)
 	q6kHalf(w, 0, 128, true, 4, Z0, Z1, Z10, Z11)
 	q6kHalf(w, 64, 160, true, 132, Z0, Z1, Z12, Z13)
-	products(f.vnni)
+	products()
 	q6kOffset(w)
 	a.VMULSS(m(RDI, 0), X6, X6)
 	a.VBROADCASTSS(X6, Z23)
@@ -545,7 +804,9 @@ func q6k4File() {
 		[4]VecPhysical{Z20, Z21, Z22, Z23}, q6k4Activations, q6k4RowBlock)
 }
 
-func q6k4Activations() {
+func q6k4Activations() { mQ6k4Activations.use(q6k4ActivationsBody) }
+
+func q6k4ActivationsBody() {
 	for i := 0; i < 4; i++ {
 		a.VMOVDQU8(m(RDI, 4+64*i), zs[i])
 	}
@@ -553,6 +814,10 @@ func q6k4Activations() {
 }
 
 func q6k4RowBlock(b, i Register, acc VecPhysical) {
+	mQ6k4Row.use(func() { q6k4RowBody(b, i, acc) }, mi(b, i, 0), acc)
+}
+
+func q6k4RowBody(b, i Register, acc VecPhysical) {
 	w := func(d int) Mem { return mi(b, i, d) }
 	q6kScaleWords(w)
 	q6kHalf(w, 0, 128, false, 0, Z0, Z1, Z10, Z11)
@@ -597,7 +862,12 @@ func q4kxPrologue() {
 	a.VMOVDQU(sym("q4kxSel", 0), X14)
 }
 
-func q4kxBlock(form) {
+func q4kxBlock(form) { mQ4kxBlock.use(q4kxBlockBody) }
+
+var mQ4kxBlock = def512("Q4KX_BLOCK",
+	"is a Q4_K super-block at SI against the laid-out activations at DI into\n// Z24 and Z25: q4kxBlock.", q4kxBlockBody)
+
+func q4kxBlockBody() {
 	a.Comment("Scales and mins: from the dwords A, B, C at 4(SI),",
 		"[A&63, B&63, C&15 | (A>>6&3)<<4, C>>4&15 | (B>>6&3)<<4].")
 	a.VMOVDQU(m(RSI, 4), X0)
@@ -634,3 +904,119 @@ func q4kxBlock(form) {
 	a.VCVTDQ2PS(Z4, Z4)
 	a.VFMADD231PS(Z23, Z4, Z24)
 }
+
+// The macros of kquant_amd64.h that the kernels above are written in; a
+// parameter that stands for instructions is a placeholder in the body, one
+// that stands for an operand has a sample that no other operand of the
+// body is (R14, R15: a memory operand's base and index).
+var (
+	mArgs = defTwin("KQ_ARGS(wreg, x)",
+		"loads dst, rows, w and the activations x into DX, R8, wreg and R10: loadArgsX.",
+		func() { loadArgsBody(R14, "xsample") }, func() []string { return []string{"R14", "xsample"} })
+	mNone  = defTwin("NONE", "stands for no instructions, an empty macro argument.", func() {}, nil)
+	mZeros = func() map[int]twin {
+		ms := map[int]twin{}
+		for _, sig := range []string{"ZERO1(op, a)", "ZERO2(op, a, b)", "ZERO4(op, a, b, c, d)"} {
+			n := strings.Count(sig, ",")
+			body, samples := zeroSample(n)
+			ms[n] = defTwin(sig, "clears the registers with op (VPXORD, VPXOR, VXORPS): op r, r, r each.", body, samples)
+		}
+		return ms
+	}()
+	mRows = defTwin("KQ_ROWS(prologue, setup, clear, pf, block, wb, xb, store)",
+		"is a one-row kernel (rowKernel): prologue and setup, then over the rows R8\n"+
+			"// from DX per row clear, per block of wb weight bytes at SI and xb\n"+
+			"// activation bytes at DI pf and block, then store.",
+		func() {
+			placeholder("prologue")
+			placeholder("setup")
+			rowBody("row", "blk", "done", 100000, 200000, func() { placeholder("clear") },
+				func() { placeholder("pf") }, func() { placeholder("block") }, func() { placeholder("store") })
+		}, func() []string {
+			return []string{"prologue", "setup", "clear", "pf", "block", "#100000", "#200000", "store"}
+		})
+	mRowsTop = defTwin("ROWS_TOP(row, done, nboff)",
+		"opens a row loop at row: on to done when R8 is zero, else DI = x (R10) and\n// CX = nb (at nboff(FP)).",
+		func() { rowsTopBody("row", "done", 100000) }, func() []string { return []string{"row", "done", "#100000"} })
+	mRowsEnd = defTwin("ROWS_END(row, done)", "closes a row loop: R8 down, back to row; at done VZEROUPPER and RET.",
+		func() { rowsEndBody("row", "done") }, func() []string { return []string{"row", "done"} })
+	mDist        = defTwin("KQ_DIST", "loads a prefetch form's distance into R12.", rowDist, nil)
+	mQ4kPrologue = def512("Q4K_PROLOGUE", "loads the arguments (w into SI) and the Q4_K constants.",
+		func() { loadArgs(RSI); q4kConstants() })
+	mQ6kPrologue = def512("Q6K_PROLOGUE", "loads the arguments (w into SI) and the Q6_K constants.",
+		func() { loadArgs(RSI); q6kConstants() })
+	mPfLines3 = def512("PF_LINES3(op, dist)",
+		"prefetches (instruction op) the three lines of a Q4_K block at SI + dist.",
+		func() { pfLines(form{prefetch: 3, hint: t0}, R12) }, "PREFETCHT0", "R12")
+	mPfLines4 = def512("PF_LINES4(op, dist)",
+		"prefetches (instruction op) the four lines of a Q6_K block at SI + dist.",
+		func() { pfLines(form{prefetch: 4, hint: t0}, R12) }, "PREFETCHT0", "R12")
+	mPfPage = def512("PF_PAGE(op, wb, skip)",
+		"is a page form's prefetch of the wb-byte block at SI + R12 (label skip):\n// pagePrefetch.",
+		func() { pagePrefetchBody(form{prefetch: 4, hint: t0}, 100000, "skip") }, "PREFETCHT0", "#100000", "skip")
+	mFourRows = def512("FOUR_ROWS(bytes, consts, acts, b0, b1, b2, b3, z0, z1, z2, z3)",
+		"is a four-row kernel (fourRowKernel) of blocks of bytes bytes: consts, then\n"+
+			"// per group of rows per block acts and the rows' blocks b0-b3 into the sums\n"+
+			"// z0-z3.",
+		func() {
+			ph := func(s string) func() { return func() { placeholder(s) } }
+			fourRowBody(100000, ph("consts"), "group", "block", [4]VecPhysical{Z14, Z15, Z24, Z25}, ph("acts"),
+				[4]func(){ph("b0"), ph("b1"), ph("b2"), ph("b3")})
+		}, "#100000", "consts", "acts", "b0", "b1", "b2", "b3", "Z14", "Z15", "Z24", "Z25")
+	mProductsBW = def512("PRODUCTS_BW",
+		"sums the word pairs Z10-Z13 times the scale words Z16-Z19 into Z4 (AVX-512BW).",
+		func() { productsBody(false) })
+	mProductsVNNI = def512("PRODUCTS_VNNI",
+		"is PRODUCTS_BW through VPDPWSSD (VNNI).", func() { productsBody(true) })
+	mLoadRows4 = def512("LOAD_ROWS4(tbl, z0, z1, z2, z3)",
+		"loads the four 64-byte rows of the table tbl into z0-z3.",
+		func() { loadRowsBody("tblsample", Z0, Z1, Z2, Z3) }, "\u00b7tblsample", "Z0", "Z1", "Z2", "Z3")
+	mQ4kConstants = def512("Q4K_CONSTANTS",
+		"loads the Q4_K kernels' constants: q4kConstants.", q4kConstantsBody)
+	mQ4kHighBits = defTwin("Q4K_HIGH_BITS(src, dst)",
+		"ors the top two bits of each byte of src into bits 4-5 of dst's (R13).",
+		func() { q4kHighBitsBody(EBX, R11L) }, func() []string { return []string{"BX", "R11"} })
+	mQ4kScales = defTwin("Q4K_SCALES",
+		"unpacks the 12 scale bytes at 4(SI) into AX = 8 scales, BX = 8 mins.", q4kScalesBody, nil)
+	mQ4kQuants = def512("Q4K_QUANTS(w)",
+		"loads the 128 quant bytes at 16 w as the nibble vectors Z10-Z13.",
+		func() { q4kQuantsBody(func(d int) Mem { return mi(R14, R15, d) }) }, "(R14)(R15*1)")
+	mQ4kSpread = def512("Q4K_SPREAD",
+		"spreads the scales Z20 over the words Z16-Z19.", q4kSpreadBody)
+	mQ4kMinsTerm = def512("Q4K_MINS_TERM",
+		"weights the mins Y21 by the bsums at 260(DI), as floats.", q4kMinsTermBody)
+	mQ4kProducts = def512("Q4K_PRODUCTS",
+		"multiplies the nibble vectors Z10-Z13 by the activations Z0-Z3 (word pairs).", q4kProductsBody)
+	mQ4kActivations = def512("Q4K_ACTIVATIONS",
+		"loads the Q8_K quants at 4(DI) into Z0-Z3 in the nibble vectors' order.", q4kActivationsBody)
+	mQ4k4Activations = def512("Q4K4_ACTIVATIONS",
+		"is Q4K_ACTIVATIONS and dx at (DI) into X9 (four-row kernels).", q4k4ActivationsBody)
+	mQ6k4Activations = def512("Q6K4_ACTIVATIONS",
+		"loads the Q8_K quants at 4(DI) into Z0-Z3 and dx at (DI) into X9 (four-row\n// kernels).", q6k4ActivationsBody)
+	mQ4kBlock = def512("Q4K_BLOCK(products)",
+		"is a one-row Q4_K super-block at SI into Z24 and Z25 (q4kBlock), its\n// products (PRODUCTS_BW or PRODUCTS_VNNI).",
+		func() { q4kBlockBody(func() { placeholder("products") }) }, "products")
+	mQ4k4Row = def512("Q4K4_ROW(w, acc)",
+		"is a four-row kernel's Q4_K super-block at w into the sum acc: q4k4RowBlock.",
+		func() { q4k4RowBody(R14, R15, Z14) }, "(R14)(R15*1)", "Z14")
+	mQ6kConstants = def512("Q6K_CONSTANTS",
+		"loads the Q6_K kernels' constants: q6kConstants.", q6kConstantsBody)
+	mQ6kUnpackHalf = def512("Q6K_UNPACK_HALF(w, ql, qh, lo, hi, s0, s1, s1y, s2, s2y)",
+		"unpacks the 6-bit quants of half a Q6_K block (ql at ql w, qh at qh w) into\n"+
+			"// lo and hi, through s0-s2 (s1y, s2y their YMMs): q6kUnpackHalf.",
+		func() {
+			q6kUnpackHalfBody(func(d int) Mem { return mi(R14, R15, d) }, 100000, 200000, Z10, Z11, Z20, Z21, Z22)
+		}, "(R14)(R15*1)", "#100000", "#200000", "Z10", "Z11", "Z20", "Z21", "Y21", "Z22", "Y22")
+	mQ6kScaleWords = def512("Q6K_SCALE_WORDS(w)",
+		"spreads the 16 int8 scales at 192 w over Z16-Z19 (words in Y14).",
+		func() { q6kScaleWordsBody(func(d int) Mem { return mi(R14, R15, d) }) }, "(R14)(R15*1)")
+	mQ6kOffset = def512("Q6K_OFFSET(w)",
+		"subtracts the -32 offset term from Z4, as floats; d at 208 w into X6.",
+		func() { q6kOffsetBody(func(d int) Mem { return mi(R14, R15, d) }) }, "(R14)(R15*1)")
+	mQ6kBlock = def512("Q6K_BLOCK(products)",
+		"is a one-row Q6_K super-block at SI into Z24 (q6kBlock), its products\n// (PRODUCTS_BW or PRODUCTS_VNNI).",
+		func() { q6kBlockBody(func() { placeholder("products") }) }, "products")
+	mQ6k4Row = def512("Q6K4_ROW(w, acc)",
+		"is a four-row kernel's Q6_K super-block at w into the sum acc: q6k4RowBlock.",
+		func() { q6k4RowBody(R14, R15, Z20) }, "(R14)(R15*1)", "Z20")
+)

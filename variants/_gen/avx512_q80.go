@@ -28,13 +28,35 @@ func q80File() {
 	q80Kernel("q80RowsVNNI", "vq80", true)
 }
 
+// The Q8_0 kernels' macros of kquant_amd64.h.
+var (
+	mQ80Rows = def512("Q80_ROWS(dot)",
+		"is a Q8_0 matvec (q80Kernel), its products dot (Q80_DOT_BW or Q80_DOT_VNNI).",
+		func() { q80Body("q80", func() { placeholder("dot") }) }, "dot")
+	mQ80Sign  = def512("Q80_SIGN", "is the sign trick: |w| (Z0) into Z1, x (Z2) with the signs of w into Z3.", q80SignBody)
+	mQ80DotBW = def512("Q80_DOT_BW",
+		"is the int32 lanes of |w| (Z1) times the signed x (Z3) in Z4: q80Dot.", func() { q80DotBody(false) })
+	mQ80DotVNNI = def512("Q80_DOT_VNNI",
+		"is Q80_DOT_BW through VPDPBUSD.", func() { q80DotBody(true) })
+	mQ80Scale = def512("Q80_SCALE",
+		"scales the int32 lanes Z4 by the fp16 scales AX, BX into Z24: q80Scale.", q80ScaleBody)
+	mQ80Scales = def512("Q80_SCALES(p, r)",
+		"loads the fp16 scales of the blocks at p and p+34 into the words of r.",
+		func() { q80ScalesBody(R14, EBX) }, "R14", "BX")
+)
+
 // q80Dot: the int32 lanes of |w| (Z1) · signed x (Z3) in Z4, after the
 // sign trick on Z0 (w) and Z2 (x).
 func q80Dot(vnni bool) {
-	a.VPMOVB2M(Z0, K1)
-	a.VPABSB(Z0, Z1)
-	a.VMOVDQA64(Z2, Z3)
-	a.VPSUBB(Z2, Z28, K1, Z3)
+	if vnni {
+		mQ80DotVNNI.use(func() { q80DotBody(true) })
+	} else {
+		mQ80DotBW.use(func() { q80DotBody(false) })
+	}
+}
+
+func q80DotBody(vnni bool) {
+	mQ80Sign.use(q80SignBody)
 	if vnni {
 		a.VPXORD(Z4, Z4, Z4)
 		vpdpbusd(Z3, Z1, Z4)
@@ -44,9 +66,20 @@ func q80Dot(vnni bool) {
 	a.VPMADDWD(Z30, Z4, Z4)
 }
 
+// q80SignBody is the sign trick: |w| (Z0) into Z1, x (Z2) with w's signs
+// into Z3.
+func q80SignBody() {
+	a.VPMOVB2M(Z0, K1)
+	a.VPABSB(Z0, Z1)
+	a.VMOVDQA64(Z2, Z3)
+	a.VPSUBB(Z2, Z28, K1, Z3)
+}
+
 // q80Scale scales the int32 lanes in Z4 by the fp16 scales in AX (w) and
 // BX (x), spread by Z29 over the two blocks, into Z24.
-func q80Scale() {
+func q80Scale() { mQ80Scale.use(q80ScaleBody) }
+
+func q80ScaleBody() {
 	a.VMOVD(EAX, X6)
 	a.VMOVD(EBX, X7)
 	a.VCVTPH2PS(X6, X6)
@@ -60,6 +93,10 @@ func q80Scale() {
 // q80Scales loads the fp16 scales of blocks a and b at p into the low and
 // high words of r.
 func q80Scales(p Register, r GPPhysical) {
+	mQ80Scales.use(func() { q80ScalesBody(p, r) }, p, r)
+}
+
+func q80ScalesBody(p Register, r GPPhysical) {
 	a.MOVWLZX(m(p, 0), r)
 	a.MOVWLZX(m(p, 34), R11L)
 	a.SHLL(Imm(16), R11L)
@@ -68,16 +105,24 @@ func q80Scales(p Register, r GPPhysical) {
 
 func q80Kernel(name, p string, vnni bool) {
 	text(name, rowSig)
+	dot := func() { q80Dot(vnni) }
+	if mQ80Rows.here() {
+		d, _ := oneLine(dot)
+		mQ80Rows.use(nil, d)
+		return
+	}
+	q80Body(p, dot)
+}
+
+// q80Body is q80Kernel after its TEXT line, its labels prefixed with p
+// and its products dot.
+func q80Body(p string, dot func()) {
 	loadArgs(RSI)
 	a.VPXORD(Z28, Z28, Z28)
 	a.VMOVDQU64(sym("q80Spread", 0), Z29)
 	broadcast32(0x00010001, Z30)
 	row, pair, single, store, done := p+"Row", p+"Pair", p+"Single", p+"Store", p+"Done"
-	a.Label(row)
-	a.TESTQ(R8, R8)
-	a.JZ(LabelRef(done))
-	a.MOVQ(R10, RDI)
-	a.MOVQ(param("nb", 32), RCX)
+	rowsTop(row, done, 32)
 	a.VPXORD(Z24, Z24, Z24)
 	a.SHRQ(Imm(1), RCX)
 	a.JZ(LabelRef(single))
@@ -88,7 +133,7 @@ func q80Kernel(name, p string, vnni bool) {
 	a.VINSERTI64X4(Imm(1), m(RDI, 36), Z2, Z2)
 	q80Scales(RSI, EAX)
 	q80Scales(RDI, EBX)
-	q80Dot(vnni)
+	dot()
 	q80Scale()
 	a.ADDQ(Imm(68), RSI)
 	a.ADDQ(Imm(68), RDI)
@@ -103,14 +148,10 @@ func q80Kernel(name, p string, vnni bool) {
 	a.VMOVDQU8(m(RDI, 2), Y2)
 	a.MOVWLZX(m(RSI, 0), EAX)
 	a.MOVWLZX(m(RDI, 0), EBX)
-	q80Dot(vnni)
+	dot()
 	q80Scale()
 	a.ADDQ(Imm(34), RSI)
 	a.Label(store)
 	rowStore(Z24, nil)
-	a.DECQ(R8)
-	a.JMP(LabelRef(row))
-	a.Label(done)
-	a.VZEROUPPER()
-	a.RET()
+	rowsEnd(row, done)
 }

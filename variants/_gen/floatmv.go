@@ -12,6 +12,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mmcloughlin/avo/ir"
 	. "github.com/mmcloughlin/avo/operand"
@@ -80,25 +81,26 @@ const floatSig = "func(dst *float32, rows int, w, xq *byte, k int)"
 
 // floatArgs: DX dst, R8 rows, R12 the row, R10 x, R13 a row's bytes.
 func floatArgs(shift int) {
-	a.MOVQ(param("dst", 0), RDX)
-	a.MOVQ(param("rows", 8), R8)
-	a.MOVQ(param("w", 16), R12)
-	a.MOVQ(param("xq", 24), R10)
+	mFloatArgs.use(func() { floatArgsBody(shift) }, shift)
+}
+
+func floatArgsBody(shift int) {
+	loadArgsX(R12, "xq")
 	a.MOVQ(param("k", 32), R13)
 	a.SHLQ(Imm(uint64(shift)), R13)
 }
 
 // floatRowStart: SI and DI at the row and x, BX = k, sums cleared.
-func floatRowStart(wd width) {
+func floatRowStart(wd width) { mFloatRowStart.use(func() { floatRowStartBody(wd) }) }
+
+func floatRowStartBody(wd width) {
 	a.MOVQ(R12, RSI)
 	a.MOVQ(R10, RDI)
 	a.MOVQ(param("k", 32), RBX)
-	for _, s := range wd.acc {
-		if wd.avx2 {
-			a.VXORPS(s, s, s)
-		} else {
-			a.VPXORD(s, s, s)
-		}
+	if wd.avx2 {
+		zeroRegs(func(s VecPhysical) { a.VXORPS(s, s, s) }, wd.acc[:]...)
+	} else {
+		zeroRegs(vpxord, wd.acc[:]...)
 	}
 	if wd.avx2 {
 		a.VXORPS(X4, X4, X4)
@@ -106,7 +108,9 @@ func floatRowStart(wd width) {
 }
 
 // floatStore adds the four sums (and X4, AVX2) into one float at (DX).
-func floatStore(wd width) {
+func floatStore(wd width) { mFloatStore.use(func() { floatStoreBody(wd) }) }
+
+func floatStoreBody(wd width) {
 	s := wd.acc
 	a.VADDPS(s[1], s[0], s[0])
 	a.VADDPS(s[3], s[2], s[2])
@@ -116,12 +120,7 @@ func floatStore(wd width) {
 		a.VEXTRACTF64X4(Imm(1), lo, hi.AsY())
 		a.VADDPS(hi.AsY(), lo.AsY(), lo.AsY())
 	}
-	a.VEXTRACTF128(Imm(1), lo.AsY(), hi.AsX())
-	a.VADDPS(hi.AsX(), lo.AsX(), lo.AsX())
-	a.VPSHUFD(Imm(0x4e), lo.AsX(), hi.AsX())
-	a.VADDPS(hi.AsX(), lo.AsX(), lo.AsX())
-	a.VPSHUFD(Imm(0xb1), lo.AsX(), hi.AsX())
-	a.VADDSS(hi.AsX(), lo.AsX(), lo.AsX())
+	hsum8(lo.AsY().(VecPhysical), hi.AsX().(VecPhysical))
 	if wd.avx2 {
 		a.VADDSS(X4, lo.AsX(), lo.AsX())
 	}
@@ -132,6 +131,18 @@ func floatStore(wd width) {
 // step emits one loop stage: while BX >= n (or, for a masked stage, while
 // BX > 0), body, advance SI and DI by bytes, BX by n; then on to next.
 func step(label, next string, n, bytes int, masked bool, body func()) {
+	m := mFloatStep
+	if masked {
+		m = mFloatStepMasked
+	}
+	if b, ok := oneLine(body); ok && m.here() {
+		m.use(nil, label, next, n, bytes, b)
+		return
+	}
+	stepBody(label, next, n, bytes, masked, body)
+}
+
+func stepBody(label, next string, n, bytes int, masked bool, body func()) {
 	a.Label(label)
 	if masked {
 		a.TESTQ(RBX, RBX)
@@ -140,6 +151,16 @@ func step(label, next string, n, bytes int, masked bool, body func()) {
 		a.CMPQ(RBX, imm(n))
 		a.JLT(LabelRef(next))
 	}
+	if b, ok := oneLine(body); ok && mStepRest.here() {
+		mStepRest.use(nil, label, n, bytes, b)
+		return
+	}
+	stepRest(label, n, bytes, body)
+}
+
+// stepRest is a stage after its test: body, SI and DI bytes on, BX n
+// down, back to label.
+func stepRest(label string, n, bytes int, body func()) {
 	body()
 	a.ADDQ(imm(bytes), RSI)
 	a.ADDQ(imm(bytes), RDI)
@@ -148,7 +169,9 @@ func step(label, next string, n, bytes int, masked bool, body func()) {
 }
 
 // maskN sets K1 to the low min(BX, lim) bits; clobbers AX, CX.
-func maskN(lim int) {
+func maskN(lim int) { mMaskN.use(func() { maskNBody(lim) }, hex32(uint32(lim))) }
+
+func maskNBody(lim int) {
 	a.MOVQ(RBX, RCX)
 	a.MOVQ(U32(lim), RAX)
 	a.CMPQ(RCX, RAX)
@@ -159,8 +182,35 @@ func maskN(lim int) {
 	a.KMOVD(EAX, K1)
 }
 
-// floatLoop is the row loop around the stages, which end at p+"Store".
-func floatLoop(wd width, p string, stages func()) {
+// floatLoop is the arguments' loads (k << shift bytes a row) and the row
+// loop around the stages, which end at p+"Store".
+func floatLoop(wd width, p string, shift int, stages func()) {
+	args := func() { floatArgs(shift) }
+	if mFloatRows.here() {
+		ls := capture(stages)
+		ar, ok := oneLine(args)
+		ok = ok && len(ls) <= 3
+		for _, l := range ls {
+			ok = ok && !strings.ContainsAny(strings.SplitN(l, "(", 2)[0], " ,")
+		}
+		if ok {
+			xs := []any{ar, p + "Row", p + "Store"}
+			for i := 0; i < 3; i++ {
+				if i < len(ls) {
+					xs = append(xs, ls[i])
+				} else {
+					xs = append(xs, mNone.name())
+				}
+			}
+			mFloatRows.use(nil, xs...)
+			return
+		}
+	}
+	args()
+	floatLoopBody(wd, p, stages)
+}
+
+func floatLoopBody(wd width, p string, stages func()) {
 	a.Label(p + "Row")
 	floatRowStart(wd)
 	stages()
@@ -188,63 +238,162 @@ func fma(t floatType, wsrc, xsrc Mem, w, x, acc VecPhysical) {
 
 func floatRows(wd width, t floatType, name, p string) {
 	text(name, floatSig)
-	floatArgs(t.shift)
 	vec := wd.lanes * t.size // bytes of one vector of t
-	floatLoop(wd, p, func() {
+	floatLoop(wd, p, t.shift, func() {
 		tail := p + "Tail"
 		if wd.avx2 {
 			tail = p + "Eight"
 		}
-		step(p+"Main", tail, 4*wd.lanes, 4*vec, false, func() {
-			if t.load == nil {
-				for i := range wd.w {
-					a.VMOVUPS(m(RSI, i*vec), wd.w[i])
-				}
-				for i := range wd.w {
-					a.VFMADD231PS(m(RDI, i*vec), wd.w[i], wd.acc[i])
-				}
-				return
-			}
-			for i := range wd.w {
-				t.load(m(RSI, i*vec), wd.w[i])
-			}
-			for i := range wd.x {
-				t.load(m(RDI, i*vec), wd.x[i])
-			}
-			for i := range wd.w {
-				a.VFMADD231PS(wd.x[i], wd.w[i], wd.acc[i])
-			}
-		})
+		step(p+"Main", tail, 4*wd.lanes, 4*vec, false, func() { floatMain(wd, t) })
 		if wd.avx2 {
-			step(tail, p+"One", wd.lanes, vec, false, func() {
-				fma(t, m(RSI, 0), m(RDI, 0), wd.w[0], wd.x[0], wd.acc[0])
-			})
+			step(tail, p+"One", wd.lanes, vec, false, func() { floatOne(wd, t) })
 			floatScalarTail(t, p+"One", p+"Store", wd.w[0].AsX(), wd.x[0].AsX())
 			return
 		}
-		step(tail, p+"Store", wd.lanes, vec, true, func() {
-			maskN(wd.lanes)
-			w, x := wd.w[0], wd.w[1]
-			switch t.name {
-			case "f32":
-				a.VMOVUPS_Z(m(RSI, 0), K1, w)
-				a.VMOVUPS_Z(m(RDI, 0), K1, x)
-			case "f16":
-				a.VCVTPH2PS_Z(m(RSI, 0), K1, w)
-				a.VCVTPH2PS_Z(m(RDI, 0), K1, x)
-			case "bf16":
-				a.VPMOVZXWD_Z(m(RSI, 0), K1, w)
-				a.VPMOVZXWD_Z(m(RDI, 0), K1, x)
-				a.VPSLLD(Imm(16), w, w)
-				a.VPSLLD(Imm(16), x, x)
-			}
-			a.VFMADD231PS(x, w, wd.acc[0])
-		})
+		step(tail, p+"Store", wd.lanes, vec, true, func() { floatTail(wd, t) })
 	})
 }
 
+// floatMain is the main step's body: four vectors of t.
+func floatMain(wd width, t floatType) {
+	floatMacro(mFloatMain, t).use(func() { floatMainBody(wd, t) })
+}
+
+func floatMainBody(wd width, t floatType) {
+	vec := wd.lanes * t.size
+	if t.load == nil {
+		for i := range wd.w {
+			a.VMOVUPS(m(RSI, i*vec), wd.w[i])
+		}
+		for i := range wd.w {
+			a.VFMADD231PS(m(RDI, i*vec), wd.w[i], wd.acc[i])
+		}
+		return
+	}
+	for i := range wd.w {
+		t.load(m(RSI, i*vec), wd.w[i])
+	}
+	for i := range wd.x {
+		t.load(m(RDI, i*vec), wd.x[i])
+	}
+	for i := range wd.w {
+		a.VFMADD231PS(wd.x[i], wd.w[i], wd.acc[i])
+	}
+}
+
+// floatOne is the AVX2 one-vector step's body.
+func floatOne(wd width, t floatType) {
+	floatMacro(mFloatOne, t).use(func() { floatOneBody(wd, t) })
+}
+
+func floatOneBody(wd width, t floatType) {
+	fma(t, m(RSI, 0), m(RDI, 0), wd.w[0], wd.x[0], wd.acc[0])
+}
+
+// floatTail is the AVX-512 masked tail's body.
+func floatTail(wd width, t floatType) {
+	floatMacro(mFloatTail, t).use(func() { floatTailBody(wd, t) })
+}
+
+func floatTailBody(wd width, t floatType) {
+	maskN(wd.lanes)
+	w, x := wd.w[0], wd.w[1]
+	switch t.name {
+	case "f32":
+		a.VMOVUPS_Z(m(RSI, 0), K1, w)
+		a.VMOVUPS_Z(m(RDI, 0), K1, x)
+	case "f16":
+		a.VCVTPH2PS_Z(m(RSI, 0), K1, w)
+		a.VCVTPH2PS_Z(m(RDI, 0), K1, x)
+	case "bf16":
+		a.VPMOVZXWD_Z(m(RSI, 0), K1, w)
+		a.VPMOVZXWD_Z(m(RDI, 0), K1, x)
+		a.VPSLLD(Imm(16), w, w)
+		a.VPSLLD(Imm(16), x, x)
+	}
+	a.VFMADD231PS(x, w, wd.acc[0])
+}
+
+// widthOf is the float kernels' width of the package being written.
+func widthOf() width {
+	if curPkg == "avx2" {
+		return avx2Width
+	}
+	return avx512Width
+}
+
+// floatMacros are a body's macros by element type (where the package has
+// that kernel).
+type floatMacros map[string]twin
+
+func floatMacro(ms floatMacros, t floatType) twin { return ms[t.name] }
+
+// defFloat defines NAME_T (doc) of each element type T of types, in the
+// packages whose kernels have it, from body.
+func defFloat(name, doc string, pkgs []string, types []floatType, body func(wd width, t floatType)) floatMacros {
+	ms := floatMacros{}
+	for _, t := range types {
+		t := t
+		tw := twin{}
+		for _, pkg := range pkgs {
+			if t.name == "bf16" && pkg == "avx2" {
+				continue
+			}
+			tw[pkg] = defMacro(pkg, header, name+"_"+strings.ToUpper(t.name), fmt.Sprintf(doc, t.name),
+				func() { body(widthOf(), t) })
+		}
+		ms[t.name] = tw
+	}
+	return ms
+}
+
+// The float kernels' macros.
+var (
+	mFloatArgs = defTwin("FLOAT_ARGS(shift)",
+		"loads the arguments: DX dst, R8 rows, R12 the row, R10 x, R13 a row's\n// bytes (k << shift): floatArgs.",
+		func() { floatArgsBody(0x77) }, func() []string { return []string{"0x77"} })
+	mFloatRowStart = defTwin("FLOAT_ROW_START", "sets SI, DI to the row and x, BX = k, and clears the sums.",
+		func() { floatRowStartBody(widthOf()) }, nil)
+	mFloatStore = defTwin("FLOAT_STORE", "adds the sums into one float at (DX); next row: floatStore.",
+		func() { floatStoreBody(widthOf()) }, nil)
+	mFloatRows = defTwin("FLOAT_ROWS(args, row, store, s1, s2, s3)",
+		"is a float kernel (floatLoop): args (FLOAT_ARGS), then the row loop, labels\n// row and store, its stages s1-s3.",
+		func() {
+			placeholder("args")
+			floatLoopBody(widthOf(), "", func() {
+				placeholder("s1")
+				placeholder("s2")
+				placeholder("s3")
+			})
+		}, func() []string { return []string{"args", "Row", "Store", "s1", "s2", "s3"} })
+	mFloatStep = defTwin("FLOAT_STEP(label, next, n, bytes, body)",
+		"is a stage at label: while BX >= n, body and n values (bytes) on; then next.",
+		func() { stepBody("label", "next", 100000, 200000, false, func() { placeholder("body") }) },
+		func() []string { return []string{"label", "next", "#100000", "#200000", "body"} })
+	mFloatStepMasked = defTwin("FLOAT_STEP_MASKED(label, next, n, bytes, body)",
+		"is FLOAT_STEP while BX > 0 (body masks the tail).",
+		func() { stepBody("label", "next", 100000, 200000, true, func() { placeholder("body") }) },
+		func() []string { return []string{"label", "next", "#100000", "#200000", "body"} })
+	mStepRest = defTwin("STEP_REST(label, n, bytes, body)",
+		"is a stage after its test: body, SI and DI bytes on, BX n down, back to label.",
+		func() { stepRest("label", 100000, 200000, func() { placeholder("body") }) },
+		func() []string { return []string{"label", "#100000", "#200000", "body"} })
+	mMaskN = def512("MASK_N(lim)", "sets K1 to the low min(BX, lim) bits (clobbers AX, CX): maskN.",
+		func() { maskNBody(0x77777777) }, "0x77777777")
+	mFloatMain = defFloat("FLOAT_MAIN", "is the main step's body, four vectors of %s.",
+		[]string{"avx2", "avx512"}, []floatType{f32, f16, bf16}, floatMainBody)
+	mFloatOne = defFloat("FLOAT_ONE", "is the one-vector step's body (%s).",
+		[]string{"avx2"}, []floatType{f32, f16}, floatOneBody)
+	mFloatTail = defFloat("FLOAT_TAIL", "is the masked tail's body (%s).",
+		[]string{"avx512"}, []floatType{f32, f16, bf16}, floatTailBody)
+)
+
 // floatScalarTail: one value a step into X4 (AVX2).
 func floatScalarTail(t floatType, label, next string, w, x Op) {
+	mFloatScalar[t.name].use(func() { floatScalarTailBody(t, label, next, w, x) }, label, next)
+}
+
+func floatScalarTailBody(t floatType, label, next string, w, x Op) {
 	a.Label(label)
 	a.TESTQ(RBX, RBX)
 	a.JZ(LabelRef(next))
@@ -293,25 +442,46 @@ func vdpbf16ps(b, src, acc VecPhysical) {
 // The dot kernel's weights and activations, interleaved.
 var dotW, dotX = [4]VecPhysical{Z0, Z2, Z4, Z6}, [4]VecPhysical{Z1, Z3, Z5, Z7}
 
+// dotMain is the dot kernel's main step's body: 128 values.
+func dotMain() {
+	for i := 0; i < 4; i++ {
+		a.VMOVDQU16(m(RSI, 64*i), dotW[i])
+		a.VMOVDQU16(m(RDI, 64*i), dotX[i])
+	}
+	for i := 0; i < 4; i++ {
+		vdpbf16ps(dotX[i], dotW[i], avx512Width.acc[i])
+	}
+}
+
+// dotTail is the dot kernel's masked tail's body: up to 32 values.
+func dotTail() {
+	maskN(32)
+	a.VMOVDQU16_Z(m(RSI, 0), K1, Z0)
+	a.VMOVDQU16_Z(m(RDI, 0), K1, Z1)
+	vdpbf16ps(Z1, Z0, Z8)
+}
+
+var (
+	mDotMain = def512("DOT_MAIN", "is the bf16 dot kernel's main step's body, 128 values (VDPBF16PS as bytes).", dotMain)
+	mDotTail = def512("DOT_TAIL", "is the bf16 dot kernel's masked tail's body, up to 32 values.", dotTail)
+	// mFloatScalar are the AVX2 scalar tails (floatScalarTail) by type.
+	mFloatScalar = func() map[string]twin {
+		ms := map[string]twin{}
+		for _, t := range []floatType{f32, f16} {
+			t := t
+			ms[t.name] = twin{"avx2": defMacro("avx2", header, "FLOAT_SCALAR_"+strings.ToUpper(t.name)+"(label, next)",
+				"is the scalar tail at label, one "+t.name+" value a step into X4; then next.",
+				func() { floatScalarTailBody(t, "label", "next", X8, X12) }, "label", "next")}
+		}
+		return ms
+	}()
+)
+
 func bf16RowsDot() {
 	wd := avx512Width
 	text("bf16RowsDot", floatSig)
-	floatArgs(1)
-	floatLoop(wd, "dbf16", func() {
-		step("dbf16Main", "dbf16Tail", 128, 256, false, func() {
-			for i := 0; i < 4; i++ {
-				a.VMOVDQU16(m(RSI, 64*i), dotW[i])
-				a.VMOVDQU16(m(RDI, 64*i), dotX[i])
-			}
-			for i := 0; i < 4; i++ {
-				vdpbf16ps(dotX[i], dotW[i], wd.acc[i])
-			}
-		})
-		step("dbf16Tail", "dbf16Store", 32, 64, true, func() {
-			maskN(32)
-			a.VMOVDQU16_Z(m(RSI, 0), K1, Z0)
-			a.VMOVDQU16_Z(m(RDI, 0), K1, Z1)
-			vdpbf16ps(Z1, Z0, Z8)
-		})
+	floatLoop(wd, "dbf16", 1, func() {
+		step("dbf16Main", "dbf16Tail", 128, 256, false, func() { mDotMain.use(dotMain) })
+		step("dbf16Tail", "dbf16Store", 32, 64, true, func() { mDotTail.use(dotTail) })
 	})
 }

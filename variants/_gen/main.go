@@ -2,7 +2,9 @@
 // generated rather than written by hand: one Go function a file, built with
 // avo (github.com/mmcloughlin/avo) from one description of each kernel, so
 // that twin kernels (the AVX-512BW and VNNI forms of a matvec, the prefetch
-// form, the four-row form) come from the same source.
+// form, the four-row form) come from the same source. The blocks that the
+// kernels of a package repeat are written once, as macros of its generated
+// header macros_amd64.h (macro.go), and the kernels invoke them.
 //
 // It is its own module so that avo is not a dependency of the engine; run
 // it through go generate in the package it writes (see variants/avx512's
@@ -88,6 +90,8 @@ func mustAbs(p string) string {
 
 // generate builds f in a fresh avo context and writes it to path.
 func generate(f file, path string) error {
+	curPkg = f.pkg
+	usedHeaders = map[string]bool{}
 	if f.text != nil {
 		return os.WriteFile(path, f.text(), 0o644)
 	}
@@ -106,6 +110,7 @@ func generate(f file, path string) error {
 	if err := pass.Compile.Execute(ir); err != nil {
 		return err
 	}
+	addIncludes(ir)
 	cfg := printer.Config{
 		Argv: []string{"go", "run", "./variants/_gen", "-dir", "variants/" + f.pkg},
 		Pkg:  f.pkg,

@@ -66,6 +66,10 @@ var avx512Ops = opsISA{
 // tailMask (AVX2): y = mask of the first min(cnt, lim) lanes, read from
 // ·tailMask; clobbers AX, CX.
 func tailMask(cnt Register, lim int, y VecPhysical) {
+	mTailMask.use(func() { tailMaskBody(cnt, lim, y) }, cnt, hex32(uint32(lim)), y)
+}
+
+func tailMaskBody(cnt Register, lim int, y VecPhysical) {
 	a.MOVQ(cnt, RCX)
 	a.MOVQ(U32(lim), RAX)
 	a.CMPQ(RCX, RAX)
@@ -77,7 +81,9 @@ func tailMask(cnt Register, lim int, y VecPhysical) {
 
 // mask16CX (AVX-512): k = the low min(CX, 16) bits, for CX ≥ 0; clobbers
 // AX, CX.
-func mask16CX(k Register) {
+func mask16CX(k Register) { mMask16CX.use(func() { mask16CXBody(k) }, k) }
+
+func mask16CXBody(k Register) {
 	a.MOVQ(U32(16), RAX)
 	a.CMPQ(RCX, RAX)
 	a.CMOVQGT(RAX, RCX)
@@ -85,7 +91,9 @@ func mask16CX(k Register) {
 }
 
 // lowBits: k = (1 << CX) - 1; clobbers AX.
-func lowBits(k Register) {
+func lowBits(k Register) { mLowBits.use(func() { lowBitsBody(k) }, k) }
+
+func lowBitsBody(k Register) {
 	a.MOVL(U32(1), EAX)
 	a.SHLL(CL, EAX)
 	a.DECL(EAX)
@@ -104,7 +112,9 @@ const (
 )
 
 // expAVX2: Y0 = exp(Y0); clobbers Y1-Y5.
-func expAVX2() {
+func expAVX2() { mExpAVX2.use(expAVX2Body) }
+
+func expAVX2Body() {
 	bc := func(i int, y VecPhysical) { a.VBROADCASTSS(expC(i), y) }
 	a.VMOVAPS(Y0, Y4)
 	bc(cHi, Y5)
@@ -120,8 +130,7 @@ func expAVX2() {
 	a.VFNMADD231PS(Y5, Y1, Y0)
 	bc(cP0, Y2)
 	for i := 1; i < 6; i++ {
-		bc(cP0+i, Y5)
-		a.VFMADD213PS(Y5, Y0, Y2)
+		mHornerAVX2.use(func() { hornerAVX2(expC(cP0 + i)) }, 4*(cP0+i))
 	}
 	a.VMULPS(Y0, Y0, Y3)
 	a.VFMADD213PS(Y0, Y3, Y2)
@@ -143,14 +152,25 @@ func expAVX2() {
 
 // expConstsAVX512 broadcasts the AVX-512 table into Z31 (log2e) down to
 // Z20 (lo).
-func expConstsAVX512() {
+// hornerAVX2 is a step of expAVX2's polynomial: Y2 = Y2·Y0 + the
+// coefficient c.
+func hornerAVX2(c Mem) {
+	a.VBROADCASTSS(c, Y5)
+	a.VFMADD213PS(Y5, Y0, Y2)
+}
+
+func expConstsAVX512() { mExpConstsAVX512.use(expConstsAVX512Body) }
+
+func expConstsAVX512Body() {
 	for i := 0; i < 12; i++ {
 		a.VBROADCASTSS(expC(i), zs[31-i])
 	}
 }
 
 // expAVX512: Z0 = exp(Z0); clobbers Z1-Z3.
-func expAVX512() {
+func expAVX512() { mExpAVX512.use(expAVX512Body) }
+
+func expAVX512Body() {
 	a.VMINPS(Z21, Z0, Z0)
 	a.VMAXPS(Z20, Z0, Z0)
 	a.VMULPS(Z31, Z0, Z1)
@@ -167,6 +187,49 @@ func expAVX512() {
 	a.VSCALEFPS(Z1, Z2, Z0)
 }
 
+// opsISAOf is the ops' ISA of the package being written.
+func opsISAOf() opsISA {
+	if curPkg == "avx2" {
+		return avx2Ops
+	}
+	return avx512Ops
+}
+
+// The ops' macros of the packages' headers.
+var (
+	mTailMask = def2("TAIL_MASK(cnt, lim, y)",
+		"sets y to the mask of the first min(cnt, lim) lanes, from ·tailMask\n// (clobbers AX, CX): tailMask.",
+		func() { tailMaskBody(R14, 0x77777777, Y14) }, "R14", "0x77777777", "Y14")
+	mMask16CX = def512("MASK16_CX_K(k)", "sets k to the low min(CX, 16) bits (clobbers AX, CX): mask16CX.",
+		func() { mask16CXBody(K7) }, "K7")
+	mLowBits = def512("LOW_BITS(k)", "sets k to (1 << CX) - 1 (clobbers AX): lowBits.",
+		func() { lowBitsBody(K7) }, "K7")
+	mHornerAVX2 = def2("HORNER_AVX2(off)", "is Y2 = Y2·Y0 + the coefficient at ·opsExp+off (expAVX2's polynomial).",
+		func() { hornerAVX2(sym("opsExp", 100000)) }, "#100000")
+	mExpAVX2         = def2("EXP_AVX2", "is Y0 = exp(Y0), clobbering Y1-Y5: expAVX2.", expAVX2Body)
+	mExpConstsAVX512 = def512("EXP_CONSTS_AVX512",
+		"broadcasts the exp constants into Z31 (log2e) down to Z20 (lo): expConstsAVX512.", expConstsAVX512Body)
+	mExpAVX512 = def512("EXP_AVX512", "is Z0 = exp(Z0), clobbering Z1-Z3: expAVX512.", expAVX512Body)
+	mWidenPD   = defTwin("WIDEN_PD", "widens the low and high halves of v0 to doubles in v1, v2: widenPD.",
+		func() { widenPDBody(opsISAOf()) }, nil)
+	mLoopHead = defTwin("LOOP_HEAD(label)",
+		"starts a masked loop at label: the lane mask of the BX values left (maskedLoop).",
+		func() { loopHeadBody(opsISAOf(), "label") }, func() []string { return []string{"label"} })
+	mLoopTails = map[int]twin{
+		1: defTwin("LOOP_TAIL1(label, p)", "ends a masked loop: p a vector on, BX the lanes down, again while BX > 0.",
+			func() { loopTailBody(opsISAOf(), "label", []Register{R14}) },
+			func() []string { return []string{"label", "R14"} }),
+		3: defTwin("LOOP_TAIL3(label, p, q, r)", "is LOOP_TAIL1 stepping the pointers p, q and r.",
+			func() { loopTailBody(opsISAOf(), "label", []Register{R13, R14, R15}) },
+			func() []string { return []string{"label", "R13", "R14", "R15"} }),
+	}
+	mRopeHead = defTwin("ROPE_HEAD", "starts a head: BX = pairs, R11 cos, R12 sin (ropeHead).",
+		func() { ropeHeadBody(false) }, nil)
+	mRopeHeadDI = defTwin("ROPE_HEAD_DI", "is ROPE_HEAD and DI = SI.", func() { ropeHeadBody(true) }, nil)
+	mHsumPD     = defTwin("HSUM_PD", "sums the doubles of v10 and v11 into X10: hsumPD.",
+		func() { hsumPDBody(opsISAOf()) }, nil)
+)
+
 func opsFile(isa opsISA) {
 	rmsNorm(isa)
 	siluMul(isa)
@@ -178,9 +241,26 @@ func opsFile(isa opsISA) {
 // maskedLoop: label: mask(BX); body; step the pointers by a vector, BX by
 // the lanes; again while BX > 0.
 func maskedLoop(isa opsISA, label string, ptrs []Register, body func()) {
+	mLoopHead.use(func() { loopHeadBody(isa, label) }, label)
+	body()
+	tail := func() { loopTailBody(isa, label, ptrs) }
+	args := []any{label}
+	for _, p := range ptrs {
+		args = append(args, p)
+	}
+	if m, ok := mLoopTails[len(ptrs)]; ok {
+		m.use(tail, args...)
+		return
+	}
+	tail()
+}
+
+func loopHeadBody(isa opsISA, label string) {
 	a.Label(label)
 	isa.mask(RBX)
-	body()
+}
+
+func loopTailBody(isa opsISA, label string, ptrs []Register) {
 	for _, p := range ptrs {
 		a.ADDQ(imm(4*isa.lanes), p)
 	}
@@ -189,7 +269,9 @@ func maskedLoop(isa opsISA, label string, ptrs []Register, body func()) {
 }
 
 // widenPD: v1, v2 = the low and high halves of v0 widened to double.
-func widenPD(isa opsISA) {
+func widenPD(isa opsISA) { mWidenPD.use(func() { widenPDBody(isa) }) }
+
+func widenPDBody(isa opsISA) {
 	v := isa.v
 	if isa.avx2 {
 		a.VCVTPS2PD(X0, Y1)
@@ -203,7 +285,9 @@ func widenPD(isa opsISA) {
 }
 
 // hsumPD: X10 = the sum of the doubles of v10 and v11.
-func hsumPD(isa opsISA) {
+func hsumPD(isa opsISA) { mHsumPD.use(func() { hsumPDBody(isa) }) }
+
+func hsumPDBody(isa opsISA) {
 	v := isa.v
 	a.VADDPD(v(11), v(10), v(10))
 	if !isa.avx2 {
@@ -375,6 +459,14 @@ const ropeSig = "func(x *float32, nHeads, headDim int, cos, sin *float32)"
 // ropeHead starts a head: BX = pairs, R11 cos, R12 sin.
 func ropeHead(label string, di bool) {
 	a.Label(label)
+	m := mRopeHead
+	if di {
+		m = mRopeHeadDI
+	}
+	m.use(func() { ropeHeadBody(di) })
+}
+
+func ropeHeadBody(di bool) {
 	a.MOVQ(param("headDim", 16), RBX)
 	a.SHRQ(U8(1), RBX)
 	a.MOVQ(param("cos", 24), R11)

@@ -3,37 +3,22 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "macros_amd64.h"
 
 // func rmsNormAVX2(dst *float32, x *float32, w *float32, n int, eps float32)
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, FMA3
 TEXT ·rmsNormAVX2(SB), NOSPLIT, $0-36
-	MOVQ   x+8(FP), SI
-	MOVQ   n+24(FP), BX
-	VXORPD Y10, Y10, Y10
-	VXORPD Y11, Y11, Y11
-
-rmsSquares:
-	MOVQ         BX, CX
-	MOVQ         $0x00000008, AX
-	CMPQ         CX, AX
-	CMOVQGT      AX, CX
-	NEGQ         CX
-	LEAQ         ·tailMask+32(SB), AX
-	VMOVDQU      (AX)(CX*4), Y15
+	MOVQ         x+8(FP), SI
+	MOVQ         n+24(FP), BX
+	VXORPD       Y10, Y10, Y10
+	VXORPD       Y11, Y11, Y11
+	LOOP_HEAD(rmsSquares)
 	VMASKMOVPS   (SI), Y15, Y0
-	VCVTPS2PD    X0, Y1
-	VEXTRACTF128 $0x01, Y0, X2
-	VCVTPS2PD    X2, Y2
+	WIDEN_PD
 	VFMADD231PD  Y1, Y1, Y10
 	VFMADD231PD  Y2, Y2, Y11
-	ADDQ         $+32, SI
-	SUBQ         $+8, BX
-	JG           rmsSquares
-	VADDPD       Y11, Y10, Y10
-	VEXTRACTF128 $0x01, Y10, X11
-	VADDPD       X11, X10, X10
-	VPERMILPD    $0x01, X10, X11
-	VADDSD       X11, X10, X10
+	LOOP_TAIL1(rmsSquares, SI)
+	HSUM_PD
 	MOVQ         n+24(FP), BX
 	VCVTSI2SDQ   BX, X12, X12
 	VDIVSD       X12, X10, X10
@@ -46,197 +31,71 @@ rmsSquares:
 	MOVQ         dst+0(FP), DI
 	MOVQ         x+8(FP), SI
 	MOVQ         w+16(FP), DX
-
-rmsScale:
-	MOVQ       BX, CX
-	MOVQ       $0x00000008, AX
-	CMPQ       CX, AX
-	CMOVQGT    AX, CX
-	NEGQ       CX
-	LEAQ       ·tailMask+32(SB), AX
-	VMOVDQU    (AX)(CX*4), Y15
-	VMASKMOVPS (SI), Y15, Y0
-	VMASKMOVPS (DX), Y15, Y1
-	VMULPS     Y10, Y0, Y0
-	VMULPS     Y1, Y0, Y0
-	VMASKMOVPS Y0, Y15, (DI)
-	ADDQ       $+32, SI
-	ADDQ       $+32, DX
-	ADDQ       $+32, DI
-	SUBQ       $+8, BX
-	JG         rmsScale
+	LOOP_HEAD(rmsScale)
+	VMASKMOVPS   (SI), Y15, Y0
+	VMASKMOVPS   (DX), Y15, Y1
+	VMULPS       Y10, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VMASKMOVPS   Y0, Y15, (DI)
+	LOOP_TAIL3(rmsScale, SI, DX, DI)
 	VZEROUPPER
 	RET
 
 // func siluMulAVX2(dst *float32, gate *float32, up *float32, n int)
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX
 TEXT ·siluMulAVX2(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ gate+8(FP), SI
-	MOVQ up+16(FP), DX
-	MOVQ n+24(FP), BX
-
-siluLoop:
-	MOVQ         BX, CX
-	MOVQ         $0x00000008, AX
-	CMPQ         CX, AX
-	CMOVQGT      AX, CX
-	NEGQ         CX
-	LEAQ         ·tailMask+32(SB), AX
-	VMOVDQU      (AX)(CX*4), Y15
+	MOVQ         dst+0(FP), DI
+	MOVQ         gate+8(FP), SI
+	MOVQ         up+16(FP), DX
+	MOVQ         n+24(FP), BX
+	LOOP_HEAD(siluLoop)
 	VMASKMOVPS   (SI), Y15, Y6
 	VBROADCASTSS ·opsExp+60(SB), Y5
 	VXORPS       Y5, Y6, Y0
-	VMOVAPS      Y0, Y4
-	VBROADCASTSS ·opsExp+40(SB), Y5
-	VMINPS       Y5, Y0, Y0
-	VBROADCASTSS ·opsExp+44(SB), Y5
-	VMAXPS       Y5, Y0, Y0
-	VBROADCASTSS ·opsExp+0(SB), Y5
-	VMULPS       Y5, Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VBROADCASTSS ·opsExp+4(SB), Y5
-	VFNMADD231PS Y5, Y1, Y0
-	VBROADCASTSS ·opsExp+8(SB), Y5
-	VFNMADD231PS Y5, Y1, Y0
-	VBROADCASTSS ·opsExp+12(SB), Y2
-	VBROADCASTSS ·opsExp+16(SB), Y5
-	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS ·opsExp+20(SB), Y5
-	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS ·opsExp+24(SB), Y5
-	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS ·opsExp+28(SB), Y5
-	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS ·opsExp+32(SB), Y5
-	VFMADD213PS  Y5, Y0, Y2
-	VMULPS       Y0, Y0, Y3
-	VFMADD213PS  Y0, Y3, Y2
-	VBROADCASTSS ·opsExp+36(SB), Y5
-	VADDPS       Y5, Y2, Y2
-	VCVTPS2DQ    Y1, Y1
-	VPBROADCASTD ·opsExp+52(SB), Y5
-	VPADDD       Y5, Y1, Y1
-	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y0
-	VBROADCASTSS ·opsExp+40(SB), Y5
-	VCMPPS       $0x1e, Y5, Y4, Y1
-	VBROADCASTSS ·opsExp+48(SB), Y5
-	VBLENDVPS    Y1, Y5, Y0, Y0
-	VBROADCASTSS ·opsExp+44(SB), Y5
-	VCMPPS       $0x11, Y5, Y4, Y1
-	VANDNPS      Y0, Y1, Y0
+	EXP_AVX2
 	VBROADCASTSS ·opsExp+36(SB), Y5
 	VADDPS       Y5, Y0, Y0
 	VDIVPS       Y0, Y6, Y6
 	VMASKMOVPS   (DX), Y15, Y7
 	VMULPS       Y7, Y6, Y6
 	VMASKMOVPS   Y6, Y15, (DI)
-	ADDQ         $+32, SI
-	ADDQ         $+32, DX
-	ADDQ         $+32, DI
-	SUBQ         $+8, BX
-	JG           siluLoop
+	LOOP_TAIL3(siluLoop, SI, DX, DI)
 	VZEROUPPER
 	RET
 
 // func softmaxAVX2(x *float32, n int)
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2
 TEXT ·softmaxAVX2(SB), NOSPLIT, $0-16
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), BX
 	VBROADCASTSS ·opsExp+56(SB), Y8
 	VMOVAPS      Y8, Y9
-
-softMax:
-	MOVQ       BX, CX
-	MOVQ       $0x00000008, AX
-	CMPQ       CX, AX
-	CMOVQGT    AX, CX
-	NEGQ       CX
-	LEAQ       ·tailMask+32(SB), AX
-	VMOVDQU    (AX)(CX*4), Y15
-	VMASKMOVPS (SI), Y15, Y0
-	VBLENDVPS  Y15, Y0, Y8, Y0
-	VMAXPS     Y0, Y9, Y9
-	ADDQ       $+32, SI
-	SUBQ       $+8, BX
-	JG         softMax
-	VPERM2F128 $0x01, Y9, Y9, Y0
-	VMAXPS     Y0, Y9, Y9
-	VPERMILPS  $0x4e, Y9, Y0
-	VMAXPS     Y0, Y9, Y9
-	VPERMILPS  $0xb1, Y9, Y0
-	VMAXPS     Y0, Y9, Y9
-	VXORPD     Y10, Y10, Y10
-	VXORPD     Y11, Y11, Y11
-	MOVQ       x+0(FP), SI
-	MOVQ       n+8(FP), BX
-
-softExp:
-	MOVQ         BX, CX
-	MOVQ         $0x00000008, AX
-	CMPQ         CX, AX
-	CMOVQGT      AX, CX
-	NEGQ         CX
-	LEAQ         ·tailMask+32(SB), AX
-	VMOVDQU      (AX)(CX*4), Y15
+	LOOP_HEAD(softMax)
+	VMASKMOVPS   (SI), Y15, Y0
+	VBLENDVPS    Y15, Y0, Y8, Y0
+	VMAXPS       Y0, Y9, Y9
+	LOOP_TAIL1(softMax, SI)
+	VPERM2F128   $0x01, Y9, Y9, Y0
+	VMAXPS       Y0, Y9, Y9
+	VPERMILPS    $0x4e, Y9, Y0
+	VMAXPS       Y0, Y9, Y9
+	VPERMILPS    $0xb1, Y9, Y0
+	VMAXPS       Y0, Y9, Y9
+	VXORPD       Y10, Y10, Y10
+	VXORPD       Y11, Y11, Y11
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), BX
+	LOOP_HEAD(softExp)
 	VMASKMOVPS   (SI), Y15, Y0
 	VSUBPS       Y9, Y0, Y0
-	VMOVAPS      Y0, Y4
-	VBROADCASTSS ·opsExp+40(SB), Y5
-	VMINPS       Y5, Y0, Y0
-	VBROADCASTSS ·opsExp+44(SB), Y5
-	VMAXPS       Y5, Y0, Y0
-	VBROADCASTSS ·opsExp+0(SB), Y5
-	VMULPS       Y5, Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VBROADCASTSS ·opsExp+4(SB), Y5
-	VFNMADD231PS Y5, Y1, Y0
-	VBROADCASTSS ·opsExp+8(SB), Y5
-	VFNMADD231PS Y5, Y1, Y0
-	VBROADCASTSS ·opsExp+12(SB), Y2
-	VBROADCASTSS ·opsExp+16(SB), Y5
-	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS ·opsExp+20(SB), Y5
-	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS ·opsExp+24(SB), Y5
-	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS ·opsExp+28(SB), Y5
-	VFMADD213PS  Y5, Y0, Y2
-	VBROADCASTSS ·opsExp+32(SB), Y5
-	VFMADD213PS  Y5, Y0, Y2
-	VMULPS       Y0, Y0, Y3
-	VFMADD213PS  Y0, Y3, Y2
-	VBROADCASTSS ·opsExp+36(SB), Y5
-	VADDPS       Y5, Y2, Y2
-	VCVTPS2DQ    Y1, Y1
-	VPBROADCASTD ·opsExp+52(SB), Y5
-	VPADDD       Y5, Y1, Y1
-	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y0
-	VBROADCASTSS ·opsExp+40(SB), Y5
-	VCMPPS       $0x1e, Y5, Y4, Y1
-	VBROADCASTSS ·opsExp+48(SB), Y5
-	VBLENDVPS    Y1, Y5, Y0, Y0
-	VBROADCASTSS ·opsExp+44(SB), Y5
-	VCMPPS       $0x11, Y5, Y4, Y1
-	VANDNPS      Y0, Y1, Y0
+	EXP_AVX2
 	VANDPS       Y15, Y0, Y0
 	VMASKMOVPS   Y0, Y15, (SI)
-	VCVTPS2PD    X0, Y1
-	VEXTRACTF128 $0x01, Y0, X2
-	VCVTPS2PD    X2, Y2
+	WIDEN_PD
 	VADDPD       Y1, Y10, Y10
 	VADDPD       Y2, Y11, Y11
-	ADDQ         $+32, SI
-	SUBQ         $+8, BX
-	JG           softExp
-	VADDPD       Y11, Y10, Y10
-	VEXTRACTF128 $0x01, Y10, X11
-	VADDPD       X11, X10, X10
-	VPERMILPD    $0x01, X10, X11
-	VADDSD       X11, X10, X10
+	LOOP_TAIL1(softExp, SI)
+	HSUM_PD
 	MOVQ         $0x3ff0000000000000, AX
 	VMOVQ        AX, X12
 	VDIVSD       X10, X12, X10
@@ -244,21 +103,11 @@ softExp:
 	VBROADCASTSS X10, Y10
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), BX
-
-softScale:
-	MOVQ       BX, CX
-	MOVQ       $0x00000008, AX
-	CMPQ       CX, AX
-	CMOVQGT    AX, CX
-	NEGQ       CX
-	LEAQ       ·tailMask+32(SB), AX
-	VMOVDQU    (AX)(CX*4), Y15
-	VMASKMOVPS (SI), Y15, Y0
-	VMULPS     Y10, Y0, Y0
-	VMASKMOVPS Y0, Y15, (SI)
-	ADDQ       $+32, SI
-	SUBQ       $+8, BX
-	JG         softScale
+	LOOP_HEAD(softScale)
+	VMASKMOVPS   (SI), Y15, Y0
+	VMULPS       Y10, Y0, Y0
+	VMASKMOVPS   Y0, Y15, (SI)
+	LOOP_TAIL1(softScale, SI)
 	VZEROUPPER
 	RET
 
@@ -271,11 +120,7 @@ TEXT ·ropePairsAVX2(SB), NOSPLIT, $0-40
 	VMOVDQU ·ropeSign+0(SB), Y12
 
 pairsHead:
-	MOVQ headDim+16(FP), BX
-	SHRQ $0x01, BX
-	MOVQ cos+24(FP), R11
-	MOVQ sin+32(FP), R12
-	MOVQ SI, DI
+	ROPE_HEAD_DI
 
 pairsStep:
 	MOVQ        BX, R9
@@ -287,13 +132,7 @@ pairsStep:
 	LEAQ        ·tailMask+32(SB), AX
 	VMOVDQU     (AX)(CX*4), Y14
 	SHLQ        $0x01, R9
-	MOVQ        R9, CX
-	MOVQ        $0x00000008, AX
-	CMPQ        CX, AX
-	CMOVQGT     AX, CX
-	NEGQ        CX
-	LEAQ        ·tailMask+32(SB), AX
-	VMOVDQU     (AX)(CX*4), Y15
+	TAIL_MASK(R9, 0x00000008, Y15)
 	VMASKMOVPS  (R11), X14, X4
 	VMASKMOVPS  (R12), X14, X5
 	VPERMPS     Y4, Y13, Y6
@@ -317,7 +156,7 @@ pairsStep:
 	RET
 
 // func ropeNeoXAVX2(x *float32, nHeads int, headDim int, cos *float32, sin *float32)
-// Requires: AVX, CMOV, FMA3
+// Requires: AVX, FMA3
 TEXT ·ropeNeoXAVX2(SB), NOSPLIT, $0-40
 	MOVQ x+0(FP), SI
 	MOVQ nHeads+8(FP), R8
@@ -325,20 +164,8 @@ TEXT ·ropeNeoXAVX2(SB), NOSPLIT, $0-40
 	SHLQ $0x01, R9
 
 neoxHead:
-	MOVQ headDim+16(FP), BX
-	SHRQ $0x01, BX
-	MOVQ cos+24(FP), R11
-	MOVQ sin+32(FP), R12
-	MOVQ SI, DI
-
-neoxStep:
-	MOVQ         BX, CX
-	MOVQ         $0x00000008, AX
-	CMPQ         CX, AX
-	CMOVQGT      AX, CX
-	NEGQ         CX
-	LEAQ         ·tailMask+32(SB), AX
-	VMOVDQU      (AX)(CX*4), Y15
+	ROPE_HEAD_DI
+	LOOP_HEAD(neoxStep)
 	VMASKMOVPS   (R11), Y15, Y4
 	VMASKMOVPS   (R12), Y15, Y5
 	VMASKMOVPS   (DI), Y15, Y0
@@ -349,11 +176,7 @@ neoxStep:
 	VFMADD231PS  Y4, Y1, Y3
 	VMASKMOVPS   Y2, Y15, (DI)
 	VMASKMOVPS   Y3, Y15, (DI)(R9*1)
-	ADDQ         $+32, R11
-	ADDQ         $+32, R12
-	ADDQ         $+32, DI
-	SUBQ         $+8, BX
-	JG           neoxStep
+	LOOP_TAIL3(neoxStep, R11, R12, DI)
 	LEAQ         (SI)(R9*2), SI
 	DECQ         R8
 	JNZ          neoxHead

@@ -3,162 +3,81 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "macros_amd64.h"
 
 // func rmsNormAVX512(dst *float32, x *float32, w *float32, n int, eps float32)
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F
 TEXT ·rmsNormAVX512(SB), NOSPLIT, $0-36
-	MOVQ   x+8(FP), SI
-	MOVQ   n+24(FP), BX
-	VPXORQ Z10, Z10, Z10
-	VPXORQ Z11, Z11, Z11
-
-rmsSquares:
-	MOVQ          BX, CX
-	MOVQ          $0x00000010, AX
-	CMPQ          CX, AX
-	CMOVQGT       AX, CX
-	MOVL          $0x00000001, AX
-	SHLL          CL, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z0
-	VCVTPS2PD     Y0, Z1
-	VEXTRACTF64X4 $0x01, Z0, Y2
-	VCVTPS2PD     Y2, Z2
-	VFMADD231PD   Z1, Z1, Z10
-	VFMADD231PD   Z2, Z2, Z11
-	ADDQ          $+64, SI
-	SUBQ          $+16, BX
-	JG            rmsSquares
-	VADDPD        Z11, Z10, Z10
-	VEXTRACTF64X4 $0x01, Z10, Y11
-	VADDPD        Y11, Y10, Y10
-	VEXTRACTF128  $0x01, Y10, X11
-	VADDPD        X11, X10, X10
-	VPERMILPD     $0x01, X10, X11
-	VADDSD        X11, X10, X10
-	MOVQ          n+24(FP), BX
-	VCVTSI2SDQ    BX, X12, X12
-	VDIVSD        X12, X10, X10
-	VCVTSD2SS     X10, X10, X10
-	VADDSS        eps+32(FP), X10, X10
-	VSQRTSS       X10, X10, X10
-	MOVL          $0x3f800000, AX
-	VMOVD         AX, X12
-	VDIVSS        X10, X12, X10
-	VBROADCASTSS  X10, Z10
-	MOVQ          dst+0(FP), DI
-	MOVQ          x+8(FP), SI
-	MOVQ          w+16(FP), DX
-
-rmsScale:
-	MOVQ      BX, CX
-	MOVQ      $0x00000010, AX
-	CMPQ      CX, AX
-	CMOVQGT   AX, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
-	KMOVW     AX, K1
-	VMOVUPS.Z (SI), K1, Z0
-	VMOVUPS.Z (DX), K1, Z1
-	VMULPS    Z10, Z0, Z0
-	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (DI)
-	ADDQ      $+64, SI
-	ADDQ      $+64, DX
-	ADDQ      $+64, DI
-	SUBQ      $+16, BX
-	JG        rmsScale
+	MOVQ         x+8(FP), SI
+	MOVQ         n+24(FP), BX
+	VPXORQ       Z10, Z10, Z10
+	VPXORQ       Z11, Z11, Z11
+	LOOP_HEAD(rmsSquares)
+	VMOVUPS.Z    (SI), K1, Z0
+	WIDEN_PD
+	VFMADD231PD  Z1, Z1, Z10
+	VFMADD231PD  Z2, Z2, Z11
+	LOOP_TAIL1(rmsSquares, SI)
+	HSUM_PD
+	MOVQ         n+24(FP), BX
+	VCVTSI2SDQ   BX, X12, X12
+	VDIVSD       X12, X10, X10
+	VCVTSD2SS    X10, X10, X10
+	VADDSS       eps+32(FP), X10, X10
+	VSQRTSS      X10, X10, X10
+	MOVL         $0x3f800000, AX
+	VMOVD        AX, X12
+	VDIVSS       X10, X12, X10
+	VBROADCASTSS X10, Z10
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         w+16(FP), DX
+	LOOP_HEAD(rmsScale)
+	VMOVUPS.Z    (SI), K1, Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z10, Z0, Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, (DI)
+	LOOP_TAIL3(rmsScale, SI, DX, DI)
 	VZEROUPPER
 	RET
 
 // func siluMulAVX512(dst *float32, gate *float32, up *float32, n int)
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F
 TEXT ·siluMulAVX512(SB), NOSPLIT, $0-32
 	MOVQ         dst+0(FP), DI
 	MOVQ         gate+8(FP), SI
 	MOVQ         up+16(FP), DX
 	MOVQ         n+24(FP), BX
-	VBROADCASTSS ·opsExp+0(SB), Z31
-	VBROADCASTSS ·opsExp+4(SB), Z30
-	VBROADCASTSS ·opsExp+8(SB), Z29
-	VBROADCASTSS ·opsExp+12(SB), Z28
-	VBROADCASTSS ·opsExp+16(SB), Z27
-	VBROADCASTSS ·opsExp+20(SB), Z26
-	VBROADCASTSS ·opsExp+24(SB), Z25
-	VBROADCASTSS ·opsExp+28(SB), Z24
-	VBROADCASTSS ·opsExp+32(SB), Z23
-	VBROADCASTSS ·opsExp+36(SB), Z22
-	VBROADCASTSS ·opsExp+40(SB), Z21
-	VBROADCASTSS ·opsExp+44(SB), Z20
+	EXP_CONSTS_AVX512
 	MOVL         $0x80000000, AX
 	VPBROADCASTD AX, Z19
-
-siluLoop:
-	MOVQ         BX, CX
-	MOVQ         $0x00000010, AX
-	CMPQ         CX, AX
-	CMOVQGT      AX, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
-	KMOVW        AX, K1
+	LOOP_HEAD(siluLoop)
 	VMOVUPS.Z    (SI), K1, Z4
 	VPXORD       Z19, Z4, Z0
-	VMINPS       Z21, Z0, Z0
-	VMAXPS       Z20, Z0, Z0
-	VMULPS       Z31, Z0, Z1
-	VRNDSCALEPS  $0x00, Z1, Z1
-	VFNMADD231PS Z30, Z1, Z0
-	VFNMADD231PS Z29, Z1, Z0
-	VMOVAPS      Z28, Z2
-	VFMADD213PS  Z27, Z0, Z2
-	VFMADD213PS  Z26, Z0, Z2
-	VFMADD213PS  Z25, Z0, Z2
-	VFMADD213PS  Z24, Z0, Z2
-	VFMADD213PS  Z23, Z0, Z2
-	VMULPS       Z0, Z0, Z3
-	VFMADD213PS  Z0, Z3, Z2
-	VADDPS       Z22, Z2, Z2
-	VSCALEFPS    Z1, Z2, Z0
+	EXP_AVX512
 	VADDPS       Z22, Z0, Z0
 	VDIVPS       Z0, Z4, Z4
 	VMOVUPS.Z    (DX), K1, Z5
 	VMULPS       Z5, Z4, Z4
 	VMOVUPS      Z4, K1, (DI)
-	ADDQ         $+64, SI
-	ADDQ         $+64, DX
-	ADDQ         $+64, DI
-	SUBQ         $+16, BX
-	JG           siluLoop
+	LOOP_TAIL3(siluLoop, SI, DX, DI)
 	VZEROUPPER
 	RET
 
 // func softmaxAVX512(x *float32, n int)
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F
 TEXT ·softmaxAVX512(SB), NOSPLIT, $0-16
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), BX
 	MOVL         $0xff800000, AX
 	VPBROADCASTD AX, Z8
 	VMOVAPS      Z8, Z9
-
-softMax:
-	MOVQ         BX, CX
-	MOVQ         $0x00000010, AX
-	CMPQ         CX, AX
-	CMOVQGT      AX, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
-	KMOVW        AX, K1
+	LOOP_HEAD(softMax)
 	VMOVAPS      Z8, Z0
 	VMOVUPS      (SI), K1, Z0
 	VMAXPS       Z0, Z9, Z9
-	ADDQ         $+64, SI
-	SUBQ         $+16, BX
-	JG           softMax
+	LOOP_TAIL1(softMax, SI)
 	VSHUFF64X2   $0x4e, Z9, Z9, Z0
 	VMAXPS       Z0, Z9, Z9
 	VSHUFF64X2   $0xb1, Z9, Z9, Z0
@@ -167,90 +86,34 @@ softMax:
 	VMAXPS       Z0, Z9, Z9
 	VPERMILPS    $0xb1, Z9, Z0
 	VMAXPS       Z0, Z9, Z9
-	VBROADCASTSS ·opsExp+0(SB), Z31
-	VBROADCASTSS ·opsExp+4(SB), Z30
-	VBROADCASTSS ·opsExp+8(SB), Z29
-	VBROADCASTSS ·opsExp+12(SB), Z28
-	VBROADCASTSS ·opsExp+16(SB), Z27
-	VBROADCASTSS ·opsExp+20(SB), Z26
-	VBROADCASTSS ·opsExp+24(SB), Z25
-	VBROADCASTSS ·opsExp+28(SB), Z24
-	VBROADCASTSS ·opsExp+32(SB), Z23
-	VBROADCASTSS ·opsExp+36(SB), Z22
-	VBROADCASTSS ·opsExp+40(SB), Z21
-	VBROADCASTSS ·opsExp+44(SB), Z20
+	EXP_CONSTS_AVX512
 	VPXORQ       Z10, Z10, Z10
 	VPXORQ       Z11, Z11, Z11
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), BX
-
-softExp:
-	MOVQ          BX, CX
-	MOVQ          $0x00000010, AX
-	CMPQ          CX, AX
-	CMOVQGT       AX, CX
-	MOVL          $0x00000001, AX
-	SHLL          CL, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z0
-	VSUBPS        Z9, Z0, Z0
-	VMINPS        Z21, Z0, Z0
-	VMAXPS        Z20, Z0, Z0
-	VMULPS        Z31, Z0, Z1
-	VRNDSCALEPS   $0x00, Z1, Z1
-	VFNMADD231PS  Z30, Z1, Z0
-	VFNMADD231PS  Z29, Z1, Z0
-	VMOVAPS       Z28, Z2
-	VFMADD213PS   Z27, Z0, Z2
-	VFMADD213PS   Z26, Z0, Z2
-	VFMADD213PS   Z25, Z0, Z2
-	VFMADD213PS   Z24, Z0, Z2
-	VFMADD213PS   Z23, Z0, Z2
-	VMULPS        Z0, Z0, Z3
-	VFMADD213PS   Z0, Z3, Z2
-	VADDPS        Z22, Z2, Z2
-	VSCALEFPS     Z1, Z2, Z0
-	VMOVAPS.Z     Z0, K1, Z0
-	VMOVUPS       Z0, K1, (SI)
-	VCVTPS2PD     Y0, Z1
-	VEXTRACTF64X4 $0x01, Z0, Y2
-	VCVTPS2PD     Y2, Z2
-	VADDPD        Z1, Z10, Z10
-	VADDPD        Z2, Z11, Z11
-	ADDQ          $+64, SI
-	SUBQ          $+16, BX
-	JG            softExp
-	VADDPD        Z11, Z10, Z10
-	VEXTRACTF64X4 $0x01, Z10, Y11
-	VADDPD        Y11, Y10, Y10
-	VEXTRACTF128  $0x01, Y10, X11
-	VADDPD        X11, X10, X10
-	VPERMILPD     $0x01, X10, X11
-	VADDSD        X11, X10, X10
-	MOVQ          $0x3ff0000000000000, AX
-	VMOVQ         AX, X12
-	VDIVSD        X10, X12, X10
-	VCVTSD2SS     X10, X10, X10
-	VBROADCASTSS  X10, Z10
-	MOVQ          x+0(FP), SI
-	MOVQ          n+8(FP), BX
-
-softScale:
-	MOVQ      BX, CX
-	MOVQ      $0x00000010, AX
-	CMPQ      CX, AX
-	CMOVQGT   AX, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
-	KMOVW     AX, K1
-	VMOVUPS.Z (SI), K1, Z0
-	VMULPS    Z10, Z0, Z0
-	VMOVUPS   Z0, K1, (SI)
-	ADDQ      $+64, SI
-	SUBQ      $+16, BX
-	JG        softScale
+	LOOP_HEAD(softExp)
+	VMOVUPS.Z    (SI), K1, Z0
+	VSUBPS       Z9, Z0, Z0
+	EXP_AVX512
+	VMOVAPS.Z    Z0, K1, Z0
+	VMOVUPS      Z0, K1, (SI)
+	WIDEN_PD
+	VADDPD       Z1, Z10, Z10
+	VADDPD       Z2, Z11, Z11
+	LOOP_TAIL1(softExp, SI)
+	HSUM_PD
+	MOVQ         $0x3ff0000000000000, AX
+	VMOVQ        AX, X12
+	VDIVSD       X10, X12, X10
+	VCVTSD2SS    X10, X10, X10
+	VBROADCASTSS X10, Z10
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), BX
+	LOOP_HEAD(softScale)
+	VMOVUPS.Z    (SI), K1, Z0
+	VMULPS       Z10, Z0, Z0
+	VMOVUPS      Z0, K1, (SI)
+	LOOP_TAIL1(softScale, SI)
 	VZEROUPPER
 	RET
 
@@ -263,25 +126,16 @@ TEXT ·ropePairsAVX512(SB), NOSPLIT, $0-40
 	VMOVDQU32 ·ropeSign+0(SB), Z17
 
 pairsHead:
-	MOVQ headDim+16(FP), BX
-	SHRQ $0x01, BX
-	MOVQ cos+24(FP), R11
-	MOVQ sin+32(FP), R12
+	ROPE_HEAD
 
 pairsStep:
 	MOVQ        BX, CX
 	MOVQ        $0x00000008, AX
 	CMPQ        CX, AX
 	CMOVQGT     AX, CX
-	MOVL        $0x00000001, AX
-	SHLL        CL, AX
-	DECL        AX
-	KMOVW       AX, K2
+	LOW_BITS(K2)
 	SHLL        $0x01, CX
-	MOVL        $0x00000001, AX
-	SHLL        CL, AX
-	DECL        AX
-	KMOVW       AX, K1
+	LOW_BITS(K1)
 	VMOVUPS.Z   (R11), K2, Y4
 	VMOVUPS.Z   (R12), K2, Y5
 	VPERMPS     Z4, Z18, Z6
@@ -314,7 +168,7 @@ pairsStep:
 	RET
 
 // func ropeNeoXAVX512(x *float32, nHeads int, headDim int, cos *float32, sin *float32)
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512F
 TEXT ·ropeNeoXAVX512(SB), NOSPLIT, $0-40
 	MOVQ x+0(FP), SI
 	MOVQ nHeads+8(FP), R8
@@ -322,21 +176,8 @@ TEXT ·ropeNeoXAVX512(SB), NOSPLIT, $0-40
 	SHLQ $0x01, R9
 
 neoxHead:
-	MOVQ headDim+16(FP), BX
-	SHRQ $0x01, BX
-	MOVQ cos+24(FP), R11
-	MOVQ sin+32(FP), R12
-	MOVQ SI, DI
-
-neoxStep:
-	MOVQ         BX, CX
-	MOVQ         $0x00000010, AX
-	CMPQ         CX, AX
-	CMOVQGT      AX, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
-	KMOVW        AX, K1
+	ROPE_HEAD_DI
+	LOOP_HEAD(neoxStep)
 	VMOVUPS.Z    (R11), K1, Z4
 	VMOVUPS.Z    (R12), K1, Z5
 	VMOVUPS.Z    (DI), K1, Z0
@@ -347,11 +188,7 @@ neoxStep:
 	VFMADD231PS  Z4, Z1, Z3
 	VMOVUPS      Z2, K1, (DI)
 	VMOVUPS      Z3, K1, (DI)(R9*1)
-	ADDQ         $+64, R11
-	ADDQ         $+64, R12
-	ADDQ         $+64, DI
-	SUBQ         $+16, BX
-	JG           neoxStep
+	LOOP_TAIL3(neoxStep, R11, R12, DI)
 	LEAQ         (SI)(R9*2), SI
 	DECQ         R8
 	JNZ          neoxHead

@@ -3,102 +3,18 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "macros_amd64.h"
 
 // func q4kRowsVNNIX(dst *float32, rows int, w *byte, xa *byte, nb int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL
 TEXT ·q4kRowsVNNIX(SB), NOSPLIT, $0-40
-	MOVQ         dst+0(FP), DX
-	MOVQ         rows+8(FP), R8
-	MOVQ         w+16(FP), SI
-	MOVQ         xa+24(FP), R10
+	KQ_ARGS(SI, xa)
 	MOVL         $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0x3f3f3f3f, AX
 	VPBROADCASTD AX, X9
-	VMOVDQU64    ·q4kxScaleIdx+0(SB), Z30
-	VMOVDQU64    ·q4kxScaleIdx+64(SB), Z29
-	VMOVDQU64    ·q4kxScaleIdx+128(SB), Z28
-	VMOVDQU64    ·q4kxScaleIdx+192(SB), Z27
+	LOAD_ROWS4(·q4kxScaleIdx, Z30, Z29, Z28, Z27)
 	VMOVDQU64    ·q4kxMinIdx+0(SB), Y26
 	VMOVDQU      ·q4kxShift+0(SB), X15
 	VMOVDQU      ·q4kxSel+0(SB), X14
-
-xq4kRow:
-	TESTQ  R8, R8
-	JZ     xq4kDone
-	MOVQ   R10, DI
-	MOVQ   nb+32(FP), CX
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-
-xq4kBlock:
-	// Scales and mins: from the dwords A, B, C at 4(SI),
-	// [A&63, B&63, C&15 | (A>>6&3)<<4, C>>4&15 | (B>>6&3)<<4].
-	VMOVDQU    4(SI), X0
-	VPSHUFD    $0xa4, X0, X1
-	VPSRLVD    X15, X1, X1
-	VPSHUFD    $0x44, X0, X2
-	VPSRLD     $0x02, X2, X2
-	VPTERNLOGD $0xe4, X14, X2, X1
-	VPANDD     X9, X1, X1
-	VSHUFI64X2 $0x00, Z1, Z1, Z20
-
-	// Mins times bsums into Y21 (int32), then float.
-	VPSHUFB   Y26, Y20, Y21
-	VPMADDWD  256(DI), Y21, Y21
-	VCVTDQ2PS Y21, Y21
-
-	// d·dx into Z23, dmin·dx into Y22; the mins term into Y25.
-	VMOVD        (SI), X6
-	VCVTPH2PS    X6, X6
-	VMULPS.BCST  288(DI), X6, X6
-	VBROADCASTSS X6, Z23
-	VMOVSHDUP    X6, X7
-	VBROADCASTSS X7, Y22
-	VFMADD231PS  Y22, Y21, Y25
-	VPSHUFB      Z30, Z20, Z16
-	VPSHUFB      Z29, Z20, Z17
-	VPSHUFB      Z28, Z20, Z18
-	VPSHUFB      Z27, Z20, Z19
-
-	// Quants: four nibble vectors times the laid-out activations.
-	VMOVDQU8      16(SI), Z10
-	VPSRLW        $0x04, Z10, Z11
-	VPANDD        Z31, Z10, Z10
-	VPANDD        Z31, Z11, Z11
-	VMOVDQU8      80(SI), Z12
-	VPSRLW        $0x04, Z12, Z13
-	VPANDD        Z31, Z12, Z12
-	VPANDD        Z31, Z13, Z13
-	VPMADDUBSW    (DI), Z10, Z10
-	VPMADDUBSW    64(DI), Z11, Z11
-	VPMADDUBSW    128(DI), Z12, Z12
-	VPMADDUBSW    192(DI), Z13, Z13
-	VPMADDWD      Z16, Z10, Z4
-	VPMADDWD      Z17, Z11, Z5
-	VPDPWSSD      Z18, Z12, Z4
-	VPDPWSSD      Z19, Z13, Z5
-	VPADDD        Z5, Z4, Z4
-	VCVTDQ2PS     Z4, Z4
-	VFMADD231PS   Z23, Z4, Z24
-	ADDQ          $+144, SI
-	ADDQ          $+320, DI
-	DECQ          CX
-	JNZ           xq4kBlock
-	VSUBPS        Z25, Z24, Z6
-	VEXTRACTF64X4 $0x01, Z6, Y7
-	VADDPS        Y7, Y6, Y6
-	VEXTRACTF128  $0x01, Y6, X7
-	VADDPS        X7, X6, X6
-	VPSHUFD       $0x4e, X6, X7
-	VADDPS        X7, X6, X6
-	VPSHUFD       $0xb1, X6, X7
-	VADDSS        X7, X6, X6
-	VMOVSS        X6, (DX)
-	ADDQ          $0x04, DX
-	DECQ          R8
-	JMP           xq4kRow
-
-xq4kDone:
-	VZEROUPPER
-	RET
+	KQ_ROWS(NONE, NONE, ZERO2(VPXORD, Z24, Z25), NONE, Q4KX_BLOCK, 144, 320, ROW_STORE_SUB(Z24, Z25))
