@@ -13,6 +13,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/mmcloughlin/avo/ir"
+
 	. "github.com/mmcloughlin/avo/reg"
 )
 
@@ -36,10 +38,10 @@ func kdecodeFile() {
 		dist := kib << 10
 		fourRowKernel(fmt.Sprintf("q4kRows4VNNIPf%dk", kib), q4kBytes, q4kConstants,
 			fmt.Sprintf("pgroup%d", kib), fmt.Sprintf("pblock%d", kib),
-			[4]VecPhysical{Z14, Z15, Z24, Z25}, func() { fourRowPrefetch(dist, 3); q4k4Activations() }, q4k4RowBlock)
+			[4]VecPhysical{Z14, Z15, Z24, Z25}, func() { mQ4k4PfActivations.use(nil, dist) }, q4k4RowBlock)
 		fourRowKernel(fmt.Sprintf("q6kRows4VNNIPf%dk", kib), q6kBytes, q6kConstants,
 			fmt.Sprintf("pgroup6_%d", kib), fmt.Sprintf("pblock6_%d", kib),
-			[4]VecPhysical{Z20, Z21, Z22, Z23}, func() { fourRowPrefetch(dist, 4); q6k4Activations() }, q6k4RowBlock)
+			[4]VecPhysical{Z20, Z21, Z22, Z23}, func() { mQ6k4PfActivations.use(nil, dist) }, q6k4RowBlock)
 	}
 	f := form{"xpq4k", true, 3, "q4kRowsVNNIXPrefetch", "func(dst *float32, rows int, w, xa *byte, nb, dist int)", t0, false}
 	rowKernel(f, q4kxPrologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q4kxBlock, q4kBytes, actBytes, func() { rowStore(Z24, Z25) }})
@@ -48,14 +50,31 @@ func kdecodeFile() {
 // actBytes is one super-block of the x layout (layoutQ8K in variants/avx512).
 const actBytes = 320
 
-// fourRowPrefetch prefetches lines cache lines of each of the four rows of
-// a four-row block dist bytes ahead: the rows at SI, SI+R9, R12 and R12+R9
-// (fourRowKernel's registers).
-func fourRowPrefetch(dist, lines int) {
-	for _, b := range []Register{RSI, R12} {
-		for i := 0; i < lines; i++ {
-			a.PREFETCHT0(m(b, dist+64*i))
-			a.PREFETCHT0(mi(b, R9, dist+64*i))
-		}
+// The four-row prefetch forms' per-block step: the prefetches of the four
+// rows dist bytes ahead (dist a macro parameter, so the displacements are
+// written as expressions), then the activations. The rows are at SI, SI+R9,
+// R12 and R12+R9 (fourRowKernel's registers); PF_PAIRS3(base, dist)
+// prefetches three lines of the rows at base and base+R9, PF_PAIRS4 four.
+var (
+	mPfPairs3 = def512("PF_PAIRS3(base, dist)",
+		"prefetches three lines of the rows at base and base+R9, dist bytes ahead.",
+		func() { pfPairs("base", 0, 3) }, "base", "dist")
+	mPfPairs4 = def512("PF_PAIRS4(base, dist)",
+		"is PF_PAIRS3 and the rows' fourth lines.",
+		func() { placeholder("PF_PAIRS3(base, dist)"); pfPairs("base", 3, 4) }, "base", "dist")
+	mQ4k4PfActivations = def512("Q4K4_PF_ACTIVATIONS(dist)",
+		"prefetches three lines of each of the four rows dist bytes ahead, then\n// Q4K4_ACTIVATIONS.",
+		func() { mPfPairs3.use(nil, "SI", "dist"); mPfPairs3.use(nil, "R12", "dist"); q4k4Activations() }, "dist")
+	mQ6k4PfActivations = def512("Q6K4_PF_ACTIVATIONS(dist)",
+		"prefetches four lines of each of the four rows dist bytes ahead, then\n// Q6K4_ACTIVATIONS.",
+		func() { mPfPairs4.use(nil, "SI", "dist"); mPfPairs4.use(nil, "R12", "dist"); q6k4Activations() }, "dist")
+)
+
+// pfPairs prefetches lines from to to-1 of the rows at base and base+R9,
+// dist bytes ahead (base and dist the macro's parameters).
+func pfPairs(base string, from, to int) {
+	for i := from; i < to; i++ {
+		a.Instruction(&ir.Instruction{Opcode: fmt.Sprintf("PREFETCHT0 (dist+%d)(%s)", 64*i, base)})
+		a.Instruction(&ir.Instruction{Opcode: fmt.Sprintf("PREFETCHT0 (dist+%d)(%s)(R9*1)", 64*i, base)})
 	}
 }

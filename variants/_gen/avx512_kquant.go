@@ -852,7 +852,12 @@ func q4kxFile() {
 }
 
 // q4kxPrologue loads the x-layout kernels' arguments and constants.
-func q4kxPrologue() {
+func q4kxPrologue() { mQ4kxPrologue.use(q4kxPrologueBody) }
+
+var mQ4kxPrologue = def512("Q4KX_PROLOGUE",
+	"loads the x-layout kernels' arguments (w into SI, xa into R10) and\n// constants: q4kxPrologue.", q4kxPrologueBody)
+
+func q4kxPrologueBody() {
 	loadArgsX(RSI, "xa")
 	broadcast32(0x0f0f0f0f, Z31)
 	broadcast32(0x3f3f3f3f, X9)

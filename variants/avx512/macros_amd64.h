@@ -36,6 +36,21 @@
 // KB_T8 applies op to the tokens 0-7, sep between them.
 #define KB_T8(op, sep) KB_T7(op, sep); sep; op(2240, Z7, Y7, X7, Y15, X15, Z15)
 
+// PF_PAIRS3 prefetches three lines of the rows at base and base+R9, dist bytes ahead.
+#define PF_PAIRS3(base, dist) \
+	PREFETCHT0 (dist+0)(base); \
+	PREFETCHT0 (dist+0)(base)(R9*1); \
+	PREFETCHT0 (dist+64)(base); \
+	PREFETCHT0 (dist+64)(base)(R9*1); \
+	PREFETCHT0 (dist+128)(base); \
+	PREFETCHT0 (dist+128)(base)(R9*1)
+
+// PF_PAIRS4 is PF_PAIRS3 and the rows' fourth lines.
+#define PF_PAIRS4(base, dist) \
+	PF_PAIRS3(base, dist); \
+	PREFETCHT0 (dist+192)(base); \
+	PREFETCHT0 (dist+192)(base)(R9*1)
+
 // PF_LINES3 prefetches (instruction op) the three lines of a Q4_K block at SI + dist.
 #define PF_LINES3(op, dist) \
 	op (SI)(dist*1); \
@@ -369,6 +384,19 @@ blk: \
 	ADDQ $0x04, DX; \
 	ROWS_END(row, done)
 
+// Q4KX_PROLOGUE loads the x-layout kernels' arguments (w into SI, xa into R10) and
+// constants: q4kxPrologue.
+#define Q4KX_PROLOGUE \
+	KQ_ARGS(SI, xa); \
+	MOVL $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z31; \
+	MOVL $0x3f3f3f3f, AX; \
+	VPBROADCASTD AX, X9; \
+	LOAD_ROWS4(·q4kxScaleIdx, Z30, Z29, Z28, Z27); \
+	VMOVDQU64 ·q4kxMinIdx+0(SB), Y26; \
+	VMOVDQU ·q4kxShift+0(SB), X15; \
+	VMOVDQU ·q4kxSel+0(SB), X14
+
 // KQ_ROWS is a one-row kernel (rowKernel): prologue and setup, then over the rows R8
 // from DX per row clear, per block of wb weight bytes at SI and xb
 // activation bytes at DI pf and block, then store.
@@ -475,6 +503,13 @@ blk: \
 #define Q4K4_ACTIVATIONS \
 	Q4K_ACTIVATIONS; \
 	VBROADCASTSS (DI), X9
+
+// Q4K4_PF_ACTIVATIONS prefetches three lines of each of the four rows dist bytes ahead, then
+// Q4K4_ACTIVATIONS.
+#define Q4K4_PF_ACTIVATIONS(dist) \
+	PF_PAIRS3(SI, dist); \
+	PF_PAIRS3(R12, dist); \
+	Q4K4_ACTIVATIONS
 
 // Q6K_CONSTANTS loads the Q6_K kernels' constants: q6kConstants.
 #define Q6K_CONSTANTS \
@@ -726,6 +761,13 @@ block: \
 	VMOVDQU8 132(DI), Z2; \
 	VMOVDQU8 196(DI), Z3; \
 	VMOVSS (DI), X9
+
+// Q6K4_PF_ACTIVATIONS prefetches four lines of each of the four rows dist bytes ahead, then
+// Q6K4_ACTIVATIONS.
+#define Q6K4_PF_ACTIVATIONS(dist) \
+	PF_PAIRS4(SI, dist); \
+	PF_PAIRS4(R12, dist); \
+	Q6K4_ACTIVATIONS
 
 // Q4K_BLOCK is a one-row Q4_K super-block at SI into Z24 and Z25 (q4kBlock), its
 // products (PRODUCTS_BW or PRODUCTS_VNNI).

@@ -6,15 +6,5 @@
 #include "macros_amd64.h"
 
 // func q4kRowsVNNIX(dst *float32, rows int, w *byte, xa *byte, nb int)
-// Requires: AVX, AVX512F, AVX512VL
 TEXT ·q4kRowsVNNIX(SB), NOSPLIT, $0-40
-	KQ_ARGS(SI, xa)
-	MOVL         $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z31
-	MOVL         $0x3f3f3f3f, AX
-	VPBROADCASTD AX, X9
-	LOAD_ROWS4(·q4kxScaleIdx, Z30, Z29, Z28, Z27)
-	VMOVDQU64    ·q4kxMinIdx+0(SB), Y26
-	VMOVDQU      ·q4kxShift+0(SB), X15
-	VMOVDQU      ·q4kxSel+0(SB), X14
-	KQ_ROWS(NONE, NONE, ZERO2(VPXORD, Z24, Z25), NONE, Q4KX_BLOCK, 144, 320, ROW_STORE_SUB(Z24, Z25))
+	KQ_ROWS(Q4KX_PROLOGUE, NONE, ZERO2(VPXORD, Z24, Z25), NONE, Q4KX_BLOCK, 144, 320, ROW_STORE_SUB(Z24, Z25))
