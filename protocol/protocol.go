@@ -39,6 +39,11 @@ type E2E struct {
 	// Depth, when > 0, is the tokens already in the KV cache when each test
 	// starts (llama-bench's -d): tests then run at that context depth.
 	Depth int `json:"depth,omitempty"`
+	// DepthThreads, when > 0, is the threads both engines fill the Depth
+	// prompt on, untimed; the timed tests keep Threads. A depth leg's round
+	// is mostly that fill (minutes at 2 threads on a 3B at 16k), so a
+	// many-core host can take the protocol's rounds in its time limit.
+	DepthThreads int `json:"depth_threads,omitempty"`
 	// Batch, when > 0, is the tokens one prefill step takes in both engines
 	// (Damascus's batch, llama.cpp's n_ubatch, its n_batch at least that);
 	// 0: each engine's default (llama.cpp 512; Damascus 512 on the CPU, 1024
@@ -94,6 +99,9 @@ func (e E2E) Validate() error {
 	if e.PromptTokens < 0 || e.GenTokens < 0 || e.PromptTokens+e.GenTokens == 0 {
 		return fmt.Errorf("protocol: need prompt or generated tokens (pp %d, tg %d)", e.PromptTokens, e.GenTokens)
 	}
+	if e.DepthThreads > 0 && e.Depth == 0 {
+		return fmt.Errorf("protocol: depth threads %d without a depth", e.DepthThreads)
+	}
 	// The other fields' least meaningful values.
 	for _, f := range []struct {
 		name       string
@@ -103,6 +111,7 @@ func (e E2E) Validate() error {
 		{"warmup runs", float64(e.WarmupRuns), 0},
 		{"repetitions per round", float64(e.RepsPerRound), 0},
 		{"depth", float64(e.Depth), 0},
+		{"depth threads", float64(e.DepthThreads), 0},
 		{"warmup prompt tokens", float64(e.WarmupPromptTokens), 0},
 		{"nominal bandwidth (GB/s)", e.NominalGBps, 0},
 		{"threads", float64(e.Threads), 1},

@@ -54,6 +54,19 @@ func TestE2EValidate(t *testing.T) {
 	if err := bad.Validate(); err == nil {
 		t.Error("zero runs accepted")
 	}
+	bad = DefaultE2E()
+	bad.DepthThreads = 16
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "without a depth") {
+		t.Errorf("depth threads without a depth: %v", err)
+	}
+	bad.Depth = 4096
+	if err := bad.Validate(); err != nil {
+		t.Errorf("depth 4096 filled on 16 threads: %v", err)
+	}
+	bad.DepthThreads = -1
+	if err := bad.Validate(); err == nil {
+		t.Error("negative depth threads accepted")
+	}
 	if DefaultE2E().PromptTest() != "pp1024" || DefaultE2E().GenTest() != "tg256" {
 		t.Error("test names")
 	}

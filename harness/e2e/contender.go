@@ -50,8 +50,12 @@ func (b benchSpec) testNames() []string {
 
 // spec is b for either engine's bench on the model at path.
 func (b benchSpec) spec(path string, p protocol.E2E) llamabench.Spec {
-	return llamabench.Spec{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup,
+	s := llamabench.Spec{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup,
 		WarmupPrompt: p.WarmupPromptTokens, Seed: b.seed, Depth: b.depth}
+	if b.depth > 0 {
+		s.DepthThreads = p.DepthThreads
+	}
+	return s
 }
 
 // benchOut is what one bench process reported.

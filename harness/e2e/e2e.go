@@ -96,6 +96,8 @@ func (o Options) Check() error {
 	case o.Protocol.WarmupPromptTokens > 0:
 		// llama-bench has no such flag: the engines would warm up unalike.
 		return errors.New("--warmup-prompt: llama-bench always warms up on the whole prompt, so it cannot be shortened for both engines")
+	case o.Protocol.DepthThreads > 0:
+		return errors.New("--depth-threads: llama-bench fills its depth on its -t threads, so both engines could not fill alike")
 	}
 	return checkLlamaBench(o.LlamaBench)
 }

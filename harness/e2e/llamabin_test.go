@@ -158,6 +158,7 @@ func TestOptionsCheck(t *testing.T) {
 		{"configs", func(o *Options) { o.LlamaConfigs = "default,default+huge" }, "--llama-configs"},
 		{"cpu variant", func(o *Options) { o.CPUVariant = "icelake" }, "--cpu-variant"},
 		{"warmup prompt", func(o *Options) { o.Protocol.WarmupPromptTokens = 64 }, "--warmup-prompt"},
+		{"depth threads", func(o *Options) { o.Protocol.Depth, o.Protocol.DepthThreads = 4096, 16 }, "--depth-threads"},
 		{"missing binary", func(o *Options) { o.LlamaBench = filepath.Join(t.TempDir(), "none") }, "no such file"},
 		{"directory", func(o *Options) { o.LlamaBench = t.TempDir() }, "not a regular file"},
 		{"not executable", func(o *Options) { o.LlamaBench = plain }, "not executable"},

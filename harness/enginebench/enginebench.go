@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -133,10 +134,23 @@ type engine struct {
 	bos int32
 }
 
+// NewSession opens a context on the bench's threads; with more depth
+// threads, it starts that many workers and parks the extra ones until a
+// depth prompt (WithThreads).
 func (e engine) NewSession(nCtx int) (llamabench.Session, error) {
-	c, err := e.m.NewContext(llama.Options{NCtx: nCtx, NBatch: e.cfg.NBatch, Threads: e.cfg.Threads, KVType: e.kv, StaticSplit: e.cfg.StaticSplit, Device: e.cfg.Device})
+	threads := e.cfg.Threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	c, err := e.m.NewContext(llama.Options{NCtx: nCtx, NBatch: e.cfg.NBatch, Threads: max(threads, e.cfg.DepthThreads), KVType: e.kv, StaticSplit: e.cfg.StaticSplit, Device: e.cfg.Device})
 	if err != nil {
 		return nil, err
+	}
+	if c.Threads() != threads {
+		if err := c.SetThreads(threads); err != nil {
+			c.Close()
+			return nil, err
+		}
 	}
 	return session{c}, nil
 }
@@ -153,6 +167,19 @@ func (s session) Eval(toks []int32) error {
 }
 
 func (s session) Truncate(n int) error { return s.c.Truncate(n) }
+
+// WithThreads runs f on n of the context's workers, then goes back.
+func (s session) WithThreads(n int, f func() error) error {
+	old := s.c.Threads()
+	if err := s.c.SetThreads(n); err != nil {
+		return err
+	}
+	err := f()
+	if err2 := s.c.SetThreads(old); err == nil {
+		err = err2
+	}
+	return err
+}
 
 func (s session) Close() error {
 	s.c.Close()

@@ -9,6 +9,7 @@ import (
 	"github.com/damascus-llm/damascus/harness/llamabench"
 	"github.com/damascus-llm/damascus/harness/llamabench/llamabenchtest"
 	"github.com/damascus-llm/damascus/internal/testdata"
+	"github.com/damascus-llm/damascus/model/llama"
 )
 
 func TestArgs(t *testing.T) {
@@ -48,6 +49,44 @@ func TestRunDepth(t *testing.T) {
 		t.Fatal(err)
 	}
 	llamabenchtest.CheckDepth(t, res.Tests, 3)
+}
+
+// With depth threads above the bench's, a session starts that many workers
+// but evaluates on the bench's, except inside WithThreads; a whole run with
+// them measures the same tests.
+func TestDepthThreads(t *testing.T) {
+	model := testdata.Stories260KGGUF.Require(t)
+	res, err := Run(Config{Spec: llamabench.Spec{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 3, Threads: 1, Depth: 40, DepthThreads: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	llamabenchtest.CheckDepth(t, res.Tests, 3)
+	if a := res.Config.Args(); !slices.Contains(a, "-depth-threads=3") {
+		t.Errorf("Args() = %v lacks -depth-threads=3", a)
+	}
+
+	ld, err := llama.Load(model, llama.LoadOptions{NoTokenizer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ld.Close()
+	e := engine{m: ld.Model, cfg: Config{Spec: llamabench.Spec{Threads: 1, DepthThreads: 3}, NBatch: 16}}
+	s, err := e.NewSession(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := s.(session).c
+	inside := 0
+	if err := s.(llamabench.ThreadSwitcher).WithThreads(3, func() error { inside = c.Threads(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if inside != 3 || c.Threads() != 1 {
+		t.Errorf("threads inside WithThreads(3) %d, after %d; want 3 then 1", inside, c.Threads())
+	}
+	if err := s.(llamabench.ThreadSwitcher).WithThreads(4, func() error { t.Error("ran on more workers than started"); return nil }); err == nil {
+		t.Error("WithThreads(4) of a session of 3 workers: no error")
+	}
 }
 
 // TestRunPlacement: huge pages by default (or the file map, explained, where

@@ -37,6 +37,14 @@ type Session interface {
 	Close() error
 }
 
+// A ThreadSwitcher is a Session that can run part of its work on other
+// threads than it was opened with: the untimed depth prompt on many cores,
+// the timed tests on the protocol's (Plan.DepthThreads).
+type ThreadSwitcher interface {
+	// WithThreads runs f with evaluations on n threads, then goes back.
+	WithThreads(n int, f func() error) error
+}
+
 // Plan is what one bench process measures.
 type Plan struct {
 	Prompt []int // ppN sizes
@@ -49,6 +57,10 @@ type Plan struct {
 	// Depth, when > 0, is the tokens of a random prompt in the KV cache
 	// before each test (llama-bench's -d).
 	Depth int
+	// DepthThreads, when > 0, is the threads the depth prompt runs on (the
+	// session must be a ThreadSwitcher); the timed tests run on the
+	// session's own.
+	DepthThreads int
 	// Seed and Stream seed the random tokens; each engine keeps its own
 	// stream, so its runs before this driver existed draw the same tokens.
 	Seed, Stream uint64
@@ -66,6 +78,9 @@ func (p Plan) Check() error {
 	}
 	if p.Depth < 0 {
 		return fmt.Errorf("depth %d must not be negative", p.Depth)
+	}
+	if p.DepthThreads < 0 {
+		return fmt.Errorf("depth threads %d must not be negative", p.DepthThreads)
 	}
 	return nil
 }
@@ -118,7 +133,17 @@ func runTest(e Engine, p Plan, nPrompt, nGen int, rng *rand.Rand) (Test, error) 
 	defer s.Close()
 	f := feeder{s: s, rng: rng, vocab: e.Vocab(), bos: e.BOS()}
 	if p.Depth > 0 {
-		if err := f.prompt(p.Depth); err != nil {
+		fill := func() error { return f.prompt(p.Depth) }
+		var err error
+		switch ts, ok := s.(ThreadSwitcher); {
+		case p.DepthThreads == 0:
+			err = fill()
+		case ok:
+			err = ts.WithThreads(p.DepthThreads, fill)
+		default:
+			err = errors.New("this engine cannot run the depth prompt on other threads than the tests")
+		}
+		if err != nil {
 			return t, fmt.Errorf("%s: depth prompt: %w", t.Name, err)
 		}
 	}

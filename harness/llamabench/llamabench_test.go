@@ -3,6 +3,7 @@ package llamabench
 import (
 	"flag"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -66,8 +67,62 @@ func TestRunFollowsTheProtocol(t *testing.T) {
 	}
 }
 
+// switcher is a fake session that runs work on other threads on request,
+// noting the threads each Eval ran on.
+type switcher struct {
+	fakeSession
+	threads *int
+	log     *[]int // per Eval: its tokens times the threads it ran on
+}
+
+func (s switcher) Eval(toks []int32) error {
+	*s.log = append(*s.log, len(toks)**s.threads)
+	return s.fakeSession.Eval(toks)
+}
+
+func (s switcher) WithThreads(n int, f func() error) error {
+	old := *s.threads
+	*s.threads = n
+	defer func() { *s.threads = old }()
+	return f()
+}
+
+type switchEngine struct {
+	*fake
+	threads int
+	log     []int
+}
+
+func (e *switchEngine) NewSession(nCtx int) (Session, error) {
+	s, _ := e.fake.NewSession(nCtx)
+	return switcher{s.(fakeSession), &e.threads, &e.log}, nil
+}
+
+// Plan.DepthThreads runs the depth prompt, and only it, on its threads; an
+// engine that cannot switch is refused with an error naming the depth prompt.
+func TestDepthThreads(t *testing.T) {
+	e := &switchEngine{fake: &fake{}, threads: 1}
+	if _, err := Run(e, Plan{Gen: []int{2}, Reps: 2, Depth: 6, DepthThreads: -1}); err == nil {
+		t.Error("negative depth threads accepted")
+	}
+	if _, err := Run(e, Plan{Gen: []int{2}, Reps: 2, Depth: 6, DepthThreads: 16}); err != nil {
+		t.Fatal(err)
+	}
+	// depth 6 on 16 threads, then warmup 1 and 2×2 single tokens on 1.
+	if want := []int{6 * 16, 1, 1, 1, 1, 1}; !reflect.DeepEqual(e.log, want) {
+		t.Errorf("tokens×threads per Eval %v, want %v", e.log, want)
+	}
+	_, err := Run(&fake{}, Plan{Gen: []int{2}, Reps: 1, Depth: 6, DepthThreads: 16})
+	if err == nil || !strings.Contains(err.Error(), "depth prompt") {
+		t.Errorf("an engine without WithThreads: %v", err)
+	}
+	if _, err := Run(&fake{}, Plan{Gen: []int{2}, Reps: 1, Depth: 6}); err != nil {
+		t.Errorf("no depth threads asked: %v", err)
+	}
+}
+
 func TestPlanCheck(t *testing.T) {
-	for _, p := range []Plan{{}, {Prompt: []int{0}}, {Gen: []int{4}, Depth: -1}} {
+	for _, p := range []Plan{{}, {Prompt: []int{0}}, {Gen: []int{4}, Depth: -1}, {Gen: []int{4}, DepthThreads: -2}} {
 		if p.Check() == nil {
 			t.Errorf("%+v accepted", p)
 		}

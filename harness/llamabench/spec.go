@@ -25,12 +25,15 @@ type Spec struct {
 	// before each test (llama-bench's -d): made once per test, untimed, and
 	// each repetition starts from it again.
 	Depth int `json:"depth,omitempty"`
+	// DepthThreads, when > 0, is the threads the untimed depth prompt runs
+	// on; the timed tests keep Threads. 0: Threads.
+	DepthThreads int `json:"depth_threads,omitempty"`
 }
 
 // Plan is s as the driver runs it, the random tokens from stream.
 func (s Spec) Plan(stream uint64) Plan {
 	return Plan{Prompt: s.Prompt, Gen: s.Gen, Reps: s.Reps, NoWarmup: s.NoWarmup,
-		WarmupPrompt: s.WarmupPrompt, Depth: s.Depth, Seed: s.Seed, Stream: stream}
+		WarmupPrompt: s.WarmupPrompt, Depth: s.Depth, DepthThreads: s.DepthThreads, Seed: s.Seed, Stream: stream}
 }
 
 // RegisterFlags defines s's flags on fs, with llama-bench's names.
@@ -45,6 +48,7 @@ func (s *Spec) RegisterFlags(fs *flag.FlagSet) {
 	cli.IntVar(fs, &s.WarmupPrompt, "warmup-prompt", s.WarmupPrompt, 0, u, "tokens of a prefill test's warmup (0: the whole prompt)")
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "seed of the random prompt tokens (0: 1)")
 	cli.IntVar(fs, &s.Depth, "d", s.Depth, 0, u, "tokens in the KV cache before each test (llama-bench's -d; 0: none)")
+	cli.IntVar(fs, &s.DepthThreads, "depth-threads", s.DepthThreads, 0, u, "threads of the untimed depth prompt; the timed tests keep -t (0: -t's)")
 }
 
 // Args renders s as the flags RegisterFlags reads.
@@ -63,6 +67,9 @@ func (s Spec) Args() []string {
 	}
 	if s.Depth > 0 {
 		a = append(a, "-d="+strconv.Itoa(s.Depth))
+	}
+	if s.DepthThreads > 0 {
+		a = append(a, "-depth-threads="+strconv.Itoa(s.DepthThreads))
 	}
 	return a
 }

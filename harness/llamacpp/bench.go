@@ -174,7 +174,7 @@ func (e benchEngine) NewSession(nCtx int) (llamabench.Session, error) {
 		return nil, err
 	}
 	c.mu.Lock() // held until Close: the session decodes without the Context's locking methods
-	s := &benchSession{c: c, mem: c.m.l.llama.getMemory(c.h)}
+	s := &benchSession{c: c, mem: c.m.l.llama.getMemory(c.h), poll: cfg.Poll}
 	c.m.l.llama.memoryClear(s.mem, false)
 	return s, nil
 }
@@ -190,9 +190,36 @@ func (e benchEngine) BOS() int32 {
 
 // benchSession decodes at its own position, in chunks of n_batch.
 type benchSession struct {
-	c   *Context
-	mem uintptr
-	pos int
+	c    *Context
+	mem  uintptr
+	pos  int
+	poll int
+}
+
+// WithThreads runs f with batches (a depth prompt's) on n threads, a
+// threadpool of their own attached as the batch pool, single tokens still
+// on the session's: llama.cpp picks the pool and thread count per graph by
+// its tokens. The pool is kept for later calls and freed with the context.
+func (s *benchSession) WithThreads(n int, f func() error) error {
+	c := s.c
+	l := c.m.l
+	if c.batchPool == 0 || c.batchThreads != n {
+		if c.batchPool != 0 {
+			return fmt.Errorf("a session's batch threadpool has %d threads, not %d", c.batchThreads, n)
+		}
+		tp, err := l.newThreadpool(n, s.poll)
+		if err != nil {
+			return err
+		}
+		c.batchPool, c.batchThreads = tp, n
+	}
+	t := int32(c.opts.Threads)
+	l.llama.setNThreads(c.h, t, int32(n))
+	l.llama.attachTP(c.h, c.threadpool, c.batchPool)
+	err := f()
+	l.llama.setNThreads(c.h, t, t)
+	l.llama.attachTP(c.h, c.threadpool, c.threadpool)
+	return err
 }
 
 func (s *benchSession) Eval(toks []int32) error {
@@ -230,18 +257,26 @@ func (s *benchSession) Close() error {
 func (c *Context) attachThreadpool(threads, poll int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	l := c.m.l
+	tp, err := c.m.l.newThreadpool(threads, poll)
+	if err != nil {
+		return err
+	}
+	c.m.l.llama.attachTP(c.h, tp, tp)
+	c.threadpool = tp
+	return nil
+}
+
+// newThreadpool starts a ggml threadpool of threads polling at poll.
+func (l *lib) newThreadpool(threads, poll int) (uintptr, error) {
 	var p threadpoolParams
 	l.ggmlThreadpoolParamsInit(&p, int32(threads))
 	p.poll = uint32(max(poll, 0)) // PollOff: no polling
 	mark := logMark()
 	tp := l.ggmlThreadpoolNew(&p)
 	if tp == 0 {
-		return fmt.Errorf("ggml_threadpool_new(%d threads) failed: %s", threads, logSince(mark, 2))
+		return 0, fmt.Errorf("ggml_threadpool_new(%d threads) failed: %s", threads, logSince(mark, 2))
 	}
-	l.llama.attachTP(c.h, tp, tp)
-	c.threadpool = tp
-	return nil
+	return tp, nil
 }
 
 // installedPackage reads name@version from the npm package holding the

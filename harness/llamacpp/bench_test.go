@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/damascus-llm/damascus/harness/llamabench"
 	"github.com/damascus-llm/damascus/harness/llamabench/llamabenchtest"
@@ -140,12 +141,67 @@ func TestBenchDepth(t *testing.T) {
 	if _, err := Bench(BenchConfig{Spec: llamabench.Spec{Model: model, Gen: []int{4}, Depth: -1}}); err == nil {
 		t.Error("negative depth accepted")
 	}
+	// The depth prompt on a batch threadpool of its own, the tests on one thread.
+	res, err = Bench(BenchConfig{Spec: llamabench.Spec{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 2, Threads: 1, Depth: 40, DepthThreads: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	llamabenchtest.CheckDepth(t, res.Tests, 2)
+}
+
+// WithThreads attaches a batch threadpool of n threads for f and puts the
+// session's own back after; the logits of a depth prompt made so, and of the
+// tokens after it, are the ones a single-threaded session gives.
+func TestBenchSessionWithThreads(t *testing.T) {
+	requireLib(t)
+	m, err := OpenModel(testdata.Stories260KGGUF.Require(t), ModelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	logits := func(depthThreads int) []float32 {
+		e := benchEngine{m: m, cfg: BenchConfig{Spec: llamabench.Spec{Threads: 1}}}
+		s, err := e.NewSession(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		bs := s.(*benchSession)
+		prompt := []int32{1, 50, 60, 70, 80, 90, 100, 110}
+		eval := func() error { return bs.Eval(prompt) }
+		if depthThreads > 0 {
+			err = bs.WithThreads(depthThreads, eval)
+			if bs.c.batchThreads != depthThreads || bs.c.batchPool == 0 {
+				t.Errorf("after WithThreads(%d): batch pool %#x of %d threads", depthThreads, bs.c.batchPool, bs.c.batchThreads)
+			}
+			if err := bs.WithThreads(depthThreads+1, eval); err == nil {
+				t.Errorf("a second batch pool of another size: no error")
+			}
+		} else {
+			err = eval()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bs.c.decode([]int32{120}, bs.pos, []bool{true}); err != nil {
+			t.Fatal(err)
+		}
+		p := m.l.llama.getLogitsIth(bs.c.h, 0)
+		if p == nil {
+			t.Fatal("no logits")
+		}
+		return append([]float32(nil), unsafe.Slice(p, bs.c.nVocab)...)
+	}
+	want, got := logits(0), logits(3)
+	if len(want) == 0 || !reflect.DeepEqual(got, want) {
+		t.Errorf("logits after a 3-thread depth prompt differ from one thread's (%d vs %d values)", len(got), len(want))
+	}
 }
 
 func TestBenchConfigArgsRoundTrip(t *testing.T) {
 	in := BenchConfig{
 		Spec: llamabench.Spec{Model: "/m.gguf", Prompt: []int{512, 1024}, Gen: []int{128}, Threads: 2,
-			Reps: 10, NoWarmup: true, Seed: 9, WarmupPrompt: 64, Depth: 4096},
+			Reps: 10, NoWarmup: true, Seed: 9, WarmupPrompt: 64, Depth: 4096, DepthThreads: 16},
 		NBatch: 256, NUbatch: 128, NoMmap: true, NoRepack: true, FlashAttn: FlashAttnOn, Poll: PollOff,
 		Variant: "icelake", KVType: "bf16",
 	}

@@ -110,12 +110,16 @@ type Context struct {
 	m  *Model
 	mu sync.Mutex
 	h  uintptr // struct llama_context *
-	// threadpool is a ggml threadpool attached by the bench, freed after the context.
-	threadpool uintptr
-	opts       ContextOptions
-	nBatch     int
-	nCtx       int
-	nVocab     int
+	// threadpool is a ggml threadpool attached by the bench, freed after the
+	// context; batchPool, of batchThreads, the one a bench's depth prompt
+	// ran on (benchSession.WithThreads), likewise.
+	threadpool   uintptr
+	batchPool    uintptr
+	batchThreads int
+	opts         ContextOptions
+	nBatch       int
+	nCtx         int
+	nVocab       int
 }
 
 // NewContext creates a context; Close frees it (before the model).
@@ -172,9 +176,11 @@ func (m *Model) NewContext(opts ContextOptions) (*Context, error) {
 func (c *Context) Close() error {
 	freeOnce(&c.mu, &c.h, c, func(h uintptr) {
 		c.m.l.llama.free(h)
-		if c.threadpool != 0 {
-			c.m.l.ggmlThreadpoolFree(c.threadpool)
-			c.threadpool = 0
+		for _, tp := range []*uintptr{&c.threadpool, &c.batchPool} {
+			if *tp != 0 {
+				c.m.l.ggmlThreadpoolFree(*tp)
+				*tp = 0
+			}
 		}
 	})
 	return nil

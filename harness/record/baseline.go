@@ -117,8 +117,12 @@ func writeConditions(b *strings.Builder, recs []Record) {
 			if n := e.Reps(); n > 1 {
 				runs = fmt.Sprintf("%d runs × %d reps (one process per engine and run, %d samples)", e.Runs, n, e.Runs*n)
 			}
-			fmt.Fprintf(b, "- protocol: %s and %s, %s after %d warmup, %d threads, interleaved %v%s\n",
-				e.PromptTest(), e.GenTest(), runs, e.WarmupRuns, e.Threads, e.Interleaved, nominal)
+			threads := fmt.Sprintf("%d threads", e.Threads)
+			if e.DepthThreads > 0 {
+				threads += fmt.Sprintf(" (the untimed depth prompt on %d)", e.DepthThreads)
+			}
+			fmt.Fprintf(b, "- protocol: %s and %s, %s after %d warmup, %s, interleaved %v%s\n",
+				e.PromptTest(), e.GenTest(), runs, e.WarmupRuns, threads, e.Interleaved, nominal)
 			fmt.Fprintf(b, "- KV cache: %s\n", KVCaches(r.Run))
 		}
 		if k := p.Kernel; k != nil {

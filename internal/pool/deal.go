@@ -13,7 +13,8 @@ import "sync/atomic"
 // it); Next by the workers inside the Run. A Dealer allocates nothing after
 // NewDealer.
 type Dealer struct {
-	shares []share
+	shares  []share
+	workers int // the last Reset's: the shares Next steals from
 }
 
 // share is one worker's remaining chunks [next, end), packed into one word
@@ -33,11 +34,9 @@ func NewDealer(workers int) *Dealer { return &Dealer{shares: make([]share, max(w
 // Reset deals n chunks (n < 2³¹) to workers workers in contiguous shares.
 func (d *Dealer) Reset(n, workers int) {
 	workers = min(max(workers, 1), len(d.shares))
-	for w := range d.shares {
-		lo, hi := 0, 0
-		if w < workers {
-			lo, hi = Split(n, w, workers, 1)
-		}
+	d.workers = workers
+	for w := range workers {
+		lo, hi := Split(n, w, workers, 1)
 		d.shares[w].v.Store(pack(lo, hi))
 	}
 }
@@ -56,8 +55,8 @@ func (d *Dealer) Next(w int) (int, bool) {
 			return next, true
 		}
 	}
-	for o := 1; o < len(d.shares); o++ {
-		s := &d.shares[(w+o)%len(d.shares)].v
+	for o := 1; o < d.workers; o++ {
+		s := &d.shares[(w+o)%d.workers].v
 		for {
 			v := s.Load()
 			next, end := unpack(v)

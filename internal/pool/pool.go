@@ -5,6 +5,7 @@
 package pool
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -19,12 +20,24 @@ const (
 	parked
 )
 
+// genBits of the generation word carry the Run's size, so a worker learns
+// whether it takes part from the same load that tells it a Run began.
+const genBits = 16
+
+// MaxWorkers is the most workers a Pool starts.
+const MaxWorkers = 1<<genBits - 1
+
 // A Pool runs a function on Size() workers at once; the caller of Run is
 // worker 0. A Pool's methods must not be called concurrently.
+//
+// Size can be set below the workers started (Cap) between Runs: the others
+// stay parked. A bench fills a long KV cache on many cores, then times the
+// decode on few, in one context.
 type Pool struct {
-	n       int
+	n       int // workers started
+	size    int // workers a Run uses, 1..n
 	fn      func(worker, n int)
-	gen     atomic.Uint64 // bumped once per Run
+	gen     atomic.Uint64 // per Run: a count above genBits, that Run's size below
 	pending atomic.Int32  // workers (other than the caller) still running fn
 	state   []atomic.Int32
 	wake    []chan struct{}
@@ -34,10 +47,11 @@ type Pool struct {
 	wg         sync.WaitGroup
 }
 
-// New starts a pool of n workers (n-1 goroutines plus the caller); n < 1 means 1.
+// New starts a pool of n workers (n-1 goroutines plus the caller); n < 1
+// means 1, n > MaxWorkers means MaxWorkers.
 func New(n int) *Pool {
-	n = max(n, 1)
-	p := &Pool{n: n, state: make([]atomic.Int32, n), wake: make([]chan struct{}, n), yieldEvery: 64}
+	n = min(max(n, 1), MaxWorkers)
+	p := &Pool{n: n, size: n, state: make([]atomic.Int32, n), wake: make([]chan struct{}, n), yieldEvery: 64}
 	if n > runtime.GOMAXPROCS(0) {
 		p.yieldEvery = 1
 	}
@@ -49,21 +63,33 @@ func New(n int) *Pool {
 	return p
 }
 
-// Size is the number of workers, the caller included.
-func (p *Pool) Size() int { return p.n }
+// Size is the number of workers a Run uses, the caller included.
+func (p *Pool) Size() int { return p.size }
 
-// Run calls fn(w, n) on every worker w < n and returns when all have returned.
-// fn should be a value made once (a method value stored in a field), so the
-// call allocates nothing.
+// Cap is the number of workers started: the most SetSize takes.
+func (p *Pool) Cap() int { return p.n }
+
+// SetSize sets the workers the next Runs use, 1..Cap(); the others park.
+func (p *Pool) SetSize(k int) error {
+	if k < 1 || k > p.n {
+		return fmt.Errorf("pool: %d workers asked of a pool of %d", k, p.n)
+	}
+	p.size = k
+	return nil
+}
+
+// Run calls fn(w, n) on every worker w < n = Size() and returns when all
+// have returned. fn should be a value made once (a method value stored in
+// a field), so the call allocates nothing.
 func (p *Pool) Run(fn func(worker, n int)) {
-	if p.n == 1 {
+	if p.size == 1 {
 		fn(0, 1)
 		return
 	}
 	p.fn = fn
-	p.pending.Store(int32(p.n - 1))
-	p.gen.Add(1)
-	for w := 1; w < p.n; w++ {
+	p.pending.Store(int32(p.size - 1))
+	p.gen.Store((p.gen.Load()>>genBits+1)<<genBits | uint64(p.size))
+	for w := 1; w < p.size; w++ {
 		if beforeWake != nil {
 			beforeWake(w)
 		}
@@ -71,7 +97,7 @@ func (p *Pool) Run(fn func(worker, n int)) {
 			p.wake[w] <- struct{}{}
 		}
 	}
-	fn(0, p.n)
+	fn(0, p.size)
 	for i := 0; p.pending.Load() != 0; i++ {
 		p.spin(i)
 	}
@@ -82,7 +108,7 @@ func (p *Pool) Close() {
 	if p.n == 1 || p.quit.Swap(true) {
 		return
 	}
-	p.gen.Add(1)
+	p.gen.Add(1 << genBits) // every worker, parked or not, sees a new generation
 	for w := 1; w < p.n; w++ {
 		if p.state[w].Swap(spinning) == parked {
 			p.wake[w] <- struct{}{}
@@ -93,20 +119,26 @@ func (p *Pool) Close() {
 
 func (p *Pool) worker(w int, seen uint64) {
 	defer p.wg.Done()
+	spin := true
 	for {
-		p.await(w, seen)
+		p.await(w, seen, spin)
 		seen = p.gen.Load()
 		if p.quit.Load() {
 			return
 		}
-		p.fn(w, p.n)
+		size := int(seen & MaxWorkers)
+		if spin = w < size; !spin {
+			continue // not in this Run: park at once, woken by a Run that has us
+		}
+		p.fn(w, size)
 		p.pending.Add(-1)
 	}
 }
 
-// await returns once gen has moved past seen: first by polling, then parked
-// on the worker's channel. The state word settles the race with Run: whoever
-// swaps it second learns the other's intent.
+// await returns once gen has moved past seen: first by polling (unless
+// spin is false), then parked on the worker's channel. The state word
+// settles the race with Run: whoever swaps it second learns the other's
+// intent.
 //
 // A wake can be stale: Run swaps the workers' states one after another, and
 // a worker it reaches late (its thread descheduled, say) may already have
@@ -114,9 +146,9 @@ func (p *Pool) worker(w int, seen uint64) {
 // parked and sends a token meant for a wait that is over. Returning on that
 // token would run fn twice for one generation and drive pending below zero,
 // leaving Run to spin forever, so every wake re-checks gen.
-func (p *Pool) await(w int, seen uint64) {
+func (p *Pool) await(w int, seen uint64, spin bool) {
 	for {
-		for i := 0; i < spinLimit; i++ {
+		for i := 0; spin && i < spinLimit; i++ {
 			if p.gen.Load() != seen {
 				return
 			}

@@ -76,6 +76,64 @@ func TestStaleWake(t *testing.T) {
 	checkHits(t, hits[:], 4, "worker")
 }
 
+// A pool set below its workers runs fn on the first Size() only, passing
+// that size, and grows back; resizes between Runs, spaced or back to back
+// (workers still spinning, or parked), never run fn twice or leave Run
+// waiting. With a Dealer, the chunks of a smaller Run are each dealt once.
+func TestSetSize(t *testing.T) {
+	p := New(6)
+	defer p.Close()
+	d := NewDealer(p.Cap())
+	var hits [6]atomic.Int32
+	sizes := []int{6, 2, 2, 5, 1, 6, 3, 6, 2}
+	want := make([]int32, 6)
+	for i, k := range sizes {
+		if err := p.SetSize(k); err != nil {
+			t.Fatal(err)
+		}
+		if p.Size() != k || p.Cap() != 6 {
+			t.Fatalf("after SetSize(%d): Size %d, Cap %d", k, p.Size(), p.Cap())
+		}
+		if i%3 == 2 {
+			time.Sleep(20 * time.Millisecond) // long enough for the workers to park
+		}
+		for range 200 {
+			chunks := make([]atomic.Int32, 50)
+			d.Reset(len(chunks), p.Size())
+			p.Run(func(w, n int) {
+				if n != k || w >= k {
+					t.Errorf("size %d: fn(%d, %d)", k, w, n)
+				}
+				hits[w].Add(1)
+				for {
+					c, ok := d.Next(w)
+					if !ok {
+						return
+					}
+					chunks[c].Add(1)
+				}
+			})
+			checkHits(t, chunks, 1, fmt.Sprintf("size %d: chunk", k))
+		}
+		for w := range k {
+			want[w] += 200
+		}
+	}
+	for w := range hits {
+		if got := hits[w].Load(); got != want[w] {
+			t.Errorf("worker %d ran %d times, want %d", w, got, want[w])
+		}
+	}
+	for _, k := range []int{0, -1, 7} {
+		if err := p.SetSize(k); err == nil {
+			t.Errorf("SetSize(%d) of a pool of 6: no error", k)
+		}
+	}
+	if p.Size() != 2 {
+		t.Errorf("a refused SetSize changed Size to %d", p.Size())
+	}
+}
+
 // checkHits reports every counter of hits (named what and its index) that
 // does not read want.
 func checkHits(t *testing.T, hits []atomic.Int32, want int32, what string) {

@@ -136,6 +136,27 @@ func (m *Model) newContext(opts Options, seqs int, perRow bool) (*Context, error
 // Close stops the worker pool.
 func (c *Context) Close() { c.b.close() }
 
+// SetThreads sets the workers the next evaluations use: 1 up to the
+// Options.Threads the context was made with (the workers started; the
+// others park). A bench fills a long cache on many cores, then times
+// decode on few (ledger e2e --depth-threads). The CPU's only.
+func (c *Context) SetThreads(n int) error {
+	cb, ok := c.b.(*cpuBackend)
+	if !ok {
+		return fmt.Errorf("threads cannot change on device %s", c.opts.Device)
+	}
+	return cb.pool.SetSize(n)
+}
+
+// Threads is the workers the next evaluations use (Options.Threads unless
+// SetThreads lowered it; 1 on the GPU's host side).
+func (c *Context) Threads() int {
+	if cb, ok := c.b.(*cpuBackend); ok {
+		return cb.pool.Size()
+	}
+	return 1
+}
+
 // Pos is the number of positions in the KV cache.
 func (c *Context) Pos() int { return c.kv.pos }
 

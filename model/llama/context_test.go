@@ -111,6 +111,59 @@ func TestEvalSameForAnyThreads(t *testing.T) {
 	}
 }
 
+// SetThreads between evaluations (a bench's depth prompt on many workers,
+// its decode on few) changes no bit either, up or down, and refuses what
+// the pool cannot give.
+func TestSetThreads(t *testing.T) {
+	m, _ := openStories(t)
+	prompt := make([]int32, 42)
+	for i := range prompt {
+		prompt[i] = int32(1 + i*37%(m.Config.Vocab-1))
+	}
+	next := []int32{7, 99, 311}
+	run := func(workers, prefill, decode int) []float32 {
+		c := mustContext(t, m, Options{NCtx: 64, NBatch: 16, Threads: workers, KVType: quant.F16})
+		defer c.Close()
+		if err := c.SetThreads(prefill); err != nil {
+			t.Fatal(err)
+		}
+		lg, err := c.Eval(prompt, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := append([]float32(nil), lg...)
+		if err := c.SetThreads(decode); err != nil {
+			t.Fatal(err)
+		}
+		if c.Threads() != decode || c.Options().Threads != workers {
+			t.Fatalf("after SetThreads(%d) of %d: Threads %d, Options().Threads %d", decode, workers, c.Threads(), c.Options().Threads)
+		}
+		for _, tok := range next {
+			lg, err := c.Eval([]int32{tok}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, lg...)
+		}
+		for _, n := range []int{0, -1, workers + 1} {
+			if err := c.SetThreads(n); err == nil || c.Threads() != decode {
+				t.Errorf("SetThreads(%d) of %d workers: %v, Threads %d", n, workers, err, c.Threads())
+			}
+		}
+		return out
+	}
+	want := run(1, 1, 1)
+	for _, r := range [][3]int{{4, 4, 1}, {4, 1, 4}, {3, 2, 3}} {
+		got := run(r[0], r[1], r[2])
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				V := m.Config.Vocab
+				t.Fatalf("%d workers, prefill on %d, decode on %d: row %d logit %d is %v, 1 thread %v", r[0], r[1], r[2], i/V, i%V, got[i], want[i])
+			}
+		}
+	}
+}
+
 func TestEvalErrors(t *testing.T) {
 	m, _ := openStories(t)
 	c := mustContext(t, m, Options{NCtx: 8, Threads: 1})
