@@ -43,6 +43,9 @@ type E2E struct {
 	// prompt on, untimed; the timed tests keep Threads. A depth leg's round
 	// is mostly that fill (minutes at 2 threads on a 3B at 16k), so a
 	// many-core host can take the protocol's rounds in its time limit.
+	// Peak RSS then includes the fill's per-worker buffers (Damascus: a
+	// widened KV head per worker on a 16-bit cache, 8 bytes × context ×
+	// head size each).
 	DepthThreads int `json:"depth_threads,omitempty"`
 	// Batch, when > 0, is the tokens one prefill step takes in both engines
 	// (Damascus's batch, llama.cpp's n_ubatch, its n_batch at least that);

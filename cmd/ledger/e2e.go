@@ -79,7 +79,7 @@ func (f *e2eFlags) register(fs *flag.FlagSet, quick bool) {
 		cli.IntVar(fs, &p.GenTokens, "tg", p.GenTokens, 0, u, "generated tokens of the decode test (0: none)")
 		cli.IntVar(fs, &p.Runs, "runs", p.Runs, 1, u, "timed runs per engine and test")
 		cli.IntVar(fs, &p.Depth, "depth", 0, 0, u, "tokens in the KV cache before each prefill and decode test, both engines (llama-bench's -d; 0: none); cold starts and sustained decode start empty")
-		cli.IntVar(fs, &p.DepthThreads, "depth-threads", 0, 0, u, "threads both engines fill the --depth prompt on, untimed (0: --threads); the timed tests keep --threads: lets a many-core host take a long depth leg's rounds in its time")
+		cli.IntVar(fs, &p.DepthThreads, "depth-threads", 0, 0, u, "threads both engines fill the --depth prompt on, untimed (0: --threads); the timed tests keep --threads: lets a many-core host take a long depth leg's rounds in its time; peak RSS then includes the fill's per-worker buffers")
 		cli.IntVar(fs, &p.RepsPerRound, "reps", 1, 1, u, "timed samples of the prefill and decode tests per engine process, i.e. per round (llama-bench's -r): for depth legs, where each process first fills the --depth cache (minutes on a CPU), N samples share that one fill; records --runs × N samples, paired by round and repetition; cold starts, peak RSS and sustained decode are unaffected")
 		cli.IntVar(fs, &p.Batch, "batch", 0, 0, u, "tokens one prefill step takes, both engines (Damascus's batch, llama.cpp's n_ubatch; 0: each engine's default: llama.cpp 512, Damascus 512 on the CPU and 1024 on the GPU)")
 		cli.IntVar(fs, &p.WarmupPromptTokens, "warmup-prompt", 0, 0, u, "tokens of the prefill test's untimed warmup in each process, both engines (0: the whole prompt, as llama-bench)")
