@@ -733,18 +733,21 @@ cpu-decode)
 	;;
 cpu-depth)
 	# Issue 20's depth legs on the host's Intel AMX cores at 2 threads:
-	# tg64 at DEPTH (4096) beside llama.cpp (sapphirerapids on huge pages),
-	# both on f16 caches, ROUNDS (3) rounds of REPS (3) repetitions each
-	# (ledger e2e --reps: one depth fill a process), promoted kernels, for
-	# each of MODELS (llama3.2-1b). A 1B round at 4096 takes ≈ 85 s here
-	# (session 17), so 3 rounds want E2E_TIMEOUT ≥ 300.
+	# tg TG (64) at DEPTH (4096) beside llama.cpp (sapphirerapids on huge
+	# pages), both on f16 caches, ROUNDS (3) rounds of REPS (3) repetitions
+	# each (ledger e2e --reps: one depth fill a process), promoted kernels,
+	# for each of MODELS (llama3.2-1b). A 1B round at 4096 takes ≈ 85 s
+	# here (session 17), so 3 rounds want E2E_TIMEOUT ≥ 300. DEPTH_THREADS
+	# (e.g. 14) fills the depth on that many cores, untimed (--depth-threads):
+	# the bar's 10 rounds then fit a call.
 	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
+	dt=(); [ -n "${DEPTH_THREADS:-}" ] && dt=(--depth-threads "$DEPTH_THREADS")
 	for m in ${MODELS:-llama3.2-1b}; do
 		models $m
-		log "e2e $m tg64 at depth ${DEPTH:-4096}, 2 threads, f16 caches, ${ROUNDS:-3} rounds x ${REPS:-3} reps"
-		timeout "${E2E_TIMEOUT:-300}" $B/ledger e2e -m /tmp/$m.gguf --pp 0 --tg 64 --depth "${DEPTH:-4096}" --runs "${ROUNDS:-3}" --reps "${REPS:-3}" \
+		log "e2e $m tg${TG:-64} at depth ${DEPTH:-4096}, 2 threads (fill on ${DEPTH_THREADS:-2}), f16 caches, ${ROUNDS:-3} rounds x ${REPS:-3} reps"
+		timeout "${E2E_TIMEOUT:-300}" $B/ledger e2e -m /tmp/$m.gguf --pp 0 --tg "${TG:-64}" --depth "${DEPTH:-4096}" "${dt[@]}" --runs "${ROUNDS:-3}" --reps "${REPS:-3}" \
 			--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 --kv-type f16 \
-			--json "$OUT/e2e-$m-d${DEPTH:-4096}.json" --store "$STORE" --note "$NOTE; issue 20: decode at depth ${DEPTH:-4096}, both engines on f16 caches, promoted kernels" \
+			--json "$OUT/e2e-$m-d${DEPTH:-4096}.json" --store "$STORE" --note "$NOTE; issue 20: decode at depth ${DEPTH:-4096}, both engines on f16 caches, promoted kernels${DEPTH_THREADS:+, the depth filled on $DEPTH_THREADS threads}" \
 			> "$OUT/e2e-$m-d${DEPTH:-4096}.txt" 2>&1
 		grep -aE "decode tok|recorded|^sample" "$OUT/e2e-$m-d${DEPTH:-4096}.txt" | cut -c1-200
 	done
