@@ -90,6 +90,18 @@ device-bins:
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/cuda.test ./variants/cuda
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/cudadrv.test ./internal/cuda
 
+# The CPU phases' one carry (scripts/device-e2e.sh unpacks it): ledger,
+# damascus, the pinned llama.cpp's libraries and the test data (synth needs
+# its Llama 3 tokenizer and chat template) in one archive, well under the
+# device's 64 MiB.
+device-pack: baseline
+	rm -rf .device/testdata && mkdir -p .device/bin .device/pack
+	CGO_ENABLED=0 $(GO) build -buildvcs=true -ldflags="-s -w" -o .device/bin/ ./cmd/ledger ./cmd/damascus
+	cp -rL $(TESTDATA) .device/testdata
+	tar -cf - .device/bin/ledger .device/bin/damascus .device/testdata $(BASELINE)/node_modules | xz -T2 -6 > .device/pack/e2e.tar.xz
+	rm -rf .device/testdata
+	@ls -l .device/pack/e2e.tar.xz
+
 # The GPU engine's phase on the lent H200 (scripts/device-e2e.sh gpu): the
 # commands, the GPU-related test binaries (and variants/amx's and
 # harness/roofline's, for the host's AMX: gpu-ab's AMX_TESTS), the test data and the pinned

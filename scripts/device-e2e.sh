@@ -7,6 +7,12 @@
 #   run: carry [".device", "baseline/llama.cpp/node_modules"],
 #        command: scripts/device-e2e.sh PHASE
 #
+# or, for the CPU phases, in one archive with the test data that synth
+# needs (the two above exceed the 64 MiB carry together):
+#
+#   make device-pack
+#   run: carry [".device/pack/e2e.tar.xz"], command: scripts/device-e2e.sh PHASE
+#
 # Every result lands in $OUT/run, archived as $OUT/run.tgz (records in the
 # single-file store ledger.jsonl, the e2e JSON files and the logs). Back in
 # the repository, unpack it; `ledger import ledger.jsonl` appends those records to results/ledger/, each line into
@@ -59,6 +65,9 @@
 #   cpu-depth  decode at a KV depth beside llama.cpp at 2 threads, f16
 #             caches, rounds x reps (issue 20)
 set -uo pipefail
+if [ -f .device/pack/e2e.tar.xz ]; then
+	tar -xJf .device/pack/e2e.tar.xz || { echo "cannot unpack .device/pack/e2e.tar.xz"; exit 2; }
+fi
 B=${B:-.device/bin}
 export DAMASCUS_TESTDATA=${DAMASCUS_TESTDATA:-$PWD/.device/testdata}
 OUT=${OUT:-/tmp/damascus-out}

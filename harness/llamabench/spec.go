@@ -48,7 +48,7 @@ func (s *Spec) RegisterFlags(fs *flag.FlagSet) {
 	cli.IntVar(fs, &s.WarmupPrompt, "warmup-prompt", s.WarmupPrompt, 0, u, "tokens of a prefill test's warmup (0: the whole prompt)")
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "seed of the random prompt tokens (0: 1)")
 	cli.IntVar(fs, &s.Depth, "d", s.Depth, 0, u, "tokens in the KV cache before each test (llama-bench's -d; 0: none)")
-	cli.IntVar(fs, &s.DepthThreads, "depth-threads", s.DepthThreads, 0, u, "threads of the untimed depth prompt; the timed tests keep -t (0: -t's)")
+	cli.ThreadsVar(fs, &s.DepthThreads, "depth-threads", s.DepthThreads, "threads of the untimed depth prompt; the timed tests keep -t (0: -t's)")
 }
 
 // Args renders s as the flags RegisterFlags reads.

@@ -201,7 +201,7 @@ func TestBenchSessionWithThreads(t *testing.T) {
 func TestBenchConfigArgsRoundTrip(t *testing.T) {
 	in := BenchConfig{
 		Spec: llamabench.Spec{Model: "/m.gguf", Prompt: []int{512, 1024}, Gen: []int{128}, Threads: 2,
-			Reps: 10, NoWarmup: true, Seed: 9, WarmupPrompt: 64, Depth: 4096, DepthThreads: 16},
+			Reps: 10, NoWarmup: true, Seed: 9, WarmupPrompt: 64, Depth: 4096, DepthThreads: 2},
 		NBatch: 256, NUbatch: 128, NoMmap: true, NoRepack: true, FlashAttn: FlashAttnOn, Poll: PollOff,
 		Variant: "icelake", KVType: "bf16",
 	}
