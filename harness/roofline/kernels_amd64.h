@@ -71,3 +71,14 @@ amxstore: \
 	TILESTORED(3, AMX_DX, AMX_CX); \
 	TILERELEASE; \
 	RET
+
+// NIBBLE_LINE is one 64-byte line of nibbleDotSweep at off(SI): its low
+// nibbles into lo and its high nibbles into hi, each a VPDPBUSD against a
+// broadcast dword of the activations at DI (Z15: 0x0f bytes).
+#define NIBBLE_LINE(off, lo, hi) \
+	VMOVDQU64 off(SI), Z8; \
+	VPSRLW $4, Z8, Z9; \
+	VPANDD Z15, Z8, Z8; \
+	VPANDD Z15, Z9, Z9; \
+	VPDPBUSD.BCST (off/8)(DI), Z8, lo; \
+	VPDPBUSD.BCST (off/8+4)(DI), Z9, hi

@@ -81,3 +81,74 @@ TEXT ·amxInt8Loop(SB), NOSPLIT, $0-40
 // As amxInt8Loop with TDPBF16PS: bf16 A and B tiles, float32 accumulators.
 TEXT ·amxBF16Loop(SB), NOSPLIT, $0-40
 	AMX_LOOP(TDPBF16PS)
+
+// func nibbleDotSweep(p *byte, n int, act *byte, dist int) int32
+// Streams n bytes (a multiple of 512) as a decode kernel over 4-bit weights
+// interleaved 16 rows to a vector would: per 64-byte line one load, the low
+// and high nibbles split (VPANDD, VPSRLW, VPANDD), two VPDPBUSDs against
+// activations broadcast from act (L1-resident, 64 bytes), and, when dist >
+// 0, a PREFETCHT0 dist bytes ahead; about 7 instructions a line against
+// the ~20 of the Q4_K kernels that read rows as stored. Eight accumulators
+// break the dependency chains. Returns lane 0 of their sum, so the tests
+// can check the arithmetic. Issue 20: whether fewer instructions a line let
+// one core keep enough lines in flight to read what readSweep reads.
+TEXT ·nibbleDotSweep(SB), NOSPLIT, $0-36
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ act+16(FP), DI
+	MOVQ dist+24(FP), DX
+	SHRQ $9, CX
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	ZERO_Z0_Z7
+	TESTQ CX, CX
+	JZ    nddone
+	TESTQ DX, DX
+	JZ    ndnopf
+	ADDQ  SI, DX
+ndloop:
+	NIBBLE_LINE(0, Z0, Z1)
+	PREFETCHT0 0(DX)
+	NIBBLE_LINE(64, Z2, Z3)
+	PREFETCHT0 64(DX)
+	NIBBLE_LINE(128, Z4, Z5)
+	PREFETCHT0 128(DX)
+	NIBBLE_LINE(192, Z6, Z7)
+	PREFETCHT0 192(DX)
+	NIBBLE_LINE(256, Z0, Z1)
+	PREFETCHT0 256(DX)
+	NIBBLE_LINE(320, Z2, Z3)
+	PREFETCHT0 320(DX)
+	NIBBLE_LINE(384, Z4, Z5)
+	PREFETCHT0 384(DX)
+	NIBBLE_LINE(448, Z6, Z7)
+	PREFETCHT0 448(DX)
+	ADDQ $512, SI
+	ADDQ $512, DX
+	DECQ CX
+	JNZ  ndloop
+	JMP  nddone
+ndnopf:
+	NIBBLE_LINE(0, Z0, Z1)
+	NIBBLE_LINE(64, Z2, Z3)
+	NIBBLE_LINE(128, Z4, Z5)
+	NIBBLE_LINE(192, Z6, Z7)
+	NIBBLE_LINE(256, Z0, Z1)
+	NIBBLE_LINE(320, Z2, Z3)
+	NIBBLE_LINE(384, Z4, Z5)
+	NIBBLE_LINE(448, Z6, Z7)
+	ADDQ $512, SI
+	DECQ CX
+	JNZ  ndnopf
+nddone:
+	VPADDD Z1, Z0, Z0
+	VPADDD Z3, Z2, Z2
+	VPADDD Z5, Z4, Z4
+	VPADDD Z7, Z6, Z6
+	VPADDD Z2, Z0, Z0
+	VPADDD Z6, Z4, Z4
+	VPADDD Z4, Z0, Z0
+	VMOVD  X0, AX
+	VZEROUPPER
+	MOVL AX, ret+32(FP)
+	RET
