@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
-	"testing"
 	"strings"
+	"testing"
 	"time"
 	"unsafe"
 
