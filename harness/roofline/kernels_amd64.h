@@ -82,3 +82,20 @@ amxstore: \
 	VPANDD Z15, Z9, Z9; \
 	VPDPBUSD.BCST (off/8)(DI), Z8, lo; \
 	VPDPBUSD.BCST (off/8+4)(DI), Z9, hi
+
+// NIBBLE_LINE_PF is NIBBLE_LINE with a PREFETCHT0 of the line off(DX).
+#define NIBBLE_LINE_PF(off, lo, hi) \
+	NIBBLE_LINE(off, lo, hi); \
+	PREFETCHT0 off(DX)
+
+// NIBBLE_BLOCK is 512 bytes at SI, line by line through line(off, lo, hi),
+// the eight lines into four pairs of accumulators.
+#define NIBBLE_BLOCK(line) \
+	line(0, Z0, Z1); \
+	line(64, Z2, Z3); \
+	line(128, Z4, Z5); \
+	line(192, Z6, Z7); \
+	line(256, Z0, Z1); \
+	line(320, Z2, Z3); \
+	line(384, Z4, Z5); \
+	line(448, Z6, Z7)

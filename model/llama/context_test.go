@@ -68,6 +68,8 @@ func TestPrefillDoesNotAllocate(t *testing.T) {
 // Splitting rows over workers must not change a bit: every row goes through
 // the same kernels whichever worker takes it. The prompt spans several
 // batches, the last of 20 below minPoolRows (run inline), and decode follows.
+// So for SetThreads between them (a bench's depth prompt on many workers,
+// its decode on few), up or down; it refuses what the pool cannot give.
 func TestEvalSameForAnyThreads(t *testing.T) {
 	m, _ := openStories(t)
 	prompt := make([]int32, 42)
@@ -75,21 +77,42 @@ func TestEvalSameForAnyThreads(t *testing.T) {
 		prompt[i] = int32(1 + i*37%(m.Config.Vocab-1))
 	}
 	next := []int32{7, 99, 311}
-	// run returns the logits of every prompt token, then of each decoded one.
-	run := func(opts Options) []float32 {
+	// run returns the logits of every prompt token, then of each decoded
+	// one, the prompt on prefill of opts.Threads workers and the decode on
+	// decode (0: all of them).
+	run := func(opts Options, prefill, decode int) []float32 {
 		c := mustContext(t, m, opts)
 		defer c.Close()
+		setThreads := func(n int) {
+			if n == 0 {
+				return
+			}
+			if err := c.SetThreads(n); err != nil {
+				t.Fatal(err)
+			}
+			if c.Threads() != n || c.Options().Threads != opts.Threads {
+				t.Fatalf("after SetThreads(%d) of %d: Threads %d, Options().Threads %d", n, opts.Threads, c.Threads(), c.Options().Threads)
+			}
+		}
+		setThreads(prefill)
 		lg, err := c.Eval(prompt, true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		out := append([]float32(nil), lg...)
+		setThreads(decode)
 		for _, tok := range next {
 			lg, err := c.Eval([]int32{tok}, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			out = append(out, lg...)
+		}
+		for _, n := range []int{0, -1, opts.Threads + 1} {
+			before := c.Threads()
+			if err := c.SetThreads(n); err == nil || c.Threads() != before {
+				t.Errorf("SetThreads(%d) of %d workers: %v, Threads %d", n, opts.Threads, err, c.Threads())
+			}
 		}
 		return out
 	}
@@ -97,69 +120,18 @@ func TestEvalSameForAnyThreads(t *testing.T) {
 		for _, nb := range []int{16, 20} {
 			t.Run(fmt.Sprintf("kv=%s/batch=%d", kv, nb), func(t *testing.T) {
 				opts := Options{NCtx: 64, NBatch: nb, Threads: 1, KVType: kv}
-				want := run(opts)
-				opts.Threads = 3
-				got := run(opts)
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						V := m.Config.Vocab
-						t.Fatalf("3 threads: row %d logit %d is %v, 1 thread %v", i/V, i%V, got[i], want[i])
+				want := run(opts, 0, 0)
+				for _, r := range [][3]int{{3, 0, 0}, {4, 4, 1}, {4, 1, 4}, {3, 2, 3}} {
+					opts.Threads = r[0]
+					got := run(opts, r[1], r[2])
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							V := m.Config.Vocab
+							t.Fatalf("%d workers (prefill on %d, decode on %d; 0: all): row %d logit %d is %v, 1 thread %v", r[0], r[1], r[2], i/V, i%V, got[i], want[i])
+						}
 					}
 				}
 			})
-		}
-	}
-}
-
-// SetThreads between evaluations (a bench's depth prompt on many workers,
-// its decode on few) changes no bit either, up or down, and refuses what
-// the pool cannot give.
-func TestSetThreads(t *testing.T) {
-	m, _ := openStories(t)
-	prompt := make([]int32, 42)
-	for i := range prompt {
-		prompt[i] = int32(1 + i*37%(m.Config.Vocab-1))
-	}
-	next := []int32{7, 99, 311}
-	run := func(workers, prefill, decode int) []float32 {
-		c := mustContext(t, m, Options{NCtx: 64, NBatch: 16, Threads: workers, KVType: quant.F16})
-		defer c.Close()
-		if err := c.SetThreads(prefill); err != nil {
-			t.Fatal(err)
-		}
-		lg, err := c.Eval(prompt, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := append([]float32(nil), lg...)
-		if err := c.SetThreads(decode); err != nil {
-			t.Fatal(err)
-		}
-		if c.Threads() != decode || c.Options().Threads != workers {
-			t.Fatalf("after SetThreads(%d) of %d: Threads %d, Options().Threads %d", decode, workers, c.Threads(), c.Options().Threads)
-		}
-		for _, tok := range next {
-			lg, err := c.Eval([]int32{tok}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, lg...)
-		}
-		for _, n := range []int{0, -1, workers + 1} {
-			if err := c.SetThreads(n); err == nil || c.Threads() != decode {
-				t.Errorf("SetThreads(%d) of %d workers: %v, Threads %d", n, workers, err, c.Threads())
-			}
-		}
-		return out
-	}
-	want := run(1, 1, 1)
-	for _, r := range [][3]int{{4, 4, 1}, {4, 1, 4}, {3, 2, 3}} {
-		got := run(r[0], r[1], r[2])
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				V := m.Config.Vocab
-				t.Fatalf("%d workers, prefill on %d, decode on %d: row %d logit %d is %v, 1 thread %v", r[0], r[1], r[2], i/V, i%V, got[i], want[i])
-			}
 		}
 	}
 }
