@@ -12,7 +12,7 @@ import (
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
-	_ "github.com/damascus-llm/damascus/variants/avx512" // the Q4_K decode kernels beside the probe
+	"github.com/damascus-llm/damascus/variants/avx512" // the Q4_K decode kernels beside the probe
 )
 
 // nibbleDotLane0 is nibbleDotSweep's lane 0 in Go: each line's first dword,
@@ -102,6 +102,29 @@ func BenchmarkReadMix(b *testing.B) {
 		copy(xq[b:], []byte{0x00, 0x00, 0x80, 0x3f}) // d = 1.0
 	}
 	dst := make([]float32, size/rowSize+1)
+	// The interleaved layout's kernel (variants/avx512's experiment) over the
+	// same bytes as 16-row groups of 3072 columns, d and dmin set to 1.
+	const groupBytes = k / 256 * avx512.Q4KR16Bytes
+	for i := 0; i+groupBytes <= size; i += avx512.Q4KR16Bytes {
+		for j := 0; j < 64; j += 2 {
+			buf.data[i+j], buf.data[i+j+1] = 0x00, 0x3c
+		}
+	}
+	xr := make([]byte, k/256*avx512.Q4KR16ActBytes)
+	avx512.PrepareQ4KR16(xr, xq, k)
+	for _, dist := range []int{0, 4096, 8192} {
+		name := "q4k-r16"
+		if dist > 0 {
+			name += fmt.Sprintf("-pf%dk", dist>>10)
+		}
+		kernels = append(kernels, struct {
+			name string
+			run  func(p []byte)
+		}{name, func(p []byte) {
+			groups := len(p) / groupBytes
+			avx512.Q4KR16MatVec(dst[:groups*avx512.Q4KR16Rows], p[:groups*groupBytes], xr, k, dist)
+		}})
+	}
 	for _, name := range []string{"avx512-vnni-pf4k", "avx512-vnni-pf8k", "avx512-vnni-x-pf4k", "avx512-vnni-pf8k-nta"} {
 		v, ok := ledger.Lookup("matvec/q4_k", name)
 		if !ok || !v.Available() {

@@ -32,6 +32,12 @@
 // On other architectures, or with the noasm build tag, the package is empty
 // and registers nothing.
 //
+// One experiment is not (yet) a ledger variant: q4kr16.go, Q4_K rows
+// interleaved 16 to a vector and its decode kernel (issues 19 and 20); the
+// kernel contract has no seam for a layout built at load so far. It is
+// tested against the float64 dot and streamed beside the shipped kernels by
+// harness/roofline's BenchmarkReadMix.
+//
 // The files with a "Code generated" header (the Q4_K, Q6_K, Q8_0 and float
 // matvecs, the batched decode products, the row ops) are written by variants/_gen from one description
 // of each kernel; edit the generator and run go generate here, not the .s.

@@ -1,0 +1,105 @@
+package avx512
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// An experiment for issues 19 and 20, not yet a ledger variant (the kernel
+// contract takes weights as the file stores them; a layout built at load
+// needs a weight-layout seam first): Q4_K rows interleaved 16 to a vector,
+// so a decode kernel spends ≈ 6.6 instructions a 64-byte line instead of
+// ≈ 20 and needs no horizontal sums. harness/roofline's BenchmarkReadMix
+// streams it beside plain loads and the shipped kernels.
+//
+// Layout of 16 rows × one super-block (Q4KR16Bytes bytes; a matrix is its
+// groups of 16 rows one after another, each group's super-blocks in order):
+//
+//	  0  d[16]      f16, row r at 2r
+//	 32  dmin[16]   f16
+//	 64  sc[8][16]  the 6-bit sub-block scales as bytes, sub-block s row r at 16s+r
+//	192  m[4][16][2] the mins in pairs: pair p row r at 32p+2r (m[2p], m[2p+1])
+//	320  qs[8][4][64] sub-block s, group g: byte 4r+i holds row r's weight
+//	                  32s+4g+i in its low nibble and 32s+16+4g+i in its high
+const (
+	Q4KR16Rows  = 16
+	Q4KR16Bytes = 320 + 8*4*64 // 2368: 148 bytes a row and super-block (Q4_K: 144)
+)
+
+// RepackQ4KR16 lays out rows (a multiple of 16) Q4_K rows of k values
+// (src, as stored) in the interleaved layout (dst, rows/16 × k/256 ×
+// Q4KR16Bytes bytes).
+func RepackQ4KR16(dst, src []byte, rows, k int) error {
+	nb := k / quant.QK_K
+	const bs = 144
+	if rows%Q4KR16Rows != 0 || k%quant.QK_K != 0 || len(src) < rows*nb*bs || len(dst) < rows/Q4KR16Rows*nb*Q4KR16Bytes {
+		return fmt.Errorf("q4k-r16: %d rows of %d values (src %d bytes, dst %d): rows must be a multiple of 16, k of 256", rows, k, len(src), len(dst))
+	}
+	for g := 0; g < rows/Q4KR16Rows; g++ {
+		for b := range nb {
+			out := dst[(g*nb+b)*Q4KR16Bytes:][:Q4KR16Bytes]
+			for r := range Q4KR16Rows {
+				blk := src[((g*Q4KR16Rows+r)*nb+b)*bs:][:bs]
+				copy(out[2*r:], blk[0:2])
+				copy(out[32+2*r:], blk[2:4])
+				for s := range 8 {
+					sc, m := quant.ScaleMinK4(s, blk[4:16])
+					out[64+16*s+r] = sc
+					out[192+32*(s/2)+2*r+s%2] = m
+				}
+				qs := blk[16:]
+				for s := range 8 {
+					// Sub-block s is the low (s even) or high nibbles of qs[32(s/2):].
+					w := func(j int) byte {
+						v := qs[32*(s/2)+j]
+						if s%2 == 1 {
+							return v >> 4
+						}
+						return v & 15
+					}
+					for gg := range 4 {
+						for i := range 4 {
+							out[320+(s*4+gg)*64+4*r+i] = w(4*gg+i) | w(16+4*gg+i)<<4
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Q4KR16ActBytes is the activations of one super-block as q4kr16Dot reads
+// them: the 256 quants, the sub-blocks' sums as int16 pairs (s = 2p, 2p+1
+// in dword p), d.
+const Q4KR16ActBytes = 256 + 16 + 16
+
+// PrepareQ4KR16 lays out Q8_K activations (xq, k values) for Q4KR16MatVec.
+func PrepareQ4KR16(dst, xq []byte, k int) {
+	const q8 = 292
+	for b := range k / quant.QK_K {
+		in, out := xq[b*q8:][:q8], dst[b*Q4KR16ActBytes:][:Q4KR16ActBytes]
+		copy(out[:256], in[4:260])
+		for s := range 8 {
+			sum := int16(binary.LittleEndian.Uint16(in[260+4*s:])) + int16(binary.LittleEndian.Uint16(in[262+4*s:]))
+			binary.LittleEndian.PutUint16(out[256+2*s:], uint16(sum))
+		}
+		copy(out[272:276], in[0:4])
+	}
+}
+
+// Q4KR16MatVec computes dst[r] = W[r]·x for the rows of w (interleaved,
+// len(dst) a multiple of 16 rows) against x laid out by PrepareQ4KR16,
+// prefetching the weights dist bytes ahead (0: no software prefetch).
+func Q4KR16MatVec(dst []float32, w, xr []byte, k, dist int) {
+	if len(dst) == 0 {
+		return
+	}
+	if dist > 0 {
+		q4kr16DotPf(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
+		return
+	}
+	q4kr16Dot(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows)
+}

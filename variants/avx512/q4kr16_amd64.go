@@ -1,0 +1,15 @@
+//go:build !noasm
+
+package avx512
+
+// q4kr16Dot: groups groups of 16 interleaved rows, nb super-blocks each,
+// against one token's activations (q4kr16_amd64.s).
+//
+//go:noescape
+func q4kr16Dot(w, x *byte, dst *float32, nb, groups int)
+
+// q4kr16DotPf is q4kr16Dot with every weight line prefetched dist bytes
+// ahead.
+//
+//go:noescape
+func q4kr16DotPf(w, x *byte, dst *float32, nb, groups, dist int)
