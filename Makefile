@@ -91,14 +91,16 @@ device-bins:
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/cudadrv.test ./internal/cuda
 
 # The CPU phases' one carry (scripts/device-e2e.sh unpacks it): ledger,
-# damascus, the pinned llama.cpp's libraries and the test data (synth needs
+# damascus, roofline.test (BenchmarkReadMix), the pinned llama.cpp's
+# libraries and the test data (synth needs
 # its Llama 3 tokenizer and chat template) in one archive, well under the
 # device's 64 MiB.
 device-pack: baseline
 	rm -rf .device/testdata && mkdir -p .device/bin .device/pack
 	CGO_ENABLED=0 $(GO) build -buildvcs=true -ldflags="-s -w" -o .device/bin/ ./cmd/ledger ./cmd/damascus
+	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/roofline.test ./harness/roofline
 	cp -rL $(TESTDATA) .device/testdata
-	tar -cf - .device/bin/ledger .device/bin/damascus .device/testdata $(BASELINE)/node_modules | xz -T2 -6 > .device/pack/e2e.tar.xz
+	tar -cf - .device/bin/ledger .device/bin/damascus .device/bin/roofline.test .device/testdata $(BASELINE)/node_modules | xz -T2 -6 > .device/pack/e2e.tar.xz
 	rm -rf .device/testdata
 	@ls -l .device/pack/e2e.tar.xz
 

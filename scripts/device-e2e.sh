@@ -64,6 +64,8 @@
 #   decode-profile  CPU profiles of a 2-thread decode (issue 20)
 #   cpu-depth  decode at a KV depth beside llama.cpp at 2 threads, f16
 #             caches, rounds x reps (issue 20)
+#   r16       the interleaved Q4_K experiment (issue 20): BenchmarkReadMix,
+#             then the 3B decode beside llama.cpp with DAMASCUS_Q4K_R16
 set -uo pipefail
 if [ -f .device/pack/e2e.tar.xz ]; then
 	tar -xJf .device/pack/e2e.tar.xz || { echo "cannot unpack .device/pack/e2e.tar.xz"; exit 2; }
@@ -760,6 +762,32 @@ cpu-depth)
 			> "$OUT/e2e-$m-d${DEPTH:-4096}.txt" 2>&1
 		grep -aE "decode tok|recorded|^sample" "$OUT/e2e-$m-d${DEPTH:-4096}.txt" | cut -c1-200
 	done
+	;;
+r16)
+	# Issue 20 on the host's Intel AMX cores: does the interleaved Q4_K
+	# layout (variants/avx512's q4kr16.go, ~6.6 instructions a line) read
+	# what plain loads read where the shipped kernels read ~70 %? First
+	# BenchmarkReadMix in MIX_PROCS (10) interleaved processes over
+	# MIX_MB (512) MiB of huge pages (plain loads, the bare mix, the
+	# interleaved kernel with and without prefetches, the shipped Q4_K
+	# kernels), then the 3B tg TG (128) beside llama.cpp (sapphirerapids on
+	# huge pages), RUNS (5) rounds, the probe in the same run, with
+	# DAMASCUS_Q4K_R16=$R16 (pf4k) and the promoted kernels otherwise. The
+	# interleaved copies sit beside the file's layout, so Damascus's peak
+	# RSS grows by the Q4_K weights in that record.
+	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
+	log "BenchmarkReadMix, ${MIX_PROCS:-10} interleaved processes"
+	for i in $(seq "${MIX_PROCS:-10}"); do
+		( cd harness/roofline && DAMASCUS_MIX_MB=${MIX_MB:-512} timeout 120 "$OLDPWD/$B/roofline.test" -test.run '^$' -test.bench ReadMix -test.benchtime 3x ) >> "$OUT/readmix.txt" 2>&1
+	done
+	grep -c GB/s "$OUT/readmix.txt"
+	models llama3.2-3b
+	log "e2e llama3.2-3b tg${TG:-128}, DAMASCUS_Q4K_R16=${R16:-pf4k}"
+	DAMASCUS_Q4K_R16=${R16:-pf4k} timeout "${E2E_TIMEOUT:-300}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 0 --tg "${TG:-128}" --runs "${RUNS:-5}" \
+		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
+		--json "$OUT/e2e-llama3.2-3b-r16.json" --store "$STORE" --note "$NOTE; issue 20: DAMASCUS_Q4K_R16=${R16:-pf4k} (the interleaved Q4_K experiment; its copies beside the file's layout raise Damascus's RSS), promoted kernels otherwise" \
+		> "$OUT/e2e-llama3.2-3b-r16.txt" 2>&1
+	grep -aE "decode tok|recorded" "$OUT/e2e-llama3.2-3b-r16.txt" | cut -c1-400
 	;;
 decode-profile)
 	# Issue 20 item 1 on the host's Intel AMX cores: where a 2-thread decode

@@ -18,6 +18,8 @@ type linSchedule struct {
 	// prepBufs hold a prepared batch's activations, one buffer per task at
 	// most, grown by the first batch that needs them.
 	prepBufs [3][]byte
+	// xrBufs hold the interleaved experiment's activations, per task.
+	xrBufs [3][]byte
 	// work computes the products; prepWork lays out a prepared batch's
 	// activations (method values, made once).
 	work, prepWork func(w, n int)
@@ -36,6 +38,9 @@ type linTask struct {
 	pk    *ledger.PreparedMatMul
 	prep  []byte
 	owner bool
+	// xr is a single token's activations laid out for the interleaved
+	// experiment's kernel (linear.r16), when the matrix has one.
+	xr []byte
 }
 
 // linMode is which kernel a product goes through.
@@ -133,7 +138,16 @@ func (c *cpuBackend) runLins() {
 		mode = linRows
 	}
 	for i := range s.count {
-		s.tasks[i].mode = mode
+		t := &s.tasks[i]
+		t.mode = mode
+		if mode == linVec && t.l.r16 != nil {
+			size := t.l.r16k.ActBytes(t.l.w.Cols)
+			if cap(s.xrBufs[i]) < size {
+				s.xrBufs[i] = make([]byte, size)
+			}
+			t.xr = s.xrBufs[i][:size]
+			t.l.r16k.Prepare(t.xr, t.xq, t.l.w.Cols)
+		}
 	}
 	prepared := false
 	switch mode {
@@ -271,6 +285,10 @@ func (t *linTask) rows(lo, hi int) {
 	rs := w.RowSize
 	wd := w.Data[lo*rs : hi*rs]
 	switch {
+	case t.mode == linVec && t.l.r16 != nil && lo%t.l.r16k.GroupRows == 0 && hi%t.l.r16k.GroupRows == 0:
+		k := t.l.r16k
+		gb := k.GroupBytes(w.Cols)
+		k.MatVec(t.dst[lo:hi], t.l.r16[lo/k.GroupRows*gb:hi/k.GroupRows*gb], t.xr, w.Cols, k.Dist)
 	case t.mode == linVec:
 		t.l.mv(t.dst[lo:hi], wd, t.xq, w.Cols)
 	case t.pk != nil:

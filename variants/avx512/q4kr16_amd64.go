@@ -2,6 +2,9 @@
 
 package avx512
 
+// HaveQ4KR16 says this build has the interleaved kernel's assembly.
+const HaveQ4KR16 = true
+
 // q4kr16Dot: groups groups of 16 interleaved rows, nb super-blocks each,
 // against one token's activations (q4kr16_amd64.s).
 //

@@ -2,6 +2,9 @@
 
 package avx512
 
+// HaveQ4KR16 says this build has the interleaved kernel's assembly.
+const HaveQ4KR16 = false
+
 func q4kr16Dot(w, x *byte, dst *float32, nb, groups int) {
 	panic("avx512: q4kr16Dot needs the amd64 assembly")
 }
