@@ -6,8 +6,6 @@ const haveKernels = true
 
 func readSweep(p *byte, n int) uint64
 
-func nibbleDotSweep(p *byte, n int, act *byte, dist int) int32
-
 func fmaLoop(iters int, x, y float32) float32
 
 func vnniLoop(iters int, u, s uint32) int32

@@ -71,31 +71,3 @@ amxstore: \
 	TILESTORED(3, AMX_DX, AMX_CX); \
 	TILERELEASE; \
 	RET
-
-// NIBBLE_LINE is one 64-byte line of nibbleDotSweep at off(SI): its low
-// nibbles into lo and its high nibbles into hi, each a VPDPBUSD against a
-// broadcast dword of the activations at DI (Z15: 0x0f bytes).
-#define NIBBLE_LINE(off, lo, hi) \
-	VMOVDQU64 off(SI), Z8; \
-	VPSRLW $4, Z8, Z9; \
-	VPANDD Z15, Z8, Z8; \
-	VPANDD Z15, Z9, Z9; \
-	VPDPBUSD.BCST (off/8)(DI), Z8, lo; \
-	VPDPBUSD.BCST (off/8+4)(DI), Z9, hi
-
-// NIBBLE_LINE_PF is NIBBLE_LINE with a PREFETCHT0 of the line off(DX).
-#define NIBBLE_LINE_PF(off, lo, hi) \
-	NIBBLE_LINE(off, lo, hi); \
-	PREFETCHT0 off(DX)
-
-// NIBBLE_BLOCK is 512 bytes at SI, line by line through line(off, lo, hi),
-// the eight lines into four pairs of accumulators.
-#define NIBBLE_BLOCK(line) \
-	line(0, Z0, Z1); \
-	line(64, Z2, Z3); \
-	line(128, Z4, Z5); \
-	line(192, Z6, Z7); \
-	line(256, Z0, Z1); \
-	line(320, Z2, Z3); \
-	line(384, Z4, Z5); \
-	line(448, Z6, Z7)

@@ -8,10 +8,6 @@ const haveKernels = false
 
 func readSweep(p *byte, n int) uint64 { panic("roofline: no kernels in this build") }
 
-func nibbleDotSweep(p *byte, n int, act *byte, dist int) int32 {
-	panic("roofline: no kernels in this build")
-}
-
 func fmaLoop(iters int, x, y float32) float32 { panic("roofline: no kernels in this build") }
 
 func vnniLoop(iters int, u, s uint32) int32 { panic("roofline: no kernels in this build") }

@@ -30,10 +30,7 @@
 #define R16_SUB(line, s) \
 	VPXORD    Z3, Z3, Z3; \
 	VPXORD    Z4, Z4, Z4; \
-	line(s, 0); \
-	line(s, 1); \
-	line(s, 2); \
-	line(s, 3); \
+	line(s, 0); line(s, 1); line(s, 2); line(s, 3); \
 	VPADDD    Z4, Z3, Z3; \
 	VPMOVZXBD (64+16*(s))(SI), Z10; \
 	VPMULLD   Z10, Z3, Z3; \
@@ -46,49 +43,38 @@
 	VPMADDWD     Z12, Z11, Z11; \
 	VPADDD       Z11, Z2, Z2
 
+// R16_SCALE adds the super-block to the float sums Z0: d·dx times the
+// scaled products, less dmin·dx times the mins.
+#define R16_SCALE \
+	VCVTDQ2PS         Z1, Z1; \
+	VCVTDQ2PS         Z2, Z2; \
+	VCVTPH2PS         (SI), Z13; \
+	VCVTPH2PS         32(SI), Z14; \
+	VMULPS.BCST       272(R8), Z13, Z13; \
+	VMULPS.BCST       272(R8), Z14, Z14; \
+	VFMADD231PS       Z13, Z1, Z0; \
+	VFNMADD231PS      Z14, Z2, Z0
+
 // R16_BLOCK is one super-block of the group at SI, activations at R8,
 // through line; SI and R8 step to the next.
 #define R16_BLOCK(line) \
 	VPXORD Z1, Z1, Z1; \
 	VPXORD Z2, Z2, Z2; \
-	R16_SUB(line, 0); \
-	R16_SUB(line, 1); \
-	R16_SUB(line, 2); \
-	R16_SUB(line, 3); \
-	R16_SUB(line, 4); \
-	R16_SUB(line, 5); \
-	R16_SUB(line, 6); \
-	R16_SUB(line, 7); \
-	R16_MINS(0); \
-	R16_MINS(1); \
-	R16_MINS(2); \
-	R16_MINS(3); \
-	VCVTDQ2PS    Z1, Z1; \
-	VCVTDQ2PS    Z2, Z2; \
-	VCVTPH2PS    (SI), Z13; \
-	VCVTPH2PS    32(SI), Z14; \
-	VBROADCASTSS 272(R8), Z15; \
-	VMULPS       Z15, Z13, Z13; \
-	VMULPS       Z15, Z14, Z14; \
-	VFMADD231PS  Z13, Z1, Z0; \
-	VFNMADD231PS Z14, Z2, Z0; \
+	R16_SUB(line, 0); R16_SUB(line, 1); R16_SUB(line, 2); R16_SUB(line, 3); \
+	R16_SUB(line, 4); R16_SUB(line, 5); R16_SUB(line, 6); R16_SUB(line, 7); \
+	R16_MINS(0); R16_MINS(1); R16_MINS(2); R16_MINS(3); \
+	R16_SCALE; \
 	ADDQ $2368, SI; \
 	ADDQ $288, R8
 
 // R16_PROLOGUE loads the arguments w, x, dst, nb, groups into SI, DI, DX,
 // CX, R9 and Z31 with 0x0f bytes, and returns when there is nothing to do.
 #define R16_PROLOGUE \
-	MOVQ w+0(FP), SI; \
-	MOVQ x+8(FP), DI; \
-	MOVQ dst+16(FP), DX; \
-	MOVQ nb+24(FP), CX; \
-	MOVQ groups+32(FP), R9; \
-	MOVL $0x0f0f0f0f, AX; \
-	VPBROADCASTD AX, Z31; \
-	TESTQ R9, R9; \
-	JZ    done; \
-	TESTQ CX, CX; \
-	JZ    done
+	MOVQ w+0(FP), SI; MOVQ x+8(FP), DI; MOVQ dst+16(FP), DX; \
+	MOVQ nb+24(FP), CX; MOVQ groups+32(FP), R9; \
+	MOVL $0x0f0f0f0f, AX; VPBROADCASTD AX, Z31; \
+	TESTQ R9, R9; JZ done; \
+	TESTQ CX, CX; JZ done
 
 // func q4kr16Dot(w, x *byte, dst *float32, nb, groups int)
 TEXT ·q4kr16Dot(SB), NOSPLIT, $0-40

@@ -2,7 +2,6 @@ package roofline
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -15,50 +14,14 @@ import (
 	"github.com/damascus-llm/damascus/variants/avx512" // the Q4_K decode kernels beside the probe
 )
 
-// nibbleDotLane0 is nibbleDotSweep's lane 0 in Go: each line's first dword,
-// its low nibbles against act[8j:8j+4] and its high against act[8j+4:8j+8],
-// j the line's place in its 512-byte block.
-func nibbleDotLane0(p []byte, act []int8) int32 {
-	var sum int32
-	for off := 0; off+64 <= len(p); off += 64 {
-		j := off % 512 / 64
-		for i := range 4 {
-			b := p[off+i]
-			sum += int32(b&15)*int32(act[8*j+i]) + int32(b>>4)*int32(act[8*j+4+i])
-		}
-	}
-	return sum
-}
-
-func TestNibbleDotSweepComputes(t *testing.T) {
-	skipWithout(t, "avx512f", "avx512vnni")
-	r := rand.New(rand.NewPCG(1, 2))
-	p := make([]byte, 8192)
-	for i := range p {
-		p[i] = byte(r.Uint32())
-	}
-	act := make([]int8, 64)
-	for i := range act {
-		act[i] = int8(r.Uint32())
-	}
-	want := nibbleDotLane0(p, act)
-	for _, dist := range []int{0, 4096} {
-		if got := nibbleDotSweep(&p[0], len(p), (*byte)(unsafe.Pointer(&act[0])), dist); got != want {
-			t.Errorf("dist %d: lane 0 %d, want %d", dist, got, want)
-		}
-	}
-	if got := nibbleDotSweep(&p[0], 0, (*byte)(unsafe.Pointer(&act[0])), 0); got != 0 {
-		t.Errorf("no bytes: %d", got)
-	}
-}
-
 // BenchmarkReadMix streams a huge-page buffer (DAMASCUS_MIX_MB, default 1024
 // MiB) split over threads as the memory probe does: with plain loads
-// (readSweep, the probe's kernel) and with nibbleDotSweep's ~7 instructions
-// a line, without and with PREFETCHT0 4 and 8 KiB ahead. The GB/s of the
-// variants side by side say whether a decode kernel over interleaved 4-bit
-// weights could read what the probe reads (issue 20; the lent Intel host's
-// Q4_K kernels read 60-75 % of it at ~20 instructions a line).
+// (readSweep, the probe's kernel), with the interleaved Q4_K experiment's
+// kernel (variants/avx512's q4kr16.go, ~6.6 instructions a line; without
+// and with PREFETCHT0 4 and 8 KiB ahead) and with the shipped Q4_K decode
+// kernels (~20). The GB/s side by side say whether a decode kernel over
+// interleaved 4-bit weights reads what the probe reads where the shipped
+// ones do not (issue 20; on the lent Intel host they read 60-75 % of it).
 func BenchmarkReadMix(b *testing.B) {
 	if reason := needs("avx512f", "avx512vnni"); reason != "" {
 		b.Skip(reason)
@@ -77,18 +40,11 @@ func BenchmarkReadMix(b *testing.B) {
 	}
 	defer buf.unmap()
 	fill(buf.data)
-	act := make([]byte, 64)
-	for i := range act {
-		act[i] = byte(i*37 + 1)
-	}
 	kernels := []struct {
 		name string
 		run  func(p []byte)
 	}{
 		{"plain", func(p []byte) { readSweep(&p[0], len(p)) }},
-		{"nibble-vnni", func(p []byte) { nibbleDotSweep(&p[0], len(p), &act[0], 0) }},
-		{"nibble-vnni-pf4k", func(p []byte) { nibbleDotSweep(&p[0], len(p), &act[0], 4096) }},
-		{"nibble-vnni-pf8k", func(p []byte) { nibbleDotSweep(&p[0], len(p), &act[0], 8192) }},
 	}
 	// The shipped Q4_K decode kernels over the same bytes as rows of the
 	// 3B's 3072 columns (d and dmin set to 1 in every super-block).
