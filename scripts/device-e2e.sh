@@ -65,7 +65,7 @@
 #   cpu-depth  decode at a KV depth beside llama.cpp at 2 threads, f16
 #             caches, rounds x reps (issue 20)
 #   r16       the interleaved Q4_K experiment (issue 20): BenchmarkReadMix,
-#             then the 3B decode beside llama.cpp with DAMASCUS_Q4K_R16
+#             then the 3B decode beside llama.cpp with DAMASCUS_R16
 set -uo pipefail
 if [ -f .device/pack/e2e.tar.xz ]; then
 	tar -xJf .device/pack/e2e.tar.xz || { echo "cannot unpack .device/pack/e2e.tar.xz"; exit 2; }
@@ -772,7 +772,7 @@ r16)
 	# interleaved kernel with and without prefetches, the shipped Q4_K
 	# kernels), then the 3B tg TG (128) beside llama.cpp (sapphirerapids on
 	# huge pages), RUNS (5) rounds, the probe in the same run, with
-	# DAMASCUS_Q4K_R16=$R16 (pf4k) and the promoted kernels otherwise. The
+	# DAMASCUS_R16=$R16 (pf4k) and the promoted kernels otherwise. The
 	# interleaved copies sit beside the file's layout, so Damascus's peak
 	# RSS grows by the Q4_K weights in that record.
 	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
@@ -782,10 +782,10 @@ r16)
 	done
 	grep -c GB/s "$OUT/readmix.txt"
 	models llama3.2-3b
-	log "e2e llama3.2-3b tg${TG:-128}, DAMASCUS_Q4K_R16=${R16:-pf4k}"
-	DAMASCUS_Q4K_R16=${R16:-pf4k} timeout "${E2E_TIMEOUT:-300}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 0 --tg "${TG:-128}" --runs "${RUNS:-5}" \
+	log "e2e llama3.2-3b tg${TG:-128}, DAMASCUS_R16=${R16:-pf4k}"
+	DAMASCUS_R16=${R16:-pf4k} timeout "${E2E_TIMEOUT:-300}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 0 --tg "${TG:-128}" --runs "${RUNS:-5}" \
 		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
-		--json "$OUT/e2e-llama3.2-3b-r16.json" --store "$STORE" --note "$NOTE; issue 20: DAMASCUS_Q4K_R16=${R16:-pf4k} (the interleaved Q4_K experiment; its copies beside the file's layout raise Damascus's RSS), promoted kernels otherwise" \
+		--json "$OUT/e2e-llama3.2-3b-r16.json" --store "$STORE" --note "$NOTE; issue 20: DAMASCUS_R16=${R16:-pf4k} (the interleaved Q4_K experiment; its copies beside the file's layout raise Damascus's RSS), promoted kernels otherwise" \
 		> "$OUT/e2e-llama3.2-3b-r16.txt" 2>&1
 	grep -aE "decode tok|recorded" "$OUT/e2e-llama3.2-3b-r16.txt" | cut -c1-400
 	;;

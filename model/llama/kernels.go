@@ -25,11 +25,11 @@ type linear struct {
 	bmm   ledger.MatMul
 	bprep *ledger.PreparedMatMul
 	bmmID string
-	// r16, under $DAMASCUS_Q4K_R16 only, is w interleaved 16 rows to a
-	// vector for the single-token product (r16k's kernels; an experiment,
-	// promoted.Q4KR16Mode).
+	// r16, under $DAMASCUS_R16 only, is w interleaved 16 rows to a vector
+	// for the single-token product (r16k's kernels; an experiment,
+	// promoted.R16Mode).
 	r16  []byte
-	r16k *promoted.Q4KR16
+	r16k *promoted.R16Kernels
 }
 
 type layerOps struct{ q, k, v, out, gate, up, down linear }
@@ -91,7 +91,7 @@ func resolveKernels(m *Model, opts Options) (*kernels, error) {
 	if k.output, err = k.bind(&m.Output, opts.StaticSplit); err != nil {
 		return nil, err
 	}
-	if err := m.bindQ4KR16(k); err != nil {
+	if err := m.bindR16(k); err != nil {
 		return nil, err
 	}
 	if !opts.StaticSplit {

@@ -53,8 +53,8 @@ type Model struct {
 	// FreqFactors are Llama 3.1's rope_freqs (HeadDim/2 values dividing the
 	// rotation frequencies), nil when absent.
 	FreqFactors []float32
-	// r16: the $DAMASCUS_Q4K_R16 experiment's interleaved copies.
-	r16 q4kr16Cache
+	// r16: the $DAMASCUS_R16 experiment's interleaved copies.
+	r16 r16Cache
 }
 
 // FromGGUF reads the configuration and the weights of a llama-architecture

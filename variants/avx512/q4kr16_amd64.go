@@ -16,3 +16,9 @@ func q4kr16Dot(w, x *byte, dst *float32, nb, groups int)
 //
 //go:noescape
 func q4kr16DotPf(w, x *byte, dst *float32, nb, groups, dist int)
+
+// q6kr16Dot: q4kr16Dot's Q6_K twin (q6kr16.go), with every weight line
+// prefetched dist bytes ahead when dist > 0.
+//
+//go:noescape
+func q6kr16Dot(w, x *byte, dst *float32, nb, groups, dist int)

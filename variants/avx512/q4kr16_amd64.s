@@ -123,3 +123,95 @@ pblock:
 done:
 	VZEROUPPER
 	RET
+
+// The Q6_K twin (q6kr16.go): per sub-block of 16 weights, the four
+// k-groups' low 4 bits from two nibble vectors and their top 2 bits from
+// one vector, joined by VPTERNLOGD (lo | (hi & 0x30), Z30 = 0x30 bytes);
+// four VPDPBUSDs, less 32 × the activations' sum (the stored values'
+// offset), times the rows' signed scales.
+
+// R6_LOADS loads sub-block s's two nibble vectors (Z8, Z9) and its top-bit
+// vector (Z10); R6_LOADS_PF also prefetches their lines dist ahead (R11).
+#define R6_LOADS(s) \
+	VMOVDQU64 (288+192*(s))(SI), Z8; \
+	VMOVDQU64 (288+192*(s)+64)(SI), Z9; \
+	VMOVDQU64 (288+192*(s)+128)(SI), Z10
+
+#define R6_LOADS_PF(s) \
+	R6_LOADS(s); \
+	PREFETCHT0 (288+192*(s))(R11); \
+	PREFETCHT0 (288+192*(s)+64)(R11); \
+	PREFETCHT0 (288+192*(s)+128)(R11)
+
+// R6_SUB is sub-block s, its weights loaded by loads, into Z1.
+#define R6_SUB(loads, s) \
+	loads(s); \
+	VPSRLW $4, Z8, Z11; VPANDD Z31, Z8, Z8; VPANDD Z31, Z11, Z11; \
+	VPSRLW $4, Z9, Z12; VPANDD Z31, Z9, Z9; VPANDD Z31, Z12, Z12; \
+	VPSLLW $4, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z8; \
+	VPSLLW $2, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z11; \
+	VPTERNLOGD $0xf8, Z30, Z10, Z9; \
+	VPSRLW $2, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z12; \
+	VPXORD Z3, Z3, Z3; \
+	VPDPBUSD.BCST (16*(s))(R8), Z8, Z3; \
+	VPDPBUSD.BCST (16*(s)+4)(R8), Z11, Z3; \
+	VPDPBUSD.BCST (16*(s)+8)(R8), Z9, Z3; \
+	VPDPBUSD.BCST (16*(s)+12)(R8), Z12, Z3; \
+	VPSUBD.BCST (256+4*(s))(R8), Z3, Z3; \
+	VPMOVSXBD (32+16*(s))(SI), Z14; \
+	VPMULLD Z14, Z3, Z3; \
+	VPADDD Z3, Z1, Z1
+
+// R6_BLOCK is one super-block of the group at SI, activations at R8,
+// through loads; SI and R8 (and R11) step to the next.
+#define R6_BLOCK(loads) \
+	VPXORD Z1, Z1, Z1; \
+	R6_SUB(loads, 0); R6_SUB(loads, 1); R6_SUB(loads, 2); R6_SUB(loads, 3); \
+	R6_SUB(loads, 4); R6_SUB(loads, 5); R6_SUB(loads, 6); R6_SUB(loads, 7); \
+	R6_SUB(loads, 8); R6_SUB(loads, 9); R6_SUB(loads, 10); R6_SUB(loads, 11); \
+	R6_SUB(loads, 12); R6_SUB(loads, 13); R6_SUB(loads, 14); R6_SUB(loads, 15); \
+	VCVTDQ2PS Z1, Z1; \
+	VCVTPH2PS (SI), Z13; \
+	VMULPS.BCST 320(R8), Z13, Z13; \
+	VFMADD231PS Z13, Z1, Z0; \
+	ADDQ $3360, SI; ADDQ $3360, R11; \
+	ADDQ $336, R8
+
+// func q6kr16Dot(w, x *byte, dst *float32, nb, groups, dist int)
+TEXT ·q6kr16Dot(SB), NOSPLIT, $0-48
+	R16_PROLOGUE
+	MOVL $0x30303030, AX; VPBROADCASTD AX, Z30
+	MOVQ dist+40(FP), R11
+	TESTQ R11, R11
+	JNZ   pfstart
+group:
+	VPXORD Z0, Z0, Z0
+	MOVQ   DI, R8
+	MOVQ   CX, R10
+block:
+	R6_BLOCK(R6_LOADS)
+	DECQ R10
+	JNZ  block
+	VMOVUPS Z0, (DX)
+	ADDQ    $64, DX
+	DECQ    R9
+	JNZ     group
+	JMP     done
+pfstart:
+	ADDQ SI, R11
+pgroup:
+	VPXORD Z0, Z0, Z0
+	MOVQ   DI, R8
+	MOVQ   CX, R10
+pblock:
+	PREFETCHT0 0(R11); PREFETCHT0 64(R11); PREFETCHT0 128(R11); PREFETCHT0 192(R11); PREFETCHT0 256(R11)
+	R6_BLOCK(R6_LOADS_PF)
+	DECQ R10
+	JNZ  pblock
+	VMOVUPS Z0, (DX)
+	ADDQ    $64, DX
+	DECQ    R9
+	JNZ     pgroup
+done:
+	VZEROUPPER
+	RET

@@ -43,7 +43,7 @@ func TestQ4KR16MatVec(t *testing.T) {
 	for _, dist := range []int{0, 4096} {
 		got := make([]float32, rows)
 		Q4KR16MatVec(got, packed, xr, k, dist)
-		checkQ4KR16(t, got, q, xq, rows, k)
+		checkR16(t, quant.Q4_K, got, q, xq, rows, k)
 	}
 	for _, c := range []struct{ rows, k int }{{15, 256}, {16, 100}, {17, 512}} {
 		if err := RepackQ4KR16(packed, q, c.rows, c.k); err == nil {
@@ -52,13 +52,49 @@ func TestQ4KR16MatVec(t *testing.T) {
 	}
 }
 
-// checkQ4KR16 compares the kernel's rows with float64 dots of the
-// dequantized rows (q, Q4_K) and activations (xq, Q8_K).
-func checkQ4KR16(t *testing.T, got []float32, q, xq []byte, rows, k int) {
+// The Q6_K twin likewise, scales of both signs (QuantizeQ6K of rows that
+// change sign and size along k).
+func TestQ6KR16MatVec(t *testing.T) {
+	if missing := cpufeat.Missing("avx512f", "avx512bw", "avx512vnni"); len(missing) > 0 {
+		t.Skipf("CPU lacks %v", missing)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	const rows, k = 32, 512
+	w := make([]float32, rows*k)
+	for i := range w {
+		w[i] = float32(r.NormFloat64()) * float32(1+i%k/64)
+	}
+	q := make([]byte, rows*k/256*210)
+	quant.QuantizeQ6K(q, w)
+	x := make([]float32, k)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	xq := make([]byte, k/256*292)
+	quant.QuantizeQ8K(xq, x)
+	packed := make([]byte, rows/Q4KR16Rows*k/256*Q6KR16Bytes)
+	if err := RepackQ6KR16(packed, q, rows, k); err != nil {
+		t.Fatal(err)
+	}
+	xr := make([]byte, k/256*Q6KR16ActBytes)
+	PrepareQ6KR16(xr, xq, k)
+	for _, dist := range []int{0, 4096} {
+		got := make([]float32, rows)
+		Q6KR16MatVec(got, packed, xr, k, dist)
+		checkR16(t, quant.Q6_K, got, q, xq, rows, k)
+	}
+	if err := RepackQ6KR16(packed, q, 17, k); err == nil {
+		t.Error("RepackQ6KR16 of 17 rows: no error")
+	}
+}
+
+// checkR16 compares the kernel's rows with float64 dots of the dequantized
+// rows (q, of type wt) and activations (xq, Q8_K).
+func checkR16(t *testing.T, wt quant.Type, got []float32, q, xq []byte, rows, k int) {
 	t.Helper()
 
 	wd := make([]float32, rows*k)
-	if err := quant.Dequantize(quant.Q4_K, q, wd); err != nil {
+	if err := quant.Dequantize(wt, q, wd); err != nil {
 		t.Fatal(err)
 	}
 	xd := make([]float32, k)

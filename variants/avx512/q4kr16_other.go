@@ -12,3 +12,7 @@ func q4kr16Dot(w, x *byte, dst *float32, nb, groups int) {
 func q4kr16DotPf(w, x *byte, dst *float32, nb, groups, dist int) {
 	panic("avx512: q4kr16DotPf needs the amd64 assembly")
 }
+
+func q6kr16Dot(w, x *byte, dst *float32, nb, groups, dist int) {
+	panic("avx512: q6kr16Dot needs the amd64 assembly")
+}

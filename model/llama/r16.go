@@ -9,20 +9,20 @@ import (
 	"github.com/damascus-llm/damascus/quant"
 )
 
-// q4kr16Cache holds a model's Q4_K matrices interleaved for the
-// $DAMASCUS_Q4K_R16 experiment, each built once, on first use, for every
+// r16Cache holds a model's Q4_K and Q6_K matrices interleaved for the
+// $DAMASCUS_R16 experiment, each built once, on first use, for every
 // context of the model.
-type q4kr16Cache struct {
+type r16Cache struct {
 	mu   sync.Mutex
 	data map[*Matrix][]byte
 }
 
-// bindQ4KR16 gives every Q4_K matrix of k whose shape the interleave takes
-// (rows a multiple of 16) its interleaved copy when $DAMASCUS_Q4K_R16 asks
-// for the experiment; nothing otherwise.
-func (m *Model) bindQ4KR16(k *kernels) error {
-	mode, err := promoted.Q4KR16Mode()
-	if err != nil || mode == nil {
+// bindR16 gives every Q4_K and Q6_K matrix of k whose shape the
+// interleave takes (rows a multiple of 16) its interleaved copy when
+// $DAMASCUS_R16 asks for the experiment; nothing otherwise.
+func (m *Model) bindR16(k *kernels) error {
+	modes, err := promoted.R16Mode()
+	if err != nil || modes == nil {
 		return err
 	}
 	ls := []*linear{&k.output}
@@ -31,7 +31,8 @@ func (m *Model) bindQ4KR16(k *kernels) error {
 		ls = append(ls, &o.q, &o.k, &o.v, &o.out, &o.gate, &o.up, &o.down)
 	}
 	size := func(w *Matrix) int {
-		if w.Type != quant.Q4_K || w.Rows%mode.GroupRows != 0 || w.Cols%quant.QK_K != 0 {
+		mode := modes[w.Type]
+		if mode == nil || w.Rows%mode.GroupRows != 0 || w.Cols%quant.QK_K != 0 {
 			return 0
 		}
 		return w.Rows / mode.GroupRows * mode.GroupBytes(w.Cols)
@@ -54,7 +55,7 @@ func (m *Model) bindQ4KR16(k *kernels) error {
 		}
 		r, err := hugemem.Alloc(total)
 		if err != nil {
-			return fmt.Errorf("%s: %w", promoted.Q4KR16Env, err)
+			return fmt.Errorf("%s: %w", promoted.R16Env, err)
 		}
 		free := r.Bytes()
 		for _, l := range ls {
@@ -64,7 +65,7 @@ func (m *Model) bindQ4KR16(k *kernels) error {
 			}
 			b := free[:n:n]
 			free = free[n:]
-			if err := mode.Repack(b, w.Data, w.Rows, w.Cols); err != nil {
+			if err := modes[w.Type].Repack(b, w.Data, w.Rows, w.Cols); err != nil {
 				return fmt.Errorf("%s: %w", w.Name, err)
 			}
 			m.r16.data[w] = b
@@ -72,7 +73,7 @@ func (m *Model) bindQ4KR16(k *kernels) error {
 	}
 	for _, l := range ls {
 		if b := m.r16.data[l.w]; b != nil {
-			l.r16, l.r16k = b, mode
+			l.r16, l.r16k = b, modes[l.w.Type]
 		}
 	}
 	return nil

@@ -8,19 +8,19 @@ import (
 	"github.com/damascus-llm/damascus/quant"
 )
 
-// Under $DAMASCUS_Q4K_R16 a decode's Q4_K products run through the
+// Under $DAMASCUS_R16 a decode's Q4_K and Q6_K products run through the
 // interleaved copies: the logits agree with the shipped kernels' to float
 // rounding (cosine, top-1) and the copies exist; a bad value is refused by
 // NewContext, naming the variable.
-func TestQ4KR16Decode(t *testing.T) {
-	t.Setenv(promoted.Q4KR16Env, "1")
-	if _, err := promoted.Q4KR16Mode(); err != nil {
+func TestR16Decode(t *testing.T) {
+	t.Setenv(promoted.R16Env, "1")
+	if _, err := promoted.R16Mode(); err != nil {
 		t.Skip(err) // noasm, another architecture, or no AVX-512 VNNI
 	}
 	_, m, _ := synthModel(t, "tiny", "Q4_K_M")
 	prompt := []int32{1, 40, 80, 120, 160}
 	decode := func(env string) [][]float32 {
-		t.Setenv(promoted.Q4KR16Env, env)
+		t.Setenv(promoted.R16Env, env)
 		c := mustContext(t, m, Options{NCtx: 32, Threads: 2})
 		defer c.Close()
 		if _, err := c.Eval(prompt, false); err != nil {
@@ -35,14 +35,14 @@ func TestQ4KR16Decode(t *testing.T) {
 			out = append(out, append([]float32(nil), lg...))
 		}
 		if env != "" {
-			n := 0
-			for _, l := range append([]linear{c.k.output}, c.k.layers[0].q, c.k.layers[0].gate) {
-				if l.w.Type == quant.Q4_K && l.r16 != nil {
-					n++
+			has := map[quant.Type]bool{}
+			for _, o := range c.k.layers {
+				for _, l := range []linear{o.q, o.k, o.v, o.out, o.gate, o.up, o.down, c.k.output} {
+					has[l.w.Type] = has[l.w.Type] || l.r16 != nil
 				}
 			}
-			if n == 0 {
-				t.Errorf("%s=%s: no Q4_K matrix has an interleaved copy", promoted.Q4KR16Env, env)
+			if !has[quant.Q4_K] || !has[quant.Q6_K] {
+				t.Errorf("%s=%s: interleaved copies by type %v, want Q4_K and Q6_K", promoted.R16Env, env, has)
 			}
 		}
 		return out
@@ -65,12 +65,12 @@ func TestQ4KR16Decode(t *testing.T) {
 				}
 			}
 			if cos := dot / math.Sqrt(a*b); cos < 0.99999 || best != bestW {
-				t.Errorf("%s=%s, token %d: cosine %.7f, top-1 %d vs %d", promoted.Q4KR16Env, env, i, cos, best, bestW)
+				t.Errorf("%s=%s, token %d: cosine %.7f, top-1 %d vs %d", promoted.R16Env, env, i, cos, best, bestW)
 			}
 		}
 	}
-	t.Setenv(promoted.Q4KR16Env, "fast")
+	t.Setenv(promoted.R16Env, "fast")
 	if _, err := m.NewContext(Options{NCtx: 32, Threads: 2}); err == nil {
-		t.Errorf("%s=fast: no error", promoted.Q4KR16Env)
+		t.Errorf("%s=fast: no error", promoted.R16Env)
 	}
 }

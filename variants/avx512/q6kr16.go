@@ -1,0 +1,104 @@
+package avx512
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// Q6_K rows interleaved 16 to a vector: the q4kr16.go experiment for the
+// other K-quant of Q4_K_M files (the lm_head and some V and down
+// matrices). Layout of 16 rows × one super-block (Q6KR16Bytes bytes, the
+// same 210 a row and super-block as Q6_K), weights q in 0..63 (the stored
+// value + 32):
+//
+//	  0  d[16]        f16, row r at 2r
+//	 32  sc[16][16]   int8, sub-block s (16 weights) row r at 16s+r
+//	288  per sub-block s, 192 bytes at 288+192s, so the weights stream
+//	     front to back (three streams a block ran at a third of the
+//	     bandwidth on Zen 5):
+//	       +0, +64   half h: byte 4r+i holds the low 4 bits of row r's
+//	                 weight 16s+8h+i in its low nibble and of 16s+8h+4+i
+//	                 in its high
+//	       +128      byte 4r+i holds the top 2 bits of row r's weight
+//	                 16s+4g+i at bits 2g, g = 0..3
+const Q6KR16Bytes = 32 + 256 + 16*3*64 // 3360
+
+// q6kValue is weight i (0..255) of a Q6_K block, as stored (0..63).
+func q6kValue(blk []byte, i int) byte {
+	ql, qh := blk[0:128], blk[128:192]
+	n, l := i/128, i%128
+	ql, qh = ql[64*n:], qh[32*n:]
+	switch j := l / 32; j {
+	case 0:
+		return ql[l]&15 | (qh[l]&3)<<4
+	case 1:
+		return ql[l]&15 | (qh[l-32]>>2&3)<<4
+	case 2:
+		return ql[l-64]>>4 | (qh[l-64]>>4&3)<<4
+	default:
+		return ql[l-64]>>4 | (qh[l-96]>>6&3)<<4
+	}
+}
+
+// RepackQ6KR16 lays out rows (a multiple of 16) Q6_K rows of k values
+// (src, as stored) in the interleaved layout.
+func RepackQ6KR16(dst, src []byte, rows, k int) error {
+	nb := k / quant.QK_K
+	const bs = 210
+	if rows%Q4KR16Rows != 0 || k%quant.QK_K != 0 || len(src) < rows*nb*bs || len(dst) < rows/Q4KR16Rows*nb*Q6KR16Bytes {
+		return fmt.Errorf("q6k-r16: %d rows of %d values (src %d bytes, dst %d): rows must be a multiple of 16, k of 256", rows, k, len(src), len(dst))
+	}
+	for g := 0; g < rows/Q4KR16Rows; g++ {
+		for b := range nb {
+			out := dst[(g*nb+b)*Q6KR16Bytes:][:Q6KR16Bytes]
+			clear(out)
+			for r := range Q4KR16Rows {
+				blk := src[((g*Q4KR16Rows+r)*nb+b)*bs:][:bs]
+				copy(out[2*r:], blk[208:210])
+				for s := range 16 {
+					out[32+16*s+r] = blk[192+s]
+					for i := range 4 {
+						for h := range 2 {
+							out[288+192*s+64*h+4*r+i] = q6kValue(blk, 16*s+8*h+i)&15 | (q6kValue(blk, 16*s+8*h+4+i)&15)<<4
+						}
+						for gg := range 4 {
+							out[288+192*s+128+4*r+i] |= (q6kValue(blk, 16*s+4*gg+i) >> 4) << (2 * gg)
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Q6KR16ActBytes is the activations of one super-block as q6kr16Dot reads
+// them: the 256 quants, 32 × each sub-block's sum as int32 (the stored
+// values' offset), d.
+const Q6KR16ActBytes = 256 + 64 + 16
+
+// PrepareQ6KR16 lays out Q8_K activations (xq, k values) for Q6KR16MatVec.
+func PrepareQ6KR16(dst, xq []byte, k int) {
+	const q8 = 292
+	for b := range k / quant.QK_K {
+		in, out := xq[b*q8:][:q8], dst[b*Q6KR16ActBytes:][:Q6KR16ActBytes]
+		copy(out[:256], in[4:260])
+		for s := range 16 {
+			sum := int32(int16(binary.LittleEndian.Uint16(in[260+2*s:])))
+			binary.LittleEndian.PutUint32(out[256+4*s:], uint32(32*sum))
+		}
+		copy(out[320:324], in[0:4])
+	}
+}
+
+// Q6KR16MatVec computes dst[r] = W[r]·x for the rows of w (interleaved,
+// len(dst) a multiple of 16) against x laid out by PrepareQ6KR16,
+// prefetching the weights dist bytes ahead (0: no software prefetch).
+func Q6KR16MatVec(dst []float32, w, xr []byte, k, dist int) {
+	if len(dst) == 0 {
+		return
+	}
+	q6kr16Dot(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
+}
