@@ -10,8 +10,8 @@ import (
 // Q6_K rows interleaved 16 to a vector: the q4kr16.go experiment for the
 // other K-quant of Q4_K_M files (the lm_head and some V and down
 // matrices). Layout of 16 rows × one super-block (Q6KR16Bytes bytes, the
-// same 210 a row and super-block as Q6_K), weights q in 0..63 (the stored
-// value + 32):
+// same 210 a row and super-block as Q6_K), weights q as stored, 0..63
+// (the weight is d·scale·(q − 32)):
 //
 //	  0  d[16]        f16, row r at 2r
 //	 32  sc[16][16]   int8, sub-block s (16 weights) row r at 16s+r
