@@ -32,39 +32,47 @@ const (
 // (src, as stored) in the interleaved layout (dst, rows/16 × k/256 ×
 // Q4KR16Bytes bytes).
 func RepackQ4KR16(dst, src []byte, rows, k int) error {
+	return repackR16("q4k-r16", dst, src, rows, k, 144, Q4KR16Bytes, func(out []byte, r int, blk []byte) {
+		copy(out[2*r:], blk[0:2])
+		copy(out[32+2*r:], blk[2:4])
+		for s := range 8 {
+			sc, m := quant.ScaleMinK4(s, blk[4:16])
+			out[64+16*s+r] = sc
+			out[192+32*(s/2)+2*r+s%2] = m
+		}
+		qs := blk[16:]
+		for s := range 8 {
+			// Sub-block s is the low (s even) or high nibbles of qs[32(s/2):].
+			w := func(j int) byte {
+				v := qs[32*(s/2)+j]
+				if s%2 == 1 {
+					return v >> 4
+				}
+				return v & 15
+			}
+			for gg := range 4 {
+				for i := range 4 {
+					out[320+(s*4+gg)*64+4*r+i] = w(4*gg+i) | w(16+4*gg+i)<<4
+				}
+			}
+		}
+	})
+}
+
+// repackR16 checks the shapes, then calls row for each row r of each group
+// of 16 and super-block: its stored block blk (bs bytes) into the group's
+// interleaved block out (groupBytes, zeroed first).
+func repackR16(name string, dst, src []byte, rows, k, bs, groupBytes int, row func(out []byte, r int, blk []byte)) error {
 	nb := k / quant.QK_K
-	const bs = 144
-	if rows%Q4KR16Rows != 0 || k%quant.QK_K != 0 || len(src) < rows*nb*bs || len(dst) < rows/Q4KR16Rows*nb*Q4KR16Bytes {
-		return fmt.Errorf("q4k-r16: %d rows of %d values (src %d bytes, dst %d): rows must be a multiple of 16, k of 256", rows, k, len(src), len(dst))
+	if rows%Q4KR16Rows != 0 || k%quant.QK_K != 0 || len(src) < rows*nb*bs || len(dst) < rows/Q4KR16Rows*nb*groupBytes {
+		return fmt.Errorf("%s: %d rows of %d values (src %d bytes, dst %d): rows must be a multiple of 16, k of 256", name, rows, k, len(src), len(dst))
 	}
 	for g := 0; g < rows/Q4KR16Rows; g++ {
 		for b := range nb {
-			out := dst[(g*nb+b)*Q4KR16Bytes:][:Q4KR16Bytes]
+			out := dst[(g*nb+b)*groupBytes:][:groupBytes]
+			clear(out)
 			for r := range Q4KR16Rows {
-				blk := src[((g*Q4KR16Rows+r)*nb+b)*bs:][:bs]
-				copy(out[2*r:], blk[0:2])
-				copy(out[32+2*r:], blk[2:4])
-				for s := range 8 {
-					sc, m := quant.ScaleMinK4(s, blk[4:16])
-					out[64+16*s+r] = sc
-					out[192+32*(s/2)+2*r+s%2] = m
-				}
-				qs := blk[16:]
-				for s := range 8 {
-					// Sub-block s is the low (s even) or high nibbles of qs[32(s/2):].
-					w := func(j int) byte {
-						v := qs[32*(s/2)+j]
-						if s%2 == 1 {
-							return v >> 4
-						}
-						return v & 15
-					}
-					for gg := range 4 {
-						for i := range 4 {
-							out[320+(s*4+gg)*64+4*r+i] = w(4*gg+i) | w(16+4*gg+i)<<4
-						}
-					}
-				}
+				row(out, r, src[((g*Q4KR16Rows+r)*nb+b)*bs:][:bs])
 			}
 		}
 	}
@@ -78,15 +86,24 @@ const Q4KR16ActBytes = 256 + 16 + 16
 
 // PrepareQ4KR16 lays out Q8_K activations (xq, k values) for Q4KR16MatVec.
 func PrepareQ4KR16(dst, xq []byte, k int) {
+	prepareR16(dst, xq, k, Q4KR16ActBytes, 272, func(out, bsums []byte) {
+		for s := range 8 {
+			sum := int16(binary.LittleEndian.Uint16(bsums[4*s:])) + int16(binary.LittleEndian.Uint16(bsums[4*s+2:]))
+			binary.LittleEndian.PutUint16(out[2*s:], uint16(sum))
+		}
+	})
+}
+
+// prepareR16 lays out each Q8_K super-block of xq (k values) in actBytes
+// of dst: its 256 quants, what sums makes of its 16 bsums after them, its
+// d at dOff.
+func prepareR16(dst, xq []byte, k, actBytes, dOff int, sums func(out, bsums []byte)) {
 	const q8 = 292
 	for b := range k / quant.QK_K {
-		in, out := xq[b*q8:][:q8], dst[b*Q4KR16ActBytes:][:Q4KR16ActBytes]
+		in, out := xq[b*q8:][:q8], dst[b*actBytes:][:actBytes]
 		copy(out[:256], in[4:260])
-		for s := range 8 {
-			sum := int16(binary.LittleEndian.Uint16(in[260+4*s:])) + int16(binary.LittleEndian.Uint16(in[262+4*s:]))
-			binary.LittleEndian.PutUint16(out[256+2*s:], uint16(sum))
-		}
-		copy(out[272:276], in[0:4])
+		sums(out[256:], in[260:292])
+		copy(out[dOff:dOff+4], in[0:4])
 	}
 }
 

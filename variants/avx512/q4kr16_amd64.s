@@ -64,7 +64,7 @@
 	R16_SUB(line, 4); R16_SUB(line, 5); R16_SUB(line, 6); R16_SUB(line, 7); \
 	R16_MINS(0); R16_MINS(1); R16_MINS(2); R16_MINS(3); \
 	R16_SCALE; \
-	ADDQ $2368, SI; \
+	ADDQ $2368, SI; ADDQ $2368, R11; \
 	ADDQ $288, R8
 
 // R16_PROLOGUE loads the arguments w, x, dst, nb, groups into SI, DI, DX,
@@ -76,21 +76,36 @@
 	TESTQ R9, R9; JZ done; \
 	TESTQ CX, CX; JZ done
 
+// R16_HEAD_PF prefetches a block's first five lines (d, scales, mins)
+// dist ahead (R11).
+#define R16_HEAD_PF \
+	PREFETCHT0 0(R11); PREFETCHT0 64(R11); PREFETCHT0 128(R11); \
+	PREFETCHT0 192(R11); PREFETCHT0 256(R11)
+
+// R16_GROUPS runs block (one super-block; it steps SI, R8 and R11) nb (CX)
+// times for each of the groups (R9) of 16 rows, storing each group's 16
+// sums at DX onwards; grp and blk name its labels.
+#define R16_GROUPS(grp, blk, block) \
+grp: \
+	VPXORD Z0, Z0, Z0; \
+	MOVQ   DI, R8; \
+	MOVQ   CX, R10; \
+blk: \
+	block; \
+	DECQ R10; \
+	JNZ  blk; \
+	VMOVUPS Z0, (DX); \
+	ADDQ    $64, DX; \
+	DECQ    R9; \
+	JNZ     grp
+
+#define R4_PLAIN R16_BLOCK(R16_LINE)
+#define R4_PF R16_HEAD_PF; R16_BLOCK(R16_LINE_PF)
+
 // func q4kr16Dot(w, x *byte, dst *float32, nb, groups int)
 TEXT ·q4kr16Dot(SB), NOSPLIT, $0-40
 	R16_PROLOGUE
-group:
-	VPXORD Z0, Z0, Z0
-	MOVQ   DI, R8
-	MOVQ   CX, R10
-block:
-	R16_BLOCK(R16_LINE)
-	DECQ R10
-	JNZ  block
-	VMOVUPS Z0, (DX)
-	ADDQ    $64, DX
-	DECQ    R9
-	JNZ     group
+	R16_GROUPS(group, block, R4_PLAIN)
 done:
 	VZEROUPPER
 	RET
@@ -102,24 +117,7 @@ TEXT ·q4kr16DotPf(SB), NOSPLIT, $0-48
 	R16_PROLOGUE
 	MOVQ dist+40(FP), R11
 	ADDQ SI, R11
-pgroup:
-	VPXORD Z0, Z0, Z0
-	MOVQ   DI, R8
-	MOVQ   CX, R10
-pblock:
-	PREFETCHT0 0(R11)
-	PREFETCHT0 64(R11)
-	PREFETCHT0 128(R11)
-	PREFETCHT0 192(R11)
-	PREFETCHT0 256(R11)
-	R16_BLOCK(R16_LINE_PF)
-	ADDQ $2368, R11
-	DECQ R10
-	JNZ  pblock
-	VMOVUPS Z0, (DX)
-	ADDQ    $64, DX
-	DECQ    R9
-	JNZ     pgroup
+	R16_GROUPS(group, block, R4_PF)
 done:
 	VZEROUPPER
 	RET
@@ -177,6 +175,9 @@ done:
 	ADDQ $3360, SI; ADDQ $3360, R11; \
 	ADDQ $336, R8
 
+#define R6_PLAIN R6_BLOCK(R6_LOADS)
+#define R6_PF R16_HEAD_PF; R6_BLOCK(R6_LOADS_PF)
+
 // func q6kr16Dot(w, x *byte, dst *float32, nb, groups, dist int)
 TEXT ·q6kr16Dot(SB), NOSPLIT, $0-48
 	R16_PROLOGUE
@@ -184,34 +185,11 @@ TEXT ·q6kr16Dot(SB), NOSPLIT, $0-48
 	MOVQ dist+40(FP), R11
 	TESTQ R11, R11
 	JNZ   pfstart
-group:
-	VPXORD Z0, Z0, Z0
-	MOVQ   DI, R8
-	MOVQ   CX, R10
-block:
-	R6_BLOCK(R6_LOADS)
-	DECQ R10
-	JNZ  block
-	VMOVUPS Z0, (DX)
-	ADDQ    $64, DX
-	DECQ    R9
-	JNZ     group
-	JMP     done
+	R16_GROUPS(group, block, R6_PLAIN)
+	JMP done
 pfstart:
 	ADDQ SI, R11
-pgroup:
-	VPXORD Z0, Z0, Z0
-	MOVQ   DI, R8
-	MOVQ   CX, R10
-pblock:
-	PREFETCHT0 0(R11); PREFETCHT0 64(R11); PREFETCHT0 128(R11); PREFETCHT0 192(R11); PREFETCHT0 256(R11)
-	R6_BLOCK(R6_LOADS_PF)
-	DECQ R10
-	JNZ  pblock
-	VMOVUPS Z0, (DX)
-	ADDQ    $64, DX
-	DECQ    R9
-	JNZ     pgroup
+	R16_GROUPS(pgroup, pblock, R6_PF)
 done:
 	VZEROUPPER
 	RET

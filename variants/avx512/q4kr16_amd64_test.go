@@ -11,80 +11,62 @@ import (
 	"github.com/damascus-llm/damascus/quant"
 )
 
-// The interleaved kernel over repacked rows gives each row's dot product
-// with Q8_K activations, as the float64 dot of the dequantized row and
-// activations does (to float32 rounding of the sums); groups of rows and
-// super-blocks land in order.
-func TestQ4KR16MatVec(t *testing.T) {
-	if missing := cpufeat.Missing("avx512f", "avx512bw", "avx512vnni"); len(missing) > 0 {
-		t.Skipf("CPU lacks %v", missing)
-	}
-	r := rand.New(rand.NewPCG(3, 4))
-	const rows, k = 48, 768
-	w := make([]float32, rows*k)
-	for i := range w {
-		w[i] = float32(r.NormFloat64()) * (1 + float32(i%k)/float32(k)) // scales vary over the sub-blocks
-	}
-	q := make([]byte, rows*k/256*144)
-	quant.QuantizeQ4K(q, w)
-	x := make([]float32, k)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-	}
-	xq := make([]byte, k/256*292)
-	quant.QuantizeQ8K(xq, x)
-
-	packed := make([]byte, rows/Q4KR16Rows*k/256*Q4KR16Bytes)
-	if err := RepackQ4KR16(packed, q, rows, k); err != nil {
-		t.Fatal(err)
-	}
-	xr := make([]byte, k/256*Q4KR16ActBytes)
-	PrepareQ4KR16(xr, xq, k)
-	for _, dist := range []int{0, 4096} {
-		got := make([]float32, rows)
-		Q4KR16MatVec(got, packed, xr, k, dist)
-		checkR16(t, quant.Q4_K, got, q, xq, rows, k)
-	}
-	for _, c := range []struct{ rows, k int }{{15, 256}, {16, 100}, {17, 512}} {
-		if err := RepackQ4KR16(packed, q, c.rows, c.k); err == nil {
-			t.Errorf("RepackQ4KR16(%d rows, k %d): no error", c.rows, c.k)
-		}
-	}
+// r16Kernel is one type's interleaved kernel set as the tests drive it.
+type r16Kernel struct {
+	wt           quant.Type
+	bs, gb, ab   int // stored block, interleaved group block, activations per super-block
+	quantize     func(dst []byte, src []float32)
+	repack       func(dst, src []byte, rows, k int) error
+	prepare      func(dst, xq []byte, k int)
+	matvec       func(dst []float32, w, xr []byte, k, dist int)
+	rows, k      int
+	seed1, seed2 uint64
 }
 
-// The Q6_K twin likewise, scales of both signs (QuantizeQ6K of rows that
-// change sign and size along k).
-func TestQ6KR16MatVec(t *testing.T) {
+// The interleaved kernels over repacked rows give each row's dot product
+// with Q8_K activations, as the float64 dot of the dequantized row and
+// activations does (to float32 rounding of the sums), with and without
+// prefetches; groups of rows and super-blocks land in order; shapes the
+// interleave cannot take are refused. The rows change sign and size along
+// k, so scales (and Q6_K's signed ones) vary over the sub-blocks.
+func TestR16MatVec(t *testing.T) {
 	if missing := cpufeat.Missing("avx512f", "avx512bw", "avx512vnni"); len(missing) > 0 {
 		t.Skipf("CPU lacks %v", missing)
 	}
-	r := rand.New(rand.NewPCG(5, 6))
-	const rows, k = 32, 512
-	w := make([]float32, rows*k)
-	for i := range w {
-		w[i] = float32(r.NormFloat64()) * float32(1+i%k/64)
-	}
-	q := make([]byte, rows*k/256*210)
-	quant.QuantizeQ6K(q, w)
-	x := make([]float32, k)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-	}
-	xq := make([]byte, k/256*292)
-	quant.QuantizeQ8K(xq, x)
-	packed := make([]byte, rows/Q4KR16Rows*k/256*Q6KR16Bytes)
-	if err := RepackQ6KR16(packed, q, rows, k); err != nil {
-		t.Fatal(err)
-	}
-	xr := make([]byte, k/256*Q6KR16ActBytes)
-	PrepareQ6KR16(xr, xq, k)
-	for _, dist := range []int{0, 4096} {
-		got := make([]float32, rows)
-		Q6KR16MatVec(got, packed, xr, k, dist)
-		checkR16(t, quant.Q6_K, got, q, xq, rows, k)
-	}
-	if err := RepackQ6KR16(packed, q, 17, k); err == nil {
-		t.Error("RepackQ6KR16 of 17 rows: no error")
+	for _, c := range []r16Kernel{
+		{quant.Q4_K, 144, Q4KR16Bytes, Q4KR16ActBytes, quant.QuantizeQ4K, RepackQ4KR16, PrepareQ4KR16, Q4KR16MatVec, 48, 768, 3, 4},
+		{quant.Q6_K, 210, Q6KR16Bytes, Q6KR16ActBytes, quant.QuantizeQ6K, RepackQ6KR16, PrepareQ6KR16, Q6KR16MatVec, 32, 512, 5, 6},
+	} {
+		r := rand.New(rand.NewPCG(c.seed1, c.seed2))
+		rows, k := c.rows, c.k
+		w := make([]float32, rows*k)
+		for i := range w {
+			w[i] = float32(r.NormFloat64()) * float32(1+i%k/64)
+		}
+		q := make([]byte, rows*k/256*c.bs)
+		c.quantize(q, w)
+		x := make([]float32, k)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		xq := make([]byte, k/256*292)
+		quant.QuantizeQ8K(xq, x)
+		packed := make([]byte, rows/Q4KR16Rows*k/256*c.gb)
+		if err := c.repack(packed, q, rows, k); err != nil {
+			t.Fatal(err)
+		}
+		xr := make([]byte, k/256*c.ab)
+		c.prepare(xr, xq, k)
+		for _, dist := range []int{0, 4096} {
+			got := make([]float32, rows)
+			c.matvec(got, packed, xr, k, dist)
+			checkR16(t, c.wt, got, q, xq, rows, k)
+		}
+		for _, bad := range []struct{ rows, k int }{{15, 256}, {16, 100}, {17, 512}} {
+			if err := c.repack(packed, q, bad.rows, bad.k); err == nil {
+				t.Errorf("%s: repack of %d rows, k %d: no error", c.wt, bad.rows, bad.k)
+			}
+		}
 	}
 }
 
@@ -92,7 +74,6 @@ func TestQ6KR16MatVec(t *testing.T) {
 // rows (q, of type wt) and activations (xq, Q8_K).
 func checkR16(t *testing.T, wt quant.Type, got []float32, q, xq []byte, rows, k int) {
 	t.Helper()
-
 	wd := make([]float32, rows*k)
 	if err := quant.Dequantize(wt, q, wd); err != nil {
 		t.Fatal(err)

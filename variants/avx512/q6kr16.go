@@ -2,7 +2,6 @@ package avx512
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	"github.com/damascus-llm/damascus/quant"
 )
@@ -45,33 +44,21 @@ func q6kValue(blk []byte, i int) byte {
 // RepackQ6KR16 lays out rows (a multiple of 16) Q6_K rows of k values
 // (src, as stored) in the interleaved layout.
 func RepackQ6KR16(dst, src []byte, rows, k int) error {
-	nb := k / quant.QK_K
-	const bs = 210
-	if rows%Q4KR16Rows != 0 || k%quant.QK_K != 0 || len(src) < rows*nb*bs || len(dst) < rows/Q4KR16Rows*nb*Q6KR16Bytes {
-		return fmt.Errorf("q6k-r16: %d rows of %d values (src %d bytes, dst %d): rows must be a multiple of 16, k of 256", rows, k, len(src), len(dst))
-	}
-	for g := 0; g < rows/Q4KR16Rows; g++ {
-		for b := range nb {
-			out := dst[(g*nb+b)*Q6KR16Bytes:][:Q6KR16Bytes]
-			clear(out)
-			for r := range Q4KR16Rows {
-				blk := src[((g*Q4KR16Rows+r)*nb+b)*bs:][:bs]
-				copy(out[2*r:], blk[208:210])
-				for s := range 16 {
-					out[32+16*s+r] = blk[192+s]
-					for i := range 4 {
-						for h := range 2 {
-							out[288+192*s+64*h+4*r+i] = q6kValue(blk, 16*s+8*h+i)&15 | (q6kValue(blk, 16*s+8*h+4+i)&15)<<4
-						}
-						for gg := range 4 {
-							out[288+192*s+128+4*r+i] |= (q6kValue(blk, 16*s+4*gg+i) >> 4) << (2 * gg)
-						}
-					}
+	return repackR16("q6k-r16", dst, src, rows, k, 210, Q6KR16Bytes, func(out []byte, r int, blk []byte) {
+		copy(out[2*r:], blk[208:210])
+		for s := range 16 {
+			out[32+16*s+r] = blk[192+s]
+			sub := out[288+192*s:]
+			for i := range 4 {
+				for h := range 2 {
+					sub[64*h+4*r+i] = q6kValue(blk, 16*s+8*h+i)&15 | (q6kValue(blk, 16*s+8*h+4+i)&15)<<4
+				}
+				for gg := range 4 {
+					sub[128+4*r+i] |= (q6kValue(blk, 16*s+4*gg+i) >> 4) << (2 * gg)
 				}
 			}
 		}
-	}
-	return nil
+	})
 }
 
 // Q6KR16ActBytes is the activations of one super-block as q6kr16Dot reads
@@ -81,16 +68,12 @@ const Q6KR16ActBytes = 256 + 64 + 16
 
 // PrepareQ6KR16 lays out Q8_K activations (xq, k values) for Q6KR16MatVec.
 func PrepareQ6KR16(dst, xq []byte, k int) {
-	const q8 = 292
-	for b := range k / quant.QK_K {
-		in, out := xq[b*q8:][:q8], dst[b*Q6KR16ActBytes:][:Q6KR16ActBytes]
-		copy(out[:256], in[4:260])
+	prepareR16(dst, xq, k, Q6KR16ActBytes, 320, func(out, bsums []byte) {
 		for s := range 16 {
-			sum := int32(int16(binary.LittleEndian.Uint16(in[260+2*s:])))
-			binary.LittleEndian.PutUint32(out[256+4*s:], uint32(32*sum))
+			sum := int32(int16(binary.LittleEndian.Uint16(bsums[2*s:])))
+			binary.LittleEndian.PutUint32(out[4*s:], uint32(32*sum))
 		}
-		copy(out[320:324], in[0:4])
-	}
+	})
 }
 
 // Q6KR16MatVec computes dst[r] = W[r]·x for the rows of w (interleaved,
