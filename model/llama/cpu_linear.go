@@ -141,12 +141,7 @@ func (c *cpuBackend) runLins() {
 		t := &s.tasks[i]
 		t.mode = mode
 		if mode == linVec && t.l.r16 != nil {
-			size := t.l.r16k.ActBytes(t.l.w.Cols)
-			if cap(s.xrBufs[i]) < size {
-				s.xrBufs[i] = make([]byte, size)
-			}
-			t.xr = s.xrBufs[i][:size]
-			t.l.r16k.Prepare(t.xr, t.xq, t.l.w.Cols)
+			c.prepareR16(i)
 		}
 	}
 	prepared := false
@@ -177,6 +172,26 @@ func (c *cpuBackend) runLins() {
 	}
 	c.deal.Reset(total, c.pool.Size())
 	c.pool.Run(s.work)
+}
+
+// prepareR16 lays out task i's activations for its interleaved kernel
+// (the $DAMASCUS_R16 experiment), or shares an earlier task's layout of the
+// same input for the same weight type (Q, K and V; gate and up).
+func (c *cpuBackend) prepareR16(i int) {
+	s := &c.lin
+	t := &s.tasks[i]
+	for j := range i {
+		if u := &s.tasks[j]; u.l.r16 != nil && u.l.w.Type == t.l.w.Type && &u.xq[0] == &t.xq[0] {
+			t.xr = u.xr
+			return
+		}
+	}
+	size := t.l.r16k.ActBytes(t.l.w.Cols)
+	if cap(s.xrBufs[i]) < size {
+		s.xrBufs[i] = make([]byte, size)
+	}
+	t.xr = s.xrBufs[i][:size]
+	t.l.r16k.Prepare(t.xr, t.xq, t.l.w.Cols)
 }
 
 // planPrepared reports whether every matrix of the batch's products has a
