@@ -34,6 +34,16 @@ type linear struct {
 
 type layerOps struct{ q, k, v, out, gate, up, down linear }
 
+// linears lists every product of k: each layer's, then the output head.
+func (k *kernels) linears() []*linear {
+	ls := make([]*linear, 0, 7*len(k.layers)+1)
+	for i := range k.layers {
+		o := &k.layers[i]
+		ls = append(ls, &o.q, &o.k, &o.v, &o.out, &o.gate, &o.up, &o.down)
+	}
+	return append(ls, &k.output)
+}
+
 // kernels are the promoted kernels a Context runs: every matrix bound to
 // its products, and the row and attention kernels for its cache type.
 type kernels struct {
@@ -98,12 +108,9 @@ func resolveKernels(m *Model, opts Options) (*kernels, error) {
 		if k.smallRows, err = promoted.SmallBatchRows(); err != nil {
 			return nil, err
 		}
-		for i := range k.layers {
-			ops := &k.layers[i]
-			for _, l := range []*linear{&ops.q, &ops.k, &ops.v, &ops.out, &ops.gate, &ops.up, &ops.down, &k.output} {
-				if l.bprep == nil {
-					k.smallRows = 0
-				}
+		for _, l := range k.linears() {
+			if l.bprep == nil {
+				k.smallRows = 0
 			}
 		}
 	}

@@ -25,11 +25,7 @@ func (m *Model) bindR16(k *kernels) error {
 	if err != nil || modes == nil {
 		return err
 	}
-	ls := []*linear{&k.output}
-	for i := range k.layers {
-		o := &k.layers[i]
-		ls = append(ls, &o.q, &o.k, &o.v, &o.out, &o.gate, &o.up, &o.down)
-	}
+	ls := k.linears()
 	size := func(w *Matrix) int {
 		mode := modes[w.Type]
 		if mode == nil || w.Rows%mode.GroupRows != 0 || w.Cols%quant.QK_K != 0 {
@@ -40,36 +36,11 @@ func (m *Model) bindR16(k *kernels) error {
 	m.r16.mu.Lock()
 	defer m.r16.mu.Unlock()
 	if m.r16.data == nil {
-		// One region on huge pages, as the weights are (it lives as long
-		// as the process: an experiment's measurement aid).
-		total := 0
-		seen := map[*Matrix]bool{}
-		for _, l := range ls {
-			if !seen[l.w] {
-				seen[l.w], total = true, total+size(l.w)
-			}
-		}
-		m.r16.data = map[*Matrix][]byte{}
-		if total == 0 {
-			return nil
-		}
-		r, err := hugemem.Alloc(total)
+		data, err := repackR16(ls, modes, size)
 		if err != nil {
-			return fmt.Errorf("%s: %w", promoted.R16Env, err)
+			return err
 		}
-		free := r.Bytes()
-		for _, l := range ls {
-			w, n := l.w, size(l.w)
-			if n == 0 || m.r16.data[w] != nil {
-				continue
-			}
-			b := free[:n:n]
-			free = free[n:]
-			if err := modes[w.Type].Repack(b, w.Data, w.Rows, w.Cols); err != nil {
-				return fmt.Errorf("%s: %w", w.Name, err)
-			}
-			m.r16.data[w] = b
-		}
+		m.r16.data = data
 	}
 	for _, l := range ls {
 		if b := m.r16.data[l.w]; b != nil {
@@ -77,4 +48,40 @@ func (m *Model) bindR16(k *kernels) error {
 		}
 	}
 	return nil
+}
+
+// repackR16 makes the interleaved copy of each distinct matrix of ls that
+// size gives bytes to, all in one region on huge pages as the weights are
+// (it lives as long as the process: an experiment's measurement aid).
+func repackR16(ls []*linear, modes map[quant.Type]*promoted.R16Kernels, size func(*Matrix) int) (map[*Matrix][]byte, error) {
+	data := map[*Matrix][]byte{}
+	total := 0
+	seen := map[*Matrix]bool{}
+	for _, l := range ls {
+		if !seen[l.w] {
+			seen[l.w], total = true, total+size(l.w)
+		}
+	}
+	if total == 0 {
+		return data, nil
+	}
+	r, err := hugemem.Alloc(total)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", promoted.R16Env, err)
+	}
+	free := r.Bytes()
+	for _, l := range ls {
+		w, n := l.w, size(l.w)
+		if n == 0 || data[w] != nil {
+			continue
+		}
+		b := free[:n:n]
+		free = free[n:]
+		if err := modes[w.Type].Repack(b, w.Data, w.Rows, w.Cols); err != nil {
+			r.Free()
+			return nil, fmt.Errorf("%s: %w", w.Name, err)
+		}
+		data[w] = b
+	}
+	return data, nil
 }
