@@ -106,3 +106,49 @@ func ActivationType(weight quant.Type) quant.Type {
 		return quant.F32
 	}
 }
+
+// A WeightLayout is a layout of a matrix's weights that a matvec variant
+// reads instead of the file's, built once at load (Variant.Layout): rows
+// in groups of Rows, GroupBytes(k) bytes a group, the last group padded
+// with zero rows. Such a variant's MatVec takes w in the layout (the
+// groups holding len(dst) rows, Offset(r0, k) bytes in for a range that
+// starts at row r0, a multiple of Rows) and x quantized to the op's
+// activation type and then laid out by Prepare (ActBytes(k) bytes). Threads
+// split its rows at multiples of Rows.
+type WeightLayout struct {
+	Name       string // names the layout, e.g. "q4_k-r16"
+	Rows       int
+	GroupBytes func(k int) int
+	// Repack lays out rows rows of k values as stored (src) in dst
+	// (Size(rows, k) bytes), padding the last group with zero rows.
+	Repack func(dst, src []byte, rows, k int) error
+	// ActBytes and Prepare lay out the quantized activations of k values
+	// for the variant: dst has ActBytes(k) bytes.
+	ActBytes func(k int) int
+	Prepare  func(dst, xq []byte, k int)
+}
+
+// Size is the bytes of rows rows of k values in the layout.
+func (l *WeightLayout) Size(rows, k int) int {
+	return (rows + l.Rows - 1) / l.Rows * l.GroupBytes(k)
+}
+
+// Offset is where row r (a multiple of Rows) starts in the layout.
+func (l *WeightLayout) Offset(r, k int) int { return r / l.Rows * l.GroupBytes(k) }
+
+// AsStored returns mv, a matvec over this layout, as a matvec over weights
+// as the file stores them: each call repacks its rows and lays out its
+// activations first. It is the conformance suite's view of such a variant
+// and the fallback's, never a fast path.
+func (l *WeightLayout) AsStored(mv MatVec) MatVec {
+	return func(dst []float32, w, xq []byte, k int) {
+		rows := len(dst)
+		lw := make([]byte, l.Size(rows, k))
+		if err := l.Repack(lw, w, rows, k); err != nil {
+			panic(err) // the contract's lengths were broken
+		}
+		xr := make([]byte, l.ActBytes(k))
+		l.Prepare(xr, xq, k)
+		mv(dst, lw, xr, k)
+	}
+}

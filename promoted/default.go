@@ -99,6 +99,12 @@ func MatVec(wt quant.Type) (ledger.MatVec, error) {
 	return validated((*Dispatcher).MatVec, wt)
 }
 
+// MatVecFor returns the engine's matrix-vector kernel for weight type wt
+// with its ID and weight layout.
+func MatVecFor(wt quant.Type) (MatVecKernel, error) {
+	return validated((*Dispatcher).MatVecKernel, wt)
+}
+
 // MatMul returns the engine's matrix-matrix kernel for weight type wt.
 func MatMul(wt quant.Type) (ledger.MatMul, error) {
 	return validated((*Dispatcher).MatMul, wt)

@@ -11,13 +11,35 @@ import (
 
 // The Dispatcher's typed accessors: each op's kernel as the engine calls it.
 
-// MatVec returns the matrix-vector kernel for weight type wt.
+// MatVec returns the matrix-vector kernel for weight type wt over weights
+// as stored: a variant with a weight layout repacks them on every call
+// (the wrappers' slow path, through WeightLayout.AsStored); the engine's
+// single-token product takes MatVecKernel and the layout built at load.
 func (d *Dispatcher) MatVec(wt quant.Type) (ledger.MatVec, error) {
+	k, err := d.MatVecKernel(wt)
+	if err != nil || k.Layout == nil {
+		return k.MatVec, err
+	}
+	return k.Layout.AsStored(k.MatVec), nil
+}
+
+// A MatVecKernel is the matrix-vector kernel of one weight type: the
+// variant's ID, its MatVec and the weight layout that reads (nil: the
+// weights as stored).
+type MatVecKernel struct {
+	ID     string
+	MatVec ledger.MatVec
+	Layout *ledger.WeightLayout
+}
+
+// MatVecKernel resolves the matrix-vector kernel for weight type wt with
+// its ID and weight layout.
+func (d *Dispatcher) MatVecKernel(wt quant.Type) (MatVecKernel, error) {
 	v, err := d.Resolve(ledger.MatVecOp(wt))
 	if err != nil {
-		return nil, fmt.Errorf("matvec for %s weights: %w", wt, err)
+		return MatVecKernel{}, fmt.Errorf("matvec for %s weights: %w", wt, err)
 	}
-	return v.Impl.(ledger.MatVec), nil
+	return MatVecKernel{ID: v.ID(), MatVec: v.Impl.(ledger.MatVec), Layout: v.Layout}, nil
 }
 
 // A MatMulKernel is the matrix-matrix kernel of one weight type: the

@@ -65,7 +65,7 @@
 #   cpu-depth  decode at a KV depth beside llama.cpp at 2 threads, f16
 #             caches, rounds x reps (issue 20)
 #   r16       the interleaved Q4_K experiment (issue 20): BenchmarkReadMix,
-#             then the 3B decode beside llama.cpp with DAMASCUS_R16
+#             then the 3B decode beside llama.cpp with the r16 matvecs forced
 set -uo pipefail
 if [ -f .device/pack/e2e.tar.xz ]; then
 	tar -xJf .device/pack/e2e.tar.xz || { echo "cannot unpack .device/pack/e2e.tar.xz"; exit 2; }
@@ -764,28 +764,37 @@ cpu-depth)
 	done
 	;;
 r16)
-	# Issue 20 on the host's Intel AMX cores: does the interleaved Q4_K
-	# layout (variants/avx512's q4kr16.go, ~6.6 instructions a line) read
-	# what plain loads read where the shipped kernels read ~70 %? First
-	# BenchmarkReadMix in MIX_PROCS (10) interleaved processes over
-	# MIX_MB (512) MiB of huge pages (plain loads, the bare mix, the
-	# interleaved kernel with and without prefetches, the shipped Q4_K
-	# kernels), then the 3B tg TG (128) beside llama.cpp (sapphirerapids on
+	# Issue 20 on the host's Intel AMX cores: does the interleaved layout
+	# (variants/avx512's q4kr16.go, ~6.6 instructions a line; the matvec
+	# variants avx512-vnni-r16[-pf4k|-pf8k] over a weight layout built at
+	# load) read what plain loads read where the shipped kernels read
+	# ~70 %? First BenchmarkReadMix in MIX_PROCS (10) interleaved processes
+	# over MIX_MB (512) MiB of huge pages, then the matvecs at the 3B shapes
+	# on 2 threads (MV_RUNS runs, 0: skip): the shipped pf4k/pf8k beside the
+	# r16 ones, then the 3B tg TG (128) beside llama.cpp (sapphirerapids on
 	# huge pages), RUNS (5) rounds, the probe in the same run, with
-	# DAMASCUS_R16=$R16 (pf4k) and the promoted kernels otherwise. The
-	# interleaved copies sit beside the file's layout, so Damascus's peak
-	# RSS grows by the Q4_K weights in that record.
+	# matvec/q4_k and matvec/q6_k forced to avx512-vnni-r16$R16 (-pf8k) and
+	# the promoted kernels otherwise. The layout sits beside the file's
+	# (prefill reads that), so Damascus's peak RSS grows by those weights.
 	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
 	log "BenchmarkReadMix, ${MIX_PROCS:-10} interleaved processes"
 	for i in $(seq "${MIX_PROCS:-10}"); do
 		( cd harness/roofline && DAMASCUS_MIX_MB=${MIX_MB:-512} timeout 120 "$OLDPWD/$B/roofline.test" -test.run '^$' -test.bench ReadMix -test.benchtime 3x ) >> "$OUT/readmix.txt" 2>&1
 	done
 	grep -c GB/s "$OUT/readmix.txt"
+	if [ "${MV_RUNS:-0}" -gt 0 ]; then
+		log "matvecs at the 3B shapes, 2 threads, $MV_RUNS runs"
+		timeout 240 $B/ledger run --op matvec/q4_k,matvec/q6_k --variant avx512-vnni-pf4k,avx512-vnni-pf8k,avx512-vnni-r16,avx512-vnni-r16-pf4k,avx512-vnni-r16-pf8k \
+			--shapes 3B --runs "$MV_RUNS" --threads 2 --store "$STORE" --note "$NOTE; issue 20: the interleaved layout's matvecs beside the shipped prefetch ones, 2 threads" \
+			> "$OUT/matvec-r16-3b-2t.txt" 2>&1
+		grep -aE "^\| matvec" "$OUT/matvec-r16-3b-2t.txt" | cut -c1-140
+	fi
 	models llama3.2-3b
-	log "e2e llama3.2-3b tg${TG:-128}, DAMASCUS_R16=${R16:-pf4k}"
-	DAMASCUS_R16=${R16:-pf4k} timeout "${E2E_TIMEOUT:-300}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 0 --tg "${TG:-128}" --runs "${RUNS:-5}" \
+	kern="matvec/q4_k=avx512-vnni-r16${R16--pf8k},matvec/q6_k=avx512-vnni-r16${R16--pf8k}"
+	log "e2e llama3.2-3b tg${TG:-128}, DAMASCUS_KERNELS=$kern"
+	DAMASCUS_KERNELS=$kern timeout "${E2E_TIMEOUT:-300}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 0 --tg "${TG:-128}" --runs "${RUNS:-5}" \
 		--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
-		--json "$OUT/e2e-llama3.2-3b-r16.json" --store "$STORE" --note "$NOTE; issue 20: DAMASCUS_R16=${R16:-pf4k} (the interleaved Q4_K experiment; its copies beside the file's layout raise Damascus's RSS), promoted kernels otherwise" \
+		--json "$OUT/e2e-llama3.2-3b-r16.json" --store "$STORE" --note "$NOTE; issue 20: DAMASCUS_KERNELS=$kern (the interleaved layout built at load beside the file's, which raises Damascus's RSS), promoted kernels otherwise" \
 		> "$OUT/e2e-llama3.2-3b-r16.txt" 2>&1
 	grep -aE "decode tok|recorded" "$OUT/e2e-llama3.2-3b-r16.txt" | cut -c1-400
 	;;

@@ -178,10 +178,13 @@ func Run(reg *ledger.Registry, opt Options) (Outcome, error) {
 			for i, v := range vs {
 				dst, dstb := w.NewOutput()
 				var call func()
-				if prot.Threads > 1 {
-					call, err = splitRows(p.op, w, copies, v, dst, pl)
-				} else {
-					call, err = workload.Cycle(copies, v.Impl, dst, dstb)
+				in, err := workload.InLayout(copies, v.Layout)
+				switch {
+				case err != nil:
+				case prot.Threads > 1:
+					call, err = splitRows(p.op, w, in, v, dst, pl)
+				default:
+					call, err = workload.Cycle(in, v.Impl, dst, dstb)
 				}
 				if err != nil {
 					return out, fmt.Errorf("kernelrun: %s %s %s: %w", p.op.Name, key, v.Name, err)
@@ -240,13 +243,22 @@ func splitRows(op *ledger.Op, w *workload.Workload, copies []*workload.Workload,
 	if err != nil {
 		return nil, err
 	}
-	rb := int(rb64)
+	// Shares start at a multiple of a weight layout's group of rows, where
+	// its bytes start (copies are in the layout).
+	align, off := 1, func(r int) int { return r * int(rb64) }
+	if l := v.Layout; l != nil {
+		align, off = l.Rows, func(r int) int { return l.Offset(r, k) }
+	}
 	calls := make([]func(worker, n int), len(copies))
 	for i, c := range copies {
 		calls[i] = func(worker, n int) {
-			lo, hi := pool.Split(rows, worker, n, 1)
+			lo, hi := pool.Split(rows, worker, n, align)
 			if lo < hi {
-				f(dst[lo:hi], c.W[lo*rb:hi*rb], c.XQ, k)
+				end := len(c.W)
+				if hi < rows {
+					end = off(hi)
+				}
+				f(dst[lo:hi], c.W[off(lo):end], c.XQ, k)
 			}
 		}
 	}

@@ -233,15 +233,21 @@ func (c *Case) Check(v ledger.Variant) (m Metrics, err error) {
 		outF = bufF[guardFloats : guardFloats+n : guardFloats+n]
 		w.Prepare(outF)
 	}
-	call, err := w.Bind(v.Impl, outF, outB)
+	// A variant with a weight layout reads a copy of the inputs in it; the
+	// reference stays the stored weights'.
+	in, err := w.WithLayout(v.Layout)
 	if err != nil {
 		return m, err
 	}
-	sum := w.Checksum()
+	call, err := in.Bind(v.Impl, outF, outB)
+	if err != nil {
+		return m, err
+	}
+	sum := in.Checksum()
 	if err := protect(call); err != nil {
 		return m, err
 	}
-	if w.Checksum() != sum {
+	if in.Checksum() != sum {
 		c.dirty = true
 		return m, ErrModifiedInput
 	}

@@ -335,3 +335,56 @@ func TestShapesFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestWeightLayout: a variant with a weight layout is gated on the weights
+// repacked into it and held to the stored weights' reference. The toy
+// layout reverses the rows within groups of 4 (the last group padded); a
+// kernel that reads it passes, the same kernel reading rows in stored
+// order fails, and Register refuses a layout on a matmul op.
+func TestWeightLayout(t *testing.T) {
+	op, _ := ledger.LookupOp("matvec/q4_k")
+	const g = 4
+	rowBytes := func(k int) int { n, _ := quant.RowSize(quant.Q4_K, int64(k)); return int(n) }
+	pos := func(i int) int { return i/g*g + g - 1 - i%g } // a row's place in the layout, and back
+	lay := &ledger.WeightLayout{Name: "q4_k-rev4", Rows: g,
+		GroupBytes: func(k int) int { return g * rowBytes(k) },
+		Repack: func(dst, src []byte, rows, k int) error {
+			rb := rowBytes(k)
+			clear(dst)
+			for i := range rows {
+				copy(dst[pos(i)*rb:][:rb], src[i*rb:][:rb])
+			}
+			return nil
+		},
+		ActBytes: func(k int) int { return k / quant.QK_K * 292 },
+		Prepare:  func(dst, xq []byte, k int) { copy(dst, xq) }}
+	mv := naive.MatVec(quant.Q4_K)
+	kernel := func(reads func(int) int) ledger.MatVec {
+		return func(dst []float32, w, xr []byte, k int) {
+			rb := rowBytes(k)
+			for i := range dst {
+				p := reads(i)
+				mv(dst[i:i+1], w[p*rb:][:rb], xr, k)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		reads func(int) int
+		ok    bool
+	}{{"reads-layout", pos, true}, {"reads-stored-order", func(i int) int { return i }, false}} {
+		c, err := NewCase(op, ledger.Shape{Rows: 7, K: 512}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Check(ledger.Variant{Op: op.Name, Name: tc.name, Impl: kernel(tc.reads), Layout: lay})
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: err = %v, want pass %v", tc.name, err, tc.ok)
+		}
+	}
+	r := ledger.NewRegistry()
+	err := r.Add(ledger.Variant{Op: "matmul/q4_k", Name: "x", Family: ledger.FamilyNaive, Impl: naive.MatMul(quant.Q4_K), Layout: lay})
+	if err == nil || !strings.Contains(err.Error(), "weight layout needs a matvec op") {
+		t.Errorf("a layout on a matmul op: %v", err)
+	}
+}

@@ -92,7 +92,11 @@ func bench(b *testing.B, op *ledger.Op, v ledger.Variant, s ledger.Shape) {
 	dst, dstb := w.NewOutput()
 	// Matrix weights rotate through copies larger than the cache, as a
 	// decode step reads them.
-	call, err := workload.Cycle(w.ColdCopies(), v.Impl, dst, dstb)
+	copies, err := workload.InLayout(w.ColdCopies(), v.Layout)
+	if err != nil {
+		b.Fatal(err)
+	}
+	call, err := workload.Cycle(copies, v.Impl, dst, dstb)
 	if err != nil {
 		b.Fatal(err)
 	}

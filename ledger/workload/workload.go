@@ -492,3 +492,41 @@ func Cycle(copies []*Workload, impl any, dst []float32, dstb []byte) (func(), er
 		}
 	}, nil
 }
+
+// WithLayout returns the workload as a variant with weight layout l reads
+// it (nil: w itself): a copy whose W is repacked into l and whose XQ is
+// laid out by l.Prepare. Its outputs are w's; its reference is w's
+// (computed from w, not from the copy).
+func (w *Workload) WithLayout(l *ledger.WeightLayout) (*Workload, error) {
+	if l == nil {
+		return w, nil
+	}
+	if w.Op.Kind != ledger.KindMatVec {
+		return nil, fmt.Errorf("workload: %s: weight layout %s on a %s op", w.Op.Name, l.Name, w.Op.Kind)
+	}
+	s := w.Shape
+	c := *w
+	c.W = make([]byte, l.Size(s.Rows, s.K))
+	if err := l.Repack(c.W, w.W, s.Rows, s.K); err != nil {
+		return nil, fmt.Errorf("workload: %s: %w", w.Op.Name, err)
+	}
+	c.XQ = make([]byte, l.ActBytes(s.K))
+	l.Prepare(c.XQ, w.XQ, s.K)
+	return &c, nil
+}
+
+// InLayout is WithLayout over each of copies (ColdCopies), so that a
+// layout variant's timed calls rotate through cold copies as the others'.
+func InLayout(copies []*Workload, l *ledger.WeightLayout) ([]*Workload, error) {
+	if l == nil {
+		return copies, nil
+	}
+	out := make([]*Workload, len(copies))
+	for i, c := range copies {
+		var err error
+		if out[i], err = c.WithLayout(l); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

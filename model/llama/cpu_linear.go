@@ -18,7 +18,8 @@ type linSchedule struct {
 	// prepBufs hold a prepared batch's activations, one buffer per task at
 	// most, grown by the first batch that needs them.
 	prepBufs [3][]byte
-	// xrBufs hold the interleaved experiment's activations, per task.
+	// xrBufs hold a single token's activations laid out for a weight
+	// layout's kernel, per task.
 	xrBufs [3][]byte
 	// work computes the products; prepWork lays out a prepared batch's
 	// activations (method values, made once).
@@ -38,8 +39,8 @@ type linTask struct {
 	pk    *ledger.PreparedMatMul
 	prep  []byte
 	owner bool
-	// xr is a single token's activations laid out for the interleaved
-	// experiment's kernel (linear.r16), when the matrix has one.
+	// xr is a single token's activations laid out for its matvec's weight
+	// layout (linear.layout), when it reads one.
 	xr []byte
 }
 
@@ -140,8 +141,8 @@ func (c *cpuBackend) runLins() {
 	for i := range s.count {
 		t := &s.tasks[i]
 		t.mode = mode
-		if mode == linVec && t.l.r16 != nil {
-			c.prepareR16(i)
+		if mode == linVec && t.l.layout != nil {
+			c.prepareLayout(i)
 		}
 	}
 	prepared := false
@@ -166,6 +167,9 @@ func (c *cpuBackend) runLins() {
 			t.chunk = batchChunkRows
 		} else {
 			t.chunk = max(16, dealBytes/t.l.w.RowSize&^15)
+			if g := t.layoutRows(); t.chunk%g != 0 {
+				t.chunk = max(g, t.chunk/g*g)
+			}
 		}
 		total += (t.l.w.Rows + t.chunk - 1) / t.chunk
 		s.chunkEnd[i] = total
@@ -174,24 +178,24 @@ func (c *cpuBackend) runLins() {
 	c.pool.Run(s.work)
 }
 
-// prepareR16 lays out task i's activations for its interleaved kernel
-// (the $DAMASCUS_R16 experiment), or shares an earlier task's layout of the
-// same input for the same weight type (Q, K and V; gate and up).
-func (c *cpuBackend) prepareR16(i int) {
+// prepareLayout lays out task i's activations for its matvec's weight
+// layout, or shares an earlier task's layout of the same input for the
+// same weight layout (Q, K and V; gate and up).
+func (c *cpuBackend) prepareLayout(i int) {
 	s := &c.lin
 	t := &s.tasks[i]
 	for j := range i {
-		if u := &s.tasks[j]; u.l.r16 != nil && u.l.w.Type == t.l.w.Type && &u.xq[0] == &t.xq[0] {
+		if u := &s.tasks[j]; u.l.layout == t.l.layout && &u.xq[0] == &t.xq[0] {
 			t.xr = u.xr
 			return
 		}
 	}
-	size := t.l.r16k.ActBytes(t.l.w.Cols)
+	size := t.l.layout.ActBytes(t.l.w.Cols)
 	if cap(s.xrBufs[i]) < size {
 		s.xrBufs[i] = make([]byte, size)
 	}
 	t.xr = s.xrBufs[i][:size]
-	t.l.r16k.Prepare(t.xr, t.xq, t.l.w.Cols)
+	t.l.layout.Prepare(t.xr, t.xq, t.l.w.Cols)
 }
 
 // planPrepared reports whether every matrix of the batch's products has a
@@ -273,7 +277,7 @@ func (c *cpuBackend) linWork(w, nw int) {
 // or a Batch's in the chunks they are dealt in when there are workers to
 // deal them to, a prefill's in one matmul call.
 func linPart(t *linTask, w, nw int) {
-	lo, hi := pool.Split(t.l.w.Rows, w, nw, 8)
+	lo, hi := pool.Split(t.l.w.Rows, w, nw, max(8, t.layoutRows()))
 	if lo >= hi {
 		return
 	}
@@ -300,10 +304,8 @@ func (t *linTask) rows(lo, hi int) {
 	rs := w.RowSize
 	wd := w.Data[lo*rs : hi*rs]
 	switch {
-	case t.mode == linVec && t.l.r16 != nil && lo%t.l.r16k.GroupRows == 0 && hi%t.l.r16k.GroupRows == 0:
-		k := t.l.r16k
-		gb := k.GroupBytes(w.Cols)
-		k.MatVec(t.dst[lo:hi], t.l.r16[lo/k.GroupRows*gb:hi/k.GroupRows*gb], t.xr, w.Cols, k.Dist)
+	case t.mode == linVec && t.l.layout != nil:
+		t.rowsInLayout(lo, hi)
 	case t.mode == linVec:
 		t.l.mv(t.dst[lo:hi], wd, t.xq, w.Cols)
 	case t.pk != nil:

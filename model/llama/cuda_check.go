@@ -52,8 +52,12 @@ func (b *cudaBackend) checkProduct(ln *linear, out cu.Ptr, n int) {
 	want := make([]float32, rows)
 	var maxAbs, maxWant float64
 	worst := -1
+	mv := ln.mv
+	if ln.layout != nil {
+		mv = ln.layout.AsStored(mv)
+	}
 	for j := range n {
-		ln.mv(want, ln.w.Data, xq[j*rs:(j+1)*rs], k)
+		mv(want, ln.w.Data, xq[j*rs:(j+1)*rs], k)
 		for r, w := range want {
 			d := math.Abs(float64(got[j*rows+r]) - float64(w))
 			maxWant = max(maxWant, math.Abs(float64(w)))

@@ -25,11 +25,10 @@ type linear struct {
 	bmm   ledger.MatMul
 	bprep *ledger.PreparedMatMul
 	bmmID string
-	// r16, under $DAMASCUS_R16 only, is w interleaved 16 rows to a vector
-	// for the single-token product (r16k's kernels; an experiment,
-	// promoted.R16Mode).
-	r16  []byte
-	r16k *promoted.R16Kernels
+	// layout is the weight layout mv reads (nil: w as stored), lw w in it
+	// (the model's copy, built at load by bindLayouts).
+	layout *ledger.WeightLayout
+	lw     []byte
 }
 
 type layerOps struct{ q, k, v, out, gate, up, down linear }
@@ -101,7 +100,7 @@ func resolveKernels(m *Model, opts Options) (*kernels, error) {
 	if k.output, err = k.bind(&m.Output, opts.StaticSplit); err != nil {
 		return nil, err
 	}
-	if err := m.bindR16(k); err != nil {
+	if err := m.bindLayouts(k); err != nil {
 		return nil, err
 	}
 	if !opts.StaticSplit {
@@ -123,9 +122,11 @@ func resolveKernels(m *Model, opts Options) (*kernels, error) {
 func (k *kernels) bind(w *Matrix, staticSplit bool) (linear, error) {
 	l := linear{w: w, at: ledger.ActivationType(w.Type)}
 	var err error
-	if l.mv, err = promoted.MatVec(w.Type); err != nil {
+	mv, err := promoted.MatVecFor(w.Type)
+	if err != nil {
 		return l, fmt.Errorf("%s: %w", w.Name, err)
 	}
+	l.mv, l.layout = mv.MatVec, mv.Layout
 	mk, err := promoted.MatMulFor(w.Type)
 	if err != nil {
 		return l, fmt.Errorf("%s: %w", w.Name, err)

@@ -53,8 +53,8 @@ type Model struct {
 	// FreqFactors are Llama 3.1's rope_freqs (HeadDim/2 values dividing the
 	// rotation frequencies), nil when absent.
 	FreqFactors []float32
-	// r16: the $DAMASCUS_R16 experiment's interleaved copies.
-	r16 r16Cache
+	// layouts: the matrices repacked for kernels that read a weight layout.
+	layouts layoutCache
 }
 
 // FromGGUF reads the configuration and the weights of a llama-architecture

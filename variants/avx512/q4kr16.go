@@ -4,12 +4,13 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 )
 
-// An experiment for issues 19 and 20, not yet a ledger variant (the kernel
-// contract takes weights as the file stores them; a layout built at load
-// needs a weight-layout seam first): Q4_K rows interleaved 16 to a vector,
+// For issues 19 and 20, ledger variants over a weight layout built at load
+// (ledger.WeightLayout; registered in q4kr16_amd64.go): Q4_K rows
+// interleaved 16 to a vector,
 // so a decode kernel spends ≈ 6.6 instructions a 64-byte line instead of
 // ≈ 20 and needs no horizontal sums. harness/roofline's BenchmarkReadMix
 // streams it beside plain loads and the shipped kernels.
@@ -28,9 +29,9 @@ const (
 	Q4KR16Bytes = 320 + 8*4*64 // 2368: 148 bytes a row and super-block (Q4_K: 144)
 )
 
-// RepackQ4KR16 lays out rows (a multiple of 16) Q4_K rows of k values
-// (src, as stored) in the interleaved layout (dst, rows/16 × k/256 ×
-// Q4KR16Bytes bytes).
+// RepackQ4KR16 lays out rows Q4_K rows of k values (src, as stored) in the
+// interleaved layout (dst, ⌈rows/16⌉ × k/256 × Q4KR16Bytes bytes; the last
+// group padded).
 func RepackQ4KR16(dst, src []byte, rows, k int) error {
 	return repackR16("q4k-r16", dst, src, rows, k, 144, Q4KR16Bytes, func(out []byte, r int, blk []byte) {
 		copy(out[2*r:], blk[0:2])
@@ -61,22 +62,53 @@ func RepackQ4KR16(dst, src []byte, rows, k int) error {
 
 // repackR16 checks the shapes, then calls row for each row r of each group
 // of 16 and super-block: its stored block blk (bs bytes) into the group's
-// interleaved block out (groupBytes, zeroed first).
+// interleaved block out (groupBytes, zeroed first). A last group of fewer
+// than 16 rows is padded with zero rows (d = 0: their products are 0).
 func repackR16(name string, dst, src []byte, rows, k, bs, groupBytes int, row func(out []byte, r int, blk []byte)) error {
 	nb := k / quant.QK_K
-	if rows%Q4KR16Rows != 0 || k%quant.QK_K != 0 || len(src) < rows*nb*bs || len(dst) < rows/Q4KR16Rows*nb*groupBytes {
-		return fmt.Errorf("%s: %d rows of %d values (src %d bytes, dst %d): rows must be a multiple of 16, k of 256", name, rows, k, len(src), len(dst))
+	groups := (rows + Q4KR16Rows - 1) / Q4KR16Rows
+	if k%quant.QK_K != 0 || len(src) < rows*nb*bs || len(dst) < groups*nb*groupBytes {
+		return fmt.Errorf("%s: %d rows of %d values (src %d bytes, dst %d): k must be a multiple of 256, dst %d bytes", name, rows, k, len(src), len(dst), groups*nb*groupBytes)
 	}
-	for g := 0; g < rows/Q4KR16Rows; g++ {
+	for g := range groups {
 		for b := range nb {
 			out := dst[(g*nb+b)*groupBytes:][:groupBytes]
 			clear(out)
-			for r := range Q4KR16Rows {
+			for r := range min(Q4KR16Rows, rows-g*Q4KR16Rows) {
 				row(out, r, src[((g*Q4KR16Rows+r)*nb+b)*bs:][:bs])
 			}
 		}
 	}
 	return nil
+}
+
+// Q4KR16Layout and Q6KR16Layout are the interleaved layouts as the kernel
+// contract names them (ledger.WeightLayout): the weight-layout seam that
+// lets a decode kernel read weights repacked at load.
+var (
+	Q4KR16Layout = &ledger.WeightLayout{Name: "q4_k-r16", Rows: Q4KR16Rows,
+		GroupBytes: func(k int) int { return k / quant.QK_K * Q4KR16Bytes }, Repack: RepackQ4KR16,
+		ActBytes: func(k int) int { return k / quant.QK_K * Q4KR16ActBytes }, Prepare: PrepareQ4KR16}
+	Q6KR16Layout = &ledger.WeightLayout{Name: "q6_k-r16", Rows: Q4KR16Rows,
+		GroupBytes: func(k int) int { return k / quant.QK_K * Q6KR16Bytes }, Repack: RepackQ6KR16,
+		ActBytes: func(k int) int { return k / quant.QK_K * Q6KR16ActBytes }, Prepare: PrepareQ6KR16}
+)
+
+// r16MatVec is an interleaved kernel (whole groups of 16 rows, prefetching
+// dist bytes ahead) as a ledger matvec over layout l: a last group of fewer
+// rows goes through a 16-value buffer.
+func r16MatVec(l *ledger.WeightLayout, dot func(dst []float32, w, xr []byte, k, dist int), dist int) ledger.MatVec {
+	return func(dst []float32, w, xr []byte, k int) {
+		full := len(dst) &^ (Q4KR16Rows - 1)
+		if full > 0 {
+			dot(dst[:full], w, xr, k, dist)
+		}
+		if full < len(dst) {
+			var tail [Q4KR16Rows]float32
+			dot(tail[:], w[l.Offset(full, k):], xr, k, dist)
+			copy(dst[full:], tail[:])
+		}
+	}
 }
 
 // Q4KR16ActBytes is the activations of one super-block as q4kr16Dot reads

@@ -62,9 +62,15 @@ func TestR16MatVec(t *testing.T) {
 			c.matvec(got, packed, xr, k, dist)
 			checkR16(t, c.wt, got, q, xq, rows, k)
 		}
-		for _, bad := range []struct{ rows, k int }{{15, 256}, {16, 100}, {17, 512}} {
-			if err := c.repack(packed, q, bad.rows, bad.k); err == nil {
-				t.Errorf("%s: repack of %d rows, k %d: no error", c.wt, bad.rows, bad.k)
+		// A k off the super-block, a destination one byte short, a source
+		// one row short: errors (a partial last group is padded, and the
+		// ledger variants' tails are the gate's and the suite's).
+		for _, bad := range []struct {
+			dst, src []byte
+			rows, k  int
+		}{{packed, q, 16, 100}, {packed[:len(packed)-1], q, rows, k}, {packed, q[:len(q)-c.bs*k/256], rows, k}} {
+			if err := c.repack(bad.dst, bad.src, bad.rows, bad.k); err == nil {
+				t.Errorf("%s: repack of %d rows, k %d, dst %d bytes, src %d: no error", c.wt, bad.rows, bad.k, len(bad.dst), len(bad.src))
 			}
 		}
 	}

@@ -41,8 +41,8 @@ func q6kValue(blk []byte, i int) byte {
 	}
 }
 
-// RepackQ6KR16 lays out rows (a multiple of 16) Q6_K rows of k values
-// (src, as stored) in the interleaved layout.
+// RepackQ6KR16 lays out rows Q6_K rows of k values (src, as stored) in the
+// interleaved layout (the last group padded).
 func RepackQ6KR16(dst, src []byte, rows, k int) error {
 	return repackR16("q6k-r16", dst, src, rows, k, 210, Q6KR16Bytes, func(out []byte, r int, blk []byte) {
 		copy(out[2*r:], blk[208:210])

@@ -1,0 +1,131 @@
+package llama
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/promoted"
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// layoutLogitsEnv names the file TestLayoutDecodeHelper writes its logits
+// to; unset, the helper skips.
+const layoutLogitsEnv = "DAMASCUS_TEST_LAYOUT_LOGITS"
+
+// layoutDecode is the decode both sides of TestLayoutDecode run: a prompt,
+// then four single tokens (the matvec's path), their logits.
+func layoutDecode(t *testing.T, m *Model) [][]float32 {
+	t.Helper()
+	c := mustContext(t, m, Options{NCtx: 32, Threads: 2})
+	defer c.Close()
+	if _, err := c.Eval([]int32{1, 40, 80, 120, 160}, false); err != nil {
+		t.Fatal(err)
+	}
+	var out [][]float32
+	for _, tok := range []int32{5, 77, 300, 9} {
+		lg, err := c.Eval([]int32{tok}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, append([]float32(nil), lg...))
+	}
+	// Every Q4_K and Q6_K product reads its matrix in the forced layout.
+	for _, l := range c.k.linears() {
+		if l.layout != nil && len(l.lw) != l.layout.Size(l.w.Rows, l.w.Cols) {
+			t.Errorf("%s: %d bytes in layout %s, want %d", l.w.Name, len(l.lw), l.layout.Name, l.layout.Size(l.w.Rows, l.w.Cols))
+		}
+	}
+	return out
+}
+
+// TestLayoutDecodeHelper is TestLayoutDecode's child: under the
+// DAMASCUS_KERNELS it is given, it decodes, checks that the forced
+// variants' layouts were built, and writes the logits.
+func TestLayoutDecodeHelper(t *testing.T) {
+	path := os.Getenv(layoutLogitsEnv)
+	if path == "" {
+		t.Skip("the child of TestLayoutDecode")
+	}
+	_, m, _ := synthModel(t, "tiny", "Q4_K_M")
+	got := layoutDecode(t, m)
+	k, err := resolveKernels(m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := map[quant.Type]bool{}
+	for _, l := range k.linears() {
+		has[l.w.Type] = has[l.w.Type] || l.layout != nil
+	}
+	if !has[quant.Q4_K] || !has[quant.Q6_K] {
+		t.Fatalf("matrices with a weight layout by type: %v, want Q4_K and Q6_K", has)
+	}
+	b, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLayoutDecode: with the matvecs forced to variants that read a weight
+// layout built at load (the interleaved Q4_K and Q6_K kernels, with and
+// without prefetch), a decode's logits agree with the shipped kernels' to
+// float rounding (cosine ≥ 0.99999, the same top-1), in a child process
+// (DAMASCUS_KERNELS is read once a process).
+func TestLayoutDecode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a child test binary")
+	}
+	for _, op := range []string{ledger.MatVecOp(quant.Q4_K), ledger.MatVecOp(quant.Q6_K)} {
+		if v, ok := ledger.Default.Lookup(op, "avx512-vnni-r16"); !ok || !v.Available() {
+			t.Skipf("%s:avx512-vnni-r16 is not here (noasm, another architecture, or no AVX-512 VNNI)", op)
+		}
+	}
+	_, m, _ := synthModel(t, "tiny", "Q4_K_M")
+	want := layoutDecode(t, m)
+	for _, name := range []string{"avx512-vnni-r16", "avx512-vnni-r16-pf4k"} {
+		out := filepath.Join(t.TempDir(), "logits.json")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestLayoutDecodeHelper$", "-test.v")
+		cmd.Env = append(os.Environ(), layoutLogitsEnv+"="+out,
+			promoted.OverrideEnv+"="+strings.Join([]string{ledger.MatVecOp(quant.Q4_K) + "=" + name, ledger.MatVecOp(quant.Q6_K) + "=" + name}, ","))
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: child: %v\n%s", name, err, b)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][]float32
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d tokens' logits, want %d", name, len(got), len(want))
+		}
+		for i := range want {
+			var dot, a, b float64
+			best, bestW := 0, 0
+			for j := range want[i] {
+				dot += float64(got[i][j]) * float64(want[i][j])
+				a += float64(got[i][j]) * float64(got[i][j])
+				b += float64(want[i][j]) * float64(want[i][j])
+				if got[i][j] > got[i][best] {
+					best = j
+				}
+				if want[i][j] > want[i][bestW] {
+					bestW = j
+				}
+			}
+			if cos := dot / math.Sqrt(a*b); cos < 0.99999 || best != bestW {
+				t.Errorf("%s, token %d: cosine %.7f, top-1 %d vs %d", name, i, cos, best, bestW)
+			}
+		}
+	}
+}
