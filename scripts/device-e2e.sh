@@ -772,7 +772,8 @@ r16)
 	# over MIX_MB (512) MiB of huge pages, then the matvecs at the 3B shapes
 	# on 2 threads (MV_RUNS runs, 0: skip): the shipped pf4k/pf8k beside the
 	# r16 ones, then the 3B tg TG (128) beside llama.cpp (sapphirerapids on
-	# huge pages), RUNS (5) rounds, the probe in the same run, with
+	# huge pages), RUNS (5) rounds, the probe in the same run (AB_ROUNDS > 0
+	# first puts the engine's arms side by side, below), with
 	# matvec/q4_k and matvec/q6_k forced to avx512-vnni-r16$R16 (-pf8k) and
 	# the promoted kernels otherwise. The layout sits beside the file's
 	# (prefill reads that), so Damascus's peak RSS grows by those weights.
@@ -790,6 +791,31 @@ r16)
 		grep -aE "^\| matvec" "$OUT/matvec-r16-3b-2t.txt" | cut -c1-140
 	fi
 	models llama3.2-3b
+	if [ "${AB_ROUNDS:-0}" -gt 0 ]; then
+		# The engine's arms side by side on this one host: each round runs
+		# `ledger damascus-bench -n 64 -r 1 -t 2` (weights on huge pages)
+		# once per arm, the order rotated: the promoted matvecs, then the
+		# r16 ones without prefetch, pf4k and pf8k (both types forced).
+		log "A/B of the decode matvecs, 3B tg64, 2 threads, $AB_ROUNDS rounds"
+		arms=(promoted "" -pf4k -pf8k)
+		for r in $(seq "$AB_ROUNDS"); do
+			for i in 0 1 2 3; do
+				a=${arms[$(( (i + r) % 4 ))]}
+				k="" label=$a
+				[ "$a" != promoted ] && k="matvec/q4_k=avx512-vnni-r16$a,matvec/q6_k=avx512-vnni-r16$a" label="r16$a"
+				DAMASCUS_KERNELS=$k timeout 60 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf -n 64 -r 1 -t 2 > "$OUT/ab.json" 2>/dev/null
+				python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["tests"][0]; print("round=%s arm=%s tok/s=%s" % (sys.argv[2], sys.argv[3], t["tokens_per_sec"][0]))' \
+					"$OUT/ab.json" "$r" "$label" >> "$OUT/ab-r16-3b-2t.txt" 2>&1
+			done
+		done
+		python3 -c '
+import re,statistics as st,collections,sys
+d=collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    m=re.match(r"round=\S+ arm=(\S+) tok/s=([\d.]+)",l)
+    if m: d[m.group(1)].append(float(m.group(2)))
+for a,v in d.items(): print("%-10s median %.2f tok/s over %d (min %.2f max %.2f)" % (a, st.median(v), len(v), min(v), max(v)))' "$OUT/ab-r16-3b-2t.txt"
+	fi
 	kern="matvec/q4_k=avx512-vnni-r16${R16--pf8k},matvec/q6_k=avx512-vnni-r16${R16--pf8k}"
 	log "e2e llama3.2-3b tg${TG:-128}, DAMASCUS_KERNELS=$kern"
 	DAMASCUS_KERNELS=$kern timeout "${E2E_TIMEOUT:-300}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp 0 --tg "${TG:-128}" --runs "${RUNS:-5}" \

@@ -3,6 +3,8 @@ package avx512
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
@@ -41,19 +43,20 @@ func RepackQ4KR16(dst, src []byte, rows, k int) error {
 			out[64+16*s+r] = sc
 			out[192+32*(s/2)+2*r+s%2] = m
 		}
-		qs := blk[16:]
-		for s := range 8 {
-			// Sub-block s is the low (s even) or high nibbles of qs[32(s/2):].
-			w := func(j int) byte {
-				v := qs[32*(s/2)+j]
-				if s%2 == 1 {
-					return v >> 4
-				}
-				return v & 15
+		// The 256 values in order: each 64 are 32 bytes' low nibbles, then
+		// their high ones.
+		var v [256]byte
+		qs := blk[16:144]
+		for n := range 4 {
+			for l, q := range qs[32*n : 32*n+32] {
+				v[64*n+l], v[64*n+32+l] = q&15, q>>4
 			}
-			for gg := range 4 {
+		}
+		for s := range 8 {
+			for g := range 4 {
+				line, sv := out[320+(s*4+g)*64+4*r:][:4], v[32*s+4*g:]
 				for i := range 4 {
-					out[320+(s*4+gg)*64+4*r+i] = w(4*gg+i) | w(16+4*gg+i)<<4
+					line[i] = sv[i] | sv[16+i]<<4
 				}
 			}
 		}
@@ -64,21 +67,30 @@ func RepackQ4KR16(dst, src []byte, rows, k int) error {
 // of 16 and super-block: its stored block blk (bs bytes) into the group's
 // interleaved block out (groupBytes, zeroed first). A last group of fewer
 // than 16 rows is padded with zero rows (d = 0: their products are 0).
+// The groups are shared among GOMAXPROCS goroutines: a model's load
+// repacks gigabytes.
 func repackR16(name string, dst, src []byte, rows, k, bs, groupBytes int, row func(out []byte, r int, blk []byte)) error {
 	nb := k / quant.QK_K
 	groups := (rows + Q4KR16Rows - 1) / Q4KR16Rows
 	if k%quant.QK_K != 0 || len(src) < rows*nb*bs || len(dst) < groups*nb*groupBytes {
 		return fmt.Errorf("%s: %d rows of %d values (src %d bytes, dst %d): k must be a multiple of 256, dst %d bytes", name, rows, k, len(src), len(dst), groups*nb*groupBytes)
 	}
-	for g := range groups {
-		for b := range nb {
-			out := dst[(g*nb+b)*groupBytes:][:groupBytes]
-			clear(out)
-			for r := range min(Q4KR16Rows, rows-g*Q4KR16Rows) {
-				row(out, r, src[((g*Q4KR16Rows+r)*nb+b)*bs:][:bs])
+	workers := min(groups, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for g := w * groups / workers; g < (w+1)*groups/workers; g++ {
+				for b := range nb {
+					out := dst[(g*nb+b)*groupBytes:][:groupBytes]
+					clear(out)
+					for r := range min(Q4KR16Rows, rows-g*Q4KR16Rows) {
+						row(out, r, src[((g*Q4KR16Rows+r)*nb+b)*bs:][:bs])
+					}
+				}
 			}
-		}
+		})
 	}
+	wg.Wait()
 	return nil
 }
 

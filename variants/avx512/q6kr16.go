@@ -24,20 +24,19 @@ import (
 //	                 16s+4g+i at bits 2g, g = 0..3
 const Q6KR16Bytes = 32 + 256 + 16*3*64 // 3360
 
-// q6kValue is weight i (0..255) of a Q6_K block, as stored (0..63).
-func q6kValue(blk []byte, i int) byte {
-	ql, qh := blk[0:128], blk[128:192]
-	n, l := i/128, i%128
-	ql, qh = ql[64*n:], qh[32*n:]
-	switch j := l / 32; j {
-	case 0:
-		return ql[l]&15 | (qh[l]&3)<<4
-	case 1:
-		return ql[l]&15 | (qh[l-32]>>2&3)<<4
-	case 2:
-		return ql[l-64]>>4 | (qh[l-64]>>4&3)<<4
-	default:
-		return ql[l-64]>>4 | (qh[l-96]>>6&3)<<4
+// q6kValues writes the 256 weights of a Q6_K block, as stored (0..63), in
+// order: each 128 are 64 bytes of low nibbles (their low, then their high
+// halves) joined with 32 bytes of 2-bit tops.
+func q6kValues(v *[256]byte, blk []byte) {
+	for n := range 2 {
+		ql, qh, o := blk[64*n:], blk[128+32*n:], 128*n
+		for l := range 32 {
+			h := qh[l]
+			v[o+l] = ql[l]&15 | (h&3)<<4
+			v[o+l+32] = ql[l+32]&15 | (h>>2&3)<<4
+			v[o+l+64] = ql[l]>>4 | (h>>4&3)<<4
+			v[o+l+96] = ql[l+32]>>4 | (h>>6&3)<<4
+		}
 	}
 }
 
@@ -46,16 +45,16 @@ func q6kValue(blk []byte, i int) byte {
 func RepackQ6KR16(dst, src []byte, rows, k int) error {
 	return repackR16("q6k-r16", dst, src, rows, k, 210, Q6KR16Bytes, func(out []byte, r int, blk []byte) {
 		copy(out[2*r:], blk[208:210])
+		var v [256]byte
+		q6kValues(&v, blk)
 		for s := range 16 {
 			out[32+16*s+r] = blk[192+s]
-			sub := out[288+192*s:]
+			sub, sv := out[288+192*s:][:192], v[16*s:][:16]
 			for i := range 4 {
 				for h := range 2 {
-					sub[64*h+4*r+i] = q6kValue(blk, 16*s+8*h+i)&15 | (q6kValue(blk, 16*s+8*h+4+i)&15)<<4
+					sub[64*h+4*r+i] = sv[8*h+i]&15 | (sv[8*h+4+i]&15)<<4
 				}
-				for gg := range 4 {
-					sub[128+4*r+i] |= (q6kValue(blk, 16*s+4*gg+i) >> 4) << (2 * gg)
-				}
+				sub[128+4*r+i] = sv[i]>>4 | sv[4+i]>>4<<2 | sv[8+i]>>4<<4 | sv[12+i]>>4<<6
 			}
 		}
 	})
