@@ -107,23 +107,26 @@ func ActivationType(weight quant.Type) quant.Type {
 	}
 }
 
-// A WeightLayout is a layout of a matrix's weights that a matvec variant
-// reads instead of the file's, built once at load (Variant.Layout): rows
-// in groups of Rows, GroupBytes(k) bytes a group, the last group padded
-// with zero rows. Such a variant's MatVec takes w in the layout (the
-// groups holding len(dst) rows, Offset(r0, k) bytes in for a range that
-// starts at row r0, a multiple of Rows) and x quantized to the op's
-// activation type and then laid out by Prepare (ActBytes(k) bytes). Threads
-// split its rows at multiples of Rows.
+// A WeightLayout is a layout of a matrix's weights that a variant reads
+// instead of the file's, built once at load (Variant.Layout): rows of
+// Weights in groups of Rows, GroupBytes(k) bytes a group, the last group
+// padded with zero rows. Such a variant's kernel takes w in the layout
+// (the groups holding its rows, Offset(r0, k) bytes in for a range that
+// starts at row r0, a multiple of Rows) and each token's activations
+// quantized to ActivationType(Weights) and then laid out by Prepare
+// (ActBytes(k) bytes a token, a batch's tokens back to back). A matvec's
+// and a batched decode product's (matvec_batch) variants may have one;
+// threads split their rows at multiples of Rows.
 type WeightLayout struct {
 	Name       string // names the layout, e.g. "q4_k-r16"
+	Weights    quant.Type
 	Rows       int
 	GroupBytes func(k int) int
 	// Repack lays out rows rows of k values as stored (src) in dst
 	// (Size(rows, k) bytes), padding the last group with zero rows.
 	Repack func(dst, src []byte, rows, k int) error
-	// ActBytes and Prepare lay out the quantized activations of k values
-	// for the variant: dst has ActBytes(k) bytes.
+	// ActBytes and Prepare lay out one token's quantized activations of k
+	// values for the variant: dst has ActBytes(k) bytes.
 	ActBytes func(k int) int
 	Prepare  func(dst, xq []byte, k int)
 }
@@ -135,6 +138,23 @@ func (l *WeightLayout) Size(rows, k int) int {
 
 // Offset is where row r (a multiple of Rows) starts in the layout.
 func (l *WeightLayout) Offset(r, k int) int { return r / l.Rows * l.GroupBytes(k) }
+
+// PrepareBatch lays out n tokens' quantized activations (xq, back to back
+// as the kernel contract holds them) in dst (n·ActBytes(k) bytes).
+func (l *WeightLayout) PrepareBatch(dst, xq []byte, n, k int) {
+	xb, ab := l.activationBytes(k), l.ActBytes(k)
+	for j := range n {
+		l.Prepare(dst[j*ab:][:ab], xq[j*xb:][:xb], k)
+	}
+}
+
+func (l *WeightLayout) activationBytes(k int) int {
+	n, err := quant.RowSize(ActivationType(l.Weights), int64(k))
+	if err != nil {
+		panic(err) // the contract's lengths were broken
+	}
+	return int(n)
+}
 
 // AsStored returns mv, a matvec over this layout, as a matvec over weights
 // as the file stores them: each call repacks its rows and lays out its
@@ -150,5 +170,18 @@ func (l *WeightLayout) AsStored(mv MatVec) MatVec {
 		xr := make([]byte, l.ActBytes(k))
 		l.Prepare(xr, xq, k)
 		mv(dst, lw, xr, k)
+	}
+}
+
+// AsStoredMatMul is AsStored for a batched product's kernel.
+func (l *WeightLayout) AsStoredMatMul(mm MatMul) MatMul {
+	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+		lw := make([]byte, l.Size(rows, k))
+		if err := l.Repack(lw, w, rows, k); err != nil {
+			panic(err)
+		}
+		xr := make([]byte, n*l.ActBytes(k))
+		l.PrepareBatch(xr, xq, n, k)
+		mm(dst, ldd, lw, rows, xr, n, k)
 	}
 }

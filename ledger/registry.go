@@ -73,8 +73,8 @@ type Variant struct {
 	// Prepared, for a matmul variant, is the same kernel in two steps
 	// (see PreparedMatMul); nil when it has none.
 	Prepared *PreparedMatMul
-	// Layout, for a matvec variant, is the weight layout its Impl reads
-	// (see WeightLayout); nil: the weights as the file stores them.
+	// Layout, for a matvec or matvec_batch variant, is the weight layout
+	// its Impl reads (see WeightLayout); nil: the weights as stored.
 	Layout *WeightLayout
 	// Registrant is the import path of the package that registered the
 	// variant: Register sets it to the package whose init function made
@@ -193,8 +193,13 @@ func (r *Registry) Add(v Variant) error {
 	if p := v.Prepared; p != nil && (op.Kind != KindMatMul || p.Align < 1 || p.Size == nil || p.Prepare == nil || p.Run == nil) {
 		return fmt.Errorf("variant %s: a prepared form needs a matmul op, Align ≥ 1, Size, Prepare and Run", v.ID())
 	}
-	if l := v.Layout; l != nil && (op.Kind != KindMatVec || l.Name == "" || l.Rows < 1 || l.GroupBytes == nil || l.Repack == nil || l.ActBytes == nil || l.Prepare == nil) {
-		return fmt.Errorf("variant %s: a weight layout needs a matvec op, a name, Rows ≥ 1, GroupBytes, Repack, ActBytes and Prepare", v.ID())
+	if l := v.Layout; l != nil {
+		if op.Kind != KindMatVec && !IsMatVecBatch(op.Name) || l.Name == "" || l.Weights != op.Type || l.Rows < 1 || l.GroupBytes == nil || l.Repack == nil || l.ActBytes == nil || l.Prepare == nil {
+			return fmt.Errorf("variant %s: a weight layout needs a matvec or matvec_batch op, a name, the op's weight type, Rows ≥ 1, GroupBytes, Repack, ActBytes and Prepare", v.ID())
+		}
+		if v.Prepared != nil {
+			return fmt.Errorf("variant %s: a weight layout's activations are its own prepared form (no PreparedMatMul beside it)", v.ID())
+		}
 	}
 	v.Features = append([]string(nil), v.Features...)
 

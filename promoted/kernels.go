@@ -49,6 +49,9 @@ type MatMulKernel struct {
 	ID       string
 	MatMul   ledger.MatMul
 	Prepared *ledger.PreparedMatMul
+	// Layout is the weight layout MatMul reads (a matvec_batch variant's;
+	// nil: the weights as stored).
+	Layout *ledger.WeightLayout
 }
 
 // MatMul returns the matrix-matrix kernel for weight type wt. Without a
@@ -80,7 +83,7 @@ func (d *Dispatcher) matMulKernel(op, what string, wt quant.Type, fallback strin
 			return MatMulKernel{}, fmt.Errorf("%s for %s weights: %w", what, wt, err)
 		}
 		if forced || (v.Name != "naive" && v.Name != fallback) {
-			return MatMulKernel{ID: v.ID(), MatMul: v.Impl.(ledger.MatMul), Prepared: v.Prepared}, nil
+			return MatMulKernel{ID: v.ID(), MatMul: v.Impl.(ledger.MatMul), Prepared: v.Prepared, Layout: v.Layout}, nil
 		}
 	}
 	mv, err := d.MatVec(wt)

@@ -346,7 +346,7 @@ func TestWeightLayout(t *testing.T) {
 	const g = 4
 	rowBytes := func(k int) int { n, _ := quant.RowSize(quant.Q4_K, int64(k)); return int(n) }
 	pos := func(i int) int { return i/g*g + g - 1 - i%g } // a row's place in the layout, and back
-	lay := &ledger.WeightLayout{Name: "q4_k-rev4", Rows: g,
+	lay := &ledger.WeightLayout{Name: "q4_k-rev4", Weights: quant.Q4_K, Rows: g,
 		GroupBytes: func(k int) int { return g * rowBytes(k) },
 		Repack: func(dst, src []byte, rows, k int) error {
 			rb := rowBytes(k)
@@ -384,7 +384,7 @@ func TestWeightLayout(t *testing.T) {
 	}
 	r := ledger.NewRegistry()
 	err := r.Add(ledger.Variant{Op: "matmul/q4_k", Name: "x", Family: ledger.FamilyNaive, Impl: naive.MatMul(quant.Q4_K), Layout: lay})
-	if err == nil || !strings.Contains(err.Error(), "weight layout needs a matvec op") {
+	if err == nil || !strings.Contains(err.Error(), "weight layout needs a matvec or matvec_batch op") {
 		t.Errorf("a layout on a matmul op: %v", err)
 	}
 }

@@ -21,6 +21,9 @@ import (
 // form (laid out in one range and in Align-sized pieces).
 func MatVecBatch(t *testing.T, wt quant.Type, v ledger.Variant) {
 	f := v.Impl.(ledger.MatMul)
+	if v.Layout != nil { // held to the contract through its layout, repacked each call
+		f = v.Layout.AsStoredMatMul(f)
+	}
 	r := NewRand(uint64(wt) + 101)
 	xt := ActivationType(wt)
 	ks := Ks(wt)

@@ -501,17 +501,21 @@ func (w *Workload) WithLayout(l *ledger.WeightLayout) (*Workload, error) {
 	if l == nil {
 		return w, nil
 	}
-	if w.Op.Kind != ledger.KindMatVec {
+	if w.Op.Kind != ledger.KindMatVec && w.Op.Kind != ledger.KindMatMul {
 		return nil, fmt.Errorf("workload: %s: weight layout %s on a %s op", w.Op.Name, l.Name, w.Op.Kind)
 	}
 	s := w.Shape
+	n := 1
+	if w.Op.Kind == ledger.KindMatMul {
+		n = s.N
+	}
 	c := *w
 	c.W = make([]byte, l.Size(s.Rows, s.K))
 	if err := l.Repack(c.W, w.W, s.Rows, s.K); err != nil {
 		return nil, fmt.Errorf("workload: %s: %w", w.Op.Name, err)
 	}
-	c.XQ = make([]byte, l.ActBytes(s.K))
-	l.Prepare(c.XQ, w.XQ, s.K)
+	c.XQ = make([]byte, n*l.ActBytes(s.K))
+	l.PrepareBatch(c.XQ, w.XQ, n, s.K)
 	return &c, nil
 }
 

@@ -141,7 +141,7 @@ func (c *cpuBackend) runLins() {
 	for i := range s.count {
 		t := &s.tasks[i]
 		t.mode = mode
-		if mode == linVec && t.l.layout != nil {
+		if t.layout() != nil {
 			c.prepareLayout(i)
 		}
 	}
@@ -178,24 +178,25 @@ func (c *cpuBackend) runLins() {
 	c.pool.Run(s.work)
 }
 
-// prepareLayout lays out task i's activations for its matvec's weight
-// layout, or shares an earlier task's layout of the same input for the
-// same weight layout (Q, K and V; gate and up).
+// prepareLayout lays out task i's activations (its n tokens') for its
+// kernel's weight layout, or shares an earlier task's layout of the same
+// input for the same weight layout (Q, K and V; gate and up).
 func (c *cpuBackend) prepareLayout(i int) {
 	s := &c.lin
 	t := &s.tasks[i]
+	lay := t.layout()
 	for j := range i {
-		if u := &s.tasks[j]; u.l.layout == t.l.layout && &u.xq[0] == &t.xq[0] {
+		if u := &s.tasks[j]; u.layout() == lay && &u.xq[0] == &t.xq[0] {
 			t.xr = u.xr
 			return
 		}
 	}
-	size := t.l.layout.ActBytes(t.l.w.Cols)
+	size := t.n * lay.ActBytes(t.l.w.Cols)
 	if cap(s.xrBufs[i]) < size {
 		s.xrBufs[i] = make([]byte, size)
 	}
 	t.xr = s.xrBufs[i][:size]
-	t.l.layout.Prepare(t.xr, t.xq, t.l.w.Cols)
+	lay.PrepareBatch(t.xr, t.xq, t.n, t.l.w.Cols)
 }
 
 // planPrepared reports whether every matrix of the batch's products has a
@@ -205,7 +206,8 @@ func (c *cpuBackend) planPrepared() bool {
 	s := &c.lin
 	for i := range s.count {
 		t := &s.tasks[i]
-		if t.pk, _ = t.prepared(); t.pk == nil {
+		t.owner = false
+		if t.pk, _ = t.prepared(); t.pk == nil && t.layout() == nil {
 			for j := range s.count {
 				s.tasks[j].pk = nil
 			}
@@ -214,6 +216,9 @@ func (c *cpuBackend) planPrepared() bool {
 	}
 	for i := range s.count {
 		t := &s.tasks[i]
+		if t.pk == nil { // a weight layout's task: prepareLayout laid it out
+			continue
+		}
 		_, id := t.prepared()
 		t.owner = true
 		for j := range i {
@@ -304,7 +309,7 @@ func (t *linTask) rows(lo, hi int) {
 	rs := w.RowSize
 	wd := w.Data[lo*rs : hi*rs]
 	switch {
-	case t.mode == linVec && t.l.layout != nil:
+	case t.layout() != nil:
 		t.rowsInLayout(lo, hi)
 	case t.mode == linVec:
 		t.l.mv(t.dst[lo:hi], wd, t.xq, w.Cols)

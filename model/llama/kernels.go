@@ -25,10 +25,11 @@ type linear struct {
 	bmm   ledger.MatMul
 	bprep *ledger.PreparedMatMul
 	bmmID string
-	// layout is the weight layout mv reads (nil: w as stored), lw w in it
-	// (the model's copy, built at load by bindLayouts).
-	layout *ledger.WeightLayout
-	lw     []byte
+	// layout is the weight layout mv reads (nil: w as stored), lw w in it;
+	// blayout and blw bmm's (the model's copies, built at load by
+	// bindLayouts, one per layout).
+	layout, blayout *ledger.WeightLayout
+	lw, blw         []byte
 }
 
 type layerOps struct{ q, k, v, out, gate, up, down linear }
@@ -108,7 +109,7 @@ func resolveKernels(m *Model, opts Options) (*kernels, error) {
 			return nil, err
 		}
 		for _, l := range k.linears() {
-			if l.bprep == nil {
+			if l.bprep == nil && l.blayout == nil {
 				k.smallRows = 0
 			}
 		}
@@ -137,7 +138,7 @@ func (k *kernels) bind(w *Matrix, staticSplit bool) (linear, error) {
 		return l, fmt.Errorf("%s: %w", w.Name, err)
 	}
 	l.bmm, l.bmmID = bk.MatMul, bk.ID
-	l.bprep = bk.Prepared
+	l.bprep, l.blayout = bk.Prepared, bk.Layout
 	if !staticSplit {
 		l.prep = mk.Prepared
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/damascus-llm/damascus/internal/hugemem"
+	"github.com/damascus-llm/damascus/ledger"
 )
 
 // layoutCache holds a model's matrices repacked into the weight layouts
@@ -20,28 +21,35 @@ type layoutKey struct {
 	layout string
 }
 
-// bindLayouts gives every product of k whose matvec reads a weight layout
-// its matrix in that layout, repacking the ones not yet in the model's
-// cache into one region on huge pages, as the weights are. The file's
-// layout stays: the prefill and batched kernels read it.
+// bindLayouts gives every product of k whose matvec or batched decode
+// kernel reads a weight layout its matrix in that layout, repacking the
+// ones not yet in the model's cache into one region on huge pages, as the
+// weights are (kernels of one layout share one copy). The file's layout
+// stays: the prefill's kernels read it.
 func (m *Model) bindLayouts(k *kernels) error {
 	m.layouts.mu.Lock()
 	defer m.layouts.mu.Unlock()
 	if m.layouts.data == nil {
 		m.layouts.data = map[layoutKey][]byte{}
 	}
-	var todo []*linear
+	type job struct {
+		w   *Matrix
+		lay *ledger.WeightLayout
+	}
+	var todo []job
 	total := 0
 	seen := map[layoutKey]bool{}
 	for _, l := range k.linears() {
-		if l.layout == nil {
-			continue
-		}
-		key := layoutKey{l.w, l.layout.Name}
-		if m.layouts.data[key] == nil && !seen[key] {
-			seen[key] = true
-			todo = append(todo, l)
-			total += l.layout.Size(l.w.Rows, l.w.Cols)
+		for _, lay := range []*ledger.WeightLayout{l.layout, l.blayout} {
+			if lay == nil {
+				continue
+			}
+			key := layoutKey{l.w, lay.Name}
+			if m.layouts.data[key] == nil && !seen[key] {
+				seen[key] = true
+				todo = append(todo, job{l.w, lay})
+				total += lay.Size(l.w.Rows, l.w.Cols)
+			}
 		}
 	}
 	if total > 0 {
@@ -51,15 +59,15 @@ func (m *Model) bindLayouts(k *kernels) error {
 		}
 		free := r.Bytes()
 		made := map[layoutKey][]byte{}
-		for _, l := range todo {
-			n := l.layout.Size(l.w.Rows, l.w.Cols)
+		for _, j := range todo {
+			n := j.lay.Size(j.w.Rows, j.w.Cols)
 			b := free[:n:n]
 			free = free[n:]
-			if err := l.layout.Repack(b, l.w.Data, l.w.Rows, l.w.Cols); err != nil {
+			if err := j.lay.Repack(b, j.w.Data, j.w.Rows, j.w.Cols); err != nil {
 				r.Free() // nothing of the region is in the cache yet
-				return fmt.Errorf("%s in weight layout %s: %w", l.w.Name, l.layout.Name, err)
+				return fmt.Errorf("%s in weight layout %s: %w", j.w.Name, j.lay.Name, err)
 			}
-			made[layoutKey{l.w, l.layout.Name}] = b
+			made[layoutKey{j.w, j.lay.Name}] = b
 		}
 		for key, b := range made {
 			m.layouts.data[key] = b
@@ -69,26 +77,49 @@ func (m *Model) bindLayouts(k *kernels) error {
 		if l.layout != nil {
 			l.lw = m.layouts.data[layoutKey{l.w, l.layout.Name}]
 		}
+		if l.blayout != nil {
+			l.blw = m.layouts.data[layoutKey{l.w, l.blayout.Name}]
+		}
+	}
+	return nil
+}
+
+// layout is the weight layout the task's kernel reads in its mode, nil
+// for the weights as stored.
+func (t *linTask) layout() *ledger.WeightLayout {
+	switch t.mode {
+	case linVec:
+		return t.l.layout
+	case linRows:
+		return t.l.blayout
 	}
 	return nil
 }
 
 // layoutRows reports the rows a task's shares and chunks must be multiples
-// of: its weight layout's group for a single token's product, else 1.
+// of: its weight layout's group, else 1.
 func (t *linTask) layoutRows() int {
-	if t.mode == linVec && t.l.layout != nil {
-		return t.l.layout.Rows
+	if lay := t.layout(); lay != nil {
+		return lay.Rows
 	}
 	return 1
 }
 
-// rowsInLayout is rows for a single token's product over a weight layout:
-// [lo, hi) starts at a group and ends at one or at the matrix's end.
+// rowsInLayout is rows for a product over a weight layout: [lo, hi)
+// starts at a group and ends at one or at the matrix's end.
 func (t *linTask) rowsInLayout(lo, hi int) {
-	w, lay := t.l.w, t.l.layout
-	end := len(t.l.lw)
+	w, lay, lw := t.l.w, t.l.layout, t.l.lw
+	if t.mode == linRows {
+		lay, lw = t.l.blayout, t.l.blw
+	}
+	end := len(lw)
 	if hi < w.Rows {
 		end = lay.Offset(hi, w.Cols)
 	}
-	t.l.mv(t.dst[lo:hi], t.l.lw[lay.Offset(lo, w.Cols):end], t.xr, w.Cols)
+	lw = lw[lay.Offset(lo, w.Cols):end]
+	if t.mode == linRows {
+		t.l.bmm(t.dst[lo:], w.Rows, lw, hi-lo, t.xr, t.n, w.Cols)
+		return
+	}
+	t.l.mv(t.dst[lo:hi], lw, t.xr, w.Cols)
 }

@@ -98,10 +98,10 @@ func repackR16(name string, dst, src []byte, rows, k, bs, groupBytes int, row fu
 // contract names them (ledger.WeightLayout): the weight-layout seam that
 // lets a decode kernel read weights repacked at load.
 var (
-	Q4KR16Layout = &ledger.WeightLayout{Name: "q4_k-r16", Rows: Q4KR16Rows,
+	Q4KR16Layout = &ledger.WeightLayout{Name: "q4_k-r16", Weights: quant.Q4_K, Rows: Q4KR16Rows,
 		GroupBytes: func(k int) int { return k / quant.QK_K * Q4KR16Bytes }, Repack: RepackQ4KR16,
 		ActBytes: func(k int) int { return k / quant.QK_K * Q4KR16ActBytes }, Prepare: PrepareQ4KR16}
-	Q6KR16Layout = &ledger.WeightLayout{Name: "q6_k-r16", Rows: Q4KR16Rows,
+	Q6KR16Layout = &ledger.WeightLayout{Name: "q6_k-r16", Weights: quant.Q6_K, Rows: Q4KR16Rows,
 		GroupBytes: func(k int) int { return k / quant.QK_K * Q6KR16Bytes }, Repack: RepackQ6KR16,
 		ActBytes: func(k int) int { return k / quant.QK_K * Q6KR16ActBytes }, Prepare: PrepareQ6KR16}
 )

@@ -22,6 +22,12 @@ func q4kr16Dot(w, x *byte, dst *float32, nb, groups int)
 //go:noescape
 func q4kr16DotPf(w, x *byte, dst *float32, nb, groups, dist int)
 
+// q4kr16DotM4: q4kr16Dot for four tokens' activations, xstride bytes
+// apart, token t's sums at dst + t·ldd floats (q4kr16m_amd64.s).
+//
+//go:noescape
+func q4kr16DotM4(w, x *byte, xstride int, dst *float32, ldd, nb, groups int)
+
 // q6kr16Dot: q4kr16Dot's Q6_K twin (q6kr16.go), with every weight line
 // prefetched dist bytes ahead when dist > 0.
 //
@@ -43,4 +49,7 @@ func init() {
 			Features: feats, Layout: Q6KR16Layout, Impl: r16MatVec(Q6KR16Layout, Q6KR16MatVec, pf.dist),
 			Notes: "the Q6_K twin of matvec/q4_k:avx512-vnni-r16 (q6kr16.go: 210 bytes a row and super-block, as Q6_K, laid out sub-block by sub-block; a three-region layout streamed a third as fast). In cache 3.6 ns a super-block row against the shipped 7.6-7.8"})
 	}
+	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q4_K), Name: "avx512-vnni-r16-m4", Family: ledger.FamilyAVX512VNNI,
+		Features: feats, Layout: Q4KR16Layout, Impl: q4kr16Batch,
+		Notes: "the batched decode product over the interleaved layout (q4kr16m.go): four tokens a pass, each weight line loaded and split into nibbles once for eight VPDPBUSDs; each token's results are matvec/q4_k:avx512-vnni-r16's bits. Shares the layout (one copy) with the r16 matvecs"})
 }

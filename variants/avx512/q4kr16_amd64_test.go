@@ -5,9 +5,11 @@ package avx512
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/damascus-llm/damascus/internal/cpufeat"
+	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 )
 
@@ -97,6 +99,124 @@ func checkR16(t *testing.T, wt quant.Type, got []float32, q, xq []byte, rows, k 
 		}
 		if d := math.Abs(float64(got[row]) - want); d > 1e-5*mag {
 			t.Errorf("row %d: %v, want %v (|diff| %g, scale %g)", row, got[row], want, d, mag)
+		}
+	}
+}
+
+// Q4KR16MatMul gives every token exactly the single-token kernel's bits,
+// for token counts around its four-token pass, output rows ldd apart with
+// the values between rows left untouched, and holds the float64 dot.
+func TestQ4KR16MatMul(t *testing.T) {
+	if missing := cpufeat.Missing("avx512f", "avx512bw", "avx512vnni"); len(missing) > 0 {
+		t.Skipf("CPU lacks %v", missing)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, sh := range []struct{ rows, k int }{{16, 256}, {48, 768}, {32, 3072}} {
+		rows, k := sh.rows, sh.k
+		w := make([]float32, rows*k)
+		for i := range w {
+			w[i] = float32(r.NormFloat64()) * float32(1+i%k/64)
+		}
+		q := make([]byte, rows*k/256*144)
+		quant.QuantizeQ4K(q, w)
+		packed := make([]byte, rows/16*k/256*Q4KR16Bytes)
+		if err := RepackQ4KR16(packed, q, rows, k); err != nil {
+			t.Fatal(err)
+		}
+		const maxN = 9
+		act := k / 256 * Q4KR16ActBytes
+		xqs := make([][]byte, maxN)
+		xr := make([]byte, maxN*act)
+		for j := range maxN {
+			x := make([]float32, k)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			xqs[j] = make([]byte, k/256*292)
+			quant.QuantizeQ8K(xqs[j], x)
+			PrepareQ4KR16(xr[j*act:], xqs[j], k)
+		}
+		for n := 1; n <= maxN; n++ {
+			ldd := rows + 5
+			dst := make([]float32, n*ldd)
+			for i := range dst {
+				dst[i] = -7
+			}
+			Q4KR16MatMul(dst, ldd, packed, rows, xr, n, k)
+			for j := range n {
+				want := make([]float32, rows)
+				Q4KR16MatVec(want, packed, xr[j*act:], k, 0)
+				for i := range rows {
+					if math.Float32bits(dst[j*ldd+i]) != math.Float32bits(want[i]) {
+						t.Fatalf("rows %d k %d n %d: token %d row %d: %g, single-token kernel %g", rows, k, n, j, i, dst[j*ldd+i], want[i])
+					}
+				}
+				for i := rows; i < ldd && j*ldd+i < len(dst); i++ {
+					if dst[j*ldd+i] != -7 {
+						t.Fatalf("rows %d k %d n %d: token %d wrote past its rows (index %d)", rows, k, n, j, i)
+					}
+				}
+				if n == maxN {
+					checkR16(t, quant.Q4_K, dst[j*ldd:j*ldd+rows], q, xqs[j], rows, k)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkQ4KBatch times n tokens' products with one 8192×3072 Q4_K
+// matrix (the 3B's gate/up shape, 14 MiB: out of L2) through the
+// interleaved four-token kernel and through the shipped batched decode
+// kernel (matvec_batch/q4_k:avx512-vnni-pf2k over the stored rows), both
+// single-threaded; GB/s counts the stored weights once per call.
+func BenchmarkQ4KBatch(b *testing.B) {
+	if missing := cpufeat.Missing("avx512f", "avx512bw", "avx512vnni"); len(missing) > 0 {
+		b.Skipf("CPU lacks %v", missing)
+	}
+	const rows, k = 8192, 3072
+	r := rand.New(rand.NewPCG(1, 2))
+	w := make([]float32, rows*k)
+	for i := range w {
+		w[i] = float32(r.NormFloat64())
+	}
+	q := make([]byte, rows*k/256*144)
+	quant.QuantizeQ4K(q, w)
+	packed := make([]byte, rows/16*k/256*Q4KR16Bytes)
+	if err := RepackQ4KR16(packed, q, rows, k); err != nil {
+		b.Fatal(err)
+	}
+	shipped, ok := ledger.Default.Lookup(ledger.MatVecBatchOp(quant.Q4_K), "avx512-vnni-pf2k")
+	if !ok {
+		b.Fatal("matvec_batch/q4_k:avx512-vnni-pf2k is not registered")
+	}
+	mm := shipped.Impl.(ledger.MatMul)
+	for _, n := range []int{1, 4, 8, 16} {
+		xq := make([]byte, n*k/256*292)
+		x := make([]float32, n*k)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		quant.QuantizeQ8K(xq, x)
+		act := k / 256 * Q4KR16ActBytes
+		xr := make([]byte, n*act)
+		for j := range n {
+			PrepareQ4KR16(xr[j*act:], xq[j*k/256*292:], k)
+		}
+		dst := make([]float32, n*rows)
+		for _, v := range []struct {
+			name string
+			f    func()
+		}{
+			{"r16-m4", func() { Q4KR16MatMul(dst, rows, packed, rows, xr, n, k) }},
+			{"shipped-pf2k", func() { mm(dst, rows, q, rows, xq, n, k) }},
+		} {
+			b.Run("variant="+v.name+"/n="+strconv.Itoa(n), func(b *testing.B) {
+				b.SetBytes(int64(len(q)))
+				for b.Loop() {
+					v.f()
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+			})
 		}
 	}
 }
