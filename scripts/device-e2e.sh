@@ -773,7 +773,8 @@ r16)
 	# on 2 threads (MV_RUNS runs, 0: skip): the shipped pf4k/pf8k beside the
 	# r16 ones, then the 3B tg TG (128) beside llama.cpp (sapphirerapids on
 	# huge pages), RUNS (5) rounds, the probe in the same run (AB_ROUNDS > 0
-	# first puts the engine's arms side by side, below), with
+	# first puts the engine's decode arms side by side, PP_ROUNDS > 0 its
+	# short prefills, below), with
 	# matvec/q4_k and matvec/q6_k forced to avx512-vnni-r16$R16 (-pf8k) and
 	# the promoted kernels otherwise. The layout sits beside the file's
 	# (prefill reads that), so Damascus's peak RSS grows by those weights.
@@ -815,6 +816,28 @@ for l in open(sys.argv[1]):
     m=re.match(r"round=\S+ arm=(\S+) tok/s=([\d.]+)",l)
     if m: d[m.group(1)].append(float(m.group(2)))
 for a,v in d.items(): print("%-10s median %.2f tok/s over %d (min %.2f max %.2f)" % (a, st.median(v), len(v), min(v), max(v)))' "$OUT/ab-r16-3b-2t.txt"
+	fi
+	if [ "${PP_ROUNDS:-0}" -gt 0 ]; then
+		# Short prompts (issue 19): pp16, pp32, pp64 through the shipped
+		# kernels and with Q4_K's batched decode product on the interleaved
+		# layout (avx512-vnni-r16-m4, the r16 matvecs beside it), each
+		# round both arms in turn.
+		log "A/B of short prefills, 3B pp16,32,64, 2 threads, $PP_ROUNDS rounds"
+		for r in $(seq "$PP_ROUNDS"); do
+			for arm in promoted r16m4; do
+				k=""; [ $arm = r16m4 ] && k="matvec/q4_k=avx512-vnni-r16-pf8k,matvec/q6_k=avx512-vnni-r16-pf8k,matvec_batch/q4_k=avx512-vnni-r16-m4"
+				DAMASCUS_KERNELS=$k timeout 90 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf -p 16,32,64 -r 1 -t 2 > "$OUT/pp.json" 2>/dev/null
+				python3 -c 'import json,sys; [print("round=%s arm=%s test=%s tok/s=%s" % (sys.argv[2], sys.argv[3], t["name"], t["tokens_per_sec"][0])) for t in json.load(open(sys.argv[1]))["tests"]]' \
+					"$OUT/pp.json" "$r" "$arm" >> "$OUT/ab-pp-3b-2t.txt" 2>&1
+			done
+		done
+		python3 -c '
+import re,statistics as st,collections,sys
+d=collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    m=re.match(r"round=\S+ arm=(\S+) test=(\S+) tok/s=([\d.]+)",l)
+    if m: d[(m.group(2),m.group(1))].append(float(m.group(3)))
+for (t,a),v in sorted(d.items()): print("%-6s %-9s median %.2f tok/s over %d" % (t, a, st.median(v), len(v)))' "$OUT/ab-pp-3b-2t.txt"
 	fi
 	kern="matvec/q4_k=avx512-vnni-r16${R16--pf8k},matvec/q6_k=avx512-vnni-r16${R16--pf8k}"
 	log "e2e llama3.2-3b tg${TG:-128}, DAMASCUS_KERNELS=$kern"
