@@ -116,7 +116,9 @@ func ActivationType(weight quant.Type) quant.Type {
 // quantized to ActivationType(Weights) and then laid out by Prepare
 // (ActBytes(k) bytes a token, a batch's tokens back to back). A matvec's
 // and a batched decode product's (matvec_batch) variants may have one;
-// threads split their rows at multiples of Rows.
+// so may a matmul's, which takes its activations as the op does (xq; its
+// prepared form packs them its own way). Threads split their rows at
+// multiples of Rows.
 type WeightLayout struct {
 	Name       string // names the layout, e.g. "q4_k-r16"
 	Weights    quant.Type

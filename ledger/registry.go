@@ -73,8 +73,8 @@ type Variant struct {
 	// Prepared, for a matmul variant, is the same kernel in two steps
 	// (see PreparedMatMul); nil when it has none.
 	Prepared *PreparedMatMul
-	// Layout, for a matvec or matvec_batch variant, is the weight layout
-	// its Impl reads (see WeightLayout); nil: the weights as stored.
+	// Layout, for a matvec, matvec_batch or matmul variant, is the weight
+	// layout its Impl reads (see WeightLayout); nil: the weights as stored.
 	Layout *WeightLayout
 	// Registrant is the import path of the package that registered the
 	// variant: Register sets it to the package whose init function made
@@ -194,11 +194,11 @@ func (r *Registry) Add(v Variant) error {
 		return fmt.Errorf("variant %s: a prepared form needs a matmul op, Align ≥ 1, Size, Prepare and Run", v.ID())
 	}
 	if l := v.Layout; l != nil {
-		if op.Kind != KindMatVec && !IsMatVecBatch(op.Name) || l.Name == "" || l.Weights != op.Type || l.Rows < 1 || l.GroupBytes == nil || l.Repack == nil || l.ActBytes == nil || l.Prepare == nil {
-			return fmt.Errorf("variant %s: a weight layout needs a matvec or matvec_batch op, a name, the op's weight type, Rows ≥ 1, GroupBytes, Repack, ActBytes and Prepare", v.ID())
+		if op.Kind != KindMatVec && op.Kind != KindMatMul || l.Name == "" || l.Weights != op.Type || l.Rows < 1 || l.GroupBytes == nil || l.Repack == nil || l.ActBytes == nil || l.Prepare == nil {
+			return fmt.Errorf("variant %s: a weight layout needs a matvec, matvec_batch or matmul op, a name, the op's weight type, Rows ≥ 1, GroupBytes, Repack, ActBytes and Prepare", v.ID())
 		}
-		if v.Prepared != nil {
-			return fmt.Errorf("variant %s: a weight layout's activations are its own prepared form (no PreparedMatMul beside it)", v.ID())
+		if v.Prepared != nil && IsMatVecBatch(op.Name) {
+			return fmt.Errorf("variant %s: a batched decode product's weight layout lays out its activations (no PreparedMatMul beside it)", v.ID())
 		}
 	}
 	v.Features = append([]string(nil), v.Features...)

@@ -273,7 +273,7 @@ func (c *Case) Check(v ledger.Variant) (m Metrics, err error) {
 	}
 	if v.Prepared != nil {
 		var mismatch error
-		if err := protect(func() { mismatch = c.checkPrepared(v.Prepared, outF) }); err != nil {
+		if err := protect(func() { mismatch = c.checkPrepared(in, v.Layout, v.Prepared, outF) }); err != nil {
 			return m, fmt.Errorf("prepared form: %w", err)
 		}
 		if mismatch != nil {
@@ -299,12 +299,13 @@ func (c *Case) Check(v ledger.Variant) (m Metrics, err error) {
 	return m, nil
 }
 
-// checkPrepared runs a matmul variant's prepared form on the case, the
-// activations laid out in ranges of p.Align rows from the last to the first
-// and the weight rows in three ranges cut anywhere, and requires the output
-// of its MatMul (want) bit for bit, gaps included.
-func (c *Case) checkPrepared(p *ledger.PreparedMatMul, want []float32) error {
-	w := c.W
+// checkPrepared runs a matmul variant's prepared form on the case (w: its
+// inputs as the variant reads them, in its weight layout lay where it has
+// one), the activations laid out in ranges of p.Align rows from the last
+// to the first and the weight rows in three ranges cut anywhere (at a
+// layout's groups), and requires the output of its MatMul (want) bit for
+// bit, gaps included.
+func (c *Case) checkPrepared(w *workload.Workload, lay *ledger.WeightLayout, p *ledger.PreparedMatMul, want []float32) error {
 	s := w.Shape
 	prep := make([]byte, p.Size(s.N, s.K))
 	for j1 := s.N; j1 > 0; {
@@ -321,10 +322,22 @@ func (c *Case) checkPrepared(p *ledger.PreparedMatMul, want []float32) error {
 		return err
 	}
 	cuts := []int{0, s.Rows / 3, s.Rows/3 + (s.Rows+1)/2, s.Rows}
+	off := func(r int) int { return r * int(rb) }
+	if lay != nil {
+		for i := range cuts[:3] {
+			cuts[i] = cuts[i] / lay.Rows * lay.Rows
+		}
+		off = func(r int) int {
+			if r == s.Rows {
+				return len(w.W)
+			}
+			return lay.Offset(r, s.K)
+		}
+	}
 	for i := 1; i < len(cuts); i++ {
 		lo, hi := cuts[i-1], min(cuts[i], s.Rows)
 		if lo < hi {
-			p.Run(got[lo:], w.LDD, w.W[int64(lo)*rb:int64(hi)*rb], hi-lo, prep, s.N, s.K)
+			p.Run(got[lo:], w.LDD, w.W[off(lo):off(hi)], hi-lo, prep, s.N, s.K)
 		}
 	}
 	for i := range want {

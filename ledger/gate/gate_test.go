@@ -340,7 +340,7 @@ func TestShapesFromEnv(t *testing.T) {
 // repacked into it and held to the stored weights' reference. The toy
 // layout reverses the rows within groups of 4 (the last group padded); a
 // kernel that reads it passes, the same kernel reading rows in stored
-// order fails, and Register refuses a layout on a matmul op.
+// order fails, and Register refuses a layout of another weight type.
 func TestWeightLayout(t *testing.T) {
 	op, _ := ledger.LookupOp("matvec/q4_k")
 	const g = 4
@@ -383,8 +383,8 @@ func TestWeightLayout(t *testing.T) {
 		}
 	}
 	r := ledger.NewRegistry()
-	err := r.Add(ledger.Variant{Op: "matmul/q4_k", Name: "x", Family: ledger.FamilyNaive, Impl: naive.MatMul(quant.Q4_K), Layout: lay})
-	if err == nil || !strings.Contains(err.Error(), "weight layout needs a matvec or matvec_batch op") {
-		t.Errorf("a layout on a matmul op: %v", err)
+	err := r.Add(ledger.Variant{Op: "matvec/q6_k", Name: "x", Family: ledger.FamilyNaive, Impl: naive.MatVec(quant.Q6_K), Layout: lay})
+	if err == nil || !strings.Contains(err.Error(), "the op's weight type") {
+		t.Errorf("a Q4_K layout on a Q6_K op: %v", err)
 	}
 }

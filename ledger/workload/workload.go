@@ -505,17 +505,19 @@ func (w *Workload) WithLayout(l *ledger.WeightLayout) (*Workload, error) {
 		return nil, fmt.Errorf("workload: %s: weight layout %s on a %s op", w.Op.Name, l.Name, w.Op.Kind)
 	}
 	s := w.Shape
-	n := 1
-	if w.Op.Kind == ledger.KindMatMul {
-		n = s.N
-	}
 	c := *w
 	c.W = make([]byte, l.Size(s.Rows, s.K))
 	if err := l.Repack(c.W, w.W, s.Rows, s.K); err != nil {
 		return nil, fmt.Errorf("workload: %s: %w", w.Op.Name, err)
 	}
-	c.XQ = make([]byte, n*l.ActBytes(s.K))
-	l.PrepareBatch(c.XQ, w.XQ, n, s.K)
+	switch {
+	case w.Op.Kind == ledger.KindMatVec:
+		c.XQ = make([]byte, l.ActBytes(s.K))
+		l.Prepare(c.XQ, w.XQ, s.K)
+	case ledger.IsMatVecBatch(w.Op.Name):
+		c.XQ = make([]byte, s.N*l.ActBytes(s.K))
+		l.PrepareBatch(c.XQ, w.XQ, s.N, s.K)
+	} // a matmul takes the op's activations
 	return &c, nil
 }
 

@@ -141,7 +141,7 @@ func (c *cpuBackend) runLins() {
 	for i := range s.count {
 		t := &s.tasks[i]
 		t.mode = mode
-		if t.layout() != nil {
+		if t.layout() != nil && mode != linMat {
 			c.prepareLayout(i)
 		}
 	}
@@ -207,7 +207,7 @@ func (c *cpuBackend) planPrepared() bool {
 	for i := range s.count {
 		t := &s.tasks[i]
 		t.owner = false
-		if t.pk, _ = t.prepared(); t.pk == nil && t.layout() == nil {
+		if t.pk, _ = t.prepared(); t.pk == nil && (t.layout() == nil || t.mode == linMat) {
 			for j := range s.count {
 				s.tasks[j].pk = nil
 			}
@@ -216,7 +216,7 @@ func (c *cpuBackend) planPrepared() bool {
 	}
 	for i := range s.count {
 		t := &s.tasks[i]
-		if t.pk == nil { // a weight layout's task: prepareLayout laid it out
+		if t.pk == nil { // a batched product's weight layout: prepareLayout laid it out
 			continue
 		}
 		_, id := t.prepared()
@@ -286,13 +286,16 @@ func linPart(t *linTask, w, nw int) {
 	if lo >= hi {
 		return
 	}
-	if t.mode == linMat && t.pk == nil {
+	if t.mode == linMat && t.pk == nil && t.l.mlayout == nil {
 		rs := t.l.w.RowSize
 		t.l.mm(t.dst[lo:], t.l.w.Rows, t.l.w.Data[lo*rs:hi*rs], hi-lo, t.xq, t.n, t.l.w.Cols)
 		return
 	}
 	step := max(16, dealBytes/t.l.w.RowSize&^15)
-	if t.mode == linMat {
+	switch {
+	case t.mode == linMat && t.pk == nil: // a matmul over a weight layout, its share in one call
+		step = hi - lo
+	case t.mode == linMat:
 		step = batchChunkRows
 	}
 	for a := lo; a < hi; a += step {

@@ -26,10 +26,10 @@ type linear struct {
 	bprep *ledger.PreparedMatMul
 	bmmID string
 	// layout is the weight layout mv reads (nil: w as stored), lw w in it;
-	// blayout and blw bmm's (the model's copies, built at load by
-	// bindLayouts, one per layout).
-	layout, blayout *ledger.WeightLayout
-	lw, blw         []byte
+	// blayout and blw bmm's, mlayout and mlw mm's (the model's copies,
+	// built at load by bindLayouts, one per layout).
+	layout, blayout, mlayout *ledger.WeightLayout
+	lw, blw, mlw             []byte
 }
 
 type layerOps struct{ q, k, v, out, gate, up, down linear }
@@ -132,7 +132,7 @@ func (k *kernels) bind(w *Matrix, staticSplit bool) (linear, error) {
 	if err != nil {
 		return l, fmt.Errorf("%s: %w", w.Name, err)
 	}
-	l.mm, l.mmID = mk.MatMul, mk.ID
+	l.mm, l.mmID, l.mlayout = mk.MatMul, mk.ID, mk.Layout
 	bk, err := promoted.MatVecBatchKernel(w.Type)
 	if err != nil {
 		return l, fmt.Errorf("%s: %w", w.Name, err)

@@ -40,7 +40,7 @@ func (m *Model) bindLayouts(k *kernels) error {
 	total := 0
 	seen := map[layoutKey]bool{}
 	for _, l := range k.linears() {
-		for _, lay := range []*ledger.WeightLayout{l.layout, l.blayout} {
+		for _, lay := range []*ledger.WeightLayout{l.layout, l.blayout, l.mlayout} {
 			if lay == nil {
 				continue
 			}
@@ -80,6 +80,9 @@ func (m *Model) bindLayouts(k *kernels) error {
 		if l.blayout != nil {
 			l.blw = m.layouts.data[layoutKey{l.w, l.blayout.Name}]
 		}
+		if l.mlayout != nil {
+			l.mlw = m.layouts.data[layoutKey{l.w, l.mlayout.Name}]
+		}
 	}
 	return nil
 }
@@ -93,7 +96,7 @@ func (t *linTask) layout() *ledger.WeightLayout {
 	case linRows:
 		return t.l.blayout
 	}
-	return nil
+	return t.l.mlayout
 }
 
 // layoutRows reports the rows a task's shares and chunks must be multiples
@@ -109,17 +112,25 @@ func (t *linTask) layoutRows() int {
 // starts at a group and ends at one or at the matrix's end.
 func (t *linTask) rowsInLayout(lo, hi int) {
 	w, lay, lw := t.l.w, t.l.layout, t.l.lw
-	if t.mode == linRows {
+	switch t.mode {
+	case linRows:
 		lay, lw = t.l.blayout, t.l.blw
+	case linMat:
+		lay, lw = t.l.mlayout, t.l.mlw
 	}
 	end := len(lw)
 	if hi < w.Rows {
 		end = lay.Offset(hi, w.Cols)
 	}
 	lw = lw[lay.Offset(lo, w.Cols):end]
-	if t.mode == linRows {
+	switch {
+	case t.mode == linVec:
+		t.l.mv(t.dst[lo:hi], lw, t.xr, w.Cols)
+	case t.mode == linRows:
 		t.l.bmm(t.dst[lo:], w.Rows, lw, hi-lo, t.xr, t.n, w.Cols)
-		return
+	case t.pk != nil: // a matmul's activations are the op's, laid out by its prepared form
+		t.pk.Run(t.dst[lo:], w.Rows, lw, hi-lo, t.prep, t.n, w.Cols)
+	default:
+		t.l.mm(t.dst[lo:], w.Rows, lw, hi-lo, t.xq, t.n, w.Cols)
 	}
-	t.l.mv(t.dst[lo:hi], lw, t.xr, w.Cols)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/avx512"
 )
 
 // subArgs is the sub-block-sum kernels' argument block (offsets used by
@@ -51,6 +52,12 @@ func subPackQ6K(a *packArgs)
 //go:noescape
 func subPackQ4KPf(a *packArgs)
 
+// subPackQ4KR16 writes the panels of nb super-blocks of one 16-row group
+// of the interleaved Q4_K layout (subr16_amd64.s).
+//
+//go:noescape
+func subPackQ4KR16(panel, w *byte, nb int)
+
 //go:noescape
 func subPackQ6KPf(a *packArgs)
 
@@ -68,11 +75,14 @@ type subFormat struct {
 	kernel   func(*subArgs)
 	kernelW  func(*subArgs) // weight-resident loop order
 	consts   *[16][64]byte  // the packer's constant vectors
+	// r16 reads the interleaved layout (avx512.Q4KR16Layout): blkBytes
+	// is then its bytes a row and super-block, each 16-row tile one group.
+	r16 bool
 }
 
 var (
-	subFormatQ4K = subFormat{quant.Q4_K, q4kBytes, subQ4Bytes, true, subKernelQ4K, subKernelQ4KW, &packConsts}
-	subFormatQ6K = subFormat{quant.Q6_K, q6kBytes, subQ6Bytes, false, subKernelQ6K, subKernelQ6KW, &packQ6KConsts}
+	subFormatQ4K = subFormat{quant.Q4_K, q4kBytes, subQ4Bytes, true, subKernelQ4K, subKernelQ4KW, &packConsts, false}
+	subFormatQ6K = subFormat{quant.Q6_K, q6kBytes, subQ6Bytes, false, subKernelQ6K, subKernelQ6KW, &packQ6KConsts, false}
 )
 
 // pack writes the panel of rows (≤ 16) rows of w, all nb super-blocks, by
@@ -82,6 +92,10 @@ func (f subFormat) pack(panel, w []byte, rows, nb int) { f.packPf(panel, w, rows
 // packPf is pack prefetching next (nil: none), the weights of the tile
 // packed after this one (subPackQ4KPf, subPackQ6KPf).
 func (f subFormat) packPf(panel, w []byte, rows, nb int, next *byte) {
+	if f.r16 { // a straight stream: no prefetch of the next tile's rows
+		subPackQ4KR16(&panel[0], &w[0], nb)
+		return
+	}
 	a := newPackArgs(panel, w, rows, nb, f.blkBytes, nb, f.consts, next)
 	q4k := f.typ == quant.Q4_K
 	switch {
@@ -242,4 +256,14 @@ func init() {
 				Notes: notes + v.note, Impl: subMatMul(f, v.p), Prepared: subPrepared(f, v.p)})
 		}
 	}
+	f, p := subFormatQ4KR16, subProgram{rowTiles: 4, groupBlocks: 4}
+	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q4_K), Name: "avx512-vnni-sub-r16", Family: ledger.FamilyAVX512VNNI, Features: vnniFeatures,
+		Layout: avx512.Q4KR16Layout, Impl: subMatMul(f, p), Prepared: subPrepared(f, p),
+		Notes: notes + "; avx512-vnni-sub over the interleaved layout (the r16 matvecs'): each tile's panel packed from one 16-row group's " +
+			"straight stream (subPackQ4KR16: a line's nibbles are two k-quads), where the stored layout's packer gathers 16 rows; " +
+			"the step toward one copy of the weights for decode and prefill"})
 }
+
+// subFormatQ4KR16 is the Q4_K format over the interleaved layout.
+var subFormatQ4KR16 = subFormat{typ: quant.Q4_K, blkBytes: avx512.Q4KR16Bytes / avx512.Q4KR16Rows, sbBytes: subQ4Bytes, sum32: true,
+	kernel: subKernelQ4K, kernelW: subKernelQ4KW, consts: &packConsts, r16: true}

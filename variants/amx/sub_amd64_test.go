@@ -4,6 +4,7 @@ package amx
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -11,6 +12,7 @@ import (
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/avx512"
 )
 
 // TestSubPackAsm compares the sub-block-sum panel packers with the Go ones
@@ -105,5 +107,62 @@ func BenchmarkSubKernel(b *testing.B) {
 				b.ReportMetric(float64(16*c.n*c.nb*qk)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 			})
 		}
+	}
+}
+
+// TestSubR16 checks the sub-block-sum kernel over the interleaved layout:
+// its packer gives the stored layout's panel byte for byte (rows past the
+// matrix's zero in both), and the registered variant passes the gate (its
+// prepared form cut at the layout's groups) with the same results, bit
+// for bit, as avx512-vnni-sub over the stored rows.
+func TestSubR16(t *testing.T) {
+	skipUnlessVNNI(t)
+	r := ledgertest.NewRand(43)
+	lay := avx512.Q4KR16Layout
+	for _, rows := range []int{1, 7, 16} {
+		for _, m := range ledgertest.Modes {
+			const nb = 3
+			w := ledgertest.Q4K(r, rows*nb, m)
+			lw := make([]byte, lay.Size(rows, nb*qk))
+			if err := lay.Repack(lw, w, rows, nb*qk); err != nil {
+				t.Fatal(err)
+			}
+			want := make([]byte, nb*subQ4Bytes)
+			got := make([]byte, nb*subQ4Bytes)
+			for i := range got {
+				got[i] = 0xA5
+			}
+			subPackQ4KGo(want, w, rows, nb, 0, nb)
+			subFormatQ4KR16.pack(got, lw, rows, nb)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("rows %d %v: panel byte %d (super-block %d offset %d) = %#x, want %#x", rows, m, i, i/subQ4Bytes, i%subQ4Bytes, got[i], want[i])
+				}
+			}
+		}
+	}
+	op, _ := ledger.LookupOp(ledger.MatMulOp(quant.Q4_K))
+	v, ok := ledger.Lookup(op.Name, "avx512-vnni-sub-r16")
+	if !ok {
+		t.Fatal("matmul/q4_k:avx512-vnni-sub-r16 is not registered")
+	}
+	stored, _ := ledger.Lookup(op.Name, "avx512-vnni-sub")
+	for _, s := range append(testShapes, ledger.Shape{Rows: 70, K: 512, N: 11}, ledger.Shape{Rows: 130, K: 256, N: 49}) {
+		t.Run(s.Key(ledger.KindMatMul), func(t *testing.T) {
+			c := newCase(t, op, s, 11)
+			mustPass(t, c, v)
+			lw := make([]byte, lay.Size(s.Rows, s.K))
+			if err := lay.Repack(lw, c.W.W, s.Rows, s.K); err != nil {
+				t.Fatal(err)
+			}
+			a, b := make([]float32, s.N*s.Rows), make([]float32, s.N*s.Rows)
+			v.Impl.(ledger.MatMul)(a, s.Rows, lw, s.Rows, c.W.XQ, s.N, s.K)
+			stored.Impl.(ledger.MatMul)(b, s.Rows, c.W.W, s.Rows, c.W.XQ, s.N, s.K)
+			for i := range a {
+				if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+					t.Fatalf("output %d: %v over the layout, %v over the stored rows", i, a[i], b[i])
+				}
+			}
+		})
 	}
 }
