@@ -84,6 +84,28 @@ STORE="$OUT/ledger.jsonl"
 NOTE="lent device machine (Intel Xeon with AMX, 16 cores; other tenants unknown)"
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
+# ab_bench ROUND ARM KERNELS FILE ARGS...: one `ledger damascus-bench` of
+# the 3B at 2 threads (ARGS: its tests, -r 1) with DAMASCUS_KERNELS, each
+# test's tok/s appended to FILE as "round=R arm=A test=T tok/s=X".
+ab_bench() {
+	local r=$1 arm=$2 k=$3 file=$4
+	shift 4
+	DAMASCUS_KERNELS=$k timeout 90 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf "$@" -r 1 -t 2 > "$OUT/ab.json" 2>/dev/null
+	python3 -c 'import json,sys; [print("round=%s arm=%s test=%s tok/s=%s" % (sys.argv[2], sys.argv[3], t["name"], t["tokens_per_sec"][0])) for t in json.load(open(sys.argv[1]))["tests"]]' \
+		"$OUT/ab.json" "$r" "$arm" >> "$file" 2>&1
+}
+
+# ab_medians FILE: each test's and arm's median tok/s over FILE's rounds.
+ab_medians() {
+	python3 -c '
+import re,statistics as st,collections,sys
+d=collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    m=re.match(r"round=\S+ arm=(\S+) test=(\S+) tok/s=([\d.]+)",l)
+    if m: d[(m.group(2),m.group(1))].append(float(m.group(3)))
+for (t,a),v in sorted(d.items()): print("%-6s %-9s median %.2f tok/s over %d (min %.2f max %.2f)" % (t, a, st.median(v), len(v), min(v), max(v)))' "$1"
+}
+
 # pp3b NAME NOTE [FLAGS...]: the prefill protocol of record on the 3B with
 # the shipped preferences (3B pp1024, RUNS runs, 2 threads, llama.cpp's AMX
 # variant on huge pages), extra e2e flags appended; out in $OUT/e2e-3b-NAME.*
@@ -804,18 +826,10 @@ r16)
 				a=${arms[$(( (i + r) % 4 ))]}
 				k="" label=$a
 				[ "$a" != promoted ] && k="matvec/q4_k=avx512-vnni-r16$a,matvec/q6_k=avx512-vnni-r16$a" label="r16$a"
-				DAMASCUS_KERNELS=$k timeout 60 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf -n 64 -r 1 -t 2 > "$OUT/ab.json" 2>/dev/null
-				python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["tests"][0]; print("round=%s arm=%s tok/s=%s" % (sys.argv[2], sys.argv[3], t["tokens_per_sec"][0]))' \
-					"$OUT/ab.json" "$r" "$label" >> "$OUT/ab-r16-3b-2t.txt" 2>&1
+				ab_bench "$r" "$label" "$k" "$OUT/ab-r16-3b-2t.txt" -n 64
 			done
 		done
-		python3 -c '
-import re,statistics as st,collections,sys
-d=collections.defaultdict(list)
-for l in open(sys.argv[1]):
-    m=re.match(r"round=\S+ arm=(\S+) tok/s=([\d.]+)",l)
-    if m: d[m.group(1)].append(float(m.group(2)))
-for a,v in d.items(): print("%-10s median %.2f tok/s over %d (min %.2f max %.2f)" % (a, st.median(v), len(v), min(v), max(v)))' "$OUT/ab-r16-3b-2t.txt"
+		ab_medians "$OUT/ab-r16-3b-2t.txt"
 	fi
 	if [ "${PP_ROUNDS:-0}" -gt 0 ]; then
 		# Short prompts (issue 19): pp16, pp32, pp64 through the shipped
@@ -826,18 +840,10 @@ for a,v in d.items(): print("%-10s median %.2f tok/s over %d (min %.2f max %.2f)
 		for r in $(seq "$PP_ROUNDS"); do
 			for arm in promoted r16m4; do
 				k=""; [ $arm = r16m4 ] && k="matvec/q4_k=avx512-vnni-r16-pf8k,matvec/q6_k=avx512-vnni-r16-pf8k,matvec_batch/q4_k=avx512-vnni-r16-m4"
-				DAMASCUS_KERNELS=$k timeout 90 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf -p 16,32,64 -r 1 -t 2 > "$OUT/pp.json" 2>/dev/null
-				python3 -c 'import json,sys; [print("round=%s arm=%s test=%s tok/s=%s" % (sys.argv[2], sys.argv[3], t["name"], t["tokens_per_sec"][0])) for t in json.load(open(sys.argv[1]))["tests"]]' \
-					"$OUT/pp.json" "$r" "$arm" >> "$OUT/ab-pp-3b-2t.txt" 2>&1
+				ab_bench "$r" "$arm" "$k" "$OUT/ab-pp-3b-2t.txt" -p 16,32,64
 			done
 		done
-		python3 -c '
-import re,statistics as st,collections,sys
-d=collections.defaultdict(list)
-for l in open(sys.argv[1]):
-    m=re.match(r"round=\S+ arm=(\S+) test=(\S+) tok/s=([\d.]+)",l)
-    if m: d[(m.group(2),m.group(1))].append(float(m.group(3)))
-for (t,a),v in sorted(d.items()): print("%-6s %-9s median %.2f tok/s over %d" % (t, a, st.median(v), len(v)))' "$OUT/ab-pp-3b-2t.txt"
+		ab_medians "$OUT/ab-pp-3b-2t.txt"
 	fi
 	kern="matvec/q4_k=avx512-vnni-r16${R16--pf8k},matvec/q6_k=avx512-vnni-r16${R16--pf8k}"
 	log "e2e llama3.2-3b tg${TG:-128}, DAMASCUS_KERNELS=$kern"
