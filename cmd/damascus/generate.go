@@ -89,7 +89,7 @@ func (e *engineFlags) openSeqs(stderr io.Writer, seqs int) (*engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--weights: %w", err)
 	}
-	ld, err := llama.Load(e.model, llama.LoadOptions{Placement: place})
+	ld, err := llama.Load(e.model, llama.LoadOptions{Placement: place, Device: e.device})
 	if err != nil {
 		return nil, err
 	}

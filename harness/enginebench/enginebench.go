@@ -97,7 +97,7 @@ func Run(cfg Config) (*Result, error) {
 	res := &Result{Config: cfg, Started: time.Now().UTC()}
 	start := time.Now()
 	// The copy (and the release of the file map) is part of loading.
-	ld, err := llama.Load(cfg.Model, llama.LoadOptions{Placement: place, NoTokenizer: true})
+	ld, err := llama.Load(cfg.Model, llama.LoadOptions{Placement: place, NoTokenizer: true, Device: cfg.Device})
 	if err != nil {
 		return nil, fmt.Errorf("damascus bench: %w", err)
 	}

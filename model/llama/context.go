@@ -111,6 +111,9 @@ func (m *Model) newContext(opts Options, seqs int, perRow bool) (*Context, error
 		return nil, err
 	}
 	c := &Context{m: m, opts: opts, k: k, s: newRunState(m.Config, opts.NBatch)}
+	if opts.Device == DeviceCUDA && m.storedGone() {
+		return nil, errors.New("this model was loaded for the CPU: matrices whose CPU kernels all read a weight layout were placed in it alone; load it with LoadOptions.Device \"cuda\" (--device cuda) for the GPU")
+	}
 	if opts.Device == DeviceCUDA {
 		if perRow {
 			return nil, errors.New("a batch of several sequences runs on the CPU only so far (--device cpu)")

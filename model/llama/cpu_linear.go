@@ -308,12 +308,14 @@ func linPart(t *linTask, w, nw int) {
 // single token's (the matvec) give each token the same bits whatever the
 // chunk and the other tokens.
 func (t *linTask) rows(lo, hi int) {
+	if t.layout() != nil {
+		t.rowsInLayout(lo, hi)
+		return
+	}
 	w := t.l.w
 	rs := w.RowSize
 	wd := w.Data[lo*rs : hi*rs]
 	switch {
-	case t.layout() != nil:
-		t.rowsInLayout(lo, hi)
 	case t.mode == linVec:
 		t.l.mv(t.dst[lo:hi], wd, t.xq, w.Cols)
 	case t.pk != nil:

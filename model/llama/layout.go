@@ -6,6 +6,8 @@ import (
 
 	"github.com/damascus-llm/damascus/internal/hugemem"
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/promoted"
+	"github.com/damascus-llm/damascus/quant"
 )
 
 // layoutCache holds a model's matrices repacked into the weight layouts
@@ -133,4 +135,54 @@ func (t *linTask) rowsInLayout(lo, hi int) {
 	default:
 		t.l.mm(t.dst[lo:], w.Rows, lw, hi-lo, t.xq, t.n, w.Cols)
 	}
+}
+
+// CPULayouts lists the matrices that the engine's CPU kernels read only
+// through one weight layout: the matvec, the batched decode product and
+// the matmul of its weight type (promoted, or forced by DAMASCUS_KERNELS)
+// all read the same layout, and the matrix is not the token embedding
+// (whose rows the forward pass looks up as stored). Load places those in
+// the layout alone.
+func (m *Model) CPULayouts() (map[*Matrix]*ledger.WeightLayout, error) {
+	byType := map[quant.Type]*ledger.WeightLayout{}
+	lays := map[*Matrix]*ledger.WeightLayout{}
+	for _, mat := range m.matrices() {
+		if mat == &m.Embed || len(mat.Data) == 0 {
+			continue
+		}
+		lay, seen := byType[mat.Type]
+		if !seen {
+			mv, err := promoted.MatVecFor(mat.Type)
+			if err != nil {
+				return nil, err
+			}
+			bk, err := promoted.MatVecBatchKernel(mat.Type)
+			if err != nil {
+				return nil, err
+			}
+			mk, err := promoted.MatMulFor(mat.Type)
+			if err != nil {
+				return nil, err
+			}
+			if mv.Layout != nil && bk.Layout == mv.Layout && mk.Layout == mv.Layout {
+				lay = mv.Layout
+			}
+			byType[mat.Type] = lay
+		}
+		if lay != nil && mat.Cols%quant.QK_K == 0 {
+			lays[mat] = lay
+		}
+	}
+	return lays, nil
+}
+
+// storedGone reports a matrix placed in a weight layout alone (its Data
+// nil), which only the CPU's layout kernels can read.
+func (m *Model) storedGone() bool {
+	for _, mat := range m.matrices() {
+		if mat.Data == nil && mat.Rows > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -73,8 +73,28 @@ func TestLayoutDecodeHelper(t *testing.T) {
 	if path == "" {
 		t.Skip("the child of TestLayoutDecode")
 	}
-	_, m, _ := synthModel(t, layoutPreset, "Q4_K_M")
+	file, _, _ := synthModel(t, layoutPreset, "Q4_K_M")
+	// Loaded as the engine loads it: where every CPU kernel of a weight type
+	// reads one layout, its matrices are placed in it alone.
+	ld, err := Load(file, LoadOptions{NoTokenizer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ld.Close()
+	m := ld.Model
 	got := layoutDecode(t, m)
+	if ld.Placed.Placement == PlaceHuge {
+		for _, mat := range m.matrices() {
+			if gone := mat.Data == nil; gone != (mat.Type == quant.Q4_K && mat != &m.Embed) {
+				t.Errorf("%s (%s): stored bytes given back %v", mat.Name, mat.Type, gone)
+			}
+		}
+		if _, err := m.NewContext(Options{NCtx: 32, Device: DeviceCUDA}); err == nil || !strings.Contains(err.Error(), "loaded for the CPU") {
+			t.Errorf("a GPU context on a model placed in CPU layouts: %v", err)
+		}
+	} else {
+		t.Logf("weights in the file map (%s): no placement in layouts to check", ld.Placed.Notice)
+	}
 	k, err := resolveKernels(m, Options{})
 	if err != nil {
 		t.Fatal(err)

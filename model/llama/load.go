@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/model/tokenizer"
 )
 
@@ -16,6 +17,12 @@ type LoadOptions struct {
 	// NoTokenizer skips the tokenizer, for callers that make up token ids
 	// (the engine bench).
 	NoTokenizer bool
+	// Device is where the model's contexts will run ("" or "cpu", "cuda").
+	// On the CPU with huge-page placement, a matrix whose kernels all read
+	// one weight layout is placed in that layout alone (CPULayouts), so
+	// the model holds one copy of it; such a model serves CPU contexts
+	// only.
+	Device string
 }
 
 // Loaded is a model ready for NewContext: its weights placed, its
@@ -55,7 +62,14 @@ func Load(path string, opts LoadOptions) (*Loaded, error) {
 		}
 	}
 	// Last, once the tokenizer has its metadata: huge placement unmaps f.
-	placed, err := m.PlaceFile(f, place)
+	var lays map[*Matrix]*ledger.WeightLayout
+	if (opts.Device == "" || opts.Device == DeviceCPU) && place == PlaceHuge {
+		if lays, err = m.CPULayouts(); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	placed, err := m.placeFile(f, place, lays)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/damascus-llm/damascus/gguf"
 	"github.com/damascus-llm/damascus/internal/hugemem"
+	"github.com/damascus-llm/damascus/ledger"
 )
 
 // Placement says where a Model's weights live while it runs. Decode streams
@@ -79,6 +80,12 @@ func (p *Placed) Free() error {
 //
 // For PlaceMmap it does nothing.
 func (m *Model) PlaceFile(f *gguf.File, p Placement) (*Placed, error) {
+	return m.placeFile(f, p, nil)
+}
+
+// placeFile is PlaceFile with each matrix of lays copied into its weight
+// layout alone (CPULayouts; PlaceHuge only).
+func (m *Model) placeFile(f *gguf.File, p Placement, lays map[*Matrix]*ledger.WeightLayout) (*Placed, error) {
 	switch p {
 	case PlaceMmap:
 		return &Placed{Placement: PlaceMmap}, nil
@@ -92,7 +99,7 @@ func (m *Model) PlaceFile(f *gguf.File, p Placement) (*Placed, error) {
 	if why := hugeUnavailable(); why != "" {
 		return fallback(why), nil
 	}
-	r, err := m.copyMatrices(f, true)
+	r, err := m.copyMatrices(f, true, lays)
 	if err != nil {
 		return fallback(err.Error()), nil
 	}
@@ -116,7 +123,7 @@ func (m *Model) Place(p Placement) (*hugemem.Region, error) {
 	if p != PlaceHuge {
 		return nil, nil
 	}
-	return m.copyMatrices(nil, false)
+	return m.copyMatrices(nil, false, nil)
 }
 
 // hugeUnavailable is hugemem.Unavailable; tests replace it to take the
@@ -134,12 +141,20 @@ const releaseChunk = 16 << 20
 // copied from the map and the pages of each chunk dropped from the resident
 // set right after it (advice only: a failure to release changes nothing but
 // memory use). The region is refused when the kernel does not accept the
-// huge-page advice.
-func (m *Model) copyMatrices(f *gguf.File, release bool) (*hugemem.Region, error) {
+// huge-page advice. A matrix of lays is repacked into its layout instead
+// (its stored bytes read once, from the map, then released): the model's
+// layout cache holds it and its Data is nil from then on.
+func (m *Model) copyMatrices(f *gguf.File, release bool, lays map[*Matrix]*ledger.WeightLayout) (*hugemem.Region, error) {
 	mats := m.matrices()
+	size := func(mat *Matrix) int {
+		if lay := lays[mat]; lay != nil {
+			return align64(lay.Size(mat.Rows, mat.Cols))
+		}
+		return align64(len(mat.Data))
+	}
 	total := 0
 	for _, mat := range mats {
-		total += align64(len(mat.Data))
+		total += size(mat)
 	}
 	r, err := hugemem.Alloc(total)
 	if err != nil {
@@ -152,8 +167,24 @@ func (m *Model) copyMatrices(f *gguf.File, release bool) (*hugemem.Region, error
 	release = release && f != nil && f.Mapped()
 	buf := r.Bytes()
 	off := 0
+	placed := map[layoutKey][]byte{}
 	for _, mat := range mats {
 		src := mat.Data
+		if lay := lays[mat]; lay != nil {
+			n := lay.Size(mat.Rows, mat.Cols)
+			dst := buf[off : off+n : off+n]
+			if err := lay.Repack(dst, src, mat.Rows, mat.Cols); err != nil {
+				r.Free()
+				return nil, fmt.Errorf("%s in weight layout %s: %w", mat.Name, lay.Name, err)
+			}
+			if release && f.Holds(src) {
+				f.ReleasePages(src) // advice only, as below
+			}
+			placed[layoutKey{mat, lay.Name}] = dst
+			mat.Data = nil
+			off += size(mat)
+			continue
+		}
 		dst := buf[off : off+len(src) : off+len(src)]
 		fromFile := release && f.Holds(src)
 		if fromFile && f.ReadInto(dst, src) == nil {
@@ -173,6 +204,16 @@ func (m *Model) copyMatrices(f *gguf.File, release bool) (*hugemem.Region, error
 	}
 	if m.Tied {
 		m.Output = m.Embed
+	}
+	if len(placed) > 0 {
+		m.layouts.mu.Lock()
+		if m.layouts.data == nil {
+			m.layouts.data = map[layoutKey][]byte{}
+		}
+		for k, b := range placed {
+			m.layouts.data[k] = b
+		}
+		m.layouts.mu.Unlock()
 	}
 	return r, nil
 }
