@@ -166,3 +166,45 @@ func TestSubR16(t *testing.T) {
 		})
 	}
 }
+
+// TestPackQ4KR16 checks the tile programs' packer from the interleaved
+// layout against packQ4K over the stored rows, byte for byte (row tails
+// and K blocks included), and gates the VNNI tile program over the layout
+// (the AMX one runs the same packer; the lent host gates it).
+func TestPackQ4KR16(t *testing.T) {
+	skipUnlessVNNI(t)
+	r := ledgertest.NewRand(47)
+	lay := avx512.Q4KR16Layout
+	for _, rows := range []int{1, 7, 16} {
+		for _, m := range ledgertest.Modes {
+			const nb = 5
+			w := ledgertest.Q4K(r, rows*nb, m)
+			lw := make([]byte, lay.Size(rows, nb*qk))
+			if err := lay.Repack(lw, w, rows, nb*qk); err != nil {
+				t.Fatal(err)
+			}
+			for _, kb := range [][2]int{{0, nb}, {1, 3}, {4, 1}} {
+				want := make([]byte, kb[1]*wSBBytes)
+				got := make([]byte, kb[1]*wSBBytes)
+				for i := range got {
+					got[i] = 0xA5
+				}
+				packQ4K(want, w, rows, nb, kb[0], kb[1])
+				packQ4KR16(got, lw, rows, nb, kb[0], kb[1])
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("rows %d %v, super-blocks %d+%d: panel byte %d (super-block %d offset %d) = %#x, want %#x", rows, m, kb[0], kb[1], i, i/wSBBytes, i%wSBBytes, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+	op, _ := ledger.LookupOp(ledger.MatMulOp(quant.Q4_K))
+	v, ok := ledger.Lookup(op.Name, "avx512-vnni-tiles-r16")
+	if !ok {
+		t.Fatal("matmul/q4_k:avx512-vnni-tiles-r16 is not registered")
+	}
+	for _, s := range append(testShapes, ledger.Shape{Rows: 70, K: 512, N: 11}) {
+		t.Run(s.Key(ledger.KindMatMul), func(t *testing.T) { mustPass(t, newCase(t, op, s, 11), v) })
+	}
+}
