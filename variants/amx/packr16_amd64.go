@@ -11,14 +11,27 @@ import (
 // formatQ4KR16 is the tile programs' Q4_K format over the interleaved
 // layout: blkBytes is its bytes a row and super-block, so a row tile's
 // offset is its group's.
-var formatQ4KR16 = weightFormat{typ: quant.Q4_K, blkBytes: avx512.Q4KR16Bytes / avx512.Q4KR16Rows, pack: packQ4KR16,
-	packPf: func(panel, w []byte, rows, nb, sb0, nsb int, _ *byte) { packQ4KR16(panel, w, rows, nb, sb0, nsb) }, sum32: true}
+var formatQ4KR16 = weightFormat{typ: quant.Q4_K, blkBytes: avx512.Q4KR16Bytes / avx512.Q4KR16Rows, pack: packQ4KR16Asm,
+	packPf: func(panel, w []byte, rows, nb, sb0, nsb int, _ *byte) { packQ4KR16Asm(panel, w, rows, nb, sb0, nsb) }, sum32: true}
+
+// packQ4KR16Tiles is packQ4KR16's assembly (packr16_amd64.s): nsb
+// super-blocks of the group at w into panel.
+//
+//go:noescape
+func packQ4KR16Tiles(panel, w *byte, nsb int)
+
+// packQ4KR16Asm is packQ4KR16 through packQ4KR16Tiles.
+func packQ4KR16Asm(panel, w []byte, rows, nb, sb0, nsb int) {
+	if nsb > 0 {
+		packQ4KR16Tiles(&panel[0], &w[sb0*avx512.Q4KR16Bytes], nsb)
+	}
+}
 
 // The tile programs over the interleaved layout (the r16 decode kernels'):
 // the AMX one the lent host's promoted prefill runs, and its VNNI twin,
 // which checks the packer end to end where there is no AMX.
 func init() {
-	const notes = "; the weights in the interleaved layout (avx512.Q4KR16Layout, the r16 matvecs' and avx512-vnni-r16-m4's): each row tile's panel packed from one 16-row group (packQ4KR16, Go so far), so decode and prefill can share one copy"
+	const notes = "; the weights in the interleaved layout (avx512.Q4KR16Layout, the r16 matvecs' and avx512-vnni-r16-m4's): each row tile's panel packed from one 16-row group (packQ4KR16Tiles: per line an AND, a shift and two VPMULLWs where the stored packer gathers 16 rows), so decode and prefill can share one copy"
 	ledger.Register(tileVariant(formatQ4KR16, program{amx: true, kb: kBlock, interleave: true}, ledger.Variant{Op: ledger.MatMulOp(quant.Q4_K), Name: "amx-int8-il-r16",
 		Family: ledger.FamilyFusedDequantAMX, Features: []string{"amx-int8", "avx512f", "avx512bw", "avx512vl", "avx512vnni"}, Layout: avx512.Q4KR16Layout,
 		Notes: "amx-int8-il" + notes}))

@@ -186,14 +186,16 @@ func TestPackQ4KR16(t *testing.T) {
 			for _, kb := range [][2]int{{0, nb}, {1, 3}, {4, 1}} {
 				want := make([]byte, kb[1]*wSBBytes)
 				got := make([]byte, kb[1]*wSBBytes)
-				for i := range got {
-					got[i] = 0xA5
-				}
 				packQ4K(want, w, rows, nb, kb[0], kb[1])
-				packQ4KR16(got, lw, rows, nb, kb[0], kb[1])
-				for i := range want {
-					if got[i] != want[i] {
-						t.Fatalf("rows %d %v, super-blocks %d+%d: panel byte %d (super-block %d offset %d) = %#x, want %#x", rows, m, kb[0], kb[1], i, i/wSBBytes, i%wSBBytes, got[i], want[i])
+				for name, pack := range map[string]func(panel, w []byte, rows, nb, sb0, nsb int){"go": packQ4KR16, "asm": packQ4KR16Asm} {
+					for i := range got {
+						got[i] = 0xA5
+					}
+					pack(got, lw, rows, nb, kb[0], kb[1])
+					for i := range want {
+						if got[i] != want[i] {
+							t.Fatalf("%s: rows %d %v, super-blocks %d+%d: panel byte %d (super-block %d offset %d) = %#x, want %#x", name, rows, m, kb[0], kb[1], i, i/wSBBytes, i%wSBBytes, got[i], want[i])
+						}
 					}
 				}
 			}
