@@ -66,6 +66,9 @@
 #             caches, rounds x reps (issue 20)
 #   r16       the interleaved Q4_K experiment (issue 20): BenchmarkReadMix,
 #             then the 3B decode beside llama.cpp with the r16 matvecs forced
+#   r16-one   one copy of the Q4_K weights in the interleaved layout (its
+#             matvec, batched product and AMX prefill forced): gate, A/B
+#             against the promoted kernels, 3B pp1024 and tg128 records
 set -uo pipefail
 if [ -f .device/pack/e2e.tar.xz ]; then
 	tar -xJf .device/pack/e2e.tar.xz || { echo "cannot unpack .device/pack/e2e.tar.xz"; exit 2; }
@@ -852,6 +855,41 @@ r16)
 		--json "$OUT/e2e-llama3.2-3b-r16.json" --store "$STORE" --note "$NOTE; issue 20: DAMASCUS_KERNELS=$kern (the interleaved layout built at load beside the file's, which raises Damascus's RSS), promoted kernels otherwise" \
 		> "$OUT/e2e-llama3.2-3b-r16.txt" 2>&1
 	grep -aE "decode tok|recorded" "$OUT/e2e-llama3.2-3b-r16.txt" | cut -c1-400
+	;;
+r16-one)
+	# Issues 19 and 20 on the host's Intel AMX cores with one copy of the
+	# Q4_K weights in the interleaved layout: the matvec (avx512-vnni-r16
+	# with R16's suffix, -pf8k), the batched product (avx512-vnni-r16-m4) and
+	# the AMX prefill (amx-int8-il-r16) forced, so Load places those
+	# matrices in the layout alone (Q6_K as stored). First the gate of the
+	# layout variants at the 3B shapes (the AMX one has never run), then
+	# PP_ROUNDS (3) rounds of the 3B pp16/pp64/pp512 + tg64 side by side with
+	# the promoted kernels, then the protocol's records beside llama.cpp
+	# (peak RSS, and the probe for decode): 3B pp1024 and tg128 (RUNS, 5).
+	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
+	models llama3.2-3b
+	kern="matvec/q4_k=avx512-vnni-r16${R16--pf8k},matvec_batch/q4_k=avx512-vnni-r16-m4,matmul/q4_k=amx-int8-il-r16"
+	log "gate of the layout variants, 3B shapes"
+	timeout 200 $B/ledger gate --op matvec/q4_k,matvec_batch/q4_k,matmul/q4_k,matvec/q6_k --variant avx512-vnni-r16,avx512-vnni-r16-pf4k,avx512-vnni-r16-pf8k,avx512-vnni-r16-m4,amx-int8-il-r16,avx512-vnni-tiles-r16,avx512-vnni-sub-r16 \
+		--shapes 3B --store "$STORE" > "$OUT/gate-r16.txt" 2>&1
+	tail -3 "$OUT/gate-r16.txt"
+	log "A/B promoted vs one copy in the layout, 3B pp16,64,512 tg64, ${PP_ROUNDS:-3} rounds"
+	for r in $(seq "${PP_ROUNDS:-3}"); do
+		for arm in promoted r16-one; do
+			k=""; [ $arm = r16-one ] && k=$kern
+			ab_bench "$r" "$arm" "$k" "$OUT/ab-one-3b-2t.txt" -p 16,64,512 -n 64
+		done
+	done
+	ab_medians "$OUT/ab-one-3b-2t.txt"
+	for t in "1024 0" "0 ${TG:-128}"; do
+		set -- $t
+		log "e2e llama3.2-3b pp$1 tg$2, DAMASCUS_KERNELS=$kern"
+		DAMASCUS_KERNELS=$kern timeout "${E2E_TIMEOUT:-240}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp "$1" --tg "$2" --runs "${RUNS:-5}" --warmup-prompt 64 \
+			--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
+			--json "$OUT/e2e-3b-one-pp$1-tg$2.json" --store "$STORE" --note "$NOTE; issues 19/20: DAMASCUS_KERNELS=$kern (one copy of the Q4_K weights, in the interleaved layout), promoted kernels otherwise" \
+			> "$OUT/e2e-3b-one-pp$1-tg$2.txt" 2>&1
+		grep -aE "prefill tok|decode tok|peak RSS|recorded" "$OUT/e2e-3b-one-pp$1-tg$2.txt" | cut -c1-300
+	done
 	;;
 decode-profile)
 	# Issue 20 item 1 on the host's Intel AMX cores: where a 2-thread decode
