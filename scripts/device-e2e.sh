@@ -865,7 +865,8 @@ r16-one)
 	# layout variants at the 3B shapes (the AMX one has never run), then
 	# PP_ROUNDS (3) rounds of the 3B pp16/pp64/pp512 + tg64 side by side with
 	# the promoted kernels, then the protocol's records beside llama.cpp
-	# (peak RSS, and the probe for decode): 3B pp1024 and tg128 (RUNS, 5).
+	# (peak RSS, and the probe for decode): 3B pp1024 and tg128 (RUNS, 5;
+	# ONE_E2E lists them as PP:TG, "" for none: a call holds about one).
 	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
 	models llama3.2-3b
 	kern="matvec/q4_k=avx512-vnni-r16${R16--pf8k},matvec_batch/q4_k=avx512-vnni-r16-m4,matmul/q4_k=amx-int8-il-r16"
@@ -881,8 +882,8 @@ r16-one)
 		done
 	done
 	ab_medians "$OUT/ab-one-3b-2t.txt"
-	for t in "1024 0" "0 ${TG:-128}"; do
-		set -- $t
+	for t in ${ONE_E2E-1024:0 0:${TG:-128}}; do
+		set -- ${t%:*} ${t#*:}
 		log "e2e llama3.2-3b pp$1 tg$2, DAMASCUS_KERNELS=$kern"
 		DAMASCUS_KERNELS=$kern timeout "${E2E_TIMEOUT:-240}" $B/ledger e2e -m /tmp/llama3.2-3b.gguf --pp "$1" --tg "$2" --runs "${RUNS:-5}" --warmup-prompt 64 \
 			--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
