@@ -28,6 +28,11 @@ func q4kr16DotPf(w, x *byte, dst *float32, nb, groups, dist int)
 //go:noescape
 func q4kr16DotM4(w, x *byte, xstride int, dst *float32, ldd, nb, groups int)
 
+// q6kr16DotM4: q4kr16DotM4's Q6_K twin (q4kr16m_amd64.s).
+//
+//go:noescape
+func q6kr16DotM4(w, x *byte, xstride int, dst *float32, ldd, nb, groups int)
+
 // q6kr16Dot: q4kr16Dot's Q6_K twin (q6kr16.go), with every weight line
 // prefetched dist bytes ahead when dist > 0.
 //
@@ -52,4 +57,7 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q4_K), Name: "avx512-vnni-r16-m4", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q4KR16Layout, Impl: q4kr16Batch,
 		Notes: "the batched decode product over the interleaved layout (q4kr16m.go): four tokens a pass, each weight line loaded and split into nibbles once for eight VPDPBUSDs; each token's results are matvec/q4_k:avx512-vnni-r16's bits. Shares the layout (one copy) with the r16 matvecs"})
+	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q6_K), Name: "avx512-vnni-r16-m4", Family: ledger.FamilyAVX512VNNI,
+		Features: feats, Layout: Q6KR16Layout, Impl: q6kr16Batch,
+		Notes: "the Q6_K twin of matvec_batch/q4_k:avx512-vnni-r16-m4: a sub-block's four weight vectors built once from its nibbles and top bits for sixteen VPDPBUSDs; each token's results are matvec/q6_k:avx512-vnni-r16's bits"})
 }

@@ -103,61 +103,70 @@ func checkR16(t *testing.T, wt quant.Type, got []float32, q, xq []byte, rows, k 
 	}
 }
 
-// Q4KR16MatMul gives every token exactly the single-token kernel's bits,
-// for token counts around its four-token pass, output rows ldd apart with
-// the values between rows left untouched, and holds the float64 dot.
+// Q4KR16MatMul and Q6KR16MatMul give every token exactly the single-token
+// kernel's bits, for token counts around the four-token pass, output rows
+// ldd apart with the values between rows left untouched, and hold the
+// float64 dot.
 func TestQ4KR16MatMul(t *testing.T) {
 	if missing := cpufeat.Missing("avx512f", "avx512bw", "avx512vnni"); len(missing) > 0 {
 		t.Skipf("CPU lacks %v", missing)
 	}
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, sh := range []struct{ rows, k int }{{16, 256}, {48, 768}, {32, 3072}} {
-		rows, k := sh.rows, sh.k
-		w := make([]float32, rows*k)
-		for i := range w {
-			w[i] = float32(r.NormFloat64()) * float32(1+i%k/64)
-		}
-		q := make([]byte, rows*k/256*144)
-		quant.QuantizeQ4K(q, w)
-		packed := make([]byte, rows/16*k/256*Q4KR16Bytes)
-		if err := RepackQ4KR16(packed, q, rows, k); err != nil {
-			t.Fatal(err)
-		}
-		const maxN = 9
-		act := k / 256 * Q4KR16ActBytes
-		xqs := make([][]byte, maxN)
-		xr := make([]byte, maxN*act)
-		for j := range maxN {
-			x := make([]float32, k)
-			for i := range x {
-				x[i] = float32(r.NormFloat64())
+	for _, c := range []struct {
+		r16Kernel
+		matmul func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int)
+	}{
+		{r16Kernel{wt: quant.Q4_K, bs: 144, gb: Q4KR16Bytes, ab: Q4KR16ActBytes, quantize: quant.QuantizeQ4K, repack: RepackQ4KR16, prepare: PrepareQ4KR16, matvec: Q4KR16MatVec}, Q4KR16MatMul},
+		{r16Kernel{wt: quant.Q6_K, bs: 210, gb: Q6KR16Bytes, ab: Q6KR16ActBytes, quantize: quant.QuantizeQ6K, repack: RepackQ6KR16, prepare: PrepareQ6KR16, matvec: Q6KR16MatVec}, Q6KR16MatMul},
+	} {
+		for _, sh := range []struct{ rows, k int }{{16, 256}, {48, 768}, {32, 3072}} {
+			rows, k := sh.rows, sh.k
+			w := make([]float32, rows*k)
+			for i := range w {
+				w[i] = float32(r.NormFloat64()) * float32(1+i%k/64)
 			}
-			xqs[j] = make([]byte, k/256*292)
-			quant.QuantizeQ8K(xqs[j], x)
-			PrepareQ4KR16(xr[j*act:], xqs[j], k)
-		}
-		for n := 1; n <= maxN; n++ {
-			ldd := rows + 5
-			dst := make([]float32, n*ldd)
-			for i := range dst {
-				dst[i] = -7
+			q := make([]byte, rows*k/256*c.bs)
+			c.quantize(q, w)
+			packed := make([]byte, rows/16*k/256*c.gb)
+			if err := c.repack(packed, q, rows, k); err != nil {
+				t.Fatal(err)
 			}
-			Q4KR16MatMul(dst, ldd, packed, rows, xr, n, k)
-			for j := range n {
-				want := make([]float32, rows)
-				Q4KR16MatVec(want, packed, xr[j*act:], k, 0)
-				for i := range rows {
-					if math.Float32bits(dst[j*ldd+i]) != math.Float32bits(want[i]) {
-						t.Fatalf("rows %d k %d n %d: token %d row %d: %g, single-token kernel %g", rows, k, n, j, i, dst[j*ldd+i], want[i])
-					}
+			const maxN = 9
+			act := k / 256 * c.ab
+			xqs := make([][]byte, maxN)
+			xr := make([]byte, maxN*act)
+			for j := range maxN {
+				x := make([]float32, k)
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
 				}
-				for i := rows; i < ldd && j*ldd+i < len(dst); i++ {
-					if dst[j*ldd+i] != -7 {
-						t.Fatalf("rows %d k %d n %d: token %d wrote past its rows (index %d)", rows, k, n, j, i)
-					}
+				xqs[j] = make([]byte, k/256*292)
+				quant.QuantizeQ8K(xqs[j], x)
+				c.prepare(xr[j*act:], xqs[j], k)
+			}
+			for n := 1; n <= maxN; n++ {
+				ldd := rows + 5
+				dst := make([]float32, n*ldd)
+				for i := range dst {
+					dst[i] = -7
 				}
-				if n == maxN {
-					checkR16(t, quant.Q4_K, dst[j*ldd:j*ldd+rows], q, xqs[j], rows, k)
+				c.matmul(dst, ldd, packed, rows, xr, n, k)
+				for j := range n {
+					want := make([]float32, rows)
+					c.matvec(want, packed, xr[j*act:], k, 0)
+					for i := range rows {
+						if math.Float32bits(dst[j*ldd+i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s rows %d k %d n %d: token %d row %d: %g, single-token kernel %g", c.wt, rows, k, n, j, i, dst[j*ldd+i], want[i])
+						}
+					}
+					for i := rows; i < ldd && j*ldd+i < len(dst); i++ {
+						if dst[j*ldd+i] != -7 {
+							t.Fatalf("%s rows %d k %d n %d: token %d wrote past its rows (index %d)", c.wt, rows, k, n, j, i)
+						}
+					}
+					if n == maxN {
+						checkR16(t, c.wt, dst[j*ldd:j*ldd+rows], q, xqs[j], rows, k)
+					}
 				}
 			}
 		}

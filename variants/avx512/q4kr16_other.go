@@ -20,3 +20,7 @@ func q6kr16Dot(w, x *byte, dst *float32, nb, groups, dist int) {
 func q4kr16DotM4(w, x *byte, xstride int, dst *float32, ldd, nb, groups int) {
 	panic("avx512: q4kr16DotM4 needs the amd64 assembly")
 }
+
+func q6kr16DotM4(w, x *byte, xstride int, dst *float32, ldd, nb, groups int) {
+	panic("avx512: q6kr16DotM4 needs the amd64 assembly")
+}

@@ -14,29 +14,51 @@ import (
 // whatever n: the batched decode contract (matvec_batch), over the
 // interleaved layout.
 func Q4KR16MatMul(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
+	r16MatMul(dst, ldd, w, rows, xr, n, k, Q4KR16Bytes, Q4KR16ActBytes, q4kr16DotM4,
+		func(w, x *byte, dst *float32, nb, groups int) { q4kr16Dot(w, x, dst, nb, groups) })
+}
+
+// Q6KR16MatMul is Q4KR16MatMul for the interleaved Q6_K layout
+// (activations laid out by PrepareQ6KR16; each token's results are
+// Q6KR16MatVec's without prefetch).
+func Q6KR16MatMul(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
+	r16MatMul(dst, ldd, w, rows, xr, n, k, Q6KR16Bytes, Q6KR16ActBytes, q6kr16DotM4,
+		func(w, x *byte, dst *float32, nb, groups int) { q6kr16Dot(w, x, dst, nb, groups, 0) })
+}
+
+// r16MatMul runs a four-token kernel (m4) and a one-token kernel (one)
+// over an interleaved layout of groupBytes a group and super-block,
+// actBytes of activations a super-block: four tokens at a time, the rest
+// one at a time, a last partial group through a 16-value buffer.
+func r16MatMul(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k, groupBytes, actBytes int,
+	m4 func(w, x *byte, xstride int, dst *float32, ldd, nb, groups int), one func(w, x *byte, dst *float32, nb, groups int)) {
 	if rows == 0 || n == 0 {
 		return
 	}
 	nb, groups := k/quant.QK_K, rows/Q4KR16Rows
-	act := nb * Q4KR16ActBytes
+	act := nb * actBytes
 	if groups > 0 {
 		j := 0
 		for ; j+4 <= n; j += 4 {
-			q4kr16DotM4(&w[0], &xr[j*act], act, &dst[j*ldd], ldd, nb, groups)
+			m4(&w[0], &xr[j*act], act, &dst[j*ldd], ldd, nb, groups)
 		}
 		for ; j < n; j++ {
-			q4kr16Dot(&w[0], &xr[j*act], &dst[j*ldd], nb, groups)
+			one(&w[0], &xr[j*act], &dst[j*ldd], nb, groups)
 		}
 	}
 	if full := groups * Q4KR16Rows; full < rows {
 		var tail [Q4KR16Rows]float32
-		g := w[groups*nb*Q4KR16Bytes:]
+		g := w[groups*nb*groupBytes:]
 		for j := range n {
-			q4kr16Dot(&g[0], &xr[j*act], &tail[0], nb, 1)
+			one(&g[0], &xr[j*act], &tail[0], nb, 1)
 			copy(dst[j*ldd+full:j*ldd+rows], tail[:])
 		}
 	}
 }
 
-// q4kr16Batch is Q4KR16MatMul as a ledger kernel over Q4KR16Layout.
-var q4kr16Batch ledger.MatMul = Q4KR16MatMul
+// q4kr16Batch and q6kr16Batch are the ledger kernels over Q4KR16Layout
+// and Q6KR16Layout.
+var (
+	q4kr16Batch ledger.MatMul = Q4KR16MatMul
+	q6kr16Batch ledger.MatMul = Q6KR16MatMul
+)

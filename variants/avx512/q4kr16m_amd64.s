@@ -127,3 +127,97 @@ block:
 done:
 	VZEROUPPER
 	RET
+
+// The Q6_K twin (q6kr16Dot's sub-block, four tokens): a sub-block's four
+// weight vectors are built once from its two nibble vectors and its top
+// bits and feed sixteen VPDPBUSDs. Registers as above, Z30 0x30 bytes, Z14
+// the rows' signed scales, F = Z0..Z3, super-block sums P = Z4..Z7,
+// sub-block sums Z20..Z23.
+
+// M6_TOKEN is one token's sub-block s (activations at x): its four
+// products, less 32 × its sum, times the scales, into p.
+#define M6_TOKEN(s, x, a, p) \
+	VPXORD a, a, a; \
+	VPDPBUSD.BCST (16*(s))(x), Z8, a; \
+	VPDPBUSD.BCST (16*(s)+4)(x), Z11, a; \
+	VPDPBUSD.BCST (16*(s)+8)(x), Z9, a; \
+	VPDPBUSD.BCST (16*(s)+12)(x), Z12, a; \
+	VPSUBD.BCST (256+4*(s))(x), a, a; \
+	VPMULLD Z14, a, a; \
+	VPADDD a, p, p
+
+#define M6_SUB(s) \
+	VMOVDQU64 (288+192*(s))(SI), Z8; \
+	VMOVDQU64 (288+192*(s)+64)(SI), Z9; \
+	VMOVDQU64 (288+192*(s)+128)(SI), Z10; \
+	VPSRLW $4, Z8, Z11; VPANDD Z31, Z8, Z8; VPANDD Z31, Z11, Z11; \
+	VPSRLW $4, Z9, Z12; VPANDD Z31, Z9, Z9; VPANDD Z31, Z12, Z12; \
+	VPSLLW $4, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z8; \
+	VPSLLW $2, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z11; \
+	VPTERNLOGD $0xf8, Z30, Z10, Z9; \
+	VPSRLW $2, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z12; \
+	VPMOVSXBD (32+16*(s))(SI), Z14; \
+	M6_TOKEN(s, R8, Z20, Z4); \
+	M6_TOKEN(s, R11, Z21, Z5); \
+	M6_TOKEN(s, R12, Z22, Z6); \
+	M6_TOKEN(s, R13, Z23, Z7)
+
+// M6_SCALE adds one token's super-block to f: d·dx (d in Z13) times p.
+#define M6_SCALE(x, p, f) \
+	VCVTDQ2PS   p, p; \
+	VMULPS.BCST 320(x), Z13, Z16; \
+	VFMADD231PS Z16, p, f
+
+#define M6_BLOCK \
+	VPXORD Z4, Z4, Z4; VPXORD Z5, Z5, Z5; VPXORD Z6, Z6, Z6; VPXORD Z7, Z7, Z7; \
+	M6_SUB(0); M6_SUB(1); M6_SUB(2); M6_SUB(3); M6_SUB(4); M6_SUB(5); M6_SUB(6); M6_SUB(7); \
+	M6_SUB(8); M6_SUB(9); M6_SUB(10); M6_SUB(11); M6_SUB(12); M6_SUB(13); M6_SUB(14); M6_SUB(15); \
+	VCVTPH2PS (SI), Z13; \
+	M6_SCALE(R8, Z4, Z0); \
+	M6_SCALE(R11, Z5, Z1); \
+	M6_SCALE(R12, Z6, Z2); \
+	M6_SCALE(R13, Z7, Z3); \
+	ADDQ $3360, SI; \
+	ADDQ $336, R8; ADDQ $336, R11; ADDQ $336, R12; ADDQ $336, R13
+
+// func q6kr16DotM4(w, x *byte, xstride int, dst *float32, ldd, nb, groups int)
+// q4kr16DotM4 for the interleaved Q6_K layout (activations laid out by
+// PrepareQ6KR16).
+TEXT ·q6kr16DotM4(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ xstride+16(FP), BX
+	MOVQ dst+24(FP), DX
+	MOVQ ldd+32(FP), AX
+	SHLQ $2, AX
+	MOVQ nb+40(FP), CX
+	MOVQ groups+48(FP), R9
+	MOVL $0x0f0f0f0f, R10; VPBROADCASTD R10, Z31
+	MOVL $0x30303030, R10; VPBROADCASTD R10, Z30
+	TESTQ R9, R9; JZ done
+	TESTQ CX, CX; JZ done
+group:
+	VPXORD Z0, Z0, Z0; VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2; VPXORD Z3, Z3, Z3
+	MOVQ DI, R8
+	LEAQ (DI)(BX*1), R11
+	LEAQ (DI)(BX*2), R12
+	LEAQ (R12)(BX*1), R13
+	MOVQ CX, R10
+block:
+	M6_BLOCK
+	DECQ R10
+	JNZ  block
+	MOVQ DX, R8
+	VMOVUPS Z0, (R8)
+	ADDQ AX, R8
+	VMOVUPS Z1, (R8)
+	ADDQ AX, R8
+	VMOVUPS Z2, (R8)
+	ADDQ AX, R8
+	VMOVUPS Z3, (R8)
+	ADDQ $64, DX
+	DECQ R9
+	JNZ  group
+done:
+	VZEROUPPER
+	RET
