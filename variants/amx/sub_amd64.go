@@ -58,6 +58,11 @@ func subPackQ4KPf(a *packArgs)
 //go:noescape
 func subPackQ4KR16(panel, w *byte, nb int)
 
+// subPackQ6KR16 is subPackQ4KR16 for the interleaved Q6_K layout.
+//
+//go:noescape
+func subPackQ6KR16(panel, w *byte, nb int)
+
 //go:noescape
 func subPackQ6KPf(a *packArgs)
 
@@ -75,14 +80,16 @@ type subFormat struct {
 	kernel   func(*subArgs)
 	kernelW  func(*subArgs) // weight-resident loop order
 	consts   *[16][64]byte  // the packer's constant vectors
-	// r16 reads the interleaved layout (avx512.Q4KR16Layout): blkBytes
-	// is then its bytes a row and super-block, each 16-row tile one group.
-	r16 bool
+	// packR16, for a format over an interleaved layout (avx512's
+	// Q4KR16Layout, Q6KR16Layout), packs one 16-row group's nb
+	// super-blocks; blkBytes is then the layout's bytes a row and
+	// super-block, so a 16-row tile starts where its group does.
+	packR16 func(panel, w *byte, nb int)
 }
 
 var (
-	subFormatQ4K = subFormat{quant.Q4_K, q4kBytes, subQ4Bytes, true, subKernelQ4K, subKernelQ4KW, &packConsts, false}
-	subFormatQ6K = subFormat{quant.Q6_K, q6kBytes, subQ6Bytes, false, subKernelQ6K, subKernelQ6KW, &packQ6KConsts, false}
+	subFormatQ4K = subFormat{quant.Q4_K, q4kBytes, subQ4Bytes, true, subKernelQ4K, subKernelQ4KW, &packConsts, nil}
+	subFormatQ6K = subFormat{quant.Q6_K, q6kBytes, subQ6Bytes, false, subKernelQ6K, subKernelQ6KW, &packQ6KConsts, nil}
 )
 
 // pack writes the panel of rows (≤ 16) rows of w, all nb super-blocks, by
@@ -92,8 +99,8 @@ func (f subFormat) pack(panel, w []byte, rows, nb int) { f.packPf(panel, w, rows
 // packPf is pack prefetching next (nil: none), the weights of the tile
 // packed after this one (subPackQ4KPf, subPackQ6KPf).
 func (f subFormat) packPf(panel, w []byte, rows, nb int, next *byte) {
-	if f.r16 { // a straight stream: no prefetch of the next tile's rows
-		subPackQ4KR16(&panel[0], &w[0], nb)
+	if f.packR16 != nil { // a straight stream: no prefetch of the next tile's rows
+		f.packR16(&panel[0], &w[0], nb)
 		return
 	}
 	a := newPackArgs(panel, w, rows, nb, f.blkBytes, nb, f.consts, next)
@@ -256,7 +263,11 @@ func init() {
 				Notes: notes + v.note, Impl: subMatMul(f, v.p), Prepared: subPrepared(f, v.p)})
 		}
 	}
-	f, p := subFormatQ4KR16, subProgram{rowTiles: 4, groupBlocks: 4}
+	p := subProgram{rowTiles: 4, groupBlocks: 4}
+	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q6_K), Name: "avx512-vnni-sub-r16", Family: ledger.FamilyAVX512VNNI, Features: vnniFeatures,
+		Layout: avx512.Q6KR16Layout, Impl: subMatMul(subFormatQ6KR16, p), Prepared: subPrepared(subFormatQ6KR16, p),
+		Notes: notes + "; the Q6_K twin of matmul/q4_k:avx512-vnni-sub-r16 (subPackQ6KR16: a sub-block's four k-quads built from its nibbles and top bits as the r16 decode kernel builds them)"})
+	f := subFormatQ4KR16
 	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q4_K), Name: "avx512-vnni-sub-r16", Family: ledger.FamilyAVX512VNNI, Features: vnniFeatures,
 		Layout: avx512.Q4KR16Layout, Impl: subMatMul(f, p), Prepared: subPrepared(f, p),
 		Notes: notes + "; avx512-vnni-sub over the interleaved layout (the r16 matvecs'): each tile's panel packed from one 16-row group's " +
@@ -264,6 +275,11 @@ func init() {
 			"the step toward one copy of the weights for decode and prefill"})
 }
 
-// subFormatQ4KR16 is the Q4_K format over the interleaved layout.
-var subFormatQ4KR16 = subFormat{typ: quant.Q4_K, blkBytes: avx512.Q4KR16Bytes / avx512.Q4KR16Rows, sbBytes: subQ4Bytes, sum32: true,
-	kernel: subKernelQ4K, kernelW: subKernelQ4KW, consts: &packConsts, r16: true}
+// subFormatQ4KR16 and subFormatQ6KR16 are the formats over the
+// interleaved layouts.
+var (
+	subFormatQ4KR16 = subFormat{typ: quant.Q4_K, blkBytes: avx512.Q4KR16Bytes / avx512.Q4KR16Rows, sbBytes: subQ4Bytes, sum32: true,
+		kernel: subKernelQ4K, kernelW: subKernelQ4KW, consts: &packConsts, packR16: subPackQ4KR16}
+	subFormatQ6KR16 = subFormat{typ: quant.Q6_K, blkBytes: avx512.Q6KR16Bytes / avx512.Q4KR16Rows, sbBytes: subQ6Bytes,
+		kernel: subKernelQ6K, kernelW: subKernelQ6KW, consts: &packQ6KConsts, packR16: subPackQ6KR16}
+)

@@ -110,60 +110,69 @@ func BenchmarkSubKernel(b *testing.B) {
 	}
 }
 
-// TestSubR16 checks the sub-block-sum kernel over the interleaved layout:
-// its packer gives the stored layout's panel byte for byte (rows past the
-// matrix's zero in both), and the registered variant passes the gate (its
-// prepared form cut at the layout's groups) with the same results, bit
+// TestSubR16 checks the sub-block-sum kernel over the interleaved layouts:
+// its packers give the stored layout's panel byte for byte (rows past the
+// matrix zero in both), and the registered variants pass the gate (their
+// prepared forms cut at the layout's groups) with the same results, bit
 // for bit, as avx512-vnni-sub over the stored rows.
 func TestSubR16(t *testing.T) {
 	skipUnlessVNNI(t)
 	r := ledgertest.NewRand(43)
-	lay := avx512.Q4KR16Layout
-	for _, rows := range []int{1, 7, 16} {
-		for _, m := range ledgertest.Modes {
-			const nb = 3
-			w := ledgertest.Q4K(r, rows*nb, m)
-			lw := make([]byte, lay.Size(rows, nb*qk))
-			if err := lay.Repack(lw, w, rows, nb*qk); err != nil {
-				t.Fatal(err)
-			}
-			want := make([]byte, nb*subQ4Bytes)
-			got := make([]byte, nb*subQ4Bytes)
-			for i := range got {
-				got[i] = 0xA5
-			}
-			subPackQ4KGo(want, w, rows, nb, 0, nb)
-			subFormatQ4KR16.pack(got, lw, rows, nb)
-			for i := range want {
-				if got[i] != want[i] {
-					t.Fatalf("rows %d %v: panel byte %d (super-block %d offset %d) = %#x, want %#x", rows, m, i, i/subQ4Bytes, i%subQ4Bytes, got[i], want[i])
+	for _, c := range []struct {
+		f      subFormat
+		lay    *ledger.WeightLayout
+		gen    func(*rand.Rand, int, ledgertest.Mode) []byte
+		goPack func(panel, w []byte, rows, nb, sb0, nsb int)
+	}{
+		{subFormatQ4KR16, avx512.Q4KR16Layout, ledgertest.Q4K, subPackQ4KGo},
+		{subFormatQ6KR16, avx512.Q6KR16Layout, ledgertest.Q6K, subPackQ6KGo},
+	} {
+		for _, rows := range []int{1, 7, 16} {
+			for _, m := range ledgertest.Modes {
+				const nb = 3
+				w := c.gen(r, rows*nb, m)
+				lw := make([]byte, c.lay.Size(rows, nb*qk))
+				if err := c.lay.Repack(lw, w, rows, nb*qk); err != nil {
+					t.Fatal(err)
+				}
+				want := make([]byte, nb*c.f.sbBytes)
+				got := make([]byte, nb*c.f.sbBytes)
+				for i := range got {
+					got[i] = 0xA5
+				}
+				c.goPack(want, w, rows, nb, 0, nb)
+				c.f.pack(got, lw, rows, nb)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("%s rows %d %v: panel byte %d (super-block %d offset %d) = %#x, want %#x", c.f.typ, rows, m, i, i/c.f.sbBytes, i%c.f.sbBytes, got[i], want[i])
+					}
 				}
 			}
 		}
-	}
-	op, _ := ledger.LookupOp(ledger.MatMulOp(quant.Q4_K))
-	v, ok := ledger.Lookup(op.Name, "avx512-vnni-sub-r16")
-	if !ok {
-		t.Fatal("matmul/q4_k:avx512-vnni-sub-r16 is not registered")
-	}
-	stored, _ := ledger.Lookup(op.Name, "avx512-vnni-sub")
-	for _, s := range append(testShapes, ledger.Shape{Rows: 70, K: 512, N: 11}, ledger.Shape{Rows: 130, K: 256, N: 49}) {
-		t.Run(s.Key(ledger.KindMatMul), func(t *testing.T) {
-			c := newCase(t, op, s, 11)
-			mustPass(t, c, v)
-			lw := make([]byte, lay.Size(s.Rows, s.K))
-			if err := lay.Repack(lw, c.W.W, s.Rows, s.K); err != nil {
-				t.Fatal(err)
-			}
-			a, b := make([]float32, s.N*s.Rows), make([]float32, s.N*s.Rows)
-			v.Impl.(ledger.MatMul)(a, s.Rows, lw, s.Rows, c.W.XQ, s.N, s.K)
-			stored.Impl.(ledger.MatMul)(b, s.Rows, c.W.W, s.Rows, c.W.XQ, s.N, s.K)
-			for i := range a {
-				if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-					t.Fatalf("output %d: %v over the layout, %v over the stored rows", i, a[i], b[i])
+		op, _ := ledger.LookupOp(ledger.MatMulOp(c.f.typ))
+		v, ok := ledger.Lookup(op.Name, "avx512-vnni-sub-r16")
+		if !ok {
+			t.Fatalf("%s:avx512-vnni-sub-r16 is not registered", op.Name)
+		}
+		stored, _ := ledger.Lookup(op.Name, "avx512-vnni-sub")
+		for _, s := range append(testShapes, ledger.Shape{Rows: 70, K: 512, N: 11}, ledger.Shape{Rows: 130, K: 256, N: 49}) {
+			t.Run(fmt.Sprintf("%s/%s", c.f.typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
+				cs := newCase(t, op, s, 11)
+				mustPass(t, cs, v)
+				lw := make([]byte, c.lay.Size(s.Rows, s.K))
+				if err := c.lay.Repack(lw, cs.W.W, s.Rows, s.K); err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				a, b := make([]float32, s.N*s.Rows), make([]float32, s.N*s.Rows)
+				v.Impl.(ledger.MatMul)(a, s.Rows, lw, s.Rows, cs.W.XQ, s.N, s.K)
+				stored.Impl.(ledger.MatMul)(b, s.Rows, cs.W.W, s.Rows, cs.W.XQ, s.N, s.K)
+				for i := range a {
+					if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+						t.Fatalf("output %d: %v over the layout, %v over the stored rows", i, a[i], b[i])
+					}
+				}
+			})
+		}
 	}
 }
 

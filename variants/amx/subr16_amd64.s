@@ -54,3 +54,68 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// The Q6_K panel from the interleaved Q6_K layout (q6kr16.go): a
+// sub-block's two nibble vectors and its top bits make its four k-quads of
+// 6-bit quants (as q6kr16Dot builds them), its int8 scales widen to
+// dwords, the coefficient pairs (−32·sc_2h, −32·sc_2h+1) to word pairs.
+// Z31 0x0f bytes, Z30 0x30 bytes, Z29 −32 as words.
+
+#define R6P_SUB(s) \
+	VMOVDQU64 (288+192*(s))(SI), Z8; \
+	VMOVDQU64 (288+192*(s)+64)(SI), Z9; \
+	VMOVDQU64 (288+192*(s)+128)(SI), Z10; \
+	VPSRLW $4, Z8, Z11; VPANDD Z31, Z8, Z8; VPANDD Z31, Z11, Z11; \
+	VPSRLW $4, Z9, Z12; VPANDD Z31, Z9, Z9; VPANDD Z31, Z12, Z12; \
+	VPSLLW $4, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z8; \
+	VPSLLW $2, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z11; \
+	VPTERNLOGD $0xf8, Z30, Z10, Z9; \
+	VPSRLW $2, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z12; \
+	VMOVDQU64 Z8, ((4*(s))*64)(DI); \
+	VMOVDQU64 Z11, ((4*(s)+1)*64)(DI); \
+	VMOVDQU64 Z9, ((4*(s)+2)*64)(DI); \
+	VMOVDQU64 Z12, ((4*(s)+3)*64)(DI); \
+	VPMOVSXBD (32+16*(s))(SI), Z14; \
+	VMOVDQU64 Z14, (4096+64*(s))(DI)
+
+// R6P_COEF is coefficient pair h: the words −32·sc_2h and −32·sc_2h+1 of
+// each row, in its dword.
+#define R6P_COEF(h) \
+	VPMOVSXBW (32+16*(2*(h)))(SI), Y15; \
+	VPMOVSXBW (32+16*(2*(h)+1))(SI), Y14; \
+	VPMULLW   Y29, Y15, Y15; \
+	VPMULLW   Y29, Y14, Y14; \
+	VPMOVZXWD Y15, Z15; \
+	VPMOVZXWD Y14, Z14; \
+	VPSLLD    $16, Z14, Z14; \
+	VPORD     Z14, Z15, Z15; \
+	VMOVDQU64 Z15, (5120+64*(h))(DI)
+
+// func subPackQ6KR16(panel, w *byte, nb int)
+// Writes nb super-blocks of one 16-row group (w, 3360 bytes each) as the
+// Q6_K panel's (5696 bytes each).
+TEXT ·subPackQ6KR16(SB), NOSPLIT, $0-24
+	MOVQ panel+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ nb+16(FP), CX
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x30303030, AX
+	VPBROADCASTD AX, Z30
+	MOVL $0xffe0ffe0, AX
+	VPBROADCASTD AX, Z29
+	TESTQ CX, CX
+	JZ    done
+loop:
+	R6P_SUB(0); R6P_SUB(1); R6P_SUB(2); R6P_SUB(3); R6P_SUB(4); R6P_SUB(5); R6P_SUB(6); R6P_SUB(7)
+	R6P_SUB(8); R6P_SUB(9); R6P_SUB(10); R6P_SUB(11); R6P_SUB(12); R6P_SUB(13); R6P_SUB(14); R6P_SUB(15)
+	R6P_COEF(0); R6P_COEF(1); R6P_COEF(2); R6P_COEF(3); R6P_COEF(4); R6P_COEF(5); R6P_COEF(6); R6P_COEF(7)
+	VCVTPH2PS (SI), Z13
+	VMOVUPS   Z13, 5632(DI)
+	ADDQ $3360, SI
+	ADDQ $5696, DI
+	DECQ CX
+	JNZ  loop
+done:
+	VZEROUPPER
+	RET
