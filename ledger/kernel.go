@@ -131,6 +131,11 @@ type WeightLayout struct {
 	// values for the variant: dst has ActBytes(k) bytes.
 	ActBytes func(k int) int
 	Prepare  func(dst, xq []byte, k int)
+	// DequantizeRow, where the layout has it, expands row r of a matrix of
+	// k columns in the layout (w) into dst (k values): a token embedding
+	// placed in the layout is looked up through it. nil: a matrix in the
+	// layout keeps its stored rows for that.
+	DequantizeRow func(dst []float32, w []byte, r, k int)
 }
 
 // Size is the bytes of rows rows of k values in the layout.

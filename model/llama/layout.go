@@ -43,7 +43,7 @@ func (m *Model) bindLayouts(k *kernels) error {
 	seen := map[layoutKey]bool{}
 	for _, l := range k.linears() {
 		for _, lay := range []*ledger.WeightLayout{l.layout, l.blayout, l.mlayout} {
-			if lay == nil {
+			if lay == nil || lay == l.w.placedIn {
 				continue
 			}
 			key := layoutKey{l.w, lay.Name}
@@ -75,15 +75,21 @@ func (m *Model) bindLayouts(k *kernels) error {
 			m.layouts.data[key] = b
 		}
 	}
+	in := func(w *Matrix, lay *ledger.WeightLayout) []byte {
+		if lay == w.placedIn { // placed in it by Load (a tied head is the embedding's copy)
+			return w.placed
+		}
+		return m.layouts.data[layoutKey{w, lay.Name}]
+	}
 	for _, l := range k.linears() {
 		if l.layout != nil {
-			l.lw = m.layouts.data[layoutKey{l.w, l.layout.Name}]
+			l.lw = in(l.w, l.layout)
 		}
 		if l.blayout != nil {
-			l.blw = m.layouts.data[layoutKey{l.w, l.blayout.Name}]
+			l.blw = in(l.w, l.blayout)
 		}
 		if l.mlayout != nil {
-			l.mlw = m.layouts.data[layoutKey{l.w, l.mlayout.Name}]
+			l.mlw = in(l.w, l.mlayout)
 		}
 	}
 	return nil
@@ -140,14 +146,14 @@ func (t *linTask) rowsInLayout(lo, hi int) {
 // CPULayouts lists the matrices that the engine's CPU kernels read only
 // through one weight layout: the matvec, the batched decode product and
 // the matmul of its weight type (promoted, or forced by DAMASCUS_KERNELS)
-// all read the same layout, and the matrix is not the token embedding
-// (whose rows the forward pass looks up as stored). Load places those in
+// all read the same layout, and for the token embedding (whose rows the
+// forward pass looks up) the layout can expand a row. Load places those in
 // the layout alone.
 func (m *Model) CPULayouts() (map[*Matrix]*ledger.WeightLayout, error) {
 	byType := map[quant.Type]*ledger.WeightLayout{}
 	lays := map[*Matrix]*ledger.WeightLayout{}
 	for _, mat := range m.matrices() {
-		if mat == &m.Embed || len(mat.Data) == 0 {
+		if len(mat.Data) == 0 {
 			continue
 		}
 		lay, seen := byType[mat.Type]
@@ -169,7 +175,9 @@ func (m *Model) CPULayouts() (map[*Matrix]*ledger.WeightLayout, error) {
 			}
 			byType[mat.Type] = lay
 		}
-		if lay != nil && mat.Cols%quant.QK_K == 0 {
+		// The embedding's rows are looked up: only a layout that can
+		// expand one takes it.
+		if lay != nil && mat.Cols%quant.QK_K == 0 && (mat != &m.Embed || lay.DequantizeRow != nil) {
 			lays[mat] = lay
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 )
 
@@ -17,7 +18,11 @@ type Matrix struct {
 	Rows    int
 	Cols    int
 	RowSize int // bytes per row
-	Data    []byte
+	// Data is nil for a matrix Load placed in a weight layout alone
+	// (CPULayouts), then held in placedIn's layout as placed.
+	Data     []byte
+	placedIn *ledger.WeightLayout
+	placed   []byte
 }
 
 // Row returns the bytes of row r.
@@ -25,6 +30,13 @@ func (m *Matrix) Row(r int) []byte { return m.Data[r*m.RowSize : (r+1)*m.RowSize
 
 // DequantizeRow expands row r into dst (Cols values).
 func (m *Matrix) DequantizeRow(dst []float32, r int) error {
+	if m.Data == nil && m.placedIn != nil {
+		if r < 0 || r >= m.Rows {
+			return fmt.Errorf("%s row %d: out of %d rows", m.Name, r, m.Rows)
+		}
+		m.placedIn.DequantizeRow(dst[:m.Cols], m.placed, r, m.Cols)
+		return nil
+	}
 	if err := quant.Dequantize(m.Type, m.Row(r), dst[:m.Cols]); err != nil {
 		return fmt.Errorf("%s row %d: %w", m.Name, r, err)
 	}

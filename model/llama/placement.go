@@ -181,7 +181,7 @@ func (m *Model) copyMatrices(f *gguf.File, release bool, lays map[*Matrix]*ledge
 				f.ReleasePages(src) // advice only, as below
 			}
 			placed[layoutKey{mat, lay.Name}] = dst
-			mat.Data = nil
+			mat.Data, mat.placedIn, mat.placed = nil, lay, dst
 			off += size(mat)
 			continue
 		}

@@ -100,10 +100,10 @@ func repackR16(name string, dst, src []byte, rows, k, bs, groupBytes int, row fu
 var (
 	Q4KR16Layout = &ledger.WeightLayout{Name: "q4_k-r16", Weights: quant.Q4_K, Rows: Q4KR16Rows,
 		GroupBytes: func(k int) int { return k / quant.QK_K * Q4KR16Bytes }, Repack: RepackQ4KR16,
-		ActBytes: func(k int) int { return k / quant.QK_K * Q4KR16ActBytes }, Prepare: PrepareQ4KR16}
+		ActBytes: func(k int) int { return k / quant.QK_K * Q4KR16ActBytes }, Prepare: PrepareQ4KR16, DequantizeRow: DequantizeRowQ4KR16}
 	Q6KR16Layout = &ledger.WeightLayout{Name: "q6_k-r16", Weights: quant.Q6_K, Rows: Q4KR16Rows,
 		GroupBytes: func(k int) int { return k / quant.QK_K * Q6KR16Bytes }, Repack: RepackQ6KR16,
-		ActBytes: func(k int) int { return k / quant.QK_K * Q6KR16ActBytes }, Prepare: PrepareQ6KR16}
+		ActBytes: func(k int) int { return k / quant.QK_K * Q6KR16ActBytes }, Prepare: PrepareQ6KR16, DequantizeRow: DequantizeRowQ6KR16}
 )
 
 // r16MatVec is an interleaved kernel (whole groups of 16 rows, prefetching
@@ -163,4 +163,28 @@ func Q4KR16MatVec(dst []float32, w, xr []byte, k, dist int) {
 		return
 	}
 	q4kr16Dot(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows)
+}
+
+// DequantizeRowQ4KR16 expands row r of a matrix of k columns in the
+// interleaved Q4_K layout (w) into dst (k values), as quant.Dequantize
+// expands the stored row: (d·sc)·q − dmin·m a sub-block.
+func DequantizeRowQ4KR16(dst []float32, w []byte, r, k int) {
+	nb, rr := k/quant.QK_K, r%Q4KR16Rows
+	for b := range nb {
+		g := w[((r/Q4KR16Rows)*nb+b)*Q4KR16Bytes:][:Q4KR16Bytes]
+		d := quant.FP16ToFloat32(binary.LittleEndian.Uint16(g[2*rr:]))
+		dmin := quant.FP16ToFloat32(binary.LittleEndian.Uint16(g[32+2*rr:]))
+		y := dst[b*quant.QK_K:][:quant.QK_K]
+		for s := range 8 {
+			ds := d * float32(g[64+16*s+rr])
+			ms := dmin * float32(g[192+32*(s/2)+2*rr+s%2])
+			for q := range 4 {
+				line := g[320+(s*4+q)*64+4*rr:][:4]
+				for i, v := range line {
+					y[32*s+4*q+i] = ds*float32(v&15) - ms
+					y[32*s+16+4*q+i] = ds*float32(v>>4) - ms
+				}
+			}
+		}
+	}
 }

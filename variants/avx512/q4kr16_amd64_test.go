@@ -229,3 +229,43 @@ func BenchmarkQ4KBatch(b *testing.B) {
 		}
 	}
 }
+
+// The layouts' row expansion (a token embedding placed in the layout)
+// gives quant.Dequantize's values of the stored row, bit for bit, at every
+// row of a partial last group too.
+func TestDequantizeRowR16(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, c := range []struct {
+		wt       quant.Type
+		bs       int
+		lay      *ledger.WeightLayout
+		quantize func(dst []byte, src []float32)
+	}{
+		{quant.Q4_K, 144, Q4KR16Layout, quant.QuantizeQ4K},
+		{quant.Q6_K, 210, Q6KR16Layout, quant.QuantizeQ6K},
+	} {
+		const rows, k = 37, 512
+		w := make([]float32, rows*k)
+		for i := range w {
+			w[i] = float32(r.NormFloat64()) * float32(1+i%k/64)
+		}
+		q := make([]byte, rows*k/256*c.bs)
+		c.quantize(q, w)
+		lw := make([]byte, c.lay.Size(rows, k))
+		if err := c.lay.Repack(lw, q, rows, k); err != nil {
+			t.Fatal(err)
+		}
+		want, got := make([]float32, k), make([]float32, k)
+		for row := range rows {
+			if err := quant.Dequantize(c.wt, q[row*k/256*c.bs:(row+1)*k/256*c.bs], want); err != nil {
+				t.Fatal(err)
+			}
+			c.lay.DequantizeRow(got, lw, row, k)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s row %d value %d: %g, stored row %g", c.wt, row, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

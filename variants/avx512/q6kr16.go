@@ -84,3 +84,29 @@ func Q6KR16MatVec(dst []float32, w, xr []byte, k, dist int) {
 	}
 	q6kr16Dot(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
 }
+
+// DequantizeRowQ6KR16 expands row r of a matrix of k columns in the
+// interleaved Q6_K layout (w) into dst (k values), as quant.Dequantize
+// expands the stored row: d·sc·(q − 32).
+func DequantizeRowQ6KR16(dst []float32, w []byte, r, k int) {
+	nb, rr := k/quant.QK_K, r%Q4KR16Rows
+	for b := range nb {
+		g := w[((r/Q4KR16Rows)*nb+b)*Q6KR16Bytes:][:Q6KR16Bytes]
+		d := quant.FP16ToFloat32(binary.LittleEndian.Uint16(g[2*rr:]))
+		y := dst[b*quant.QK_K:][:quant.QK_K]
+		for s := range 16 {
+			ds := d * float32(int8(g[32+16*s+rr]))
+			sub := g[288+192*s:]
+			for i := range 4 {
+				top := sub[128+4*rr+i]
+				for h := range 2 {
+					v := sub[64*h+4*rr+i]
+					lo := int(v&15) | int(top>>(2*(2*h))&3)<<4
+					hi := int(v>>4) | int(top>>(2*(2*h+1))&3)<<4
+					y[16*s+8*h+i] = ds * float32(lo-32)
+					y[16*s+8*h+4+i] = ds * float32(hi-32)
+				}
+			}
+		}
+	}
+}
