@@ -14,11 +14,11 @@ import (
 var formatQ4KR16 = weightFormat{typ: quant.Q4_K, blkBytes: avx512.Q4KR16Bytes / avx512.Q4KR16Rows, pack: packQ4KR16Asm,
 	packPf: func(panel, w []byte, rows, nb, sb0, nsb int, _ *byte) { packQ4KR16Asm(panel, w, rows, nb, sb0, nsb) }, sum32: true}
 
-// packQ4KR16Tiles is packQ4KR16's assembly (packr16_amd64.s): nsb
+// packQ4KR16Tiles is packQ4KR16's assembly (packr16_amd64.s): n
 // super-blocks of the group at w into panel.
 //
 //go:noescape
-func packQ4KR16Tiles(panel, w *byte, nsb int)
+func packQ4KR16Tiles(panel, w *byte, n int)
 
 // packQ4KR16Asm is packQ4KR16 through packQ4KR16Tiles.
 func packQ4KR16Asm(panel, w []byte, rows, nb, sb0, nsb int) {

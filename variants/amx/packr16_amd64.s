@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "r16pack_amd64.h"
 
 // The tile programs' Q4_K panel (pack.go) from the interleaved layout
 // (packr16.go's packQ4KR16 in assembly): a line of the layout is 16 rows ×
@@ -49,34 +50,21 @@
 	VMOVDQU64 Z12, (8320+64*(c))(DI); \
 	VMOVDQU64 Z28, (8320+64*((c)+4))(DI)
 
-// func packQ4KR16Tiles(panel, w *byte, nsb int)
-// Writes nsb super-blocks of one 16-row group (w, 2368 bytes each) as the
+#define R16T_CONSTS \
+	MOVL $0x0f0f0f0f, AX; VPBROADCASTD AX, Z31; \
+	MOVL $0x00ff00ff, AX; VPBROADCASTD AX, Z30; \
+	MOVL $0x007f007f, AX; VPBROADCASTD AX, Z29; \
+	VPXORD Z28, Z28, Z28
+
+#define R16T_BODY \
+	R16T_SUB(0); R16T_SUB(1); R16T_SUB(2); R16T_SUB(3); \
+	R16T_SUB(4); R16T_SUB(5); R16T_SUB(6); R16T_SUB(7); \
+	VCVTPH2PS (SI), Z13; VMOVUPS Z13, 8192(DI); \
+	VCVTPH2PS 32(SI), Z14; VMOVUPS Z14, 8256(DI); \
+	R16T_COEF(0); R16T_COEF(1); R16T_COEF(2); R16T_COEF(3)
+
+// func packQ4KR16Tiles(panel, w *byte, n int)
+// Writes n super-blocks of one 16-row group (w, 2368 bytes each) as the
 // tile panel's (8832 bytes each).
 TEXT ·packQ4KR16Tiles(SB), NOSPLIT, $0-24
-	MOVQ panel+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ nsb+16(FP), CX
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z31
-	MOVL $0x00ff00ff, AX
-	VPBROADCASTD AX, Z30
-	MOVL $0x007f007f, AX
-	VPBROADCASTD AX, Z29
-	VPXORD Z28, Z28, Z28
-	TESTQ CX, CX
-	JZ    done
-loop:
-	R16T_SUB(0); R16T_SUB(1); R16T_SUB(2); R16T_SUB(3)
-	R16T_SUB(4); R16T_SUB(5); R16T_SUB(6); R16T_SUB(7)
-	VCVTPH2PS (SI), Z13
-	VMOVUPS   Z13, 8192(DI)
-	VCVTPH2PS 32(SI), Z14
-	VMOVUPS   Z14, 8256(DI)
-	R16T_COEF(0); R16T_COEF(1); R16T_COEF(2); R16T_COEF(3)
-	ADDQ $2368, SI
-	ADDQ $8832, DI
-	DECQ CX
-	JNZ  loop
-done:
-	VZEROUPPER
-	RET
+	R16_PACKER(R16T_CONSTS, R16T_BODY, 2368, 8832)

@@ -56,12 +56,12 @@ func subPackQ4KPf(a *packArgs)
 // of the interleaved Q4_K layout (subr16_amd64.s).
 //
 //go:noescape
-func subPackQ4KR16(panel, w *byte, nb int)
+func subPackQ4KR16(panel, w *byte, n int)
 
 // subPackQ6KR16 is subPackQ4KR16 for the interleaved Q6_K layout.
 //
 //go:noescape
-func subPackQ6KR16(panel, w *byte, nb int)
+func subPackQ6KR16(panel, w *byte, n int)
 
 //go:noescape
 func subPackQ6KPf(a *packArgs)

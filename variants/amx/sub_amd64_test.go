@@ -32,18 +32,10 @@ func TestSubPackAsm(t *testing.T) {
 			for _, m := range ledgertest.Modes {
 				const nb = 3
 				w := c.gen(r, rows*nb, m)
-				want := make([]byte, nb*c.f.sbBytes)
-				got := make([]byte, nb*c.f.sbBytes)
-				for i := range got {
-					got[i] = 0xA5
-				}
+				want, got := make([]byte, nb*c.f.sbBytes), poisoned(nb*c.f.sbBytes)
 				c.goPack(want, w, rows, nb, 0, nb)
 				c.f.pack(got, w, rows, nb)
-				for i := range want {
-					if got[i] != want[i] {
-						t.Fatalf("%s rows %d %v: panel byte %d (super-block %d offset %d) = %#x, want %#x", c.f.typ, rows, m, i, i/c.f.sbBytes, i%c.f.sbBytes, got[i], want[i])
-					}
-				}
+				samePanels(t, fmt.Sprintf("%s rows %d %v", c.f.typ, rows, m), c.f.sbBytes, got, want)
 			}
 		}
 	}
@@ -135,18 +127,10 @@ func TestSubR16(t *testing.T) {
 				if err := c.lay.Repack(lw, w, rows, nb*qk); err != nil {
 					t.Fatal(err)
 				}
-				want := make([]byte, nb*c.f.sbBytes)
-				got := make([]byte, nb*c.f.sbBytes)
-				for i := range got {
-					got[i] = 0xA5
-				}
+				want, got := make([]byte, nb*c.f.sbBytes), poisoned(nb*c.f.sbBytes)
 				c.goPack(want, w, rows, nb, 0, nb)
 				c.f.pack(got, lw, rows, nb)
-				for i := range want {
-					if got[i] != want[i] {
-						t.Fatalf("%s rows %d %v: panel byte %d (super-block %d offset %d) = %#x, want %#x", c.f.typ, rows, m, i, i/c.f.sbBytes, i%c.f.sbBytes, got[i], want[i])
-					}
-				}
+				samePanels(t, fmt.Sprintf("%s rows %d %v", c.f.typ, rows, m), c.f.sbBytes, got, want)
 			}
 		}
 		op, _ := ledger.LookupOp(ledger.MatMulOp(c.f.typ))
@@ -217,5 +201,25 @@ func TestPackQ4KR16(t *testing.T) {
 	}
 	for _, s := range append(testShapes, ledger.Shape{Rows: 70, K: 512, N: 11}) {
 		t.Run(s.Key(ledger.KindMatMul), func(t *testing.T) { mustPass(t, newCase(t, op, s, 11), v) })
+	}
+}
+
+// poisoned is n bytes of 0xA5, which no packer leaves where it writes.
+func poisoned(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = 0xA5
+	}
+	return b
+}
+
+// samePanels fails the test at the first byte of got that is not want's,
+// naming its super-block (sbBytes each) and offset.
+func samePanels(t *testing.T, what string, sbBytes int, got, want []byte) {
+	t.Helper()
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%s: panel byte %d (super-block %d offset %d) = %#x, want %#x", what, i, i/sbBytes, i%sbBytes, got[i], want[i])
+		}
 	}
 }

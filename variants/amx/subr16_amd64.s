@@ -1,6 +1,8 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "../avx512/r16_amd64.h"
+#include "r16pack_amd64.h"
 
 // The sub-block-sum panel (sub.go) from the interleaved Q4_K layout
 // (variants/avx512's q4kr16.go): each 64-byte line of a group's quants is
@@ -28,32 +30,20 @@
 	VPMOVZXBW (192+32*(p))(SI), Z3; \
 	VMOVDQU64 Z3, (4608+64*(p))(DI)
 
-// func subPackQ4KR16(panel, w *byte, nb int)
-// Writes nb super-blocks of one 16-row group (w, 2368 bytes each) as the
+#define R16P_CONSTS MOVL $0x0f0f0f0f, AX; VPBROADCASTD AX, Z31
+
+#define R16P_BODY \
+	R16P_SUB(0); R16P_SUB(1); R16P_SUB(2); R16P_SUB(3); \
+	R16P_SUB(4); R16P_SUB(5); R16P_SUB(6); R16P_SUB(7); \
+	R16P_COEF(0); R16P_COEF(1); R16P_COEF(2); R16P_COEF(3); \
+	VCVTPH2PS (SI), Z4; VMOVUPS Z4, 4864(DI); \
+	VCVTPH2PS 32(SI), Z5; VMOVUPS Z5, 4928(DI)
+
+// func subPackQ4KR16(panel, w *byte, n int)
+// Writes n super-blocks of one 16-row group (w, 2368 bytes each) as the
 // panel's (4992 bytes each).
 TEXT ·subPackQ4KR16(SB), NOSPLIT, $0-24
-	MOVQ panel+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ nb+16(FP), CX
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z31
-	TESTQ CX, CX
-	JZ    done
-loop:
-	R16P_SUB(0); R16P_SUB(1); R16P_SUB(2); R16P_SUB(3)
-	R16P_SUB(4); R16P_SUB(5); R16P_SUB(6); R16P_SUB(7)
-	R16P_COEF(0); R16P_COEF(1); R16P_COEF(2); R16P_COEF(3)
-	VCVTPH2PS (SI), Z4
-	VMOVUPS   Z4, 4864(DI)
-	VCVTPH2PS 32(SI), Z5
-	VMOVUPS   Z5, 4928(DI)
-	ADDQ $2368, SI
-	ADDQ $4992, DI
-	DECQ CX
-	JNZ  loop
-done:
-	VZEROUPPER
-	RET
+	R16_PACKER(R16P_CONSTS, R16P_BODY, 2368, 4992)
 
 // The Q6_K panel from the interleaved Q6_K layout (q6kr16.go): a
 // sub-block's two nibble vectors and its top bits make its four k-quads of
@@ -65,12 +55,7 @@ done:
 	VMOVDQU64 (288+192*(s))(SI), Z8; \
 	VMOVDQU64 (288+192*(s)+64)(SI), Z9; \
 	VMOVDQU64 (288+192*(s)+128)(SI), Z10; \
-	VPSRLW $4, Z8, Z11; VPANDD Z31, Z8, Z8; VPANDD Z31, Z11, Z11; \
-	VPSRLW $4, Z9, Z12; VPANDD Z31, Z9, Z9; VPANDD Z31, Z12, Z12; \
-	VPSLLW $4, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z8; \
-	VPSLLW $2, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z11; \
-	VPTERNLOGD $0xf8, Z30, Z10, Z9; \
-	VPSRLW $2, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z12; \
+	R6_BUILD; \
 	VMOVDQU64 Z8, ((4*(s))*64)(DI); \
 	VMOVDQU64 Z11, ((4*(s)+1)*64)(DI); \
 	VMOVDQU64 Z9, ((4*(s)+2)*64)(DI); \
@@ -91,31 +76,19 @@ done:
 	VPORD     Z14, Z15, Z15; \
 	VMOVDQU64 Z15, (5120+64*(h))(DI)
 
-// func subPackQ6KR16(panel, w *byte, nb int)
-// Writes nb super-blocks of one 16-row group (w, 3360 bytes each) as the
+#define R6P_CONSTS \
+	MOVL $0x0f0f0f0f, AX; VPBROADCASTD AX, Z31; \
+	MOVL $0x30303030, AX; VPBROADCASTD AX, Z30; \
+	MOVL $0xffe0ffe0, AX; VPBROADCASTD AX, Z29
+
+#define R6P_BODY \
+	R6P_SUB(0); R6P_SUB(1); R6P_SUB(2); R6P_SUB(3); R6P_SUB(4); R6P_SUB(5); R6P_SUB(6); R6P_SUB(7); \
+	R6P_SUB(8); R6P_SUB(9); R6P_SUB(10); R6P_SUB(11); R6P_SUB(12); R6P_SUB(13); R6P_SUB(14); R6P_SUB(15); \
+	R6P_COEF(0); R6P_COEF(1); R6P_COEF(2); R6P_COEF(3); R6P_COEF(4); R6P_COEF(5); R6P_COEF(6); R6P_COEF(7); \
+	VCVTPH2PS (SI), Z13; VMOVUPS Z13, 5632(DI)
+
+// func subPackQ6KR16(panel, w *byte, n int)
+// Writes n super-blocks of one 16-row group (w, 3360 bytes each) as the
 // Q6_K panel's (5696 bytes each).
 TEXT ·subPackQ6KR16(SB), NOSPLIT, $0-24
-	MOVQ panel+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ nb+16(FP), CX
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z31
-	MOVL $0x30303030, AX
-	VPBROADCASTD AX, Z30
-	MOVL $0xffe0ffe0, AX
-	VPBROADCASTD AX, Z29
-	TESTQ CX, CX
-	JZ    done
-loop:
-	R6P_SUB(0); R6P_SUB(1); R6P_SUB(2); R6P_SUB(3); R6P_SUB(4); R6P_SUB(5); R6P_SUB(6); R6P_SUB(7)
-	R6P_SUB(8); R6P_SUB(9); R6P_SUB(10); R6P_SUB(11); R6P_SUB(12); R6P_SUB(13); R6P_SUB(14); R6P_SUB(15)
-	R6P_COEF(0); R6P_COEF(1); R6P_COEF(2); R6P_COEF(3); R6P_COEF(4); R6P_COEF(5); R6P_COEF(6); R6P_COEF(7)
-	VCVTPH2PS (SI), Z13
-	VMOVUPS   Z13, 5632(DI)
-	ADDQ $3360, SI
-	ADDQ $5696, DI
-	DECQ CX
-	JNZ  loop
-done:
-	VZEROUPPER
-	RET
+	R16_PACKER(R6P_CONSTS, R6P_BODY, 3360, 5696)

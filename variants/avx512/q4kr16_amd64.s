@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "r16_amd64.h"
 
 // The interleaved Q4_K decode kernel (q4kr16.go): 16 rows a vector lane
 // each, so a sub-block is four 64-byte loads, each split into its low and
@@ -144,12 +145,7 @@ done:
 // R6_SUB is sub-block s, its weights loaded by loads, into Z1.
 #define R6_SUB(loads, s) \
 	loads(s); \
-	VPSRLW $4, Z8, Z11; VPANDD Z31, Z8, Z8; VPANDD Z31, Z11, Z11; \
-	VPSRLW $4, Z9, Z12; VPANDD Z31, Z9, Z9; VPANDD Z31, Z12, Z12; \
-	VPSLLW $4, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z8; \
-	VPSLLW $2, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z11; \
-	VPTERNLOGD $0xf8, Z30, Z10, Z9; \
-	VPSRLW $2, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z12; \
+	R6_BUILD; \
 	VPXORD Z3, Z3, Z3; \
 	VPDPBUSD.BCST (16*(s))(R8), Z8, Z3; \
 	VPDPBUSD.BCST (16*(s)+4)(R8), Z11, Z3; \

@@ -41,12 +41,7 @@ func TestR16MatVec(t *testing.T) {
 	} {
 		r := rand.New(rand.NewPCG(c.seed1, c.seed2))
 		rows, k := c.rows, c.k
-		w := make([]float32, rows*k)
-		for i := range w {
-			w[i] = float32(r.NormFloat64()) * float32(1+i%k/64)
-		}
-		q := make([]byte, rows*k/256*c.bs)
-		c.quantize(q, w)
+		q := quantizedRows(r, c.quantize, c.bs, rows, k)
 		x := make([]float32, k)
 		for i := range x {
 			x[i] = float32(r.NormFloat64())
@@ -121,12 +116,7 @@ func TestQ4KR16MatMul(t *testing.T) {
 	} {
 		for _, sh := range []struct{ rows, k int }{{16, 256}, {48, 768}, {32, 3072}} {
 			rows, k := sh.rows, sh.k
-			w := make([]float32, rows*k)
-			for i := range w {
-				w[i] = float32(r.NormFloat64()) * float32(1+i%k/64)
-			}
-			q := make([]byte, rows*k/256*c.bs)
-			c.quantize(q, w)
+			q := quantizedRows(r, c.quantize, c.bs, rows, k)
 			packed := make([]byte, rows/16*k/256*c.gb)
 			if err := c.repack(packed, q, rows, k); err != nil {
 				t.Fatal(err)
@@ -245,12 +235,7 @@ func TestDequantizeRowR16(t *testing.T) {
 		{quant.Q6_K, 210, Q6KR16Layout, quant.QuantizeQ6K},
 	} {
 		const rows, k = 37, 512
-		w := make([]float32, rows*k)
-		for i := range w {
-			w[i] = float32(r.NormFloat64()) * float32(1+i%k/64)
-		}
-		q := make([]byte, rows*k/256*c.bs)
-		c.quantize(q, w)
+		q := quantizedRows(r, c.quantize, c.bs, rows, k)
 		lw := make([]byte, c.lay.Size(rows, k))
 		if err := c.lay.Repack(lw, q, rows, k); err != nil {
 			t.Fatal(err)
@@ -268,4 +253,17 @@ func TestDequantizeRowR16(t *testing.T) {
 			}
 		}
 	}
+}
+
+// quantizedRows is rows rows of k values quantized by quantize (bs bytes a
+// block): normal values growing along k, so scales vary over the
+// sub-blocks.
+func quantizedRows(r *rand.Rand, quantize func(dst []byte, src []float32), bs, rows, k int) []byte {
+	w := make([]float32, rows*k)
+	for i := range w {
+		w[i] = float32(r.NormFloat64()) * float32(1+i%k/64)
+	}
+	q := make([]byte, rows*k/256*bs)
+	quantize(q, w)
+	return q
 }

@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "r16_amd64.h"
 
 // The interleaved Q4_K kernel for four tokens at once (q4kr16m.go): each
 // weight line is loaded and split into its nibbles once and feeds eight
@@ -87,46 +88,40 @@
 	ADDQ $2368, SI; \
 	ADDQ $288, R8; ADDQ $288, R11; ADDQ $288, R12; ADDQ $288, R13
 
+// M4_TEXT is a four-token kernel's text (q4kr16DotM4's arguments): the
+// constants consts, then body (one super-block of a group for the four
+// tokens, stepping SI and the activation pointers) nb times per group of
+// 16 rows, each token's 16 sums stored ldd floats apart.
+#define M4_TEXT(consts, body) \
+	MOVQ w+0(FP), SI; MOVQ x+8(FP), DI; MOVQ xstride+16(FP), BX; \
+	MOVQ dst+24(FP), DX; MOVQ ldd+32(FP), AX; SHLQ $2, AX; \
+	MOVQ nb+40(FP), CX; MOVQ groups+48(FP), R9; \
+	consts; \
+	TESTQ R9, R9; JZ done; \
+	TESTQ CX, CX; JZ done; \
+group: \
+	VPXORD Z0, Z0, Z0; VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2; VPXORD Z3, Z3, Z3; \
+	MOVQ DI, R8; LEAQ (DI)(BX*1), R11; LEAQ (DI)(BX*2), R12; LEAQ (R12)(BX*1), R13; \
+	MOVQ CX, R10; \
+block: \
+	body; \
+	DECQ R10; JNZ block; \
+	MOVQ DX, R8; VMOVUPS Z0, (R8); ADDQ AX, R8; VMOVUPS Z1, (R8); \
+	ADDQ AX, R8; VMOVUPS Z2, (R8); ADDQ AX, R8; VMOVUPS Z3, (R8); \
+	ADDQ $64, DX; \
+	DECQ R9; JNZ group; \
+done: \
+	VZEROUPPER; \
+	RET
+
+#define M4_CONSTS MOVL $0x0f0f0f0f, R10; VPBROADCASTD R10, Z31
+#define M6_CONSTS M4_CONSTS; MOVL $0x30303030, R10; VPBROADCASTD R10, Z30
+
 // func q4kr16DotM4(w, x *byte, xstride int, dst *float32, ldd, nb, groups int)
 // Four tokens' activations at x, xstride bytes apart (each laid out by
 // PrepareQ4KR16); token t's 16 sums of each group at dst + t·ldd floats.
 TEXT ·q4kr16DotM4(SB), NOSPLIT, $0-56
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), DI
-	MOVQ xstride+16(FP), BX
-	MOVQ dst+24(FP), DX
-	MOVQ ldd+32(FP), AX
-	SHLQ $2, AX
-	MOVQ nb+40(FP), CX
-	MOVQ groups+48(FP), R9
-	MOVL $0x0f0f0f0f, R10; VPBROADCASTD R10, Z31
-	TESTQ R9, R9; JZ done
-	TESTQ CX, CX; JZ done
-group:
-	VPXORD Z0, Z0, Z0; VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2; VPXORD Z3, Z3, Z3
-	MOVQ DI, R8
-	LEAQ (DI)(BX*1), R11
-	LEAQ (DI)(BX*2), R12
-	LEAQ (R12)(BX*1), R13
-	MOVQ CX, R10
-block:
-	M4_BLOCK
-	DECQ R10
-	JNZ  block
-	MOVQ DX, R8
-	VMOVUPS Z0, (R8)
-	ADDQ AX, R8
-	VMOVUPS Z1, (R8)
-	ADDQ AX, R8
-	VMOVUPS Z2, (R8)
-	ADDQ AX, R8
-	VMOVUPS Z3, (R8)
-	ADDQ $64, DX
-	DECQ R9
-	JNZ  group
-done:
-	VZEROUPPER
-	RET
+	M4_TEXT(M4_CONSTS, M4_BLOCK)
 
 // The Q6_K twin (q6kr16Dot's sub-block, four tokens): a sub-block's four
 // weight vectors are built once from its two nibble vectors and its top
@@ -150,12 +145,7 @@ done:
 	VMOVDQU64 (288+192*(s))(SI), Z8; \
 	VMOVDQU64 (288+192*(s)+64)(SI), Z9; \
 	VMOVDQU64 (288+192*(s)+128)(SI), Z10; \
-	VPSRLW $4, Z8, Z11; VPANDD Z31, Z8, Z8; VPANDD Z31, Z11, Z11; \
-	VPSRLW $4, Z9, Z12; VPANDD Z31, Z9, Z9; VPANDD Z31, Z12, Z12; \
-	VPSLLW $4, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z8; \
-	VPSLLW $2, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z11; \
-	VPTERNLOGD $0xf8, Z30, Z10, Z9; \
-	VPSRLW $2, Z10, Z13; VPTERNLOGD $0xf8, Z30, Z13, Z12; \
+	R6_BUILD; \
 	VPMOVSXBD (32+16*(s))(SI), Z14; \
 	M6_TOKEN(s, R8, Z20, Z4); \
 	M6_TOKEN(s, R11, Z21, Z5); \
@@ -184,40 +174,4 @@ done:
 // q4kr16DotM4 for the interleaved Q6_K layout (activations laid out by
 // PrepareQ6KR16).
 TEXT ·q6kr16DotM4(SB), NOSPLIT, $0-56
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), DI
-	MOVQ xstride+16(FP), BX
-	MOVQ dst+24(FP), DX
-	MOVQ ldd+32(FP), AX
-	SHLQ $2, AX
-	MOVQ nb+40(FP), CX
-	MOVQ groups+48(FP), R9
-	MOVL $0x0f0f0f0f, R10; VPBROADCASTD R10, Z31
-	MOVL $0x30303030, R10; VPBROADCASTD R10, Z30
-	TESTQ R9, R9; JZ done
-	TESTQ CX, CX; JZ done
-group:
-	VPXORD Z0, Z0, Z0; VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2; VPXORD Z3, Z3, Z3
-	MOVQ DI, R8
-	LEAQ (DI)(BX*1), R11
-	LEAQ (DI)(BX*2), R12
-	LEAQ (R12)(BX*1), R13
-	MOVQ CX, R10
-block:
-	M6_BLOCK
-	DECQ R10
-	JNZ  block
-	MOVQ DX, R8
-	VMOVUPS Z0, (R8)
-	ADDQ AX, R8
-	VMOVUPS Z1, (R8)
-	ADDQ AX, R8
-	VMOVUPS Z2, (R8)
-	ADDQ AX, R8
-	VMOVUPS Z3, (R8)
-	ADDQ $64, DX
-	DECQ R9
-	JNZ  group
-done:
-	VZEROUPPER
-	RET
+	M4_TEXT(M6_CONSTS, M6_BLOCK)
