@@ -18,8 +18,8 @@ type linSchedule struct {
 	// prepBufs hold a prepared batch's activations, one buffer per task at
 	// most, grown by the first batch that needs them.
 	prepBufs [3][]byte
-	// xrBufs hold a single token's activations laid out for a weight
-	// layout's kernel, per task.
+	// xrBufs hold the tokens' activations laid out for a weight layout's
+	// kernel (matvec or batched product), per task.
 	xrBufs [3][]byte
 	// work computes the products; prepWork lays out a prepared batch's
 	// activations (method values, made once).
@@ -39,8 +39,8 @@ type linTask struct {
 	pk    *ledger.PreparedMatMul
 	prep  []byte
 	owner bool
-	// xr is a single token's activations laid out for its matvec's weight
-	// layout (linear.layout), when it reads one.
+	// xr is the tokens' activations laid out for its kernel's weight
+	// layout (linear.layout or .blayout), when it reads one.
 	xr []byte
 }
 
