@@ -146,6 +146,17 @@ func (l *WeightLayout) Size(rows, k int) int {
 // Offset is where row r (a multiple of Rows) starts in the layout.
 func (l *WeightLayout) Offset(r, k int) int { return r / l.Rows * l.GroupBytes(k) }
 
+// Span is rows [lo, hi) of w, a matrix of rows rows of k values in the
+// layout: lo a multiple of Rows, hi one too or rows (the padded last
+// group then included).
+func (l *WeightLayout) Span(w []byte, lo, hi, rows, k int) []byte {
+	end := len(w)
+	if hi < rows {
+		end = l.Offset(hi, k)
+	}
+	return w[l.Offset(lo, k):end]
+}
+
 // PrepareBatch lays out n tokens' quantized activations (xq, back to back
 // as the kernel contract holds them) in dst (n·ActBytes(k) bytes).
 func (l *WeightLayout) PrepareBatch(dst, xq []byte, n, k int) {

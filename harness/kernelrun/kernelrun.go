@@ -245,20 +245,16 @@ func splitRows(op *ledger.Op, w *workload.Workload, copies []*workload.Workload,
 	}
 	// Shares start at a multiple of a weight layout's group of rows, where
 	// its bytes start (copies are in the layout).
-	align, off := 1, func(r int) int { return r * int(rb64) }
+	align, span := 1, func(w []byte, lo, hi int) []byte { return w[lo*int(rb64) : hi*int(rb64)] }
 	if l := v.Layout; l != nil {
-		align, off = l.Rows, func(r int) int { return l.Offset(r, k) }
+		align, span = l.Rows, func(w []byte, lo, hi int) []byte { return l.Span(w, lo, hi, rows, k) }
 	}
 	calls := make([]func(worker, n int), len(copies))
 	for i, c := range copies {
 		calls[i] = func(worker, n int) {
 			lo, hi := pool.Split(rows, worker, n, align)
 			if lo < hi {
-				end := len(c.W)
-				if hi < rows {
-					end = off(hi)
-				}
-				f(dst[lo:hi], c.W[off(lo):end], c.XQ, k)
+				f(dst[lo:hi], span(c.W, lo, hi), c.XQ, k)
 			}
 		}
 	}

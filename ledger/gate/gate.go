@@ -322,22 +322,17 @@ func (c *Case) checkPrepared(w *workload.Workload, lay *ledger.WeightLayout, p *
 		return err
 	}
 	cuts := []int{0, s.Rows / 3, s.Rows/3 + (s.Rows+1)/2, s.Rows}
-	off := func(r int) int { return r * int(rb) }
+	span := func(lo, hi int) []byte { return w.W[int64(lo)*rb : int64(hi)*rb] }
 	if lay != nil {
 		for i := range cuts[:3] {
 			cuts[i] = cuts[i] / lay.Rows * lay.Rows
 		}
-		off = func(r int) int {
-			if r == s.Rows {
-				return len(w.W)
-			}
-			return lay.Offset(r, s.K)
-		}
+		span = func(lo, hi int) []byte { return lay.Span(w.W, lo, hi, s.Rows, s.K) }
 	}
 	for i := 1; i < len(cuts); i++ {
 		lo, hi := cuts[i-1], min(cuts[i], s.Rows)
 		if lo < hi {
-			p.Run(got[lo:], w.LDD, w.W[off(lo):off(hi)], hi-lo, prep, s.N, s.K)
+			p.Run(got[lo:], w.LDD, span(lo, hi), hi-lo, prep, s.N, s.K)
 		}
 	}
 	for i := range want {

@@ -126,11 +126,7 @@ func (t *linTask) rowsInLayout(lo, hi int) {
 	case linMat:
 		lay, lw = t.l.mlayout, t.l.mlw
 	}
-	end := len(lw)
-	if hi < w.Rows {
-		end = lay.Offset(hi, w.Cols)
-	}
-	lw = lw[lay.Offset(lo, w.Cols):end]
+	lw = lay.Span(lw, lo, hi, w.Rows, w.Cols)
 	switch {
 	case t.mode == linVec:
 		t.l.mv(t.dst[lo:hi], lw, t.xr, w.Cols)
@@ -184,11 +180,11 @@ func (m *Model) CPULayouts() (map[*Matrix]*ledger.WeightLayout, error) {
 	return lays, nil
 }
 
-// storedGone reports a matrix placed in a weight layout alone (its Data
-// nil), which only the CPU's layout kernels can read.
+// storedGone reports a matrix placed in a weight layout alone, which only
+// the CPU's layout kernels can read.
 func (m *Model) storedGone() bool {
 	for _, mat := range m.matrices() {
-		if mat.Data == nil && mat.Rows > 0 {
+		if mat.placedIn != nil {
 			return true
 		}
 	}
