@@ -861,7 +861,8 @@ r16-one)
 	# Q4_K weights in the interleaved layout: the matvec (avx512-vnni-r16
 	# with R16's suffix, -pf8k), the batched product (avx512-vnni-r16-m4) and
 	# the AMX prefill (amx-int8-il-r16) forced, so Load places those
-	# matrices in the layout alone (Q6_K as stored). First the gate of the
+	# matrices in the layout alone (Q6_K as stored; ONE_Q6=1: Q6_K's too,
+	# with amx-int8-il-g8-r16). First the gate of the
 	# layout variants at the 3B shapes (the AMX one has never run), then
 	# PP_ROUNDS (3) rounds of the 3B pp16/pp64/pp512 + tg64 side by side with
 	# the promoted kernels, then the protocol's records beside llama.cpp
@@ -870,8 +871,9 @@ r16-one)
 	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
 	models llama3.2-3b
 	kern="matvec/q4_k=avx512-vnni-r16${R16--pf8k},matvec_batch/q4_k=avx512-vnni-r16-m4,matmul/q4_k=amx-int8-il-r16"
+	[ "${ONE_Q6:-}" = 1 ] && kern="$kern,matvec/q6_k=avx512-vnni-r16${R16--pf8k},matvec_batch/q6_k=avx512-vnni-r16-m4,matmul/q6_k=amx-int8-il-g8-r16"
 	log "gate of the layout variants, 3B shapes"
-	timeout 200 $B/ledger gate --op matvec/q4_k,matvec_batch/q4_k,matmul/q4_k,matvec/q6_k --variant avx512-vnni-r16,avx512-vnni-r16-pf4k,avx512-vnni-r16-pf8k,avx512-vnni-r16-m4,amx-int8-il-r16,avx512-vnni-tiles-r16,avx512-vnni-sub-r16 \
+	timeout 200 $B/ledger gate --op matvec/q4_k,matvec_batch/q4_k,matmul/q4_k,matvec/q6_k,matvec_batch/q6_k,matmul/q6_k --variant avx512-vnni-r16,avx512-vnni-r16-pf4k,avx512-vnni-r16-pf8k,avx512-vnni-r16-m4,amx-int8-il-r16,amx-int8-il-g8-r16,avx512-vnni-tiles-r16,avx512-vnni-sub-r16 \
 		--shapes 3B --store "$STORE" > "$OUT/gate-r16.txt" 2>&1
 	tail -3 "$OUT/gate-r16.txt"
 	log "A/B promoted vs one copy in the layout, 3B pp16,64,512 tg64, ${PP_ROUNDS:-3} rounds"

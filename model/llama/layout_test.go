@@ -120,8 +120,8 @@ func TestLayoutDecodeHelper(t *testing.T) {
 	}
 }
 
-// TestLayoutDecode: with the matvecs and Q4_K's batched decode kernel and
-// matmul forced to variants that read a weight layout built at load (the
+// TestLayoutDecode: with the matvecs, batched decode kernels and matmuls
+// of both types forced to variants that read a weight layout built at load (the
 // interleaved kernels, with and without prefetch), a decode's logits agree
 // with the shipped kernels' to float rounding (cosine ≥ 0.9995, the same
 // top-1), in a child process (DAMASCUS_KERNELS is read once a process).
@@ -141,12 +141,19 @@ func TestLayoutDecode(t *testing.T) {
 	}
 	_, m, _ := synthModel(t, layoutPreset, "Q4_K_M")
 	want := layoutDecode(t, m)
-	for _, name := range []string{"avx512-vnni-r16", "avx512-vnni-r16-pf4k"} {
+	// Each arm: the matvecs and the matmuls (the batched products are
+	// avx512-vnni-r16-m4 throughout); the AMX arm where the host has AMX.
+	arms := [][3]string{{"avx512-vnni-r16", "avx512-vnni-sub-r16", "avx512-vnni-sub-r16"}, {"avx512-vnni-r16-pf4k", "avx512-vnni-sub-r16", "avx512-vnni-sub-r16"}}
+	if v, ok := ledger.Default.Lookup(ledger.MatMulOp(quant.Q6_K), "amx-int8-il-g8-r16"); ok && v.Available() {
+		arms = append(arms, [3]string{"avx512-vnni-r16-pf8k", "amx-int8-il-r16", "amx-int8-il-g8-r16"})
+	}
+	for _, arm := range arms {
+		name := arm[0] + "+" + arm[1]
 		out := filepath.Join(t.TempDir(), "logits.json")
 		cmd := exec.Command(os.Args[0], "-test.run=^TestLayoutDecodeHelper$", "-test.v")
 		cmd.Env = append(os.Environ(), layoutLogitsEnv+"="+out,
-			promoted.OverrideEnv+"="+strings.Join([]string{ledger.MatVecOp(quant.Q4_K) + "=" + name, ledger.MatVecOp(quant.Q6_K) + "=" + name,
-				ledger.MatVecBatchOp(quant.Q4_K) + "=avx512-vnni-r16-m4", ledger.MatVecBatchOp(quant.Q6_K) + "=avx512-vnni-r16-m4", ledger.MatMulOp(quant.Q4_K) + "=avx512-vnni-sub-r16", ledger.MatMulOp(quant.Q6_K) + "=avx512-vnni-sub-r16"}, ","))
+			promoted.OverrideEnv+"="+strings.Join([]string{ledger.MatVecOp(quant.Q4_K) + "=" + arm[0], ledger.MatVecOp(quant.Q6_K) + "=" + arm[0],
+				ledger.MatVecBatchOp(quant.Q4_K) + "=avx512-vnni-r16-m4", ledger.MatVecBatchOp(quant.Q6_K) + "=avx512-vnni-r16-m4", ledger.MatMulOp(quant.Q4_K) + "=" + arm[1], ledger.MatMulOp(quant.Q6_K) + "=" + arm[2]}, ","))
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s: child: %v\n%s", name, err, b)
 		}

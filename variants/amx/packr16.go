@@ -46,3 +46,42 @@ func packQ4KR16(panel, w []byte, rows, nb, sb0, nsb int) {
 		}
 	}
 }
+
+// packQ6KR16 is packQ6K reading the interleaved Q6_K layout
+// (avx512.Q6KR16Layout), as packQ4KR16 reads Q4_K's: a sub-block of the
+// layout is four lines, one k-quad of 16 rows each (its nibbles from the
+// first or second 64 bytes, its top two bits from the third), so each
+// becomes one tile row of digits of sc·q + q6Offset. The panel is
+// packQ6K's byte for byte (TestPackQR16).
+func packQ6KR16(panel, w []byte, rows, nb, sb0, nsb int) {
+	const gb = avx512.Q6KR16Bytes
+	for s := range nsb {
+		g := w[(sb0+s)*gb:][:gb]
+		p := panel[s*wSBBytes:][:wSBBytes]
+		for r := range tileRows {
+			d := quant.FP16ToFloat32(binary.LittleEndian.Uint16(g[2*r:]))
+			putFloat(p[wD+4*r:], d)
+			putFloat(p[wDmin+4*r:], d)
+			for h := range 8 {
+				putCoef(p, h, r, q6Offset+32*int16(int8(g[32+16*(2*h)+r])), q6Offset+32*int16(int8(g[32+16*(2*h+1)+r])))
+			}
+		}
+		for sb := range 16 { // sub-block sb: 16 values from k = 16sb
+			sub := g[288+192*sb:][:192]
+			for q := range 4 { // k-quad q: nibbles of half q/2, low or high
+				nib, top := sub[64*(q/2):][:64], sub[128:][:64]
+				for r := range tileRows {
+					sc := int(int8(g[32+16*sb+r]))
+					for i := range 4 {
+						b := nib[4*r+i]
+						if q%2 == 1 {
+							b >>= 4
+						}
+						v := sc*int(b&15|(top[4*r+i]>>(2*q)&3)<<4) + q6Offset
+						put(p, r, 16*sb+4*q+i, uint16(v&127)|uint16(v>>digitShift)<<8)
+					}
+				}
+			}
+		}
+	}
+}

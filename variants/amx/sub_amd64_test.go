@@ -160,47 +160,74 @@ func TestSubR16(t *testing.T) {
 	}
 }
 
-// TestPackQ4KR16 checks the tile programs' packer from the interleaved
-// layout against packQ4K over the stored rows, byte for byte (row tails
-// and K blocks included), and gates the VNNI tile program over the layout
-// (the AMX one runs the same packer; the lent host gates it).
-func TestPackQ4KR16(t *testing.T) {
+// TestPackQR16 checks the tile programs' packers from the interleaved
+// layouts against packQ4K and packQ6K over the stored rows, byte for byte
+// (row tails and K blocks included; a padding row of Q6_K's layout packs
+// as a row of zero scales, the offset's digits, where packQ6K clears it:
+// only its d must be zero), and gates the VNNI tile programs over the
+// layouts (the AMX ones run the same packers; the lent host gates them).
+func TestPackQR16(t *testing.T) {
 	skipUnlessVNNI(t)
 	r := ledgertest.NewRand(47)
-	lay := avx512.Q4KR16Layout
-	for _, rows := range []int{1, 7, 16} {
-		for _, m := range ledgertest.Modes {
-			const nb = 5
-			w := ledgertest.Q4K(r, rows*nb, m)
-			lw := make([]byte, lay.Size(rows, nb*qk))
-			if err := lay.Repack(lw, w, rows, nb*qk); err != nil {
-				t.Fatal(err)
-			}
-			for _, kb := range [][2]int{{0, nb}, {1, 3}, {4, 1}} {
-				want := make([]byte, kb[1]*wSBBytes)
-				got := make([]byte, kb[1]*wSBBytes)
-				packQ4K(want, w, rows, nb, kb[0], kb[1])
-				for name, pack := range map[string]func(panel, w []byte, rows, nb, sb0, nsb int){"go": packQ4KR16, "asm": packQ4KR16Asm} {
-					for i := range got {
-						got[i] = 0xA5
-					}
-					pack(got, lw, rows, nb, kb[0], kb[1])
-					for i := range want {
-						if got[i] != want[i] {
-							t.Fatalf("%s: rows %d %v, super-blocks %d+%d: panel byte %d (super-block %d offset %d) = %#x, want %#x", name, rows, m, kb[0], kb[1], i, i/wSBBytes, i%wSBBytes, got[i], want[i])
+	type packer = func(panel, w []byte, rows, nb, sb0, nsb int)
+	for _, c := range []struct {
+		typ     quant.Type
+		lay     *ledger.WeightLayout
+		gen     func(*rand.Rand, int, ledgertest.Mode) []byte
+		stored  packer
+		packers map[string]packer
+	}{
+		{quant.Q4_K, avx512.Q4KR16Layout, ledgertest.Q4K, packQ4K, map[string]packer{"go": packQ4KR16, "asm": packQ4KR16Asm}},
+		{quant.Q6_K, avx512.Q6KR16Layout, ledgertest.Q6K, packQ6K, map[string]packer{"go": packQ6KR16, "asm": packQ6KR16Asm}},
+	} {
+		for _, rows := range []int{1, 7, 16} {
+			for _, m := range ledgertest.Modes {
+				const nb = 5
+				w := c.gen(r, rows*nb, m)
+				lw := make([]byte, c.lay.Size(rows, nb*qk))
+				if err := c.lay.Repack(lw, w, rows, nb*qk); err != nil {
+					t.Fatal(err)
+				}
+				for _, kb := range [][2]int{{0, nb}, {1, 3}, {4, 1}} {
+					want := make([]byte, kb[1]*wSBBytes)
+					c.stored(want, w, rows, nb, kb[0], kb[1])
+					for name, pack := range c.packers {
+						got := poisoned(kb[1] * wSBBytes)
+						pack(got, lw, rows, nb, kb[0], kb[1])
+						for i := range want {
+							row := panelRow(i % wSBBytes)
+							if row >= rows && c.typ == quant.Q6_K && !(i%wSBBytes >= wD && i%wSBBytes < wDmin+4*tileRows) {
+								continue // a padding row's digits and coefficients: its d is zero
+							}
+							if got[i] != want[i] {
+								t.Fatalf("%s %s: rows %d %v, super-blocks %d+%d: panel byte %d (super-block %d offset %d, row %d) = %#x, want %#x", c.typ, name, rows, m, kb[0], kb[1], i, i/wSBBytes, i%wSBBytes, row, got[i], want[i])
+							}
 						}
 					}
 				}
 			}
 		}
+		op, _ := ledger.LookupOp(ledger.MatMulOp(c.typ))
+		v, ok := ledger.Lookup(op.Name, "avx512-vnni-tiles-r16")
+		if !ok {
+			t.Fatalf("%s:avx512-vnni-tiles-r16 is not registered", op.Name)
+		}
+		for _, s := range append(testShapes, ledger.Shape{Rows: 70, K: 512, N: 11}) {
+			t.Run(fmt.Sprintf("%s/%s", c.typ, s.Key(ledger.KindMatMul)), func(t *testing.T) { mustPass(t, newCase(t, op, s, 11), v) })
+		}
 	}
-	op, _ := ledger.LookupOp(ledger.MatMulOp(quant.Q4_K))
-	v, ok := ledger.Lookup(op.Name, "avx512-vnni-tiles-r16")
-	if !ok {
-		t.Fatal("matmul/q4_k:avx512-vnni-tiles-r16 is not registered")
-	}
-	for _, s := range append(testShapes, ledger.Shape{Rows: 70, K: 512, N: 11}) {
-		t.Run(s.Key(ledger.KindMatMul), func(t *testing.T) { mustPass(t, newCase(t, op, s, 11), v) })
+}
+
+// panelRow is the weight row (0..15) whose byte is at offset off of a
+// super-block's panel (pack.go's layout).
+func panelRow(off int) int {
+	switch {
+	case off < wD:
+		return off % 64 / 4
+	case off < wCoef:
+		return (off - wD) % (4 * tileRows) / 4
+	default:
+		return (off - wCoef) % 64 / 4
 	}
 }
 
