@@ -77,7 +77,7 @@ func (d *Dispatcher) matMulKernel(op, what string, wt quant.Type, fallback strin
 		return MatMulKernel{}, fmt.Errorf("%s for %s weights: promoted: unknown op %q", what, wt, op)
 	}
 	_, forced := d.overrides[op]
-	if forced || len(d.prefs.Ops[op]) > 0 {
+	if forced || d.prefers(op) {
 		v, err := d.Resolve(op)
 		if err != nil {
 			return MatMulKernel{}, fmt.Errorf("%s for %s weights: %w", what, wt, err)
@@ -186,7 +186,7 @@ func (d *Dispatcher) AttentionHalf(t quant.Type) (ledger.AttentionHalf, error) {
 func (d *Dispatcher) AttentionBatch() ledger.AttentionBatch {
 	op := ledger.OpAttentionBatch
 	_, forced := d.overrides[op]
-	if forced || len(d.prefs.Ops[op]) > 0 {
+	if forced || d.prefers(op) {
 		v := d.mustResolve(op)
 		if forced || (v.Name != "naive" && v.Name != PerTokenName) {
 			return v.Impl.(ledger.AttentionBatch)

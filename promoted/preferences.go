@@ -15,7 +15,27 @@ import (
 type Preferences struct {
 	Note string              `json:"note,omitempty"`
 	Ops  map[string][]Choice `json:"ops"`
+	// Bundles are kernels promoted together, ahead of the ops' lists: the
+	// kernels of one weight layout, whose gain (one copy of the weights,
+	// read by decode and prefill alike) is the engine's, not any one
+	// kernel's, so their evidence is an engine A/B (`ledger ab`). The
+	// first bundle that applies here and whose every kernel runs here
+	// gives its ops' variants; a bundle that cannot run whole gives none.
+	Bundles []Bundle `json:"bundles,omitempty"`
 }
+
+// A Bundle is a set of variants promoted together (see Preferences).
+type Bundle struct {
+	Name     string            `json:"name"`               // the A/B arm that earned it
+	Kernels  map[string]string `json:"kernels"`            // op → variant
+	Evidence string            `json:"evidence,omitempty"` // run id of the engine A/B it won
+	Over     string            `json:"over,omitempty"`     // what it was measured against
+	Date     string            `json:"date,omitempty"`
+	CPU      string            `json:"cpu,omitempty"` // as Choice.CPU
+}
+
+// AppliesTo reports whether the bundle holds on a processor of vendor.
+func (b Bundle) AppliesTo(vendor string) bool { return b.CPU == "" || b.CPU == vendor }
 
 // A Choice is one entry of an op's preference list.
 type Choice struct {
@@ -49,6 +69,22 @@ func ParsePreferences(data []byte) (Preferences, error) {
 	}
 	if p.Ops == nil {
 		p.Ops = map[string][]Choice{}
+	}
+	seenBundle := map[[2]string]bool{}
+	for i, b := range p.Bundles {
+		if b.Name == "" || len(b.Kernels) == 0 {
+			return Preferences{}, fmt.Errorf("promoted: preferences: bundle %d needs a name and kernels", i)
+		}
+		for op, v := range b.Kernels {
+			if op == "" || v == "" {
+				return Preferences{}, fmt.Errorf("promoted: preferences: bundle %s has an empty op or variant", b.Name)
+			}
+		}
+		if key := [2]string{b.Name, b.CPU}; seenBundle[key] {
+			return Preferences{}, fmt.Errorf("promoted: preferences: bundle %s listed twice (cpu %q)", b.Name, b.CPU)
+		} else {
+			seenBundle[key] = true
+		}
 	}
 	for op, list := range p.Ops {
 		seen := map[Choice]bool{}

@@ -4,7 +4,8 @@
 // present and that computes at the op's own precision, else the op's naive
 // variant.
 //
-// The environment variable DAMASCUS_KERNELS overrides the choice for
+// Bundles (kernels of one weight layout promoted together on an engine
+// A/B) come before the lists. The environment variable DAMASCUS_KERNELS overrides the choice for
 // experiments, e.g. DAMASCUS_KERNELS=matvec/q4_k=avx2,rmsnorm=naive; naming a
 // variant that is missing or cannot run here is an error, never a silent
 // fallback.
@@ -93,6 +94,11 @@ func (d *Dispatcher) resolveAt(op string, p ledger.Precision) (ledger.Variant, e
 			return d.record(op, v), nil
 		}
 	}
+	if p == "" {
+		if v, ok := d.bundled(op); ok {
+			return d.record(op, v), nil
+		}
+	}
 	for _, c := range d.prefs.Ops[op] {
 		v, ok := d.reg.Lookup(op, c.Variant)
 		if ok && c.AppliesTo(d.vendor) && v.Status != ledger.Retired && v.Available() && v.Precision == p {
@@ -108,6 +114,45 @@ func (d *Dispatcher) resolveAt(op string, p ledger.Precision) (ledger.Variant, e
 		return ledger.Variant{}, fmt.Errorf("promoted: op %s has no usable variant of precision %q (not even %s)", op, p, name)
 	}
 	return d.record(op, v), nil
+}
+
+// bundled returns op's variant from the first bundle that applies to this
+// processor and runs here whole (every kernel registered, not retired,
+// available and at its op's own precision).
+func (d *Dispatcher) bundled(op string) (ledger.Variant, bool) {
+	for _, b := range d.prefs.Bundles {
+		name, ok := b.Kernels[op]
+		if !ok || !b.AppliesTo(d.vendor) || !d.runsWhole(b) {
+			continue
+		}
+		v, _ := d.reg.Lookup(op, name)
+		return v, true
+	}
+	return ledger.Variant{}, false
+}
+
+func (d *Dispatcher) runsWhole(b Bundle) bool {
+	for op, name := range b.Kernels {
+		v, ok := d.reg.Lookup(op, name)
+		if !ok || v.Status == ledger.Retired || !v.Available() || v.Precision != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// prefers reports whether the preferences choose op's variant (a list or
+// a bundle), rather than leaving it to the naive variant or a fallback.
+func (d *Dispatcher) prefers(op string) bool {
+	if len(d.prefs.Ops[op]) > 0 {
+		return true
+	}
+	for _, b := range d.prefs.Bundles {
+		if _, ok := b.Kernels[op]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *Dispatcher) record(op string, v ledger.Variant) ledger.Variant {

@@ -251,3 +251,48 @@ func TestPerTokenVariant(t *testing.T) {
 	}
 	ledgertest.AttentionBatch(t, AttentionBatch())
 }
+
+// TestResolveBundles: a bundle's variants come before the ops' lists, but
+// only where the whole bundle runs (here: one needing an absent feature
+// voids it, ops it does not name keep their lists) and on its vendor; an
+// override still wins over it.
+func TestResolveBundles(t *testing.T) {
+	pretendAbsent(t)
+	r := fakeRegistry(t)
+	mv := ledger.MatVecOp(quant.Q8_0)
+	if err := r.Add(ledger.Variant{Op: mv, Name: "wide", Family: ledger.FamilyGoUnrolled, Impl: naive.MatVec(quant.Q8_0)}); err != nil {
+		t.Fatal(err)
+	}
+	lists := map[string][]Choice{ledger.OpRMSNorm: {{Variant: "old"}, {Variant: "plain"}}, mv: {{Variant: "naive"}}}
+	whole := Bundle{Name: "pair", Kernels: map[string]string{ledger.OpRMSNorm: "naive", mv: "wide"}}
+	broken := Bundle{Name: "broken", Kernels: map[string]string{ledger.OpRMSNorm: "fancy", mv: "wide"}}
+	elsewhere := Bundle{Name: "other", CPU: "NoSuchVendor", Kernels: map[string]string{ledger.OpRMSNorm: "naive", mv: "wide"}}
+	for _, c := range []struct {
+		bundles      []Bundle
+		forced       map[string]string
+		norm, matvec string
+	}{
+		{[]Bundle{whole}, nil, "naive", "wide"},
+		{[]Bundle{broken}, nil, "plain", "naive"},
+		{[]Bundle{broken, whole}, nil, "naive", "wide"},
+		{[]Bundle{elsewhere}, nil, "plain", "naive"},
+		{[]Bundle{whole}, map[string]string{ledger.OpRMSNorm: "plain"}, "plain", "wide"},
+	} {
+		d := NewDispatcher(Preferences{Ops: lists, Bundles: c.bundles}, r, c.forced)
+		n, err1 := d.Resolve(ledger.OpRMSNorm)
+		m, err2 := d.Resolve(mv)
+		if err1 != nil || err2 != nil || n.Name != c.norm || m.Name != c.matvec {
+			t.Errorf("bundles %v, forced %v: %s and %s (%v, %v); want %s and %s", c.bundles, c.forced, n.Name, m.Name, err1, err2, c.norm, c.matvec)
+		}
+	}
+	for _, bad := range []string{
+		`{"ops": {}, "bundles": [{"name": "", "kernels": {"rmsnorm": "naive"}}]}`,
+		`{"ops": {}, "bundles": [{"name": "x", "kernels": {}}]}`,
+		`{"ops": {}, "bundles": [{"name": "x", "kernels": {"rmsnorm": ""}}]}`,
+		`{"ops": {}, "bundles": [{"name": "x", "kernels": {"rmsnorm": "a"}}, {"name": "x", "kernels": {"rmsnorm": "b"}}]}`,
+	} {
+		if _, err := ParsePreferences([]byte(bad)); err == nil {
+			t.Errorf("ParsePreferences accepted %s", bad)
+		}
+	}
+}

@@ -209,6 +209,21 @@ type Engine struct {
 	Device     string `json:"device,omitempty"`
 	DeviceInfo string `json:"device_info,omitempty"`
 	Notes      string `json:"notes,omitempty"`
+	// Overrides is the DAMASCUS_KERNELS an engine A/B's arm ran with
+	// (op=variant,...; empty: the promoted kernels).
+	Overrides string `json:"overrides,omitempty"`
+}
+
+// AB is the protocol of an engine A/B (`ledger ab`): Damascus with its
+// promoted kernels beside arms that force others (DAMASCUS_KERNELS), each
+// round one fresh process per arm in rotated order, each process timing
+// every test once after its warmup.
+type AB struct {
+	Prompts            []int `json:"prompts,omitempty"` // ppN tests
+	Gens               []int `json:"gens,omitempty"`    // tgN tests
+	Runs               int   `json:"runs"`
+	Threads            int   `json:"threads"`
+	WarmupPromptTokens int   `json:"warmup_prompt_tokens,omitempty"`
 }
 
 // Record is attached to every result: what was measured under which
@@ -221,6 +236,7 @@ type Record struct {
 	LlamaCpp *LlamaCpp `json:"llama_cpp,omitempty"`
 	Engines  []Engine  `json:"engines,omitempty"`
 	E2E      *E2E      `json:"e2e,omitempty"`
+	AB       *AB       `json:"ab,omitempty"`
 	Kernel   *Kernel   `json:"kernel,omitempty"`
 	// PageCache says whether the model file was in the page cache before a
 	// cold start ("cold: dropped", "warm", or "unknown: <why>").

@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	commands.Define("promote", "apply the promotion rule to a kernel run and rewrite promoted/preferences.json", "usage: ledger promote [--run ID] [--op OPS] [--variant NAME] [--prefs FILE] [--store FILE] [-n]", runPromote)
+	commands.Define("promote", "apply the promotion rule to a kernel run and rewrite promoted/preferences.json", "usage: ledger promote [--run ID] [--op OPS] [--variant NAME] [--bundle ARM] [--prefs FILE] [--store FILE] [-n]", runPromote)
 }
 
 const defaultPrefs = "promoted/preferences.json"
@@ -29,6 +29,7 @@ func runPromote(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 	variant := fs.String("variant", "", "the challenger to judge (default: every variant timed); the command fails if it is refused")
 	prefsPath := fs.String("prefs", defaultPrefs, "preference file to rewrite")
 	dry := fs.Bool("n", false, "dry run: print decisions, write nothing")
+	bundle := fs.String("bundle", "", "judge this arm of an engine A/B run (ledger ab; default: the latest) by the bundle rule: promoted, its kernels go first as one bundle")
 	cpuOnly := fs.Bool("cpu-only", false, "limit the promoted entries to processors of the evidence machine's CPU vendor (for wins that do not carry over to other vendors)")
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
@@ -38,10 +39,13 @@ func runPromote(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	var recs []record.Record
-	if *runID == "" {
-		recs = record.LatestRun(all, record.KindKernel)
-	} else {
+	switch {
+	case *runID != "":
 		recs = record.OfRun(all, *runID)
+	case *bundle != "":
+		recs = latestAB(all)
+	default:
+		recs = record.LatestRun(all, record.KindKernel)
 	}
 	if len(recs) == 0 {
 		return fmt.Errorf("no kernel run in %s (run `ledger run` first, or check --run)", *store)
@@ -59,6 +63,10 @@ func runPromote(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("--cpu-only: run %s does not record its machine's CPU vendor", recs[0].RunID)
 	}
 	b := record.NewBatch(time.Now())
+	if *bundle != "" {
+		return promoteBundle(promote.BundleRequest{Recs: recs, Prefs: prefs, Reg: ledger.Default, Rule: protocol.DefaultRule(), Arm: *bundle, Vendor: vendor, CPUOnly: *cpuOnly},
+			b, *store, *prefsPath, *dry, stdout)
+	}
 	decisions, newPrefs := promote.Decide(promote.Request{Recs: recs, Prefs: prefs, Reg: ledger.Default, Rule: protocol.DefaultRule(),
 		Ops: cli.SplitList(*ops), Only: *variant, Vendor: vendor, CPUOnly: *cpuOnly}, b)
 	if len(decisions) == 0 {
@@ -93,6 +101,54 @@ func runPromote(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 	}
 	if refusedNamed {
 		return fmt.Errorf("%s was not promoted: it did not beat the incumbent by the rule", *variant)
+	}
+	return nil
+}
+
+// latestAB returns the records of the latest engine A/B run in all.
+func latestAB(all []record.Record) []record.Record {
+	id := ""
+	for _, r := range all {
+		if r.Run != nil && r.Run.Protocol.AB != nil {
+			id = r.RunID
+		}
+	}
+	if id == "" {
+		return nil
+	}
+	return record.OfRun(all, id)
+}
+
+// promoteBundle judges one arm of an A/B run and, unless dry, records the
+// decision and rewrites the preferences; a refusal is an error.
+func promoteBundle(req promote.BundleRequest, b *record.Batch, store, prefsPath string, dry bool, stdout io.Writer) error {
+	p, newPrefs, err := promote.DecideBundle(req, b)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", req.Recs[0].RunID, err)
+	}
+	verdict := "refused"
+	if p.Promote {
+		verdict = "PROMOTED"
+	}
+	fmt.Fprintf(stdout, "bundle %-14s over the promoted kernels %s %s\n", p.Challenger, verdict, p.Reason)
+	for _, l := range promote.BundleSummary(p) {
+		fmt.Fprintln(stdout, "    "+l)
+	}
+	if !dry {
+		if err := record.Append(store, b.Recs...); err != nil {
+			return err
+		}
+		out, err := newPrefs.Marshal()
+		if err != nil {
+			return err
+		}
+		if err := outfile.WriteFile(prefsPath, out, store); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "decision recorded in %s; %s rewritten (rebuild to embed it)\n", store, prefsPath)
+	}
+	if !p.Promote {
+		return fmt.Errorf("bundle %s was not promoted: %s", p.Challenger, p.Reason)
 	}
 	return nil
 }

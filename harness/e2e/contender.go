@@ -105,27 +105,32 @@ func contenders(ctx context.Context, o Options, path string, configs []llamaConf
 func damascusContender(ctx context.Context, o Options, path string) *contender {
 	return &contender{name: "damascus", s: newEngineSamples(),
 		bench: func(b benchSpec) (*benchOut, *spawned, error) {
-			cfg := damascusConfig(o, path, b)
-			sp, err := spawn(ctx, o.Exe, append([]string{MeasuredCommand, enginebench.Command}, cfg.Args()...), nil)
-			if err != nil {
-				return nil, sp, fmt.Errorf("damascus bench: %w", err)
-			}
-			var res enginebench.Result
-			if err := json.Unmarshal(sp.stdout, &res); err != nil {
-				return nil, sp, fmt.Errorf("damascus bench output: %w", err)
-			}
-			out := &benchOut{tests: map[string][]float64{}, huge: hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB), kernels: res.Kernels,
-				placement: placementNote(res), device: cmp.Or(res.Config.Device, llama.DeviceCPU), deviceInfo: res.GPU}
-			if out.device == llama.DeviceCUDA {
-				// res.Kernels are the CPU's preferences; the GPU graph runs
-				// variants/cuda's kernels, which DeviceInfo names.
-				out.kernels = nil
-			}
-			for _, t := range res.Tests {
-				out.tests[t.Name] = t.TokensPerSec
-			}
-			return out, sp, nil
+			return benchDamascus(ctx, o.Exe, damascusConfig(o, path, b), nil)
 		}}
+}
+
+// benchDamascus runs one Damascus bench process of cfg (env: extra
+// environment, such as an arm's DAMASCUS_KERNELS) and reads its report.
+func benchDamascus(ctx context.Context, exe string, cfg enginebench.Config, env []string) (*benchOut, *spawned, error) {
+	sp, err := spawn(ctx, exe, append([]string{MeasuredCommand, enginebench.Command}, cfg.Args()...), env)
+	if err != nil {
+		return nil, sp, fmt.Errorf("damascus bench: %w", err)
+	}
+	var res enginebench.Result
+	if err := json.Unmarshal(sp.stdout, &res); err != nil {
+		return nil, sp, fmt.Errorf("damascus bench output: %w", err)
+	}
+	out := &benchOut{tests: map[string][]float64{}, huge: hugeNote(res.AnonHugePagesKB, res.FileHugePagesKB), kernels: res.Kernels,
+		placement: placementNote(res), device: cmp.Or(res.Config.Device, llama.DeviceCPU), deviceInfo: res.GPU}
+	if out.device == llama.DeviceCUDA {
+		// res.Kernels are the CPU's preferences; the GPU graph runs
+		// variants/cuda's kernels, which DeviceInfo names.
+		out.kernels = nil
+	}
+	for _, t := range res.Tests {
+		out.tests[t.Name] = t.TokensPerSec
+	}
+	return out, sp, nil
 }
 
 // damascusConfig is the Damascus bench of b on the model at path.

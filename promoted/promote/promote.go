@@ -129,6 +129,10 @@ func copyPrefs(prefs promoted.Preferences) promoted.Preferences {
 	for op, list := range prefs.Ops {
 		out.Ops[op] = append([]promoted.Choice(nil), list...)
 	}
+	for _, b := range prefs.Bundles {
+		b.Kernels = maps.Clone(b.Kernels)
+		out.Bundles = append(out.Bundles, b)
+	}
 	return out
 }
 
