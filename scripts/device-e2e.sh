@@ -66,6 +66,8 @@
 #             caches, rounds x reps (issue 20)
 #   r16       the interleaved Q4_K experiment (issue 20): BenchmarkReadMix,
 #             then the 3B decode beside llama.cpp with the r16 matvecs forced
+#   ab        ledger ab: the promoted kernels beside the one-copy layout
+#             arms, 10 rounds: the evidence `ledger promote --bundle` reads
 #   r16-one   one copy of the Q4_K weights in the interleaved layout (its
 #             matvec, batched product and AMX prefill forced): gate, A/B
 #             against the promoted kernels, 3B pp1024 and tg128 records
@@ -893,6 +895,26 @@ r16-one)
 			> "$OUT/e2e-3b-one-pp$1-tg$2.txt" 2>&1
 		grep -aE "prefill tok|decode tok|peak RSS|recorded" "$OUT/e2e-3b-one-pp$1-tg$2.txt" | cut -c1-300
 	done
+	;;
+ab)
+	# The engine A/B of record for a bundle (ledger ab, then `ledger promote
+	# --bundle ARM --run ID` here after import): the promoted kernels beside
+	# the one-copy layout arms on the host's AMX cores, 2 threads, RUNS (10)
+	# rounds of the 3B at PPS (16,512) and TG (64), each arm gated first at
+	# the 3B shapes. ARMS (default: one-all, every Q4_K and Q6_K product
+	# on the interleaved layouts, matvecs R16 (-pf4k)) is NAME=KERNELS
+	# items separated by spaces. ≈ 25 s a process: 10 rounds of two arms
+	# take ≈ 500 s, one call.
+	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
+	models llama3.2-3b
+	mv=avx512-vnni-r16${R16--pf4k}
+	one="matvec/q4_k=$mv,matvec_batch/q4_k=avx512-vnni-r16-m4,matmul/q4_k=amx-int8-il-r16,matvec/q6_k=$mv,matvec_batch/q6_k=avx512-vnni-r16-m4,matmul/q6_k=amx-int8-il-g8-r16"
+	args=()
+	for a in ${ARMS:-one-all=$one}; do args+=(--arm "$a"); done
+	log "ledger ab, 3B pp${PPS:-16,512} tg${TG:-64}, ${RUNS:-10} rounds: ${ARMS:-one-all=$one}"
+	timeout "${AB_TIMEOUT:-560}" $B/ledger ab -m /tmp/llama3.2-3b.gguf --pp "${PPS:-16,512}" --tg "${TG:-64}" --runs "${RUNS:-10}" --threads 2 \
+		--gate-shapes 3B "${args[@]}" --store "$STORE" --note "$NOTE; engine A/B for a bundle" > "$OUT/ab-3b.txt" 2> "$OUT/ab-3b.err"
+	cat "$OUT/ab-3b.txt"; grep -a "sample round" "$OUT/ab-3b.err" | tail -3
 	;;
 decode-profile)
 	# Issue 20 item 1 on the host's Intel AMX cores: where a 2-thread decode

@@ -284,21 +284,37 @@ func TestSmallBatchCrossover(t *testing.T) {
 		t.Fatalf("%s=0: smallRows %d", promoted.SmallBatchEnv, c.k.smallRows)
 	}
 	want, c := run("32", Options{NCtx: 64, NBatch: 32, Threads: 1})
-	if c.k.layers[0].up.bprep == nil {
+	if up := c.k.layers[0].up; up.bprep == nil && up.blayout == nil {
 		if c.k.smallRows != 0 {
-			t.Fatalf("crossover %d without a prepared batched decode kernel", c.k.smallRows)
+			t.Fatalf("crossover %d without a prepared batched decode kernel or one over a weight layout", c.k.smallRows)
 		}
-		t.Skip("the batched decode kernel picked here has no prepared form: the crossover stays off")
+		t.Skip("the batched decode kernel picked here has no prepared form and reads no layout: the crossover stays off")
 	}
 	if c.k.smallRows != 32 {
 		t.Fatalf("%s=32: smallRows %d", promoted.SmallBatchEnv, c.k.smallRows)
 	}
-	for _, opts := range []Options{{NCtx: 64, NBatch: 32, Threads: 3}, {NCtx: 64, NBatch: 7, Threads: 2}} {
-		got, _ := run("32", opts)
+	// Bit for bit where the batched attention's blocks of 16 query rows
+	// (8 tokens of the tiny model's head pairs) fall alike: its sums run
+	// over the positions a block's last token sees, so a split that moves
+	// a token to another block rounds its attention differently (a last
+	// bit, now and then: with the interleaved layout's products it showed
+	// at 7-token steps, where the products are the same bits;
+	// attention_batch=naive then agrees bit for bit too). A 7-token split,
+	// which sends tokens through the batched kernels' one-token tails,
+	// agrees to float rounding.
+	for _, c := range []struct {
+		opts  Options
+		exact bool
+	}{{Options{NCtx: 64, NBatch: 32, Threads: 3}, true}, {Options{NCtx: 64, NBatch: 8, Threads: 2}, true}, {Options{NCtx: 64, NBatch: 7, Threads: 2}, false}} {
+		got, _ := run("32", c.opts)
+		var scale float64
 		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			scale = max(scale, math.Abs(float64(want[i])))
+		}
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); (c.exact && math.Float32bits(got[i]) != math.Float32bits(want[i])) || d > 1e-5*scale {
 				V := m.Config.Vocab
-				t.Fatalf("%+v: token %d logit %d is %v, one worker's %v", opts, i/V, i%V, got[i], want[i])
+				t.Fatalf("%+v: token %d logit %d is %v, one worker's %v", c.opts, i/V, i%V, got[i], want[i])
 			}
 		}
 	}

@@ -140,7 +140,7 @@ func PrepareQ4KR16(dst, xq []byte, k int) {
 
 // prepareR16 lays out each Q8_K super-block of xq (k values) in actBytes
 // of dst: its 256 quants, what sums makes of its 16 bsums after them, its
-// d at dOff.
+// d at dOff, zeros after it.
 func prepareR16(dst, xq []byte, k, actBytes, dOff int, sums func(out, bsums []byte)) {
 	const q8 = 292
 	for b := range k / quant.QK_K {
@@ -148,6 +148,7 @@ func prepareR16(dst, xq []byte, k, actBytes, dOff int, sums func(out, bsums []by
 		copy(out[:256], in[4:260])
 		sums(out[256:], in[260:292])
 		copy(out[dOff:dOff+4], in[0:4])
+		clear(out[dOff+4:]) // padding: a reused buffer keeps no stale bytes
 	}
 }
 

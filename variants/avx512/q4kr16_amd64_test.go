@@ -3,6 +3,7 @@
 package avx512
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -114,7 +115,7 @@ func TestQ4KR16MatMul(t *testing.T) {
 		{r16Kernel{wt: quant.Q4_K, bs: 144, gb: Q4KR16Bytes, ab: Q4KR16ActBytes, quantize: quant.QuantizeQ4K, repack: RepackQ4KR16, prepare: PrepareQ4KR16, matvec: Q4KR16MatVec}, Q4KR16MatMul},
 		{r16Kernel{wt: quant.Q6_K, bs: 210, gb: Q6KR16Bytes, ab: Q6KR16ActBytes, quantize: quant.QuantizeQ6K, repack: RepackQ6KR16, prepare: PrepareQ6KR16, matvec: Q6KR16MatVec}, Q6KR16MatMul},
 	} {
-		for _, sh := range []struct{ rows, k int }{{16, 256}, {48, 768}, {32, 3072}} {
+		for _, sh := range []struct{ rows, k int }{{16, 256}, {48, 768}, {32, 3072}, {768, 256}, {256, 768}, {4096, 256}} {
 			rows, k := sh.rows, sh.k
 			q := quantizedRows(r, c.quantize, c.bs, rows, k)
 			packed := make([]byte, rows/16*k/256*c.gb)
@@ -140,7 +141,11 @@ func TestQ4KR16MatMul(t *testing.T) {
 				for i := range dst {
 					dst[i] = -7
 				}
+				before := append([]byte(nil), xr...)
 				c.matmul(dst, ldd, packed, rows, xr, n, k)
+				if !bytes.Equal(before, xr) {
+					t.Fatalf("%s rows %d k %d n %d: the kernel wrote into its activations", c.wt, rows, k, n)
+				}
 				for j := range n {
 					want := make([]float32, rows)
 					c.matvec(want, packed, xr[j*act:], k, 0)
