@@ -212,6 +212,9 @@ type Engine struct {
 	// Overrides is the DAMASCUS_KERNELS an engine A/B's arm ran with
 	// (op=variant,...; empty: the promoted kernels).
 	Overrides string `json:"overrides,omitempty"`
+	// SmallBatch is the DAMASCUS_SMALL_BATCH an A/B arm ran with (empty:
+	// the engine's own crossover).
+	SmallBatch string `json:"small_batch,omitempty"`
 }
 
 // AB is the protocol of an engine A/B (`ledger ab`): Damascus with its

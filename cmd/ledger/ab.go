@@ -5,17 +5,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/damascus-llm/damascus/harness/e2e"
 	"github.com/damascus-llm/damascus/harness/record"
 	"github.com/damascus-llm/damascus/internal/cli"
-	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/model/llama"
+	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/promoted/promote"
 	"github.com/damascus-llm/damascus/protocol"
 )
@@ -42,6 +43,15 @@ func runAB(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	var arms armFlag
 	var store, shapes string
 	fs.Var(&arms, "arm", "an arm: NAME=op=variant,op=variant (DAMASCUS_KERNELS), repeatable; the promoted kernels are always the first arm")
+	small := map[string]string{}
+	fs.Func("arm-small-batch", "NAME=N: the arm's DAMASCUS_SMALL_BATCH (prefill steps of at most N rows through the batched decode kernel); NAME may be a new arm, which then changes only that", func(v string) error {
+		name, n, ok := strings.Cut(v, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("%q is not NAME=N", v)
+		}
+		small[name] = n
+		return nil
+	})
 	fs.StringVar(&o.Model, "m", "", "GGUF model (default: the synthetic --preset model, made and cached under --cache)")
 	fs.StringVar(&o.Preset, "preset", "llama3.2-1b", "synthetic model preset when no -m is given")
 	fs.StringVar(&o.FileType, "type", "Q4_K_M", "synthetic model file type")
@@ -56,6 +66,19 @@ func runAB(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	registerRecording(fs, &store, &o.Note)
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
+	}
+	if _, ok := os.LookupEnv(promoted.SmallBatchEnv); ok {
+		fmt.Fprintf(stderr, "ledger ab: %s is set: it would change the promoted arm too; give an arm --arm-small-batch instead\n", promoted.SmallBatchEnv)
+		return errUsage
+	}
+	for i := range arms {
+		if n, ok := small[arms[i].Name]; ok {
+			arms[i].SmallBatch = n
+			delete(small, arms[i].Name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(small)) {
+		arms = append(arms, e2e.Arm{Name: name, SmallBatch: small[name]})
 	}
 	o.Arms = arms
 	var err error
@@ -79,15 +102,20 @@ func runAB(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	for _, a := range o.Arms {
 		// The verdict the bundle rule would give, printed; `ledger promote
 		// --bundle` records it.
-		p, _, err := promote.DecideBundle(promote.BundleRequest{Recs: b.Recs, Reg: ledger.Default, Rule: protocol.DefaultRule(), Arm: a.Name}, record.NewBatch(time.Now()))
-		if err != nil {
-			return err
+		p := promote.CompareArm(b.Recs, a.Name, protocol.DefaultRule(), true) // the run gated every arm's kernels before timing
+		what := a.Kernels
+		if a.SmallBatch != "" {
+			what = strings.TrimPrefix(what+", ", ", ") + promoted.SmallBatchEnv + "=" + a.SmallBatch
 		}
-		fmt.Fprintf(stdout, "arm %s (%s) against the promoted kernels:\n", a.Name, a.Kernels)
+		fmt.Fprintf(stdout, "arm %s (%s) against the promoted kernels:\n", a.Name, what)
 		for _, l := range promote.BundleSummary(p) {
 			fmt.Fprintln(stdout, "  "+l)
 		}
-		fmt.Fprintf(stdout, "  %s\n  bundle rule: %s\n", rssLine(b.Recs, a.Name), verdict(p))
+		rule := "bundle rule"
+		if a.SmallBatch != "" {
+			rule = "the same rule (a crossover is set by hand in promoted/smallbatch.go, citing the run)"
+		}
+		fmt.Fprintf(stdout, "  %s\n  %s: %s\n", rssLine(b.Recs, a.Name), rule, verdict(p))
 	}
 	if store != "" {
 		bench, err := recordRun(store, b)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,8 +25,9 @@ import (
 // kernels, no override.
 const PromotedArm = "promoted"
 
-// An Arm of an engine A/B: a name and the DAMASCUS_KERNELS it forces.
-type Arm struct{ Name, Kernels string }
+// An Arm of an engine A/B: a name, the DAMASCUS_KERNELS it forces and
+// the DAMASCUS_SMALL_BATCH crossover it sets (empty: the engine's own).
+type Arm struct{ Name, Kernels, SmallBatch string }
 
 // ArmEngine is the engine name an arm's records carry: "damascus" for the
 // promoted kernels, "damascus+NAME" for an arm.
@@ -72,8 +74,18 @@ func (o ABOptions) Check() error {
 			return fmt.Errorf("arm %q twice (or named like the incumbent, %q)", a.Name, PromotedArm)
 		}
 		seen[a.Name] = true
-		if _, err := ArmKernels(a.Kernels); err != nil {
-			return fmt.Errorf("arm %s: %w", a.Name, err)
+		if a.Kernels == "" && a.SmallBatch == "" {
+			return fmt.Errorf("arm %s changes nothing: give its kernels or its small-batch crossover", a.Name)
+		}
+		if a.Kernels != "" {
+			if _, err := ArmKernels(a.Kernels); err != nil {
+				return fmt.Errorf("arm %s: %w", a.Name, err)
+			}
+		}
+		if a.SmallBatch != "" {
+			if n, err := strconv.Atoi(a.SmallBatch); err != nil || n < 0 {
+				return fmt.Errorf("arm %s: small-batch crossover %q: want a count of rows (0: off)", a.Name, a.SmallBatch)
+			}
 		}
 	}
 	return nil
@@ -157,7 +169,7 @@ func RunAB(ctx context.Context, o ABOptions, log io.Writer) (*record.Batch, erro
 		e := protocol.Engine{Name: c.name, WeightsOnHugePages: c.s.huge, Kernels: c.s.kernels, KVCache: "f32",
 			Device: c.s.device, Notes: strings.Join(c.s.placement, "; ")}
 		if i > 0 {
-			e.Overrides = o.Arms[i-1].Kernels
+			e.Overrides, e.SmallBatch = o.Arms[i-1].Kernels, o.Arms[i-1].SmallBatch
 		}
 		run.Protocol.Engines = append(run.Protocol.Engines, e)
 	}
@@ -185,6 +197,9 @@ func gateArms(o ABOptions, b *record.Batch, log io.Writer) error {
 	done := map[string]bool{}
 	var failed []string
 	for _, a := range o.Arms {
+		if a.Kernels == "" {
+			continue
+		}
 		m, _ := ArmKernels(a.Kernels)
 		for _, op := range slices.Sorted(maps.Keys(m)) {
 			id := op + ":" + m[op]
@@ -220,10 +235,14 @@ func gateArms(o ABOptions, b *record.Batch, log io.Writer) error {
 	return nil
 }
 
-// abContender is one arm: the Damascus bench with its overrides
-// (the promoted arm clears any DAMASCUS_KERNELS of the caller's).
+// abContender is one arm: the Damascus bench with its overrides (the
+// promoted arm clears any DAMASCUS_KERNELS of the caller's; a caller's
+// DAMASCUS_SMALL_BATCH is refused by the command).
 func abContender(ctx context.Context, o ABOptions, path string, a Arm) *contender {
 	env := []string{promoted.OverrideEnv + "=" + a.Kernels}
+	if a.SmallBatch != "" {
+		env = append(env, promoted.SmallBatchEnv+"="+a.SmallBatch)
+	}
 	return &contender{name: ArmEngine(a.Name), s: newEngineSamples(),
 		bench: func(b benchSpec) (*benchOut, *spawned, error) {
 			cfg := enginebench.Config{Spec: llamabench.Spec{Model: path, Threads: o.Protocol.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps,

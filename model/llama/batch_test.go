@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -195,6 +196,15 @@ func firstDiff(a, b []float32) int {
 // tokens, agree with a Context's to float rounding (the two round their
 // products differently: matmul against matvec), so a wrong position,
 // sequence or cache row would show far beyond the tolerance.
+//
+// The bound has two parts: every logit within 2 % of the largest, and the
+// median step within 1e-4. A wrong position, sequence or cache row moves
+// every step; rounding moves a few, and the tiny model's random weights
+// carry one across a Q8_K step now and then (1 % of the largest logit at
+// the 41-token prompt's last tokens, the interleaved layout's kernels
+// with the Context's prompts through the batched attention or through the
+// matmul, measured 2026-12-04; its logits move as much between the stored
+// and the naive matvec on some tokens).
 func TestBatchAgreesWithContext(t *testing.T) {
 	m := batchModel(t, false)
 	prompts := streamPrompts(m.Config.Vocab)
@@ -203,6 +213,7 @@ func TestBatchAgreesWithContext(t *testing.T) {
 	c := mustContext(t, m, Options{NCtx: 96, Threads: 2})
 	defer c.Close()
 	worst := 0.0
+	var rels []float64
 	for i, p := range prompts {
 		if err := c.Truncate(0); err != nil {
 			t.Fatal(err)
@@ -219,15 +230,17 @@ func TestBatchAgreesWithContext(t *testing.T) {
 				scale = max(scale, math.Abs(float64(l[v])))
 				diff = max(diff, math.Abs(float64(l[v]-got[v])))
 			}
-			if rel := diff / scale; rel > worst {
-				worst = rel
-			}
+			rel := diff / scale
+			worst = max(worst, rel)
+			rels = append(rels, rel)
 			in = together[i].tokens[g : g+1] // the batch's token: the same inputs
 		}
 	}
-	t.Logf("largest logit difference, relative to the largest logit: %.2e", worst)
-	if worst > 1e-3 {
-		t.Errorf("a batch's logits differ from a context's by %.2e of the largest logit", worst)
+	slices.Sort(rels)
+	median := rels[len(rels)/2]
+	t.Logf("largest logit difference, relative to the largest logit: %.2e (median step %.2e)", worst, median)
+	if worst > 2e-2 || median > 1e-4 {
+		t.Errorf("a batch's logits differ from a context's by up to %.2e of the largest logit, the median step by %.2e", worst, median)
 	}
 }
 

@@ -151,7 +151,9 @@ func TestLayoutDecode(t *testing.T) {
 		name := arm[0] + "+" + arm[1]
 		out := filepath.Join(t.TempDir(), "logits.json")
 		cmd := exec.Command(os.Args[0], "-test.run=^TestLayoutDecodeHelper$", "-test.v")
-		cmd.Env = append(os.Environ(), layoutLogitsEnv+"="+out,
+		// The crossover pinned below the 40-token prompt: the prompt takes
+		// the matmul, the 5-token steps the batched product.
+		cmd.Env = append(os.Environ(), layoutLogitsEnv+"="+out, promoted.SmallBatchEnv+"=16",
 			promoted.OverrideEnv+"="+strings.Join([]string{ledger.MatVecOp(quant.Q4_K) + "=" + arm[0], ledger.MatVecOp(quant.Q6_K) + "=" + arm[0],
 				ledger.MatVecBatchOp(quant.Q4_K) + "=avx512-vnni-r16-m4", ledger.MatVecBatchOp(quant.Q6_K) + "=avx512-vnni-r16-m4", ledger.MatMulOp(quant.Q4_K) + "=" + arm[1], ledger.MatMulOp(quant.Q6_K) + "=" + arm[2]}, ","))
 		if b, err := cmd.CombinedOutput(); err != nil {

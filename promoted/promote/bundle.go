@@ -54,15 +54,18 @@ func DecideBundle(req BundleRequest, b *record.Batch) (record.Promotion, promote
 		return record.Promotion{}, out, fmt.Errorf("not an engine A/B run (ledger ab)")
 	}
 	engine := e2e.ArmEngine(req.Arm)
-	var overrides string
+	var overrides, small string
 	found := false
 	for _, e := range run.Protocol.Engines {
 		if e.Name == engine {
-			overrides, found = e.Overrides, true
+			overrides, small, found = e.Overrides, e.SmallBatch, true
 		}
 	}
-	if !found || overrides == "" {
+	switch {
+	case !found || (overrides == "" && small == ""):
 		return record.Promotion{}, out, fmt.Errorf("the run has no arm %q", req.Arm)
+	case small != "" || overrides == "":
+		return record.Promotion{}, out, fmt.Errorf("arm %s sets the small-batch crossover (%s): not a bundle of kernels (the crossover is promoted/smallbatch.go's, by hand with its evidence)", req.Arm, small)
 	}
 	kernels, err := promoted.ParseOverrides(overrides)
 	if err != nil {
@@ -73,11 +76,40 @@ func DecideBundle(req BundleRequest, b *record.Batch) (record.Promotion, promote
 			return record.Promotion{}, out, fmt.Errorf("%s:%s is not registered in this binary", op, name)
 		}
 	}
-	p := record.Promotion{Op: "bundle", Challenger: req.Arm, Incumbent: e2e.PromotedArm, Rule: req.Rule}
 	gateOK, gateWhy := bundleGated(req.Recs, kernels)
+	p := CompareArm(req.Recs, req.Arm, req.Rule, gateOK)
+	if !gateOK {
+		p.Promote, p.Reason = false, gateWhy
+	}
+	rec := b.Add(record.Record{Kind: record.KindPromotion, Promotion: &p})
+	if p.Promote {
+		nb := promoted.Bundle{Name: req.Arm, Kernels: kernels, Evidence: rec.ID, Over: "the promoted kernels",
+			Date: time.Now().UTC().Format("2006-01-02")}
+		if req.CPUOnly {
+			nb.CPU = req.Vendor
+		}
+		list := []promoted.Bundle{nb}
+		for _, old := range out.Bundles {
+			if old.Name != nb.Name || old.CPU != nb.CPU {
+				list = append(list, old)
+			}
+		}
+		out.Bundles = list
+	}
+	return p, out, nil
+}
+
+// CompareArm judges an A/B arm against the promoted kernels test by test
+// (the rule on time per token, gatePassed its gate verdict) and gives the
+// bundle rule's verdict on the timings alone: promoted when the rule
+// promotes it at one test at least, no test is slower with p below the
+// rule's alpha and its median peak RSS is at most MaxBundleRSSGrowth above.
+func CompareArm(recs []record.Record, arm string, rule protocol.Rule, gatePassed bool) record.Promotion {
+	engine := e2e.ArmEngine(arm)
+	p := record.Promotion{Op: "bundle", Challenger: arm, Incumbent: e2e.PromotedArm, Rule: rule}
 	samples := map[string]map[string]*record.E2E{} // test → engine → record
 	var tests []string
-	for _, r := range req.Recs {
+	for _, r := range recs {
 		if r.E2E == nil || (r.E2E.Engine != engine && r.E2E.Engine != "damascus") {
 			continue
 		}
@@ -103,18 +135,16 @@ func DecideBundle(req BundleRequest, b *record.Batch) (record.Promotion, promote
 			}
 			continue
 		}
-		d := req.Rule.Decide(perToken(inc.Samples), perToken(ch.Samples), gateOK)
+		d := rule.Decide(perToken(inc.Samples), perToken(ch.Samples), gatePassed)
 		p.Shapes = append(p.Shapes, record.ShapeDecision{Shape: t, Decision: d})
 		switch {
 		case d.Promote:
 			wins = append(wins, t)
-		case d.Gain < 0 && d.P < req.Rule.Alpha:
+		case d.Gain < 0 && d.P < rule.Alpha:
 			losses = append(losses, t)
 		}
 	}
 	switch {
-	case !gateOK:
-		p.Reason = gateWhy
 	case len(p.Shapes) == 0:
 		p.Reason = "no test timed for both arms"
 	case len(losses) > 0:
@@ -127,22 +157,7 @@ func DecideBundle(req BundleRequest, b *record.Batch) (record.Promotion, promote
 		p.Promote = true
 		p.Reason = "faster at " + strings.Join(wins, ", ") + ", slower at none"
 	}
-	rec := b.Add(record.Record{Kind: record.KindPromotion, Promotion: &p})
-	if p.Promote {
-		nb := promoted.Bundle{Name: req.Arm, Kernels: kernels, Evidence: rec.ID, Over: "the promoted kernels",
-			Date: time.Now().UTC().Format("2006-01-02")}
-		if req.CPUOnly {
-			nb.CPU = req.Vendor
-		}
-		list := []promoted.Bundle{nb}
-		for _, old := range out.Bundles {
-			if old.Name != nb.Name || old.CPU != nb.CPU {
-				list = append(list, old)
-			}
-		}
-		out.Bundles = list
-	}
-	return p, out, nil
+	return p
 }
 
 // bundleGated reports whether the run gated every kernel and each passed
