@@ -192,16 +192,20 @@ func short(s string) string {
 // model, KV cache types, devices and set of tests, newest first: a
 // decode-only run does not hide the last full-protocol run, nor a 3B run the
 // last 1B one, nor a run on bf16 caches the last one on the engines'
-// defaults, nor a GPU run the last CPU one.
+// defaults, nor a GPU run the last CPU one. Engine A/B runs are not
+// comparisons with llama.cpp: they are left out.
 func LatestE2ERuns(all []Record) [][]Record {
 	model := map[string]string{} // run id → model sha256 and KV caches
 	tests := map[string][]string{}
-	var order []string // run ids in store order
+	ab := map[string]bool{} // engine A/B runs (ledger ab): Damascus against itself, not the baseline
+	var order []string      // run ids in store order
 	for _, r := range all {
 		switch {
+		case r.Kind == KindRun && r.Run != nil && r.Run.Protocol.AB != nil:
+			ab[r.RunID] = true
 		case r.Kind == KindRun && r.Run != nil && r.Run.Protocol.Model != nil:
 			model[r.RunID] = r.Run.Protocol.Model.SHA256 + " " + KVCaches(r.Run) + " " + Devices(r.Run)
-		case r.Kind == KindE2E && r.E2E != nil:
+		case r.Kind == KindE2E && r.E2E != nil && !ab[r.RunID]:
 			if _, seen := tests[r.RunID]; !seen {
 				order = append(order, r.RunID)
 			}

@@ -26,3 +26,19 @@ func TestKVCaches(t *testing.T) {
 		t.Errorf("KVCaches(engines) = %q, want %q", got, want)
 	}
 }
+
+// TestLatestE2ERunsLeavesOutAB: an engine A/B (Damascus against itself)
+// is not a baseline run, even the latest one.
+func TestLatestE2ERunsLeavesOutAB(t *testing.T) {
+	var all []Record
+	for _, id := range []string{"e2e", "ab"} {
+		r := Record{RunID: id, Kind: KindRun, Run: &Run{Protocol: protocol.Record{Model: &protocol.Model{SHA256: "3b"}}}}
+		if id == "ab" {
+			r.Run.Protocol.AB = &protocol.AB{Runs: 10}
+		}
+		all = append(all, r, Record{RunID: id, Kind: KindE2E, E2E: &E2E{Engine: "damascus", Test: "pp16"}})
+	}
+	if runs := LatestE2ERuns(all); len(runs) != 1 || runs[0][0].RunID != "e2e" {
+		t.Errorf("latest runs %v, want only the e2e run", runs)
+	}
+}
