@@ -25,9 +25,15 @@ var formatQ6KR16 = weightFormat{typ: quant.Q6_K, blkBytes: avx512.Q6KR16Bytes / 
 func packQ4KR16Tiles(panel, w *byte, n int)
 
 // packQ4KR16Asm is packQ4KR16 through packQ4KR16Tiles.
-func packQ4KR16Asm(panel, w []byte, rows, nb, sb0, nsb int) {
-	if nsb > 0 {
-		packQ4KR16Tiles(&panel[0], &w[sb0*avx512.Q4KR16Bytes], nsb)
+var packQ4KR16Asm = r16Packer(packQ4KR16Tiles, avx512.Q4KR16Bytes)
+
+// r16Packer is a tile packer of super-blocks sb0 to sb0+nsb of one group
+// (groupBytes a super-block) through its assembly, tiles.
+func r16Packer(tiles func(panel, w *byte, n int), groupBytes int) func(panel, w []byte, rows, nb, sb0, nsb int) {
+	return func(panel, w []byte, rows, nb, sb0, nsb int) {
+		if nsb > 0 {
+			tiles(&panel[0], &w[sb0*groupBytes], nsb)
+		}
 	}
 }
 
@@ -38,11 +44,7 @@ func packQ4KR16Asm(panel, w []byte, rows, nb, sb0, nsb int) {
 func packQ6KR16Tiles(panel, w *byte, n int)
 
 // packQ6KR16Asm is packQ6KR16 through packQ6KR16Tiles.
-func packQ6KR16Asm(panel, w []byte, rows, nb, sb0, nsb int) {
-	if nsb > 0 {
-		packQ6KR16Tiles(&panel[0], &w[sb0*avx512.Q6KR16Bytes], nsb)
-	}
-}
+var packQ6KR16Asm = r16Packer(packQ6KR16Tiles, avx512.Q6KR16Bytes)
 
 // The tile programs over the interleaved layout (the r16 decode kernels'):
 // the AMX one the lent host's promoted prefill runs, and its VNNI twin,

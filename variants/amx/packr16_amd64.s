@@ -11,13 +11,16 @@
 // tiles. Z31 0x0f bytes, Z30 0x00ff words, Z29 0x007f words, Z28 zero,
 // Z10 a sub-block's scales as word pairs.
 
-// R16T_DIGITS stores the digit tiles of the nibble bytes in n (Z1 or Z2)
-// at tile row off (its lo tile; the hi tile 1024 bytes on).
-#define R16T_DIGITS(n, off) \
+// R16_DIGITS stores the digit tiles of the quant bytes in n at tile row
+// off (its lo tile; the hi tile 1024 bytes on): the even and the odd
+// bytes as words times the row's scale (Z10), then step (the products in
+// Z3 and Z4: nothing, or Q6_K's offset), split into 7-bit digits.
+#define R16_DIGITS(n, off, step) \
 	VPANDD  Z30, n, Z3; \
 	VPSRLW  $8, n, Z4; \
 	VPMULLW Z10, Z3, Z3; \
 	VPMULLW Z10, Z4, Z4; \
+	step; \
 	VPANDD  Z29, Z3, Z5; \
 	VPANDD  Z29, Z4, Z6; \
 	VPSLLW  $8, Z6, Z6; \
@@ -28,6 +31,9 @@
 	VPSLLW  $8, Z4, Z4; \
 	VPORD   Z4, Z3, Z3; \
 	VMOVDQU64 Z3, (1024+(off))(DI)
+
+#define NO_STEP
+#define R16T_DIGITS(n, off) R16_DIGITS(n, off, NO_STEP)
 
 // R16T_LINE is line q of sub-block sb: chunk sb/2, k-quads 8(sb%2)+q (low
 // nibbles) and 8(sb%2)+4+q (high).
@@ -79,23 +85,8 @@ TEXT ·packQ4KR16Tiles(SB), NOSPLIT, $0-24
 // sub-block's signed scales as word pairs, Z9 its tops.
 
 // R16Q6_DIGITS is R16T_DIGITS with the signed scale and the offset.
-#define R16Q6_DIGITS(n, off) \
-	VPANDD  Z30, n, Z3; \
-	VPSRLW  $8, n, Z4; \
-	VPMULLW Z10, Z3, Z3; \
-	VPMULLW Z10, Z4, Z4; \
-	VPADDW  Z26, Z3, Z3; \
-	VPADDW  Z26, Z4, Z4; \
-	VPANDD  Z29, Z3, Z5; \
-	VPANDD  Z29, Z4, Z6; \
-	VPSLLW  $8, Z6, Z6; \
-	VPORD   Z6, Z5, Z5; \
-	VMOVDQU64 Z5, (off)(DI); \
-	VPSRLW  $7, Z3, Z3; \
-	VPSRLW  $7, Z4, Z4; \
-	VPSLLW  $8, Z4, Z4; \
-	VPORD   Z4, Z3, Z3; \
-	VMOVDQU64 Z3, (1024+(off))(DI)
+#define Q6_OFFSET VPADDW Z26, Z3, Z3; VPADDW Z26, Z4, Z4
+#define R16Q6_DIGITS(n, off) R16_DIGITS(n, off, Q6_OFFSET)
 
 // R16Q6_OFF is the tile row of k-quad q of sub-block sb: chunk sb/4,
 // k-quad 4(sb%4)+q.
