@@ -910,8 +910,12 @@ ab)
 	mv=avx512-vnni-r16${R16--pf4k}
 	one="matvec/q4_k=$mv,matvec_batch/q4_k=avx512-vnni-r16-m4,matmul/q4_k=amx-int8-il-r16,matvec/q6_k=$mv,matvec_batch/q6_k=avx512-vnni-r16-m4,matmul/q6_k=amx-int8-il-g8-r16"
 	args=()
-	for a in ${ARMS:-one-all=$one}; do args+=(--arm "$a"); done
-	log "ledger ab, 3B pp${PPS:-16,512} tg${TG:-64}, ${RUNS:-10} rounds: ${ARMS:-one-all=$one}"
+	for a in ${ARMS-one-all=$one}; do args+=(--arm "$a"); done
+	# SB_ARMS: NAME=N items, arms that move the small-batch crossover
+	# (with ARMS="" and PPS=16,32,64: the crossover sweep over the
+	# promoted kernels, once the Intel bundle is promoted).
+	for a in ${SB_ARMS:-}; do args+=(--arm-small-batch "$a"); done
+	log "ledger ab, 3B pp${PPS:-16,512} tg${TG:-64}, ${RUNS:-10} rounds: ${ARMS-one-all=$one} ${SB_ARMS:-}"
 	timeout "${AB_TIMEOUT:-560}" $B/ledger ab -m /tmp/llama3.2-3b.gguf --pp "${PPS:-16,512}" --tg "${TG:-64}" --runs "${RUNS:-10}" --threads 2 \
 		--gate-shapes 3B "${args[@]}" --store "$STORE" --note "$NOTE; engine A/B for a bundle" > "$OUT/ab-3b.txt" 2> "$OUT/ab-3b.err"
 	cat "$OUT/ab-3b.txt"; grep -a "sample round" "$OUT/ab-3b.err" | tail -3
