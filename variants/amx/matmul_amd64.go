@@ -361,7 +361,10 @@ var MatMulQ4KVNNI = matMul(formatQ4K, program{kb: kBlock})
 // MatMulQ6KVNNI is MatMulQ4KVNNI for Q6_K weights.
 var MatMulQ6KVNNI = matMul(formatQ6K, program{kb: kBlock})
 
-var vnniFeatures = []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}
+var (
+	vnniFeatures = []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni"}
+	amxFeatures  = append([]string{"amx-int8"}, vnniFeatures...)
+)
 
 func vnniAvailable() bool {
 	for _, f := range vnniFeatures {
@@ -373,7 +376,6 @@ func vnniAvailable() bool {
 }
 
 func init() {
-	amxFeatures := []string{"amx-int8", "avx512f", "avx512bw", "avx512vl", "avx512vnni"}
 	const amxNotes = "fused dequantize→int8 tiles: per call, 16 rows at a time unpacked into two 7-bit digit tiles of q·sc (sub-block scales folded in), " +
 		"TDPBSUD over 2 token tiles × 2 digits per 64-k chunk, per-super-block AVX-512 epilogue (digits, bsum term by VPDPWSSD, d·dx); K blocked by 8 super-blocks"
 	const vnniNotes = "the amx-int8 tile program with each tile product done by VPDPBUSD (16 token accumulators × 16 rows, activation dwords broadcast)"

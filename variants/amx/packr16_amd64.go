@@ -3,6 +3,10 @@
 package amx
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/avx512"
@@ -46,27 +50,29 @@ func packQ6KR16Tiles(panel, w *byte, n int)
 // packQ6KR16Asm is packQ6KR16 through packQ6KR16Tiles.
 var packQ6KR16Asm = r16Packer(packQ6KR16Tiles, avx512.Q6KR16Bytes)
 
-// The tile programs over the interleaved layout (the r16 decode kernels'):
-// the AMX one the lent host's promoted prefill runs, and its VNNI twin,
-// which checks the packer end to end where there is no AMX.
+// The tile programs over the interleaved layouts (the r16 decode
+// kernels'), so decode and prefill can share one copy: for each weight type
+// the AMX programs its promoted stored twins run, and the VNNI twin, which
+// checks the packer end to end where there is no AMX.
 func init() {
-	const notes = "; the weights in the interleaved layout (avx512.Q4KR16Layout, the r16 matvecs' and avx512-vnni-r16-m4's): each row tile's panel packed from one 16-row group (packQ4KR16Tiles: per line an AND, a shift and two VPMULLWs where the stored packer gathers 16 rows), so decode and prefill can share one copy"
-	ledger.Register(tileVariant(formatQ4KR16, program{amx: true, kb: kBlock, interleave: true}, ledger.Variant{Op: ledger.MatMulOp(quant.Q4_K), Name: "amx-int8-il-r16",
-		Family: ledger.FamilyFusedDequantAMX, Features: []string{"amx-int8", "avx512f", "avx512bw", "avx512vl", "avx512vnni"}, Layout: avx512.Q4KR16Layout,
-		Notes: "amx-int8-il" + notes}))
-	ledger.Register(tileVariant(formatQ4KR16, program{kb: kBlock}, ledger.Variant{Op: ledger.MatMulOp(quant.Q4_K), Name: "avx512-vnni-tiles-r16",
-		Family: ledger.FamilyAVX512VNNI, Features: vnniFeatures, Layout: avx512.Q4KR16Layout,
-		Notes: "avx512-vnni-tiles" + notes}))
-	// Q6_K's: the promoted stored program (amx-int8-il-g8) and the K-blocked
-	// one, so the lent host can place Q6_K in the layout alone too.
-	const q6notes = "; the weights in the interleaved layout (avx512.Q6KR16Layout, the r16 matvecs' and avx512-vnni-r16-m4's): each row tile's panel packed from one 16-row group (packQ6KR16Tiles: per line a VPTERNLOGD joins nibble and top bits, two VPMULLWs by the signed scale and the offset split into digits), so decode and prefill can share one copy"
-	ledger.Register(tileVariant(formatQ6KR16, program{amx: true, interleave: true, groupPairs: 8}, ledger.Variant{Op: ledger.MatMulOp(quant.Q6_K), Name: "amx-int8-il-g8-r16",
-		Family: ledger.FamilyFusedDequantAMX, Features: []string{"amx-int8", "avx512f", "avx512bw", "avx512vl", "avx512vnni"}, Layout: avx512.Q6KR16Layout,
-		Notes: "amx-int8-il-g8" + q6notes}))
-	ledger.Register(tileVariant(formatQ6KR16, program{amx: true, kb: kBlock, interleave: true}, ledger.Variant{Op: ledger.MatMulOp(quant.Q6_K), Name: "amx-int8-il-r16",
-		Family: ledger.FamilyFusedDequantAMX, Features: []string{"amx-int8", "avx512f", "avx512bw", "avx512vl", "avx512vnni"}, Layout: avx512.Q6KR16Layout,
-		Notes: "amx-int8-il" + q6notes}))
-	ledger.Register(tileVariant(formatQ6KR16, program{kb: kBlock}, ledger.Variant{Op: ledger.MatMulOp(quant.Q6_K), Name: "avx512-vnni-tiles-r16",
-		Family: ledger.FamilyAVX512VNNI, Features: vnniFeatures, Layout: avx512.Q6KR16Layout,
-		Notes: "avx512-vnni-tiles" + q6notes}))
+	for _, t := range []struct {
+		f      weightFormat
+		lay    *ledger.WeightLayout
+		packer string
+		amx    map[string]program // name → program, AMX
+	}{
+		{formatQ4KR16, avx512.Q4KR16Layout, "packQ4KR16Tiles: per line an AND, a shift and two VPMULLWs where the stored packer gathers 16 rows",
+			map[string]program{"amx-int8-il": {amx: true, kb: kBlock, interleave: true}}},
+		{formatQ6KR16, avx512.Q6KR16Layout, "packQ6KR16Tiles: per line a VPTERNLOGD joins nibble and top bits, two VPMULLWs by the signed scale and the offset split into digits",
+			map[string]program{"amx-int8-il": {amx: true, kb: kBlock, interleave: true}, "amx-int8-il-g8": {amx: true, interleave: true, groupPairs: 8}}},
+	} {
+		op := ledger.MatMulOp(t.f.typ)
+		notes := fmt.Sprintf("; the weights in the interleaved layout (%s, the r16 matvecs' and avx512-vnni-r16-m4's): each row tile's panel packed from one 16-row group (%s)", t.lay.Name, t.packer)
+		for _, name := range slices.Sorted(maps.Keys(t.amx)) {
+			ledger.Register(tileVariant(t.f, t.amx[name], ledger.Variant{Op: op, Name: name + "-r16", Family: ledger.FamilyFusedDequantAMX,
+				Features: amxFeatures, Layout: t.lay, Notes: name + notes}))
+		}
+		ledger.Register(tileVariant(t.f, program{kb: kBlock}, ledger.Variant{Op: op, Name: "avx512-vnni-tiles-r16", Family: ledger.FamilyAVX512VNNI,
+			Features: vnniFeatures, Layout: t.lay, Notes: "avx512-vnni-tiles" + notes}))
+	}
 }
