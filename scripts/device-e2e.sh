@@ -68,6 +68,8 @@
 #             then the 3B decode beside llama.cpp with the r16 matvecs forced
 #   ab        ledger ab: the promoted kernels beside the one-copy layout
 #             arms, 10 rounds: the evidence `ledger promote --bundle` reads
+#   shipped   the engine as shipped (no override), SHIPPED's tests, RUNS
+#             rounds beside llama.cpp: the records after a promotion
 #   r16-one   one copy of the Q4_K weights in the interleaved layout (its
 #             matvec, batched product and AMX prefill forced): gate, A/B
 #             against the promoted kernels, 3B pp1024 and tg128 records
@@ -976,6 +978,25 @@ short-prompts)
 			grep -aE "prefill tok|recorded" "$OUT/e2e-$m-pp$pp-2t$sfx.txt" | tail -2
 		done
 	done
+	done
+	;;
+shipped)
+	# The protocol of record with the engine as shipped (no override:
+	# promoted/preferences.json and its bundles decide), RUNS (10) rounds
+	# per test. SHIPPED lists MODEL:PP:TG ("3b:0:128" a decode with the
+	# probe, "3b:1024:0" a prefill); one call holds about one 3B test.
+	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
+	unset DAMASCUS_KERNELS
+	for t in ${SHIPPED:-3b:0:128}; do
+		IFS=: read -r m pp tg <<< "$t"
+		models "llama3.2-$m"
+		roof=(); [ "$tg" = 0 ] && roof=(--no-roofline)
+		log "e2e llama3.2-$m pp$pp tg$tg, shipped preferences"
+		timeout "${E2E_TIMEOUT:-540}" $B/ledger e2e -m "/tmp/llama3.2-$m.gguf" --pp "$pp" --tg "$tg" --runs "${RUNS:-10}" --warmup-prompt 64 "${roof[@]}" \
+			--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
+			--json "$OUT/e2e-$m-pp$pp-tg$tg.json" --store "$STORE" --note "$NOTE; the engine as shipped (promoted kernels and bundles, no override)" \
+			> "$OUT/e2e-$m-pp$pp-tg$tg.txt" 2>&1
+		grep -aE "prefill tok|decode tok|peak RSS|recorded" "$OUT/e2e-$m-pp$pp-tg$tg.txt" | cut -c1-300
 	done
 	;;
 *) echo "unknown phase $1" >&2; exit 2 ;;
