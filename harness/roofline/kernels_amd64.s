@@ -81,3 +81,90 @@ TEXT ·amxInt8Loop(SB), NOSPLIT, $0-40
 // As amxInt8Loop with TDPBF16PS: bf16 A and B tiles, float32 accumulators.
 TEXT ·amxBF16Loop(SB), NOSPLIT, $0-40
 	AMX_LOOP(TDPBF16PS)
+
+// func readSweepPf(p *byte, n, dist int) uint64
+// readSweep with each 64-byte line prefetched (PREFETCHT0) dist bytes
+// ahead: a core whose hardware prefetchers stop short of the bandwidth.
+TEXT ·readSweepPf(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ dist+16(FP), R11
+	ADDQ SI, R11
+	SHRQ $9, CX
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	TESTQ CX, CX
+	JZ    pfdone
+pfloop:
+	PREFETCHT0 0(R11); PREFETCHT0 64(R11); PREFETCHT0 128(R11); PREFETCHT0 192(R11)
+	PREFETCHT0 256(R11); PREFETCHT0 320(R11); PREFETCHT0 384(R11); PREFETCHT0 448(R11)
+	VPADDQ 0(SI), Z0, Z0
+	VPADDQ 64(SI), Z1, Z1
+	VPADDQ 128(SI), Z2, Z2
+	VPADDQ 192(SI), Z3, Z3
+	VPADDQ 256(SI), Z0, Z0
+	VPADDQ 320(SI), Z1, Z1
+	VPADDQ 384(SI), Z2, Z2
+	VPADDQ 448(SI), Z3, Z3
+	ADDQ   $512, SI
+	ADDQ   $512, R11
+	DECQ   CX
+	JNZ    pfloop
+pfdone:
+	VPADDQ Z1, Z0, Z0
+	VPADDQ Z3, Z2, Z2
+	VPADDQ Z2, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDQ Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDQ X1, X0, X0
+	VPSHUFD $0x4e, X0, X1
+	VPADDQ X1, X0, X0
+	VMOVQ X0, AX
+	VZEROUPPER
+	MOVQ AX, ret+24(FP)
+	RET
+
+// func readSweep2(p, q *byte, n int) uint64
+// readSweep over two sequences at once (n bytes from each, a multiple of
+// 256): a core's prefetchers follow each, so more lines are in flight.
+TEXT ·readSweep2(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), SI
+	MOVQ q+8(FP), DI
+	MOVQ n+16(FP), CX
+	SHRQ $8, CX
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	TESTQ CX, CX
+	JZ    s2done
+s2loop:
+	VPADDQ 0(SI), Z0, Z0
+	VPADDQ 0(DI), Z1, Z1
+	VPADDQ 64(SI), Z2, Z2
+	VPADDQ 64(DI), Z3, Z3
+	VPADDQ 128(SI), Z0, Z0
+	VPADDQ 128(DI), Z1, Z1
+	VPADDQ 192(SI), Z2, Z2
+	VPADDQ 192(DI), Z3, Z3
+	ADDQ   $256, SI
+	ADDQ   $256, DI
+	DECQ   CX
+	JNZ    s2loop
+s2done:
+	VPADDQ Z1, Z0, Z0
+	VPADDQ Z3, Z2, Z2
+	VPADDQ Z2, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDQ Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDQ X1, X0, X0
+	VPSHUFD $0x4e, X0, X1
+	VPADDQ X1, X0, X0
+	VMOVQ X0, AX
+	VZEROUPPER
+	MOVQ AX, ret+24(FP)
+	RET

@@ -45,6 +45,9 @@ func BenchmarkReadMix(b *testing.B) {
 		run  func(p []byte)
 	}{
 		{"plain", func(p []byte) { readSweep(&p[0], len(p)) }},
+		{"plain-2s", func(p []byte) { h := len(p) / 2 &^ 255; readSweep2(&p[0], &p[h], h) }},
+		{"plain-pf1k", func(p []byte) { readSweepPf(&p[0], len(p), 1024) }},
+		{"plain-pf4k", func(p []byte) { readSweepPf(&p[0], len(p), 4096) }},
 	}
 	// The shipped Q4_K decode kernels over the same bytes as rows of the
 	// 3B's 3072 columns (d and dmin set to 1 in every super-block).
@@ -68,10 +71,10 @@ func BenchmarkReadMix(b *testing.B) {
 	}
 	xr := make([]byte, k/256*avx512.Q4KR16ActBytes)
 	avx512.PrepareQ4KR16(xr, xq, k)
-	for _, dist := range []int{0, 4096, 8192} {
+	for _, dist := range mixDists() {
 		name := "q4k-r16"
 		if dist > 0 {
-			name += fmt.Sprintf("-pf%dk", dist>>10)
+			name += fmt.Sprintf("-pf%d", dist)
 		}
 		kernels = append(kernels, struct {
 			name string
@@ -79,6 +82,21 @@ func BenchmarkReadMix(b *testing.B) {
 		}{name, func(p []byte) {
 			groups := len(p) / groupBytes
 			avx512.Q4KR16MatVec(dst[:groups*avx512.Q4KR16Rows], p[:groups*groupBytes], xr, k, dist)
+		}})
+	}
+	// The interleaved layout's other matvecs, over the same groups.
+	for _, name := range []string{"avx512-vnni-r16-h", "avx512-vnni-r16-hm"} {
+		v, ok := ledger.Lookup("matvec/q4_k", name)
+		if !ok || !v.Available() {
+			continue
+		}
+		mv := v.Impl.(ledger.MatVec)
+		kernels = append(kernels, struct {
+			name string
+			run  func(p []byte)
+		}{"q4k-" + strings.TrimPrefix(name, "avx512-vnni-"), func(p []byte) {
+			groups := len(p) / groupBytes
+			mv(dst[:groups*avx512.Q4KR16Rows], p[:groups*groupBytes], xr, k)
 		}})
 	}
 	for _, name := range []string{"avx512-vnni-pf4k", "avx512-vnni-pf8k", "avx512-vnni-x-pf4k", "avx512-vnni-pf8k-nta"} {
@@ -119,4 +137,22 @@ func BenchmarkReadMix(b *testing.B) {
 			})
 		}
 	}
+}
+
+// mixDists is the software prefetch distances of the q4k-r16 rows:
+// DAMASCUS_MIX_PF (comma-separated bytes) or 0, 4096, 8192.
+func mixDists() []int {
+	s := os.Getenv("DAMASCUS_MIX_PF")
+	if s == "" {
+		return []int{0, 4096, 8192}
+	}
+	var d []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 {
+			panic(fmt.Sprintf("DAMASCUS_MIX_PF=%q: want byte distances", s))
+		}
+		d = append(d, n)
+	}
+	return d
 }

@@ -3,9 +3,11 @@ package roofline
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -37,6 +39,10 @@ type Measurement struct {
 	BufferBytes   int64  `json:"buffer_bytes,omitempty"`
 	HugePageBytes int64  `json:"huge_page_bytes,omitempty"`
 	Note          string `json:"note,omitempty"`
+	// Memory probes: the sweep kind measured (the fastest: "plain",
+	// "two-streams" or "prefetch-4k") and every kind's best GB/s.
+	Sweep  string             `json:"sweep,omitempty"`
+	Sweeps map[string]float64 `json:"sweeps,omitempty"`
 	// Skipped says why the probe did not run; all numbers are then zero.
 	Skipped string `json:"skipped,omitempty"`
 }
@@ -126,6 +132,14 @@ func (r Report) WriteText(w io.Writer) error {
 		note := m.Note
 		if m.BufferBytes > 0 {
 			note = joinNote(fmt.Sprintf("buffer %s, huge pages %s", mib(m.BufferBytes), mib(m.HugePageBytes)), note)
+		}
+		if m.Sweep != "" {
+			kinds := slices.Sorted(maps.Keys(m.Sweeps))
+			var each []string
+			for _, k := range kinds {
+				each = append(each, fmt.Sprintf("%s %.4g", k, m.Sweeps[k]))
+			}
+			note = joinNote(note, fmt.Sprintf("fastest sweep %s (%s)", m.Sweep, strings.Join(each, ", ")))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.4g\t%.4g\t%s\t%s\n", m.Probe, m.Pages, m.Threads, m.Best, m.Median, m.Unit, note)
 	}

@@ -35,6 +35,14 @@ func TestReadSweepSumsEveryWord(t *testing.T) {
 		if got := readSweep(&b[0], n); got != want {
 			t.Errorf("readSweep(%d bytes) = %#x, want %#x", n, got, want)
 		}
+		if n == 0 {
+			continue
+		}
+		for _, k := range sweepKinds {
+			if got := k.read(b[:n]); got != want {
+				t.Errorf("sweep kind %s over %d bytes = %#x, want %#x", k.name, n, got, want)
+			}
+		}
 	}
 }
 
@@ -173,6 +181,19 @@ func TestMemoryReadProbe(t *testing.T) {
 	for _, m := range ms4k {
 		if m.Skipped == "" && m.HugePageBytes > 0 {
 			t.Errorf("4k buffer reports %d bytes of huge pages despite MADV_NOHUGEPAGE", m.HugePageBytes)
+		}
+	}
+	for _, m := range ms4k {
+		if m.Skipped != "" {
+			continue
+		}
+		if len(m.Sweeps) != len(sweepKinds) || m.Sweeps[m.Sweep] != m.Best {
+			t.Errorf("threads=%d: sweep %q best %.4g, sweeps %v: want every kind's best, the measured one the fastest", m.Threads, m.Sweep, m.Best, m.Sweeps)
+		}
+		for kind, gbps := range m.Sweeps {
+			if gbps > m.Best {
+				t.Errorf("threads=%d: kind %s read %.4g GB/s, above the measured %s's %.4g", m.Threads, kind, gbps, m.Sweep, m.Best)
+			}
 		}
 	}
 	msHuge := MemoryRead(quick, PagesHuge)

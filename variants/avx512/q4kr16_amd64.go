@@ -3,6 +3,8 @@
 package avx512
 
 import (
+	"fmt"
+
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 )
@@ -21,6 +23,46 @@ func q4kr16Dot(w, x *byte, dst *float32, nb, groups int)
 //
 //go:noescape
 func q4kr16DotPf(w, x *byte, dst *float32, nb, groups, dist int)
+
+// q4kr16DotH and q4kr16DotM are q4kr16Dot with a lighter line (the high
+// nibbles taken in place; DotM folds the load into both ANDs): the same
+// results, bit for bit.
+//
+//go:noescape
+func q4kr16DotH(w, x *byte, dst *float32, nb, groups int)
+
+//go:noescape
+func q4kr16DotM(w, x *byte, dst *float32, nb, groups int)
+
+// q4kr16DotMX is q4kr16DotM prefetching the next super-block's
+// activations.
+//
+//go:noescape
+func q4kr16DotMX(w, x *byte, dst *float32, nb, groups int)
+
+// q4kr16DotMXPf is q4kr16DotMX with every weight line prefetched dist
+// bytes ahead.
+//
+//go:noescape
+func q4kr16DotMXPf(w, x *byte, dst *float32, nb, groups, dist int)
+
+// q6kr16DotX is q6kr16Dot without weight prefetch, prefetching the next
+// super-block's activations.
+//
+//go:noescape
+func q6kr16DotX(w, x *byte, dst *float32, nb, groups int)
+
+// q4kr16Dot2 runs groups pairs of groups: group i of w (sums at dst)
+// beside group i of w2 (sums at dst2), two streams in one pass.
+//
+//go:noescape
+func q4kr16Dot2(w, x *byte, dst *float32, nb, groups int, w2 *byte, dst2 *float32)
+
+// q4kr16DotMK is q4kr16DotM over nb super-blocks of groups stride bytes
+// apart, adding to dst (one column chunk of a k-blocked product).
+//
+//go:noescape
+func q4kr16DotMK(w, x *byte, dst *float32, nb, groups, stride int)
 
 // q4kr16DotM4: q4kr16Dot for four tokens' activations, xstride bytes
 // apart, token t's sums at dst + t·ldd floats (q4kr16m_amd64.s).
@@ -54,10 +96,80 @@ func init() {
 			Features: feats, Layout: Q6KR16Layout, Impl: r16MatVec(Q6KR16Layout, Q6KR16MatVec, pf.dist),
 			Notes: "the Q6_K twin of matvec/q4_k:avx512-vnni-r16 (q6kr16.go: 210 bytes a row and super-block, as Q6_K, laid out sub-block by sub-block; a three-region layout streamed a third as fast). In cache 3.6 ns a super-block row against the shipped 7.6-7.8"})
 	}
+	for _, v := range []struct {
+		name string
+		dot  func(w, x *byte, dst *float32, nb, groups int)
+		note string
+	}{
+		{"avx512-vnni-r16-h", q4kr16DotH, "matvec/q4_k:avx512-vnni-r16 with a lighter line: the high nibbles taken in place (v & 0xf0, their products 16× and shifted back once a sub-block, exact), 5 instructions a line against 6; the same results bit for bit. AMD dev VM, 3B shapes, 2 threads (run 20261204T172734Z-725fad): 0.94-1.20× r16"},
+		{"avx512-vnni-r16-hmx", q4kr16DotMX, "avx512-vnni-r16-hm prefetching the next super-block's activations at each block (a group of a long row, 74 KiB at 8192 columns, streams more than L1 between two reads of the same activations); the same results bit for bit. AMD dev VM, 3B shapes, 2 threads (run 725fad): the fastest r16 matvec at every shape, 1.11-1.33× r16; 1 thread within the VM's noise of it. Engine A/B in the AMD bundle: see results/README Session 24"},
+		{"avx512-vnni-r16-hm", q4kr16DotM, "avx512-vnni-r16-h with the line's load folded into both ANDs (4 instructions a line, the second read from L1); the same results bit for bit. AMD dev VM, 3B shapes, 2 threads (run 725fad): 1.03-1.28× r16"},
+	} {
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: v.name, Family: ledger.FamilyAVX512VNNI,
+			Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, func(dst []float32, w, xr []byte, k, _ int) {
+				if len(dst) > 0 {
+					v.dot(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows)
+				}
+			}, 0), Notes: v.note})
+	}
+	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-r16-hmx-pf4k", Family: ledger.FamilyAVX512VNNI,
+		Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, func(dst []float32, w, xr []byte, k, dist int) {
+			if len(dst) > 0 {
+				q4kr16DotMXPf(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
+			}
+		}, 4096), Notes: "avx512-vnni-r16-hmx with every weight line prefetched 4 KiB ahead, as avx512-vnni-r16-pf4k prefetches r16's: the candidate for the Intel bundle (whose decode reads most with pf4k); the same results bit for bit. Not yet timed on an Intel host"})
+	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-r16-x", Family: ledger.FamilyAVX512VNNI,
+		Features: feats, Layout: Q6KR16Layout, Impl: r16MatVec(Q6KR16Layout, func(dst []float32, w, xr []byte, k, _ int) {
+			if len(dst) > 0 {
+				q6kr16DotX(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows)
+			}
+		}, 0), Notes: "matvec/q6_k:avx512-vnni-r16 prefetching the next super-block's activations at each block, as matvec/q4_k:avx512-vnni-r16-hmx does; the same results bit for bit"})
+	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-r16-2s", Family: ledger.FamilyAVX512VNNI,
+		Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, func(dst []float32, w, xr []byte, k, _ int) {
+			q4kr16TwoStreams(dst, w, xr, k)
+		}, 0), Notes: "avx512-vnni-r16-hm over two streams: the first half of a call's groups beside the second, in one pass (a core's prefetchers follow two sequences; the activation dwords broadcast once for both); the same results bit for bit. A loser: AMD dev VM, 3B shapes, 2 threads (run 725fad) 0.99-1.28× r16, behind -hm and -hmx at 4 of 5 shapes; a plain two-stream read does beat one stream on one Zen 5 core (+4-9 %, the memory probe takes it)"})
+	for _, kc := range []int{8} {
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: fmt.Sprintf("avx512-vnni-r16-hm-kc%d", kc), Family: ledger.FamilyAVX512VNNI,
+			Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, func(dst []float32, w, xr []byte, k, _ int) {
+				q4kr16KBlocked(dst, w, xr, k, kc)
+			}, 0), Notes: fmt.Sprintf("avx512-vnni-r16-hm k-blocked: %d super-blocks (%d columns) of every group, then the next %d, so a chunk's activations stay in L1 while a long row's weights stream past (the 3B ffn_down's groups are 74 KiB, more than Zen 5's 48 KiB L1); the same results bit for bit. A loser: AMD dev VM, 3B shapes, 2 threads (run 725fad) 0.69-0.87× r16, 1 thread 0.55-0.7× (the stream broken every chunk; kc4 and kc16 were slower still or level, removed)", kc, kc*256, kc)})
+	}
 	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q4_K), Name: "avx512-vnni-r16-m4", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q4KR16Layout, Impl: q4kr16Batch,
 		Notes: "the batched decode product over the interleaved layout (q4kr16m.go): four tokens a pass, each weight line loaded and split into nibbles once for eight VPDPBUSDs; each token's results are matvec/q4_k:avx512-vnni-r16's bits. Shares the layout (one copy) with the r16 matvecs"})
 	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q6_K), Name: "avx512-vnni-r16-m4", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q6KR16Layout, Impl: q6kr16Batch,
 		Notes: "the Q6_K twin of matvec_batch/q4_k:avx512-vnni-r16-m4: a sub-block's four weight vectors built once from its nibbles and top bits for sixteen VPDPBUSDs; each token's results are matvec/q6_k:avx512-vnni-r16's bits"})
+}
+
+// q4kr16KBlocked runs q4kr16DotMK over the columns kc super-blocks at a
+// time (dst a whole number of groups): each group's sums are accumulated
+// in the order q4kr16Dot accumulates them, so the results are its bits.
+func q4kr16KBlocked(dst []float32, w, xr []byte, k, kc int) {
+	if len(dst) == 0 {
+		return
+	}
+	clear(dst)
+	nb, groups := k/quant.QK_K, len(dst)/Q4KR16Rows
+	for c := 0; c < nb; c += kc {
+		n := min(kc, nb-c)
+		q4kr16DotMK(&w[c*Q4KR16Bytes], &xr[c*Q4KR16ActBytes], &dst[0], n, groups, nb*Q4KR16Bytes)
+	}
+}
+
+// q4kr16TwoStreams runs the first half of dst's groups beside the second
+// (q4kr16Dot2), an odd group out alone.
+func q4kr16TwoStreams(dst []float32, w, xr []byte, k int) {
+	groups := len(dst) / Q4KR16Rows
+	if groups == 0 {
+		return
+	}
+	nb, half := k/quant.QK_K, groups/2
+	gb := nb * Q4KR16Bytes
+	if half > 0 {
+		q4kr16Dot2(&w[0], &xr[0], &dst[0], nb, half, &w[half*gb], &dst[half*Q4KR16Rows])
+	}
+	if groups%2 == 1 {
+		q4kr16DotM(&w[(groups-1)*gb], &xr[0], &dst[(groups-1)*Q4KR16Rows], nb, 1)
+	}
 }

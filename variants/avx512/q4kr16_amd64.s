@@ -189,3 +189,213 @@ pfstart:
 done:
 	VZEROUPPER
 	RET
+
+// The lighter line (issue 20, Zen 5's one-core stream): the high nibbles
+// are taken in place (v & 0xf0, 16× their value), so a line needs no
+// shift; a sub-block's high products are shifted back once (exact: every
+// one is a multiple of 16). The integer sums, so the results, are
+// R16_LINE's bit for bit. R16H_LINE loads the line once; R16M_LINE folds
+// the load into both ANDs (a second L1 read, one instruction fewer).
+#define R16H_LINE(s, g) \
+	VMOVDQU64 (320+((s)*4+(g))*64)(SI), Z8; \
+	VPANDND   Z8, Z31, Z9; \
+	VPANDD    Z31, Z8, Z8; \
+	VPDPBUSD.BCST (32*(s)+4*(g))(R8), Z8, Z3; \
+	VPDPBUSD.BCST (32*(s)+16+4*(g))(R8), Z9, Z4
+
+#define R16M_LINE(s, g) \
+	VPANDD    (320+((s)*4+(g))*64)(SI), Z31, Z8; \
+	VPANDND   (320+((s)*4+(g))*64)(SI), Z31, Z9; \
+	VPDPBUSD.BCST (32*(s)+4*(g))(R8), Z8, Z3; \
+	VPDPBUSD.BCST (32*(s)+16+4*(g))(R8), Z9, Z4
+
+#define R16H_SUB(line, s) \
+	VPXORD    Z3, Z3, Z3; \
+	VPXORD    Z4, Z4, Z4; \
+	line(s, 0); line(s, 1); line(s, 2); line(s, 3); \
+	VPSRAD    $4, Z4, Z4; \
+	VPADDD    Z4, Z3, Z3; \
+	VPMOVZXBD (64+16*(s))(SI), Z10; \
+	VPMULLD   Z10, Z3, Z3; \
+	VPADDD    Z3, Z1, Z1
+
+#define R16H_BLOCK(line) \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	R16H_SUB(line, 0); R16H_SUB(line, 1); R16H_SUB(line, 2); R16H_SUB(line, 3); \
+	R16H_SUB(line, 4); R16H_SUB(line, 5); R16H_SUB(line, 6); R16H_SUB(line, 7); \
+	R16_MINS(0); R16_MINS(1); R16_MINS(2); R16_MINS(3); \
+	R16_SCALE; \
+	ADDQ $2368, SI; ADDQ $2368, R11; \
+	ADDQ $288, R8
+
+#define R4H R16H_BLOCK(R16H_LINE)
+#define R4M R16H_BLOCK(R16M_LINE)
+
+// func q4kr16DotH(w, x *byte, dst *float32, nb, groups int)
+TEXT ·q4kr16DotH(SB), NOSPLIT, $0-40
+	R16_PROLOGUE
+	R16_GROUPS(group, block, R4H)
+done:
+	VZEROUPPER
+	RET
+
+// func q4kr16DotM(w, x *byte, dst *float32, nb, groups int)
+TEXT ·q4kr16DotM(SB), NOSPLIT, $0-40
+	R16_PROLOGUE
+	R16_GROUPS(group, block, R4M)
+done:
+	VZEROUPPER
+	RET
+
+// func q4kr16DotMK(w, x *byte, dst *float32, nb, groups, stride int)
+// q4kr16DotM over nb super-blocks of each group, the groups stride bytes
+// apart, adding to dst's sums (Z0 starts from them): one column chunk of
+// a k-blocked product, so a chunk's activations stay in L1 while the
+// weights stream past them.
+TEXT ·q4kr16DotMK(SB), NOSPLIT, $0-48
+	R16_PROLOGUE
+	MOVQ stride+40(FP), R14
+	MOVQ SI, R13
+kgroup:
+	VMOVUPS (DX), Z0
+	MOVQ    R13, SI
+	MOVQ    DI, R8
+	MOVQ    CX, R10
+kblock:
+	R4M
+	DECQ R10
+	JNZ  kblock
+	VMOVUPS Z0, (DX)
+	ADDQ    $64, DX
+	ADDQ    R14, R13
+	DECQ    R9
+	JNZ     kgroup
+done:
+	VZEROUPPER
+	RET
+
+// func q4kr16DotMX(w, x *byte, dst *float32, nb, groups int)
+// q4kr16DotM prefetching the next super-block's activations (288 bytes)
+// at each block: a group longer than L1 evicts them between groups.
+#define R4MX \
+	PREFETCHT0 288(R8); PREFETCHT0 352(R8); PREFETCHT0 416(R8); \
+	PREFETCHT0 480(R8); PREFETCHT0 544(R8); \
+	R4M
+
+TEXT ·q4kr16DotMX(SB), NOSPLIT, $0-40
+	R16_PROLOGUE
+	R16_GROUPS(group, block, R4MX)
+done:
+	VZEROUPPER
+	RET
+
+// Two streams (issue 20: one Zen 5 core streams more from two distant
+// sequences than from one): groups A (SI) and B (R12) in one pass, each
+// with R16M_LINE's work, the activation dwords broadcast once for both.
+// A's registers are R16's (Z0-Z4, Z8, Z9); B's Z20-Z24, Z25, Z26; Z17,
+// Z18 the broadcast activations. Results are q4kr16Dot's bit for bit.
+#define R2_LINE(s, g) \
+	VPBROADCASTD (32*(s)+4*(g))(R8), Z17; \
+	VPBROADCASTD (32*(s)+16+4*(g))(R8), Z18; \
+	VPANDD    (320+((s)*4+(g))*64)(SI), Z31, Z8; \
+	VPANDND   (320+((s)*4+(g))*64)(SI), Z31, Z9; \
+	VPANDD    (320+((s)*4+(g))*64)(R12), Z31, Z25; \
+	VPANDND   (320+((s)*4+(g))*64)(R12), Z31, Z26; \
+	VPDPBUSD  Z17, Z8, Z3; \
+	VPDPBUSD  Z18, Z9, Z4; \
+	VPDPBUSD  Z17, Z25, Z23; \
+	VPDPBUSD  Z18, Z26, Z24
+
+#define R2_SUB(s) \
+	VPXORD    Z3, Z3, Z3; VPXORD Z4, Z4, Z4; \
+	VPXORD    Z23, Z23, Z23; VPXORD Z24, Z24, Z24; \
+	R2_LINE(s, 0); R2_LINE(s, 1); R2_LINE(s, 2); R2_LINE(s, 3); \
+	VPSRAD    $4, Z4, Z4; VPADDD Z4, Z3, Z3; \
+	VPSRAD    $4, Z24, Z24; VPADDD Z24, Z23, Z23; \
+	VPMOVZXBD (64+16*(s))(SI), Z10; VPMULLD Z10, Z3, Z3; VPADDD Z3, Z1, Z1; \
+	VPMOVZXBD (64+16*(s))(R12), Z27; VPMULLD Z27, Z23, Z23; VPADDD Z23, Z21, Z21
+
+#define R2_MINS(p) \
+	VPBROADCASTD (256+4*(p))(R8), Z12; \
+	VPMOVZXBW    (192+32*(p))(SI), Z11; VPMADDWD Z12, Z11, Z11; VPADDD Z11, Z2, Z2; \
+	VPMOVZXBW    (192+32*(p))(R12), Z28; VPMADDWD Z12, Z28, Z28; VPADDD Z28, Z22, Z22
+
+#define R2_SCALE \
+	VBROADCASTSS 272(R8), Z19; \
+	VCVTDQ2PS Z1, Z1; VCVTDQ2PS Z2, Z2; \
+	VCVTPH2PS (SI), Z13; VCVTPH2PS 32(SI), Z14; \
+	VMULPS Z19, Z13, Z13; VMULPS Z19, Z14, Z14; \
+	VFMADD231PS Z13, Z1, Z0; VFNMADD231PS Z14, Z2, Z0; \
+	VCVTDQ2PS Z21, Z21; VCVTDQ2PS Z22, Z22; \
+	VCVTPH2PS (R12), Z13; VCVTPH2PS 32(R12), Z14; \
+	VMULPS Z19, Z13, Z13; VMULPS Z19, Z14, Z14; \
+	VFMADD231PS Z13, Z21, Z20; VFNMADD231PS Z14, Z22, Z20
+
+// func q4kr16Dot2(w, x *byte, dst *float32, nb, groups int, w2 *byte, dst2 *float32)
+// groups pairs: group i of w (sums at dst) beside group i of w2 (at dst2).
+TEXT ·q4kr16Dot2(SB), NOSPLIT, $0-56
+	R16_PROLOGUE
+	MOVQ w2+40(FP), R12
+	MOVQ dst2+48(FP), BX
+pair:
+	VPXORD Z0, Z0, Z0; VPXORD Z20, Z20, Z20
+	MOVQ   DI, R8
+	MOVQ   CX, R10
+pblock:
+	VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2
+	VPXORD Z21, Z21, Z21; VPXORD Z22, Z22, Z22
+	R2_SUB(0); R2_SUB(1); R2_SUB(2); R2_SUB(3)
+	R2_SUB(4); R2_SUB(5); R2_SUB(6); R2_SUB(7)
+	R2_MINS(0); R2_MINS(1); R2_MINS(2); R2_MINS(3)
+	R2_SCALE
+	ADDQ $2368, SI; ADDQ $2368, R12
+	ADDQ $288, R8
+	DECQ R10
+	JNZ  pblock
+	VMOVUPS Z0, (DX); VMOVUPS Z20, (BX)
+	ADDQ    $64, DX; ADDQ $64, BX
+	DECQ    R9
+	JNZ     pair
+done:
+	VZEROUPPER
+	RET
+
+// func q4kr16DotMXPf(w, x *byte, dst *float32, nb, groups, dist int)
+// q4kr16DotMX with every weight line prefetched dist bytes ahead (R11), as
+// q4kr16DotPf prefetches q4kr16Dot's: for the Intel host, whose one-copy
+// decode reads most with PREFETCHT0 4 KiB ahead.
+#define R16M_LINE_PF(s, g) \
+	R16M_LINE(s, g); \
+	PREFETCHT0 (320+((s)*4+(g))*64)(R11)
+
+#define R4MXPF \
+	PREFETCHT0 288(R8); PREFETCHT0 352(R8); PREFETCHT0 416(R8); \
+	PREFETCHT0 480(R8); PREFETCHT0 544(R8); \
+	R16_HEAD_PF; \
+	R16H_BLOCK(R16M_LINE_PF)
+
+TEXT ·q4kr16DotMXPf(SB), NOSPLIT, $0-48
+	R16_PROLOGUE
+	MOVQ dist+40(FP), R11
+	ADDQ SI, R11
+	R16_GROUPS(group, block, R4MXPF)
+done:
+	VZEROUPPER
+	RET
+
+// func q6kr16DotX(w, x *byte, dst *float32, nb, groups int)
+// q6kr16Dot (no weight prefetch) prefetching the next super-block's
+// activations (336 bytes) at each block, as q4kr16DotMX does Q4_K's.
+#define R6X \
+	PREFETCHT0 336(R8); PREFETCHT0 400(R8); PREFETCHT0 464(R8); \
+	PREFETCHT0 528(R8); PREFETCHT0 592(R8); PREFETCHT0 656(R8); \
+	R6_BLOCK(R6_LOADS)
+
+TEXT ·q6kr16DotX(SB), NOSPLIT, $0-40
+	R16_PROLOGUE
+	MOVL $0x30303030, AX; VPBROADCASTD AX, Z30
+	R16_GROUPS(group, block, R6X)
+done:
+	VZEROUPPER
+	RET

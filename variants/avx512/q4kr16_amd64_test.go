@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/damascus-llm/damascus/internal/cpufeat"
@@ -69,6 +70,65 @@ func TestR16MatVec(t *testing.T) {
 		}{{packed, q, 16, 100}, {packed[:len(packed)-1], q, rows, k}, {packed, q[:len(q)-c.bs*k/256], rows, k}} {
 			if err := c.repack(bad.dst, bad.src, bad.rows, bad.k); err == nil {
 				t.Errorf("%s: repack of %d rows, k %d, dst %d bytes, src %d: no error", c.wt, bad.rows, bad.k, len(bad.dst), len(bad.src))
+			}
+		}
+	}
+}
+
+// The Q4_K r16 matvec variants with other lines or schedules (lighter
+// lines, activation prefetch, two streams, k blocks) give
+// avx512-vnni-r16's results bit for bit (prefetches change no result): the same integer sums, the same
+// float accumulation order. Odd and even group counts, one group, a
+// partial last group, and rows long enough that a group outgrows L1.
+func TestR16VariantsBitwise(t *testing.T) {
+	if missing := cpufeat.Missing("avx512f", "avx512bw", "avx512vnni"); len(missing) > 0 {
+		t.Skipf("CPU lacks %v", missing)
+	}
+	for _, c := range []struct {
+		op       string
+		lay      *ledger.WeightLayout
+		quantize func(dst []byte, x []float32)
+		bs, want int // stored block bytes; variants besides the plain one
+	}{
+		{"matvec/q4_k", Q4KR16Layout, quant.QuantizeQ4K, 144, 6}, // -h, -hm, -hmx, -hmx-pf4k, -2s, -hm-kc8
+		{"matvec/q6_k", Q6KR16Layout, quant.QuantizeQ6K, 210, 1}, // -x
+	} {
+		ref, _ := ledger.Lookup(c.op, "avx512-vnni-r16")
+		var others []ledger.Variant
+		for _, v := range ledger.Variants(c.op) {
+			if v.Layout == c.lay && strings.HasPrefix(v.Name, "avx512-vnni-r16-") && (!strings.Contains(v.Name, "-pf") || strings.HasPrefix(v.Name, "avx512-vnni-r16-hmx-")) {
+				others = append(others, v)
+			}
+		}
+		if len(others) != c.want {
+			t.Fatalf("%s: found %d r16 matvec variants besides the plain one, want %d", c.op, len(others), c.want)
+		}
+		r := rand.New(rand.NewPCG(7, 8))
+		for _, sh := range []struct{ rows, k int }{{16, 256}, {48, 768}, {80, 8192}, {45, 2048}} {
+			q := quantizedRows(r, c.quantize, c.bs, sh.rows, sh.k)
+			x := make([]float32, sh.k)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			xq := make([]byte, sh.k/256*292)
+			quant.QuantizeQ8K(xq, x)
+			packed := make([]byte, c.lay.Size(sh.rows, sh.k))
+			if err := c.lay.Repack(packed, q, sh.rows, sh.k); err != nil {
+				t.Fatal(err)
+			}
+			xr := make([]byte, c.lay.ActBytes(sh.k))
+			c.lay.Prepare(xr, xq, sh.k)
+			want := make([]float32, sh.rows)
+			ref.Impl.(ledger.MatVec)(want, packed, xr, sh.k)
+			for _, v := range others {
+				got := make([]float32, sh.rows)
+				v.Impl.(ledger.MatVec)(got, packed, xr, sh.k)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Errorf("%s:%s at %dx%d: row %d = %v, avx512-vnni-r16 gives %v", c.op, v.Name, sh.rows, sh.k, i, got[i], want[i])
+						break
+					}
+				}
 			}
 		}
 	}
