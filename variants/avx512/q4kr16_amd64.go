@@ -123,7 +123,7 @@ func init() {
 			if len(dst) > 0 {
 				q6kr16DotX(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows)
 			}
-		}, 0), Notes: "matvec/q6_k:avx512-vnni-r16 prefetching the next super-block's activations at each block, as matvec/q4_k:avx512-vnni-r16-hmx does; the same results bit for bit"})
+		}, 0), Notes: "matvec/q6_k:avx512-vnni-r16 prefetching the next super-block's activations at each block, as matvec/q4_k:avx512-vnni-r16-hmx does; the same results bit for bit. Level with r16 (AMD dev VM, 3B shapes, 2 threads, run 20261204T174512Z-d4ab52: 0.99-1.03×; the Q6_K r16 already reads 83-105 % of the probe there), so not A/B'd"})
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-r16-2s", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, func(dst []float32, w, xr []byte, k, _ int) {
 			q4kr16TwoStreams(dst, w, xr, k)
