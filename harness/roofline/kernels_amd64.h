@@ -71,3 +71,24 @@ amxstore: \
 	TILESTORED(3, AMX_DX, AMX_CX); \
 	TILERELEASE; \
 	RET
+
+// ZERO_Z0_Z3 clears the four sweep accumulators.
+#define ZERO_Z0_Z3 \
+	VPXORQ Z0, Z0, Z0; \
+	VPXORQ Z1, Z1, Z1; \
+	VPXORQ Z2, Z2, Z2; \
+	VPXORQ Z3, Z3, Z3
+
+// SWEEP_SUM adds the four sweep accumulators' uint64 words into AX.
+#define SWEEP_SUM \
+	VPADDQ Z1, Z0, Z0; \
+	VPADDQ Z3, Z2, Z2; \
+	VPADDQ Z2, Z0, Z0; \
+	VEXTRACTI64X4 $1, Z0, Y1; \
+	VPADDQ Y1, Y0, Y0; \
+	VEXTRACTI128 $1, Y0, X1; \
+	VPADDQ X1, X0, X0; \
+	VPSHUFD $0x4e, X0, X1; \
+	VPADDQ X1, X0, X0; \
+	VMOVQ X0, AX; \
+	VZEROUPPER
