@@ -74,7 +74,10 @@ func BenchmarkReadMix(b *testing.B) {
 	for _, dist := range mixDists() {
 		name := "q4k-r16"
 		if dist > 0 {
-			name += fmt.Sprintf("-pf%d", dist)
+			name += fmt.Sprintf("-pf%d", dist) // bytes; whole KiB as before: -pf4k
+			if dist%1024 == 0 {
+				name = fmt.Sprintf("q4k-r16-pf%dk", dist>>10)
+			}
 		}
 		kernels = append(kernels, struct {
 			name string
@@ -85,7 +88,7 @@ func BenchmarkReadMix(b *testing.B) {
 		}})
 	}
 	// The interleaved layout's other matvecs, over the same groups.
-	for _, name := range []string{"avx512-vnni-r16-h", "avx512-vnni-r16-hm"} {
+	for _, name := range []string{"avx512-vnni-r16-h", "avx512-vnni-r16-hm", "avx512-vnni-r16-hmx", "avx512-vnni-r16-hmx-pf4k"} {
 		v, ok := ledger.Lookup("matvec/q4_k", name)
 		if !ok || !v.Available() {
 			continue
