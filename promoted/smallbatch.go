@@ -49,12 +49,8 @@ var smallBatchRows = map[string]int{
 // processor: $DAMASCUS_SMALL_BATCH when set, else the measured value for
 // the processor's vendor (0 when there is none).
 func (d *Dispatcher) SmallBatchRows() (int, error) {
-	if s, ok := os.LookupEnv(SmallBatchEnv); ok && s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("%s=%q: want a count of rows (0: off)", SmallBatchEnv, s)
-		}
-		return n, nil
+	if n, ok, err := envRows(SmallBatchEnv, 0, 1, "a count of rows (0: off)"); ok || err != nil {
+		return n, err
 	}
 	return smallBatchRows[d.vendor], nil
 }
@@ -65,4 +61,42 @@ func SmallBatchRows() (int, error) {
 		return 0, err
 	}
 	return Default().SmallBatchRows()
+}
+
+// BatchChunkEnv names the environment variable that overrides
+// BatchChunkRows, e.g. DAMASCUS_BATCH_CHUNK=128: a knob for sweeping it in
+// the engine (`ledger ab --arm-batch-chunk`), not a setting of record.
+const BatchChunkEnv = "DAMASCUS_BATCH_CHUNK"
+
+// DefaultBatchChunkRows is the weight rows per dealt chunk of a prefill
+// matmul over a prepared batch: four row tiles of the tile kernels. A
+// chunk of the 3B's up projection at 1024 tokens is then about 1.5 ms of
+// tile work, so taking one costs nothing next to it, while a matrix is
+// still 16 to 128 chunks for the workers to even out. Not swept yet (issue
+// 19 item 2); a measured value per vendor would go beside smallBatchRows.
+const DefaultBatchChunkRows = 64
+
+// BatchChunkRows returns the weight rows per dealt chunk of a prefill
+// matmul over a prepared batch: $DAMASCUS_BATCH_CHUNK when set (a positive
+// multiple of 16, the tile kernels' row tile), else DefaultBatchChunkRows.
+func BatchChunkRows() (int, error) {
+	if n, ok, err := envRows(BatchChunkEnv, 16, 16, "a positive multiple of 16 rows"); ok || err != nil {
+		return n, err
+	}
+	return DefaultBatchChunkRows, nil
+}
+
+// envRows reads a count of rows from the environment variable name: ok
+// when it is set and not empty, an error naming it and want unless it is
+// an integer of at least least and a multiple of mult.
+func envRows(name string, least, mult int, want string) (n int, ok bool, err error) {
+	s, set := os.LookupEnv(name)
+	if !set || s == "" {
+		return 0, false, nil
+	}
+	n, err = strconv.Atoi(s)
+	if err != nil || n < least || n%mult != 0 {
+		return 0, true, fmt.Errorf("%s=%q: want %s", name, s, want)
+	}
+	return n, true, nil
 }

@@ -215,6 +215,9 @@ type Engine struct {
 	// SmallBatch is the DAMASCUS_SMALL_BATCH an A/B arm ran with (empty:
 	// the engine's own crossover).
 	SmallBatch string `json:"small_batch,omitempty"`
+	// BatchChunk is the DAMASCUS_BATCH_CHUNK an A/B arm ran with (empty:
+	// the engine's own).
+	BatchChunk string `json:"batch_chunk,omitempty"`
 }
 
 // AB is the protocol of an engine A/B (`ledger ab`): Damascus with its

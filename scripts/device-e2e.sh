@@ -917,8 +917,11 @@ ab)
 	# (with ARMS="" and PPS=16,32,64: the crossover sweep over the
 	# promoted kernels, once the Intel bundle is promoted).
 	for a in ${SB_ARMS:-}; do args+=(--arm-small-batch "$a"); done
-	log "ledger ab, 3B pp${PPS:-16,512} tg${TG:-64}, ${RUNS:-10} rounds: ${ARMS-one-all=$one} ${SB_ARMS:-}"
-	timeout "${AB_TIMEOUT:-560}" $B/ledger ab -m /tmp/llama3.2-3b.gguf --pp "${PPS:-16,512}" --tg "${TG:-64}" --runs "${RUNS:-10}" --threads 2 \
+	# BC_ARMS: NAME=N items, arms that set the prefill matmul's dealt chunk
+	# (DAMASCUS_BATCH_CHUNK; with ARMS="" TG="" PPS=1024: issue 19's sweep).
+	for a in ${BC_ARMS:-}; do args+=(--arm-batch-chunk "$a"); done
+	log "ledger ab, 3B pp${PPS:-16,512} tg${TG-64}, ${RUNS:-10} rounds: ${ARMS-one-all=$one} ${SB_ARMS:-} ${BC_ARMS:-}"
+	timeout "${AB_TIMEOUT:-560}" $B/ledger ab -m /tmp/llama3.2-3b.gguf --pp "${PPS:-16,512}" --tg "${TG-64}" --runs "${RUNS:-10}" --threads 2 \
 		--gate-shapes 3B "${args[@]}" --store "$STORE" --note "$NOTE; engine A/B for a bundle" > "$OUT/ab-3b.txt" 2> "$OUT/ab-3b.err"
 	cat "$OUT/ab-3b.txt"; grep -a "sample round" "$OUT/ab-3b.err" | tail -3
 	;;

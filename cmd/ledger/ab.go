@@ -43,15 +43,8 @@ func runAB(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	var arms armFlag
 	var store, shapes string
 	fs.Var(&arms, "arm", "an arm: NAME=op=variant,op=variant (DAMASCUS_KERNELS), repeatable; the promoted kernels are always the first arm")
-	small := map[string]string{}
-	fs.Func("arm-small-batch", "NAME=N: the arm's DAMASCUS_SMALL_BATCH (prefill steps of at most N rows through the batched decode kernel); NAME may be a new arm, which then changes only that", func(v string) error {
-		name, n, ok := strings.Cut(v, "=")
-		if !ok || name == "" {
-			return fmt.Errorf("%q is not NAME=N", v)
-		}
-		small[name] = n
-		return nil
-	})
+	small, chunk := armKnobFlag(fs, "arm-small-batch", "NAME=N: the arm's DAMASCUS_SMALL_BATCH (prefill steps of at most N rows through the batched decode kernel); NAME may be a new arm, which then changes only that"),
+		armKnobFlag(fs, "arm-batch-chunk", "NAME=N: the arm's DAMASCUS_BATCH_CHUNK (weight rows per dealt chunk of a prefill matmul, a multiple of 16); NAME may be a new arm, which then changes only that")
 	fs.StringVar(&o.Model, "m", "", "GGUF model (default: the synthetic --preset model, made and cached under --cache)")
 	fs.StringVar(&o.Preset, "preset", "llama3.2-1b", "synthetic model preset when no -m is given")
 	fs.StringVar(&o.FileType, "type", "Q4_K_M", "synthetic model file type")
@@ -67,20 +60,13 @@ func runAB(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if _, ok := os.LookupEnv(promoted.SmallBatchEnv); ok {
-		fmt.Fprintf(stderr, "ledger ab: %s is set: it would change the promoted arm too; give an arm --arm-small-batch instead\n", promoted.SmallBatchEnv)
-		return errUsage
-	}
-	for i := range arms {
-		if n, ok := small[arms[i].Name]; ok {
-			arms[i].SmallBatch = n
-			delete(small, arms[i].Name)
+	for env, flag := range map[string]string{promoted.SmallBatchEnv: "--arm-small-batch", promoted.BatchChunkEnv: "--arm-batch-chunk"} {
+		if _, ok := os.LookupEnv(env); ok {
+			fmt.Fprintf(stderr, "ledger ab: %s is set: it would change the promoted arm too; give an arm %s instead\n", env, flag)
+			return errUsage
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(small)) {
-		arms = append(arms, e2e.Arm{Name: name, SmallBatch: small[name]})
-	}
-	o.Arms = arms
+	o.Arms = withKnobs(arms, small, chunk)
 	var err error
 	if o.GateShapes, err = gate.ParseShapes(shapes); err != nil {
 		fmt.Fprintln(stderr, "ledger ab:", err)
@@ -104,16 +90,18 @@ func runAB(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 		// --bundle` records it.
 		p := promote.CompareArm(b.Recs, a.Name, protocol.DefaultRule(), true) // the run gated every arm's kernels before timing
 		what := a.Kernels
-		if a.SmallBatch != "" {
-			what = strings.TrimPrefix(what+", ", ", ") + promoted.SmallBatchEnv + "=" + a.SmallBatch
+		for _, k := range [][2]string{{promoted.SmallBatchEnv, a.SmallBatch}, {promoted.BatchChunkEnv, a.BatchChunk}} {
+			if k[1] != "" {
+				what = strings.TrimPrefix(what+", ", ", ") + k[0] + "=" + k[1]
+			}
 		}
 		fmt.Fprintf(stdout, "arm %s (%s) against the promoted kernels:\n", a.Name, what)
 		for _, l := range promote.BundleSummary(p) {
 			fmt.Fprintln(stdout, "  "+l)
 		}
 		rule := "bundle rule"
-		if a.SmallBatch != "" {
-			rule = "the same rule (a crossover is set by hand in promoted/smallbatch.go, citing the run)"
+		if a.SmallBatch != "" || a.BatchChunk != "" {
+			rule = "the same rule (a crossover or chunk is set by hand in promoted/smallbatch.go, citing the run)"
 		}
 		fmt.Fprintf(stdout, "  %s\n  %s: %s\n", rssLine(b.Recs, a.Name), rule, verdict(p))
 	}
@@ -125,6 +113,40 @@ func runAB(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "recorded run %s in %s; benchstat file %s\n", b.RunID, store, bench)
 	}
 	return nil
+}
+
+// armKnobFlag defines a repeatable flag NAME=N that sets one engine knob of
+// arm NAME, and returns the map it fills.
+func armKnobFlag(fs *flag.FlagSet, name, usage string) map[string]string {
+	m := map[string]string{}
+	fs.Func(name, usage, func(v string) error {
+		arm, n, ok := strings.Cut(v, "=")
+		if !ok || arm == "" {
+			return fmt.Errorf("%q is not NAME=N", v)
+		}
+		m[arm] = n
+		return nil
+	})
+	return m
+}
+
+// withKnobs gives the --arm arms their knobs and appends, in name order,
+// the arms that only set knobs.
+func withKnobs(arms []e2e.Arm, small, chunk map[string]string) []e2e.Arm {
+	known := map[string]bool{}
+	for i := range arms {
+		arms[i].SmallBatch, arms[i].BatchChunk = small[arms[i].Name], chunk[arms[i].Name]
+		known[arms[i].Name] = true
+	}
+	names := append(slices.Collect(maps.Keys(small)), slices.Collect(maps.Keys(chunk))...)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	for _, name := range names {
+		if !known[name] {
+			arms = append(arms, e2e.Arm{Name: name, SmallBatch: small[name], BatchChunk: chunk[name]})
+		}
+	}
+	return arms
 }
 
 func verdict(p record.Promotion) string {

@@ -65,16 +65,23 @@ func TestABTiny(t *testing.T) {
 	// never a bundle.
 	store2 := filepath.Join(dir, "ledger2.jsonl")
 	code, out, errOut = runCLI("ab", "--preset", "tiny", "--cache", filepath.Join(dir, "cache"), "--pp", "16", "--tg", "",
-		"--runs", "1", "--threads", "1", "--store", store2, "--arm-small-batch", "mat=0")
-	if code != 0 || !strings.Contains(out, "DAMASCUS_SMALL_BATCH=0") {
-		t.Fatalf("ab --arm-small-batch: exit %d\n%s\n%s", code, out, errOut)
+		"--runs", "1", "--threads", "1", "--store", store2, "--arm-small-batch", "mat=0", "--arm-batch-chunk", "c32=32")
+	if code != 0 || !strings.Contains(out, "DAMASCUS_SMALL_BATCH=0") || !strings.Contains(out, "DAMASCUS_BATCH_CHUNK=32") {
+		t.Fatalf("ab --arm-small-batch --arm-batch-chunk: exit %d\n%s\n%s", code, out, errOut)
 	}
-	if recs, err := record.Load(store2); err != nil || recs[0].Run == nil || len(recs[0].Run.Protocol.Engines) != 2 || recs[0].Run.Protocol.Engines[1].SmallBatch != "0" {
-		t.Errorf("small-batch arm not recorded: %v %+v", err, recs)
+	if recs, err := record.Load(store2); err != nil || recs[0].Run == nil || len(recs[0].Run.Protocol.Engines) != 3 ||
+		recs[0].Run.Protocol.Engines[1].BatchChunk != "32" || recs[0].Run.Protocol.Engines[2].SmallBatch != "0" {
+		t.Errorf("knob arms not recorded: %v %+v", err, recs)
 	}
-	code, _, errOut = runCLI("promote", "--bundle", "mat", "--store", store2, "--prefs", "../../promoted/preferences.json", "-n")
-	if code == 0 || !strings.Contains(errOut, "not a bundle of kernels") {
-		t.Errorf("promote --bundle of a crossover arm: exit %d, %s", code, errOut)
+	for _, arm := range []string{"mat", "c32"} {
+		code, _, errOut = runCLI("promote", "--bundle", arm, "--store", store2, "--prefs", "../../promoted/preferences.json", "-n")
+		if code == 0 || !strings.Contains(errOut, "not a bundle of kernels") {
+			t.Errorf("promote --bundle of knob arm %s: exit %d, %s", arm, code, errOut)
+		}
+	}
+	code, _, errOut = runCLI("ab", "--preset", "tiny", "--arm-batch-chunk", "c=24")
+	if code == 0 || !strings.Contains(errOut, "multiple of 16") {
+		t.Errorf("a batch chunk of 24 rows: exit %d, %s", code, errOut)
 	}
 	code, _, errOut = runCLI("ab", "--preset", "tiny", "--arm", "bad=matvec/q4_k=nope")
 	if code == 0 || !strings.Contains(errOut, "not registered") {

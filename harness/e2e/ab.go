@@ -25,9 +25,10 @@ import (
 // kernels, no override.
 const PromotedArm = "promoted"
 
-// An Arm of an engine A/B: a name, the DAMASCUS_KERNELS it forces and
-// the DAMASCUS_SMALL_BATCH crossover it sets (empty: the engine's own).
-type Arm struct{ Name, Kernels, SmallBatch string }
+// An Arm of an engine A/B: a name, the DAMASCUS_KERNELS it forces, the
+// DAMASCUS_SMALL_BATCH crossover and the DAMASCUS_BATCH_CHUNK rows it sets
+// (empty: the engine's own).
+type Arm struct{ Name, Kernels, SmallBatch, BatchChunk string }
 
 // ArmEngine is the engine name an arm's records carry: "damascus" for the
 // promoted kernels, "damascus+NAME" for an arm.
@@ -74,8 +75,8 @@ func (o ABOptions) Check() error {
 			return fmt.Errorf("arm %q twice (or named like the incumbent, %q)", a.Name, PromotedArm)
 		}
 		seen[a.Name] = true
-		if a.Kernels == "" && a.SmallBatch == "" {
-			return fmt.Errorf("arm %s changes nothing: give its kernels or its small-batch crossover", a.Name)
+		if a.Kernels == "" && a.SmallBatch == "" && a.BatchChunk == "" {
+			return fmt.Errorf("arm %s changes nothing: give its kernels, its small-batch crossover or its batch chunk", a.Name)
 		}
 		if a.Kernels != "" {
 			if _, err := ArmKernels(a.Kernels); err != nil {
@@ -85,6 +86,11 @@ func (o ABOptions) Check() error {
 		if a.SmallBatch != "" {
 			if n, err := strconv.Atoi(a.SmallBatch); err != nil || n < 0 {
 				return fmt.Errorf("arm %s: small-batch crossover %q: want a count of rows (0: off)", a.Name, a.SmallBatch)
+			}
+		}
+		if a.BatchChunk != "" {
+			if n, err := strconv.Atoi(a.BatchChunk); err != nil || n < 16 || n%16 != 0 {
+				return fmt.Errorf("arm %s: batch chunk %q: want a positive multiple of 16 rows", a.Name, a.BatchChunk)
 			}
 		}
 	}
@@ -169,7 +175,8 @@ func RunAB(ctx context.Context, o ABOptions, log io.Writer) (*record.Batch, erro
 		e := protocol.Engine{Name: c.name, WeightsOnHugePages: c.s.huge, Kernels: c.s.kernels, KVCache: "f32",
 			Device: c.s.device, Notes: strings.Join(c.s.placement, "; ")}
 		if i > 0 {
-			e.Overrides, e.SmallBatch = o.Arms[i-1].Kernels, o.Arms[i-1].SmallBatch
+			a := o.Arms[i-1]
+			e.Overrides, e.SmallBatch, e.BatchChunk = a.Kernels, a.SmallBatch, a.BatchChunk
 		}
 		run.Protocol.Engines = append(run.Protocol.Engines, e)
 	}
@@ -237,11 +244,14 @@ func gateArms(o ABOptions, b *record.Batch, log io.Writer) error {
 
 // abContender is one arm: the Damascus bench with its overrides (the
 // promoted arm clears any DAMASCUS_KERNELS of the caller's; a caller's
-// DAMASCUS_SMALL_BATCH is refused by the command).
+// DAMASCUS_SMALL_BATCH or DAMASCUS_BATCH_CHUNK is refused by the command).
 func abContender(ctx context.Context, o ABOptions, path string, a Arm) *contender {
 	env := []string{promoted.OverrideEnv + "=" + a.Kernels}
 	if a.SmallBatch != "" {
 		env = append(env, promoted.SmallBatchEnv+"="+a.SmallBatch)
+	}
+	if a.BatchChunk != "" {
+		env = append(env, promoted.BatchChunkEnv+"="+a.BatchChunk)
 	}
 	return &contender{name: ArmEngine(a.Name), s: newEngineSamples(),
 		bench: func(b benchSpec) (*benchOut, *spawned, error) {

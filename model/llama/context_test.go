@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -335,5 +336,50 @@ func TestSmallBatchCrossover(t *testing.T) {
 	if c, err := m.NewContext(Options{NCtx: 64}); err == nil {
 		c.Close()
 		t.Errorf("%s=x: no error", promoted.SmallBatchEnv)
+	}
+}
+
+// The weight rows per dealt chunk of a prefill matmul
+// (promoted.BatchChunkRows, DAMASCUS_BATCH_CHUNK) only change which worker
+// computes a row tile, never its bits: the logits agree bit for bit over
+// chunk sizes, and a chunk that is not a positive multiple of 16 rows is
+// refused by name.
+func TestBatchChunk(t *testing.T) {
+	_, m, _ := synthModel(t, "tiny", "Q4_K_M")
+	t.Setenv(promoted.SmallBatchEnv, "0")
+	prompt := make([]int32, 30)
+	for i := range prompt {
+		prompt[i] = int32(1 + i*37%(m.Config.Vocab-1))
+	}
+	var want []float32
+	for _, rows := range []string{"64", "16", "32", "128"} {
+		t.Setenv(promoted.BatchChunkEnv, rows)
+		c := mustContext(t, m, Options{NCtx: 64, NBatch: 32, Threads: 2})
+		if got := strconv.Itoa(c.k.chunkRows); got != rows {
+			t.Fatalf("%s=%s: chunkRows %s", promoted.BatchChunkEnv, rows, got)
+		}
+		lg, err := c.Eval(prompt, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = append([]float32(nil), lg...)
+		}
+		for i := range want {
+			if math.Float32bits(lg[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s=%s: logit %d is %v, with 64-row chunks %v", promoted.BatchChunkEnv, rows, i, lg[i], want[i])
+			}
+		}
+		c.Close()
+	}
+	for _, bad := range []string{"x", "0", "24", "-16"} {
+		t.Setenv(promoted.BatchChunkEnv, bad)
+		c, err := m.NewContext(Options{NCtx: 64})
+		if err == nil {
+			c.Close()
+			t.Errorf("%s=%s: no error", promoted.BatchChunkEnv, bad)
+		} else if !strings.Contains(err.Error(), promoted.BatchChunkEnv) {
+			t.Errorf("%s=%s: error %q does not name it", promoted.BatchChunkEnv, bad, err)
+		}
 	}
 }

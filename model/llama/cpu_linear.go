@@ -69,13 +69,6 @@ func (t *linTask) prepared() (*ledger.PreparedMatMul, string) {
 	return nil, ""
 }
 
-// batchChunkRows is the rows per dealt chunk of a prepared batch matmul:
-// four row tiles of the tile kernels. A chunk of the 3B's up projection at
-// 1024 tokens is then about 1.5 ms of tile work, so taking one costs
-// nothing next to it, while a matrix is still 16 to 128 chunks for the
-// workers to even out.
-const batchChunkRows = 64
-
 // dealBytes is about how much weight data one dealt chunk of a matvec
 // streams: large enough that taking a chunk (one uncontended
 // compare-and-swap) and a kernel call cost nothing next to it and a stolen
@@ -123,7 +116,7 @@ func (c *cpuBackend) linearShared(x []float32, n int, a *linear, da []float32, b
 // all the tasks' matrices in order. A prefill batch whose kernels have a
 // prepared form, and a Batch's rows whose kernel has one, lay their
 // activations out once (each worker a share of the tokens); the prefill
-// then deals batchChunkRows rows at a time the same way. Other prefill
+// then deals kernels.chunkRows rows at a time the same way. Other prefill
 // batches split each matrix's rows statically, the matmul kernels laying
 // out the activations and tiling their own share.
 func (c *cpuBackend) runLins() {
@@ -140,7 +133,7 @@ func (c *cpuBackend) runLins() {
 	}
 	for i := range s.count {
 		t := &s.tasks[i]
-		t.mode = mode
+		t.mode, t.chunk = mode, c.k.chunkRows
 		if t.layout() != nil && mode != linMat {
 			c.prepareLayout(i)
 		}
@@ -163,9 +156,7 @@ func (c *cpuBackend) runLins() {
 	total := 0
 	for i := range s.count {
 		t := &s.tasks[i]
-		if mode == linMat {
-			t.chunk = batchChunkRows
-		} else {
+		if mode != linMat {
 			t.chunk = max(16, dealBytes/t.l.w.RowSize&^15)
 			if g := t.layoutRows(); t.chunk%g != 0 {
 				t.chunk = max(g, t.chunk/g*g)
@@ -296,7 +287,7 @@ func linPart(t *linTask, w, nw int) {
 	case t.mode == linMat && t.pk == nil: // a matmul over a weight layout, its share in one call
 		step = hi - lo
 	case t.mode == linMat:
-		step = batchChunkRows
+		step = t.chunk
 	}
 	for a := lo; a < hi; a += step {
 		t.rows(a, min(a+step, hi))

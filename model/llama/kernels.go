@@ -64,6 +64,9 @@ type kernels struct {
 	// kernel has no prepared form (no SIMD variant: the matvec looped) or
 	// with Options.StaticSplit.
 	smallRows int
+	// chunkRows is the weight rows per dealt chunk of a prefill matmul
+	// over a prepared batch (promoted.BatchChunkRows).
+	chunkRows int
 }
 
 // cachePrecision is the attention precision class of each 16-bit cache type.
@@ -102,6 +105,9 @@ func resolveKernels(m *Model, opts Options) (*kernels, error) {
 		return nil, err
 	}
 	if err := m.bindLayouts(k); err != nil {
+		return nil, err
+	}
+	if k.chunkRows, err = promoted.BatchChunkRows(); err != nil {
 		return nil, err
 	}
 	if !opts.StaticSplit {

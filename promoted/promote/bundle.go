@@ -54,18 +54,20 @@ func DecideBundle(req BundleRequest, b *record.Batch) (record.Promotion, promote
 		return record.Promotion{}, out, fmt.Errorf("not an engine A/B run (ledger ab)")
 	}
 	engine := e2e.ArmEngine(req.Arm)
-	var overrides, small string
+	var overrides, small, chunk string
 	found := false
 	for _, e := range run.Protocol.Engines {
 		if e.Name == engine {
-			overrides, small, found = e.Overrides, e.SmallBatch, true
+			overrides, small, chunk, found = e.Overrides, e.SmallBatch, e.BatchChunk, true
 		}
 	}
 	switch {
-	case !found || (overrides == "" && small == ""):
+	case !found || (overrides == "" && small == "" && chunk == ""):
 		return record.Promotion{}, out, fmt.Errorf("the run has no arm %q", req.Arm)
-	case small != "" || overrides == "":
+	case small != "":
 		return record.Promotion{}, out, fmt.Errorf("arm %s sets the small-batch crossover (%s): not a bundle of kernels (the crossover is promoted/smallbatch.go's, by hand with its evidence)", req.Arm, small)
+	case chunk != "" || overrides == "":
+		return record.Promotion{}, out, fmt.Errorf("arm %s sets the batch chunk (%s): not a bundle of kernels (a measured chunk goes in promoted/smallbatch.go, by hand with its evidence)", req.Arm, chunk)
 	}
 	kernels, err := promoted.ParseOverrides(overrides)
 	if err != nil {

@@ -50,6 +50,8 @@ var tileConfig = func() *iamx.Config {
 // scratch holds one call's buffers, 64-byte aligned.
 type scratch struct {
 	pack, panel, cbuf, acc []byte
+	panels                 []byte  // program.tilesInside's panel slots
+	tiles                  []*byte // and the panels in them
 	// args is the kernel's argument block: the assembly is called through
 	// a func value, so a local one would escape and allocate per call.
 	args kernelArgs
@@ -134,6 +136,14 @@ type program struct {
 	// prefill step's unpack reads cold weights from 16 rows at once, which
 	// the hardware prefetchers do not follow.
 	pfPack bool
+	// tilesInside, when not 0, runs blocks of that many row tiles inside
+	// the token groups: each K block's panels of the block unpacked once
+	// into slots of their own, then per group of tokens whose activations
+	// fit l2Budget beside them every row tile's kernel, so a group's
+	// activations are read from L3 once per row block and from L2 by its
+	// other row tiles (the other loop orders stream every token's
+	// activations from L3 once per row tile).
+	tilesInside int
 }
 
 // l2Budget is the activation bytes one kernel call may stream per row tile
@@ -232,6 +242,10 @@ func (f weightFormat) runPacked(p program, s *scratch, dst []float32, ldd, rows 
 	if group == 0 {
 		group = n
 	}
+	if p.tilesInside > 0 {
+		f.runTilesInside(p, s, dst, ldd, rows, pack, n, nb, kb, flags, kernel, panels)
+		return
+	}
 	for sb0 := 0; sb0 < nb; sb0 += kb {
 		a.nsb = min(kb, nb-sb0)
 		a.flags = flags
@@ -247,6 +261,51 @@ func (f weightFormat) runPacked(p program, s *scratch, dst []float32, ldd, rows 
 				a.x = &pack[(t0/pairTokens)*a.pairStride+sb0*aSBBytes]
 				a.dst = &dst[t0*ldd+r0]
 				kernel(a)
+			}
+		}
+	}
+}
+
+// runTilesInside is runPacked's loops for program.tilesInside: per block
+// of p.tilesInside row tiles and K block of kb super-blocks, every row
+// tile's panel into its slot, then per token group every row tile of the
+// block. Each (row tile, tokens) pair sees the same kernel calls over the
+// same K blocks in the same order as in runPacked's loops, so the results
+// are theirs bit for bit.
+func (f weightFormat) runTilesInside(p program, s *scratch, dst []float32, ldd, rows int, pack []byte, n, nb, kb int, flags uint64, kernel func(*kernelArgs), panels panelSource) {
+	a := &s.args
+	slot := min(kb, nb) * wSBBytes
+	s.panels = aligned(s.panels, p.tilesInside*slot)
+	own := s.panel
+	defer func() { s.panel = own }()
+	if cap(s.tiles) < p.tilesInside {
+		s.tiles = make([]*byte, p.tilesInside)
+	}
+	w := s.tiles[:p.tilesInside]
+	for b0 := 0; b0 < rows; b0 += p.tilesInside * tileRows {
+		tiles := min(p.tilesInside, (rows-b0+tileRows-1)/tileRows)
+		for sb0 := 0; sb0 < nb; sb0 += kb {
+			a.nsb = min(kb, nb-sb0)
+			a.flags = flags
+			if sb0 > 0 {
+				a.flags |= flagAccumulate
+			}
+			for i := range tiles {
+				r0 := b0 + i*tileRows
+				s.panel = s.panels[i*slot : (i+1)*slot : (i+1)*slot]
+				w[i] = panels(s, r0, min(tileRows, rows-r0), sb0, a.nsb)
+			}
+			group := max(1, (l2Budget-tiles*slot)/(a.nsb*aSBBytes)) * pairTokens
+			for t0 := 0; t0 < n; t0 += group {
+				a.n = min(group, n-t0)
+				a.x = &pack[(t0/pairTokens)*a.pairStride+sb0*aSBBytes]
+				for i := range tiles {
+					r0 := b0 + i*tileRows
+					a.w = w[i]
+					a.rowMask = 1<<min(tileRows, rows-r0) - 1
+					a.dst = &dst[t0*ldd+r0]
+					kernel(a)
+				}
 			}
 		}
 	}
@@ -434,6 +493,12 @@ func init() {
 			Notes: ilNotes + "; the next step's chunk-0 operands loaded before this step's tile stores (overlapping the last products and the stores)"}))
 		ledger.Register(tileVariant(f, program{amx: true, kb: kBlock, interleave: true, groupPairs: 8, fitL2: true}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "amx-int8-il-auto", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
 			Notes: ilNotes + "; per call, -il-g8's blocking where a group's activations fit 1 MiB (k ≤ 3584), else -il's"}))
+		const tiNotes = "; blocks of 4 row tiles (a 64-row dealt chunk) inside the token groups: each K block's 4 panels unpacked into slots of their own, then per group of tokens whose activations fit 1 MiB beside them " +
+			"the 4 row tiles in turn, so the other 3 read the group's activations from L2 where -il streams every token's from L3 once per row tile"
+		ledger.Register(tileVariant(f, program{amx: true, kb: kBlock, interleave: true, tilesInside: 4}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "amx-int8-il-ti4", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
+			Notes: ilNotes + tiNotes}))
+		ledger.Register(tileVariant(f, program{kb: kBlock, tilesInside: 4}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "avx512-vnni-tiles-ti4", Family: ledger.FamilyAVX512VNNI,
+			Features: vnniFeatures, Notes: vnniNotes + tiNotes}))
 		const pfNotes = "; each row tile's unpack prefetches the next tile's weights (PREFETCHT0 of one super-block of its 16 rows a step) and a call's first tile is swept with prefetches first: " +
 			"the gathers read 16 rows at once, which the hardware prefetchers do not follow on cold weights (a short prefill step's whole cost is that unpack)"
 		ledger.Register(tileVariant(f, program{amx: true, kb: kBlock, interleave: true, pfPack: true}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "amx-int8-il-pf2", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,

@@ -13,6 +13,7 @@ import (
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/ledger/reference"
+	"github.com/damascus-llm/damascus/ledger/workload"
 	"github.com/damascus-llm/damascus/quant"
 )
 
@@ -280,6 +281,45 @@ func TestWeightResident(t *testing.T) {
 					c := newCase(t, op, s, 31)
 					if m, err := c.Check(v); err != nil {
 						t.Fatalf("%s kb %d %s: %v (metrics %+v)", typ, kb, s.Key(ledger.KindMatMul), err, m)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTilesInside gates the row tiles inside the token groups
+// (program.tilesInside) and checks that the loop order alone changes
+// nothing: each kernel's results bit for bit, over several row blocks (5
+// row tiles: a block of 4 and one of 1, rows not a multiple of 16), K
+// blocks (9 super-blocks = 8 + 1) and token groups (700 tokens: three
+// groups of the 1 MiB budget at kb 8, a short last one). Through the VNNI
+// products everywhere, through AMX (tileKernelIL, the promoted program's
+// kernel) where it exists.
+func TestTilesInside(t *testing.T) {
+	skipUnlessVNNI(t)
+	gateAll(t, "avx512-vnni-tiles-ti4")
+	pairs := [][2]program{{{kb: kBlock}, {kb: kBlock, tilesInside: 4}}, {{kb: 1}, {kb: 1, tilesInside: 2}}}
+	if cpufeat.AMX() == nil {
+		gateAll(t, "amx-int8-il-ti4")
+		pairs = append(pairs, [2]program{{amx: true, kb: kBlock, interleave: true}, {amx: true, kb: kBlock, interleave: true, tilesInside: 4}},
+			[2]program{{amx: true, kb: 3, interleave: true}, {amx: true, kb: 3, interleave: true, tilesInside: 3}})
+	}
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+		f, _ := formatOf(typ)
+		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
+		for _, s := range []ledger.Shape{{Rows: 80, K: 2304, N: 700}, {Rows: 33, K: 768, N: 32}, {Rows: 3, K: 256, N: 3}} {
+			w, err := workload.New(op, s, 41)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pr := range pairs {
+				want, got := make([]float32, s.N*s.Rows), make([]float32, s.N*s.Rows)
+				matMul(f, pr[0])(want, s.Rows, w.W, s.Rows, w.XQ, s.N, s.K)
+				matMul(f, pr[1])(got, s.Rows, w.W, s.Rows, w.XQ, s.N, s.K)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %+v %s: token %d row %d is %v, %+v's %v", typ, pr[1], s.Key(ledger.KindMatMul), i/s.Rows, i%s.Rows, got[i], pr[0], want[i])
 					}
 				}
 			}

@@ -62,9 +62,11 @@ func init() {
 		amx    map[string]program // name → program, AMX
 	}{
 		{formatQ4KR16, avx512.Q4KR16Layout, "packQ4KR16Tiles: per line an AND, a shift and two VPMULLWs where the stored packer gathers 16 rows",
-			map[string]program{"amx-int8-il": {amx: true, kb: kBlock, interleave: true}}},
+			map[string]program{"amx-int8-il": {amx: true, kb: kBlock, interleave: true}, "amx-int8-il-ti4": {amx: true, kb: kBlock, interleave: true, tilesInside: 4},
+				"amx-int8-il-ti8": {amx: true, kb: kBlock, interleave: true, tilesInside: 8}}},
 		{formatQ6KR16, avx512.Q6KR16Layout, "packQ6KR16Tiles: per line a VPTERNLOGD joins nibble and top bits, two VPMULLWs by the signed scale and the offset split into digits",
-			map[string]program{"amx-int8-il": {amx: true, kb: kBlock, interleave: true}, "amx-int8-il-g8": {amx: true, interleave: true, groupPairs: 8}}},
+			map[string]program{"amx-int8-il": {amx: true, kb: kBlock, interleave: true}, "amx-int8-il-g8": {amx: true, interleave: true, groupPairs: 8},
+				"amx-int8-il-ti4": {amx: true, kb: kBlock, interleave: true, tilesInside: 4}, "amx-int8-il-ti8": {amx: true, kb: kBlock, interleave: true, tilesInside: 8}}},
 	} {
 		op := ledger.MatMulOp(t.f.typ)
 		notes := fmt.Sprintf("; the weights in the interleaved layout (%s, the r16 matvecs' and avx512-vnni-r16-m4's): each row tile's panel packed from one 16-row group (%s)", t.lay.Name, t.packer)
