@@ -66,6 +66,10 @@
 #             caches, rounds x reps (issue 20)
 #   r16       the interleaved Q4_K experiment (issue 20): BenchmarkReadMix,
 #             then the 3B decode beside llama.cpp with the r16 matvecs forced
+#   l2pf      issue 20's L2-prefetching decode matvecs: the probe's sweeps,
+#             then `ledger ab` of -l2pf8k and -l2pf16k in the Intel bundle
+#   ti        issue 19's row tiles inside the token groups: their AMX test,
+#             then `ledger ab` of -ti4 and -ti8 (128-row chunks) at 3B pp1024
 #   ab        ledger ab: the promoted kernels beside the one-copy layout
 #             arms, 10 rounds: the evidence `ledger promote --bundle` reads
 #   shipped   the engine as shipped (no override), SHIPPED's tests, RUNS
@@ -143,6 +147,35 @@ models() {
 	for p in "$@"; do
 		[ -f "/tmp/$p.gguf" ] || $B/damascus synth --preset "$p" --type Q4_K_M -o "/tmp/$p.gguf" 2>&1 | tail -1
 	done
+}
+
+# ab_phase is the ab phase (below), which ti and l2pf run with their arms.
+ab_phase() {
+	# The engine A/B of record for a bundle (ledger ab, then `ledger promote
+	# --bundle ARM --run ID` here after import): the promoted kernels beside
+	# the one-copy layout arms on the host's AMX cores, 2 threads, RUNS (10)
+	# rounds of the 3B at PPS (16,512) and TG (64), each arm gated first at
+	# the 3B shapes. ARMS (default: one-all, every Q4_K and Q6_K product
+	# on the interleaved layouts, matvecs R16 (-pf4k)) is NAME=KERNELS
+	# items separated by spaces. ≈ 25 s a process: 10 rounds of two arms
+	# take ≈ 500 s, one call.
+	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
+	models llama3.2-3b
+	mv=avx512-vnni-r16${R16--pf4k}
+	one="matvec/q4_k=$mv,matvec_batch/q4_k=avx512-vnni-r16-m4,matmul/q4_k=amx-int8-il-r16,matvec/q6_k=$mv,matvec_batch/q6_k=avx512-vnni-r16-m4,matmul/q6_k=amx-int8-il-g8-r16"
+	args=()
+	for a in ${ARMS-one-all=$one}; do args+=(--arm "$a"); done
+	# SB_ARMS: NAME=N items, arms that move the small-batch crossover
+	# (with ARMS="" and PPS=16,32,64: the crossover sweep over the
+	# promoted kernels, once the Intel bundle is promoted).
+	for a in ${SB_ARMS:-}; do args+=(--arm-small-batch "$a"); done
+	# BC_ARMS: NAME=N items, arms that set the prefill matmul's dealt chunk
+	# (DAMASCUS_BATCH_CHUNK; with ARMS="" TG="" PPS=1024: issue 19's sweep).
+	for a in ${BC_ARMS:-}; do args+=(--arm-batch-chunk "$a"); done
+	log "ledger ab, 3B pp${PPS:-16,512} tg${TG-64}, ${RUNS:-10} rounds: ${ARMS-one-all=$one} ${SB_ARMS:-} ${BC_ARMS:-}"
+	timeout "${AB_TIMEOUT:-560}" $B/ledger ab -m /tmp/llama3.2-3b.gguf --pp "${PPS:-16,512}" --tg "${TG-64}" --runs "${RUNS:-10}" --threads 2 \
+		--gate-shapes 3B "${args[@]}" --store "$STORE" --note "$NOTE; engine A/B for a bundle" > "$OUT/ab-3b.txt" 2> "$OUT/ab-3b.err"
+	cat "$OUT/ab-3b.txt"; grep -a "sample round" "$OUT/ab-3b.err" | tail -3
 }
 
 case "${1:-e2e}" in
@@ -898,32 +931,40 @@ r16-one)
 		grep -aE "prefill tok|decode tok|peak RSS|recorded" "$OUT/e2e-3b-one-pp$1-tg$2.txt" | cut -c1-300
 	done
 	;;
+l2pf)
+	# Issue 20 on the host's Intel cores: the decode matvecs prefetching
+	# into L2 (PREFETCHT1, the L2 miss queue rather than the line fill
+	# buffers the loads share): the memory probe's four sweeps (prefetch-l2-8k
+	# among them) at 1 and 2 threads, then `ledger ab` of the Intel bundle
+	# with matvec/q4_k -hmx-l2pf8k/-l2pf16k and matvec/q6_k -l2pf8k/-l2pf16k
+	# against the promoted kernels, 3B pp16 tg64, RUNS (10) rounds. ≈ 420 s.
+	log "memory probe, every sweep"
+	timeout 90 $B/ledger probe --threads 1,2 --compute-ms 50 2>&1 | grep -a mem-read
+	k="matvec_batch/q4_k=avx512-vnni-r16-m4,matmul/q4_k=amx-int8-il-r16,matvec_batch/q6_k=avx512-vnni-r16-m4,matmul/q6_k=amx-int8-il-g8-r16"
+	ARMS="l2pf8k=$k,matvec/q4_k=avx512-vnni-r16-hmx-l2pf8k,matvec/q6_k=avx512-vnni-r16-l2pf8k l2pf16k=$k,matvec/q4_k=avx512-vnni-r16-hmx-l2pf16k,matvec/q6_k=avx512-vnni-r16-l2pf16k"
+	PPS=${PPS:-16} TG=${TG:-64} RUNS=${RUNS:-10} AB_TIMEOUT=${AB_TIMEOUT:-480}
+	ab_phase
+	;;
+ti)
+	# Issue 19 item 2 on the host's AMX cores: the row tiles inside the
+	# token groups (amx-int8-il-ti4-r16, -ti8-r16: a 64- or 128-row chunk's
+	# panels unpacked once per K block, then each group of tokens whose
+	# activations fit 1 MiB through every row tile, so all but the first
+	# read them from L2). First TestTilesInside (bit for bit against -il's
+	# loop order through AMX, and the gate of -ti4), then `ledger ab` of
+	# the Intel bundle with each as its matmuls against the promoted
+	# kernels, 3B pp1024 (PPS), RUNS (8) rounds: ti4 at the engine's
+	# 64-row chunk, ti8 with DAMASCUS_BATCH_CHUNK=128. ≈ 450 s.
+	log "TestTilesInside on AMX"
+	timeout 120 $B/amx.test -test.run 'TestTilesInside' -test.v > "$OUT/amx-ti.txt" 2>&1
+	echo "amx.test rc $?"; grep -aE '^(--- |ok|FAIL|PASS)' "$OUT/amx-ti.txt" | tail -4
+	k="matvec/q4_k=avx512-vnni-r16-pf4k,matvec_batch/q4_k=avx512-vnni-r16-m4,matvec/q6_k=avx512-vnni-r16-pf4k,matvec_batch/q6_k=avx512-vnni-r16-m4"
+	ARMS="ti4=$k,matmul/q4_k=amx-int8-il-ti4-r16,matmul/q6_k=amx-int8-il-ti4-r16 ti8=$k,matmul/q4_k=amx-int8-il-ti8-r16,matmul/q6_k=amx-int8-il-ti8-r16"
+	BC_ARMS="ti8=128" PPS=${PPS:-1024} TG="" RUNS=${RUNS:-8} AB_TIMEOUT=${AB_TIMEOUT:-470}
+	ab_phase
+	;;
 ab)
-	# The engine A/B of record for a bundle (ledger ab, then `ledger promote
-	# --bundle ARM --run ID` here after import): the promoted kernels beside
-	# the one-copy layout arms on the host's AMX cores, 2 threads, RUNS (10)
-	# rounds of the 3B at PPS (16,512) and TG (64), each arm gated first at
-	# the 3B shapes. ARMS (default: one-all, every Q4_K and Q6_K product
-	# on the interleaved layouts, matvecs R16 (-pf4k)) is NAME=KERNELS
-	# items separated by spaces. ≈ 25 s a process: 10 rounds of two arms
-	# take ≈ 500 s, one call.
-	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
-	models llama3.2-3b
-	mv=avx512-vnni-r16${R16--pf4k}
-	one="matvec/q4_k=$mv,matvec_batch/q4_k=avx512-vnni-r16-m4,matmul/q4_k=amx-int8-il-r16,matvec/q6_k=$mv,matvec_batch/q6_k=avx512-vnni-r16-m4,matmul/q6_k=amx-int8-il-g8-r16"
-	args=()
-	for a in ${ARMS-one-all=$one}; do args+=(--arm "$a"); done
-	# SB_ARMS: NAME=N items, arms that move the small-batch crossover
-	# (with ARMS="" and PPS=16,32,64: the crossover sweep over the
-	# promoted kernels, once the Intel bundle is promoted).
-	for a in ${SB_ARMS:-}; do args+=(--arm-small-batch "$a"); done
-	# BC_ARMS: NAME=N items, arms that set the prefill matmul's dealt chunk
-	# (DAMASCUS_BATCH_CHUNK; with ARMS="" TG="" PPS=1024: issue 19's sweep).
-	for a in ${BC_ARMS:-}; do args+=(--arm-batch-chunk "$a"); done
-	log "ledger ab, 3B pp${PPS:-16,512} tg${TG-64}, ${RUNS:-10} rounds: ${ARMS-one-all=$one} ${SB_ARMS:-} ${BC_ARMS:-}"
-	timeout "${AB_TIMEOUT:-560}" $B/ledger ab -m /tmp/llama3.2-3b.gguf --pp "${PPS:-16,512}" --tg "${TG-64}" --runs "${RUNS:-10}" --threads 2 \
-		--gate-shapes 3B "${args[@]}" --store "$STORE" --note "$NOTE; engine A/B for a bundle" > "$OUT/ab-3b.txt" 2> "$OUT/ab-3b.err"
-	cat "$OUT/ab-3b.txt"; grep -a "sample round" "$OUT/ab-3b.err" | tail -3
+	ab_phase
 	;;
 decode-profile)
 	# Issue 20 item 1 on the host's Intel AMX cores: where a 2-thread decode

@@ -92,3 +92,32 @@ amxstore: \
 	VPADDQ X1, X0, X0; \
 	VMOVQ X0, AX; \
 	VZEROUPPER
+
+// READ_SWEEP_PF(op) is readSweep with each 64-byte line prefetched by op
+// dist bytes ahead (R11).
+#define READ_SWEEP_PF(op) \
+	MOVQ p+0(FP), SI; \
+	MOVQ n+8(FP), CX; \
+	MOVQ dist+16(FP), R11; \
+	ADDQ SI, R11; \
+	SHRQ $9, CX; \
+	ZERO_Z0_Z3; \
+	TESTQ CX, CX; \
+	JZ    pfdone; \
+pfloop: \
+	op 0(R11); op 64(R11); op 128(R11); op 192(R11); \
+	op 256(R11); op 320(R11); op 384(R11); op 448(R11); \
+	VPADDQ 0(SI), Z0, Z0; \
+	VPADDQ 64(SI), Z1, Z1; \
+	VPADDQ 128(SI), Z2, Z2; \
+	VPADDQ 192(SI), Z3, Z3; \
+	VPADDQ 256(SI), Z0, Z0; \
+	VPADDQ 320(SI), Z1, Z1; \
+	VPADDQ 384(SI), Z2, Z2; \
+	VPADDQ 448(SI), Z3, Z3; \
+	ADDQ   $512, SI; \
+	ADDQ   $512, R11; \
+	DECQ   CX; \
+	JNZ    pfloop; \
+pfdone: \
+	SWEEP_SUM

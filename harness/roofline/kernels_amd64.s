@@ -73,31 +73,15 @@ TEXT ·amxBF16Loop(SB), NOSPLIT, $0-40
 // readSweep with each 64-byte line prefetched (PREFETCHT0) dist bytes
 // ahead: a core whose hardware prefetchers stop short of the bandwidth.
 TEXT ·readSweepPf(SB), NOSPLIT, $0-32
-	MOVQ p+0(FP), SI
-	MOVQ n+8(FP), CX
-	MOVQ dist+16(FP), R11
-	ADDQ SI, R11
-	SHRQ $9, CX
-	ZERO_Z0_Z3
-	TESTQ CX, CX
-	JZ    pfdone
-pfloop:
-	PREFETCHT0 0(R11); PREFETCHT0 64(R11); PREFETCHT0 128(R11); PREFETCHT0 192(R11)
-	PREFETCHT0 256(R11); PREFETCHT0 320(R11); PREFETCHT0 384(R11); PREFETCHT0 448(R11)
-	VPADDQ 0(SI), Z0, Z0
-	VPADDQ 64(SI), Z1, Z1
-	VPADDQ 128(SI), Z2, Z2
-	VPADDQ 192(SI), Z3, Z3
-	VPADDQ 256(SI), Z0, Z0
-	VPADDQ 320(SI), Z1, Z1
-	VPADDQ 384(SI), Z2, Z2
-	VPADDQ 448(SI), Z3, Z3
-	ADDQ   $512, SI
-	ADDQ   $512, R11
-	DECQ   CX
-	JNZ    pfloop
-pfdone:
-	SWEEP_SUM
+	READ_SWEEP_PF(PREFETCHT0)
+	MOVQ AX, ret+24(FP)
+	RET
+
+// func readSweepPf1(p *byte, n, dist int) uint64
+// readSweepPf prefetching into L2 (PREFETCHT1): a core whose line fill
+// buffers, which PREFETCHT0 and the loads share, limit its stream.
+TEXT ·readSweepPf1(SB), NOSPLIT, $0-32
+	READ_SWEEP_PF(PREFETCHT1)
 	MOVQ AX, ret+24(FP)
 	RET
 

@@ -22,4 +22,6 @@ func amxBF16Loop(cfg *byte, a *uint16, b *uint16, c *float32, iters int) {
 
 func readSweepPf(p *byte, n, dist int) uint64 { panic("roofline: no kernels in this build") }
 
+func readSweepPf1(p *byte, n, dist int) uint64 { panic("roofline: no kernels in this build") }
+
 func readSweep2(p, q *byte, n int) uint64 { panic("roofline: no kernels in this build") }

@@ -101,9 +101,10 @@ func MemoryRead(opt Options, pages Pages) []Measurement {
 // hardware prefetchers may stop short of what the memory delivers to one
 // sequence of loads (a decode kernel or llama.cpp streaming several
 // matrices can then read more than a plain sweep: 103 % of it on the AMD
-// dev VM, session 23), so the probe reads it three ways and takes the
+// dev VM, session 23), so the probe reads it four ways and takes the
 // fastest: plain loads, two sequences at once, and plain loads with each
-// line prefetched 4 KiB ahead.
+// line prefetched 4 KiB ahead into L1 or 8 KiB ahead into L2 (as the
+// decode kernels' prefetching forms do).
 var sweepKinds = []struct {
 	name string
 	read func(p []byte) uint64
@@ -111,6 +112,7 @@ var sweepKinds = []struct {
 	{"plain", func(p []byte) uint64 { return readSweep(&p[0], len(p)) }},
 	{"two-streams", readTwoStreams},
 	{"prefetch-4k", func(p []byte) uint64 { return readSweepPf(&p[0], len(p), 4096) }},
+	{"prefetch-l2-8k", func(p []byte) uint64 { return readSweepPf1(&p[0], len(p), 8192) }},
 }
 
 // readTwoStreams reads p (whole sweep blocks) as two sequences, its halves,

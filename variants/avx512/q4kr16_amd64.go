@@ -58,6 +58,18 @@ func q6kr16DotX(w, x *byte, dst *float32, nb, groups int)
 //go:noescape
 func q4kr16Dot2(w, x *byte, dst *float32, nb, groups int, w2 *byte, dst2 *float32)
 
+// q4kr16DotMXPf1 is q4kr16DotMXPf with PREFETCHT1 (to L2) for the
+// weight lines.
+//
+//go:noescape
+func q4kr16DotMXPf1(w, x *byte, dst *float32, nb, groups, dist int)
+
+// q6kr16DotPf1 is q6kr16Dot prefetching every weight line dist bytes
+// ahead with PREFETCHT1 (to L2).
+//
+//go:noescape
+func q6kr16DotPf1(w, x *byte, dst *float32, nb, groups, dist int)
+
 // q4kr16DotMK is q4kr16DotM over nb super-blocks of groups stride bytes
 // apart, adding to dst (one column chunk of a k-blocked product).
 //
@@ -118,6 +130,23 @@ func init() {
 				q4kr16DotMXPf(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
 			}
 		}, 4096), Notes: "avx512-vnni-r16-hmx with every weight line prefetched 4 KiB ahead, as avx512-vnni-r16-pf4k prefetches r16's: the candidate for the Intel bundle (whose decode reads most with pf4k); the same results bit for bit. Not yet timed on an Intel host"})
+	// L2 prefetch, 8 and 16 KiB ahead: candidates for the Intel host (issue
+	// 20), where pf4k's PREFETCHT0 stream reads 79 % of the probe.
+	for _, d := range []int{8, 16} {
+		dist := d << 10
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: fmt.Sprintf("avx512-vnni-r16-hmx-l2pf%dk", d), Family: ledger.FamilyAVX512VNNI,
+			Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, func(dst []float32, w, xr []byte, k, dist int) {
+				if len(dst) > 0 {
+					q4kr16DotMXPf1(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
+				}
+			}, dist), Notes: fmt.Sprintf("avx512-vnni-r16-hmx with every weight line prefetched %d KiB ahead into L2 (PREFETCHT1: the L2 miss queue, not the line fill buffers the loads need); the same results bit for bit. For the Intel host; not yet timed there", d)})
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: fmt.Sprintf("avx512-vnni-r16-l2pf%dk", d), Family: ledger.FamilyAVX512VNNI,
+			Features: feats, Layout: Q6KR16Layout, Impl: r16MatVec(Q6KR16Layout, func(dst []float32, w, xr []byte, k, dist int) {
+				if len(dst) > 0 {
+					q6kr16DotPf1(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
+				}
+			}, dist), Notes: fmt.Sprintf("matvec/q6_k:avx512-vnni-r16 with every weight line prefetched %d KiB ahead into L2 (PREFETCHT1); the same results bit for bit. For the Intel host; not yet timed there", d)})
+	}
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-r16-x", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q6KR16Layout, Impl: r16MatVec(Q6KR16Layout, func(dst []float32, w, xr []byte, k, _ int) {
 			if len(dst) > 0 {

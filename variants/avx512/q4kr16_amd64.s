@@ -384,6 +384,55 @@ done:
 	VZEROUPPER
 	RET
 
+// L2 prefetch (issue 20, the Intel host's one-core stream): PREFETCHT0
+// fills L1 through the core's few line fill buffers, which the demand
+// loads need too; PREFETCHT1 stops at L2, whose queue holds several times
+// as many misses, so a stream can run further ahead. The twins of
+// q4kr16DotMXPf and q6kr16Dot's prefetching form with PREFETCHT1 for
+// every weight line (the activations, reread from L1, keep PREFETCHT0).
+#define R16M_LINE_PF1(s, g) \
+	R16M_LINE(s, g); \
+	PREFETCHT1 (320+((s)*4+(g))*64)(R11)
+
+#define R16_HEAD_PF1 \
+	PREFETCHT1 0(R11); PREFETCHT1 64(R11); PREFETCHT1 128(R11); \
+	PREFETCHT1 192(R11); PREFETCHT1 256(R11)
+
+#define R4MXPF1 \
+	PREFETCHT0 288(R8); PREFETCHT0 352(R8); PREFETCHT0 416(R8); \
+	PREFETCHT0 480(R8); PREFETCHT0 544(R8); \
+	R16_HEAD_PF1; \
+	R16H_BLOCK(R16M_LINE_PF1)
+
+// func q4kr16DotMXPf1(w, x *byte, dst *float32, nb, groups, dist int)
+TEXT ·q4kr16DotMXPf1(SB), NOSPLIT, $0-48
+	R16_PROLOGUE
+	MOVQ dist+40(FP), R11
+	ADDQ SI, R11
+	R16_GROUPS(group, block, R4MXPF1)
+done:
+	VZEROUPPER
+	RET
+
+#define R6_LOADS_PF1(s) \
+	R6_LOADS(s); \
+	PREFETCHT1 (288+192*(s))(R11); \
+	PREFETCHT1 (288+192*(s)+64)(R11); \
+	PREFETCHT1 (288+192*(s)+128)(R11)
+
+#define R6_PF1 R16_HEAD_PF1; R6_BLOCK(R6_LOADS_PF1)
+
+// func q6kr16DotPf1(w, x *byte, dst *float32, nb, groups, dist int)
+TEXT ·q6kr16DotPf1(SB), NOSPLIT, $0-48
+	R16_PROLOGUE
+	MOVL $0x30303030, AX; VPBROADCASTD AX, Z30
+	MOVQ dist+40(FP), R11
+	ADDQ SI, R11
+	R16_GROUPS(group, block, R6_PF1)
+done:
+	VZEROUPPER
+	RET
+
 // func q6kr16DotX(w, x *byte, dst *float32, nb, groups int)
 // q6kr16Dot (no weight prefetch) prefetching the next super-block's
 // activations (336 bytes) at each block, as q4kr16DotMX does Q4_K's.
