@@ -68,6 +68,8 @@
 #             then the 3B decode beside llama.cpp with the r16 matvecs forced
 #   l2pf      issue 20's L2-prefetching decode matvecs: the probe's sweeps,
 #             then `ledger ab` of -l2pf8k and -l2pf16k in the Intel bundle
+#   split-attn  issue 19's float32-class AMX-BF16 attention (amx-bf16-split):
+#             its AMX tests, the attention sweep, `ledger ab` at 3B pp1024
 #   ti        issue 19's row tiles inside the token groups: their AMX test,
 #             then `ledger ab` of -ti4 and -ti8 (128-row chunks) at 3B pp1024
 #   ab        ledger ab: the promoted kernels beside the one-copy layout
@@ -943,6 +945,25 @@ l2pf)
 	k="matvec_batch/q4_k=avx512-vnni-r16-m4,matmul/q4_k=amx-int8-il-r16,matvec_batch/q6_k=avx512-vnni-r16-m4,matmul/q6_k=amx-int8-il-g8-r16"
 	ARMS="l2pf8k=$k,matvec/q4_k=avx512-vnni-r16-hmx-l2pf8k,matvec/q6_k=avx512-vnni-r16-l2pf8k l2pf16k=$k,matvec/q4_k=avx512-vnni-r16-hmx-l2pf16k,matvec/q6_k=avx512-vnni-r16-l2pf16k"
 	PPS=${PPS:-16} TG=${TG:-64} RUNS=${RUNS:-10} AB_TIMEOUT=${AB_TIMEOUT:-480}
+	ab_phase
+	;;
+split-attn)
+	# Issue 19 item 3 on the host's AMX cores: float32-class prefill
+	# attention on AMX-BF16 tiles with every operand a bf16 pair
+	# (amx-bf16-split). Its AMX tests (the tile programs against their
+	# emulation, the driver through the float32 gate), the attention_batch
+	# variants at the 3B shapes (5 runs), then `ledger ab` of the engine with
+	# it against the promoted kernels, 3B pp1024, RUNS (8) rounds. The
+	# llama.cpp agreement runs in the suite call (AGREE_KERNELS of
+	# scripts/device-suite.sh). ≈ 450 s.
+	log "AMX attention tests"
+	timeout 120 $B/amx.test -test.run 'BF16Converters|AttentionTiles' -test.count 1 -test.v > "$OUT/amx-attn.txt" 2>&1
+	echo "amx.test rc $?"; grep -aE "^(--- |ok|FAIL|PASS)|worst" "$OUT/amx-attn.txt" | grep -v "^=== RUN" | tail -8
+	log "attention sweep"
+	timeout 150 $B/ledger run --op attention_batch --variant avx512,amx-bf16,amx-bf16-split --shapes 3B --runs 5 \
+		--store "$STORE" --note "$NOTE; issue 19 item 3" > "$OUT/sweep-attn.txt" 2>&1
+	grep -aE "^\| attention_batch.*\(|recorded" "$OUT/sweep-attn.txt"
+	ARMS="split=attention_batch=amx-bf16-split" PPS=${PPS:-1024} TG="" RUNS=${RUNS:-8} AB_TIMEOUT=${AB_TIMEOUT:-300}
 	ab_phase
 	;;
 ti)

@@ -56,3 +56,14 @@ for leg in "${@:-none amx-tile avx512f}"; do
 		grep '^FAIL' "$OUT/suite-$l.txt"
 	done
 done | tee "$OUT/suite-summary.txt"
+
+# AGREE_KERNELS (op=variant,...): the engine's llama.cpp agreement test on
+# the tiny synthetic Q4_K_M with those kernels forced (DAMASCUS_KERNELS),
+# for a candidate that the suite's own runs do not pick: e.g.
+# attention_batch=amx-bf16-split, which must agree at float32's criteria.
+if [ -n "${AGREE_KERNELS:-}" ]; then
+	( cd "$root/model/llama" && DAMASCUS_KERNELS=$AGREE_KERNELS timeout 300 "$work/tests/model_llama.test" -test.count=1 -test.v \
+		-test.run 'TestSynthTinyMatchesLlamaCppAndReference/Q4_K_M' > "$OUT/agree.txt" 2>&1 )
+	echo "agreement with DAMASCUS_KERNELS=$AGREE_KERNELS: exit $?"
+	grep -aE "ours vs llama.cpp|criteria|FAIL|^ok|^PASS|diverg" "$OUT/agree.txt" | head -12
+fi | tee -a "$OUT/suite-summary.txt"

@@ -295,6 +295,40 @@ ilv:
 	VZEROUPPER
 	RET
 
+// SOFTMAX_NORM is the softmaxes' first two passes over s[:n] (R12 = s,
+// R13 = n, Z11 = scale broadcast): the maximum, then s[i] = exp(scale·(s[i]
+// - max)) and Z10 = 1/sum. Labels smax and sexp: once per function.
+#define SOFTMAX_NORM \
+	MOVQ R12, SI; \
+	MOVQ R13, BX; \
+	MOVL $0xff800000, AX; \
+	VPBROADCASTD AX, Z8; \
+	VMOVAPS Z8, Z9; \
+smax: \
+	SOFTMAX_MAX_STEP; \
+	ADDQ $64, SI; \
+	SUBQ $16, BX; \
+	JG   smax; \
+	ALL_LANES(VMAXPS, Z9); \
+	EXP_CONSTS; \
+	VPXORD Z10, Z10, Z10; \
+	MOVQ R12, SI; \
+	MOVQ R13, BX; \
+sexp: \
+	MASK16(BX); \
+	VMOVUPS.Z (SI), K1, Z0; \
+	VSUBPS Z9, Z0, Z0; \
+	VMULPS Z11, Z0, Z0; \
+	EXP; \
+	VMOVAPS.Z Z0, K1, Z0; \
+	VMOVUPS Z0, K1, (SI); \
+	VADDPS Z0, Z10, Z10; \
+	ADDQ $64, SI; \
+	SUBQ $16, BX; \
+	JG   sexp; \
+	ALL_LANES(VADDPS, Z10); \
+	VDIVPS Z10, Z22, Z10
+
 // func softmaxBF16(p *uint16, s *float32, n, npad int, scale float32)
 //
 // p[i] = bf16(softmax(scale·s[:n])[i]) for i < n and 0 for n ≤ i < npad
@@ -302,38 +336,10 @@ ilv:
 // exp(scale·(s[i] - max)). The scale is applied to the float32 scores, as
 // llama.cpp's soft_max does, rather than to the queries before rounding.
 TEXT ·softmaxBF16(SB), NOSPLIT, $0-36
-	MOVQ s+8(FP), SI
-	MOVQ n+16(FP), BX
-	MOVL $0xff800000, AX // -Inf
-	VPBROADCASTD AX, Z8
-	VMOVAPS Z8, Z9
-
-smax:
-	SOFTMAX_MAX_STEP
-	ADDQ $64, SI
-	SUBQ $16, BX
-	JG   smax
-	ALL_LANES(VMAXPS, Z9)
-	EXP_CONSTS
+	MOVQ s+8(FP), R12
+	MOVQ n+16(FP), R13
 	VBROADCASTSS scale+32(FP), Z11
-	VPXORD Z10, Z10, Z10
-	MOVQ s+8(FP), SI
-	MOVQ n+16(FP), BX
-
-sexp:
-	MASK16(BX)
-	VMOVUPS.Z (SI), K1, Z0
-	VSUBPS Z9, Z0, Z0
-	VMULPS Z11, Z0, Z0
-	EXP
-	VMOVAPS.Z Z0, K1, Z0
-	VMOVUPS Z0, K1, (SI)
-	VADDPS Z0, Z10, Z10
-	ADDQ $64, SI
-	SUBQ $16, BX
-	JG   sexp
-	ALL_LANES(VADDPS, Z10)
-	VDIVPS Z10, Z22, Z10 // Z22 = 1.0 (EXP_CONSTS)
+	SOFTMAX_NORM
 	BF16_CONSTS
 	MOVQ p+0(FP), DI
 	MOVQ s+8(FP), SI
@@ -351,5 +357,85 @@ sout:
 	SUBQ $16, BX
 	SUBQ $16, DX
 	JG   sout
+	VZEROUPPER
+	RET
+
+// func softmaxBF16Split(hi, lo *uint16, s *float32, n, npad int, scale float32)
+//
+// softmaxBF16 with each probability p as a bf16 pair: hi[i] = bf16(p),
+// lo[i] = bf16(p - hi[i]) (hi + lo carries 16 significant bits), both 0
+// for n ≤ i < npad.
+TEXT ·softmaxBF16Split(SB), NOSPLIT, $0-44
+	MOVQ s+16(FP), R12
+	MOVQ n+24(FP), R13
+	VBROADCASTSS scale+40(FP), Z11
+	SOFTMAX_NORM
+	BF16_CONSTS
+	MOVQ hi+0(FP), DI
+	MOVQ lo+8(FP), R8
+	MOVQ s+16(FP), SI
+	MOVQ n+24(FP), BX
+	MOVQ npad+32(FP), DX
+
+soutsplit:
+	MASK16(BX)
+	VMOVUPS.Z (SI), K1, Z0
+	VMULPS Z10, Z0, Z4
+	VMOVAPS Z4, Z0
+	ROUND_BF16(Z0)
+	VPANDD Z17, Z0, Z3 // hi as float32
+	STORE_BF16_Z0((DI))
+	VSUBPS Z3, Z4, Z0  // exact: p - hi
+	ROUND_BF16(Z0)
+	STORE_BF16_Z0((R8))
+	ADDQ $64, SI
+	ADDQ $32, DI
+	ADDQ $32, R8
+	SUBQ $16, BX
+	SUBQ $16, DX
+	JG   soutsplit
+	VZEROUPPER
+	RET
+
+// func interleaveBF16Split(hi, lo *uint32, a, b *float32, n int)
+//
+// interleaveBF16 of the values as bf16 pairs: hi[i] = bf16(a[i]) |
+// bf16(b[i])<<16, lo[i] the same of the residuals a[i] - hi's a, b[i] -
+// hi's b (hi + lo carries 16 significant bits). n a positive multiple of
+// 16, values finite.
+TEXT ·interleaveBF16Split(SB), NOSPLIT, $0-40
+	MOVQ hi+0(FP), DI
+	MOVQ lo+8(FP), R9
+	MOVQ a+16(FP), SI
+	MOVQ b+24(FP), R8
+	MOVQ n+32(FP), DX
+	BF16_CONSTS
+
+ilvs:
+	VMOVUPS (SI), Z4
+	VMOVAPS Z4, Z0
+	ROUND_BF16(Z0)
+	VPANDD  Z17, Z0, Z3 // a's hi as float32
+	VSUBPS  Z3, Z4, Z4  // a's residual, exact
+	VPSRLD  $16, Z0, Z0
+	VMOVUPS (R8), Z5
+	VMOVAPS Z5, Z6
+	ROUND_BF16(Z6)
+	VPANDD  Z17, Z6, Z6 // b's hi as float32: its bf16 in the high half
+	VSUBPS  Z6, Z5, Z5  // b's residual, exact
+	VPORD   Z6, Z0, Z0
+	VMOVDQU32 Z0, (DI)
+	ROUND_BF16(Z4)
+	VPSRLD  $16, Z4, Z4
+	ROUND_BF16(Z5)
+	VPANDD  Z17, Z5, Z5
+	VPORD   Z5, Z4, Z4
+	VMOVDQU32 Z4, (R9)
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ $64, DI
+	ADDQ $64, R9
+	SUBQ $16, DX
+	JG   ilvs
 	VZEROUPPER
 	RET

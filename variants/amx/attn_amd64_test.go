@@ -31,7 +31,7 @@ func needAVX512(t *testing.T) {
 	}
 }
 
-// TestBF16Converters checks the three vector converters against plain Go
+// TestBF16Converters checks the vector converters against plain Go
 // over several lengths, with guard values after each output.
 func TestBF16Converters(t *testing.T) {
 	needAVX512(t)
@@ -93,6 +93,22 @@ func TestBF16Converters(t *testing.T) {
 			t.Fatalf("n=%d interleaveBF16 wrote past its end", n)
 		}
 
+		plo := make([]uint32, n+4)
+		for i := range pairs {
+			pairs[i], plo[i] = guard, guard
+		}
+		interleaveBF16Split(&pairs[0], &plo[0], &src[0], &src2[0], n)
+		for i := range n {
+			h0, h1 := bf16RNE(src[i]), bf16RNE(src2[i])
+			l0, l1 := bf16RNE(src[i]-float32(bf16Float(h0))), bf16RNE(src2[i]-float32(bf16Float(h1)))
+			if wantHi, wantLo := uint32(h0)|uint32(h1)<<16, uint32(l0)|uint32(l1)<<16; pairs[i] != wantHi || plo[i] != wantLo {
+				t.Fatalf("n=%d interleaveBF16Split[%d] = %#x + %#x, want %#x + %#x", n, i, pairs[i], plo[i], wantHi, wantLo)
+			}
+		}
+		if pairs[n] != guard || plo[n] != guard {
+			t.Fatalf("n=%d interleaveBF16Split wrote past its end", n)
+		}
+
 		for _, m := range []int{1, 5, n - 1, n} {
 			s := append([]float32(nil), src2...)
 			p := make([]uint16, n+8)
@@ -121,6 +137,29 @@ func TestBF16Converters(t *testing.T) {
 			}
 			if p[n] != guard {
 				t.Fatalf("n=%d m=%d softmaxBF16 wrote past npad", n, m)
+			}
+			// The split form: hi the same bf16s, hi + lo within 2^-16 of
+			// each probability (and of the same exp), zeros to npad.
+			s = append(s[:0], src2...)
+			ph, pl := make([]uint16, n+8), make([]uint16, n+8)
+			for i := range ph {
+				ph[i], pl[i] = guard, guard
+			}
+			softmaxBF16Split(&ph[0], &pl[0], &s[0], m, n, scale)
+			for i := range n {
+				want := 0.0
+				if i < m {
+					want = math.Exp(scale*float64(src2[i])-mx) / sum
+				}
+				if ph[i] != p[i] {
+					t.Fatalf("n=%d m=%d softmaxBF16Split hi[%d] = %#x, softmaxBF16's %#x", n, m, i, ph[i], p[i])
+				}
+				if got := bf16Float(ph[i]) + bf16Float(pl[i]); math.Abs(got-want) > want/65536+want*4e-7+1e-30 {
+					t.Fatalf("n=%d m=%d softmaxBF16Split[%d] = %g, want %g", n, m, i, got, want)
+				}
+			}
+			if ph[n] != guard || pl[n] != guard {
+				t.Fatalf("n=%d m=%d softmaxBF16Split wrote past npad", n, m)
 			}
 		}
 	}
@@ -198,13 +237,18 @@ func attnTileShapes(t *testing.T, maxN int) []ledger.Shape {
 }
 
 // checkAttnTiles gates the driver on tiles, single or split, at every
-// tile shape and returns the worst NMSE.
-func checkAttnTiles(t *testing.T, name string, tiles attnTiles, split bool, maxN int) (worst float64) {
+// tile shape and returns the worst NMSE: at the bf16 class's thresholds,
+// or with every operand split (splitAll) at float32's.
+func checkAttnTiles(t *testing.T, name string, tiles attnTiles, split attnSplit, maxN int) (worst float64) {
 	op, _ := ledger.LookupOp(ledger.OpAttentionBatch)
+	prec := ledger.PrecisionBF16
+	if split == splitAll {
+		prec = ""
+	}
 	for _, s := range attnTileShapes(t, maxN) {
-		t.Run(fmt.Sprintf("%s/split=%v/%s", name, split, s.Key(ledger.KindAttentionBatch)), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/split=%d/%s", name, split, s.Key(ledger.KindAttentionBatch)), func(t *testing.T) {
 			c := newCase(t, op, s, 3)
-			v := ledger.Variant{Op: op.Name, Name: name, Family: ledger.FamilyAMXBF16, Precision: ledger.PrecisionBF16,
+			v := ledger.Variant{Op: op.Name, Name: name, Family: ledger.FamilyAMXBF16, Precision: prec,
 				Impl: ledger.AttentionBatch(func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 					attentionTiles(tiles, split, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 				})}
@@ -220,11 +264,15 @@ func checkAttnTiles(t *testing.T, name string, tiles attnTiles, split bool, maxN
 // converters with the tile programs emulated, on any AVX-512 machine.
 func TestAttentionTilesEmulated(t *testing.T) {
 	needAVX512(t)
-	single := checkAttnTiles(t, "emulated", emulatedAttnTiles, false, 64)
-	split := checkAttnTiles(t, "emulated", emulatedAttnTiles, true, 64)
-	t.Logf("worst NMSE: single bf16 %.2g, split scores %.2g", single, split)
+	single := checkAttnTiles(t, "emulated", emulatedAttnTiles, splitNone, 64)
+	split := checkAttnTiles(t, "emulated", emulatedAttnTiles, splitScores, 64)
+	all := checkAttnTiles(t, "emulated", emulatedAttnTiles, splitAll, 64)
+	t.Logf("worst NMSE: single bf16 %.2g, split scores %.2g, all split %.2g", single, split, all)
 	if !(split < 0.75*single) {
 		t.Errorf("split scores (worst NMSE %.2g) no better than single bf16 (%.2g)", split, single)
+	}
+	if !(all < 0.01*split) {
+		t.Errorf("every operand split (worst NMSE %.2g) not a hundredth of split scores' (%.2g)", all, split)
 	}
 }
 
@@ -253,7 +301,7 @@ func TestAttentionTilesMatchBF16Cache(t *testing.T) {
 			}
 			scale := float32(1 / math.Sqrt(float64(s.HeadDim)))
 			got, want := make([]float32, len(q)), make([]float32, len(q))
-			attentionTiles(emulatedAttnTiles, false, got, q, ld, k, v, s.N, s.Heads, s.KVHeads, s.HeadDim, s.Pos0, scale)
+			attentionTiles(emulatedAttnTiles, splitNone, got, q, ld, k, v, s.N, s.Heads, s.KVHeads, s.HeadDim, s.Pos0, scale)
 			naive.AttentionBatchBF16(want, q, ld, k, v, s.N, s.Heads, s.KVHeads, s.HeadDim, s.Pos0, scale)
 			var se, rr float64
 			for i, w := range want {
@@ -326,6 +374,7 @@ func TestAttentionTilesAMX(t *testing.T) {
 			})
 		}
 	}
-	checkAttnTiles(t, "amx", amxAttnTiles, false, math.MaxInt)
-	checkAttnTiles(t, "amx", amxAttnTiles, true, math.MaxInt)
+	checkAttnTiles(t, "amx", amxAttnTiles, splitNone, math.MaxInt)
+	checkAttnTiles(t, "amx", amxAttnTiles, splitScores, math.MaxInt)
+	checkAttnTiles(t, "amx", amxAttnTiles, splitAll, math.MaxInt)
 }
