@@ -195,7 +195,7 @@ func short(s string) string {
 // defaults, nor a GPU run the last CPU one. Engine A/B runs are not
 // comparisons with llama.cpp: they are left out.
 func LatestE2ERuns(all []Record) [][]Record {
-	model := map[string]string{} // run id → model sha256 and KV caches
+	model := map[string]string{} // run id → model sha256, KV caches, devices and the machine's CPU
 	tests := map[string][]string{}
 	ab := map[string]bool{} // engine A/B runs (ledger ab): Damascus against itself, not the baseline
 	var order []string      // run ids in store order
@@ -204,7 +204,8 @@ func LatestE2ERuns(all []Record) [][]Record {
 		case r.Kind == KindRun && r.Run != nil && r.Run.Protocol.AB != nil:
 			ab[r.RunID] = true
 		case r.Kind == KindRun && r.Run != nil && r.Run.Protocol.Model != nil:
-			model[r.RunID] = r.Run.Protocol.Model.SHA256 + " " + KVCaches(r.Run) + " " + Devices(r.Run)
+			cpu := r.Run.Protocol.Machine.CPU
+			model[r.RunID] = r.Run.Protocol.Model.SHA256 + " " + KVCaches(r.Run) + " " + Devices(r.Run) + " " + cpu.Vendor + " " + cpu.Model
 		case r.Kind == KindE2E && r.E2E != nil && !ab[r.RunID]:
 			if _, seen := tests[r.RunID]; !seen {
 				order = append(order, r.RunID)

@@ -97,6 +97,30 @@ func TestLatestE2ERunsKeepsDevicesApart(t *testing.T) {
 	}
 }
 
+// TestLatestE2ERunsKeepsMachinesApart: the same model and tests on another
+// processor (the dev VM's AMD beside the lent host's Intel) does not hide
+// the other machine's last run.
+func TestLatestE2ERunsKeepsMachinesApart(t *testing.T) {
+	var all []Record
+	for _, m := range []struct{ id, vendor, model string }{
+		{"intel", "GenuineIntel", "Intel(R) Xeon(R) Processor"}, {"amd-old", "AuthenticAMD", "AMD EPYC"}, {"amd", "AuthenticAMD", "AMD EPYC"},
+	} {
+		p := protocol.Record{Model: &protocol.Model{SHA256: "1b"}}
+		p.Machine.CPU.Vendor, p.Machine.CPU.Model = m.vendor, m.model
+		all = append(all, Record{RunID: m.id, Kind: KindRun, Run: &Run{Protocol: p}})
+		for _, e := range []string{"damascus", "llama.cpp"} {
+			all = append(all, Record{RunID: m.id, Kind: KindE2E, E2E: &E2E{Engine: e, Test: "tg128"}})
+		}
+	}
+	var ids []string
+	for _, r := range LatestE2ERuns(all) {
+		ids = append(ids, r[0].RunID)
+	}
+	if strings.Join(ids, ",") != "amd,intel" {
+		t.Errorf("latest runs %v, want [amd intel]: the newest per machine", ids)
+	}
+}
+
 // TestBenchFileGPUConfig: the benchstat file of a GPU run names the GPU and
 // the devices, so benchstat never groups it with a CPU run.
 func TestBenchFileGPUConfig(t *testing.T) {
