@@ -143,6 +143,21 @@ func BenchmarkPack(b *testing.B) {
 		}
 		b.ReportMetric(float64(rows*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gweights/s")
 	})
+	// The interleaved layouts' packers (the Intel bundle's prefill): a
+	// 16-row group's super-blocks are one straight stream.
+	for _, f := range []weightFormat{formatQ4KR16, formatQ6KR16} {
+		b.Run(fmt.Sprintf("weights=%s-r16/shape=3072x3072", f.typ), func(b *testing.B) {
+			wr := make([]byte, rows*nb*f.blkBytes)
+			for b.Loop() {
+				for sb0 := 0; sb0 < nb; sb0 += kBlock {
+					for r0 := 0; r0 < rows; r0 += tileRows {
+						f.pack(panel, wr[r0*nb*f.blkBytes:], tileRows, nb, sb0, min(kBlock, nb-sb0))
+					}
+				}
+			}
+			b.ReportMetric(float64(rows*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gweights/s")
+		})
+	}
 	for _, v := range []struct {
 		name string
 		pack func(pack, xq []byte, j0, j1, n, nb int, sum32 bool)
