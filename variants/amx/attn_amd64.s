@@ -215,6 +215,33 @@ GLOBL bf16Const<>(SB), RODATA|NOPTR, $12
 	VPMOVDW Z0, Y0; \
 	VMOVDQU Y0, dst
 
+// BF16_HI_RES splits x (float32, finite) into hi, its bf16 as a float32
+// (the bf16 in the high 16 bits, the low ones zero), and x - hi left in x
+// (exact). Clobbers Z1.
+#define BF16_HI_RES(x, hi) \
+	VMOVAPS x, hi; \
+	ROUND_BF16(hi); \
+	VPANDD  Z17, hi, hi; \
+	VSUBPS  hi, x, x
+
+// SPLIT_STORE_Z4 stores Z4 (float32) as bf16 pairs: hi at hidst, lo =
+// bf16(Z4 - hi) at lodst, 32 bytes each. Clobbers Z0, Z1, Z4.
+#define SPLIT_STORE_Z4(hidst, lodst) \
+	BF16_HI_RES(Z4, Z0); \
+	STORE_BF16_Z0(hidst); \
+	VMOVAPS Z4, Z0; \
+	ROUND_BF16(Z0); \
+	STORE_BF16_Z0(lodst)
+
+// PAIR_BF16 rounds a and b (float32) to bf16 and leaves a's in the low and
+// b's in the high half of each dword of a. Clobbers Z1, b.
+#define PAIR_BF16(a, b) \
+	ROUND_BF16(a); \
+	VPSRLD $16, a, a; \
+	ROUND_BF16(b); \
+	VPANDD Z17, b, b; \
+	VPORD  b, a, a
+
 // func cvtBF16Scaled(dst *uint16, src *float32, n int, scale float32)
 //
 // dst[i] = bf16(src[i]·scale), rounded to nearest even; n a positive
@@ -251,13 +278,7 @@ TEXT ·cvtBF16Split(SB), NOSPLIT, $0-36
 
 split:
 	VMULPS (SI), Z2, Z4
-	VMOVAPS Z4, Z0
-	ROUND_BF16(Z0)
-	VPANDD Z17, Z0, Z3   // hi as float32
-	STORE_BF16_Z0((DI))
-	VSUBPS Z3, Z4, Z0    // exact: x - hi
-	ROUND_BF16(Z0)
-	STORE_BF16_Z0((R8))
+	SPLIT_STORE_Z4((DI), (R8))
 	ADDQ $64, SI
 	ADDQ $32, DI
 	ADDQ $32, R8
@@ -280,12 +301,8 @@ TEXT ·interleaveBF16(SB), NOSPLIT, $0-32
 
 ilv:
 	VMOVUPS (SI), Z0
-	ROUND_BF16(Z0)
-	VPSRLD  $16, Z0, Z0
 	VMOVUPS (R8), Z3
-	ROUND_BF16(Z3)
-	VPANDD  Z17, Z3, Z3
-	VPORD   Z3, Z0, Z0
+	PAIR_BF16(Z0, Z3)
 	VMOVDQU32 Z0, (DI)
 	ADDQ $64, SI
 	ADDQ $64, R8
@@ -381,13 +398,7 @@ soutsplit:
 	MASK16(BX)
 	VMOVUPS.Z (SI), K1, Z0
 	VMULPS Z10, Z0, Z4
-	VMOVAPS Z4, Z0
-	ROUND_BF16(Z0)
-	VPANDD Z17, Z0, Z3 // hi as float32
-	STORE_BF16_Z0((DI))
-	VSUBPS Z3, Z4, Z0  // exact: p - hi
-	ROUND_BF16(Z0)
-	STORE_BF16_Z0((R8))
+	SPLIT_STORE_Z4((DI), (R8))
 	ADDQ $64, SI
 	ADDQ $32, DI
 	ADDQ $32, R8
@@ -413,23 +424,13 @@ TEXT ·interleaveBF16Split(SB), NOSPLIT, $0-40
 
 ilvs:
 	VMOVUPS (SI), Z4
-	VMOVAPS Z4, Z0
-	ROUND_BF16(Z0)
-	VPANDD  Z17, Z0, Z3 // a's hi as float32
-	VSUBPS  Z3, Z4, Z4  // a's residual, exact
+	BF16_HI_RES(Z4, Z0) // a's hi; Z4 its residual
 	VPSRLD  $16, Z0, Z0
 	VMOVUPS (R8), Z5
-	VMOVAPS Z5, Z6
-	ROUND_BF16(Z6)
-	VPANDD  Z17, Z6, Z6 // b's hi as float32: its bf16 in the high half
-	VSUBPS  Z6, Z5, Z5  // b's residual, exact
+	BF16_HI_RES(Z5, Z6) // b's hi, its bf16 in the high half; Z5 its residual
 	VPORD   Z6, Z0, Z0
 	VMOVDQU32 Z0, (DI)
-	ROUND_BF16(Z4)
-	VPSRLD  $16, Z4, Z4
-	ROUND_BF16(Z5)
-	VPANDD  Z17, Z5, Z5
-	VPORD   Z5, Z4, Z4
+	PAIR_BF16(Z4, Z5)
 	VMOVDQU32 Z4, (R9)
 	ADDQ $64, SI
 	ADDQ $64, R8

@@ -100,6 +100,14 @@ blk: \
 	DECQ    R9; \
 	JNZ     grp
 
+// R16_PF_GROUPS is R16_GROUPS for the kernels that prefetch the weights:
+// R11 = SI + dist (the function's dist+40(FP)), then the groups through
+// body.
+#define R16_PF_GROUPS(body) \
+	MOVQ dist+40(FP), R11; \
+	ADDQ SI, R11; \
+	R16_GROUPS(group, block, body)
+
 #define R4_PLAIN R16_BLOCK(R16_LINE)
 #define R4_PF R16_HEAD_PF; R16_BLOCK(R16_LINE_PF)
 
@@ -116,9 +124,7 @@ done:
 // bytes ahead.
 TEXT ·q4kr16DotPf(SB), NOSPLIT, $0-48
 	R16_PROLOGUE
-	MOVQ dist+40(FP), R11
-	ADDQ SI, R11
-	R16_GROUPS(group, block, R4_PF)
+	R16_PF_GROUPS(R4_PF)
 done:
 	VZEROUPPER
 	RET
@@ -377,9 +383,7 @@ done:
 
 TEXT ·q4kr16DotMXPf(SB), NOSPLIT, $0-48
 	R16_PROLOGUE
-	MOVQ dist+40(FP), R11
-	ADDQ SI, R11
-	R16_GROUPS(group, block, R4MXPF)
+	R16_PF_GROUPS(R4MXPF)
 done:
 	VZEROUPPER
 	RET
@@ -407,9 +411,7 @@ done:
 // func q4kr16DotMXPf1(w, x *byte, dst *float32, nb, groups, dist int)
 TEXT ·q4kr16DotMXPf1(SB), NOSPLIT, $0-48
 	R16_PROLOGUE
-	MOVQ dist+40(FP), R11
-	ADDQ SI, R11
-	R16_GROUPS(group, block, R4MXPF1)
+	R16_PF_GROUPS(R4MXPF1)
 done:
 	VZEROUPPER
 	RET
@@ -426,9 +428,7 @@ done:
 TEXT ·q6kr16DotPf1(SB), NOSPLIT, $0-48
 	R16_PROLOGUE
 	MOVL $0x30303030, AX; VPBROADCASTD AX, Z30
-	MOVQ dist+40(FP), R11
-	ADDQ SI, R11
-	R16_GROUPS(group, block, R6_PF1)
+	R16_PF_GROUPS(R6_PF1)
 done:
 	VZEROUPPER
 	RET
