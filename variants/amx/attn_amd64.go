@@ -72,7 +72,7 @@ const (
 	splitNone   attnSplit = iota // every operand one bf16: amx-bf16
 	splitScores                  // S = Qhi·Khi + Qlo·Khi + Qhi·Klo: amx-bf16x3
 	// splitAll splits P·V too: O = Phi·Vhi + Phi·Vlo + Plo·Vhi, three
-	// calls of the P·V program (amx-bf16x3-pv).
+	// calls of the P·V program (amx-bf16-split).
 	splitAll
 )
 

@@ -269,9 +269,9 @@ func (f weightFormat) runPacked(p program, s *scratch, dst []float32, ldd, rows 
 // runTilesInside is runPacked's loops for program.tilesInside: per block
 // of p.tilesInside row tiles and K block of kb super-blocks, every row
 // tile's panel into its slot, then per token group every row tile of the
-// block. Each (row tile, tokens) pair sees the same kernel calls over the
-// same K blocks in the same order as in runPacked's loops, so the results
-// are theirs bit for bit.
+// block. Each token's sums for a row tile run over the same K blocks in the
+// same order as in runPacked's loops (a kernel call's tokens do not touch
+// each other's sums), so the results are theirs bit for bit.
 func (f weightFormat) runTilesInside(p program, s *scratch, dst []float32, ldd, rows int, pack []byte, n, nb, kb int, flags uint64, kernel func(*kernelArgs), panels panelSource) {
 	a := &s.args
 	slot := min(kb, nb) * wSBBytes
