@@ -4,6 +4,7 @@ package avx512
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
@@ -70,6 +71,12 @@ func q4kr16DotMXPf1(w, x *byte, dst *float32, nb, groups, dist int)
 //go:noescape
 func q6kr16DotPf1(w, x *byte, dst *float32, nb, groups, dist int)
 
+// q4kr16DotMXY is q4kr16DotMX in 256-bit halves of each line (rows 0-7,
+// then 8-15), the same results bit for bit.
+//
+//go:noescape
+func q4kr16DotMXY(w, x *byte, dst *float32, nb, groups int)
+
 // q4kr16DotMK is q4kr16DotM over nb super-blocks of groups stride bytes
 // apart, adding to dst (one column chunk of a k-blocked product).
 //
@@ -112,13 +119,20 @@ func init() {
 		name string
 		dot  func(w, x *byte, dst *float32, nb, groups int)
 		note string
+		vl   bool // 256-bit EVEX forms
 	}{
-		{"avx512-vnni-r16-h", q4kr16DotH, "matvec/q4_k:avx512-vnni-r16 with a lighter line: the high nibbles taken in place (v & 0xf0, their products 16× and shifted back once a sub-block, exact), 5 instructions a line against 6; the same results bit for bit. AMD dev VM, 3B shapes, 2 threads (run 20261204T172734Z-725fad): 0.94-1.20× r16"},
-		{"avx512-vnni-r16-hmx", q4kr16DotMX, "avx512-vnni-r16-hm prefetching the next super-block's activations at each block (a group of a long row, 74 KiB at 8192 columns, streams more than L1 between two reads of the same activations); the same results bit for bit. AMD dev VM, 3B shapes, 2 threads (run 725fad): the fastest r16 matvec at every shape, 1.11-1.33× r16; 1 thread within the VM's noise of it. Engine A/B in the AMD bundle: see results/README Session 24"},
-		{"avx512-vnni-r16-hm", q4kr16DotM, "avx512-vnni-r16-h with the line's load folded into both ANDs (4 instructions a line, the second read from L1); the same results bit for bit. AMD dev VM, 3B shapes, 2 threads (run 725fad): 1.03-1.28× r16"},
+		{"avx512-vnni-r16-h", q4kr16DotH, "matvec/q4_k:avx512-vnni-r16 with a lighter line: the high nibbles taken in place (v & 0xf0, their products 16× and shifted back once a sub-block, exact), 5 instructions a line against 6; the same results bit for bit. AMD dev VM, 3B shapes, 2 threads (run 20261204T172734Z-725fad): 0.94-1.20× r16", false},
+		{"avx512-vnni-r16-hmx", q4kr16DotMX, "avx512-vnni-r16-hm prefetching the next super-block's activations at each block (a group of a long row, 74 KiB at 8192 columns, streams more than L1 between two reads of the same activations); the same results bit for bit. AMD dev VM, 3B shapes, 2 threads (run 725fad): the fastest r16 matvec at every shape, 1.11-1.33× r16; 1 thread within the VM's noise of it. Engine A/B in the AMD bundle: see results/README Session 24", false},
+		{"avx512-vnni-r16-hmx-y", q4kr16DotMXY, "avx512-vnni-r16-hmx in 256-bit halves of each line (rows 0-7 from its first 32 bytes, 8-15 from its last; twice the instructions, none wider than 256 bits): " +
+			"the AMD one-core question of issue 20 (llama.cpp's AVX2 Q4_K decode streams 20-30 % more on one Zen 5 core than the 512-bit r16 line); the same results bit for bit. A loser: the AMD bundle with it, 1B tg64 at 1 thread, 10 rounds, 24.30 → 23.22 tok/s (−4.5 %, p 0.22, run 20261204T200735Z-76643d): the 256-bit width is not what one core lacks", true},
+		{"avx512-vnni-r16-hm", q4kr16DotM, "avx512-vnni-r16-h with the line's load folded into both ANDs (4 instructions a line, the second read from L1); the same results bit for bit. AMD dev VM, 3B shapes, 2 threads (run 725fad): 1.03-1.28× r16", false},
 	} {
+		f := feats
+		if v.vl {
+			f = append(slices.Clip(feats), "avx512vl")
+		}
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: v.name, Family: ledger.FamilyAVX512VNNI,
-			Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, func(dst []float32, w, xr []byte, k, _ int) {
+			Features: f, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, func(dst []float32, w, xr []byte, k, _ int) {
 				if len(dst) > 0 {
 					v.dot(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows)
 				}

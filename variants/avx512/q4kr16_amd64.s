@@ -433,6 +433,103 @@ done:
 	VZEROUPPER
 	RET
 
+// The lighter line in 256-bit halves (issue 20, the AMD one-core gap:
+// llama.cpp's AVX2 Q4_K decode streams 20-30 % more on one Zen 5 core,
+// and a plain 256-bit sweep a little more than a 512-bit one): rows 0-7
+// are each line's first 32 bytes, rows 8-15 its last, every step of
+// R16H_BLOCK done on each half with the same per-row arithmetic, so the
+// results are q4kr16DotM's bit for bit. Accumulators: rows 0-7 Y3/Y4
+// (products), Y1 (scaled), Y2 (mins), Y0 (floats); rows 8-15 Y5/Y6, Y12,
+// Y13, Y21.
+#define R16Y_LINE(s, g) \
+	VPANDD    (320+((s)*4+(g))*64)(SI), Y31, Y8; \
+	VPANDND   (320+((s)*4+(g))*64)(SI), Y31, Y9; \
+	VPDPBUSD.BCST (32*(s)+4*(g))(R8), Y8, Y3; \
+	VPDPBUSD.BCST (32*(s)+16+4*(g))(R8), Y9, Y4; \
+	VPANDD    (352+((s)*4+(g))*64)(SI), Y31, Y10; \
+	VPANDND   (352+((s)*4+(g))*64)(SI), Y31, Y11; \
+	VPDPBUSD.BCST (32*(s)+4*(g))(R8), Y10, Y5; \
+	VPDPBUSD.BCST (32*(s)+16+4*(g))(R8), Y11, Y6
+
+#define R16Y_SUB(s) \
+	VPXORD    Y3, Y3, Y3; \
+	VPXORD    Y4, Y4, Y4; \
+	VPXORD    Y5, Y5, Y5; \
+	VPXORD    Y6, Y6, Y6; \
+	R16Y_LINE(s, 0); R16Y_LINE(s, 1); R16Y_LINE(s, 2); R16Y_LINE(s, 3); \
+	VPSRAD    $4, Y4, Y4; \
+	VPSRAD    $4, Y6, Y6; \
+	VPADDD    Y4, Y3, Y3; \
+	VPADDD    Y6, Y5, Y5; \
+	VPMOVZXBD (64+16*(s))(SI), Y10; \
+	VPMOVZXBD (72+16*(s))(SI), Y11; \
+	VPMULLD   Y10, Y3, Y3; \
+	VPMULLD   Y11, Y5, Y5; \
+	VPADDD    Y3, Y1, Y1; \
+	VPADDD    Y5, Y12, Y12
+
+#define R16Y_MINS(p) \
+	VPMOVZXBW    (192+32*(p))(SI), Y14; \
+	VPMOVZXBW    (208+32*(p))(SI), Y15; \
+	VPBROADCASTD (256+4*(p))(R8), Y16; \
+	VPMADDWD     Y16, Y14, Y14; \
+	VPMADDWD     Y16, Y15, Y15; \
+	VPADDD       Y14, Y2, Y2; \
+	VPADDD       Y15, Y13, Y13
+
+#define R16Y_SCALE \
+	VCVTDQ2PS         Y1, Y1; \
+	VCVTDQ2PS         Y12, Y12; \
+	VCVTDQ2PS         Y2, Y2; \
+	VCVTDQ2PS         Y13, Y13; \
+	VCVTPH2PS         (SI), Y17; \
+	VCVTPH2PS         16(SI), Y18; \
+	VCVTPH2PS         32(SI), Y19; \
+	VCVTPH2PS         48(SI), Y20; \
+	VMULPS.BCST       272(R8), Y17, Y17; \
+	VMULPS.BCST       272(R8), Y18, Y18; \
+	VMULPS.BCST       272(R8), Y19, Y19; \
+	VMULPS.BCST       272(R8), Y20, Y20; \
+	VFMADD231PS       Y17, Y1, Y0; \
+	VFMADD231PS       Y18, Y12, Y21; \
+	VFNMADD231PS      Y19, Y2, Y0; \
+	VFNMADD231PS      Y20, Y13, Y21
+
+#define R16Y_BLOCK \
+	PREFETCHT0 288(R8); PREFETCHT0 352(R8); PREFETCHT0 416(R8); \
+	PREFETCHT0 480(R8); PREFETCHT0 544(R8); \
+	VPXORD Y1, Y1, Y1; \
+	VPXORD Y2, Y2, Y2; \
+	VPXORD Y12, Y12, Y12; \
+	VPXORD Y13, Y13, Y13; \
+	R16Y_SUB(0); R16Y_SUB(1); R16Y_SUB(2); R16Y_SUB(3); \
+	R16Y_SUB(4); R16Y_SUB(5); R16Y_SUB(6); R16Y_SUB(7); \
+	R16Y_MINS(0); R16Y_MINS(1); R16Y_MINS(2); R16Y_MINS(3); \
+	R16Y_SCALE; \
+	ADDQ $2368, SI; \
+	ADDQ $288, R8
+
+// func q4kr16DotMXY(w, x *byte, dst *float32, nb, groups int)
+TEXT ·q4kr16DotMXY(SB), NOSPLIT, $0-40
+	R16_PROLOGUE
+ygroup:
+	VPXORD Y0, Y0, Y0
+	VPXORD Y21, Y21, Y21
+	MOVQ   DI, R8
+	MOVQ   CX, R10
+yblock:
+	R16Y_BLOCK
+	DECQ R10
+	JNZ  yblock
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y21, 32(DX)
+	ADDQ    $64, DX
+	DECQ    R9
+	JNZ     ygroup
+done:
+	VZEROUPPER
+	RET
+
 // func q6kr16DotX(w, x *byte, dst *float32, nb, groups int)
 // q6kr16Dot (no weight prefetch) prefetching the next super-block's
 // activations (336 bytes) at each block, as q4kr16DotMX does Q4_K's.
