@@ -99,6 +99,9 @@ func runAB(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 		for _, l := range promote.BundleSummary(p) {
 			fmt.Fprintln(stdout, "  "+l)
 		}
+		for _, l := range promote.PairedSummary(b.Recs, a.Name) {
+			fmt.Fprintln(stdout, "  "+l)
+		}
 		rule := "bundle rule"
 		if a.SmallBatch != "" || a.BatchChunk != "" {
 			rule = "the same rule (a crossover or chunk is set by hand in promoted/smallbatch.go, citing the run)"

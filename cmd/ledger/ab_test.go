@@ -27,7 +27,7 @@ func TestABTiny(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("ab: exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"arm slow", "pp16", "tg4", "peak RSS", "bundle rule: would refuse"} {
+	for _, want := range []string{"arm slow", "pp16", "tg4", "peak RSS", "tg4      paired by round: median", "bundle rule: would refuse"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/promoted"
 	"github.com/damascus-llm/damascus/protocol"
+	"github.com/damascus-llm/damascus/protocol/stats"
 )
 
 // BundleRequest asks whether an engine A/B's arm (`ledger ab`) earns its
@@ -202,6 +203,34 @@ func BundleSummary(p record.Promotion) []string {
 	for _, s := range p.Shapes {
 		d := s.Decision
 		lines = append(lines, fmt.Sprintf("%-8s %8.2f → %8.2f tok/s  %+6.1f%%  p %.3g", s.Shape, 1/d.IncumbentMedian, 1/d.ChallengerMedian, 100*(d.IncumbentMedian/d.ChallengerMedian-1), d.P))
+	}
+	return lines
+}
+
+// PairedSummary states, for each timed test of the run's arm, its tok/s
+// over the promoted kernels' round by round (the arms run interleaved, so
+// a round's ratio cancels what the machine did between rounds): the median
+// and the range over the rounds. Informational: the bundle rule decides on
+// the unpaired samples.
+func PairedSummary(recs []record.Record, arm string) []string {
+	engine := e2e.ArmEngine(arm)
+	byTest := map[string]map[string]*record.E2E{}
+	var tests []string
+	for _, r := range recs {
+		if r.E2E == nil || r.E2E.Test == "peak-rss" || (r.E2E.Engine != engine && r.E2E.Engine != "damascus") {
+			continue
+		}
+		if byTest[r.E2E.Test] == nil {
+			byTest[r.E2E.Test] = map[string]*record.E2E{}
+			tests = append(tests, r.E2E.Test)
+		}
+		byTest[r.E2E.Test][r.E2E.Engine] = r.E2E
+	}
+	var lines []string
+	for _, t := range tests {
+		if r := record.PairedRatios(byTest[t][engine], byTest[t]["damascus"]); r != nil {
+			lines = append(lines, fmt.Sprintf("%-8s paired by round: median %.3f×, %.3f–%.3f over %d rounds", t, stats.Quantile(r, 0.5), r[0], r[len(r)-1], len(r)))
+		}
 	}
 	return lines
 }

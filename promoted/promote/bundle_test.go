@@ -90,3 +90,18 @@ func TestDecideBundle(t *testing.T) {
 		t.Errorf("the caller's preferences changed: %+v", old.Bundles)
 	}
 }
+
+// TestPairedSummary: the arm's tok/s over the promoted kernels' round by
+// round, sorted: a round where the machine ran slow for both cancels out.
+func TestPairedSummary(t *testing.T) {
+	recs := []record.Record{
+		{Kind: record.KindE2E, E2E: &record.E2E{Engine: "damascus", Test: "tg64", Samples: []float64{10, 20, 10}}},
+		{Kind: record.KindE2E, E2E: &record.E2E{Engine: "damascus+x", Test: "tg64", Samples: []float64{11, 22, 9}}},
+		{Kind: record.KindE2E, E2E: &record.E2E{Engine: "damascus+x", Test: "peak-rss", Samples: []float64{1, 1, 1}}},
+		{Kind: record.KindE2E, E2E: &record.E2E{Engine: "damascus+y", Test: "tg64", Samples: []float64{1, 1, 1}}},
+	}
+	got := PairedSummary(recs, "x")
+	if len(got) != 1 || got[0] != "tg64     paired by round: median 1.100×, 0.900–1.100 over 3 rounds" {
+		t.Errorf("PairedSummary = %q", got)
+	}
+}
