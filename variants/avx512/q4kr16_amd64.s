@@ -209,11 +209,16 @@ done:
 	VPDPBUSD.BCST (32*(s)+4*(g))(R8), Z8, Z3; \
 	VPDPBUSD.BCST (32*(s)+16+4*(g))(R8), Z9, Z4
 
-#define R16M_LINE(s, g) \
-	VPANDD    (320+((s)*4+(g))*64)(SI), Z31, Z8; \
-	VPANDND   (320+((s)*4+(g))*64)(SI), Z31, Z9; \
-	VPDPBUSD.BCST (32*(s)+4*(g))(R8), Z8, Z3; \
-	VPDPBUSD.BCST (32*(s)+16+4*(g))(R8), Z9, Z4
+#define R16M_LINE(s, g) R16M_PART(s, g, 320, Z31, Z8, Z9, Z3, Z4)
+
+// R16M_PART is R16M_LINE on the vector at off + the line's offset (the
+// whole line in Z registers, or a half of it in Y), the nibble mask m, two
+// scratch registers and the low and high accumulators.
+#define R16M_PART(s, g, off, m, a, b, lo, hi) \
+	VPANDD    (off+((s)*4+(g))*64)(SI), m, a; \
+	VPANDND   (off+((s)*4+(g))*64)(SI), m, b; \
+	VPDPBUSD.BCST (32*(s)+4*(g))(R8), a, lo; \
+	VPDPBUSD.BCST (32*(s)+16+4*(g))(R8), b, hi
 
 #define R16H_SUB(line, s) \
 	VPXORD    Z3, Z3, Z3; \
@@ -442,14 +447,8 @@ done:
 // (products), Y1 (scaled), Y2 (mins), Y0 (floats); rows 8-15 Y5/Y6, Y12,
 // Y13, Y21.
 #define R16Y_LINE(s, g) \
-	VPANDD    (320+((s)*4+(g))*64)(SI), Y31, Y8; \
-	VPANDND   (320+((s)*4+(g))*64)(SI), Y31, Y9; \
-	VPDPBUSD.BCST (32*(s)+4*(g))(R8), Y8, Y3; \
-	VPDPBUSD.BCST (32*(s)+16+4*(g))(R8), Y9, Y4; \
-	VPANDD    (352+((s)*4+(g))*64)(SI), Y31, Y10; \
-	VPANDND   (352+((s)*4+(g))*64)(SI), Y31, Y11; \
-	VPDPBUSD.BCST (32*(s)+4*(g))(R8), Y10, Y5; \
-	VPDPBUSD.BCST (32*(s)+16+4*(g))(R8), Y11, Y6
+	R16M_PART(s, g, 320, Y31, Y8, Y9, Y3, Y4); \
+	R16M_PART(s, g, 352, Y31, Y10, Y11, Y5, Y6)
 
 #define R16Y_SUB(s) \
 	VPXORD    Y3, Y3, Y3; \
