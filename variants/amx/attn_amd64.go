@@ -293,7 +293,9 @@ func init() {
 			"S = Qhi·Khi + Qlo·Khi + Qhi·Klo in one product over 3·hd as amx-bf16x3, a float32 softmax whose probabilities are split too, " +
 			"O = Phi·Vhi + Phi·Vlo + Plo·Vhi in three calls of the P·V program; the dropped lo·lo terms are 2^-16 of each product. " +
 			"Emulated tiles (float64 sums) over the tile shapes: worst NMSE 4e-11 against the float64 reference (amx-bf16 1e-5), so the float32 gate holds it. " +
-			"Not yet run on AMX (no host lent in session 25)"})
+			"On the lent host (session 25): its AMX tests pass (splitAll on AMX against the emulation, float32 gate); 3B shapes (run 20261204T202931Z-006274) 2.2× slower than amx-bf16, " +
+			"against avx512 1.17× slower at 64 queries from position 0, 1.4-2.0× faster at positions 448 and 960; engine A/B at 3B pp1024, 8 rounds (run 20261204T202933Z-df9bb0): " +
+			"+7.6 % (p 0.038), paired by round 1.068×"})
 	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "amx-bf16x3", Family: ledger.FamilyAMXBF16,
 		Features: features, Precision: ledger.PrecisionBF16, Status: ledger.Retired, Impl: ledger.AttentionBatch(AttentionBatchBF16x3),
 		Notes: "amx-bf16 with split scores: queries and keys as bf16 hi + lo, S = Qhi·Khi + Qlo·Khi + Qhi·Klo in one product over " +

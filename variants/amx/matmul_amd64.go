@@ -494,7 +494,9 @@ func init() {
 		ledger.Register(tileVariant(f, program{amx: true, kb: kBlock, interleave: true, groupPairs: 8, fitL2: true}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "amx-int8-il-auto", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
 			Notes: ilNotes + "; per call, -il-g8's blocking where a group's activations fit 1 MiB (k ≤ 3584), else -il's"}))
 		const tiNotes = "; blocks of 4 row tiles (a 64-row dealt chunk) inside the token groups: each K block's 4 panels unpacked into slots of their own, then per group of tokens whose activations fit 1 MiB beside them " +
-			"the 4 row tiles in turn, so the other 3 read the group's activations from L2 where -il streams every token's from L3 once per row tile"
+			"the 4 row tiles in turn, so the other 3 read the group's activations from L2 where -il streams every token's from L3 once per row tile. " +
+			"A loser: the -r16 forms in the Intel bundle, 3B pp1024, 8 rounds (run 20261204T202411Z-3c180f): -ti4 paired by round 0.984×, -ti8 with 128-row chunks 1.006× — " +
+			"the activations' trips to L3 are not what holds the tile program"
 		ledger.Register(tileVariant(f, program{amx: true, kb: kBlock, interleave: true, tilesInside: 4}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "amx-int8-il-ti4", Family: ledger.FamilyFusedDequantAMX, Features: amxFeatures,
 			Notes: ilNotes + tiNotes}))
 		ledger.Register(tileVariant(f, program{kb: kBlock, tilesInside: 4}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "avx512-vnni-tiles-ti4", Family: ledger.FamilyAVX512VNNI,
