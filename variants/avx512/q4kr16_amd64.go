@@ -144,8 +144,8 @@ func init() {
 				q4kr16DotMXPf(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
 			}
 		}, 4096), Notes: "avx512-vnni-r16-hmx with every weight line prefetched 4 KiB ahead, as avx512-vnni-r16-pf4k prefetches r16's: tried in the Intel bundle (whose decode reads most with pf4k); the same results bit for bit. Not promoted: engine A/B in the Intel bundle on the lent host, 10 rounds, 3B tg64 +1.4 % (p 0.39), pp16 +4.5 % (p 0.09) (run 20261204T191711Z-0cce07); in the AMD bundle level (run 20261204T192336Z-6a9460)"})
-	// L2 prefetch, 8 and 16 KiB ahead: candidates for the Intel host (issue
-	// 20), where pf4k's PREFETCHT0 stream reads 79 % of the probe.
+	// L2 prefetch, 8 and 16 KiB ahead (issue 20): on the Intel host, where
+	// pf4k's PREFETCHT0 stream read 79 % of the probe, 16 KiB won.
 	for _, d := range []int{8, 16} {
 		dist := d << 10
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: fmt.Sprintf("avx512-vnni-r16-hmx-l2pf%dk", d), Family: ledger.FamilyAVX512VNNI,
@@ -153,13 +153,13 @@ func init() {
 				if len(dst) > 0 {
 					q4kr16DotMXPf1(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
 				}
-			}, dist), Notes: fmt.Sprintf("avx512-vnni-r16-hmx with every weight line prefetched %d KiB ahead into L2 (PREFETCHT1: the L2 miss queue, not the line fill buffers the loads need); the same results bit for bit. For the Intel host; not yet timed there. A loser on the AMD dev VM: -l2pf8k with its Q6_K twin in the AMD bundle, 20 rounds, 3B tg64 -9.5 %% (p 7e-5, run 20261204T192923Z-07db12)", d)})
+			}, dist), Notes: fmt.Sprintf("avx512-vnni-r16-hmx with every weight line prefetched %d KiB ahead into L2 (PREFETCHT1: the L2 miss queue, not the line fill buffers the loads need); the same results bit for bit. On the lent Intel host, with its Q6_K twin in the Intel bundle, 3B tg64, 8 rounds (run 20261204T204624Z-2612d0): -l2pf8k +11.8 %% (p 3e-4), -l2pf16k +14.1 %% (p 1.6e-4), both paired 1.127× by round: -l2pf16k promoted in the Intel bundle l2pf16k; the 3B tg128 as shipped then read 93 %% of the huge-page probe (5 rounds, run 20261204T205430Z-b15788). A loser on the AMD dev VM: -l2pf8k with its Q6_K twin in the AMD bundle, 20 rounds, 3B tg64 -9.5 %% (p 7e-5, run 20261204T192923Z-07db12)", d)})
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: fmt.Sprintf("avx512-vnni-r16-l2pf%dk", d), Family: ledger.FamilyAVX512VNNI,
 			Features: feats, Layout: Q6KR16Layout, Impl: r16MatVec(Q6KR16Layout, func(dst []float32, w, xr []byte, k, dist int) {
 				if len(dst) > 0 {
 					q6kr16DotPf1(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
 				}
-			}, dist), Notes: fmt.Sprintf("matvec/q6_k:avx512-vnni-r16 with every weight line prefetched %d KiB ahead into L2 (PREFETCHT1); the same results bit for bit. For the Intel host; not yet timed there (AMD: see matvec/q4_k:avx512-vnni-r16-hmx-l2pf8k)", d)})
+			}, dist), Notes: fmt.Sprintf("matvec/q6_k:avx512-vnni-r16 with every weight line prefetched %d KiB ahead into L2 (PREFETCHT1); the same results bit for bit. Intel and AMD A/Bs: see matvec/q4_k:avx512-vnni-r16-hmx-l2pf%dk (promoted with it on Intel at 16 KiB)", d, d)})
 	}
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-r16-x", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q6KR16Layout, Impl: r16MatVec(Q6KR16Layout, func(dst []float32, w, xr []byte, k, _ int) {
