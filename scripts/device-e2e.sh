@@ -938,12 +938,16 @@ l2pf)
 	# into L2 (PREFETCHT1, the L2 miss queue rather than the line fill
 	# buffers the loads share): the memory probe's four sweeps (prefetch-l2-8k
 	# among them) at 1 and 2 threads, then `ledger ab` of the Intel bundle
-	# with matvec/q4_k -hmx-l2pf8k/-l2pf16k and matvec/q6_k -l2pf8k/-l2pf16k
+	# with matvec/q4_k -hmx-l2pfNk and matvec/q6_k -l2pfNk for each N of
+	# L2PF (KiB, default "8 16"; session 25 promoted 16: "32" tries the next)
 	# against the promoted kernels, 3B pp16 tg64, RUNS (10) rounds. ≈ 420 s.
 	log "memory probe, every sweep"
 	timeout 90 $B/ledger probe --threads 1,2 --compute-ms 50 2>&1 | grep -a mem-read
 	k="matvec_batch/q4_k=avx512-vnni-r16-m4,matmul/q4_k=amx-int8-il-r16,matvec_batch/q6_k=avx512-vnni-r16-m4,matmul/q6_k=amx-int8-il-g8-r16"
-	ARMS="l2pf8k=$k,matvec/q4_k=avx512-vnni-r16-hmx-l2pf8k,matvec/q6_k=avx512-vnni-r16-l2pf8k l2pf16k=$k,matvec/q4_k=avx512-vnni-r16-hmx-l2pf16k,matvec/q6_k=avx512-vnni-r16-l2pf16k"
+	ARMS=""
+	for d in ${L2PF:-8 16}; do
+		ARMS="$ARMS l2pf${d}k=$k,matvec/q4_k=avx512-vnni-r16-hmx-l2pf${d}k,matvec/q6_k=avx512-vnni-r16-l2pf${d}k"
+	done
 	PPS=${PPS:-16} TG=${TG:-64} RUNS=${RUNS:-10} AB_TIMEOUT=${AB_TIMEOUT:-480}
 	ab_phase
 	;;

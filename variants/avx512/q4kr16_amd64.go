@@ -144,9 +144,10 @@ func init() {
 				q4kr16DotMXPf(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
 			}
 		}, 4096), Notes: "avx512-vnni-r16-hmx with every weight line prefetched 4 KiB ahead, as avx512-vnni-r16-pf4k prefetches r16's: tried in the Intel bundle (whose decode reads most with pf4k); the same results bit for bit. Not promoted: engine A/B in the Intel bundle on the lent host, 10 rounds, 3B tg64 +1.4 % (p 0.39), pp16 +4.5 % (p 0.09) (run 20261204T191711Z-0cce07); in the AMD bundle level (run 20261204T192336Z-6a9460)"})
-	// L2 prefetch, 8 and 16 KiB ahead (issue 20): on the Intel host, where
-	// pf4k's PREFETCHT0 stream read 79 % of the probe, 16 KiB won.
-	for _, d := range []int{8, 16} {
+	// L2 prefetch, 8, 16 and 32 KiB ahead (issue 20): on the Intel host,
+	// where pf4k's PREFETCHT0 stream read 79 % of the probe, 16 KiB won
+	// over 8; 32 is the next distance to try there.
+	for _, d := range []int{8, 16, 32} {
 		dist := d << 10
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: fmt.Sprintf("avx512-vnni-r16-hmx-l2pf%dk", d), Family: ledger.FamilyAVX512VNNI,
 			Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, func(dst []float32, w, xr []byte, k, dist int) {
