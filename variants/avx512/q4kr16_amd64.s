@@ -108,26 +108,27 @@ blk: \
 	ADDQ SI, R11; \
 	R16_GROUPS(group, block, body)
 
+// R16_FUNC is a kernel's whole body around its loops: the prologue, the
+// loops, and the return (label done, which the prologue jumps to).
+#define R16_FUNC(loops) \
+	R16_PROLOGUE; \
+	loops; \
+done: \
+	VZEROUPPER; \
+	RET
+
 #define R4_PLAIN R16_BLOCK(R16_LINE)
 #define R4_PF R16_HEAD_PF; R16_BLOCK(R16_LINE_PF)
 
 // func q4kr16Dot(w, x *byte, dst *float32, nb, groups int)
 TEXT ·q4kr16Dot(SB), NOSPLIT, $0-40
-	R16_PROLOGUE
-	R16_GROUPS(group, block, R4_PLAIN)
-done:
-	VZEROUPPER
-	RET
+	R16_FUNC(R16_GROUPS(group, block, R4_PLAIN))
 
 // func q4kr16DotPf(w, x *byte, dst *float32, nb, groups, dist int)
 // q4kr16Dot with every line of the weights prefetched (PREFETCHT0) dist
 // bytes ahead.
 TEXT ·q4kr16DotPf(SB), NOSPLIT, $0-48
-	R16_PROLOGUE
-	R16_PF_GROUPS(R4_PF)
-done:
-	VZEROUPPER
-	RET
+	R16_FUNC(R16_PF_GROUPS(R4_PF))
 
 // The Q6_K twin (q6kr16.go): per sub-block of 16 weights, the four
 // k-groups' low 4 bits from two nibble vectors and their top 2 bits from
@@ -245,19 +246,11 @@ done:
 
 // func q4kr16DotH(w, x *byte, dst *float32, nb, groups int)
 TEXT ·q4kr16DotH(SB), NOSPLIT, $0-40
-	R16_PROLOGUE
-	R16_GROUPS(group, block, R4H)
-done:
-	VZEROUPPER
-	RET
+	R16_FUNC(R16_GROUPS(group, block, R4H))
 
 // func q4kr16DotM(w, x *byte, dst *float32, nb, groups int)
 TEXT ·q4kr16DotM(SB), NOSPLIT, $0-40
-	R16_PROLOGUE
-	R16_GROUPS(group, block, R4M)
-done:
-	VZEROUPPER
-	RET
+	R16_FUNC(R16_GROUPS(group, block, R4M))
 
 // func q4kr16DotMK(w, x *byte, dst *float32, nb, groups, stride int)
 // q4kr16DotM over nb super-blocks of each group, the groups stride bytes
@@ -295,11 +288,7 @@ done:
 	R4M
 
 TEXT ·q4kr16DotMX(SB), NOSPLIT, $0-40
-	R16_PROLOGUE
-	R16_GROUPS(group, block, R4MX)
-done:
-	VZEROUPPER
-	RET
+	R16_FUNC(R16_GROUPS(group, block, R4MX))
 
 // Two streams (issue 20: one Zen 5 core streams more from two distant
 // sequences than from one): groups A (SI) and B (R12) in one pass, each
@@ -387,11 +376,7 @@ done:
 	R16H_BLOCK(R16M_LINE_PF)
 
 TEXT ·q4kr16DotMXPf(SB), NOSPLIT, $0-48
-	R16_PROLOGUE
-	R16_PF_GROUPS(R4MXPF)
-done:
-	VZEROUPPER
-	RET
+	R16_FUNC(R16_PF_GROUPS(R4MXPF))
 
 // L2 prefetch (issue 20, the Intel host's one-core stream): PREFETCHT0
 // fills L1 through the core's few line fill buffers, which the demand
@@ -415,11 +400,7 @@ done:
 
 // func q4kr16DotMXPf1(w, x *byte, dst *float32, nb, groups, dist int)
 TEXT ·q4kr16DotMXPf1(SB), NOSPLIT, $0-48
-	R16_PROLOGUE
-	R16_PF_GROUPS(R4MXPF1)
-done:
-	VZEROUPPER
-	RET
+	R16_FUNC(R16_PF_GROUPS(R4MXPF1))
 
 #define R6_LOADS_PF1(s) \
 	R6_LOADS(s); \
