@@ -4,6 +4,7 @@
 package protocol
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -47,6 +48,13 @@ type E2E struct {
 	// widened KV head per worker on a 16-bit cache, 8 bytes × context ×
 	// head size each).
 	DepthThreads int `json:"depth_threads,omitempty"`
+	// DepthSnapshot: each engine fills the Depth prompt once, in its first
+	// round's process, and keeps the cache in a snapshot file that
+	// its later processes read instead of filling again; the tokens and the
+	// cache are the same either way, and the timed tests do not include
+	// either. A 3B round at depth 16384 on 2 threads is otherwise minutes of
+	// untimed fill (llama.cpp's ≈ 15 on the dev VM).
+	DepthSnapshot bool `json:"depth_snapshot,omitempty"`
 	// Batch, when > 0, is the tokens one prefill step takes in both engines
 	// (Damascus's batch, llama.cpp's n_ubatch, its n_batch at least that);
 	// 0: each engine's default (llama.cpp 512; Damascus 512 on the CPU, 1024
@@ -104,6 +112,9 @@ func (e E2E) Validate() error {
 	}
 	if e.DepthThreads > 0 && e.Depth == 0 {
 		return fmt.Errorf("protocol: depth threads %d without a depth", e.DepthThreads)
+	}
+	if e.DepthSnapshot && e.Depth == 0 {
+		return errors.New("protocol: a depth snapshot without a depth")
 	}
 	// The other fields' least meaningful values.
 	for _, f := range []struct {

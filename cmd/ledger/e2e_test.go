@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -184,5 +185,45 @@ func TestE2ERepsFlag(t *testing.T) {
 	_, out, errOut := runCLI("e2e", "-h")
 	if help := out + errOut; !strings.Contains(help, "-reps") || !strings.Contains(help, "depth legs") {
 		t.Errorf("e2e -h does not explain --reps:\n%s", help)
+	}
+}
+
+// TestE2EDepthSnapshot: with --depth-snapshot each engine fills the depth
+// in its first round and reads it back in the next, the record says so,
+// and the snapshots are gone after the run; without --depth it is refused.
+func TestE2EDepthSnapshot(t *testing.T) {
+	dir := requireE2E(t)
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
+	store := filepath.Join(dir, "ledger.jsonl")
+	code, out, errOut := runCLI("e2e", "--preset", "tiny", "--cache", filepath.Join(dir, "cache"), "--pp", "0", "--tg", "2", "--depth", "40",
+		"--depth-snapshot", "--runs", "2", "--threads", "1", "--cold-runs", "0", "--sustained", "0", "--no-roofline", "--store", store)
+	if code != 0 {
+		t.Fatalf("e2e: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, eng := range []string{"damascus", "llama.cpp"} {
+		for round, want := range []string{"filled, snapshot written", "snapshot read"} {
+			line := fmt.Sprintf("sample round %d %s tg2@d40 (depth %s)", round+1, eng, want)
+			if !strings.Contains(errOut, line) {
+				t.Errorf("log lacks %q:\n%s", line, errOut)
+			}
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the run left %d entries in $TMPDIR (%s)", len(left), left[0].Name())
+	}
+	recs, err := record.Load(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run := recs[0].Run; run == nil || run.Protocol.E2E == nil || !run.Protocol.E2E.DepthSnapshot {
+		t.Errorf("the record does not say the depth came from snapshots: %+v", recs[0].Run)
+	}
+	code, _, errOut = runCLI("e2e", "--preset", "tiny", "--cache", filepath.Join(dir, "cache"), "--tg", "2", "--depth-snapshot")
+	if code == 0 || !strings.Contains(errOut, "depth snapshot without a depth") {
+		t.Errorf("--depth-snapshot without --depth: exit %d, %s", code, errOut)
 	}
 }

@@ -49,11 +49,13 @@ func (b benchSpec) testNames() []string {
 }
 
 // spec is b for either engine's bench on the model at path.
-func (b benchSpec) spec(path string, p protocol.E2E) llamabench.Spec {
+func (b benchSpec) spec(path string, o Options) llamabench.Spec {
+	p := o.Protocol
 	s := llamabench.Spec{Model: path, Threads: p.Threads, Prompt: b.prompt, Gen: b.gen, Reps: b.reps, NoWarmup: b.noWarmup,
 		WarmupPrompt: p.WarmupPromptTokens, Seed: b.seed, Depth: b.depth}
 	if b.depth > 0 {
 		s.DepthThreads = p.DepthThreads
+		s.DepthSnapshot = o.snapshotDir
 	}
 	return s
 }
@@ -69,6 +71,8 @@ type benchOut struct {
 	// ran, by its own account.
 	device, deviceInfo string
 	llamaBench         *protocol.LlamaBench // the external llama-bench's build
+	// depth says where the process's depth cache came from (llamabench.Test.Depth).
+	depth string
 }
 
 // engine results gathered over the rounds.
@@ -129,13 +133,14 @@ func benchDamascus(ctx context.Context, exe string, cfg enginebench.Config, env 
 	}
 	for _, t := range res.Tests {
 		out.tests[t.Name] = t.TokensPerSec
+		out.depth = cmp.Or(t.Depth, out.depth)
 	}
 	return out, sp, nil
 }
 
 // damascusConfig is the Damascus bench of b on the model at path.
 func damascusConfig(o Options, path string, b benchSpec) enginebench.Config {
-	cfg := enginebench.Config{Spec: b.spec(path, o.Protocol), Weights: o.Weights, KVType: o.KVType, NBatch: o.Protocol.Batch}
+	cfg := enginebench.Config{Spec: b.spec(path, o), Weights: o.Weights, KVType: o.KVType, NBatch: o.Protocol.Batch}
 	if o.Device != llama.DeviceCPU {
 		cfg.Device = o.Device
 	}
@@ -150,7 +155,7 @@ func llamaContender(ctx context.Context, o Options, path string, lc llamaConfig)
 	}
 	return &contender{name: lc.name, llama: true, notes: lc.notes(), s: newEngineSamples(),
 		bench: func(b benchSpec) (*benchOut, *spawned, error) {
-			cfg := llamacpp.BenchConfig{Spec: b.spec(path, p), Variant: lc.variant, KVType: o.LlamaKV()}
+			cfg := llamacpp.BenchConfig{Spec: b.spec(path, o), Variant: lc.variant, KVType: o.LlamaKV()}
 			if p.Batch > 0 {
 				cfg.NUbatch, cfg.NBatch = p.Batch, max(p.Batch, 2048)
 			}
@@ -166,6 +171,7 @@ func llamaContender(ctx context.Context, o Options, path string, lc llamaConfig)
 				variant: res.CPUVariant, libDir: res.LlamaCpp.LibDir, device: llama.DeviceCPU}
 			for _, t := range res.Tests {
 				out.tests[t.Name] = t.TokensPerSec
+				out.depth = cmp.Or(t.Depth, out.depth)
 			}
 			return out, sp, nil
 		}}

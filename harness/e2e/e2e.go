@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -55,6 +56,9 @@ type Options struct {
 	// Exe is the ledger binary to spawn: it runs MeasuredCommand and the
 	// two bench commands.
 	Exe string
+	// snapshotDir holds the engines' depth snapshots during Run
+	// (Protocol.DepthSnapshot): a temporary directory, removed after.
+	snapshotDir string
 }
 
 // LlamaKV is llama.cpp's KV cache type: LlamaKVType, else KVType (empty:
@@ -98,6 +102,8 @@ func (o Options) Check() error {
 		return errors.New("--warmup-prompt: llama-bench always warms up on the whole prompt, so it cannot be shortened for both engines")
 	case o.Protocol.DepthThreads > 0:
 		return errors.New("--depth-threads: llama-bench fills its depth on its -t threads, so both engines could not fill alike")
+	case o.Protocol.DepthSnapshot:
+		return errors.New("--depth-snapshot: llama-bench fills its depth in every process and keeps no snapshot")
 	}
 	return checkLlamaBench(o.LlamaBench)
 }
@@ -144,6 +150,15 @@ func Run(ctx context.Context, o Options, log io.Writer) (*record.Batch, error) {
 	configs, err := parseLlamaConfigs(o.LlamaConfigs, o.CPUVariant, o.HugePages)
 	if err != nil {
 		return nil, err
+	}
+	if o.Protocol.DepthSnapshot {
+		// The cache of a long depth is gigabytes a snapshot (a 3B's f16
+		// cache at 16384: 1.8 GiB per engine): $TMPDIR picks the disk.
+		if o.snapshotDir, err = os.MkdirTemp("", "damascus-depth-"); err != nil {
+			return nil, fmt.Errorf("--depth-snapshot: %w", err)
+		}
+		defer os.RemoveAll(o.snapshotDir)
+		fmt.Fprintf(log, "depth snapshots in %s (removed after the run)\n", o.snapshotDir)
 	}
 	cs := contenders(ctx, o, path, configs)
 	p := o.recordedProtocol()

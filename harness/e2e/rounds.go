@@ -72,7 +72,11 @@ func (s *engineSamples) add(out *benchOut, sp *spawned, round int, name string, 
 		s.tests[test] = append(s.tests[test], tps...)
 		// Each sample is also logged as it comes, so that a run cut
 		// short (a time limit, a crash) still leaves its raw data.
-		fmt.Fprintf(log, "sample round %d %s %s: %v tok/s\n", round+1, name, test, tps)
+		depth := ""
+		if out.depth != "" {
+			depth = " (depth " + out.depth + ")"
+		}
+		fmt.Fprintf(log, "sample round %d %s %s%s: %v tok/s\n", round+1, name, test, depth, tps)
 	}
 	if sp.maxRSS > 0 {
 		s.rss = append(s.rss, float64(sp.maxRSS))

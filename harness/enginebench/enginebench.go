@@ -5,11 +5,17 @@
 package enginebench
 
 import (
+	"bufio"
+	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -152,14 +158,95 @@ func (e engine) NewSession(nCtx int) (llamabench.Session, error) {
 			return nil, err
 		}
 	}
-	return session{c}, nil
+	return session{c, e.snapshotKey(), e.cfg.Model}, nil
+}
+
+// snapshotKey names the engine, the model file and the cache type.
+func (e engine) snapshotKey() string {
+	id := e.cfg.Model
+	if abs, err := filepath.Abs(id); err == nil {
+		id = abs
+	}
+	if st, err := os.Stat(id); err == nil {
+		id += fmt.Sprintf(" (%d bytes, modified %s)", st.Size(), st.ModTime().UTC().Format(time.RFC3339Nano))
+	}
+	return fmt.Sprintf("damascus; model %s; cache %s", id, e.kv)
 }
 
 func (e engine) Vocab() int32 { return int32(e.m.Config.Vocab) }
 func (e engine) BOS() int32   { return e.bos }
 
 // session is a Damascus context as a llamabench.Session.
-type session struct{ c *llama.Context }
+type session struct {
+	c     *llama.Context
+	key   string // SnapshotKey
+	model string // the model file, never overwritten by a snapshot
+}
+
+// snapshotMagic starts a depth snapshot: "DMSN", then the tokens (count
+// and values, little-endian uint32s) and the cache as llama.Context.WriteKV
+// writes it.
+const snapshotMagic = 0x4e534d44
+
+func (s session) SnapshotKey() string { return s.key }
+
+func (s session) SaveSnapshot(path string, toks []int32) error {
+	if s.c.Pos() != len(toks) {
+		return fmt.Errorf("the cache holds %d positions, not the %d tokens to save", s.c.Pos(), len(toks))
+	}
+	f, err := outfile.Create(path, s.model)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	w := bufio.NewWriter(f)
+	if err := binary.Write(w, binary.LittleEndian, []uint32{snapshotMagic, uint32(len(toks))}); err != nil {
+		return err
+	}
+	if err := binary.Write(w, binary.LittleEndian, toks); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := s.c.WriteKV(f); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+func (s session) LoadSnapshot(path string, toks []int32) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	var head [2]uint32
+	if err := binary.Read(r, binary.LittleEndian, &head); err != nil {
+		return fmt.Errorf("reading its header: %w", err)
+	}
+	if head[0] != snapshotMagic {
+		return errors.New("not a Damascus depth snapshot (bad magic)")
+	}
+	if int(head[1]) != len(toks) {
+		return fmt.Errorf("it holds %d tokens, the depth is %d", head[1], len(toks))
+	}
+	got := make([]int32, len(toks))
+	if err := binary.Read(r, binary.LittleEndian, got); err != nil {
+		return fmt.Errorf("reading its tokens: %w", err)
+	}
+	if !slices.Equal(got, toks) {
+		return errors.New("it holds other tokens than the depth prompt's")
+	}
+	if err := s.c.ReadKV(r); err != nil {
+		return err
+	}
+	if s.c.Pos() != len(toks) {
+		return fmt.Errorf("its cache holds %d positions, not %d", s.c.Pos(), len(toks))
+	}
+	return nil
+}
 
 func (s session) Eval(toks []int32) error {
 	_, err := s.c.Eval(toks, false)

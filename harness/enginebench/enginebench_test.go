@@ -51,6 +51,19 @@ func TestRunDepth(t *testing.T) {
 	llamabenchtest.CheckDepth(t, res.Tests, 3)
 }
 
+// A depth snapshot written by one run serves the next; the depth is the
+// same tokens either way (llama.Context.ReadKV's test shows the cache is).
+func TestRunDepthSnapshot(t *testing.T) {
+	model := testdata.Stories260KGGUF.Require(t)
+	llamabenchtest.CheckSnapshot(t, 2, func(dir string) ([]llamabench.Test, error) {
+		res, err := Run(Config{Spec: llamabench.Spec{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 2, Threads: 1, Depth: 40, DepthSnapshot: dir}, KVType: "f16"})
+		if err != nil {
+			return nil, err
+		}
+		return res.Tests, nil
+	})
+}
+
 // With depth threads above the bench's, a session starts that many workers
 // but evaluates on the bench's, except inside WithThreads; a whole run with
 // them measures the same tests.

@@ -8,9 +8,13 @@
 package llamabench
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/damascus-llm/damascus/protocol"
@@ -45,6 +49,20 @@ type ThreadSwitcher interface {
 	WithThreads(n int, f func() error) error
 }
 
+// A Snapshotter is a Session that can write its KV cache to a file and
+// read it back (Plan.DepthSnapshot): a long depth prompt filled once serves
+// the later processes of a run, each of which would otherwise spend most
+// of its time on the untimed fill.
+type Snapshotter interface {
+	// SnapshotKey names what a snapshot depends on besides its tokens: the
+	// engine, the model file and the cache type.
+	SnapshotKey() string
+	// SaveSnapshot writes the cache, which holds toks, to path.
+	SaveSnapshot(path string, toks []int32) error
+	// LoadSnapshot fills the empty cache from path; it must hold toks.
+	LoadSnapshot(path string, toks []int32) error
+}
+
 // Plan is what one bench process measures.
 type Plan struct {
 	Prompt []int // ppN sizes
@@ -61,6 +79,12 @@ type Plan struct {
 	// session must be a ThreadSwitcher); the timed tests run on the
 	// session's own.
 	DepthThreads int
+	// DepthSnapshot, when set, is a directory of depth prompts' caches: a
+	// test reads its snapshot from there when one was written (by an
+	// earlier process of the run), else fills the depth and writes it. The
+	// tokens drawn are the same either way. The session must be a
+	// Snapshotter.
+	DepthSnapshot string
 	// Seed and Stream seed the random tokens; each engine keeps its own
 	// stream, so its runs before this driver existed draw the same tokens.
 	Seed, Stream uint64
@@ -97,6 +121,9 @@ type Test struct {
 	// TokensPerSec, as llama-bench reports them.
 	AvgTS   float64 `json:"avg_ts"`
 	StdevTS float64 `json:"stdev_ts"`
+	// Depth says where the depth prompt's cache came from: "filled" (and
+	// "filled, snapshot written" under Plan.DepthSnapshot) or "snapshot read".
+	Depth string `json:"depth,omitempty"`
 }
 
 // Run measures every test of p on e: the prefill tests, then the decode tests.
@@ -133,19 +160,11 @@ func runTest(e Engine, p Plan, nPrompt, nGen int, rng *rand.Rand) (Test, error) 
 	defer s.Close()
 	f := feeder{s: s, rng: rng, vocab: e.Vocab(), bos: e.BOS()}
 	if p.Depth > 0 {
-		fill := func() error { return f.prompt(p.Depth) }
-		var err error
-		switch ts, ok := s.(ThreadSwitcher); {
-		case p.DepthThreads == 0:
-			err = fill()
-		case ok:
-			err = ts.WithThreads(p.DepthThreads, fill)
-		default:
-			err = errors.New("this engine cannot run the depth prompt on other threads than the tests")
-		}
+		how, err := f.depth(p)
 		if err != nil {
 			return t, fmt.Errorf("%s: depth prompt: %w", t.Name, err)
 		}
+		t.Depth = how
 	}
 	run := func(warm bool) error {
 		if err := f.truncate(p.Depth); err != nil {
@@ -205,8 +224,66 @@ func (f *feeder) truncate(n int) error {
 	return nil
 }
 
-// prompt evaluates n random tokens in one batch.
-func (f *feeder) prompt(n int) error {
+// depth puts p.Depth random tokens in the empty cache: evaluated on
+// p.DepthThreads, or read from the snapshot that p.DepthSnapshot holds for
+// them (written after the fill when it holds none). It says which.
+func (f *feeder) depth(p Plan) (string, error) {
+	toks := f.draw(p.Depth)
+	var path string
+	var snap Snapshotter
+	if p.DepthSnapshot != "" {
+		var ok bool
+		if snap, ok = f.s.(Snapshotter); !ok {
+			return "", errors.New("this engine cannot keep its KV cache in a snapshot")
+		}
+		path = filepath.Join(p.DepthSnapshot, SnapshotName(snap.SnapshotKey(), toks))
+		if _, err := os.Stat(path); err == nil {
+			if err := snap.LoadSnapshot(path, toks); err != nil {
+				return "", fmt.Errorf("reading the snapshot %s: %w", path, err)
+			}
+			f.pos = len(toks)
+			return "snapshot read", nil
+		}
+	}
+	fill := func() error { return f.eval(toks) }
+	var err error
+	switch ts, ok := f.s.(ThreadSwitcher); {
+	case p.DepthThreads == 0:
+		err = fill()
+	case ok:
+		err = ts.WithThreads(p.DepthThreads, fill)
+	default:
+		err = errors.New("this engine cannot run the depth prompt on other threads than the tests")
+	}
+	if err != nil || snap == nil {
+		return "filled", err
+	}
+	// Written aside and renamed: a process that stops half-way leaves no
+	// snapshot that a later one would take for whole.
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if err := snap.SaveSnapshot(tmp, toks); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("writing the snapshot %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("writing the snapshot: %w", err)
+	}
+	return "filled, snapshot written", nil
+}
+
+// SnapshotName is the file name of a depth snapshot: a hash of the
+// engine's key and the tokens, so that no other model, cache type, engine
+// or token stream ever reads it.
+func SnapshotName(key string, toks []int32) string {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	binary.Write(h, binary.LittleEndian, toks)
+	return fmt.Sprintf("depth%d-%016x.kv", len(toks), h.Sum64())
+}
+
+// draw is n random tokens, a BOS first in an empty cache.
+func (f *feeder) draw(n int) []int32 {
 	toks := make([]int32, n)
 	for i := range toks {
 		toks[i] = f.rng.Int32N(f.vocab)
@@ -214,6 +291,15 @@ func (f *feeder) prompt(n int) error {
 	if f.pos == 0 {
 		toks[0] = f.first()
 	}
+	return toks
+}
+
+// prompt evaluates n random tokens in one batch.
+func (f *feeder) prompt(n int) error { return f.eval(f.draw(n)) }
+
+// eval evaluates toks in one batch after the cached ones.
+func (f *feeder) eval(toks []int32) error {
+	n := len(toks)
 	if err := f.s.Eval(toks); err != nil {
 		return err
 	}

@@ -1,7 +1,11 @@
 package llamabench
 
 import (
+	"errors"
 	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -141,5 +145,99 @@ func TestIntsRoundTrip(t *testing.T) {
 	}
 	if err := fs.Parse([]string{"-p=x"}); err == nil {
 		t.Error("-p=x accepted")
+	}
+}
+
+// snapper is a fake session that keeps its "cache" (the tokens evaluated)
+// in snapshot files.
+type snapper struct {
+	fakeSession
+	key   string
+	cache *[]int32
+}
+
+func (s snapper) Eval(toks []int32) error {
+	*s.cache = append(*s.cache, toks...)
+	return s.fakeSession.Eval(toks)
+}
+
+func (s snapper) SnapshotKey() string { return s.key }
+
+func (s snapper) SaveSnapshot(path string, toks []int32) error {
+	if !reflect.DeepEqual(*s.cache, toks) {
+		return fmt.Errorf("saving %d tokens, the cache holds %d", len(toks), len(*s.cache))
+	}
+	return os.WriteFile(path, []byte(fmt.Sprint(toks)), 0o644)
+}
+
+func (s snapper) LoadSnapshot(path string, toks []int32) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if string(b) != fmt.Sprint(toks) {
+		return errors.New("the snapshot holds other tokens")
+	}
+	*s.cache = append((*s.cache)[:0], toks...)
+	return nil
+}
+
+type snapEngine struct {
+	*fake
+	key   string
+	cache []int32
+}
+
+func (e *snapEngine) NewSession(nCtx int) (Session, error) {
+	s, _ := e.fake.NewSession(nCtx)
+	e.cache = e.cache[:0]
+	return snapper{s.(fakeSession), e.key, &e.cache}, nil
+}
+
+// Plan.DepthSnapshot: the first process fills the depth and writes its
+// snapshot, the next reads it instead of evaluating the depth and then
+// evaluates the same timed tokens; another key (model, cache type) fills
+// again; an engine without snapshots is refused naming them, and no
+// half-written file is left behind.
+func TestDepthSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	plan := Plan{Gen: []int{2}, Reps: 1, Depth: 6, DepthSnapshot: dir, Seed: 3}
+	first := &snapEngine{fake: &fake{}, key: "m1"}
+	tests, err := Run(first, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tests[0].Depth != "filled, snapshot written" {
+		t.Errorf("first run: depth %q", tests[0].Depth)
+	}
+	second := &snapEngine{fake: &fake{}, key: "m1"}
+	if tests, err = Run(second, plan); err != nil {
+		t.Fatal(err)
+	}
+	if tests[0].Depth != "snapshot read" {
+		t.Errorf("second run: depth %q", tests[0].Depth)
+	}
+	if len(second.evals) != len(first.evals)-1 || !reflect.DeepEqual(second.evals, first.evals[1:]) {
+		t.Errorf("second run evaluated %v, want the first's %v without the depth", second.evals, first.evals)
+	}
+	third := &snapEngine{fake: &fake{}, key: "m2"}
+	if tests, err = Run(third, plan); err != nil || tests[0].Depth != "filled, snapshot written" {
+		t.Errorf("another key: %v, %+v", err, tests)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(files) != 2 {
+		t.Errorf("snapshot directory holds %v, want two snapshots", files)
+	}
+	// A snapshot that holds other tokens is an error, not a silent fill.
+	name := SnapshotName("m1", first.evals[0])
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(&snapEngine{fake: &fake{}, key: "m1"}, plan); err == nil || !strings.Contains(err.Error(), "reading the snapshot") {
+		t.Errorf("a bad snapshot: %v", err)
+	}
+	_, err = Run(&fake{}, plan)
+	if err == nil || !strings.Contains(err.Error(), "snapshot") {
+		t.Errorf("an engine without snapshots: %v", err)
 	}
 }

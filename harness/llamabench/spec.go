@@ -28,12 +28,18 @@ type Spec struct {
 	// DepthThreads, when > 0, is the threads the untimed depth prompt runs
 	// on; the timed tests keep Threads. 0: Threads.
 	DepthThreads int `json:"depth_threads,omitempty"`
+	// DepthSnapshot, when set, is a directory where the depth prompt's
+	// cache is kept: a test whose snapshot is there reads it instead of
+	// filling the depth again; one that is not fills and writes it. The
+	// engine must be a Snapshotter.
+	DepthSnapshot string `json:"depth_snapshot,omitempty"`
 }
 
 // Plan is s as the driver runs it, the random tokens from stream.
 func (s Spec) Plan(stream uint64) Plan {
 	return Plan{Prompt: s.Prompt, Gen: s.Gen, Reps: s.Reps, NoWarmup: s.NoWarmup,
-		WarmupPrompt: s.WarmupPrompt, Depth: s.Depth, DepthThreads: s.DepthThreads, Seed: s.Seed, Stream: stream}
+		WarmupPrompt: s.WarmupPrompt, Depth: s.Depth, DepthThreads: s.DepthThreads, DepthSnapshot: s.DepthSnapshot,
+		Seed: s.Seed, Stream: stream}
 }
 
 // RegisterFlags defines s's flags on fs, with llama-bench's names.
@@ -49,6 +55,7 @@ func (s *Spec) RegisterFlags(fs *flag.FlagSet) {
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "seed of the random prompt tokens (0: 1)")
 	cli.IntVar(fs, &s.Depth, "d", s.Depth, 0, u, "tokens in the KV cache before each test (llama-bench's -d; 0: none)")
 	cli.ThreadsVar(fs, &s.DepthThreads, "depth-threads", s.DepthThreads, "threads of the untimed depth prompt; the timed tests keep -t (0: -t's)")
+	fs.StringVar(&s.DepthSnapshot, "depth-snapshot", s.DepthSnapshot, "directory keeping the depth prompt's KV cache: read it when there, else fill the depth and write it (\"\": fill every test)")
 }
 
 // Args renders s as the flags RegisterFlags reads.
@@ -70,6 +77,9 @@ func (s Spec) Args() []string {
 	}
 	if s.DepthThreads > 0 {
 		a = append(a, "-depth-threads="+strconv.Itoa(s.DepthThreads))
+	}
+	if s.DepthSnapshot != "" {
+		a = append(a, "-depth-snapshot="+s.DepthSnapshot)
 	}
 	return a
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -174,7 +175,7 @@ func (e benchEngine) NewSession(nCtx int) (llamabench.Session, error) {
 		return nil, err
 	}
 	c.mu.Lock() // held until Close: the session decodes without the Context's locking methods
-	s := &benchSession{c: c, mem: c.m.l.llama.getMemory(c.h), poll: cfg.Poll}
+	s := &benchSession{c: c, mem: c.m.l.llama.getMemory(c.h), poll: cfg.Poll, key: e.snapshotKey()}
 	c.m.l.llama.memoryClear(s.mem, false)
 	return s, nil
 }
@@ -188,12 +189,64 @@ func (e benchEngine) BOS() int32 {
 	return -1
 }
 
+// snapshotKey names the library, the model file and what shapes the
+// cache's layout: its type and flash attention (without it the values are
+// stored transposed).
+func (e benchEngine) snapshotKey() string {
+	id := e.cfg.Model
+	if abs, err := filepath.Abs(id); err == nil {
+		id = abs
+	}
+	if st, err := os.Stat(id); err == nil {
+		id += fmt.Sprintf(" (%d bytes, modified %s)", st.Size(), st.ModTime().UTC().Format(time.RFC3339Nano))
+	}
+	return fmt.Sprintf("llama.cpp %s; model %s; cache %q; flash attention %v", PinnedCommit, id, e.cfg.KVType, e.cfg.FlashAttn)
+}
+
 // benchSession decodes at its own position, in chunks of n_batch.
 type benchSession struct {
 	c    *Context
 	mem  uintptr
 	pos  int
 	poll int
+	key  string // SnapshotKey
+}
+
+func (s *benchSession) SnapshotKey() string { return s.key }
+
+// SaveSnapshot writes sequence 0's cache with toks (llama_state_seq_save_file).
+func (s *benchSession) SaveSnapshot(path string, toks []int32) error {
+	if s.pos != len(toks) || len(toks) == 0 {
+		return fmt.Errorf("the cache holds %d positions, not the %d tokens to save", s.pos, len(toks))
+	}
+	l := s.c.m.l.llama
+	mark := logMark()
+	if l.stateSeqSave(s.c.h, path, 0, &toks[0], uintptr(len(toks))) == 0 {
+		return fmt.Errorf("llama_state_seq_save_file failed: %s", logSince(mark, 2))
+	}
+	return nil
+}
+
+// LoadSnapshot reads sequence 0's cache from path
+// (llama_state_seq_load_file), which must hold toks.
+func (s *benchSession) LoadSnapshot(path string, toks []int32) error {
+	if s.pos != 0 || len(toks) == 0 {
+		return fmt.Errorf("a snapshot of %d tokens goes into an empty cache, this one holds %d", len(toks), s.pos)
+	}
+	l := s.c.m.l.llama
+	got := make([]int32, len(toks))
+	var n uintptr
+	mark := logMark()
+	if l.stateSeqLoad(s.c.h, path, 0, &got[0], uintptr(len(got)), &n) == 0 {
+		l.memoryClear(s.mem, true)
+		return fmt.Errorf("llama_state_seq_load_file failed: %s", logSince(mark, 2))
+	}
+	if !slices.Equal(got[:n], toks) {
+		l.memoryClear(s.mem, true)
+		return fmt.Errorf("it holds %d other tokens than the depth prompt's %d", n, len(toks))
+	}
+	s.pos = len(toks)
+	return nil
 }
 
 // WithThreads runs f with batches (a depth prompt's) on n threads, a

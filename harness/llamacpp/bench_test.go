@@ -149,6 +149,74 @@ func TestBenchDepth(t *testing.T) {
 	llamabenchtest.CheckDepth(t, res.Tests, 2)
 }
 
+// A depth snapshot written by one run serves the next (llama_state_seq's
+// files), and a session that read one decodes the next token to the logits
+// of the session that filled it.
+func TestBenchDepthSnapshot(t *testing.T) {
+	requireLib(t)
+	model := testdata.Stories260KGGUF.Require(t)
+	llamabenchtest.CheckSnapshot(t, 2, func(dir string) ([]llamabench.Test, error) {
+		res, err := Bench(BenchConfig{Spec: llamabench.Spec{Model: model, Prompt: []int{8}, Gen: []int{4}, Reps: 2, Threads: 1, Depth: 40, DepthSnapshot: dir}})
+		if err != nil {
+			return nil, err
+		}
+		return res.Tests, nil
+	})
+
+	m, err := OpenModel(model, ModelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	e := benchEngine{m: m, cfg: BenchConfig{Spec: llamabench.Spec{Model: model, Threads: 1}}.withDefaults()}
+	toks := make([]int32, 30)
+	for i := range toks {
+		toks[i] = int32(1 + 11*i%400)
+	}
+	path := filepath.Join(t.TempDir(), "s.kv")
+	next := func(load bool) []float32 {
+		s, err := e.NewSession(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		bs := s.(*benchSession)
+		if load {
+			if err := bs.LoadSnapshot(path, toks); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			if err := bs.Eval(toks); err != nil {
+				t.Fatal(err)
+			}
+			if err := bs.SaveSnapshot(path, toks); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := bs.c.decode([]int32{9}, bs.pos, []bool{true}); err != nil {
+			t.Fatal(err)
+		}
+		p := m.l.llama.getLogitsIth(bs.c.h, 0)
+		if p == nil {
+			t.Fatal("no logits")
+		}
+		return append([]float32(nil), unsafe.Slice(p, bs.c.nVocab)...)
+	}
+	want, got := next(false), next(true)
+	if len(want) == 0 || !reflect.DeepEqual(got, want) {
+		t.Errorf("logits after reading the snapshot differ from the filled session's (%d vs %d values)", len(got), len(want))
+	}
+	s, err := e.NewSession(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	other := append([]int32{2}, toks[1:]...)
+	if err := s.(*benchSession).LoadSnapshot(path, other); err == nil || !strings.Contains(err.Error(), "other tokens") {
+		t.Errorf("a snapshot of other tokens: %v", err)
+	}
+}
+
 // WithThreads attaches a batch threadpool of n threads for f and puts the
 // session's own back after; the logits of a depth prompt made so, and of the
 // tokens after it, are the ones a single-threaded session gives.

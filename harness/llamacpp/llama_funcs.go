@@ -41,6 +41,8 @@ type llamaFuncs struct {
 	memorySeqRm   func(mem uintptr, seq, p0, p1 int32) bool
 	setNThreads   func(ctx uintptr, nThreads, nThreadsBatch int32)
 	attachTP      func(ctx uintptr, tp, tpBatch uintptr)
+	stateSeqSave  func(ctx uintptr, path string, seq int32, tokens *int32, nTokens uintptr) uintptr
+	stateSeqLoad  func(ctx uintptr, path string, seq int32, tokensOut *int32, capacity uintptr, nOut *uintptr) uintptr
 
 	vocabNTokens   func(vocab uintptr) int32
 	vocabType      func(vocab uintptr) int32
@@ -84,6 +86,8 @@ func (f *llamaFuncs) bind(b *dl.Binder, h uintptr) {
 	b.Bind(h, "llama_memory_seq_rm", &f.memorySeqRm)
 	b.Bind(h, "llama_set_n_threads", &f.setNThreads)
 	b.Bind(h, "llama_attach_threadpool", &f.attachTP)
+	b.Bind(h, "llama_state_seq_save_file", &f.stateSeqSave)
+	b.Bind(h, "llama_state_seq_load_file", &f.stateSeqLoad)
 
 	b.Bind(h, "llama_vocab_n_tokens", &f.vocabNTokens)
 	b.Bind(h, "llama_vocab_type", &f.vocabType)

@@ -121,6 +121,9 @@ func writeConditions(b *strings.Builder, recs []Record) {
 			if e.DepthThreads > 0 {
 				threads += fmt.Sprintf(" (the untimed depth prompt on %d)", e.DepthThreads)
 			}
+			if e.DepthSnapshot {
+				threads += ", the depth filled once per engine and read from its snapshot in later rounds"
+			}
 			fmt.Fprintf(b, "- protocol: %s and %s, %s after %d warmup, %s, interleaved %v%s\n",
 				e.PromptTest(), e.GenTest(), runs, e.WarmupRuns, threads, e.Interleaved, nominal)
 			fmt.Fprintf(b, "- KV cache: %s\n", KVCaches(r.Run))

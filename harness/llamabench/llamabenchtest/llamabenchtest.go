@@ -4,6 +4,8 @@
 package llamabenchtest
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/damascus-llm/damascus/harness/llamabench"
@@ -20,6 +22,36 @@ func CheckDepth(t testing.TB, tests []llamabench.Test, reps int) {
 	for _, bt := range tests {
 		if len(bt.TokensPerSec) != reps {
 			t.Errorf("%s: %d samples, want %d", bt.Name, len(bt.TokensPerSec), reps)
+		}
+	}
+}
+
+// CheckSnapshot runs a depth-40 bench twice with its depth snapshots in
+// one directory (run(dir), a run as CheckDepth expects): the first fills
+// each test's depth and writes a snapshot, the second reads them, and the
+// directory holds the two snapshots and nothing else.
+func CheckSnapshot(t testing.TB, reps int, run func(dir string) ([]llamabench.Test, error)) {
+	t.Helper()
+	dir := t.TempDir()
+	for i, want := range []string{"filled, snapshot written", "snapshot read"} {
+		tests, err := run(dir)
+		if err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+		CheckDepth(t, tests, reps)
+		for _, bt := range tests {
+			if bt.Depth != want {
+				t.Errorf("run %d, %s: depth %q, want %q", i+1, bt.Name, bt.Depth, want)
+			}
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*"))
+	if err != nil || len(files) != 2 {
+		t.Errorf("snapshot directory holds %v (%v), want the two tests' snapshots", files, err)
+	}
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".kv") {
+			t.Errorf("snapshot directory holds %s", f)
 		}
 	}
 }
