@@ -364,9 +364,10 @@ split)
 attnws)
 	# The float32 prefill attention's pass over V: avx512 against its 8x32
 	# register-tiled twin avx512-ws8x2 (level on the AMD dev VM) at the 3B
-	# shapes, 10 runs, for `ledger promote`.
+	# shapes, 10 runs, for `ledger promote`; ATTN_VARIANTS names others
+	# (avx512,avx512-ws8x2,avx512-s32,avx512-ws8x2-s32: the two-block scores).
 	log "attention sweep"
-	timeout "${SWEEP_TIMEOUT:-300}" $B/ledger run --op attention_batch --variant avx512,avx512-ws8x2 --shapes 3B --runs "${SWEEP_RUNS:-10}" \
+	timeout "${SWEEP_TIMEOUT:-300}" $B/ledger run --op attention_batch --variant "${ATTN_VARIANTS:-avx512,avx512-ws8x2}" --shapes 3B --runs "${SWEEP_RUNS:-10}" \
 		--store "$STORE" --note "$NOTE" > "$OUT/sweep-attnws.txt" 2>&1
 	grep -E "^\| attention_batch.*\(3B|recorded" "$OUT/sweep-attnws.txt"
 	;;
@@ -814,15 +815,19 @@ cpu-depth)
 	# for each of MODELS (llama3.2-1b). A 1B round at 4096 takes ≈ 85 s
 	# here (session 17), so 3 rounds want E2E_TIMEOUT ≥ 300. DEPTH_THREADS
 	# (e.g. 14) fills the depth on that many cores, untimed (--depth-threads):
-	# the bar's 10 rounds then fit a call.
+	# the bar's 10 rounds then fit a call. SNAPSHOT=1 fills it once per
+	# engine and reads it back in the later rounds (--depth-snapshot; the
+	# snapshots, ≈ 1.8 GiB each for a 3B f16 cache at 16384, in /tmp):
+	#   SNAPSHOT=1 DEPTH_THREADS=14 ROUNDS=10 REPS=1 DEPTH=16384 MODELS=llama3.2-3b E2E_TIMEOUT=560
 	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
 	dt=(); [ -n "${DEPTH_THREADS:-}" ] && dt=(--depth-threads "$DEPTH_THREADS")
+	[ -n "${SNAPSHOT:-}" ] && dt+=(--depth-snapshot)
 	for m in ${MODELS:-llama3.2-1b}; do
 		models $m
 		log "e2e $m tg${TG:-64} at depth ${DEPTH:-4096}, 2 threads (fill on ${DEPTH_THREADS:-2}), f16 caches, ${ROUNDS:-3} rounds x ${REPS:-3} reps"
 		timeout "${E2E_TIMEOUT:-300}" $B/ledger e2e -m /tmp/$m.gguf --pp 0 --tg "${TG:-64}" --depth "${DEPTH:-4096}" "${dt[@]}" --runs "${ROUNDS:-3}" --reps "${REPS:-3}" \
 			--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 --kv-type f16 \
-			--json "$OUT/e2e-$m-d${DEPTH:-4096}.json" --store "$STORE" --note "$NOTE; issue 20: decode at depth ${DEPTH:-4096}, both engines on f16 caches, promoted kernels${DEPTH_THREADS:+, the depth filled on $DEPTH_THREADS threads}" \
+			--json "$OUT/e2e-$m-d${DEPTH:-4096}.json" --store "$STORE" --note "$NOTE; issue 20: decode at depth ${DEPTH:-4096}, both engines on f16 caches, promoted kernels${DEPTH_THREADS:+, the depth filled on $DEPTH_THREADS threads}${SNAPSHOT:+, once per engine, later rounds reading its snapshot}" \
 			> "$OUT/e2e-$m-d${DEPTH:-4096}.txt" 2>&1
 		grep -aE "decode tok|recorded|^sample" "$OUT/e2e-$m-d${DEPTH:-4096}.txt" | cut -c1-200
 	done

@@ -14,6 +14,9 @@ import (
 func attnbScores16(s, qt, k *float32, stride, headDim, n int)
 
 //go:noescape
+func attnbScores32(s0, s1, qt0, qt1, k *float32, stride, headDim, n int)
+
+//go:noescape
 func attnbSoftmax16(s *float32, n int, inv *float32)
 
 //go:noescape
@@ -84,7 +87,7 @@ func AttentionBatch(out, q []float32, ld int, k, v []float32, nTokens, nHeads, n
 		AttentionGQA(out[:width], q[:width], k[:nPos*stride], v[:nPos*stride], nHeads, nKVHeads, headDim, nPos, scale)
 		return
 	}
-	attentionBlocks(float32Cache, attnbWeightedSum16, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+	attentionBlocks(float32Cache, attnbWeightedSum16, false, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 }
 
 // AttentionBatchWS is AttentionBatch with the pass over the values in
@@ -95,7 +98,28 @@ func AttentionBatchWS(out, q []float32, ld int, k, v []float32, nTokens, nHeads,
 		AttentionBatch(out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 		return
 	}
-	attentionBlocks(float32Cache, weightedSumFor(headDim), out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+	attentionBlocks(float32Cache, weightedSumFor(headDim), false, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+}
+
+// AttentionBatchS32 is AttentionBatch with two blocks' scores in one pass
+// over the keys (attnbScores32): each key element broadcast once for 32
+// query rows, each key row read once per 32. The same results bit for bit.
+func AttentionBatchS32(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+	if nTokens == 1 {
+		AttentionBatch(out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+		return
+	}
+	attentionBlocks(float32Cache, attnbWeightedSum16, true, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+}
+
+// AttentionBatchWSS32 is AttentionBatchS32 with avx512-ws8x2's pass over
+// the values: both of the fewer-loads forms, the same results bit for bit.
+func AttentionBatchWSS32(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+	if nTokens == 1 {
+		AttentionBatch(out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+		return
+	}
+	attentionBlocks(float32Cache, weightedSumFor(headDim), true, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 }
 
 // AttentionBatchBF16 is AttentionBatch with the roundings of llama.cpp's
@@ -122,7 +146,7 @@ func attentionHalf(rc cacheRounding, out, q []float32, ld int, k, v []float32, n
 		attentionGQA(rc, out, q, k, v, nHeads, nKVHeads, headDim, pos0+1, scale)
 		return
 	}
-	attentionBlocks(rc, attnbWeightedSum16, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
+	attentionBlocks(rc, attnbWeightedSum16, false, out, q, ld, k, v, nTokens, nHeads, nKVHeads, headDim, pos0, scale)
 }
 
 // cacheRounding is the arithmetic of the blocks: float32, or a 16-bit
@@ -156,8 +180,10 @@ var (
 )
 
 // attentionBlocks runs the sixteen-row blocks of every KV head, in float32
-// or with a 16-bit cache's roundings, ws passing over the values.
-func attentionBlocks(rc cacheRounding, ws weightedSum, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
+// or with a 16-bit cache's roundings, ws passing over the values. With
+// pairs, two full blocks whose first sees at least eight positions share
+// one pass over the keys (attnbScores32, the same scores bit for bit).
+func attentionBlocks(rc cacheRounding, ws weightedSum, pairs bool, out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 	if nTokens <= 0 || nHeads <= 0 || headDim <= 0 {
 		return
 	}
@@ -166,70 +192,113 @@ func attentionBlocks(rc cacheRounding, ws weightedSum, out, q []float32, ld int,
 	_, _ = k[nPos*stride-1], v[nPos*stride-1]
 	sc := attnbBufs.Get().(*attnbScratch)
 	defer attnbBufs.Put(sc)
-	sc.qt = attnbGrow(sc.qt, attnbRows*headDim)
-	sc.s = attnbGrow(sc.s, attnbRows*nPos)
+	sc.qt = attnbGrow(sc.qt, 2*attnbRows*headDim)
+	sc.s = attnbGrow(sc.s, 2*attnbRows*nPos)
 	sc.o = attnbGrow(sc.o, attnbRows*headDim)
-	qt, o := sc.qt, sc.o
-	negInf := float32(math.Inf(-1))
 	group := nHeads / nKVHeads
 	rows := nTokens * group
-	var lim [attnbRows]int // positions each lane's row sees
+	b := blocks{rc: rc, ws: ws, sc: sc, out: out, q: q, ld: ld, v: v, headDim: headDim, group: group,
+		rows: rows, stride: stride, pos0: pos0, scale: scale}
+	qt0, qt1 := sc.qt[:attnbRows*headDim], sc.qt[attnbRows*headDim:]
+	s0, s1 := sc.s[:attnbRows*nPos], sc.s[attnbRows*nPos:]
+	var lim0, lim1 [attnbRows]int // positions each lane's row sees
 	for g := range nKVHeads {
-		for r0 := 0; r0 < rows; r0 += attnbRows {
-			nr := min(attnbRows, rows-r0)
-			for l := range nr {
-				r := r0 + l
-				lim[l] = pos0 + r/group + 1
-				off := r/group*ld + (g*group+r%group)*headDim
-				for i, x := range q[off : off+headDim] {
-					if rc.query != nil {
-						qt[i*attnbRows+l] = rc.query(x)
-					} else {
-						qt[i*attnbRows+l] = x * scale
-					}
-				}
+		for r0 := 0; r0 < rows; {
+			nr := b.load(qt0, &lim0, g, r0)
+			n0 := lim0[attnbRows-1]
+			if pairs && rows-r0 >= 2*attnbRows && n0 >= 8 {
+				b.load(qt1, &lim1, g, r0+attnbRows)
+				n1 := lim1[attnbRows-1]
+				attnbScores32(&s0[0], &s1[0], &qt0[0], &qt1[0], &k[g*headDim], 4*stride, headDim, n1)
+				b.finish(s0[:n0*attnbRows], &lim0, g, r0, attnbRows)
+				b.finish(s1[:n1*attnbRows], &lim1, g, r0+attnbRows, attnbRows)
+				r0 += 2 * attnbRows
+				continue
 			}
-			for l := nr; l < attnbRows; l++ {
-				// Padding lanes: zero queries, masked like the last row;
-				// their outputs are dropped.
-				lim[l] = lim[nr-1]
-				for i := range headDim {
-					qt[i*attnbRows+l] = 0
-				}
-			}
-			nLo, n := lim[0], lim[attnbRows-1]
-			s := sc.s[:n*attnbRows]
-			attnbScores16(&s[0], &qt[0], &k[g*headDim], 4*stride, headDim, n)
-			if rc.query != nil {
-				attnbScale16(&s[0], n, scale)
-			}
-			for t := nLo; t < n; t++ {
-				for l, m := range lim {
-					if t >= m {
-						s[t*attnbRows+l] = negInf
-					}
-				}
-			}
-			attnbSoftmax16(&s[0], n, &sc.inv[0])
-			for t := nLo; t < n; t++ {
-				for l, m := range lim {
-					if t >= m {
-						s[t*attnbRows+l] = 0
-					}
-				}
-			}
-			if rc.query != nil {
-				// Normalize, then round: the weighted sum then takes p as is.
-				rc.probs(&s[0], n, &sc.inv[0])
-				sc.inv = [attnbRows]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
-			}
-			ws(&o[0], &s[0], &v[g*headDim], 4*stride, headDim, n, &sc.inv[0])
-			for l := range nr {
-				r := r0 + l
-				off := r/group*ld + (g*group+r%group)*headDim
-				copy(out[off:off+headDim], o[l*headDim:(l+1)*headDim])
+			attnbScores16(&s0[0], &qt0[0], &k[g*headDim], 4*stride, headDim, n0)
+			b.finish(s0[:n0*attnbRows], &lim0, g, r0, nr)
+			r0 += attnbRows
+		}
+	}
+}
+
+// blocks is one call of attentionBlocks: its arguments and scratch.
+type blocks struct {
+	rc                 cacheRounding
+	ws                 weightedSum
+	sc                 *attnbScratch
+	out, q, v          []float32
+	ld, headDim, group int
+	rows, stride, pos0 int
+	scale              float32
+}
+
+// load transposes the block of query rows from r0 of KV head g — (token,
+// head) pairs, token-major — into qt, one row per lane, and sets the
+// positions each lane's row sees; it returns the rows it holds. Lanes past
+// the last row are padding: zero queries, masked like the last row, their
+// outputs dropped.
+func (b *blocks) load(qt []float32, lim *[attnbRows]int, g, r0 int) int {
+	hd, group := b.headDim, b.group
+	nr := min(attnbRows, b.rows-r0)
+	for l := range nr {
+		r := r0 + l
+		lim[l] = b.pos0 + r/group + 1
+		off := r/group*b.ld + (g*group+r%group)*hd
+		for i, x := range b.q[off : off+hd] {
+			if b.rc.query != nil {
+				qt[i*attnbRows+l] = b.rc.query(x)
+			} else {
+				qt[i*attnbRows+l] = x * b.scale
 			}
 		}
+	}
+	for l := nr; l < attnbRows; l++ {
+		lim[l] = lim[nr-1]
+		for i := range hd {
+			qt[i*attnbRows+l] = 0
+		}
+	}
+	return nr
+}
+
+// finish takes a block's scores s over the positions its last row sees
+// (len(s)/16) to its outputs: the causal mask on the ragged tail, the
+// per-lane softmax, a 16-bit cache's rounding of the probabilities, the
+// pass over the values, and its nr rows copied out.
+func (b *blocks) finish(s []float32, lim *[attnbRows]int, g, r0, nr int) {
+	sc, hd, group := b.sc, b.headDim, b.group
+	negInf := float32(math.Inf(-1))
+	nLo, n := lim[0], len(s)/attnbRows
+	if b.rc.query != nil {
+		attnbScale16(&s[0], n, b.scale)
+	}
+	for t := nLo; t < n; t++ {
+		for l, m := range lim {
+			if t >= m {
+				s[t*attnbRows+l] = negInf
+			}
+		}
+	}
+	attnbSoftmax16(&s[0], n, &sc.inv[0])
+	for t := nLo; t < n; t++ {
+		for l, m := range lim {
+			if t >= m {
+				s[t*attnbRows+l] = 0
+			}
+		}
+	}
+	if b.rc.query != nil {
+		// Normalize, then round: the weighted sum then takes p as is.
+		b.rc.probs(&s[0], n, &sc.inv[0])
+		sc.inv = unitScales
+	}
+	o := sc.o
+	b.ws(&o[0], &s[0], &b.v[g*hd], 4*b.stride, hd, n, &sc.inv[0])
+	for l := range nr {
+		r := r0 + l
+		off := r/group*b.ld + (g*group+r%group)*hd
+		copy(b.out[off:off+hd], o[l*hd:(l+1)*hd])
 	}
 }
 
@@ -247,6 +316,13 @@ func init() {
 			"against 1 load and 16 broadcasts); bit for bit avx512's; head sizes not a multiple of 32 take avx512's pass. Level with avx512 " +
 			"on the dev VM (AMD Zen 5, 3B shapes, 10 runs, 20261130T022102Z-617d6d: -3% to +3%); not yet timed on Intel, whose two load ports " +
 			"are where avx512's 17 loads per 16 FMAs would bind"})
+	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "avx512-s32", Family: ledger.FamilyAVX512,
+		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.AttentionBatch(AttentionBatchS32),
+		Notes: "avx512 with two 16-row blocks' scores in one pass over the keys (attnbScores32: 4 positions × 2 blocks, 2 query loads " +
+			"and 4 broadcasts per 8 FMAs against 1 and 8; each key row read once per 32 rows); bit for bit avx512's"})
+	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "avx512-ws8x2-s32", Family: ledger.FamilyAVX512,
+		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.AttentionBatch(AttentionBatchWSS32),
+		Notes: "avx512-s32's scores with avx512-ws8x2's pass over the values; bit for bit avx512's"})
 	ledger.Register(ledger.Variant{Op: ledger.OpAttentionBatch, Name: "avx512", Family: ledger.FamilyAVX512,
 		Features: []string{"avx512f", "avx512vl"}, Impl: ledger.AttentionBatch(AttentionBatch),
 		Notes: "per KV head, 16 query rows (token, head) in the lanes: scores 8 positions at a time with broadcast key elements, " +

@@ -147,6 +147,123 @@ sc1Lane:
 	VZEROUPPER
 	RET
 
+// Four positions' partial scores for both row blocks: the key element
+// (off bytes into rows t (DX), t+1, t+2 (R9 apart) and t+3 (R13))
+// broadcast once into Z24-Z27 and multiplied by element i of block 0 (q0)
+// and of block 1 (q1); a0-a7 are (position, block) in that order.
+#define S32_ELEM(off, q0, q1, a0, a1, a2, a3, a4, a5, a6, a7) \
+	VBROADCASTSS off(DX), Z24; \
+	VBROADCASTSS off(DX)(R9*1), Z25; \
+	VBROADCASTSS off(DX)(R9*2), Z26; \
+	VBROADCASTSS off(R13), Z27; \
+	VFMADD231PS Z24, q0, a0; \
+	VFMADD231PS Z24, q1, a1; \
+	VFMADD231PS Z25, q0, a2; \
+	VFMADD231PS Z25, q1, a3; \
+	VFMADD231PS Z26, q0, a4; \
+	VFMADD231PS Z26, q1, a5; \
+	VFMADD231PS Z27, q0, a6; \
+	VFMADD231PS Z27, q1, a7
+
+// func attnbScores32(s0, s1, qt0, qt1, k *float32, stride, headDim, n int)
+//
+// attnbScores16 for two blocks of sixteen query rows at once (qt0 → s0,
+// qt1 → s1) over the same keys: each key element is broadcast once for
+// both blocks, so four positions × two blocks cost two query loads and
+// four broadcasts per eight FMAs (attnbScores16: one and eight), and each
+// key row is read once per 32 rows. Every score is attnbScores16's
+// eight-position chain (even and odd elements apart, the head's last
+// headDim mod 4 elements with the even ones, then added): bit for bit
+// attnbScores16's scores for n ≥ 8. n ≥ 4; a last group short of four
+// is moved back to end at n.
+TEXT ·attnbScores32(SB), NOSPLIT, $0-64
+	MOVQ s0+0(FP), DI
+	MOVQ s1+8(FP), R11
+	MOVQ qt1+24(FP), AX
+	SUBQ qt0+16(FP), AX // block 1's query vectors, from block 0's
+	MOVQ k+32(FP), R10
+	MOVQ stride+40(FP), R9
+	MOVQ n+56(FP), R8
+	LEAQ (R9)(R9*2), R12 // three rows in bytes
+
+s32Group:
+	CMPQ R8, $4
+	JGE s32Body
+	MOVQ $4, CX
+	SUBQ R8, CX // positions to back up
+	MOVQ CX, BX
+	IMULQ R9, BX
+	SUBQ BX, R10
+	SHLQ $6, CX
+	SUBQ CX, DI
+	SUBQ CX, R11
+	MOVQ $4, R8
+
+s32Body:
+	MOVQ qt0+16(FP), SI
+	MOVQ R10, DX
+	LEAQ (R10)(R12*1), R13
+	MOVQ headDim+48(FP), BX
+	ZERO16
+
+s32Quad:
+	CMPQ BX, $4
+	JLT s32Single
+	VMOVUPS (SI), Z0
+	VMOVUPS (SI)(AX*1), Z1
+	VMOVUPS 64(SI), Z2
+	VMOVUPS 64(SI)(AX*1), Z3
+	VMOVUPS 128(SI), Z4
+	VMOVUPS 128(SI)(AX*1), Z5
+	VMOVUPS 192(SI), Z6
+	VMOVUPS 192(SI)(AX*1), Z7
+	S32_ELEM(0, Z0, Z1, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	S32_ELEM(4, Z2, Z3, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	S32_ELEM(8, Z4, Z5, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	S32_ELEM(12, Z6, Z7, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	ADDQ $256, SI
+	ADDQ $16, DX
+	ADDQ $16, R13
+	SUBQ $4, BX
+	JMP s32Quad
+
+s32Single:
+	TESTQ BX, BX
+	JZ s32Store
+	VMOVUPS (SI), Z0
+	VMOVUPS (SI)(AX*1), Z1
+	S32_ELEM(0, Z0, Z1, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	ADDQ $64, SI
+	ADDQ $4, DX
+	ADDQ $4, R13
+	DECQ BX
+	JMP s32Single
+
+s32Store:
+	VADDPS Z16, Z8, Z8
+	VADDPS Z17, Z9, Z9
+	VADDPS Z18, Z10, Z10
+	VADDPS Z19, Z11, Z11
+	VADDPS Z20, Z12, Z12
+	VADDPS Z21, Z13, Z13
+	VADDPS Z22, Z14, Z14
+	VADDPS Z23, Z15, Z15
+	VMOVUPS Z8, (DI)
+	VMOVUPS Z10, 64(DI)
+	VMOVUPS Z12, 128(DI)
+	VMOVUPS Z14, 192(DI)
+	VMOVUPS Z9, (R11)
+	VMOVUPS Z11, 64(R11)
+	VMOVUPS Z13, 128(R11)
+	VMOVUPS Z15, 192(R11)
+	LEAQ (R10)(R9*4), R10
+	ADDQ $256, DI
+	ADDQ $256, R11
+	SUBQ $4, R8
+	JG s32Group
+	VZEROUPPER
+	RET
+
 // func attnbSoftmax16(s *float32, n int, inv *float32)
 //
 // Per lane (row) over the n position vectors of s: subtract the row's

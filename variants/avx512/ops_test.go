@@ -18,31 +18,72 @@ func BenchmarkAttention(b *testing.B) {
 	ledgertest.BenchAttention(b, "avx512-gqa-prefetch", AttentionGQAPrefetch)
 }
 
-// AttentionBatchWS (checked against the reference by the conformance
-// suite, as every variant) gives AttentionBatch's bits (the same FMAs in
-// the same order) over head sizes that take its 8×32 pass (multiples of
-// 32) and some that do not, tokens filling blocks and not, with guards
-// around the output and NaN in its gaps.
-func TestAttentionBatchWS(t *testing.T) {
+// AttentionBatch's twins (each checked against the reference by the
+// conformance suite, as every variant) give its bits (the same FMAs in the
+// same order): AttentionBatchWS over head sizes that take its 8×32 pass
+// (multiples of 32) and some that do not, the S32 forms over pairs of full
+// blocks and the single blocks around them (the first sixteen rows of a
+// sequence see fewer than eight positions), head sizes with an odd tail of
+// elements (not a multiple of 4), tokens filling blocks and not, with
+// guards around the output and NaN in its gaps.
+func TestAttentionBatchTwins(t *testing.T) {
 	need(t, "avx512f", "avx512vl")
 	r := ledgertest.NewRand(5)
+	twins := []struct {
+		name string
+		f    func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32)
+	}{{"avx512-ws8x2", AttentionBatchWS}, {"avx512-s32", AttentionBatchS32}, {"avx512-ws8x2-s32", AttentionBatchWSS32}}
 	for _, c := range []struct{ heads, kvHeads, headDim, tokens, pos0, gap int }{
 		{3, 1, 128, 11, 250, 0}, {4, 1, 64, 13, 300, 3}, {8, 2, 32, 9, 17, 0}, {6, 3, 96, 21, 0, 5},
 		{4, 2, 160, 7, 40, 1}, {24, 8, 128, 17, 100, 0}, {2, 1, 48, 5, 9, 0},
+		{3, 1, 128, 40, 0, 0}, {4, 1, 64, 37, 1, 2}, {3, 1, 66, 29, 5, 0}, {4, 2, 67, 33, 2, 1},
+		{3, 1, 128, 64, 960, 0}, {1, 1, 64, 70, 3, 0},
 	} {
 		width, stride := c.heads*c.headDim, c.kvHeads*c.headDim
 		ld, nPos := width+c.gap, c.pos0+c.tokens
 		q := ledgertest.Floats(r, (c.tokens-1)*ld+width)
 		k, v := ledgertest.Floats(r, nPos*stride), ledgertest.Floats(r, nPos*stride)
 		wantBuf, want := ledgertest.Guarded((c.tokens-1)*ld + width)
-		gotBuf, got := ledgertest.Guarded((c.tokens-1)*ld + width)
 		scale := float32(1 / math.Sqrt(float64(c.headDim)))
 		AttentionBatch(want, q, ld, k, v, c.tokens, c.heads, c.kvHeads, c.headDim, c.pos0, scale)
-		AttentionBatchWS(got, q, ld, k, v, c.tokens, c.heads, c.kvHeads, c.headDim, c.pos0, scale)
-		ledgertest.CheckGuards(t, gotBuf)
-		for i := range gotBuf {
-			if math.Float32bits(gotBuf[i]) != math.Float32bits(wantBuf[i]) {
-				t.Fatalf("%+v: element %d is %v, AttentionBatch's %v", c, i, gotBuf[i], wantBuf[i])
+		for _, tw := range twins {
+			gotBuf, got := ledgertest.Guarded((c.tokens-1)*ld + width)
+			tw.f(got, q, ld, k, v, c.tokens, c.heads, c.kvHeads, c.headDim, c.pos0, scale)
+			ledgertest.CheckGuards(t, gotBuf)
+			for i := range gotBuf {
+				if math.Float32bits(gotBuf[i]) != math.Float32bits(wantBuf[i]) {
+					t.Fatalf("%s %+v: element %d is %v, AttentionBatch's %v", tw.name, c, i, gotBuf[i], wantBuf[i])
+				}
+			}
+		}
+	}
+}
+
+// attnbScores32 gives two attnbScores16 calls' scores bit for bit, for
+// every n from 8 (a last group short of four moved back) and head sizes
+// with and without an odd tail, writing nothing past n positions.
+func TestAttnbScores32(t *testing.T) {
+	need(t, "avx512f", "avx512vl")
+	r := ledgertest.NewRand(9)
+	for _, hd := range []int{64, 66, 67, 128, 5} {
+		const stride = 3 // rows of the key buffer between positions, in head sizes
+		for n := 8; n <= 27; n++ {
+			k := ledgertest.Floats(r, n*stride*hd)
+			qt0, qt1 := ledgertest.Floats(r, attnbRows*hd), ledgertest.Floats(r, attnbRows*hd)
+			want0, want1 := make([]float32, (n+1)*attnbRows), make([]float32, (n+1)*attnbRows)
+			got0, got1 := make([]float32, (n+1)*attnbRows), make([]float32, (n+1)*attnbRows)
+			for i := n * attnbRows; i < len(got0); i++ {
+				got0[i], got1[i] = -7.25, -7.25
+				want0[i], want1[i] = -7.25, -7.25
+			}
+			attnbScores16(&want0[0], &qt0[0], &k[0], 4*stride*hd, hd, n)
+			attnbScores16(&want1[0], &qt1[0], &k[0], 4*stride*hd, hd, n)
+			attnbScores32(&got0[0], &got1[0], &qt0[0], &qt1[0], &k[0], 4*stride*hd, hd, n)
+			for i := range got0 {
+				if math.Float32bits(got0[i]) != math.Float32bits(want0[i]) || math.Float32bits(got1[i]) != math.Float32bits(want1[i]) {
+					t.Fatalf("hd %d n %d: score %d (position %d) is %v, %v; attnbScores16's %v, %v",
+						hd, n, i, i/attnbRows, got0[i], got1[i], want0[i], want1[i])
+				}
 			}
 		}
 	}
@@ -52,6 +93,8 @@ func BenchmarkAttentionBatch(b *testing.B) {
 	need(b, "avx512f", "avx512vl")
 	ledgertest.BenchAttentionBatch(b, "avx512", AttentionBatch)
 	ledgertest.BenchAttentionBatch(b, "avx512-ws8x2", AttentionBatchWS)
+	ledgertest.BenchAttentionBatch(b, "avx512-s32", AttentionBatchS32)
+	ledgertest.BenchAttentionBatch(b, "avx512-ws8x2-s32", AttentionBatchWSS32)
 	ledgertest.BenchAttentionBatch(b, "per-token-gqa", func(out, q []float32, ld int, k, v []float32, nTokens, nHeads, nKVHeads, headDim, pos0 int, scale float32) {
 		w, stride := nHeads*headDim, nKVHeads*headDim
 		for j := range nTokens {
