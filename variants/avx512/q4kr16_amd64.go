@@ -41,6 +41,11 @@ func q4kr16DotM(w, x *byte, dst *float32, nb, groups int)
 //go:noescape
 func q4kr16DotMX(w, x *byte, dst *float32, nb, groups int)
 
+// q4kr16DotMXC is q4kr16DotMX with two accumulator chains a sub-block.
+//
+//go:noescape
+func q4kr16DotMXC(w, x *byte, dst *float32, nb, groups int)
+
 // q4kr16DotMXPf is q4kr16DotMX with every weight line prefetched dist
 // bytes ahead.
 //
@@ -125,6 +130,7 @@ func init() {
 		{"avx512-vnni-r16-hmx", q4kr16DotMX, "avx512-vnni-r16-hm prefetching the next super-block's activations at each block (a group of a long row, 74 KiB at 8192 columns, streams more than L1 between two reads of the same activations); the same results bit for bit. AMD dev VM, 3B shapes, 2 threads (run 725fad): the fastest r16 matvec at every shape, 1.11-1.33× r16; 1 thread within the VM's noise of it. Engine A/B in the AMD bundle: see results/README Session 24", false},
 		{"avx512-vnni-r16-hmx-y", q4kr16DotMXY, "avx512-vnni-r16-hmx in 256-bit halves of each line (rows 0-7 from its first 32 bytes, 8-15 from its last; twice the instructions, none wider than 256 bits): " +
 			"the AMD one-core question of issue 20 (llama.cpp's AVX2 Q4_K decode streams 20-30 % more on one Zen 5 core than the 512-bit r16 line); the same results bit for bit. A loser: the AMD bundle with it, 1B tg64 at 1 thread, 10 rounds, 24.30 → 23.22 tok/s (−4.5 %, p 0.22, run 20261204T200735Z-76643d): the 256-bit width is not what one core lacks", true},
+		{"avx512-vnni-r16-hmx-c2", q4kr16DotMXC, "avx512-vnni-r16-hmx with two accumulator chains a sub-block (lines 0-1 and 2-3 apart, added before the shift): each chain two VPDPBUSDs deep instead of four, for one Zen 5 core's decode (issue 20); the same results bit for bit. A loser: AMD dev VM, 1B shapes, 1 thread, 10 runs (run 20261204T223334Z-125cd4): 0.96-1.02× -hmx (35.7 GB/s both at the L2-resident 512x2048), so the chains' latency is not what holds one core", false},
 		{"avx512-vnni-r16-hm", q4kr16DotM, "avx512-vnni-r16-h with the line's load folded into both ANDs (4 instructions a line, the second read from L1); the same results bit for bit. AMD dev VM, 3B shapes, 2 threads (run 725fad): 1.03-1.28× r16", false},
 	} {
 		f := feats

@@ -290,6 +290,42 @@ done:
 TEXT ·q4kr16DotMX(SB), NOSPLIT, $0-40
 	R16_FUNC(R16_GROUPS(group, block, R4MX))
 
+// The hmx block with two accumulator chains a sub-block (issue 20, one
+// Zen 5 core): lines 0-1 into Z3/Z4, lines 2-3 into Z5/Z6 (scratch Z15,
+// Z16), added before the shift, so each chain is two VPDPBUSDs deep
+// instead of four. Integer sums: R16M_LINE's results bit for bit.
+#define R16C_LINE2(s, g) R16M_PART(s, g, 320, Z31, Z15, Z16, Z5, Z6)
+
+#define R16C_SUB(s) \
+	VPXORD    Z3, Z3, Z3; \
+	VPXORD    Z4, Z4, Z4; \
+	VPXORD    Z5, Z5, Z5; \
+	VPXORD    Z6, Z6, Z6; \
+	R16M_LINE(s, 0); R16C_LINE2(s, 2); R16M_LINE(s, 1); R16C_LINE2(s, 3); \
+	VPADDD    Z5, Z3, Z3; \
+	VPADDD    Z6, Z4, Z4; \
+	VPSRAD    $4, Z4, Z4; \
+	VPADDD    Z4, Z3, Z3; \
+	VPMOVZXBD (64+16*(s))(SI), Z10; \
+	VPMULLD   Z10, Z3, Z3; \
+	VPADDD    Z3, Z1, Z1
+
+#define R4MXC \
+	PREFETCHT0 288(R8); PREFETCHT0 352(R8); PREFETCHT0 416(R8); \
+	PREFETCHT0 480(R8); PREFETCHT0 544(R8); \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	R16C_SUB(0); R16C_SUB(1); R16C_SUB(2); R16C_SUB(3); \
+	R16C_SUB(4); R16C_SUB(5); R16C_SUB(6); R16C_SUB(7); \
+	R16_MINS(0); R16_MINS(1); R16_MINS(2); R16_MINS(3); \
+	R16_SCALE; \
+	ADDQ $2368, SI; ADDQ $2368, R11; \
+	ADDQ $288, R8
+
+// func q4kr16DotMXC(w, x *byte, dst *float32, nb, groups int)
+TEXT ·q4kr16DotMXC(SB), NOSPLIT, $0-40
+	R16_FUNC(R16_GROUPS(group, block, R4MXC))
+
 // Two streams (issue 20: one Zen 5 core streams more from two distant
 // sequences than from one): groups A (SI) and B (R12) in one pass, each
 // with R16M_LINE's work, the activation dwords broadcast once for both.
