@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -163,14 +162,7 @@ func (e engine) NewSession(nCtx int) (llamabench.Session, error) {
 
 // snapshotKey names the engine, the model file and the cache type.
 func (e engine) snapshotKey() string {
-	id := e.cfg.Model
-	if abs, err := filepath.Abs(id); err == nil {
-		id = abs
-	}
-	if st, err := os.Stat(id); err == nil {
-		id += fmt.Sprintf(" (%d bytes, modified %s)", st.Size(), st.ModTime().UTC().Format(time.RFC3339Nano))
-	}
-	return fmt.Sprintf("damascus; model %s; cache %s", id, e.kv)
+	return fmt.Sprintf("damascus; model %s; cache %s", llamabench.ModelIdentity(e.cfg.Model), e.kv)
 }
 
 func (e engine) Vocab() int32 { return int32(e.m.Config.Vocab) }

@@ -272,6 +272,19 @@ func (f *feeder) depth(p Plan) (string, error) {
 	return "filled, snapshot written", nil
 }
 
+// ModelIdentity names a model file for a SnapshotKey: its absolute path,
+// size and modification time, so that a rewritten file is another model.
+func ModelIdentity(path string) string {
+	id := path
+	if abs, err := filepath.Abs(id); err == nil {
+		id = abs
+	}
+	if st, err := os.Stat(id); err == nil {
+		id += fmt.Sprintf(" (%d bytes, modified %s)", st.Size(), st.ModTime().UTC().Format(time.RFC3339Nano))
+	}
+	return id
+}
+
 // SnapshotName is the file name of a depth snapshot: a hash of the
 // engine's key and the tokens, so that no other model, cache type, engine
 // or token stream ever reads it.

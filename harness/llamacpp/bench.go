@@ -193,14 +193,7 @@ func (e benchEngine) BOS() int32 {
 // cache's layout: its type and flash attention (without it the values are
 // stored transposed).
 func (e benchEngine) snapshotKey() string {
-	id := e.cfg.Model
-	if abs, err := filepath.Abs(id); err == nil {
-		id = abs
-	}
-	if st, err := os.Stat(id); err == nil {
-		id += fmt.Sprintf(" (%d bytes, modified %s)", st.Size(), st.ModTime().UTC().Format(time.RFC3339Nano))
-	}
-	return fmt.Sprintf("llama.cpp %s; model %s; cache %q; flash attention %v", PinnedCommit, id, e.cfg.KVType, e.cfg.FlashAttn)
+	return fmt.Sprintf("llama.cpp %s; model %s; cache %q; flash attention %v", PinnedCommit, llamabench.ModelIdentity(e.cfg.Model), e.cfg.KVType, e.cfg.FlashAttn)
 }
 
 // benchSession decodes at its own position, in chunks of n_batch.
