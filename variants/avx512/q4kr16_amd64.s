@@ -231,15 +231,18 @@ done:
 	VPMULLD   Z10, Z3, Z3; \
 	VPADDD    Z3, Z1, Z1
 
-#define R16H_BLOCK(line) \
+// R16H_BLOCK_OF is a super-block with sub(line, s) for each sub-block.
+#define R16H_BLOCK_OF(sub, line) \
 	VPXORD Z1, Z1, Z1; \
 	VPXORD Z2, Z2, Z2; \
-	R16H_SUB(line, 0); R16H_SUB(line, 1); R16H_SUB(line, 2); R16H_SUB(line, 3); \
-	R16H_SUB(line, 4); R16H_SUB(line, 5); R16H_SUB(line, 6); R16H_SUB(line, 7); \
+	sub(line, 0); sub(line, 1); sub(line, 2); sub(line, 3); \
+	sub(line, 4); sub(line, 5); sub(line, 6); sub(line, 7); \
 	R16_MINS(0); R16_MINS(1); R16_MINS(2); R16_MINS(3); \
 	R16_SCALE; \
 	ADDQ $2368, SI; ADDQ $2368, R11; \
 	ADDQ $288, R8
+
+#define R16H_BLOCK(line) R16H_BLOCK_OF(R16H_SUB, line)
 
 #define R4H R16H_BLOCK(R16H_LINE)
 #define R4M R16H_BLOCK(R16M_LINE)
@@ -296,12 +299,12 @@ TEXT ·q4kr16DotMX(SB), NOSPLIT, $0-40
 // instead of four. Integer sums: R16M_LINE's results bit for bit.
 #define R16C_LINE2(s, g) R16M_PART(s, g, 320, Z31, Z15, Z16, Z5, Z6)
 
-#define R16C_SUB(s) \
+#define R16C_SUB(line, s) \
 	VPXORD    Z3, Z3, Z3; \
 	VPXORD    Z4, Z4, Z4; \
 	VPXORD    Z5, Z5, Z5; \
 	VPXORD    Z6, Z6, Z6; \
-	R16M_LINE(s, 0); R16C_LINE2(s, 2); R16M_LINE(s, 1); R16C_LINE2(s, 3); \
+	line(s, 0); R16C_LINE2(s, 2); line(s, 1); R16C_LINE2(s, 3); \
 	VPADDD    Z5, Z3, Z3; \
 	VPADDD    Z6, Z4, Z4; \
 	VPSRAD    $4, Z4, Z4; \
@@ -313,14 +316,7 @@ TEXT ·q4kr16DotMX(SB), NOSPLIT, $0-40
 #define R4MXC \
 	PREFETCHT0 288(R8); PREFETCHT0 352(R8); PREFETCHT0 416(R8); \
 	PREFETCHT0 480(R8); PREFETCHT0 544(R8); \
-	VPXORD Z1, Z1, Z1; \
-	VPXORD Z2, Z2, Z2; \
-	R16C_SUB(0); R16C_SUB(1); R16C_SUB(2); R16C_SUB(3); \
-	R16C_SUB(4); R16C_SUB(5); R16C_SUB(6); R16C_SUB(7); \
-	R16_MINS(0); R16_MINS(1); R16_MINS(2); R16_MINS(3); \
-	R16_SCALE; \
-	ADDQ $2368, SI; ADDQ $2368, R11; \
-	ADDQ $288, R8
+	R16H_BLOCK_OF(R16C_SUB, R16M_LINE)
 
 // func q4kr16DotMXC(w, x *byte, dst *float32, nb, groups int)
 TEXT ·q4kr16DotMXC(SB), NOSPLIT, $0-40
