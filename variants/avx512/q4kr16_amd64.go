@@ -184,6 +184,21 @@ func init() {
 				q4kr16KBlocked(dst, w, xr, k, kc)
 			}, 0), Notes: fmt.Sprintf("avx512-vnni-r16-hm k-blocked: %d super-blocks (%d columns) of every group, then the next %d, so a chunk's activations stay in L1 while a long row's weights stream past (the 3B ffn_down's groups are 74 KiB, more than Zen 5's 48 KiB L1); the same results bit for bit. A loser: AMD dev VM, 3B shapes, 2 threads (run 725fad) 0.69-0.87× r16, 1 thread 0.55-0.7× (the stream broken every chunk; kc4 and kc16 were slower still or level, removed)", kc, kc*256, kc)})
 	}
+	// Row-blocked (issue 19 item 4, short prompts): a block of rows read
+	// once for every token of the call, from L1 (32 KiB) or L2 (256 KiB).
+	for _, rb := range []int{32, 256} {
+		ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q4_K), Name: fmt.Sprintf("avx512-vnni-r16-m4-rb%dk", rb), Family: ledger.FamilyAVX512VNNI,
+			Features: feats, Layout: Q4KR16Layout, Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
+				Q4KR16MatMulRB(dst, ldd, w, rows, xr, n, k, rb<<10)
+			}), Notes: fmt.Sprintf("matvec_batch/q4_k:avx512-vnni-r16-m4 over blocks of rows of about %d KiB of weights, each block's tokens before the next: "+
+				"the matrix streamed from memory once a call instead of once every four tokens (a 16-token step of the 3B read ≈ 7.8 GB for 1.95 GB of weights); each token's results bit for bit -m4's. "+
+				"Level on the AMD dev VM, whose L3 already serves the repeated passes (-rb256k, 3B, 8 rounds, run 20261204T223552Z-01aeb8: pp16 paired 0.948×, p 0.23; pp64 1.004×; "+
+				"-rb32k a little slower in a quick look); for the Intel host, whose 3B pp16 (≈ 50 tok/s) is what 4 passes over the weights at its bandwidth allow", rb)})
+		ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q6_K), Name: fmt.Sprintf("avx512-vnni-r16-m4-rb%dk", rb), Family: ledger.FamilyAVX512VNNI,
+			Features: feats, Layout: Q6KR16Layout, Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
+				Q6KR16MatMulRB(dst, ldd, w, rows, xr, n, k, rb<<10)
+			}), Notes: fmt.Sprintf("the Q6_K twin of matvec_batch/q4_k:avx512-vnni-r16-m4-rb%dk; bit for bit -m4's", rb)})
+	}
 	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q4_K), Name: "avx512-vnni-r16-m4", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q4KR16Layout, Impl: q4kr16Batch,
 		Notes: "the batched decode product over the interleaved layout (q4kr16m.go): four tokens a pass, each weight line loaded and split into nibbles once for eight VPDPBUSDs; each token's results are matvec/q4_k:avx512-vnni-r16's bits. Shares the layout (one copy) with the r16 matvecs"})

@@ -174,8 +174,19 @@ func TestQ4KR16MatMul(t *testing.T) {
 	}{
 		{r16Kernel{wt: quant.Q4_K, bs: 144, gb: Q4KR16Bytes, ab: Q4KR16ActBytes, quantize: quant.QuantizeQ4K, repack: RepackQ4KR16, prepare: PrepareQ4KR16, matvec: Q4KR16MatVec}, Q4KR16MatMul},
 		{r16Kernel{wt: quant.Q6_K, bs: 210, gb: Q6KR16Bytes, ab: Q6KR16ActBytes, quantize: quant.QuantizeQ6K, repack: RepackQ6KR16, prepare: PrepareQ6KR16, matvec: Q6KR16MatVec}, Q6KR16MatMul},
+		// Row blocks of one group, and of three (a last block short).
+		{r16Kernel{wt: quant.Q4_K, bs: 144, gb: Q4KR16Bytes, ab: Q4KR16ActBytes, quantize: quant.QuantizeQ4K, repack: RepackQ4KR16, prepare: PrepareQ4KR16, matvec: Q4KR16MatVec},
+			func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) { Q4KR16MatMulRB(dst, ldd, w, rows, xr, n, k, 1) }},
+		{r16Kernel{wt: quant.Q4_K, bs: 144, gb: Q4KR16Bytes, ab: Q4KR16ActBytes, quantize: quant.QuantizeQ4K, repack: RepackQ4KR16, prepare: PrepareQ4KR16, matvec: Q4KR16MatVec},
+			func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
+				Q4KR16MatMulRB(dst, ldd, w, rows, xr, n, k, 3*k/256*Q4KR16Bytes)
+			}},
+		{r16Kernel{wt: quant.Q6_K, bs: 210, gb: Q6KR16Bytes, ab: Q6KR16ActBytes, quantize: quant.QuantizeQ6K, repack: RepackQ6KR16, prepare: PrepareQ6KR16, matvec: Q6KR16MatVec},
+			func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
+				Q6KR16MatMulRB(dst, ldd, w, rows, xr, n, k, 3*k/256*Q6KR16Bytes)
+			}},
 	} {
-		for _, sh := range []struct{ rows, k int }{{16, 256}, {48, 768}, {32, 3072}, {768, 256}, {256, 768}, {4096, 256}} {
+		for _, sh := range []struct{ rows, k int }{{16, 256}, {48, 768}, {32, 3072}, {768, 256}, {256, 768}, {4096, 256}, {112, 512}} {
 			rows, k := sh.rows, sh.k
 			q := quantizedRows(r, c.quantize, c.bs, rows, k)
 			packed := make([]byte, rows/16*k/256*c.gb)

@@ -14,7 +14,16 @@ import (
 // whatever n: the batched decode contract (matvec_batch), over the
 // interleaved layout.
 func Q4KR16MatMul(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
-	r16MatMul(dst, ldd, w, rows, xr, n, k, Q4KR16Bytes, Q4KR16ActBytes, q4kr16DotM4,
+	Q4KR16MatMulRB(dst, ldd, w, rows, xr, n, k, 0)
+}
+
+// Q4KR16MatMulRB is Q4KR16MatMul over blocks of rows of about rbBytes of
+// weights (0: all rows at once): each block's tokens before the next, so a
+// block read from memory once serves every token from L1 or L2 instead of
+// every four tokens streaming the whole matrix again. The same results
+// bit for bit.
+func Q4KR16MatMulRB(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k, rbBytes int) {
+	r16MatMul(dst, ldd, w, rows, xr, n, k, rbBytes, Q4KR16Bytes, Q4KR16ActBytes, q4kr16DotM4,
 		func(w, x *byte, dst *float32, nb, groups int) { q4kr16Dot(w, x, dst, nb, groups) })
 }
 
@@ -22,33 +31,44 @@ func Q4KR16MatMul(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k in
 // (activations laid out by PrepareQ6KR16; each token's results are
 // Q6KR16MatVec's without prefetch).
 func Q6KR16MatMul(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
-	r16MatMul(dst, ldd, w, rows, xr, n, k, Q6KR16Bytes, Q6KR16ActBytes, q6kr16DotM4,
+	Q6KR16MatMulRB(dst, ldd, w, rows, xr, n, k, 0)
+}
+
+// Q6KR16MatMulRB is Q4KR16MatMulRB for the interleaved Q6_K layout.
+func Q6KR16MatMulRB(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k, rbBytes int) {
+	r16MatMul(dst, ldd, w, rows, xr, n, k, rbBytes, Q6KR16Bytes, Q6KR16ActBytes, q6kr16DotM4,
 		func(w, x *byte, dst *float32, nb, groups int) { q6kr16Dot(w, x, dst, nb, groups, 0) })
 }
 
 // r16MatMul runs a four-token kernel (m4) and a one-token kernel (one)
 // over an interleaved layout of groupBytes a group and super-block,
 // actBytes of activations a super-block: four tokens at a time, the rest
-// one at a time, a last partial group through a 16-value buffer.
-func r16MatMul(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k, groupBytes, actBytes int,
+// one at a time, block by block of the groups (rbBytes of weights a block;
+// 0: one block), a last partial group through a 16-value buffer.
+func r16MatMul(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k, rbBytes, groupBytes, actBytes int,
 	m4 func(w, x *byte, xstride int, dst *float32, ldd, nb, groups int), one func(w, x *byte, dst *float32, nb, groups int)) {
 	if rows == 0 || n == 0 {
 		return
 	}
 	nb, groups := k/quant.QK_K, rows/Q4KR16Rows
-	act := nb * actBytes
-	if groups > 0 {
+	act, gbytes := nb*actBytes, nb*groupBytes
+	block := groups
+	if rbBytes > 0 {
+		block = max(1, rbBytes/gbytes)
+	}
+	for g0 := 0; g0 < groups; g0 += block {
+		ng, wg, d0 := min(block, groups-g0), w[g0*gbytes:], g0*Q4KR16Rows
 		j := 0
 		for ; j+4 <= n; j += 4 {
-			m4(&w[0], &xr[j*act], act, &dst[j*ldd], ldd, nb, groups)
+			m4(&wg[0], &xr[j*act], act, &dst[j*ldd+d0], ldd, nb, ng)
 		}
 		for ; j < n; j++ {
-			one(&w[0], &xr[j*act], &dst[j*ldd], nb, groups)
+			one(&wg[0], &xr[j*act], &dst[j*ldd+d0], nb, ng)
 		}
 	}
 	if full := groups * Q4KR16Rows; full < rows {
 		var tail [Q4KR16Rows]float32
-		g := w[groups*nb*groupBytes:]
+		g := w[groups*gbytes:]
 		for j := range n {
 			one(&g[0], &xr[j*act], &tail[0], nb, 1)
 			copy(dst[j*ldd+full:j*ldd+rows], tail[:])
