@@ -176,7 +176,9 @@ func TestQ4KR16MatMul(t *testing.T) {
 		{r16Kernel{wt: quant.Q6_K, bs: 210, gb: Q6KR16Bytes, ab: Q6KR16ActBytes, quantize: quant.QuantizeQ6K, repack: RepackQ6KR16, prepare: PrepareQ6KR16, matvec: Q6KR16MatVec}, Q6KR16MatMul},
 		// Row blocks of one group, and of three (a last block short).
 		{r16Kernel{wt: quant.Q4_K, bs: 144, gb: Q4KR16Bytes, ab: Q4KR16ActBytes, quantize: quant.QuantizeQ4K, repack: RepackQ4KR16, prepare: PrepareQ4KR16, matvec: Q4KR16MatVec},
-			func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) { Q4KR16MatMulRB(dst, ldd, w, rows, xr, n, k, 1) }},
+			func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
+				Q4KR16MatMulRB(dst, ldd, w, rows, xr, n, k, 1)
+			}},
 		{r16Kernel{wt: quant.Q4_K, bs: 144, gb: Q4KR16Bytes, ab: Q4KR16ActBytes, quantize: quant.QuantizeQ4K, repack: RepackQ4KR16, prepare: PrepareQ4KR16, matvec: Q4KR16MatVec},
 			func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
 				Q4KR16MatMulRB(dst, ldd, w, rows, xr, n, k, 3*k/256*Q4KR16Bytes)
