@@ -160,3 +160,53 @@ func TestAttnbScaleRound(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAttnbParts times the blocks' passes apart, in cache (one KV
+// head's 1024 positions of head size 128, contiguous as the engine's cache
+// holds them): the scores of 32 rows as two attnbScores16 calls and as one
+// attnbScores32, a 16-row softmax, and both passes over the values. On the
+// AMD dev VM the score and value passes run at the FMA probe's 116
+// GFLOP/s; on the Intel host the whole op reached a quarter of its probe.
+func BenchmarkAttnbParts(b *testing.B) {
+	need(b, "avx512f", "avx512vl")
+	const hd, n = 128, 1024
+	stride := hd * 4 // bytes between positions
+	r := ledgertest.NewRand(3)
+	k, v := ledgertest.Floats(r, n*hd), ledgertest.Floats(r, n*hd)
+	qt := ledgertest.Floats(r, 2*attnbRows*hd)
+	s := make([]float32, 2*attnbRows*n)
+	o := make([]float32, attnbRows*hd)
+	var inv [attnbRows]float32
+	gflops := func(b *testing.B, rows int) {
+		b.ReportMetric(float64(b.N)*float64(rows*n*hd*2)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	}
+	b.Run("part=scores16x2", func(b *testing.B) {
+		for range b.N {
+			attnbScores16(&s[0], &qt[0], &k[0], stride, hd, n)
+			attnbScores16(&s[attnbRows*n], &qt[attnbRows*hd], &k[0], stride, hd, n)
+		}
+		gflops(b, 2*attnbRows)
+	})
+	b.Run("part=scores32", func(b *testing.B) {
+		for range b.N {
+			attnbScores32(&s[0], &s[attnbRows*n], &qt[0], &qt[attnbRows*hd], &k[0], stride, hd, n)
+		}
+		gflops(b, 2*attnbRows)
+	})
+	b.Run("part=softmax16", func(b *testing.B) {
+		for range b.N {
+			attnbSoftmax16(&s[0], n, &inv[0])
+		}
+	})
+	for _, ws := range []struct {
+		name string
+		f    weightedSum
+	}{{"ws16", attnbWeightedSum16}, {"ws8x2", attnbWeightedSum8x2}} {
+		b.Run("part="+ws.name, func(b *testing.B) {
+			for range b.N {
+				ws.f(&o[0], &s[0], &v[0], stride, hd, n, &inv[0])
+			}
+			gflops(b, attnbRows)
+		})
+	}
+}
