@@ -9,7 +9,8 @@
 # legs are the machine as it is (AMX), without AMX, and without AVX-512
 # (the AVX2 and generic fallbacks); the GPU tests in the first only. Every binary runs from its package's
 # folder, as `go test` runs it, 6 at a time. Logs land in $OUT; the last
-# lines printed are one summary line per leg. Run it whenever a change
+# lines printed are one summary line per leg (BENCH, at the end, times
+# benchmarks from the same binaries). Run it whenever a change
 # touches AMX, BF16 or Intel-only code: CI cannot see those paths.
 set -uo pipefail
 OUT=${OUT:-/tmp/damascus-out}
@@ -67,3 +68,14 @@ if [ -n "${AGREE_KERNELS:-}" ]; then
 	echo "agreement with DAMASCUS_KERNELS=$AGREE_KERNELS: exit $?"
 	grep -aE "ours vs llama.cpp|criteria|FAIL|^ok|^PASS|diverg" "$OUT/agree.txt" | head -12
 fi | tee -a "$OUT/suite-summary.txt"
+
+# BENCH (PKG:PATTERN items, e.g. "variants/avx512:AttnbParts
+# variants/amx:TileStep"): after the legs, those benchmarks from the same
+# test binaries, on the machine as it is (BENCH_TIME per benchmark, 200x).
+for b in ${BENCH:-}; do
+	pkg=${b%%:*} pat=${b#*:}
+	( cd "$root/$pkg" && timeout 300 "$work/tests/$(echo "$pkg" | tr / _).test" -test.run XXX -test.bench "$pat" \
+		-test.benchtime "${BENCH_TIME:-200x}" -test.count "${BENCH_COUNT:-3}" > "$OUT/bench-$(echo "$pkg" | tr / _).txt" 2>&1 )
+	echo "bench $pkg $pat: exit $?"
+	grep -aE "^Benchmark" "$OUT/bench-$(echo "$pkg" | tr / _).txt" | head -40
+done | tee -a "$OUT/suite-summary.txt"
