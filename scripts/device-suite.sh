@@ -47,7 +47,9 @@ one() {
 }
 export -f one
 export OUT root
-for leg in "${@:-none amx-tile avx512f}"; do
+# LEG "-" runs no legs (BENCH alone).
+legs=("$@"); [ $# = 0 ] && legs=("none amx-tile avx512f"); [ "${1:-}" = "-" ] && legs=()
+for leg in "${legs[@]}"; do
 	for l in $leg; do
 		mkdir -p "$OUT/suite-$l"
 		start=$(date +%s)
