@@ -243,7 +243,7 @@ func TestQ4KR16MatMul(t *testing.T) {
 
 // BenchmarkQ4KBatch times n tokens' products with one 8192×3072 Q4_K
 // matrix (the 3B's gate/up shape, 14 MiB: out of L2) through the
-// interleaved four-token kernel and through the shipped batched decode
+// interleaved four-token kernel (whole, and row-blocked) and through the shipped batched decode
 // kernel (matvec_batch/q4_k:avx512-vnni-pf2k over the stored rows), both
 // single-threaded; GB/s counts the stored weights once per call.
 func BenchmarkQ4KBatch(b *testing.B) {
@@ -285,6 +285,8 @@ func BenchmarkQ4KBatch(b *testing.B) {
 			f    func()
 		}{
 			{"r16-m4", func() { Q4KR16MatMul(dst, rows, packed, rows, xr, n, k) }},
+			{"r16-m4-rb32k", func() { Q4KR16MatMulRB(dst, rows, packed, rows, xr, n, k, 32<<10) }},
+			{"r16-m4-rb256k", func() { Q4KR16MatMulRB(dst, rows, packed, rows, xr, n, k, 256<<10) }},
 			{"shipped-pf2k", func() { mm(dst, rows, q, rows, xq, n, k) }},
 		} {
 			b.Run("variant="+v.name+"/n="+strconv.Itoa(n), func(b *testing.B) {
