@@ -106,6 +106,15 @@ func (p Plan) Check() error {
 	if p.DepthThreads < 0 {
 		return fmt.Errorf("depth threads %d must not be negative", p.DepthThreads)
 	}
+	if p.DepthSnapshot != "" {
+		// Checked before the fill, which may take minutes.
+		if p.Depth == 0 {
+			return errors.New("a depth snapshot directory without a depth")
+		}
+		if st, err := os.Stat(p.DepthSnapshot); err != nil || !st.IsDir() {
+			return fmt.Errorf("depth snapshot directory %s: not a directory (%v)", p.DepthSnapshot, err)
+		}
+	}
 	return nil
 }
 

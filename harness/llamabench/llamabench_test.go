@@ -126,7 +126,13 @@ func TestDepthThreads(t *testing.T) {
 }
 
 func TestPlanCheck(t *testing.T) {
-	for _, p := range []Plan{{}, {Prompt: []int{0}}, {Gen: []int{4}, Depth: -1}, {Gen: []int{4}, DepthThreads: -2}} {
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Plan{{}, {Prompt: []int{0}}, {Gen: []int{4}, Depth: -1}, {Gen: []int{4}, DepthThreads: -2},
+		{Gen: []int{4}, DepthSnapshot: t.TempDir()}, {Gen: []int{4}, Depth: 8, DepthSnapshot: file},
+		{Gen: []int{4}, Depth: 8, DepthSnapshot: filepath.Join(file, "none")}} {
 		if p.Check() == nil {
 			t.Errorf("%+v accepted", p)
 		}
