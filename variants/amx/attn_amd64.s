@@ -346,6 +346,16 @@ sexp: \
 	ALL_LANES(VADDPS, Z10); \
 	VDIVPS Z10, Z22, Z10
 
+// SOFTMAX_BF16_START is the two softmaxes' first half: the row's scores
+// (s, n) normalized in place at scale (SOFTMAX_NORM), the bf16 rounding
+// constants loaded.
+#define SOFTMAX_BF16_START(s, n, scale) \
+	MOVQ s, R12; \
+	MOVQ n, R13; \
+	VBROADCASTSS scale, Z11; \
+	SOFTMAX_NORM; \
+	BF16_CONSTS
+
 // func softmaxBF16(p *uint16, s *float32, n, npad int, scale float32)
 //
 // p[i] = bf16(softmax(scale·s[:n])[i]) for i < n and 0 for n ≤ i < npad
@@ -353,11 +363,7 @@ sexp: \
 // exp(scale·(s[i] - max)). The scale is applied to the float32 scores, as
 // llama.cpp's soft_max does, rather than to the queries before rounding.
 TEXT ·softmaxBF16(SB), NOSPLIT, $0-36
-	MOVQ s+8(FP), R12
-	MOVQ n+16(FP), R13
-	VBROADCASTSS scale+32(FP), Z11
-	SOFTMAX_NORM
-	BF16_CONSTS
+	SOFTMAX_BF16_START(s+8(FP), n+16(FP), scale+32(FP))
 	MOVQ p+0(FP), DI
 	MOVQ s+8(FP), SI
 	MOVQ n+16(FP), BX
@@ -383,11 +389,7 @@ sout:
 // lo[i] = bf16(p - hi[i]) (hi + lo carries 16 significant bits), both 0
 // for n ≤ i < npad.
 TEXT ·softmaxBF16Split(SB), NOSPLIT, $0-44
-	MOVQ s+16(FP), R12
-	MOVQ n+24(FP), R13
-	VBROADCASTSS scale+40(FP), Z11
-	SOFTMAX_NORM
-	BF16_CONSTS
+	SOFTMAX_BF16_START(s+16(FP), n+24(FP), scale+40(FP))
 	MOVQ hi+0(FP), DI
 	MOVQ lo+8(FP), R8
 	MOVQ s+16(FP), SI
