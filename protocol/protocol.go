@@ -67,6 +67,15 @@ type E2E struct {
 	// Interleaved: engines alternate run by run (order reversed every other
 	// run), so drift hits both alike.
 	Interleaved bool `json:"interleaved"`
+	// RoundProbe: after each round the memory probe reads its huge-page
+	// buffer again (the run's threads, the fastest of its sweeps), and the
+	// decode row states each sample's weight stream against the probe of
+	// its own round as well as against the one after the rounds. On a
+	// machine whose bandwidth moves within minutes (the AMD dev VM's two
+	// phases: 35 or 60 GB/s at 2 threads) a probe taken minutes from the
+	// samples says little about them. Set when the probe runs and the
+	// decode test is at depth 0.
+	RoundProbe bool `json:"round_probe,omitempty"`
 	// NominalGBps, when > 0, is the stated (not probed) memory bandwidth of
 	// the device the engines decode on, GB/s: the decode notes give the
 	// weight stream as a fraction of it where no probe applies (a GPU).

@@ -119,6 +119,18 @@ func TestE2ETiny(t *testing.T) {
 	} else if run != nil {
 		t.Logf("damascus: %s; on huge pages: %s", run.Protocol.Engines[0].Notes, run.Protocol.Engines[0].WeightsOnHugePages)
 	}
+	// The probe read after each round (protocol round_probe), and the
+	// decode rows set against it.
+	if run := recs[0].Run; run != nil {
+		if !run.Protocol.E2E.RoundProbe || run.Roofline == nil || len(run.Roofline.Rounds) != 2 {
+			t.Errorf("round probes not recorded: protocol %+v, roofline %+v", run.Protocol.E2E, run.Roofline)
+		}
+		for _, r := range recs[1:] {
+			if e := r.E2E; e != nil && e.Test == "tg4" && !strings.Contains(e.Notes, "against each round's own probe") {
+				t.Errorf("%s tg4 notes lack the per-round fraction: %q", e.Engine, e.Notes)
+			}
+		}
+	}
 	// Each engine's KV cache type, its default here.
 	if run := recs[0].Run; run != nil {
 		if got, want := record.KVCaches(run), "damascus f32, llama.cpp f16"; got != want || len(run.Protocol.Engines) < 2 || run.Protocol.Engines[1].KVCache != "f16" {

@@ -116,6 +116,7 @@ func (o Options) recordedProtocol() protocol.E2E {
 	if p.RepsPerRound == 1 {
 		p.RepsPerRound = 0
 	}
+	p.RoundProbe = o.probes() && p.GenTokens > 0 && p.Depth == 0
 	return p
 }
 
@@ -162,7 +163,12 @@ func Run(ctx context.Context, o Options, log io.Writer) (*record.Batch, error) {
 	}
 	cs := contenders(ctx, o, path, configs)
 	p := o.recordedProtocol()
-	if err := interleavedRounds(cs, p, log); err != nil {
+	var rounds []roofline.Measurement
+	afterRound := func() {}
+	if p.RoundProbe {
+		afterRound = func() { rounds = append(rounds, roundProbe(p.Threads, log)) }
+	}
+	if err := interleavedRounds(cs, p, log, afterRound); err != nil {
 		return nil, err
 	}
 	pageCache, err := coldStarts(cs, path, o.ColdRuns, log)
@@ -174,8 +180,9 @@ func Run(ctx context.Context, o Options, log io.Writer) (*record.Batch, error) {
 	}
 	// The probe reads host memory: beside a GPU's decode its fractions
 	// would mislead (NominalGBps states the device's instead).
-	if !o.NoRoofline && o.Device != llama.DeviceCUDA {
+	if o.probes() {
 		run.Roofline = probeBandwidth(p.Threads, log)
+		run.Roofline.Rounds = rounds
 	}
 	run.Note = o.Note
 	run.Protocol.Model = model
@@ -216,6 +223,22 @@ func newRunRecord(ctx context.Context, cmdline []string) *record.Run {
 	defer cancel()
 	p := protocol.Record{Date: time.Now().UTC(), Machine: sysinfo.Gather(ctx)}
 	return &record.Run{Command: "ledger " + strings.Join(cmdline, " "), Protocol: p}
+}
+
+// probes reports whether the run probes the memory bandwidth: unless
+// --no-roofline, and not beside a GPU's decode.
+func (o Options) probes() bool { return !o.NoRoofline && o.Device != llama.DeviceCUDA }
+
+// roundProbe reads the huge-page probe buffer after a round
+// (protocol.E2E.RoundProbe): 512 MiB, two repeats of each sweep.
+func roundProbe(threads int, log io.Writer) roofline.Measurement {
+	m := roofline.MemoryRead(roofline.Options{MemBytes: 512 << 20, Threads: []int{threads}, Repeats: 2}, roofline.PagesHuge)[0]
+	if m.Skipped != "" {
+		fmt.Fprintf(log, "round probe: skipped: %s\n", m.Skipped)
+	} else {
+		fmt.Fprintf(log, "round probe: %.1f GB/s (huge pages, %s)\n", m.Best, m.Sweep)
+	}
+	return m
 }
 
 // probeBandwidth measures the memory roofline at the run's thread count: a

@@ -132,6 +132,7 @@ func addE2E(b *record.Batch, run *record.Run, engine string, tt test, samples []
 		switch {
 		case run.Roofline != nil:
 			r.Notes = joinNote(r.Notes, bandwidthNote(r.Summary.Median, run.Protocol.Model.TensorBytes, *run.Roofline))
+			r.Notes = joinNote(r.Notes, roundNote(samples, p.Reps(), run.Protocol.Model.TensorBytes, run.Roofline.Rounds))
 		case p.NominalGBps > 0:
 			r.Notes = joinNote(r.Notes, nominalNote(r.Summary.Median, run.Protocol.Model.TensorBytes, p.NominalGBps))
 		}
@@ -154,6 +155,29 @@ func bandwidthNote(tokPerSec float64, weightBytes int64, r roofline.Report) stri
 		}
 	}
 	return note
+}
+
+// roundNote states each decode sample's weight stream as a fraction of the
+// probe read after its round (sample j is from round j / reps): median and
+// range over the samples, beside the rounds' probes; "" without them.
+func roundNote(samples []float64, reps int, weightBytes int64, rounds []roofline.Measurement) string {
+	var fracs, probes []float64
+	for _, m := range rounds {
+		if m.Skipped == "" && m.PerSecond > 0 {
+			probes = append(probes, m.PerSecond/1e9)
+		}
+	}
+	for j, tps := range samples {
+		if r := j / max(reps, 1); r < len(rounds) && rounds[r].Skipped == "" && rounds[r].PerSecond > 0 {
+			fracs = append(fracs, 100*tps*float64(weightBytes)/rounds[r].PerSecond)
+		}
+	}
+	if len(fracs) == 0 {
+		return ""
+	}
+	f, g := stats.Summarize(fracs), stats.Summarize(probes)
+	return fmt.Sprintf("against each round's own probe (huge pages, %d rounds: median %.1f GB/s, %.1f–%.1f): %.0f%%, %.0f–%.0f%% over %d samples",
+		len(probes), g.Median, g.Min, g.Max, f.Median, f.Min, f.Max, len(fracs))
 }
 
 // nominalNote states the weight stream a decode rate implies as a fraction

@@ -26,8 +26,9 @@ func alternate(cs []*contender, round int) []*contender {
 // engine and round, the order reversed every other round. Each process
 // times p.Reps() samples of each test (after one depth prompt, when there
 // is a depth), so sample j of every engine comes from round j / p.Reps(),
-// repetition j % p.Reps(): the engines' samples j are paired.
-func interleavedRounds(cs []*contender, p protocol.E2E, log io.Writer) error {
+// repetition j % p.Reps(): the engines' samples j are paired. afterRound,
+// when not nil, runs after each round's processes (the per-round probe).
+func interleavedRounds(cs []*contender, p protocol.E2E, log io.Writer, afterRound func()) error {
 	var prompt, gen []int
 	var want []string // the tests each process must report, p.Reps() samples each
 	if p.PromptTokens > 0 {
@@ -59,6 +60,9 @@ func interleavedRounds(cs []*contender, p protocol.E2E, log io.Writer) error {
 				}
 			}
 			c.s.add(out, sp, r, c.name, log)
+		}
+		if afterRound != nil {
+			afterRound()
 		}
 	}
 	pb.Set(int64(p.Runs*len(cs)), "e2e")

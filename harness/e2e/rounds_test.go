@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/harness/record"
+	"github.com/damascus-llm/damascus/harness/roofline"
 	"github.com/damascus-llm/damascus/protocol"
 )
 
@@ -43,7 +44,7 @@ func TestInterleavedRoundsReps(t *testing.T) {
 		var order []string
 		d := fakeContender("damascus", 200, &dSpecs, &order)
 		l := fakeContender("llama.cpp", 100, &lSpecs, &order)
-		if err := interleavedRounds([]*contender{d, l}, p, io.Discard); err != nil {
+		if err := interleavedRounds([]*contender{d, l}, p, io.Discard, nil); err != nil {
 			t.Fatal(err)
 		}
 		if want := []string{"damascus", "llama.cpp", "llama.cpp", "damascus", "damascus", "llama.cpp"}; !slices.Equal(order, want) {
@@ -112,7 +113,7 @@ func TestInterleavedRoundsShortOfReps(t *testing.T) {
 		b.reps--
 		return inner(b)
 	}
-	err := interleavedRounds([]*contender{d, l}, p, io.Discard)
+	err := interleavedRounds([]*contender{d, l}, p, io.Discard, nil)
 	if err == nil || !strings.Contains(err.Error(), "llama.cpp round 1: 2 samples of tg4, asked for 3 repetitions") {
 		t.Errorf("short process: %v", err)
 	}
@@ -126,7 +127,7 @@ func TestRecordedProtocolReps(t *testing.T) {
 		t.Fatal(err)
 	}
 	for reps, same := range map[int]bool{0: true, 1: true, 4: false} {
-		o := Options{Protocol: protocol.DefaultE2E()}
+		o := Options{Protocol: protocol.DefaultE2E(), NoRoofline: true}
 		o.Protocol.RepsPerRound = reps
 		got, err := json.Marshal(o.recordedProtocol())
 		if err != nil {
@@ -138,5 +139,65 @@ func TestRecordedProtocolReps(t *testing.T) {
 		if !same && !strings.Contains(string(got), `"reps_per_round":4`) {
 			t.Errorf("reps %d recorded as %s", reps, got)
 		}
+	}
+}
+
+// TestRecordedProtocolRoundProbe: the per-round probe is recorded when the
+// probe runs and the decode test is at depth 0 on the CPU, not otherwise.
+func TestRecordedProtocolRoundProbe(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		edit  func(*Options)
+		probe bool
+	}{
+		{"default", func(*Options) {}, true},
+		{"no roofline", func(o *Options) { o.NoRoofline = true }, false},
+		{"prefill only", func(o *Options) { o.Protocol.GenTokens = 0 }, false},
+		{"depth", func(o *Options) { o.Protocol.Depth = 4096 }, false},
+		{"gpu", func(o *Options) { o.Device = "cuda" }, false},
+	} {
+		o := Options{Protocol: protocol.DefaultE2E()}
+		c.edit(&o)
+		if got := o.recordedProtocol().RoundProbe; got != c.probe {
+			t.Errorf("%s: round probe %v, want %v", c.name, got, c.probe)
+		}
+	}
+}
+
+// TestInterleavedRoundsAfterRound: the per-round hook runs once a round,
+// after that round's processes and before the next round's.
+func TestInterleavedRoundsAfterRound(t *testing.T) {
+	p := protocol.E2E{GenTokens: 4, Runs: 3, Threads: 1}
+	var dSpecs, lSpecs []benchSpec
+	var order []string
+	d := fakeContender("damascus", 200, &dSpecs, &order)
+	l := fakeContender("llama.cpp", 100, &lSpecs, &order)
+	if err := interleavedRounds([]*contender{d, l}, p, io.Discard, func() { order = append(order, "probe") }); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"damascus", "llama.cpp", "probe", "llama.cpp", "damascus", "probe", "damascus", "llama.cpp", "probe"}
+	if !slices.Equal(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+}
+
+// TestRoundNote: sample j is set against the probe of round j / reps;
+// skipped probes drop their rounds' samples; no probes, no note.
+func TestRoundNote(t *testing.T) {
+	const bytes = 1e9 // one GB a token: tok/s is GB/s
+	rounds := []roofline.Measurement{{PerSecond: 40e9}, {Skipped: "no AVX-512"}, {PerSecond: 20e9}}
+	// Two samples a round: 36, 40 | 99, 99 (dropped) | 19, 21.
+	got := roundNote([]float64{36, 40, 99, 99, 19, 21}, 2, bytes, rounds)
+	want := "against each round's own probe (huge pages, 2 rounds: median 30.0 GB/s, 20.0–40.0): 98%, 90–105% over 4 samples"
+	if got != want {
+		t.Errorf("note\n%s\nwant\n%s", got, want)
+	}
+	if got := roundNote([]float64{36, 40}, 1, bytes, nil); got != "" {
+		t.Errorf("without probes: %q", got)
+	}
+	// More samples than probed rounds (a run cut short): the extra ones
+	// are left out, not set against another round's probe.
+	if got := roundNote([]float64{30, 10}, 1, bytes, rounds[:1]); !strings.Contains(got, "75%, 75–75% over 1 samples") {
+		t.Errorf("extra samples: %q", got)
 	}
 }

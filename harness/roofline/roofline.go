@@ -93,6 +93,10 @@ type Report struct {
 	MemBytes     int64         `json:"mem_bytes"`
 	Repeats      int           `json:"repeats"`
 	Measurements []Measurement `json:"measurements"`
+	// Rounds, for an end-to-end run with per-round probes
+	// (protocol.E2E.RoundProbe), is the huge-page memory probe read after
+	// each round, in round order.
+	Rounds []Measurement `json:"rounds,omitempty"`
 }
 
 // Run runs every probe with the given options.
