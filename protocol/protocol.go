@@ -174,10 +174,16 @@ type Model struct {
 	SHA256 string `json:"sha256"`
 	Bytes  int64  `json:"bytes"`
 	// TensorBytes is the weights' size: what one decode step streams.
-	TensorBytes int64          `json:"tensor_bytes"`
-	Name        string         `json:"name,omitempty"`      // general.name or the preset
-	FileType    string         `json:"file_type,omitempty"` // e.g. "Q4_K_M"
-	QuantMix    map[string]int `json:"quant_mix"`           // tensor type → tensor count
+	TensorBytes int64 `json:"tensor_bytes"`
+	// LayerWeights is the elements of the layers' weight matrices (the
+	// two-dimensional blk.* tensors): the multiply-adds one prompt token
+	// takes through them. The output head is left out (a prompt's logits
+	// are its last token's), and so is attention, which grows with the
+	// context: the prefill notes' int8 work.
+	LayerWeights int64          `json:"layer_weights,omitempty"`
+	Name         string         `json:"name,omitempty"`      // general.name or the preset
+	FileType     string         `json:"file_type,omitempty"` // e.g. "Q4_K_M"
+	QuantMix     map[string]int `json:"quant_mix"`           // tensor type → tensor count
 }
 
 // LlamaCpp says which build of the rival ran.

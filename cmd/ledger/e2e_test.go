@@ -119,6 +119,18 @@ func TestE2ETiny(t *testing.T) {
 	} else if run != nil {
 		t.Logf("damascus: %s; on huge pages: %s", run.Protocol.Engines[0].Notes, run.Protocol.Engines[0].WeightsOnHugePages)
 	}
+	// The tiny preset's layer weights (2 layers of q, o 256×256; k, v
+	// 128×256; gate, up, down 768×256) and the prefill rows' int8 work.
+	if run := recs[0].Run; run != nil && run.Protocol.Model != nil {
+		if got := run.Protocol.Model.LayerWeights; got != 2*(2*256*256+2*128*256+3*768*256) {
+			t.Errorf("layer weights %d", got)
+		}
+		for _, r := range recs[1:] {
+			if e := r.E2E; e != nil && e.Test == "pp16" && !strings.Contains(e.Notes, "G multiply-adds a token") {
+				t.Errorf("%s pp16 notes lack the int8 work: %q", e.Engine, e.Notes)
+			}
+		}
+	}
 	// The probe read after each round (protocol round_probe), and the
 	// decode rows set against it.
 	if run := recs[0].Run; run != nil {

@@ -181,7 +181,7 @@ func Run(ctx context.Context, o Options, log io.Writer) (*record.Batch, error) {
 	// The probe reads host memory: beside a GPU's decode its fractions
 	// would mislead (NominalGBps states the device's instead).
 	if o.probes() {
-		run.Roofline = probeBandwidth(p.Threads, log)
+		run.Roofline = probeRoofline(p, log)
 		run.Roofline.Rounds = rounds
 	}
 	run.Note = o.Note
@@ -241,13 +241,21 @@ func roundProbe(threads int, log io.Writer) roofline.Measurement {
 	return m
 }
 
-// probeBandwidth measures the memory roofline at the run's thread count: a
-// decode step streams every weight once, so tok/s × weight bytes against
-// it is the fraction of the bandwidth an engine reaches.
-func probeBandwidth(threads int, log io.Writer) *roofline.Report {
-	fmt.Fprintf(log, "probing memory bandwidth at %d threads...\n", threads)
-	opt := roofline.Options{MemBytes: 512 << 20, Threads: []int{threads}, Repeats: 3}
+// probeRoofline measures the roofline at the run's thread count: the
+// memory bandwidth (a decode step streams every weight once, so tok/s ×
+// weight bytes against it is the fraction of the bandwidth an engine
+// reaches) and, with a prefill test, the int8 peaks of VNNI and AMX (a
+// prompt token takes 2 × LayerWeights int8 operations through the weight
+// matrices; issue 19 reports prefill as a fraction of them).
+func probeRoofline(p protocol.E2E, log io.Writer) *roofline.Report {
+	fmt.Fprintf(log, "probing memory bandwidth at %d threads...\n", p.Threads)
+	opt := roofline.Options{MemBytes: 512 << 20, Threads: []int{p.Threads}, Repeats: 3}
 	rep := roofline.Report{Date: time.Now().UTC(), MemBytes: opt.MemBytes, Repeats: opt.Repeats}
 	rep.Measurements = append(roofline.MemoryRead(opt, roofline.Pages4K), roofline.MemoryRead(opt, roofline.PagesHuge)...)
+	if p.PromptTokens > 0 {
+		fmt.Fprintf(log, "probing int8 peaks at %d threads...\n", p.Threads)
+		rep.Measurements = append(rep.Measurements, roofline.Int8VNNI(opt)...)
+		rep.Measurements = append(rep.Measurements, roofline.AMXInt8(opt)...)
+	}
 	return &rep
 }

@@ -34,6 +34,9 @@ func describeModel(path string) (*protocol.Model, error) {
 	for _, t := range g.Tensors {
 		m.QuantMix[t.Type.String()]++
 		m.TensorBytes += int64(t.Size)
+		if len(t.Dims) == 2 && strings.HasPrefix(t.Name, "blk.") {
+			m.LayerWeights += int64(t.Elements())
+		}
 	}
 	if name, err := g.String("general.name"); err == nil {
 		m.Name = name

@@ -137,6 +137,9 @@ func addE2E(b *record.Batch, run *record.Run, engine string, tt test, samples []
 			r.Notes = joinNote(r.Notes, nominalNote(r.Summary.Median, run.Protocol.Model.TensorBytes, p.NominalGBps))
 		}
 	}
+	if tt.name == p.PromptTest() && run.Roofline != nil {
+		r.Notes = joinNote(r.Notes, computeNote(r.Summary.Median, run.Protocol.Model.LayerWeights, *run.Roofline))
+	}
 	if tt.name == "sustained" {
 		r.FirstWindow, r.LastWindow = samples[0], samples[len(samples)-1]
 		r.Notes = strings.TrimPrefix(notes+"; ", "; ") + fmt.Sprintf("%d windows; first %.2f, last %.2f tok/s", len(samples), r.FirstWindow, r.LastWindow)
@@ -152,6 +155,24 @@ func bandwidthNote(tokPerSec float64, weightBytes int64, r roofline.Report) stri
 	for _, m := range r.Measurements {
 		if m.Skipped == "" && m.PerSecond > 0 {
 			note += fmt.Sprintf(", %.0f%% of %.1f GB/s (%s pages)", 100*gbps*1e9/m.PerSecond, m.PerSecond/1e9, m.Pages)
+		}
+	}
+	return note
+}
+
+// computeNote states the int8 work a prefill rate implies through the
+// layers' weight matrices (2 × layerWeights operations a token) and its
+// fraction of each int8 peak the run probed (VNNI, AMX); "" when the
+// model's layer weights are unknown.
+func computeNote(tokPerSec float64, layerWeights int64, r roofline.Report) string {
+	if layerWeights <= 0 {
+		return ""
+	}
+	ops := tokPerSec * 2 * float64(layerWeights)
+	note := fmt.Sprintf("weight products ≈ %.3g T int8 op/s (2 × %.3g G multiply-adds a token)", ops/1e12, float64(layerWeights)/1e9)
+	for _, m := range r.Measurements {
+		if (m.Probe == roofline.ProbeInt8VNNI || m.Probe == roofline.ProbeAMXInt8) && m.Skipped == "" && m.PerSecond > 0 {
+			note += fmt.Sprintf(", %.1f%% of the %.2f TOPS %s probe", 100*ops/m.PerSecond, m.PerSecond/1e12, m.Probe)
 		}
 	}
 	return note

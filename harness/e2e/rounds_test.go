@@ -201,3 +201,27 @@ func TestRoundNote(t *testing.T) {
 		t.Errorf("extra samples: %q", got)
 	}
 }
+
+// TestComputeNote: a prefill rate as int8 work through the layers' weights
+// and its fraction of each int8 peak probed; skipped probes and the other
+// probes say nothing; unknown layer weights, no note.
+func TestComputeNote(t *testing.T) {
+	r := roofline.Report{Measurements: []roofline.Measurement{
+		{Probe: roofline.ProbeMemRead, PerSecond: 30e9},
+		{Probe: roofline.ProbeInt8VNNI, PerSecond: 1e12},
+		{Probe: roofline.ProbeAMXInt8, Skipped: "unavailable"},
+	}}
+	// 100 tok/s × 2 × 2.5 G = 0.5 T op/s: half the VNNI probe.
+	got := computeNote(100, 2.5e9, r)
+	want := "weight products ≈ 0.5 T int8 op/s (2 × 2.5 G multiply-adds a token), 50.0% of the 1.00 TOPS int8-vnni probe"
+	if got != want {
+		t.Errorf("note\n%s\nwant\n%s", got, want)
+	}
+	r.Measurements[2] = roofline.Measurement{Probe: roofline.ProbeAMXInt8, PerSecond: 10e12}
+	if got := computeNote(100, 2.5e9, r); !strings.HasSuffix(got, ", 50.0% of the 1.00 TOPS int8-vnni probe, 5.0% of the 10.00 TOPS amx-int8 probe") {
+		t.Errorf("with AMX: %s", got)
+	}
+	if got := computeNote(100, 0, r); got != "" {
+		t.Errorf("no layer weights: %q", got)
+	}
+}
