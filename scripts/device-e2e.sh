@@ -1057,20 +1057,22 @@ short-prompts)
 shipped)
 	# The protocol of record with the engine as shipped (no override:
 	# promoted/preferences.json and its bundles decide), RUNS (10) rounds
-	# per test. SHIPPED lists MODEL:PP:TG ("3b:0:128" a decode with the
-	# probe, "3b:1024:0" a prefill); one call holds about one 3B test.
+	# per test. SHIPPED lists MODEL:PP:TG ("3b:0:128" a decode, "3b:1024:0"
+	# a prefill); one call holds about one 3B test. The roofline probes
+	# run with both: the memory probe (and one after each round) for the
+	# decode's fraction of bandwidth, the VNNI and AMX-INT8 probes for the
+	# prefill's fraction of int8 peak (issue 19's report).
 	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
 	unset DAMASCUS_KERNELS
 	for t in ${SHIPPED:-3b:0:128}; do
 		IFS=: read -r m pp tg <<< "$t"
 		models "llama3.2-$m"
-		roof=(); [ "$tg" = 0 ] && roof=(--no-roofline)
 		log "e2e llama3.2-$m pp$pp tg$tg, shipped preferences"
-		timeout "${E2E_TIMEOUT:-540}" $B/ledger e2e -m "/tmp/llama3.2-$m.gguf" --pp "$pp" --tg "$tg" --runs "${RUNS:-10}" --warmup-prompt 64 "${roof[@]}" \
+		timeout "${E2E_TIMEOUT:-540}" $B/ledger e2e -m "/tmp/llama3.2-$m.gguf" --pp "$pp" --tg "$tg" --runs "${RUNS:-10}" --warmup-prompt 64 \
 			--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
 			--json "$OUT/e2e-$m-pp$pp-tg$tg.json" --store "$STORE" --note "$NOTE; the engine as shipped (promoted kernels and bundles, no override)" \
 			> "$OUT/e2e-$m-pp$pp-tg$tg.txt" 2>&1
-		grep -aE "prefill tok|decode tok|peak RSS|recorded" "$OUT/e2e-$m-pp$pp-tg$tg.txt" | cut -c1-300
+		grep -aE "prefill tok|decode tok|peak RSS|recorded" "$OUT/e2e-$m-pp$pp-tg$tg.txt" | cut -c1-700
 	done
 	;;
 *) echo "unknown phase $1" >&2; exit 2 ;;
