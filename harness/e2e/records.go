@@ -209,8 +209,11 @@ func nominalNote(tokPerSec float64, weightBytes int64, nominalGBps float64) stri
 }
 
 func joinNote(a, b string) string {
-	if a == "" {
+	switch {
+	case a == "":
 		return b
+	case b == "":
+		return a
 	}
 	return a + "; " + b
 }
