@@ -36,6 +36,33 @@
 	MOVQ BX, R11; \
 	SHLQ $2, R11
 
+// SC_BACK_UP moves a last group of g positions back to end at n (R8 < g
+// positions left): the keys (R10, rows R9 bytes apart) and the scores (DI,
+// 64 bytes a position) step back g - R8 positions, recomputing a few. pos
+// and kb are scratch; pos is left holding the scores' step back in bytes,
+// for a second score pointer. R8 becomes g.
+#define SC_BACK_UP(g, pos, kb) \
+	MOVQ $g, pos; \
+	SUBQ R8, pos; \
+	MOVQ pos, kb; \
+	IMULQ R9, kb; \
+	SUBQ kb, R10; \
+	SHLQ $6, pos; \
+	SUBQ pos, DI; \
+	MOVQ $g, R8
+
+// ADD_ODD8 adds the odd elements' partial scores (Z16-Z23) into the even
+// elements' (Z8-Z15).
+#define ADD_ODD8 \
+	VADDPS Z16, Z8, Z8; \
+	VADDPS Z17, Z9, Z9; \
+	VADDPS Z18, Z10, Z10; \
+	VADDPS Z19, Z11, Z11; \
+	VADDPS Z20, Z12, Z12; \
+	VADDPS Z21, Z13, Z13; \
+	VADDPS Z22, Z14, Z14; \
+	VADDPS Z23, Z15, Z15
+
 // func attnbScores16(s, qt, k *float32, stride, headDim, n int)
 //
 // s[t·16+l] = Σ_i qt[i·16+l]·k[t][i] for t < n, k[t] at k + t·stride
@@ -58,14 +85,7 @@ TEXT ·attnbScores16(SB), NOSPLIT, $0-48
 sc8Group:
 	CMPQ R8, $8
 	JGE sc8Body
-	MOVQ $8, AX
-	SUBQ R8, AX // positions to back up
-	MOVQ AX, CX
-	IMULQ R9, AX
-	SUBQ AX, R10
-	SHLQ $6, CX
-	SUBQ CX, DI
-	MOVQ $8, R8
+	SC_BACK_UP(8, CX, AX)
 
 sc8Body:
 	MOVQ qt+8(FP), SI
@@ -106,14 +126,7 @@ sc8Single:
 	JMP sc8Single
 
 sc8Store:
-	VADDPS Z16, Z8, Z8
-	VADDPS Z17, Z9, Z9
-	VADDPS Z18, Z10, Z10
-	VADDPS Z19, Z11, Z11
-	VADDPS Z20, Z12, Z12
-	VADDPS Z21, Z13, Z13
-	VADDPS Z22, Z14, Z14
-	VADDPS Z23, Z15, Z15
+	ADD_ODD8
 	VMOVUPS Z8, (DI)
 	VMOVUPS Z9, 64(DI)
 	VMOVUPS Z10, 128(DI)
@@ -189,15 +202,8 @@ TEXT ·attnbScores32(SB), NOSPLIT, $0-64
 s32Group:
 	CMPQ R8, $4
 	JGE s32Body
-	MOVQ $4, CX
-	SUBQ R8, CX // positions to back up
-	MOVQ CX, BX
-	IMULQ R9, BX
-	SUBQ BX, R10
-	SHLQ $6, CX
-	SUBQ CX, DI
+	SC_BACK_UP(4, CX, BX)
 	SUBQ CX, R11
-	MOVQ $4, R8
 
 s32Body:
 	MOVQ qt0+16(FP), SI
@@ -240,14 +246,7 @@ s32Single:
 	JMP s32Single
 
 s32Store:
-	VADDPS Z16, Z8, Z8
-	VADDPS Z17, Z9, Z9
-	VADDPS Z18, Z10, Z10
-	VADDPS Z19, Z11, Z11
-	VADDPS Z20, Z12, Z12
-	VADDPS Z21, Z13, Z13
-	VADDPS Z22, Z14, Z14
-	VADDPS Z23, Z15, Z15
+	ADD_ODD8
 	VMOVUPS Z8, (DI)
 	VMOVUPS Z10, 64(DI)
 	VMOVUPS Z12, 128(DI)
