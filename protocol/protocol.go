@@ -67,10 +67,13 @@ type E2E struct {
 	// Interleaved: engines alternate run by run (order reversed every other
 	// run), so drift hits both alike.
 	Interleaved bool `json:"interleaved"`
-	// RoundProbe: after each round the memory probe reads its huge-page
-	// buffer again (the run's threads, the fastest of its sweeps), and the
-	// decode row states each sample's weight stream against the probe of
-	// its own round as well as against the one after the rounds. On a
+	// RoundProbe: before the first round and after each round the memory
+	// probe reads its huge-page buffer again (the run's threads, the
+	// fastest of its sweeps), and the decode row states each sample's
+	// weight stream against the mean of the probes on either side of its
+	// round (a round whose two probes differ by more than RoundProbeDrift
+	// is left out: the bandwidth moved during it), as well as against the
+	// probe after the rounds. On a
 	// machine whose bandwidth moves within minutes (the AMD dev VM's two
 	// phases: 35 or 60 GB/s at 2 threads) a probe taken minutes from the
 	// samples says little about them. Set when the probe runs and the
@@ -81,6 +84,10 @@ type E2E struct {
 	// weight stream as a fraction of it where no probe applies (a GPU).
 	NominalGBps float64 `json:"nominal_gbps,omitempty"`
 }
+
+// RoundProbeDrift is how far apart (as a ratio) the probes before and after
+// a round may be for its samples to be set against them (E2E.RoundProbe).
+const RoundProbeDrift = 1.15
 
 // DefaultE2E is the protocol of record: pp1024 and tg256, 10 runs after one
 // warmup, 2 threads (this machine's cores), 60 s sustained decode.

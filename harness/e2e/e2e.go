@@ -163,10 +163,13 @@ func Run(ctx context.Context, o Options, log io.Writer) (*record.Batch, error) {
 	}
 	cs := contenders(ctx, o, path, configs)
 	p := o.recordedProtocol()
+	// With per-round probes, one before the first round and one after
+	// each: round r lies between probes r and r+1.
 	var rounds []roofline.Measurement
 	afterRound := func() {}
 	if p.RoundProbe {
 		afterRound = func() { rounds = append(rounds, roundProbe(p.Threads, log)) }
+		afterRound()
 	}
 	if err := interleavedRounds(cs, p, log, afterRound); err != nil {
 		return nil, err

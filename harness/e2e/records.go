@@ -179,8 +179,10 @@ func computeNote(tokPerSec float64, layerWeights int64, r roofline.Report) strin
 }
 
 // roundNote states each decode sample's weight stream as a fraction of the
-// probe read after its round (sample j is from round j / reps): median and
-// range over the samples, beside the rounds' probes; "" without them.
+// probes on either side of its round (sample j is from round j / reps,
+// between rounds[r] and rounds[r+1]; their mean): median and range over
+// the samples, beside the probes. A round whose two probes differ by more
+// than protocol.RoundProbeDrift is left out and counted. "" without probes.
 func roundNote(samples []float64, reps int, weightBytes int64, rounds []roofline.Measurement) string {
 	var fracs, probes []float64
 	for _, m := range rounds {
@@ -188,17 +190,35 @@ func roundNote(samples []float64, reps int, weightBytes int64, rounds []roofline
 			probes = append(probes, m.PerSecond/1e9)
 		}
 	}
+	moved := map[int]bool{}
 	for j, tps := range samples {
-		if r := j / max(reps, 1); r < len(rounds) && rounds[r].Skipped == "" && rounds[r].PerSecond > 0 {
-			fracs = append(fracs, 100*tps*float64(weightBytes)/rounds[r].PerSecond)
+		r := j / max(reps, 1)
+		if r+1 >= len(rounds) {
+			continue
 		}
+		a, b := rounds[r], rounds[r+1]
+		if a.Skipped != "" || b.Skipped != "" || a.PerSecond <= 0 || b.PerSecond <= 0 {
+			continue
+		}
+		if max(a.PerSecond, b.PerSecond) > protocol.RoundProbeDrift*min(a.PerSecond, b.PerSecond) {
+			moved[r] = true
+			continue
+		}
+		fracs = append(fracs, 100*tps*float64(weightBytes)/((a.PerSecond+b.PerSecond)/2))
 	}
-	if len(fracs) == 0 {
+	if len(fracs) == 0 && len(moved) == 0 {
 		return ""
 	}
-	f, g := stats.Summarize(fracs), stats.Summarize(probes)
-	return fmt.Sprintf("against each round's own probe (huge pages, %d rounds: median %.1f GB/s, %.1f–%.1f): %.0f%%, %.0f–%.0f%% over %d samples",
-		len(probes), g.Median, g.Min, g.Max, f.Median, f.Min, f.Max, len(fracs))
+	g := stats.Summarize(probes)
+	note := fmt.Sprintf("against the probes either side of each round (huge pages, %d probes: median %.1f GB/s, %.1f–%.1f)", len(probes), g.Median, g.Min, g.Max)
+	if len(fracs) > 0 {
+		f := stats.Summarize(fracs)
+		note += fmt.Sprintf(": %.0f%%, %.0f–%.0f%% over %d samples", f.Median, f.Min, f.Max, len(fracs))
+	}
+	if len(moved) > 0 {
+		note += fmt.Sprintf(" (%d rounds left out: their probes differ by more than %.0f%%)", len(moved), 100*(protocol.RoundProbeDrift-1))
+	}
+	return note
 }
 
 // nominalNote states the weight stream a decode rate implies as a fraction

@@ -181,14 +181,22 @@ func TestInterleavedRoundsAfterRound(t *testing.T) {
 	}
 }
 
-// TestRoundNote: sample j is set against the probe of round j / reps;
-// skipped probes drop their rounds' samples; no probes, no note.
+// TestRoundNote: sample j is set against the mean of the probes either
+// side of its round (j / reps); a round whose probes differ by more than
+// protocol.RoundProbeDrift, or one of whose probes was skipped, is left
+// out (the former counted); no probes, no note.
 func TestRoundNote(t *testing.T) {
 	const bytes = 1e9 // one GB a token: tok/s is GB/s
-	rounds := []roofline.Measurement{{PerSecond: 40e9}, {Skipped: "no AVX-512"}, {PerSecond: 20e9}}
-	// Two samples a round: 36, 40 | 99, 99 (dropped) | 19, 21.
-	got := roundNote([]float64{36, 40, 99, 99, 19, 21}, 2, bytes, rounds)
-	want := "against each round's own probe (huge pages, 2 rounds: median 30.0 GB/s, 20.0–40.0): 98%, 90–105% over 4 samples"
+	rounds := []roofline.Measurement{
+		{PerSecond: 38e9}, // before round 0
+		{PerSecond: 42e9}, // after round 0, before round 1
+		{PerSecond: 60e9}, // after round 1 (moved: 60/42 > 1.15), before round 2
+		{PerSecond: 60e9}, // after round 2, before round 3
+		{Skipped: "no AVX-512"},
+	}
+	// Two samples a round: 36, 44 | 99, 99 (moved) | 54, 60 | 7, 7 (skipped probe).
+	got := roundNote([]float64{36, 44, 99, 99, 54, 60, 7, 7}, 2, bytes, rounds)
+	want := "against the probes either side of each round (huge pages, 4 probes: median 51.0 GB/s, 38.0–60.0): 95%, 90–110% over 4 samples (1 rounds left out: their probes differ by more than 15%)"
 	if got != want {
 		t.Errorf("note\n%s\nwant\n%s", got, want)
 	}
@@ -196,8 +204,8 @@ func TestRoundNote(t *testing.T) {
 		t.Errorf("without probes: %q", got)
 	}
 	// More samples than probed rounds (a run cut short): the extra ones
-	// are left out, not set against another round's probe.
-	if got := roundNote([]float64{30, 10}, 1, bytes, rounds[:1]); !strings.Contains(got, "75%, 75–75% over 1 samples") {
+	// are left out, not set against another round's probes.
+	if got := roundNote([]float64{30, 10}, 1, bytes, rounds[:2]); !strings.Contains(got, "75%, 75–75% over 1 samples") {
 		t.Errorf("extra samples: %q", got)
 	}
 }

@@ -94,8 +94,9 @@ type Report struct {
 	Repeats      int           `json:"repeats"`
 	Measurements []Measurement `json:"measurements"`
 	// Rounds, for an end-to-end run with per-round probes
-	// (protocol.E2E.RoundProbe), is the huge-page memory probe read after
-	// each round, in round order.
+	// (protocol.E2E.RoundProbe), is the huge-page memory probe read before
+	// the first round and after each round: round r lies between Rounds[r]
+	// and Rounds[r+1].
 	Rounds []Measurement `json:"rounds,omitempty"`
 }
 
