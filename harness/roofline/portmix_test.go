@@ -16,14 +16,7 @@ var portMixFeatures = []string{"avx512f", "avx512bw", "avx512vnni"}
 // not fault; timing is the benchmark's) and checks the table: one
 // baseline, then each operation at 12 and 24.
 func TestPortMixLoops(t *testing.T) {
-	if !haveKernels {
-		t.Skip("no assembly in this build")
-	}
-	if missing := cpufeat.Missing(portMixFeatures...); len(missing) > 0 {
-		t.Skipf("CPU lacks %v", missing)
-	}
-	var buf [128]byte
-	p := alignedPortMixBuf(&buf)
+	p := portMixOperand(t)
 	seen := map[string][]int{}
 	for _, m := range portMixLoops {
 		m.loop(3, p)
@@ -49,14 +42,7 @@ func TestPortMixLoops(t *testing.T) {
 // VM every multiply shares the one 512-bit multiply pipe, and other vector
 // operations are free up to two a cycle in all).
 func BenchmarkPortMix(b *testing.B) {
-	if !haveKernels {
-		b.Skip("no assembly in this build")
-	}
-	if missing := cpufeat.Missing(portMixFeatures...); len(missing) > 0 {
-		b.Skipf("CPU lacks %v", missing)
-	}
-	var buf [128]byte
-	p := alignedPortMixBuf(&buf)
+	p := portMixOperand(b)
 	const iters = 4096
 	perIter := func(loop func(int, *byte)) float64 {
 		best := 0.0
@@ -90,9 +76,16 @@ func BenchmarkPortMix(b *testing.B) {
 	}
 }
 
-// alignedPortMixBuf returns a 64-byte-aligned pointer into buf (128 bytes),
-// the loops' memory operand.
-func alignedPortMixBuf(buf *[128]byte) *byte {
+// portMixOperand skips tb where the loops cannot run, else returns their
+// memory operand: 64 readable bytes, 64-byte aligned.
+func portMixOperand(tb testing.TB) *byte {
+	if !haveKernels {
+		tb.Skip("no assembly in this build")
+	}
+	if missing := cpufeat.Missing(portMixFeatures...); len(missing) > 0 {
+		tb.Skipf("CPU lacks %v", missing)
+	}
+	buf := make([]byte, 128)
 	off := (64 - uintptr(unsafe.Pointer(&buf[0]))%64) % 64
 	return &buf[off]
 }
