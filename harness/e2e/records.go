@@ -153,7 +153,9 @@ func bandwidthNote(tokPerSec float64, weightBytes int64, r roofline.Report) stri
 	gbps := tokPerSec * float64(weightBytes) / 1e9
 	note := fmt.Sprintf("≈ %.1f GB/s of weights", gbps)
 	for _, m := range r.Measurements {
-		if m.Skipped == "" && m.PerSecond > 0 {
+		// Only the memory probes: the report also holds the int8 peaks
+		// when the run has a prefill test (computeNote's).
+		if m.Probe == roofline.ProbeMemRead && m.Skipped == "" && m.PerSecond > 0 {
 			note += fmt.Sprintf(", %.0f%% of %.1f GB/s (%s pages)", 100*gbps*1e9/m.PerSecond, m.PerSecond/1e9, m.Pages)
 		}
 	}

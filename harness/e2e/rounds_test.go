@@ -233,3 +233,20 @@ func TestComputeNote(t *testing.T) {
 		t.Errorf("no layer weights: %q", got)
 	}
 }
+
+// TestBandwidthNoteMemoryOnly: the decode note sets the weight stream
+// against the memory probes alone, though the report holds the int8 peaks
+// of a run with a prefill test too (an e2e of pp and tg once read "4% of
+// 933.2 GB/s ( pages)" from the VNNI probe).
+func TestBandwidthNoteMemoryOnly(t *testing.T) {
+	r := roofline.Report{Measurements: []roofline.Measurement{
+		{Probe: roofline.ProbeMemRead, Pages: "4k", PerSecond: 40e9},
+		{Probe: roofline.ProbeMemRead, Pages: "huge", PerSecond: 50e9},
+		{Probe: roofline.ProbeInt8VNNI, PerSecond: 0.93e12},
+		{Probe: roofline.ProbeAMXInt8, PerSecond: 13e12},
+	}}
+	got := bandwidthNote(20, 1e9, r)
+	if want := "≈ 20.0 GB/s of weights, 50% of 40.0 GB/s (4k pages), 40% of 50.0 GB/s (huge pages)"; got != want {
+		t.Errorf("note\n%s\nwant\n%s", got, want)
+	}
+}
