@@ -41,7 +41,7 @@ type Dispatcher struct {
 	prefs     Preferences
 	reg       *ledger.Registry
 	overrides map[string]string
-	vendor    string // this processor's CPUID vendor, for entries limited to one
+	cpu       string // this processor's CPUKey, for entries limited to a vendor or family
 
 	mu     sync.Mutex
 	chosen map[string]string // op → variant ID (or description), for records
@@ -50,7 +50,7 @@ type Dispatcher struct {
 // NewDispatcher builds a dispatcher. overrides maps op names to variant names.
 func NewDispatcher(prefs Preferences, reg *ledger.Registry, overrides map[string]string) *Dispatcher {
 	id, _ := cpufeat.CPUIdentity()
-	return &Dispatcher{prefs: prefs, reg: reg, overrides: overrides, vendor: id.Vendor, chosen: map[string]string{}}
+	return &Dispatcher{prefs: prefs, reg: reg, overrides: overrides, cpu: CPUKey(id.Vendor, id.Family), chosen: map[string]string{}}
 }
 
 // ParseOverrides parses "op=variant,op=variant".
@@ -101,7 +101,7 @@ func (d *Dispatcher) resolveAt(op string, p ledger.Precision) (ledger.Variant, e
 	}
 	for _, c := range d.prefs.Ops[op] {
 		v, ok := d.reg.Lookup(op, c.Variant)
-		if ok && c.AppliesTo(d.vendor) && v.Status != ledger.Retired && v.Available() && v.Precision == p {
+		if ok && c.AppliesTo(d.cpu) && v.Status != ledger.Retired && v.Available() && v.Precision == p {
 			return d.record(op, v), nil
 		}
 	}
@@ -122,7 +122,7 @@ func (d *Dispatcher) resolveAt(op string, p ledger.Precision) (ledger.Variant, e
 func (d *Dispatcher) bundled(op string) (ledger.Variant, bool) {
 	for _, b := range d.prefs.Bundles {
 		name, ok := b.Kernels[op]
-		if !ok || !b.AppliesTo(d.vendor) || !d.runsWhole(b) {
+		if !ok || !b.AppliesTo(d.cpu) || !d.runsWhole(b) {
 			continue
 		}
 		v, _ := d.reg.Lookup(op, name)

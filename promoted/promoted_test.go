@@ -121,28 +121,46 @@ func TestAttentionBatchAt(t *testing.T) {
 	}
 }
 
-// TestResolveSkipsOtherVendors: an entry limited to one CPU vendor is
-// skipped elsewhere, and the same variant may be listed once per vendor.
+// TestResolveSkipsOtherVendors: an entry limited to one CPU vendor, or to
+// one family of it, is skipped elsewhere, and the same variant may be
+// listed once per vendor and family.
 func TestResolveSkipsOtherVendors(t *testing.T) {
 	pretendAbsent(t)
 	r := fakeRegistry(t)
+	if err := r.Add(ledger.Variant{Op: ledger.OpRMSNorm, Name: "wide", Family: ledger.FamilyGoUnrolled, Impl: ledger.RMSNorm(naive.RMSNorm)}); err != nil {
+		t.Fatal(err)
+	}
 	prefs := Preferences{Ops: map[string][]Choice{
-		ledger.OpRMSNorm: {{Variant: "old", CPU: "GenuineIntel"}, {Variant: "plain", CPU: "GenuineIntel"}, {Variant: "naive"}},
+		ledger.OpRMSNorm: {{Variant: "old", CPU: "GenuineIntel"}, {Variant: "wide", CPU: "AuthenticAMD/26"},
+			{Variant: "plain", CPU: "GenuineIntel"}, {Variant: "plain", CPU: "AuthenticAMD/25"}, {Variant: "naive"}},
 	}}
 	d := NewDispatcher(prefs, r, nil)
-	for vendor, want := range map[string]string{"GenuineIntel": "plain", "AuthenticAMD": "naive", "": "naive"} {
-		d.vendor = vendor
+	for cpu, want := range map[string]string{"GenuineIntel/6": "plain", "GenuineIntel": "plain", "AuthenticAMD/26": "wide",
+		"AuthenticAMD/25": "plain", "AuthenticAMD/23": "naive", "AuthenticAMD": "naive", "": "naive"} {
+		d.cpu = cpu
 		if v, err := d.Resolve(ledger.OpRMSNorm); err != nil || v.Name != want {
-			t.Errorf("on %q: Resolve = %s, %v; want %s", vendor, v.Name, err, want)
+			t.Errorf("on %q: Resolve = %s, %v; want %s", cpu, v.Name, err, want)
 		}
 	}
-	twice := []byte(`{"ops":{"rmsnorm":[{"variant":"plain","cpu":"GenuineIntel"},{"variant":"plain"}]}}`)
+	twice := []byte(`{"ops":{"rmsnorm":[{"variant":"plain","cpu":"GenuineIntel"},{"variant":"plain","cpu":"GenuineIntel/6"},{"variant":"plain"}]}}`)
 	if _, err := ParsePreferences(twice); err != nil {
-		t.Errorf("one entry per vendor refused: %v", err)
+		t.Errorf("one entry per vendor and family refused: %v", err)
 	}
 	twice = []byte(`{"ops":{"rmsnorm":[{"variant":"plain","cpu":"GenuineIntel"},{"variant":"plain","cpu":"GenuineIntel"}]}}`)
 	if _, err := ParsePreferences(twice); err == nil {
 		t.Error("the same variant twice for one vendor accepted")
+	}
+	for _, bad := range []string{"/26", "AuthenticAMD/", "AuthenticAMD/zen5", "AuthenticAMD/0"} {
+		doc := []byte(`{"ops":{"rmsnorm":[{"variant":"plain","cpu":"` + bad + `"}]}}`)
+		if _, err := ParsePreferences(doc); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("cpu %q: error %v, want one naming it", bad, err)
+		}
+	}
+	if got := CPUKey("AuthenticAMD", 26); got != "AuthenticAMD/26" {
+		t.Errorf("CPUKey = %q", got)
+	}
+	if got := CPUKey("AuthenticAMD", 0); got != "AuthenticAMD" {
+		t.Errorf("CPUKey without a family = %q", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // SmallBatchEnv names the environment variable that overrides
@@ -11,7 +12,8 @@ import (
 // more than one row through the matmul, as before the crossover).
 const SmallBatchEnv = "DAMASCUS_SMALL_BATCH"
 
-// smallBatchRows is, per CPUID vendor, the most rows of a prefill step that
+// smallBatchRows is, per processor (a CPUKey: vendor/family, else the
+// vendor alone), the most rows of a prefill step that
 // go through the batched decode kernel (op matvec_batch: each chunk of
 // weight rows read as stored, once for up to 8 tokens at a time, no
 // repacking) instead of the matmul (op matmul: the weights unpacked into
@@ -20,7 +22,7 @@ const SmallBatchEnv = "DAMASCUS_SMALL_BATCH"
 // only; a vendor without one (and an unknown one) keeps the matmul at
 // every batch of more than one row.
 //
-// AuthenticAMD: the 2-vCPU Zen 5 dev VM (no AMX), 2 threads, 3B Q4_K_M,
+// AuthenticAMD: the 2-vCPU Zen 4 dev VM (family 25; no AMX), 2 threads, 3B Q4_K_M,
 // measured over the promoted bundle one-all (the batched product
 // avx512-vnni-r16-m4 against the matmul avx512-vnni-sub-r16, both on the
 // interleaved layout): `ledger ab` runs 20261204T154124Z-16acf4 (128
@@ -28,7 +30,8 @@ const SmallBatchEnv = "DAMASCUS_SMALL_BATCH"
 // pp96 +1 %, pp128 +9 % (p 0.03)) and 20261204T154713Z-62d7e0 (256 and
 // 512: +4 to +6 % at pp192-pp512, none significant). With the stored
 // kernels (the bundle overridden) the crossover was 32 (results/README.md,
-// issue 19 short prompts).
+// issue 19 short prompts; on a Zen 5 VM). Zen 5 (family 26) uses the
+// Zen 4 value until it is measured there.
 //
 // GenuineIntel: the lent device's 16-core Xeon with AMX (the matmul is
 // amx-int8-il), 2 threads, `ledger damascus-bench -p 8,16,32,64 -r 3` at
@@ -52,7 +55,11 @@ func (d *Dispatcher) SmallBatchRows() (int, error) {
 	if n, ok, err := envRows(SmallBatchEnv, 0, 1, "a count of rows (0: off)"); ok || err != nil {
 		return n, err
 	}
-	return smallBatchRows[d.vendor], nil
+	if n, ok := smallBatchRows[d.cpu]; ok {
+		return n, nil
+	}
+	vendor, _, _ := strings.Cut(d.cpu, "/")
+	return smallBatchRows[vendor], nil
 }
 
 // SmallBatchRows is Default().SmallBatchRows.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/record"
@@ -31,6 +32,7 @@ func runPromote(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 	dry := fs.Bool("n", false, "dry run: print decisions, write nothing")
 	bundle := fs.String("bundle", "", "judge this arm of an engine A/B run (ledger ab; default: the latest) by the bundle rule: promoted, its kernels go first as one bundle")
 	cpuOnly := fs.Bool("cpu-only", false, "limit the promoted entries to processors of the evidence machine's CPU vendor (for wins that do not carry over to other vendors)")
+	cpuFamily := fs.Bool("cpu-family", false, "limit the promoted entries to processors of the evidence machine's CPU vendor and family (e.g. AuthenticAMD/26, Zen 5: for wins that do not carry over to other microarchitectures)")
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -58,17 +60,20 @@ func runPromote(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	vendor := promote.RunVendor(recs)
-	if *cpuOnly && vendor == "" {
+	cpu := promote.RunCPU(recs)
+	if *cpuOnly && cpu == "" {
 		return fmt.Errorf("--cpu-only: run %s does not record its machine's CPU vendor", recs[0].RunID)
+	}
+	if *cpuFamily && !strings.Contains(cpu, "/") {
+		return fmt.Errorf("--cpu-family: run %s does not record its machine's CPU vendor and family", recs[0].RunID)
 	}
 	b := record.NewBatch(time.Now())
 	if *bundle != "" {
-		return promoteBundle(promote.BundleRequest{Recs: recs, Prefs: prefs, Reg: ledger.Default, Rule: protocol.DefaultRule(), Arm: *bundle, Vendor: vendor, CPUOnly: *cpuOnly},
+		return promoteBundle(promote.BundleRequest{Recs: recs, Prefs: prefs, Reg: ledger.Default, Rule: protocol.DefaultRule(), Arm: *bundle, CPU: cpu, CPUOnly: *cpuOnly, FamilyOnly: *cpuFamily},
 			b, *store, *prefsPath, *dry, stdout)
 	}
 	decisions, newPrefs := promote.Decide(promote.Request{Recs: recs, Prefs: prefs, Reg: ledger.Default, Rule: protocol.DefaultRule(),
-		Ops: cli.SplitList(*ops), Only: *variant, Vendor: vendor, CPUOnly: *cpuOnly}, b)
+		Ops: cli.SplitList(*ops), Only: *variant, CPU: cpu, CPUOnly: *cpuOnly, FamilyOnly: *cpuFamily}, b)
 	if len(decisions) == 0 {
 		return fmt.Errorf("nothing to judge in run %s (ops %q, variant %q): need an incumbent and a challenger timed in the same run", recs[0].RunID, *ops, *variant)
 	}

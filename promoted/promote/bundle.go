@@ -20,13 +20,14 @@ import (
 // BundleRequest asks whether an engine A/B's arm (`ledger ab`) earns its
 // kernels a bundle in the preferences.
 type BundleRequest struct {
-	Recs    []record.Record // one A/B run
-	Prefs   promoted.Preferences
-	Reg     *ledger.Registry
-	Rule    protocol.Rule
-	Arm     string
-	Vendor  string // as Request's
-	CPUOnly bool
+	Recs       []record.Record // one A/B run
+	Prefs      promoted.Preferences
+	Reg        *ledger.Registry
+	Rule       protocol.Rule
+	Arm        string
+	CPU        string // as Request's
+	CPUOnly    bool
+	FamilyOnly bool
 }
 
 // MaxBundleRSSGrowth is how much more peak RSS a bundle may take than the
@@ -87,10 +88,7 @@ func DecideBundle(req BundleRequest, b *record.Batch) (record.Promotion, promote
 	rec := b.Add(record.Record{Kind: record.KindPromotion, Promotion: &p})
 	if p.Promote {
 		nb := promoted.Bundle{Name: req.Arm, Kernels: kernels, Evidence: rec.ID, Over: "the promoted kernels",
-			Date: time.Now().UTC().Format("2006-01-02")}
-		if req.CPUOnly {
-			nb.CPU = req.Vendor
-		}
+			Date: time.Now().UTC().Format("2006-01-02"), CPU: EntryCPU(req.CPU, req.CPUOnly, req.FamilyOnly)}
 		list := []promoted.Bundle{nb}
 		for _, old := range out.Bundles {
 			if old.Name != nb.Name || old.CPU != nb.CPU {

@@ -83,6 +83,13 @@ func TestDecideBundle(t *testing.T) {
 			t.Errorf("%s: bundles %+v", c.name, prefs.Bundles)
 		}
 	}
+	// Limited to the evidence machine's family: the new bundle names vendor
+	// and family and goes first; the vendor-wide bundle of the same name stays.
+	_, prefs, err := DecideBundle(BundleRequest{Recs: abRun(map[string]float64{"pp16": 1.3, "tg64": 1, "peak-rss": 1}, gate.Pass), Prefs: old, Reg: reg,
+		Rule: protocol.DefaultRule(), Arm: "one", CPU: "GenuineIntel/6", FamilyOnly: true}, record.NewBatch(time.Now()))
+	if err != nil || len(prefs.Bundles) != 3 || prefs.Bundles[0].CPU != "GenuineIntel/6" || prefs.Bundles[1].CPU != "GenuineIntel" {
+		t.Errorf("promoted for one family: %v, bundles %+v", err, prefs.Bundles)
+	}
 	if _, _, err := DecideBundle(BundleRequest{Recs: abRun(nil, gate.Pass), Reg: reg, Rule: protocol.DefaultRule(), Arm: "two"}, record.NewBatch(time.Now())); err == nil {
 		t.Error("an arm the run does not have was judged")
 	}

@@ -28,12 +28,27 @@ type Request struct {
 	Rule  protocol.Rule
 	Ops   []string // ops to consider; empty: every op timed in Recs
 	Only  string   // the one challenger to judge; empty: every variant timed
-	// Vendor is the CPU vendor of the machine the run was measured on: the
-	// incumbent is the first preference that applies there, and with
-	// CPUOnly the promoted entries are limited to it (an entry for the same
+	// CPU names the machine the run was measured on (promoted.CPUKey:
+	// vendor/family): the incumbent is the first preference that applies
+	// there. With CPUOnly the promoted entries are limited to its vendor,
+	// with FamilyOnly to its vendor and family (an entry for the same
 	// variant on any CPU stays).
-	Vendor  string
-	CPUOnly bool
+	CPU        string
+	CPUOnly    bool
+	FamilyOnly bool
+}
+
+// EntryCPU is the cpu field a promoted entry gets: the evidence machine's
+// vendor and family (FamilyOnly), its vendor (CPUOnly), else "" (any CPU).
+func EntryCPU(cpu string, cpuOnly, familyOnly bool) string {
+	switch {
+	case familyOnly:
+		return cpu
+	case cpuOnly:
+		vendor, _, _ := strings.Cut(cpu, "/")
+		return vendor
+	}
+	return ""
 }
 
 // Decide judges, for every op timed in the run, each challenger against the
@@ -71,12 +86,13 @@ func Decide(req Request, b *record.Batch) ([]record.Promotion, promoted.Preferen
 	return decisions, out
 }
 
-// RunVendor returns the CPUID vendor of the machine a run's records were
-// measured on, or "" when the run record lacks it.
-func RunVendor(recs []record.Record) string {
+// RunCPU names the machine a run's records were measured on
+// (promoted.CPUKey: vendor/family), or "" when the run record lacks it.
+func RunCPU(recs []record.Record) string {
 	for _, r := range recs {
 		if r.Run != nil {
-			return r.Run.Protocol.Machine.CPU.Vendor
+			c := r.Run.Protocol.Machine.CPU
+			return promoted.CPUKey(c.Vendor, c.Family)
 		}
 	}
 	return ""
@@ -153,7 +169,7 @@ func (j judge) precision(name string) ledger.Precision {
 // without one; "" when none was timed.
 func (j judge) incumbent(prec ledger.Precision) string {
 	for _, c := range j.req.Prefs.Ops[j.op] {
-		if !c.AppliesTo(j.req.Vendor) || j.precision(c.Variant) != prec || !j.run.has(j.op, c.Variant) {
+		if !c.AppliesTo(j.req.CPU) || j.precision(c.Variant) != prec || !j.run.has(j.op, c.Variant) {
 			continue
 		}
 		if v, ok := j.req.Reg.Lookup(j.op, c.Variant); !ok || v.Status != ledger.Retired {
@@ -247,10 +263,7 @@ type win struct {
 }
 
 func (j judge) win(p judged, evidence string) win {
-	cpu := ""
-	if j.req.CPUOnly {
-		cpu = j.req.Vendor
-	}
+	cpu := EntryCPU(j.req.CPU, j.req.CPUOnly, j.req.FamilyOnly)
 	return win{promoted.Choice{Variant: p.Challenger, Evidence: evidence, Over: p.Incumbent,
 		Date: time.Now().UTC().Format("2006-01-02"), CPU: cpu}, p.logNs / float64(len(p.Shapes))}
 }

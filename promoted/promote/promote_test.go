@@ -17,8 +17,8 @@ import (
 // decidePromotions calls Decide with the arguments spelled out, as the
 // tests were written against.
 func decidePromotions(recs []record.Record, prefs promoted.Preferences, reg *ledger.Registry, rule protocol.Rule,
-	ops []string, only, vendor string, cpuOnly bool, b *record.Batch) ([]record.Promotion, promoted.Preferences) {
-	return Decide(Request{Recs: recs, Prefs: prefs, Reg: reg, Rule: rule, Ops: ops, Only: only, Vendor: vendor, CPUOnly: cpuOnly}, b)
+	ops []string, only, cpu string, cpuOnly bool, b *record.Batch) ([]record.Promotion, promoted.Preferences) {
+	return Decide(Request{Recs: recs, Prefs: prefs, Reg: reg, Rule: rule, Ops: ops, Only: only, CPU: cpu, CPUOnly: cpuOnly}, b)
 }
 
 // matmulRun is a recorded kernel run of matmul/q4_k variants at one shape,
@@ -77,7 +77,7 @@ func TestPromoteForOneVendor(t *testing.T) {
 	// against an empty list and check the vendor, then against one that
 	// lists tiles for any CPU and check both entries remain.
 	_, prefs := decidePromotions(b.Recs, promoted.Preferences{Ops: map[string][]promoted.Choice{}}, reg,
-		protocol.DefaultRule(), nil, "", "GenuineIntel", true, record.NewBatch(time.Now()))
+		protocol.DefaultRule(), nil, "", "GenuineIntel/6", true, record.NewBatch(time.Now()))
 	list := prefs.Ops["matmul/q4_k"]
 	if len(list) != 1 || list[0].Variant != "tiles" || list[0].CPU != "GenuineIntel" {
 		t.Fatalf("preferences %+v", list)
@@ -85,7 +85,7 @@ func TestPromoteForOneVendor(t *testing.T) {
 	// An entry for another vendor is no incumbent: the run is judged against
 	// the matvec loop and tiles promoted again, for this vendor.
 	amd := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": {{Variant: "tiles", CPU: "AuthenticAMD"}}}}
-	decisions, prefs := decidePromotions(b.Recs, amd, reg, protocol.DefaultRule(), nil, "", "GenuineIntel", true, record.NewBatch(time.Now()))
+	decisions, prefs := decidePromotions(b.Recs, amd, reg, protocol.DefaultRule(), nil, "", "GenuineIntel/6", true, record.NewBatch(time.Now()))
 	if len(decisions) != 1 || decisions[0].Incumbent != promoted.MatVecLoopName || len(prefs.Ops["matmul/q4_k"]) != 2 {
 		t.Errorf("with an AMD-only entry: decisions %+v, preferences %+v", decisions, prefs.Ops["matmul/q4_k"])
 	}
@@ -96,6 +96,14 @@ func TestPromoteForOneVendor(t *testing.T) {
 	}
 	if _, err := promoted.ParsePreferences(data); err != nil {
 		t.Errorf("a vendor entry beside an any-CPU entry of the same variant: %v", err)
+	}
+	// Limited to the family: the entry names vendor and family, and an
+	// entry for the vendor's other family is no incumbent.
+	zen4 := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": {{Variant: "tiles", CPU: "AuthenticAMD/25"}}}}
+	decisions, prefs = Decide(Request{Recs: b.Recs, Prefs: zen4, Reg: reg, Rule: protocol.DefaultRule(), CPU: "AuthenticAMD/26", FamilyOnly: true}, record.NewBatch(time.Now()))
+	got := prefs.Ops["matmul/q4_k"]
+	if len(decisions) != 1 || decisions[0].Incumbent != promoted.MatVecLoopName || len(got) != 2 || got[0].CPU != "AuthenticAMD/26" || got[1].CPU != "AuthenticAMD/25" {
+		t.Errorf("limited to Zen 5 beside a Zen 4 entry: decisions %+v, preferences %+v", decisions, got)
 	}
 }
 

@@ -149,7 +149,7 @@ func init() {
 			if len(dst) > 0 {
 				q4kr16DotMXPf(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
 			}
-		}, 4096), Notes: "avx512-vnni-r16-hmx with every weight line prefetched 4 KiB ahead, as avx512-vnni-r16-pf4k prefetches r16's: tried in the Intel bundle (whose decode reads most with pf4k); the same results bit for bit. Not promoted: engine A/B in the Intel bundle on the lent host, 10 rounds, 3B tg64 +1.4 % (p 0.39), pp16 +4.5 % (p 0.09) (run 20261204T191711Z-0cce07); in the AMD bundle level (run 20261204T192336Z-6a9460)"})
+		}, 4096), Notes: "avx512-vnni-r16-hmx with every weight line prefetched 4 KiB ahead, as avx512-vnni-r16-pf4k prefetches r16's: tried in the Intel bundle (whose decode reads most with pf4k); the same results bit for bit. Not promoted on Intel: engine A/B in the Intel bundle on the lent host, 10 rounds, 3B tg64 +1.4 % (p 0.39), pp16 +4.5 % (p 0.09) (run 20261204T191711Z-0cce07); on a Zen 4 VM (family 25) level in the AMD bundle (run 20261204T192336Z-6a9460) and 0.89× at 1 thread (run 20261205T005800Z-0f410d). Promoted on Zen 5 (family 26) with its Q6_K twin r16-pf4k as bundle one-all-hmx-pf4k: 3B tg64 +35 % (p 0.0015, 10 rounds, run 20261205T022300Z-a61043), 1B tg64 +37 % at 1 thread (run 20261205T022025Z-4770cc), where the Zen 4 bundle's hmx had read 58 % of the one-thread probe"})
 	// L2 prefetch, 8, 16 and 32 KiB ahead (issue 20): on the Intel host,
 	// where pf4k's PREFETCHT0 stream read 79 % of the probe, 16 KiB won
 	// over 8; 32 is the next distance to try there.
