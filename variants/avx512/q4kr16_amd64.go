@@ -76,6 +76,16 @@ func q4kr16DotMXPf1(w, x *byte, dst *float32, nb, groups, dist int)
 //go:noescape
 func q6kr16DotPf1(w, x *byte, dst *float32, nb, groups, dist int)
 
+// q4kr16DotMXPfN and q6kr16DotPfN are the PREFETCHNTA twins of
+// q4kr16DotMXPf1 and q6kr16DotPf1 (non-temporal: the weights are read
+// once a token).
+//
+//go:noescape
+func q4kr16DotMXPfN(w, x *byte, dst *float32, nb, groups, dist int)
+
+//go:noescape
+func q6kr16DotPfN(w, x *byte, dst *float32, nb, groups, dist int)
+
 // q4kr16DotMXY is q4kr16DotMX in 256-bit halves of each line (rows 0-7,
 // then 8-15), the same results bit for bit.
 //
@@ -167,6 +177,25 @@ func init() {
 					q6kr16DotPf1(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
 				}
 			}, dist), Notes: fmt.Sprintf("matvec/q6_k:avx512-vnni-r16 with every weight line prefetched %d KiB ahead into L2 (PREFETCHT1); the same results bit for bit. Intel and AMD A/Bs: see matvec/q4_k:avx512-vnni-r16-hmx-l2pf%dk (promoted with it on Intel at 16 KiB)", d, d)})
+	}
+	// Non-temporal prefetch, 4, 8 and 16 KiB ahead (issue 20, Zen 5: the
+	// stored layout's avx512-vnni-pf8k-nta read the most of the shipped
+	// kernels in BenchmarkReadMix there, 58 GB/s at 2 threads against
+	// -hmx-pf4k's 51).
+	for _, d := range []int{4, 8, 16} {
+		dist := d << 10
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: fmt.Sprintf("avx512-vnni-r16-hmx-nta%dk", d), Family: ledger.FamilyAVX512VNNI,
+			Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, func(dst []float32, w, xr []byte, k, dist int) {
+				if len(dst) > 0 {
+					q4kr16DotMXPfN(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
+				}
+			}, dist), Notes: fmt.Sprintf("avx512-vnni-r16-hmx with every weight line prefetched %d KiB ahead with PREFETCHNTA (non-temporal: read once a token); the same results bit for bit. Zen 5 VM (family 26), against the Zen 5 bundle one-all-hmx-pf4k (PREFETCHT0 4 KiB), with the Q6_K twin: 1B tg128 at 1 thread, 10 rounds (run 20261205T023831Z-bf118b) -nta8k +10.0 %% (p 4e-5, every round faster), -nta16k +9.2 %%; 3B tg64 at 2 threads (run 20261205T023525Z-9073ad, 10 rounds) -nta4k +5.8 %%, -nta8k +8.7 %% (p 0.12-0.17), then -nta8k over 16 rounds (run 20261205T025310Z-0e2f63) +6.6 %% (p 0.0075), pp16 +4.2 %%: promoted for Zen 5 as bundle one-all-hmx-nta8k", d)})
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: fmt.Sprintf("avx512-vnni-r16-nta%dk", d), Family: ledger.FamilyAVX512VNNI,
+			Features: feats, Layout: Q6KR16Layout, Impl: r16MatVec(Q6KR16Layout, func(dst []float32, w, xr []byte, k, dist int) {
+				if len(dst) > 0 {
+					q6kr16DotPfN(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
+				}
+			}, dist), Notes: fmt.Sprintf("matvec/q6_k:avx512-vnni-r16 with every weight line prefetched %d KiB ahead with PREFETCHNTA; the same results bit for bit. A/B: see matvec/q4_k:avx512-vnni-r16-hmx-nta%dk", d, d)})
 	}
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-r16-x", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q6KR16Layout, Impl: r16MatVec(Q6KR16Layout, func(dst []float32, w, xr []byte, k, _ int) {

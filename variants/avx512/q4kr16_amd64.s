@@ -413,43 +413,66 @@ TEXT ·q4kr16DotMXPf(SB), NOSPLIT, $0-48
 // L2 prefetch (issue 20, the Intel host's one-core stream): PREFETCHT0
 // fills L1 through the core's few line fill buffers, which the demand
 // loads need too; PREFETCHT1 stops at L2, whose queue holds several times
-// as many misses, so a stream can run further ahead. The twins of
-// q4kr16DotMXPf and q6kr16Dot's prefetching form with PREFETCHT1 for
-// every weight line (the activations, reread from L1, keep PREFETCHT0).
-#define R16M_LINE_PF1(s, g) \
+// as many misses, so a stream can run further ahead. Non-temporal
+// prefetch (issue 20, Zen 5's stream): PREFETCHNTA marks the lines for
+// early eviction, so a weight stream read once a token does not push the
+// activations and the next lines out (the stored layout's pf8k-nta read
+// the most of the shipped kernels on Zen 5). The twins of q4kr16DotMXPf
+// and q6kr16Dot's prefetching form with the hint PFW (defined before each
+// kernel) for every weight line; the activations, reread from L1, keep
+// PREFETCHT0.
+#define R16M_LINE_PFW(s, g) \
 	R16M_LINE(s, g); \
-	PREFETCHT1 (320+((s)*4+(g))*64)(R11)
+	PFW (320+((s)*4+(g))*64)(R11)
 
-#define R16_HEAD_PF1 \
-	PREFETCHT1 0(R11); PREFETCHT1 64(R11); PREFETCHT1 128(R11); \
-	PREFETCHT1 192(R11); PREFETCHT1 256(R11)
+#define R16_HEAD_PFW \
+	PFW 0(R11); PFW 64(R11); PFW 128(R11); \
+	PFW 192(R11); PFW 256(R11)
 
-#define R4MXPF1 \
+#define R4MXPFW \
 	PREFETCHT0 288(R8); PREFETCHT0 352(R8); PREFETCHT0 416(R8); \
 	PREFETCHT0 480(R8); PREFETCHT0 544(R8); \
-	R16_HEAD_PF1; \
-	R16H_BLOCK(R16M_LINE_PF1)
+	R16_HEAD_PFW; \
+	R16H_BLOCK(R16M_LINE_PFW)
+
+#define R6_LOADS_PFW(s) \
+	R6_LOADS(s); \
+	PFW (288+192*(s))(R11); \
+	PFW (288+192*(s)+64)(R11); \
+	PFW (288+192*(s)+128)(R11)
+
+#define R6_PFW R16_HEAD_PFW; R6_BLOCK(R6_LOADS_PFW)
+
+#define R6_PFW_FUNC \
+	R16_PROLOGUE; \
+	MOVL $0x30303030, AX; VPBROADCASTD AX, Z30; \
+	R16_PF_GROUPS(R6_PFW); \
+done: \
+	VZEROUPPER; \
+	RET
+
+#define PFW PREFETCHT1
 
 // func q4kr16DotMXPf1(w, x *byte, dst *float32, nb, groups, dist int)
 TEXT ·q4kr16DotMXPf1(SB), NOSPLIT, $0-48
-	R16_FUNC(R16_PF_GROUPS(R4MXPF1))
-
-#define R6_LOADS_PF1(s) \
-	R6_LOADS(s); \
-	PREFETCHT1 (288+192*(s))(R11); \
-	PREFETCHT1 (288+192*(s)+64)(R11); \
-	PREFETCHT1 (288+192*(s)+128)(R11)
-
-#define R6_PF1 R16_HEAD_PF1; R6_BLOCK(R6_LOADS_PF1)
+	R16_FUNC(R16_PF_GROUPS(R4MXPFW))
 
 // func q6kr16DotPf1(w, x *byte, dst *float32, nb, groups, dist int)
 TEXT ·q6kr16DotPf1(SB), NOSPLIT, $0-48
-	R16_PROLOGUE
-	MOVL $0x30303030, AX; VPBROADCASTD AX, Z30
-	R16_PF_GROUPS(R6_PF1)
-done:
-	VZEROUPPER
-	RET
+	R6_PFW_FUNC
+
+#undef PFW
+#define PFW PREFETCHNTA
+
+// func q4kr16DotMXPfN(w, x *byte, dst *float32, nb, groups, dist int)
+TEXT ·q4kr16DotMXPfN(SB), NOSPLIT, $0-48
+	R16_FUNC(R16_PF_GROUPS(R4MXPFW))
+
+// func q6kr16DotPfN(w, x *byte, dst *float32, nb, groups, dist int)
+TEXT ·q6kr16DotPfN(SB), NOSPLIT, $0-48
+	R6_PFW_FUNC
+
+#undef PFW
 
 // The lighter line in 256-bit halves (issue 20, the AMD one-core gap:
 // llama.cpp's AVX2 Q4_K decode streams 20-30 % more on one Zen 5 core,
