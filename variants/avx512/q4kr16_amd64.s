@@ -197,7 +197,7 @@ done:
 	VZEROUPPER
 	RET
 
-// The lighter line (issue 20, Zen 5's one-core stream): the high nibbles
+// The lighter line (issue 20, Zen 4 VM's one-core stream): the high nibbles
 // are taken in place (v & 0xf0, 16× their value), so a line needs no
 // shift; a sub-block's high products are shifted back once (exact: every
 // one is a multiple of 16). The integer sums, so the results, are
@@ -294,7 +294,7 @@ TEXT ·q4kr16DotMX(SB), NOSPLIT, $0-40
 	R16_FUNC(R16_GROUPS(group, block, R4MX))
 
 // The hmx block with two accumulator chains a sub-block (issue 20, one
-// Zen 5 core): lines 0-1 into Z3/Z4, lines 2-3 into Z5/Z6 (scratch Z15,
+// Zen 4 core): lines 0-1 into Z3/Z4, lines 2-3 into Z5/Z6 (scratch Z15,
 // Z16), added before the shift, so each chain is two VPDPBUSDs deep
 // instead of four. Integer sums: R16M_LINE's results bit for bit.
 #define R16C_LINE2(s, g) R16M_PART(s, g, 320, Z31, Z15, Z16, Z5, Z6)
@@ -322,7 +322,7 @@ TEXT ·q4kr16DotMX(SB), NOSPLIT, $0-40
 TEXT ·q4kr16DotMXC(SB), NOSPLIT, $0-40
 	R16_FUNC(R16_GROUPS(group, block, R4MXC))
 
-// Two streams (issue 20: one Zen 5 core streams more from two distant
+// Two streams (issue 20: one Zen 4 core streams more from two distant
 // sequences than from one): groups A (SI) and B (R12) in one pass, each
 // with R16M_LINE's work, the activation dwords broadcast once for both.
 // A's registers are R16's (Z0-Z4, Z8, Z9); B's Z20-Z24, Z25, Z26; Z17,
@@ -475,7 +475,7 @@ TEXT ·q6kr16DotPfN(SB), NOSPLIT, $0-48
 #undef PFW
 
 // The lighter line in 256-bit halves (issue 20, the AMD one-core gap:
-// llama.cpp's AVX2 Q4_K decode streams 20-30 % more on one Zen 5 core,
+// llama.cpp's AVX2 Q4_K decode streams 20-30 % more on one Zen 4 core,
 // and a plain 256-bit sweep a little more than a 512-bit one): rows 0-7
 // are each line's first 32 bytes, rows 8-15 its last, every step of
 // R16H_BLOCK done on each half with the same per-row arithmetic, so the
