@@ -76,6 +76,13 @@ func q4kr16DotMXPf1(w, x *byte, dst *float32, nb, groups, dist int)
 //go:noescape
 func q6kr16DotPf1(w, x *byte, dst *float32, nb, groups, dist int)
 
+// q4kr16Dot2N is q4kr16Dot2 with the next super-block's activations
+// prefetched and both streams' weight lines prefetched dist ahead with
+// PREFETCHNTA.
+//
+//go:noescape
+func q4kr16Dot2N(w, x *byte, dst *float32, nb, groups int, w2 *byte, dst2 *float32, dist int)
+
 // q4kr16DotMXPfN and q6kr16DotPfN are the PREFETCHNTA twins of
 // q4kr16DotMXPf1 and q6kr16DotPf1 (non-temporal: the weights are read
 // once a token).
@@ -197,6 +204,9 @@ func init() {
 				}
 			}, dist), Notes: fmt.Sprintf("matvec/q6_k:avx512-vnni-r16 with every weight line prefetched %d KiB ahead with PREFETCHNTA; the same results bit for bit. A/B: see matvec/q4_k:avx512-vnni-r16-hmx-nta%dk", d, d)})
 	}
+	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-r16-2s-nta8k", Family: ledger.FamilyAVX512VNNI,
+		Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, q4kr16TwoStreamsNTA, 8192),
+		Notes: "avx512-vnni-r16-2s with the Zen 5 bundle's prefetches: the next super-block's activations (PREFETCHT0, as -hmx) and both streams' weight lines 8 KiB ahead (PREFETCHNTA, as -hmx-nta8k); the same results bit for bit (issue 20: a plain two-stream read beats one stream by 10-20 % on Zen 5). Level there: in place of -hmx-nta8k in the Zen 5 bundle, 1B at 2 threads, 10 rounds (run 20261205T032635Z-34dd95): tg128 0.984× paired (p 0.48), pp16 1.003×"})
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-r16-x", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q6KR16Layout, Impl: r16MatVec(Q6KR16Layout, func(dst []float32, w, xr []byte, k, _ int) {
 			if len(dst) > 0 {
@@ -248,6 +258,23 @@ func q4kr16KBlocked(dst []float32, w, xr []byte, k, kc int) {
 	for c := 0; c < nb; c += kc {
 		n := min(kc, nb-c)
 		q4kr16DotMK(&w[c*Q4KR16Bytes], &xr[c*Q4KR16ActBytes], &dst[0], n, groups, nb*Q4KR16Bytes)
+	}
+}
+
+// q4kr16TwoStreamsNTA is q4kr16TwoStreams through q4kr16Dot2N, dist
+// ahead, the odd group out through q4kr16DotMXPfN.
+func q4kr16TwoStreamsNTA(dst []float32, w, xr []byte, k, dist int) {
+	groups := len(dst) / Q4KR16Rows
+	if groups == 0 {
+		return
+	}
+	nb, half := k/quant.QK_K, groups/2
+	gb := nb * Q4KR16Bytes
+	if half > 0 {
+		q4kr16Dot2N(&w[0], &xr[0], &dst[0], nb, half, &w[half*gb], &dst[half*Q4KR16Rows], dist)
+	}
+	if groups%2 == 1 {
+		q4kr16DotMXPfN(&w[(groups-1)*gb], &xr[0], &dst[(groups-1)*Q4KR16Rows], nb, 1, dist)
 	}
 }
 

@@ -90,7 +90,7 @@ func TestR16VariantsBitwise(t *testing.T) {
 		quantize func(dst []byte, x []float32)
 		bs, want int // stored block bytes; variants besides the plain one
 	}{
-		{"matvec/q4_k", Q4KR16Layout, quant.QuantizeQ4K, 144, 14}, // -h, -hm, -hmx, -hmx-c2, -hmx-y, -hmx-pf4k, -hmx-l2pf8k/16k/32k, -hmx-nta4k/8k/16k, -2s, -hm-kc8
+		{"matvec/q4_k", Q4KR16Layout, quant.QuantizeQ4K, 144, 15}, // -h, -hm, -hmx, -hmx-c2, -hmx-y, -hmx-pf4k, -hmx-l2pf8k/16k/32k, -hmx-nta4k/8k/16k, -2s, -2s-nta8k, -hm-kc8
 		{"matvec/q6_k", Q6KR16Layout, quant.QuantizeQ6K, 210, 7},  // -x, -l2pf8k/16k/32k, -nta4k/8k/16k
 	} {
 		ref, _ := ledger.Lookup(c.op, "avx512-vnni-r16")
