@@ -314,3 +314,19 @@ func TestResolveBundles(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallBatchRowsByFamily: the crossover is looked up by vendor and
+// family first, then by vendor; an unknown processor gets none.
+func TestSmallBatchRowsByFamily(t *testing.T) {
+	t.Setenv(SmallBatchEnv, "")
+	saved := smallBatchRows
+	t.Cleanup(func() { smallBatchRows = saved })
+	smallBatchRows = map[string]int{"AuthenticAMD": 128, "AuthenticAMD/26": 32}
+	d := NewDispatcher(Preferences{}, fakeRegistry(t), nil)
+	for cpu, want := range map[string]int{"AuthenticAMD/26": 32, "AuthenticAMD/25": 128, "AuthenticAMD": 128, "GenuineIntel/6": 0, "": 0} {
+		d.cpu = cpu
+		if n, err := d.SmallBatchRows(); err != nil || n != want {
+			t.Errorf("on %q: SmallBatchRows = %d, %v; want %d", cpu, n, err, want)
+		}
+	}
+}
