@@ -170,42 +170,22 @@ func init() {
 	// L2 prefetch, 8, 16 and 32 KiB ahead (issue 20): on the Intel host,
 	// where pf4k's PREFETCHT0 stream read 79 % of the probe, 16 KiB won
 	// over 8; 32 is the next distance to try there.
-	for _, d := range []int{8, 16, 32} {
-		dist := d << 10
-		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: fmt.Sprintf("avx512-vnni-r16-hmx-l2pf%dk", d), Family: ledger.FamilyAVX512VNNI,
-			Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, func(dst []float32, w, xr []byte, k, dist int) {
-				if len(dst) > 0 {
-					q4kr16DotMXPf1(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
-				}
-			}, dist), Notes: fmt.Sprintf("avx512-vnni-r16-hmx with every weight line prefetched %d KiB ahead into L2 (PREFETCHT1: the L2 miss queue, not the line fill buffers the loads need); the same results bit for bit. On the lent Intel host, with its Q6_K twin in the Intel bundle, 3B tg64, 8 rounds (run 20261204T204624Z-2612d0): -l2pf8k +11.8 %% (p 3e-4), -l2pf16k +14.1 %% (p 1.6e-4), both paired 1.127× by round: -l2pf16k promoted in the Intel bundle l2pf16k; the 3B tg128 as shipped then read 93 %% of the huge-page probe (5 rounds, run 20261204T205430Z-b15788). A loser on the AMD dev VM: -l2pf8k with its Q6_K twin in the AMD bundle, 20 rounds, 3B tg64 -9.5 %% (p 7e-5, run 20261204T192923Z-07db12)", d)})
-		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: fmt.Sprintf("avx512-vnni-r16-l2pf%dk", d), Family: ledger.FamilyAVX512VNNI,
-			Features: feats, Layout: Q6KR16Layout, Impl: r16MatVec(Q6KR16Layout, func(dst []float32, w, xr []byte, k, dist int) {
-				if len(dst) > 0 {
-					q6kr16DotPf1(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
-				}
-			}, dist), Notes: fmt.Sprintf("matvec/q6_k:avx512-vnni-r16 with every weight line prefetched %d KiB ahead into L2 (PREFETCHT1); the same results bit for bit. Intel and AMD A/Bs: see matvec/q4_k:avx512-vnni-r16-hmx-l2pf%dk (promoted with it on Intel at 16 KiB)", d, d)})
-	}
+	registerR16Prefetched(feats, "l2pf", []int{8, 16, 32}, q4kr16DotMXPf1, q6kr16DotPf1, func(d int) (string, string) {
+		return fmt.Sprintf("avx512-vnni-r16-hmx with every weight line prefetched %d KiB ahead into L2 (PREFETCHT1: the L2 miss queue, not the line fill buffers the loads need); the same results bit for bit. On the lent Intel host, with its Q6_K twin in the Intel bundle, 3B tg64, 8 rounds (run 20261204T204624Z-2612d0): -l2pf8k +11.8 %% (p 3e-4), -l2pf16k +14.1 %% (p 1.6e-4), both paired 1.127× by round: -l2pf16k promoted in the Intel bundle l2pf16k; the 3B tg128 as shipped then read 93 %% of the huge-page probe (5 rounds, run 20261204T205430Z-b15788). A loser on the AMD dev VM: -l2pf8k with its Q6_K twin in the AMD bundle, 20 rounds, 3B tg64 -9.5 %% (p 7e-5, run 20261204T192923Z-07db12)", d),
+			fmt.Sprintf("matvec/q6_k:avx512-vnni-r16 with every weight line prefetched %d KiB ahead into L2 (PREFETCHT1); the same results bit for bit. Intel and AMD A/Bs: see matvec/q4_k:avx512-vnni-r16-hmx-l2pf%dk (promoted with it on Intel at 16 KiB)", d, d)
+	})
 	// Non-temporal prefetch, 4, 8 and 16 KiB ahead (issue 20, Zen 5: the
 	// stored layout's avx512-vnni-pf8k-nta read the most of the shipped
 	// kernels in BenchmarkReadMix there, 58 GB/s at 2 threads against
 	// -hmx-pf4k's 51).
-	for _, d := range []int{4, 8, 16} {
-		dist := d << 10
-		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: fmt.Sprintf("avx512-vnni-r16-hmx-nta%dk", d), Family: ledger.FamilyAVX512VNNI,
-			Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, func(dst []float32, w, xr []byte, k, dist int) {
-				if len(dst) > 0 {
-					q4kr16DotMXPfN(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
-				}
-			}, dist), Notes: fmt.Sprintf("avx512-vnni-r16-hmx with every weight line prefetched %d KiB ahead with PREFETCHNTA (non-temporal: read once a token); the same results bit for bit. Zen 5 VM (family 26), against the Zen 5 bundle one-all-hmx-pf4k (PREFETCHT0 4 KiB), with the Q6_K twin: 1B tg128 at 1 thread, 10 rounds (run 20261205T023831Z-bf118b) -nta8k +10.0 %% (p 4e-5, every round faster), -nta16k +9.2 %%; 3B tg64 at 2 threads (run 20261205T023525Z-9073ad, 10 rounds) -nta4k +5.8 %%, -nta8k +8.7 %% (p 0.12-0.17), then -nta8k over 16 rounds (run 20261205T025310Z-0e2f63) +6.6 %% (p 0.0075), pp16 +4.2 %%: promoted for Zen 5 as bundle one-all-hmx-nta8k", d)})
-		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: fmt.Sprintf("avx512-vnni-r16-nta%dk", d), Family: ledger.FamilyAVX512VNNI,
-			Features: feats, Layout: Q6KR16Layout, Impl: r16MatVec(Q6KR16Layout, func(dst []float32, w, xr []byte, k, dist int) {
-				if len(dst) > 0 {
-					q6kr16DotPfN(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
-				}
-			}, dist), Notes: fmt.Sprintf("matvec/q6_k:avx512-vnni-r16 with every weight line prefetched %d KiB ahead with PREFETCHNTA; the same results bit for bit. A/B: see matvec/q4_k:avx512-vnni-r16-hmx-nta%dk", d, d)})
-	}
+	registerR16Prefetched(feats, "nta", []int{4, 8, 16}, q4kr16DotMXPfN, q6kr16DotPfN, func(d int) (string, string) {
+		return fmt.Sprintf("avx512-vnni-r16-hmx with every weight line prefetched %d KiB ahead with PREFETCHNTA (non-temporal: read once a token); the same results bit for bit. Zen 5 VM (family 26), against the Zen 5 bundle one-all-hmx-pf4k (PREFETCHT0 4 KiB), with the Q6_K twin: 1B tg128 at 1 thread, 10 rounds (run 20261205T023831Z-bf118b) -nta8k +10.0 %% (p 4e-5, every round faster), -nta16k +9.2 %%; 3B tg64 at 2 threads (run 20261205T023525Z-9073ad, 10 rounds) -nta4k +5.8 %%, -nta8k +8.7 %% (p 0.12-0.17), then -nta8k over 16 rounds (run 20261205T025310Z-0e2f63) +6.6 %% (p 0.0075), pp16 +4.2 %%: promoted for Zen 5 as bundle one-all-hmx-nta8k", d),
+			fmt.Sprintf("matvec/q6_k:avx512-vnni-r16 with every weight line prefetched %d KiB ahead with PREFETCHNTA; the same results bit for bit. A/B: see matvec/q4_k:avx512-vnni-r16-hmx-nta%dk", d, d)
+	})
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-r16-2s-nta8k", Family: ledger.FamilyAVX512VNNI,
-		Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, q4kr16TwoStreamsNTA, 8192),
+		Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, func(dst []float32, w, xr []byte, k, dist int) {
+			q4kr16TwoStreams(dst, w, xr, k, dist, q4kr16Dot2N, q4kr16DotMXPfN)
+		}, 8192),
 		Notes: "avx512-vnni-r16-2s with the Zen 5 bundle's prefetches: the next super-block's activations (PREFETCHT0, as -hmx) and both streams' weight lines 8 KiB ahead (PREFETCHNTA, as -hmx-nta8k); the same results bit for bit (issue 20: a plain two-stream read beats one stream by 10-20 % on Zen 5). Level there: in place of -hmx-nta8k in the Zen 5 bundle, 1B at 2 threads, 10 rounds (run 20261205T032635Z-34dd95): tg128 0.984× paired (p 0.48), pp16 1.003×"})
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q6_K), Name: "avx512-vnni-r16-x", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q6KR16Layout, Impl: r16MatVec(Q6KR16Layout, func(dst []float32, w, xr []byte, k, _ int) {
@@ -215,7 +195,7 @@ func init() {
 		}, 0), Notes: "matvec/q6_k:avx512-vnni-r16 prefetching the next super-block's activations at each block, as matvec/q4_k:avx512-vnni-r16-hmx does; the same results bit for bit. Level with r16 (AMD dev VM, 3B shapes, 2 threads, run 20261204T174512Z-d4ab52: 0.99-1.03×; the Q6_K r16 already reads 83-105 % of the probe there), so not A/B'd"})
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: "avx512-vnni-r16-2s", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q4KR16Layout, Impl: r16MatVec(Q4KR16Layout, func(dst []float32, w, xr []byte, k, _ int) {
-			q4kr16TwoStreams(dst, w, xr, k)
+			q4kr16TwoStreams(dst, w, xr, k, 0, q4kr16Dot2D, q4kr16DotMD)
 		}, 0), Notes: "avx512-vnni-r16-hm over two streams: the first half of a call's groups beside the second, in one pass (a core's prefetchers follow two sequences; the activation dwords broadcast once for both); the same results bit for bit. A loser: AMD dev VM, 3B shapes, 2 threads (run 725fad) 0.99-1.28× r16, behind -hm and -hmx at 4 of 5 shapes; a plain two-stream read does beat one stream on one Zen 4 core (+4-9 %, the memory probe takes it). On a Zen 5 VM (family 26), without prefetch, in place of the Zen 5 bundle's -hmx-nta8k: 1B tg128 at 2 threads 0.82× (8 rounds, run 20261205T031113Z-c2aa2f)"})
 	for _, kc := range []int{8} {
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_K), Name: fmt.Sprintf("avx512-vnni-r16-hm-kc%d", kc), Family: ledger.FamilyAVX512VNNI,
@@ -261,9 +241,11 @@ func q4kr16KBlocked(dst []float32, w, xr []byte, k, kc int) {
 	}
 }
 
-// q4kr16TwoStreamsNTA is q4kr16TwoStreams through q4kr16Dot2N, dist
-// ahead, the odd group out through q4kr16DotMXPfN.
-func q4kr16TwoStreamsNTA(dst []float32, w, xr []byte, k, dist int) {
+// q4kr16TwoStreams runs the first half of dst's groups beside the second
+// through pair (q4kr16Dot2 or q4kr16Dot2N), an odd group out alone through
+// one, each with dist.
+func q4kr16TwoStreams(dst []float32, w, xr []byte, k, dist int,
+	pair func(w, x *byte, dst *float32, nb, groups int, w2 *byte, dst2 *float32, dist int), one func(w, x *byte, dst *float32, nb, groups, dist int)) {
 	groups := len(dst) / Q4KR16Rows
 	if groups == 0 {
 		return
@@ -271,26 +253,44 @@ func q4kr16TwoStreamsNTA(dst []float32, w, xr []byte, k, dist int) {
 	nb, half := k/quant.QK_K, groups/2
 	gb := nb * Q4KR16Bytes
 	if half > 0 {
-		q4kr16Dot2N(&w[0], &xr[0], &dst[0], nb, half, &w[half*gb], &dst[half*Q4KR16Rows], dist)
+		pair(&w[0], &xr[0], &dst[0], nb, half, &w[half*gb], &dst[half*Q4KR16Rows], dist)
 	}
 	if groups%2 == 1 {
-		q4kr16DotMXPfN(&w[(groups-1)*gb], &xr[0], &dst[(groups-1)*Q4KR16Rows], nb, 1, dist)
+		one(&w[(groups-1)*gb], &xr[0], &dst[(groups-1)*Q4KR16Rows], nb, 1, dist)
 	}
 }
 
-// q4kr16TwoStreams runs the first half of dst's groups beside the second
-// (q4kr16Dot2), an odd group out alone.
-func q4kr16TwoStreams(dst []float32, w, xr []byte, k int) {
-	groups := len(dst) / Q4KR16Rows
-	if groups == 0 {
-		return
-	}
-	nb, half := k/quant.QK_K, groups/2
-	gb := nb * Q4KR16Bytes
-	if half > 0 {
-		q4kr16Dot2(&w[0], &xr[0], &dst[0], nb, half, &w[half*gb], &dst[half*Q4KR16Rows])
-	}
-	if groups%2 == 1 {
-		q4kr16DotM(&w[(groups-1)*gb], &xr[0], &dst[(groups-1)*Q4KR16Rows], nb, 1)
+// q4kr16Dot2D and q4kr16DotMD are q4kr16Dot2 and q4kr16DotM with
+// q4kr16TwoStreams's dist argument, unused.
+func q4kr16Dot2D(w, x *byte, dst *float32, nb, groups int, w2 *byte, dst2 *float32, _ int) {
+	q4kr16Dot2(w, x, dst, nb, groups, w2, dst2)
+}
+
+func q4kr16DotMD(w, x *byte, dst *float32, nb, groups, _ int) { q4kr16DotM(w, x, dst, nb, groups) }
+
+// registerR16Prefetched registers, for each distance d in kib (KiB), the
+// Q4_K matvec avx512-vnni-r16-hmx-<hint>dk over q4 and the Q6_K matvec
+// avx512-vnni-r16-<hint>dk over q6, each prefetching every weight line d
+// KiB ahead, with the notes notes(d) gives.
+func registerR16Prefetched(feats []string, hint string, kib []int, q4, q6 func(w, x *byte, dst *float32, nb, groups, dist int), notes func(d int) (q4note, q6note string)) {
+	for _, d := range kib {
+		q4note, q6note := notes(d)
+		for _, v := range []struct {
+			op, name string
+			lay      *ledger.WeightLayout
+			dot      func(w, x *byte, dst *float32, nb, groups, dist int)
+			note     string
+		}{
+			{ledger.MatVecOp(quant.Q4_K), fmt.Sprintf("avx512-vnni-r16-hmx-%s%dk", hint, d), Q4KR16Layout, q4, q4note},
+			{ledger.MatVecOp(quant.Q6_K), fmt.Sprintf("avx512-vnni-r16-%s%dk", hint, d), Q6KR16Layout, q6, q6note},
+		} {
+			dot := v.dot
+			ledger.Register(ledger.Variant{Op: v.op, Name: v.name, Family: ledger.FamilyAVX512VNNI, Features: feats, Layout: v.lay,
+				Impl: r16MatVec(v.lay, func(dst []float32, w, xr []byte, k, dist int) {
+					if len(dst) > 0 {
+						dot(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/Q4KR16Rows, dist)
+					}
+				}, d<<10), Notes: v.note})
+		}
 	}
 }

@@ -364,31 +364,41 @@ TEXT ·q4kr16DotMXC(SB), NOSPLIT, $0-40
 	VMULPS Z19, Z13, Z13; VMULPS Z19, Z14, Z14; \
 	VFMADD231PS Z13, Z21, Z20; VFNMADD231PS Z14, Z22, Z20
 
+// R2_PAIRS runs the pairs of groups (R9), each nb (CX) super-blocks: head
+// first in each block, sub for each sub-block, step after the block's
+// pointer steps; pair and blk name its labels.
+#define R2_PAIRS(pair, blk, head, sub, step) \
+pair: \
+	VPXORD Z0, Z0, Z0; VPXORD Z20, Z20, Z20; \
+	MOVQ   DI, R8; \
+	MOVQ   CX, R10; \
+blk: \
+	head; \
+	VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2; \
+	VPXORD Z21, Z21, Z21; VPXORD Z22, Z22, Z22; \
+	sub(0); sub(1); sub(2); sub(3); \
+	sub(4); sub(5); sub(6); sub(7); \
+	R2_MINS(0); R2_MINS(1); R2_MINS(2); R2_MINS(3); \
+	R2_SCALE; \
+	ADDQ $2368, SI; ADDQ $2368, R12; \
+	step; \
+	ADDQ $288, R8; \
+	DECQ R10; \
+	JNZ  blk; \
+	VMOVUPS Z0, (DX); VMOVUPS Z20, (BX); \
+	ADDQ    $64, DX; ADDQ $64, BX; \
+	DECQ    R9; \
+	JNZ     pair
+
+#define R2_NONE
+
 // func q4kr16Dot2(w, x *byte, dst *float32, nb, groups int, w2 *byte, dst2 *float32)
 // groups pairs: group i of w (sums at dst) beside group i of w2 (at dst2).
 TEXT ·q4kr16Dot2(SB), NOSPLIT, $0-56
 	R16_PROLOGUE
 	MOVQ w2+40(FP), R12
 	MOVQ dst2+48(FP), BX
-pair:
-	VPXORD Z0, Z0, Z0; VPXORD Z20, Z20, Z20
-	MOVQ   DI, R8
-	MOVQ   CX, R10
-pblock:
-	VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2
-	VPXORD Z21, Z21, Z21; VPXORD Z22, Z22, Z22
-	R2_SUB(0); R2_SUB(1); R2_SUB(2); R2_SUB(3)
-	R2_SUB(4); R2_SUB(5); R2_SUB(6); R2_SUB(7)
-	R2_MINS(0); R2_MINS(1); R2_MINS(2); R2_MINS(3)
-	R2_SCALE
-	ADDQ $2368, SI; ADDQ $2368, R12
-	ADDQ $288, R8
-	DECQ R10
-	JNZ  pblock
-	VMOVUPS Z0, (DX); VMOVUPS Z20, (BX)
-	ADDQ    $64, DX; ADDQ $64, BX
-	DECQ    R9
-	JNZ     pair
+	R2_PAIRS(pair, pblock, R2_NONE, R2_SUB, R2_NONE)
 done:
 	VZEROUPPER
 	RET
@@ -494,6 +504,14 @@ TEXT ·q6kr16DotPfN(SB), NOSPLIT, $0-48
 	VPMOVZXBD (64+16*(s))(SI), Z10; VPMULLD Z10, Z3, Z3; VPADDD Z3, Z1, Z1; \
 	VPMOVZXBD (64+16*(s))(R12), Z27; VPMULLD Z27, Z23, Z23; VPADDD Z23, Z21, Z21
 
+#define R2N_HEAD \
+	PREFETCHT0 288(R8); PREFETCHT0 352(R8); PREFETCHT0 416(R8); \
+	PREFETCHT0 480(R8); PREFETCHT0 544(R8); \
+	PREFETCHNTA 0(R11); PREFETCHNTA 64(R11); PREFETCHNTA 128(R11); PREFETCHNTA 192(R11); PREFETCHNTA 256(R11); \
+	PREFETCHNTA 0(R13); PREFETCHNTA 64(R13); PREFETCHNTA 128(R13); PREFETCHNTA 192(R13); PREFETCHNTA 256(R13)
+
+#define R2N_STEP ADDQ $2368, R11; ADDQ $2368, R13
+
 // func q4kr16Dot2N(w, x *byte, dst *float32, nb, groups int, w2 *byte, dst2 *float32, dist int)
 TEXT ·q4kr16Dot2N(SB), NOSPLIT, $0-64
 	R16_PROLOGUE
@@ -502,30 +520,7 @@ TEXT ·q4kr16Dot2N(SB), NOSPLIT, $0-64
 	MOVQ dist+56(FP), R11
 	LEAQ (R12)(R11*1), R13
 	ADDQ SI, R11
-npair:
-	VPXORD Z0, Z0, Z0; VPXORD Z20, Z20, Z20
-	MOVQ   DI, R8
-	MOVQ   CX, R10
-nblock:
-	PREFETCHT0 288(R8); PREFETCHT0 352(R8); PREFETCHT0 416(R8)
-	PREFETCHT0 480(R8); PREFETCHT0 544(R8)
-	PREFETCHNTA 0(R11); PREFETCHNTA 64(R11); PREFETCHNTA 128(R11); PREFETCHNTA 192(R11); PREFETCHNTA 256(R11)
-	PREFETCHNTA 0(R13); PREFETCHNTA 64(R13); PREFETCHNTA 128(R13); PREFETCHNTA 192(R13); PREFETCHNTA 256(R13)
-	VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2
-	VPXORD Z21, Z21, Z21; VPXORD Z22, Z22, Z22
-	R2N_SUB(0); R2N_SUB(1); R2N_SUB(2); R2N_SUB(3)
-	R2N_SUB(4); R2N_SUB(5); R2N_SUB(6); R2N_SUB(7)
-	R2_MINS(0); R2_MINS(1); R2_MINS(2); R2_MINS(3)
-	R2_SCALE
-	ADDQ $2368, SI; ADDQ $2368, R12
-	ADDQ $2368, R11; ADDQ $2368, R13
-	ADDQ $288, R8
-	DECQ R10
-	JNZ  nblock
-	VMOVUPS Z0, (DX); VMOVUPS Z20, (BX)
-	ADDQ    $64, DX; ADDQ $64, BX
-	DECQ    R9
-	JNZ     npair
+	R2_PAIRS(npair, nblock, R2N_HEAD, R2N_SUB, R2N_STEP)
 done:
 	VZEROUPPER
 	RET
