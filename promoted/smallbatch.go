@@ -30,8 +30,10 @@ const SmallBatchEnv = "DAMASCUS_SMALL_BATCH"
 // pp96 +1 %, pp128 +9 % (p 0.03)) and 20261204T154713Z-62d7e0 (256 and
 // 512: +4 to +6 % at pp192-pp512, none significant). With the stored
 // kernels (the bundle overridden) the crossover was 32 (results/README.md,
-// issue 19 short prompts; on a Zen 5 VM). Zen 5 (family 26) uses the
-// Zen 4 value until it is measured there.
+// issue 19 short prompts; on a Zen 5 VM). On Zen 5 (family 26) with its
+// bundle one-all-hmx-nta8k the same 128 holds (run 20261205T043037Z-853852,
+// 3B, 8 rounds: 32 rows lose pp64 by 8 % (p 2e-4), 256 level at pp32-pp256),
+// so the vendor's entry serves both families.
 //
 // GenuineIntel: the lent device's 16-core Xeon with AMX (the matmul is
 // amx-int8-il), 2 threads, `ledger damascus-bench -p 8,16,32,64 -r 3` at
