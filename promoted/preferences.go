@@ -69,14 +69,19 @@ func CPUKey(vendor string, family int) string {
 	return vendor + "/" + strconv.Itoa(family)
 }
 
+// CPUVendor is the vendor part of a CPUKey.
+func CPUVendor(cpu string) string {
+	vendor, _, _ := strings.Cut(cpu, "/")
+	return vendor
+}
+
 // cpuApplies reports whether an entry limited to entry ("" for none, a
 // vendor, or vendor/family) holds on the processor cpu (a CPUKey).
 func cpuApplies(entry, cpu string) bool {
 	if entry == "" || entry == cpu {
 		return true
 	}
-	vendor, _, _ := strings.Cut(cpu, "/")
-	return entry == vendor
+	return entry == CPUVendor(cpu)
 }
 
 // checkCPU refuses a cpu field that is neither a vendor nor vendor/family.

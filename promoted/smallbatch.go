@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 )
 
 // SmallBatchEnv names the environment variable that overrides
@@ -60,8 +59,7 @@ func (d *Dispatcher) SmallBatchRows() (int, error) {
 	if n, ok := smallBatchRows[d.cpu]; ok {
 		return n, nil
 	}
-	vendor, _, _ := strings.Cut(d.cpu, "/")
-	return smallBatchRows[vendor], nil
+	return smallBatchRows[CPUVendor(d.cpu)], nil
 }
 
 // SmallBatchRows is Default().SmallBatchRows.

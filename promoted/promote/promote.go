@@ -45,8 +45,7 @@ func EntryCPU(cpu string, cpuOnly, familyOnly bool) string {
 	case familyOnly:
 		return cpu
 	case cpuOnly:
-		vendor, _, _ := strings.Cut(cpu, "/")
-		return vendor
+		return promoted.CPUVendor(cpu)
 	}
 	return ""
 }
