@@ -111,6 +111,18 @@ func q4kr16DotMK(w, x *byte, dst *float32, nb, groups, stride int)
 //go:noescape
 func q4kr16DotM4(w, x *byte, xstride int, dst *float32, ldd, nb, groups int)
 
+// q4kr16F8, q4kr16F4 and q4kr16F1: the float-scaled batched kernels for
+// eight, four and one token (q4kr16f_amd64.s), q4kr16DotM4's arguments.
+//
+//go:noescape
+func q4kr16F8(w, x *byte, xstride int, dst *float32, ldd, nb, groups int)
+
+//go:noescape
+func q4kr16F4(w, x *byte, xstride int, dst *float32, ldd, nb, groups int)
+
+//go:noescape
+func q4kr16F1(w, x *byte, xstride int, dst *float32, ldd, nb, groups int)
+
 // q6kr16DotM4: q4kr16DotM4's Q6_K twin (q4kr16m_amd64.s).
 //
 //go:noescape
@@ -221,6 +233,12 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q4_K), Name: "avx512-vnni-r16-m4", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q4KR16Layout, Impl: q4kr16Batch,
 		Notes: "the batched decode product over the interleaved layout (q4kr16m.go): four tokens a pass, each weight line loaded and split into nibbles once for eight VPDPBUSDs; each token's results are matvec/q4_k:avx512-vnni-r16's bits. Shares the layout (one copy) with the r16 matvecs"})
+	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q4_K), Name: "avx512-vnni-r16-f8", Family: ledger.FamilyAVX512VNNI,
+		Features: feats, Layout: Q4KR16Layout, Impl: ledger.MatMul(Q4KR16MatMulF),
+		Notes: "issue 19 item 4 (short prompts on Intel, whose 512-bit integer glue takes VPDPBUSD's ports one for one): the batched decode product over the interleaved layout, eight tokens a pass, " +
+			"the rows' scales applied in float (one conversion and FMA a token and sub-block for -m4's VPADDD, two-uop VPMULLD and VPADDD; the mins by VPDPWSSD); a line's nibbles feed sixteen VPDPBUSDs. " +
+			"Its own bits, the same for a token in every pass width (eight, four, one). On the Zen 5 VM (family 26, adds beside the multiplies) level: in L2 0.65-0.75 against -m4's 0.57-0.72 TOPS (one core, BenchmarkR16BatchInCache n=16), " +
+			"3B at 2 threads in place of the bundle's -m4 (8 rounds, run 20261205T054231Z-b99c13) pp16 0.968×, pp64 1.035×, pp128 0.996× paired, none significant. For the Intel host: untimed there yet"})
 	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q6_K), Name: "avx512-vnni-r16-m4", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q6KR16Layout, Impl: q6kr16Batch,
 		Notes: "the Q6_K twin of matvec_batch/q4_k:avx512-vnni-r16-m4: a sub-block's four weight vectors built once from its nibbles and top bits for sixteen VPDPBUSDs; each token's results are matvec/q6_k:avx512-vnni-r16's bits"})

@@ -46,7 +46,30 @@ func Q6KR16MatMulRB(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k,
 // one at a time, block by block of the groups (rbBytes of weights a block;
 // 0: one block), a last partial group through a 16-value buffer.
 func r16MatMul(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k, rbBytes, groupBytes, actBytes int,
-	m4 func(w, x *byte, xstride int, dst *float32, ldd, nb, groups int), one func(w, x *byte, dst *float32, nb, groups int)) {
+	m4 r16Multi, one func(w, x *byte, dst *float32, nb, groups int)) {
+	r16MatMulWidths(dst, ldd, w, rows, xr, n, k, rbBytes, groupBytes, actBytes, []r16Width{
+		{4, m4},
+		{1, func(w, x *byte, _ int, dst *float32, _, nb, groups int) { one(w, x, dst, nb, groups) }},
+	})
+}
+
+// r16Multi is a kernel over groups of 16 interleaved rows (nb super-blocks
+// each) for a fixed number of tokens: their activations at x, xstride
+// bytes apart; token t's 16 sums of each group at dst + t·ldd floats.
+type r16Multi func(w, x *byte, xstride int, dst *float32, ldd, nb, groups int)
+
+// r16Width is a kernel and the tokens it takes a pass.
+type r16Width struct {
+	tokens int
+	f      r16Multi
+}
+
+// r16MatMulWidths runs kernels (widest first, the last one token wide)
+// over an interleaved layout of groupBytes a group and super-block,
+// actBytes of activations a super-block: as many tokens at a time as the
+// widest that fits, block by block of the groups (rbBytes of weights a
+// block; 0: one block), a last partial group through a 16-value buffer.
+func r16MatMulWidths(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k, rbBytes, groupBytes, actBytes int, kernels []r16Width) {
 	if rows == 0 || n == 0 {
 		return
 	}
@@ -59,21 +82,29 @@ func r16MatMul(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k, rbBy
 	for g0 := 0; g0 < groups; g0 += block {
 		ng, wg, d0 := min(block, groups-g0), w[g0*gbytes:], g0*Q4KR16Rows
 		j := 0
-		for ; j+4 <= n; j += 4 {
-			m4(&wg[0], &xr[j*act], act, &dst[j*ldd+d0], ldd, nb, ng)
-		}
-		for ; j < n; j++ {
-			one(&wg[0], &xr[j*act], &dst[j*ldd+d0], nb, ng)
+		for _, kn := range kernels {
+			for ; j+kn.tokens <= n; j += kn.tokens {
+				kn.f(&wg[0], &xr[j*act], act, &dst[j*ldd+d0], ldd, nb, ng)
+			}
 		}
 	}
 	if full := groups * Q4KR16Rows; full < rows {
 		var tail [Q4KR16Rows]float32
-		g := w[groups*gbytes:]
+		g, one := w[groups*gbytes:], kernels[len(kernels)-1].f
 		for j := range n {
-			one(&g[0], &xr[j*act], &tail[0], nb, 1)
+			one(&g[0], &xr[j*act], act, &tail[0], Q4KR16Rows, nb, 1)
 			copy(dst[j*ldd+full:j*ldd+rows], tail[:])
 		}
 	}
+}
+
+// Q4KR16MatMulF is the batched decode product over the interleaved Q4_K
+// layout with the rows' scales applied in float (q4kr16f_amd64.s): eight
+// tokens a pass, then four, then one, each token's float operations the
+// same in every width, so its results do not depend on the others. Not
+// the bits of Q4KR16MatVec (that sums the scaled products in integers).
+func Q4KR16MatMulF(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
+	r16MatMulWidths(dst, ldd, w, rows, xr, n, k, 0, Q4KR16Bytes, Q4KR16ActBytes, []r16Width{{8, q4kr16F8}, {4, q4kr16F4}, {1, q4kr16F1}})
 }
 
 // q4kr16Batch and q6kr16Batch are the ledger kernels over Q4KR16Layout
