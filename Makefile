@@ -100,8 +100,9 @@ device-pack: baseline
 	CGO_ENABLED=0 $(GO) build -buildvcs=true -ldflags="-s -w" -o .device/bin/ ./cmd/ledger ./cmd/damascus
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/roofline.test ./harness/roofline
 	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/amx.test ./variants/amx
+	CGO_ENABLED=0 $(GO) test -c -buildvcs=true -ldflags="-s -w" -o .device/bin/avx512.test ./variants/avx512
 	cp -rL $(TESTDATA) .device/testdata
-	tar -cf - .device/bin/ledger .device/bin/damascus .device/bin/roofline.test .device/bin/amx.test .device/testdata $(BASELINE)/node_modules | xz -T2 -6 > .device/pack/e2e.tar.xz
+	tar -cf - .device/bin/ledger .device/bin/damascus .device/bin/roofline.test .device/bin/amx.test .device/bin/avx512.test .device/testdata $(BASELINE)/node_modules | xz -T2 -6 > .device/pack/e2e.tar.xz
 	rm -rf .device/testdata
 	@ls -l .device/pack/e2e.tar.xz
 

@@ -72,6 +72,9 @@
 #             its AMX tests, the attention sweep, `ledger ab` at 3B pp1024
 #   ti        issue 19's row tiles inside the token groups: their AMX test,
 #             then `ledger ab` of -ti4 and -ti8 (128-row chunks) at 3B pp1024
+#   batchf8   issue 19 item 4 (pp16 on Intel): the float-scaled batched
+#             kernels -r16-f8 against -r16-m4 in L2, then `ledger ab`
+#             of them in the engine, with the crossover at 16 and 32
 #   ab        ledger ab: the promoted kernels beside the one-copy layout
 #             arms, 10 rounds: the evidence `ledger promote --bundle` reads
 #   shipped   the engine as shipped (no override), SHIPPED's tests, RUNS
@@ -995,6 +998,21 @@ ti)
 	;;
 ab)
 	ab_phase
+	;;
+batchf8)
+	# Issue 19 item 4 on the host's Intel AMX cores: are the batched decode
+	# kernels with float scales (-r16-f8: eight tokens a pass, one
+	# conversion and FMA a token and sub-block where -m4 spends VPADDD,
+	# VPMULLD and VPADDD, all on VPDPBUSD's two ports there) faster? First
+	# BenchmarkR16BatchInCache (one core, a chunk in L2, TOPS against the
+	# VNNI probe), then `ledger ab` of the 3B at PPS (16,32) and TG (8):
+	# the promoted kernels (crossover 16), f8 (both types' -r16-f8) and
+	# f8sb32 (the same, crossover 32), RUNS (6) rounds.
+	log "BenchmarkR16BatchInCache"
+	( cd variants/avx512 && timeout 120 "$OLDPWD/$B/avx512.test" -test.run '^$' -test.bench R16BatchInCache -test.count "${COUNT:-4}" -test.benchtime 0.3s ) > "$OUT/batch-incache.txt" 2>&1
+	grep -a TOPS "$OUT/batch-incache.txt" | awk '{print $1, $(NF-1)}' | sed 's/^BenchmarkR16BatchInCache\///'
+	f8="matvec_batch/q4_k=avx512-vnni-r16-f8,matvec_batch/q6_k=avx512-vnni-r16-f8"
+	ARMS="f8=$f8 f8sb32=$f8" SB_ARMS="f8sb32=32" PPS=${PPS:-16,32} TG=${TG-8} RUNS=${RUNS:-6} ab_phase
 	;;
 decode-profile)
 	# Issue 20 item 1 on the host's Intel AMX cores: where a 2-thread decode

@@ -350,10 +350,11 @@ func quantizedRows(r *rand.Rand, quantize func(dst []byte, src []float32), bs, r
 }
 
 // BenchmarkR16BatchInCache times the batched products over a chunk of the
-// interleaved layout that stays in L2 (128 rows × 3072, 355 KiB: what the
-// engine deals a thread at a time), single-threaded, so they run at their
-// instruction mix's rate: TOPS counts two int8 operations a weight and
-// token, against `ledger probe`'s int8-vnni peak.
+// interleaved layouts that stays in L2 (128 rows × 3072: 355 KiB of Q4_K,
+// 504 KiB of Q6_K, about what the engine deals a thread at a time),
+// single-threaded, so they run at their instruction mix's rate: TOPS
+// counts two int8 operations a weight and token, against `ledger probe`'s
+// int8-vnni peak.
 func BenchmarkR16BatchInCache(b *testing.B) {
 	if missing := cpufeat.Missing("avx512f", "avx512bw", "avx512vnni"); len(missing) > 0 {
 		b.Skipf("CPU lacks %v", missing)
@@ -364,38 +365,43 @@ func BenchmarkR16BatchInCache(b *testing.B) {
 	for i := range w {
 		w[i] = float32(r.NormFloat64())
 	}
-	q := make([]byte, rows*k/256*144)
-	quant.QuantizeQ4K(q, w)
-	packed := make([]byte, rows/16*k/256*Q4KR16Bytes)
-	if err := RepackQ4KR16(packed, q, rows, k); err != nil {
-		b.Fatal(err)
-	}
-	for _, n := range []int{8, 16} {
-		xq := make([]byte, n*k/256*292)
-		x := make([]float32, n*k)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
+	for _, c := range []struct {
+		wt       quant.Type
+		bs       int
+		lay      *ledger.WeightLayout
+		quantize func(dst []byte, src []float32)
+		m4, f8   func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int)
+	}{
+		{quant.Q4_K, 144, Q4KR16Layout, quant.QuantizeQ4K, Q4KR16MatMul, Q4KR16MatMulF},
+		{quant.Q6_K, 210, Q6KR16Layout, quant.QuantizeQ6K, Q6KR16MatMul, Q6KR16MatMulF},
+	} {
+		q := make([]byte, rows*k/256*c.bs)
+		c.quantize(q, w)
+		packed := make([]byte, c.lay.Size(rows, k))
+		if err := c.lay.Repack(packed, q, rows, k); err != nil {
+			b.Fatal(err)
 		}
-		quant.QuantizeQ8K(xq, x)
-		act := k / 256 * Q4KR16ActBytes
-		xr := make([]byte, n*act)
-		for j := range n {
-			PrepareQ4KR16(xr[j*act:], xq[j*k/256*292:], k)
-		}
-		dst := make([]float32, n*rows)
-		for _, v := range []struct {
-			name string
-			f    func()
-		}{
-			{"r16-m4", func() { Q4KR16MatMul(dst, rows, packed, rows, xr, n, k) }},
-			{"r16-f8", func() { Q4KR16MatMulF(dst, rows, packed, rows, xr, n, k) }},
-		} {
-			b.Run("variant="+v.name+"/n="+strconv.Itoa(n), func(b *testing.B) {
-				for b.Loop() {
-					v.f()
-				}
-				b.ReportMetric(2*float64(n*rows*k)*float64(b.N)/b.Elapsed().Seconds()/1e12, "TOPS")
-			})
+		for _, n := range []int{8, 16} {
+			xq := make([]byte, n*k/256*292)
+			x := make([]float32, n*k)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			quant.QuantizeQ8K(xq, x)
+			xr := make([]byte, n*c.lay.ActBytes(k))
+			c.lay.PrepareBatch(xr, xq, n, k)
+			dst := make([]float32, n*rows)
+			for _, v := range []struct {
+				name string
+				f    func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int)
+			}{{"r16-m4", c.m4}, {"r16-f8", c.f8}} {
+				b.Run("type="+ledger.TypeName(c.wt)+"/variant="+v.name+"/n="+strconv.Itoa(n), func(b *testing.B) {
+					for b.Loop() {
+						v.f(dst, rows, packed, rows, xr, n, k)
+					}
+					b.ReportMetric(2*float64(n*rows*k)*float64(b.N)/b.Elapsed().Seconds()/1e12, "TOPS")
+				})
+			}
 		}
 	}
 }

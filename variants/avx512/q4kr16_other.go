@@ -36,3 +36,15 @@ func q4kr16F4(w, x *byte, xstride int, dst *float32, ldd, nb, groups int) {
 func q4kr16F1(w, x *byte, xstride int, dst *float32, ldd, nb, groups int) {
 	panic("avx512: q4kr16F1 needs the amd64 assembly")
 }
+
+func q6kr16F8(w, x *byte, xstride int, dst *float32, ldd, nb, groups int) {
+	panic("avx512: q6kr16F8 needs the amd64 assembly")
+}
+
+func q6kr16F4(w, x *byte, xstride int, dst *float32, ldd, nb, groups int) {
+	panic("avx512: q6kr16F4 needs the amd64 assembly")
+}
+
+func q6kr16F1(w, x *byte, xstride int, dst *float32, ldd, nb, groups int) {
+	panic("avx512: q6kr16F1 needs the amd64 assembly")
+}

@@ -206,3 +206,100 @@ TEXT ·q4kr16F4(SB), NOSPLIT, $0-56
 // func q4kr16F1(w, x *byte, xstride int, dst *float32, ldd, nb, groups int)
 TEXT ·q4kr16F1(SB), NOSPLIT, $0-56
 	F_TEXT(F1_BLOCK, F1_ZERO, F1_STORE)
+
+// The Q6_K twins (q6kr16F8, F4, F1) over the interleaved Q6_K layout
+// (q6kr16.go), activations laid out by PrepareQ6KR16: each of a
+// sub-block's four k-quads of 6-bit quants is built once into Z8 (from its
+// nibbles and top bits, Z9 a temporary) for one VPDPBUSD a token; a
+// token's sub-block sum, less 32 × its activations' sum, is converted and
+// folded in with one FMA by d·sc (signed). Z13 holds 0x0f bytes, Z14 0x30
+// bytes; the other registers as above.
+
+#define S6_N0(s) (288+192*(s))(SI)
+#define S6_N1(s) (288+192*(s)+64)(SI)
+#define S6_TOP(s) (288+192*(s)+128)(SI)
+
+// S6_KQj builds k-quad j (weights 16s+4j+i) of sub-block s into Z8.
+#define S6_KQ0(s) \
+	VPANDD S6_N0(s), Z13, Z8; VPSLLW $4, S6_TOP(s), Z9; VPTERNLOGD $0xf8, Z14, Z9, Z8
+#define S6_KQ1(s) \
+	VPSRLW $4, S6_N0(s), Z8; VPANDD Z13, Z8, Z8; VPSLLW $2, S6_TOP(s), Z9; VPTERNLOGD $0xf8, Z14, Z9, Z8
+#define S6_KQ2(s) \
+	VPANDD S6_N1(s), Z13, Z8; VPTERNLOGD $0xf8, S6_TOP(s), Z14, Z8
+#define S6_KQ3(s) \
+	VPSRLW $4, S6_N1(s), Z8; VPANDD Z13, Z8, Z8; VPSRLW $2, S6_TOP(s), Z9; VPTERNLOGD $0xf8, Z14, Z9, Z8
+
+#define S6_DOT(s, j, x, a) VPDPBUSD.BCST (16*(s)+4*(j))x, Z8, a
+
+#define S6_DOTS8(s, j) \
+	S6_DOTS4(s, j); \
+	S6_DOT(s, j, TOK4, Z28); S6_DOT(s, j, TOK5, Z29); S6_DOT(s, j, TOK6, Z30); S6_DOT(s, j, TOK7, Z31)
+#define S6_DOTS4(s, j) \
+	S6_DOT(s, j, TOK0, Z24); S6_DOT(s, j, TOK1, Z25); S6_DOT(s, j, TOK2, Z26); S6_DOT(s, j, TOK3, Z27)
+#define S6_DOTS1(s, j) S6_DOT(s, j, TOK0, Z24)
+
+// S6_ACC folds one token's sub-block s (products a) into its sum p.
+#define S6_ACC(s, x, a, p) \
+	VPSUBD.BCST (256+4*(s))x, a, a; \
+	VCVTDQ2PS   a, a; \
+	VFMADD231PS Z10, a, p
+
+#define S6_ACCS8(s) \
+	S6_ACCS4(s); \
+	S6_ACC(s, TOK4, Z28, Z20); S6_ACC(s, TOK5, Z29, Z21); S6_ACC(s, TOK6, Z30, Z22); S6_ACC(s, TOK7, Z31, Z23)
+#define S6_ACCS4(s) \
+	S6_ACC(s, TOK0, Z24, Z16); S6_ACC(s, TOK1, Z25, Z17); S6_ACC(s, TOK2, Z26, Z18); S6_ACC(s, TOK3, Z27, Z19)
+#define S6_ACCS1(s) S6_ACC(s, TOK0, Z24, Z16)
+
+#define S6_ZA8 F_ZERO4(Z24, Z25, Z26, Z27); F_ZERO4(Z28, Z29, Z30, Z31)
+#define S6_ZA4 F_ZERO4(Z24, Z25, Z26, Z27)
+#define S6_ZA1 VPXORD Z24, Z24, Z24
+#define S6_ZP8 F_ZERO4(Z16, Z17, Z18, Z19); F_ZERO4(Z20, Z21, Z22, Z23)
+#define S6_ZP4 F_ZERO4(Z16, Z17, Z18, Z19)
+#define S6_ZP1 VPXORD Z16, Z16, Z16
+
+// S6_SUB is sub-block s for a set of tokens (its zeroing, products and
+// folds).
+#define S6_SUB(s, za, dots, accs) \
+	VPMOVSXBD (32+16*(s))(SI), Z10; VCVTDQ2PS Z10, Z10; VMULPS Z11, Z10, Z10; \
+	za; \
+	S6_KQ0(s); dots(s, 0); S6_KQ1(s); dots(s, 1); S6_KQ2(s); dots(s, 2); S6_KQ3(s); dots(s, 3); \
+	accs(s)
+
+#define S6_FIN(x, p, f) VFMADD231PS.BCST 320x, p, f
+#define S6_FINS8 S6_FINS4; S6_FIN(TOK4, Z20, Z4); S6_FIN(TOK5, Z21, Z5); S6_FIN(TOK6, Z22, Z6); S6_FIN(TOK7, Z23, Z7)
+#define S6_FINS4 S6_FIN(TOK0, Z16, Z0); S6_FIN(TOK1, Z17, Z1); S6_FIN(TOK2, Z18, Z2); S6_FIN(TOK3, Z19, Z3)
+#define S6_FINS1 S6_FIN(TOK0, Z16, Z0)
+
+// S6_BLOCK is one super-block of the group at SI for a set of tokens.
+#define S6_BLOCK(zp, za, dots, accs, fins) \
+	zp; \
+	VCVTPH2PS (SI), Z11; \
+	S6_SUB(0, za, dots, accs); S6_SUB(1, za, dots, accs); S6_SUB(2, za, dots, accs); S6_SUB(3, za, dots, accs); \
+	S6_SUB(4, za, dots, accs); S6_SUB(5, za, dots, accs); S6_SUB(6, za, dots, accs); S6_SUB(7, za, dots, accs); \
+	S6_SUB(8, za, dots, accs); S6_SUB(9, za, dots, accs); S6_SUB(10, za, dots, accs); S6_SUB(11, za, dots, accs); \
+	S6_SUB(12, za, dots, accs); S6_SUB(13, za, dots, accs); S6_SUB(14, za, dots, accs); S6_SUB(15, za, dots, accs); \
+	fins; \
+	ADDQ $3360, SI; \
+	ADDQ $336, R8; ADDQ $336, R11; ADDQ $336, R12; ADDQ $336, R13
+
+#define S6_BLOCK8 S6_BLOCK(S6_ZP8, S6_ZA8, S6_DOTS8, S6_ACCS8, S6_FINS8)
+#define S6_BLOCK4 S6_BLOCK(S6_ZP4, S6_ZA4, S6_DOTS4, S6_ACCS4, S6_FINS4)
+#define S6_BLOCK1 S6_BLOCK(S6_ZP1, S6_ZA1, S6_DOTS1, S6_ACCS1, S6_FINS1)
+
+#define S6_CONSTS MOVL $0x30303030, R10; VPBROADCASTD R10, Z14
+
+// func q6kr16F8(w, x *byte, xstride int, dst *float32, ldd, nb, groups int)
+TEXT ·q6kr16F8(SB), NOSPLIT, $0-56
+	S6_CONSTS
+	F_TEXT(S6_BLOCK8, F8_ZERO, F8_STORE)
+
+// func q6kr16F4(w, x *byte, xstride int, dst *float32, ldd, nb, groups int)
+TEXT ·q6kr16F4(SB), NOSPLIT, $0-56
+	S6_CONSTS
+	F_TEXT(S6_BLOCK4, F4_ZERO, F4_STORE)
+
+// func q6kr16F1(w, x *byte, xstride int, dst *float32, ldd, nb, groups int)
+TEXT ·q6kr16F1(SB), NOSPLIT, $0-56
+	S6_CONSTS
+	F_TEXT(S6_BLOCK1, F1_ZERO, F1_STORE)

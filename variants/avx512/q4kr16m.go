@@ -107,6 +107,12 @@ func Q4KR16MatMulF(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k i
 	r16MatMulWidths(dst, ldd, w, rows, xr, n, k, 0, Q4KR16Bytes, Q4KR16ActBytes, []r16Width{{8, q4kr16F8}, {4, q4kr16F4}, {1, q4kr16F1}})
 }
 
+// Q6KR16MatMulF is Q4KR16MatMulF for the interleaved Q6_K layout
+// (activations laid out by PrepareQ6KR16).
+func Q6KR16MatMulF(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
+	r16MatMulWidths(dst, ldd, w, rows, xr, n, k, 0, Q6KR16Bytes, Q6KR16ActBytes, []r16Width{{8, q6kr16F8}, {4, q6kr16F4}, {1, q6kr16F1}})
+}
+
 // q4kr16Batch and q6kr16Batch are the ledger kernels over Q4KR16Layout
 // and Q6KR16Layout.
 var (
