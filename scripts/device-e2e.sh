@@ -72,9 +72,9 @@
 #             its AMX tests, the attention sweep, `ledger ab` at 3B pp1024
 #   ti        issue 19's row tiles inside the token groups: their AMX test,
 #             then `ledger ab` of -ti4 and -ti8 (128-row chunks) at 3B pp1024
-#   batchf8   issue 19 item 4 (pp16 on Intel): the float-scaled batched
-#             kernels -r16-f8 against -r16-m4 in L2, then `ledger ab`
-#             of them in the engine, with the crossover at 16 and 32
+#   batchf8   issue 19 item 4 (short prompts on Intel): the AMX short-step
+#             kernel amx-int8-r16s's gate, it and the float-scaled -r16-f8
+#             against -r16-m4 in L2, then `ledger ab` of them in the engine
 #   ab        ledger ab: the promoted kernels beside the one-copy layout
 #             arms, 10 rounds: the evidence `ledger promote --bundle` reads
 #   shipped   the engine as shipped (no override), SHIPPED's tests, RUNS
@@ -1000,19 +1000,30 @@ ab)
 	ab_phase
 	;;
 batchf8)
-	# Issue 19 item 4 on the host's Intel AMX cores: are the batched decode
-	# kernels with float scales (-r16-f8: eight tokens a pass, one
-	# conversion and FMA a token and sub-block where -m4 spends VPADDD,
-	# VPMULLD and VPADDD, all on VPDPBUSD's two ports there) faster? First
-	# BenchmarkR16BatchInCache (one core, a chunk in L2, TOPS against the
-	# VNNI probe), then `ledger ab` of the 3B at PPS (16,32) and TG (8):
-	# the promoted kernels (crossover 16), f8 (both types' -r16-f8) and
-	# f8sb32 (the same, crossover 32), RUNS (6) rounds.
-	log "BenchmarkR16BatchInCache"
+	# Issue 19 item 4 on the host's Intel AMX cores, the short steps.
+	# First the AMX short-step kernel's gate (amx-int8-r16s: one TDPBSUD a
+	# Q4_K sub-block over the interleaved layout, written without AMX at
+	# hand), then one core in L2: BenchmarkShortInCache (r16s beside -m4 and
+	# -f8) and BenchmarkR16BatchInCache (-f8, the float-scaled batched
+	# kernels, against -m4, both types). Then `ledger ab` of the 3B at PPS
+	# (16,64) and TG (8), RUNS (5) rounds (≈ 25 s a process): the promoted
+	# kernels (crossover 16) beside, when the gate passed, s (r16s for Q4_K,
+	# -f8 for Q6_K) at crossovers 16 and SB (64), else f8 (both types'
+	# -r16-f8).
+	log "amx-int8-r16s gate"
+	( cd variants/amx && timeout 120 "$OLDPWD/$B/amx.test" -test.run 'TestConformance/matvec_batch/q4_k/(amx-int8|avx512-vnni)-r16s' -test.count 1 -test.v ) > "$OUT/r16s-gate.txt" 2>&1
+	rc=$?; grep -aE "^(---|ok|FAIL|PASS)|    ---|panic|SIG" "$OUT/r16s-gate.txt" | head -20
+	log "BenchmarkShortInCache, BenchmarkR16BatchInCache"
+	( cd variants/amx && timeout 120 "$OLDPWD/$B/amx.test" -test.run '^$' -test.bench ShortInCache -test.count "${COUNT:-4}" -test.benchtime 0.3s ) > "$OUT/short-incache.txt" 2>&1
 	( cd variants/avx512 && timeout 120 "$OLDPWD/$B/avx512.test" -test.run '^$' -test.bench R16BatchInCache -test.count "${COUNT:-4}" -test.benchtime 0.3s ) > "$OUT/batch-incache.txt" 2>&1
-	grep -a TOPS "$OUT/batch-incache.txt" | awk '{print $1, $(NF-1)}' | sed 's/^BenchmarkR16BatchInCache\///'
+	grep -ah TOPS "$OUT/short-incache.txt" "$OUT/batch-incache.txt" | awk '{print $1, $(NF-1)}' | sed 's/^Benchmark//'
 	f8="matvec_batch/q4_k=avx512-vnni-r16-f8,matvec_batch/q6_k=avx512-vnni-r16-f8"
-	ARMS="f8=$f8 f8sb32=$f8" SB_ARMS="f8sb32=32" PPS=${PPS:-16,32} TG=${TG-8} RUNS=${RUNS:-6} ab_phase
+	arms="f8=$f8" sbarms=""
+	if [ "$rc" = 0 ] && grep -q -- "--- PASS: TestConformance/matvec_batch/q4_k/amx-int8-r16s " "$OUT/r16s-gate.txt"; then
+		sk="matvec_batch/q4_k=amx-int8-r16s,matvec_batch/q6_k=avx512-vnni-r16-f8"
+		arms="s=$sk s${SB:-64}=$sk" sbarms="s${SB:-64}=${SB:-64}"
+	fi
+	ARMS="$arms" SB_ARMS="$sbarms" PPS=${PPS:-16,64} TG=${TG-8} RUNS=${RUNS:-5} ab_phase
 	;;
 decode-profile)
 	# Issue 20 item 1 on the host's Intel AMX cores: where a 2-thread decode

@@ -1,0 +1,217 @@
+//go:build !noasm
+
+#include "textflag.h"
+#include "../../internal/amx/amx_amd64.h"
+
+// r16sKernel (short.go): the batched decode product of up to 16 tokens over
+// the interleaved Q4_K layout (variants/avx512's q4kr16.go) on AMX, one
+// tile product a sub-block. A layout line's low nibbles are, as they
+// stand, a row of the VNNI-ordered B tile of one k-quad (16 rows × 4
+// bytes), its high nibbles the row four k-quads on; so a super-block's
+// 32 lines unpack (an AND, a shift and an AND) into eight B tiles of
+// 8 × 64 bytes, one a sub-block, and each sub-block is one TDPBSUD of
+// the tokens' 32 activations (an A tile read in place from the prepared
+// activations, xstride apart) into C = 16 tokens × 16 rows of int32
+// sums. No two-digit split: each sub-block's sums are exact, and the
+// scales apply in float a token at a time, as avx512-vnni-r16-f8 applies
+// them: p = Σ_s float(C_s)·(d·sc_s), less dmin·float(mins), f += dx·p.
+// Every token's float operations are the same whatever the number of
+// tokens, so its results do not depend on the others.
+//
+// Without FLAG_AMX each C row is made by eight VPDPBUSDs instead (the
+// twin that tests the unpacking, the epilogue and the driver on machines
+// without AMX; not a rival).
+//
+// Registers: DI the argument block; SI the weights at the current
+// super-block; R8 token 0's activations there; R9 xstride; R10 bbuf; R11
+// cbuf; R12 super-blocks left; R13 groups left; DX the group's dst; CX
+// 64 (the twin's token count while it runs); AX, BX temporaries. Z0-Z15 the tokens' float sums; Z16-Z23 d·sc of
+// the sub-blocks; Z24-Z27 the mins pairs' words; Z28 dmin; Z29 0x0f
+// bytes; Z30, Z31 temporaries.
+
+// The argument block (shortArgs in short.go).
+#define SA_W       0
+#define SA_X       8
+#define SA_XSTRIDE 16
+#define SA_DST     24
+#define SA_LDD     32
+#define SA_NB      40
+#define SA_GROUPS  48
+#define SA_N       56
+#define SA_BBUF    64
+#define SA_CBUF    72
+#define SA_CFG     80
+#define SA_FLAGS   88
+
+#define FLAG_AMX 1
+
+// S_UNPACK splits line g of sub-block s into its B rows g (low nibbles)
+// and 4+g (high) of bbuf's tile s.
+#define S_UNPACK(s, g) \
+	VMOVDQU64 (320+((s)*4+(g))*64)(SI), Z30; \
+	VPANDD    Z29, Z30, Z31; \
+	VMOVDQU64 Z31, ((s)*512+(g)*64)(R10); \
+	VPSRLW    $4, Z30, Z30; \
+	VPANDD    Z29, Z30, Z30; \
+	VMOVDQU64 Z30, ((s)*512+(4+(g))*64)(R10)
+
+#define S_UNPACK_SUB(s) S_UNPACK(s, 0); S_UNPACK(s, 1); S_UNPACK(s, 2); S_UNPACK(s, 3)
+
+// S_SCALE sets z to d·sc of sub-block s (d in Z31).
+#define S_SCALE(s, z) \
+	VPMOVZXBD (64+16*(s))(SI), z; \
+	VCVTDQ2PS z, z; \
+	VMULPS    Z31, z, z
+
+// S_TILE is sub-block s on AMX: C tile c = A (tokens' activations 32s..,
+// tile a) · B (bbuf's tile s, tile b).
+#define S_TILE(s, c, a, b) \
+	TILEZERO(c); \
+	LEAQ (32*(s))(R8), AX; \
+	TILELOADD(a, AMX_AX, AMX_R9); \
+	LEAQ ((s)*512)(R10), BX; \
+	TILELOADD(b, AMX_BX, AMX_CX); \
+	TDPBSUD(c, a, b)
+
+// S_STORE4 stores C tiles 0-3 as sub-blocks s0..s0+3 of cbuf (1 KiB each:
+// a token's 16 sums a 64-byte row).
+#define S_STORE4(s0) \
+	LEAQ ((s0)*1024)(R11), BX; TILESTORED(0, AMX_BX, AMX_CX); \
+	LEAQ ((s0+1)*1024)(R11), BX; TILESTORED(1, AMX_BX, AMX_CX); \
+	LEAQ ((s0+2)*1024)(R11), BX; TILESTORED(2, AMX_BX, AMX_CX); \
+	LEAQ ((s0+3)*1024)(R11), BX; TILESTORED(3, AMX_BX, AMX_CX)
+
+// S_VROW is the twin's C row of sub-block s for the token at AX: eight
+// VPDPBUSDs into Z31, stored at BX.
+#define S_VROW(s) \
+	VPXORD Z31, Z31, Z31; \
+	VMOVDQU64 ((s)*512)(R10), Z30; VPDPBUSD.BCST (32*(s))(AX), Z30, Z31; \
+	VMOVDQU64 ((s)*512+64)(R10), Z30; VPDPBUSD.BCST (32*(s)+4)(AX), Z30, Z31; \
+	VMOVDQU64 ((s)*512+128)(R10), Z30; VPDPBUSD.BCST (32*(s)+8)(AX), Z30, Z31; \
+	VMOVDQU64 ((s)*512+192)(R10), Z30; VPDPBUSD.BCST (32*(s)+12)(AX), Z30, Z31; \
+	VMOVDQU64 ((s)*512+256)(R10), Z30; VPDPBUSD.BCST (32*(s)+16)(AX), Z30, Z31; \
+	VMOVDQU64 ((s)*512+320)(R10), Z30; VPDPBUSD.BCST (32*(s)+20)(AX), Z30, Z31; \
+	VMOVDQU64 ((s)*512+384)(R10), Z30; VPDPBUSD.BCST (32*(s)+24)(AX), Z30, Z31; \
+	VMOVDQU64 ((s)*512+448)(R10), Z30; VPDPBUSD.BCST (32*(s)+28)(AX), Z30, Z31; \
+	VMOVDQU64 Z31, ((s)*1024)(BX)
+
+// S_EPI is token t's super-block (activations at AX, its C rows at
+// cbuf + 64t) into its float sums f; jumps to end when t is past n.
+#define S_EPI(t, f, end) \
+	CMPQ SA_N(DI), $(t+1); JLT end; \
+	VCVTDQ2PS    (0*1024+64*(t))(R11), Z30; VMULPS Z16, Z30, Z30; \
+	VCVTDQ2PS    (1*1024+64*(t))(R11), Z31; VFMADD231PS Z17, Z31, Z30; \
+	VCVTDQ2PS    (2*1024+64*(t))(R11), Z31; VFMADD231PS Z18, Z31, Z30; \
+	VCVTDQ2PS    (3*1024+64*(t))(R11), Z31; VFMADD231PS Z19, Z31, Z30; \
+	VCVTDQ2PS    (4*1024+64*(t))(R11), Z31; VFMADD231PS Z20, Z31, Z30; \
+	VCVTDQ2PS    (5*1024+64*(t))(R11), Z31; VFMADD231PS Z21, Z31, Z30; \
+	VCVTDQ2PS    (6*1024+64*(t))(R11), Z31; VFMADD231PS Z22, Z31, Z30; \
+	VCVTDQ2PS    (7*1024+64*(t))(R11), Z31; VFMADD231PS Z23, Z31, Z30; \
+	VPXORD       Z31, Z31, Z31; \
+	VPDPWSSD.BCST 256(AX), Z24, Z31; \
+	VPDPWSSD.BCST 260(AX), Z25, Z31; \
+	VPDPWSSD.BCST 264(AX), Z26, Z31; \
+	VPDPWSSD.BCST 268(AX), Z27, Z31; \
+	VCVTDQ2PS    Z31, Z31; \
+	VFNMADD231PS Z28, Z31, Z30; \
+	VFMADD231PS.BCST 272(AX), Z30, f; \
+	ADDQ R9, AX
+
+// S_OUT stores token t's sums f at BX and steps BX a dst row on.
+#define S_OUT(t, f, end) \
+	CMPQ SA_N(DI), $(t+1); JLT end; \
+	VMOVUPS f, (BX); \
+	ADDQ SA_LDD(DI), BX
+
+#define S_ZERO4(a, b, c, d) VPXORD a, a, a; VPXORD b, b, b; VPXORD c, c, c; VPXORD d, d, d
+
+// func r16sKernel(a *shortArgs)
+TEXT ·r16sKernel(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), DI
+	MOVQ SA_W(DI), SI
+	MOVQ SA_XSTRIDE(DI), R9
+	MOVQ SA_BBUF(DI), R10
+	MOVQ SA_CBUF(DI), R11
+	MOVQ SA_DST(DI), DX
+	MOVQ SA_GROUPS(DI), R13
+	MOVQ $64, CX
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z29
+	TESTQ R13, R13
+	JZ    done
+	CMPQ  SA_NB(DI), $0
+	JEQ   done
+	TESTQ $FLAG_AMX, SA_FLAGS(DI)
+	JZ    group
+	MOVQ  SA_CFG(DI), AX
+	LDTILECFG(AMX_AX)
+
+group:
+	S_ZERO4(Z0, Z1, Z2, Z3); S_ZERO4(Z4, Z5, Z6, Z7)
+	S_ZERO4(Z8, Z9, Z10, Z11); S_ZERO4(Z12, Z13, Z14, Z15)
+	MOVQ SA_X(DI), R8
+	MOVQ SA_NB(DI), R12
+
+block:
+	S_UNPACK_SUB(0); S_UNPACK_SUB(1); S_UNPACK_SUB(2); S_UNPACK_SUB(3)
+	S_UNPACK_SUB(4); S_UNPACK_SUB(5); S_UNPACK_SUB(6); S_UNPACK_SUB(7)
+	TESTQ $FLAG_AMX, SA_FLAGS(DI)
+	JZ    vnni
+	S_TILE(0, 0, 4, 6); S_TILE(1, 1, 5, 7); S_TILE(2, 2, 4, 6); S_TILE(3, 3, 5, 7)
+	S_STORE4(0)
+	S_TILE(4, 0, 4, 6); S_TILE(5, 1, 5, 7); S_TILE(6, 2, 4, 6); S_TILE(7, 3, 5, 7)
+	S_STORE4(4)
+	JMP epilogue
+
+vnni:
+	// The twin: C rows token by token (cbuf + 64t), n tokens.
+	MOVQ R8, AX
+	MOVQ R11, BX
+	MOVQ SA_N(DI), CX
+
+vtoken:
+	S_VROW(0); S_VROW(1); S_VROW(2); S_VROW(3)
+	S_VROW(4); S_VROW(5); S_VROW(6); S_VROW(7)
+	ADDQ R9, AX
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  vtoken
+	MOVQ $64, CX
+
+epilogue:
+	VCVTPH2PS (SI), Z31
+	S_SCALE(0, Z16); S_SCALE(1, Z17); S_SCALE(2, Z18); S_SCALE(3, Z19)
+	S_SCALE(4, Z20); S_SCALE(5, Z21); S_SCALE(6, Z22); S_SCALE(7, Z23)
+	VCVTPH2PS 32(SI), Z28
+	VPMOVZXBW 192(SI), Z24
+	VPMOVZXBW 224(SI), Z25
+	VPMOVZXBW 256(SI), Z26
+	VPMOVZXBW 288(SI), Z27
+	MOVQ R8, AX
+	S_EPI(0, Z0, epidone); S_EPI(1, Z1, epidone); S_EPI(2, Z2, epidone); S_EPI(3, Z3, epidone)
+	S_EPI(4, Z4, epidone); S_EPI(5, Z5, epidone); S_EPI(6, Z6, epidone); S_EPI(7, Z7, epidone)
+	S_EPI(8, Z8, epidone); S_EPI(9, Z9, epidone); S_EPI(10, Z10, epidone); S_EPI(11, Z11, epidone)
+	S_EPI(12, Z12, epidone); S_EPI(13, Z13, epidone); S_EPI(14, Z14, epidone); S_EPI(15, Z15, epidone)
+
+epidone:
+	ADDQ $2368, SI
+	ADDQ $288, R8
+	DECQ R12
+	JNZ  block
+	MOVQ DX, BX
+	S_OUT(0, Z0, outdone); S_OUT(1, Z1, outdone); S_OUT(2, Z2, outdone); S_OUT(3, Z3, outdone)
+	S_OUT(4, Z4, outdone); S_OUT(5, Z5, outdone); S_OUT(6, Z6, outdone); S_OUT(7, Z7, outdone)
+	S_OUT(8, Z8, outdone); S_OUT(9, Z9, outdone); S_OUT(10, Z10, outdone); S_OUT(11, Z11, outdone)
+	S_OUT(12, Z12, outdone); S_OUT(13, Z13, outdone); S_OUT(14, Z14, outdone); S_OUT(15, Z15, outdone)
+
+outdone:
+	ADDQ $64, DX
+	DECQ R13
+	JNZ  group
+	TESTQ $FLAG_AMX, SA_FLAGS(DI)
+	JZ    done
+	TILERELEASE
+
+done:
+	VZEROUPPER
+	RET
