@@ -25,16 +25,37 @@ type shortArgs struct {
 	nb       int      // super-blocks a row
 	groups   int      // groups of 16 rows
 	n        int      // tokens, 1..16
-	bbuf     *byte    // 4 KiB: a super-block's eight B tiles
-	cbuf     *byte    // 8 KiB: eight sub-blocks' C tiles
+	bbuf     *byte    // 4 KiB: a super-block's B tiles
+	cbuf     *byte    // its sub-blocks' C tiles (8 KiB Q4_K, 16 KiB Q6_K)
 	cfg      *byte    // the 64-byte tile configuration for n tokens
 	flags    uint64   // flagAMX: tile products on AMX, else VPDPBUSD
+	sbuf     *byte    // Q6_K: 1 KiB, d·sc of a super-block's sub-blocks
 }
 
 // r16sKernel runs the groups of a.w for a.n tokens (short_amd64.s).
 //
 //go:noescape
 func r16sKernel(a *shortArgs)
+
+// r16s6Kernel is r16sKernel for the interleaved Q6_K layout.
+//
+//go:noescape
+func r16s6Kernel(a *shortArgs)
+
+// shortFormat is a weight type's short-step kernel and geometry.
+type shortFormat struct {
+	name   string
+	kernel func(a *shortArgs)
+	lay    *ledger.WeightLayout
+	// subK is a sub-block's values: an A tile's bytes a row, four times a
+	// B tile's rows.
+	subK int
+}
+
+var (
+	shortQ4K = shortFormat{"q4_k", r16sKernel, avx512.Q4KR16Layout, 32}
+	shortQ6K = shortFormat{"q6_k", r16s6Kernel, avx512.Q6KR16Layout, 16}
+)
 
 // shortScratch is one call's buffers, 64-byte aligned.
 type shortScratch struct {
@@ -43,27 +64,36 @@ type shortScratch struct {
 }
 
 var shortPool = sync.Pool{New: func() any {
-	s := &shortScratch{buf: make([]byte, 4096+8192+64+64)}
+	s := &shortScratch{buf: make([]byte, shortScratchBytes+64)}
 	off := (64 - int(uintptr(unsafe.Pointer(&s.buf[0]))%64)) % 64
-	s.buf = s.buf[off : off+4096+8192+64]
+	s.buf = s.buf[off : off+shortScratchBytes]
 	return s
 }}
 
 // shortTokens is the most tokens one kernel call takes: a tile's rows.
 const shortTokens = 16
 
-// shortConfig sets cfg to the kernel's tiles for n tokens: C tiles 0-3 n
-// rows of 16 int32, A tiles 4-5 n rows of one sub-block's 32 activations,
-// B tiles 6-7 the sub-block's eight k-quad rows of 16 × 4 weights.
-func shortConfig(cfg []byte, n int) {
+// The scratch: bbuf, cbuf (room for Q6_K's sixteen C tiles), sbuf, cfg.
+const (
+	shortBBuf         = 4096
+	shortCBuf         = 16 * 1024
+	shortSBuf         = 1024
+	shortScratchBytes = shortBBuf + shortCBuf + shortSBuf + 64
+)
+
+// shortConfig sets cfg to the kernel's tiles for n tokens and sub-blocks
+// of subK values: C tiles 0-3 n rows of 16 int32, A tiles 4-5 n rows of
+// one sub-block's activations, B tiles 6-7 its subK/4 k-quad rows of
+// 16 × 4 weights.
+func shortConfig(cfg []byte, n, subK int) {
 	c := iamx.NewConfig()
 	for t := range 4 {
 		c.SetTile(t, n, 64)
 	}
-	c.SetTile(4, n, 32)
-	c.SetTile(5, n, 32)
-	c.SetTile(6, 8, 64)
-	c.SetTile(7, 8, 64)
+	for t := 4; t < 6; t++ {
+		c.SetTile(t, n, subK)
+		c.SetTile(t+2, subK/4, 64)
+	}
 	copy(cfg, c[:])
 }
 
@@ -71,7 +101,13 @@ func shortConfig(cfg []byte, n int) {
 // interleaved Q4_K layout through r16sKernel: sixteen tokens a call, one
 // TDPBSUD a sub-block on AMX (amx true) or its VPDPBUSD twin. Each token's
 // results do not depend on the others.
-func Q4KR16MatMulShort(amx bool) ledger.MatMul {
+func Q4KR16MatMulShort(amx bool) ledger.MatMul { return shortMatMul(shortQ4K, amx) }
+
+// Q6KR16MatMulShort is Q4KR16MatMulShort over the interleaved Q6_K layout
+// (r16s6Kernel).
+func Q6KR16MatMulShort(amx bool) ledger.MatMul { return shortMatMul(shortQ6K, amx) }
+
+func shortMatMul(f shortFormat, amx bool) ledger.MatMul {
 	var flags uint64
 	if amx {
 		flags = flagAMX
@@ -82,30 +118,31 @@ func Q4KR16MatMulShort(amx bool) ledger.MatMul {
 		}
 		if amx {
 			if err := cpufeat.AMX(); err != nil {
-				panic(fmt.Sprintf("amx matvec_batch/q4_k amx-int8-r16s called without AMX: %v", err))
+				panic(fmt.Sprintf("amx matvec_batch/%s amx-int8-r16s called without AMX: %v", f.name, err))
 			}
 		}
 		nb := k / quant.QK_K
-		act, gbytes := nb*avx512.Q4KR16ActBytes, nb*avx512.Q4KR16Bytes
+		act, gbytes := f.lay.ActBytes(k), f.lay.GroupBytes(k)
 		groups := rows / avx512.Q4KR16Rows
 		s := shortPool.Get().(*shortScratch)
 		defer shortPool.Put(s)
-		bbuf, cbuf, cfg := s.buf[:4096], s.buf[4096:4096+8192], s.buf[4096+8192:]
+		bbuf, cbuf := s.buf[:shortBBuf], s.buf[shortBBuf:shortBBuf+shortCBuf]
+		sbuf, cfg := s.buf[shortBBuf+shortCBuf:shortBBuf+shortCBuf+shortSBuf], s.buf[shortBBuf+shortCBuf+shortSBuf:]
 		a := &s.args
 		for j0 := 0; j0 < n; j0 += shortTokens {
 			nt := min(shortTokens, n-j0)
-			shortConfig(cfg, nt)
+			shortConfig(cfg, nt, f.subK)
 			*a = shortArgs{w: &w[0], x: &xr[j0*act], xstride: act, dst: &dst[j0*ldd], lddBytes: 4 * ldd,
-				nb: nb, groups: groups, n: nt, bbuf: &bbuf[0], cbuf: &cbuf[0], cfg: &cfg[0], flags: flags}
+				nb: nb, groups: groups, n: nt, bbuf: &bbuf[0], cbuf: &cbuf[0], cfg: &cfg[0], flags: flags, sbuf: &sbuf[0]}
 			if groups > 0 {
-				r16sKernel(a)
+				f.kernel(a)
 			}
 			if full := groups * avx512.Q4KR16Rows; full < rows {
 				// The last group, padded with zero rows in the layout,
 				// through a buffer of 16 rows a token.
 				var tail [shortTokens * avx512.Q4KR16Rows]float32
 				a.w, a.dst, a.lddBytes, a.groups = &w[groups*gbytes], &tail[0], 4*avx512.Q4KR16Rows, 1
-				r16sKernel(a)
+				f.kernel(a)
 				for j := range nt {
 					copy(dst[(j0+j)*ldd+full:(j0+j)*ldd+rows], tail[j*avx512.Q4KR16Rows:])
 				}
@@ -124,4 +161,11 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q4_K), Name: "avx512-vnni-r16s", Family: ledger.FamilyAVX512VNNI,
 		Features: vnniFeatures, Layout: avx512.Q4KR16Layout, Impl: Q4KR16MatMulShort(false),
 		Notes: "the twin of matvec_batch/q4_k:amx-int8-r16s: the same unpacking and epilogue with each C row made by eight VPDPBUSDs, so the driver and the float epilogue are tested without AMX; not a rival (it unpacks and stores what -r16-f8 keeps in registers)"})
+	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q6_K), Name: "amx-int8-r16s", Family: ledger.FamilyFusedDequantAMX,
+		Features: amxFeatures, Layout: avx512.Q6KR16Layout, Impl: Q6KR16MatMulShort(true),
+		Notes: "the Q6_K twin of matvec_batch/q4_k:amx-int8-r16s: each sub-block's four k-quads of 6-bit quants built once into a 4 × 64-byte B tile, one TDPBSUD (K = 16) a sub-block, " +
+			"a token's sum less 32 × its activations' sum folded in by one FMA with d·sc. Written and gated on a machine without AMX through its twin; checked on AMX by the suite"})
+	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q6_K), Name: "avx512-vnni-r16s", Family: ledger.FamilyAVX512VNNI,
+		Features: vnniFeatures, Layout: avx512.Q6KR16Layout, Impl: Q6KR16MatMulShort(false),
+		Notes: "the twin of matvec_batch/q6_k:amx-int8-r16s (each C row by four VPDPBUSDs): tests its driver and epilogue without AMX; not a rival"})
 }

@@ -42,6 +42,7 @@
 #define SA_CBUF    72
 #define SA_CFG     80
 #define SA_FLAGS   88
+#define SA_SBUF    96
 
 #define FLAG_AMX 1
 
@@ -213,5 +214,172 @@ outdone:
 	TILERELEASE
 
 done:
+	VZEROUPPER
+	RET
+
+// r16s6Kernel is r16sKernel for the interleaved Q6_K layout (q6kr16.go),
+// activations laid out by PrepareQ6KR16: each sub-block's four k-quads of
+// 6-bit quants are built once (from its nibbles and top bits) into the
+// rows of a 4 × 64-byte B tile, and each of the sixteen sub-blocks is one
+// TDPBSUD of K = 16. A token's sub-block sum, less 32 × its activations'
+// sum, is converted and folded in by one FMA with d·sc (signed; the
+// sixteen vectors in sbuf), then f += dx·p. Z0-Z15 the tokens' sums, Z24
+// a k-quad, Z25 a temporary, Z27 d, Z28 0x30 bytes, Z29 0x0f bytes, Z30 p,
+// Z31 a temporary; cbuf holds sixteen C tiles (16 KiB).
+
+#define T6_N0(s) (288+192*(s))(SI)
+#define T6_N1(s) (288+192*(s)+64)(SI)
+#define T6_TOP(s) (288+192*(s)+128)(SI)
+
+// T6_KQ builds k-quad j of sub-block s into Z24 and stores it as row j of
+// bbuf's tile s.
+#define T6_KQ0(s) \
+	VPANDD T6_N0(s), Z29, Z24; VPSLLW $4, T6_TOP(s), Z25; VPTERNLOGD $0xf8, Z28, Z25, Z24; \
+	VMOVDQU64 Z24, ((s)*256)(R10)
+#define T6_KQ1(s) \
+	VPSRLW $4, T6_N0(s), Z24; VPANDD Z29, Z24, Z24; VPSLLW $2, T6_TOP(s), Z25; VPTERNLOGD $0xf8, Z28, Z25, Z24; \
+	VMOVDQU64 Z24, ((s)*256+64)(R10)
+#define T6_KQ2(s) \
+	VPANDD T6_N1(s), Z29, Z24; VPTERNLOGD $0xf8, T6_TOP(s), Z28, Z24; \
+	VMOVDQU64 Z24, ((s)*256+128)(R10)
+#define T6_KQ3(s) \
+	VPSRLW $4, T6_N1(s), Z24; VPANDD Z29, Z24, Z24; VPSRLW $2, T6_TOP(s), Z25; VPTERNLOGD $0xf8, Z28, Z25, Z24; \
+	VMOVDQU64 Z24, ((s)*256+192)(R10)
+
+// T6_SUB builds sub-block s's B tile and its d·sc (into sbuf, at BX).
+#define T6_SUB(s) \
+	T6_KQ0(s); T6_KQ1(s); T6_KQ2(s); T6_KQ3(s); \
+	VPMOVSXBD (32+16*(s))(SI), Z25; VCVTDQ2PS Z25, Z25; VMULPS Z27, Z25, Z25; \
+	VMOVUPS Z25, (64*(s))(BX)
+
+// T6_TILE is sub-block s on AMX into C tile c (A tile a: the tokens'
+// activations 16s.., B tile b: bbuf's tile s).
+#define T6_TILE(s, c, a, b) \
+	TILEZERO(c); \
+	LEAQ (16*(s))(R8), AX; \
+	TILELOADD(a, AMX_AX, AMX_R9); \
+	LEAQ ((s)*256)(R10), BX; \
+	TILELOADD(b, AMX_BX, AMX_CX); \
+	TDPBSUD(c, a, b)
+
+#define T6_STORE4(s0) \
+	LEAQ ((s0)*1024)(R11), BX; TILESTORED(0, AMX_BX, AMX_CX); \
+	LEAQ ((s0+1)*1024)(R11), BX; TILESTORED(1, AMX_BX, AMX_CX); \
+	LEAQ ((s0+2)*1024)(R11), BX; TILESTORED(2, AMX_BX, AMX_CX); \
+	LEAQ ((s0+3)*1024)(R11), BX; TILESTORED(3, AMX_BX, AMX_CX)
+
+#define T6_TILES4(s0) \
+	T6_TILE(s0, 0, 4, 6); T6_TILE(s0+1, 1, 5, 7); T6_TILE(s0+2, 2, 4, 6); T6_TILE(s0+3, 3, 5, 7); \
+	T6_STORE4(s0)
+
+// T6_VROW is the twin's C row of sub-block s for the token at AX, stored
+// at BX + 1024s.
+#define T6_VROW(s) \
+	VPXORD Z31, Z31, Z31; \
+	VMOVDQU64 ((s)*256)(R10), Z30; VPDPBUSD.BCST (16*(s))(AX), Z30, Z31; \
+	VMOVDQU64 ((s)*256+64)(R10), Z30; VPDPBUSD.BCST (16*(s)+4)(AX), Z30, Z31; \
+	VMOVDQU64 ((s)*256+128)(R10), Z30; VPDPBUSD.BCST (16*(s)+8)(AX), Z30, Z31; \
+	VMOVDQU64 ((s)*256+192)(R10), Z30; VPDPBUSD.BCST (16*(s)+12)(AX), Z30, Z31; \
+	VMOVDQU64 Z31, ((s)*1024)(BX)
+
+// T6_ACC folds sub-block s of the token at AX (its C row in cbuf + 64t)
+// into Z30, with d·sc from sbuf (at BX).
+#define T6_ACC(s, t) \
+	VMOVDQU32    ((s)*1024+64*(t))(R11), Z31; \
+	VPSUBD.BCST  (256+4*(s))(AX), Z31, Z31; \
+	VCVTDQ2PS    Z31, Z31; \
+	VFMADD231PS  (64*(s))(BX), Z31, Z30
+
+#define T6_EPI(t, f, end) \
+	CMPQ SA_N(DI), $(t+1); JLT end; \
+	VPXORD Z30, Z30, Z30; \
+	T6_ACC(0, t); T6_ACC(1, t); T6_ACC(2, t); T6_ACC(3, t); \
+	T6_ACC(4, t); T6_ACC(5, t); T6_ACC(6, t); T6_ACC(7, t); \
+	T6_ACC(8, t); T6_ACC(9, t); T6_ACC(10, t); T6_ACC(11, t); \
+	T6_ACC(12, t); T6_ACC(13, t); T6_ACC(14, t); T6_ACC(15, t); \
+	VFMADD231PS.BCST 320(AX), Z30, f; \
+	ADDQ R9, AX
+
+// func r16s6Kernel(a *shortArgs)
+TEXT ·r16s6Kernel(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), DI
+	MOVQ SA_W(DI), SI
+	MOVQ SA_XSTRIDE(DI), R9
+	MOVQ SA_BBUF(DI), R10
+	MOVQ SA_CBUF(DI), R11
+	MOVQ SA_DST(DI), DX
+	MOVQ SA_GROUPS(DI), R13
+	MOVQ $64, CX
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z29
+	MOVL $0x30303030, AX
+	VPBROADCASTD AX, Z28
+	TESTQ R13, R13
+	JZ    done6
+	CMPQ  SA_NB(DI), $0
+	JEQ   done6
+	TESTQ $FLAG_AMX, SA_FLAGS(DI)
+	JZ    group6
+	MOVQ  SA_CFG(DI), AX
+	LDTILECFG(AMX_AX)
+
+group6:
+	S_ZERO4(Z0, Z1, Z2, Z3); S_ZERO4(Z4, Z5, Z6, Z7)
+	S_ZERO4(Z8, Z9, Z10, Z11); S_ZERO4(Z12, Z13, Z14, Z15)
+	MOVQ SA_X(DI), R8
+	MOVQ SA_NB(DI), R12
+
+block6:
+	VCVTPH2PS (SI), Z27
+	MOVQ SA_SBUF(DI), BX
+	T6_SUB(0); T6_SUB(1); T6_SUB(2); T6_SUB(3); T6_SUB(4); T6_SUB(5); T6_SUB(6); T6_SUB(7)
+	T6_SUB(8); T6_SUB(9); T6_SUB(10); T6_SUB(11); T6_SUB(12); T6_SUB(13); T6_SUB(14); T6_SUB(15)
+	TESTQ $FLAG_AMX, SA_FLAGS(DI)
+	JZ    vnni6
+	T6_TILES4(0); T6_TILES4(4); T6_TILES4(8); T6_TILES4(12)
+	JMP epilogue6
+
+vnni6:
+	MOVQ R8, AX
+	MOVQ R11, BX
+	MOVQ SA_N(DI), CX
+
+vtoken6:
+	T6_VROW(0); T6_VROW(1); T6_VROW(2); T6_VROW(3); T6_VROW(4); T6_VROW(5); T6_VROW(6); T6_VROW(7)
+	T6_VROW(8); T6_VROW(9); T6_VROW(10); T6_VROW(11); T6_VROW(12); T6_VROW(13); T6_VROW(14); T6_VROW(15)
+	ADDQ R9, AX
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  vtoken6
+	MOVQ $64, CX
+
+epilogue6:
+	MOVQ R8, AX
+	MOVQ SA_SBUF(DI), BX
+	T6_EPI(0, Z0, epidone6); T6_EPI(1, Z1, epidone6); T6_EPI(2, Z2, epidone6); T6_EPI(3, Z3, epidone6)
+	T6_EPI(4, Z4, epidone6); T6_EPI(5, Z5, epidone6); T6_EPI(6, Z6, epidone6); T6_EPI(7, Z7, epidone6)
+	T6_EPI(8, Z8, epidone6); T6_EPI(9, Z9, epidone6); T6_EPI(10, Z10, epidone6); T6_EPI(11, Z11, epidone6)
+	T6_EPI(12, Z12, epidone6); T6_EPI(13, Z13, epidone6); T6_EPI(14, Z14, epidone6); T6_EPI(15, Z15, epidone6)
+
+epidone6:
+	ADDQ $3360, SI
+	ADDQ $336, R8
+	DECQ R12
+	JNZ  block6
+	MOVQ DX, BX
+	S_OUT(0, Z0, outdone6); S_OUT(1, Z1, outdone6); S_OUT(2, Z2, outdone6); S_OUT(3, Z3, outdone6)
+	S_OUT(4, Z4, outdone6); S_OUT(5, Z5, outdone6); S_OUT(6, Z6, outdone6); S_OUT(7, Z7, outdone6)
+	S_OUT(8, Z8, outdone6); S_OUT(9, Z9, outdone6); S_OUT(10, Z10, outdone6); S_OUT(11, Z11, outdone6)
+	S_OUT(12, Z12, outdone6); S_OUT(13, Z13, outdone6); S_OUT(14, Z14, outdone6); S_OUT(15, Z15, outdone6)
+
+outdone6:
+	ADDQ $64, DX
+	DECQ R13
+	JNZ  group6
+	TESTQ $FLAG_AMX, SA_FLAGS(DI)
+	JZ    done6
+	TILERELEASE
+
+done6:
 	VZEROUPPER
 	RET

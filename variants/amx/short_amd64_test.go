@@ -14,8 +14,8 @@ import (
 )
 
 // BenchmarkShortInCache times the batched decode products of 8 and 16
-// tokens over a chunk of the interleaved Q4_K layout that stays in L2
-// (128 rows × 3072), single-threaded: amx-int8-r16s (where AMX is) beside
+// tokens over a chunk of the interleaved layouts that stays in L2 (128 rows
+// × 3072), single-threaded: amx-int8-r16s (where AMX is) beside
 // avx512-vnni-r16-m4 and -r16-f8; TOPS counts two int8 operations a
 // weight and token.
 func BenchmarkShortInCache(b *testing.B) {
@@ -28,38 +28,47 @@ func BenchmarkShortInCache(b *testing.B) {
 	for i := range w {
 		w[i] = float32(r.NormFloat64())
 	}
-	q := make([]byte, rows*k/256*144)
-	quant.QuantizeQ4K(q, w)
-	lay := avx512.Q4KR16Layout
-	packed := make([]byte, lay.Size(rows, k))
-	if err := lay.Repack(packed, q, rows, k); err != nil {
-		b.Fatal(err)
-	}
-	for _, n := range []int{8, 16} {
-		xq := make([]byte, n*k/256*292)
-		x := make([]float32, n*k)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
+	for _, c := range []struct {
+		wt       quant.Type
+		bs       int
+		lay      *ledger.WeightLayout
+		quantize func(dst []byte, src []float32)
+	}{
+		{quant.Q4_K, 144, avx512.Q4KR16Layout, quant.QuantizeQ4K},
+		{quant.Q6_K, 210, avx512.Q6KR16Layout, quant.QuantizeQ6K},
+	} {
+		q := make([]byte, rows*k/256*c.bs)
+		c.quantize(q, w)
+		packed := make([]byte, c.lay.Size(rows, k))
+		if err := c.lay.Repack(packed, q, rows, k); err != nil {
+			b.Fatal(err)
 		}
-		quant.QuantizeQ8K(xq, x)
-		xr := make([]byte, n*lay.ActBytes(k))
-		lay.PrepareBatch(xr, xq, n, k)
-		dst := make([]float32, n*rows)
-		for _, name := range []string{"amx-int8-r16s", "avx512-vnni-r16-m4", "avx512-vnni-r16-f8"} {
-			v, ok := ledger.Default.Lookup(ledger.MatVecBatchOp(quant.Q4_K), name)
-			if !ok {
-				b.Fatalf("matvec_batch/q4_k:%s is not registered", name)
+		for _, n := range []int{8, 16} {
+			xq := make([]byte, n*k/256*292)
+			x := make([]float32, n*k)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
 			}
-			b.Run("variant="+name+"/n="+strconv.Itoa(n), func(b *testing.B) {
-				if miss := v.Missing(); len(miss) > 0 {
-					b.Skipf("needs %v", miss)
+			quant.QuantizeQ8K(xq, x)
+			xr := make([]byte, n*c.lay.ActBytes(k))
+			c.lay.PrepareBatch(xr, xq, n, k)
+			dst := make([]float32, n*rows)
+			for _, name := range []string{"amx-int8-r16s", "avx512-vnni-r16-m4", "avx512-vnni-r16-f8"} {
+				v, ok := ledger.Default.Lookup(ledger.MatVecBatchOp(c.wt), name)
+				if !ok {
+					b.Fatalf("matvec_batch/%s:%s is not registered", ledger.TypeName(c.wt), name)
 				}
-				f := v.Impl.(ledger.MatMul)
-				for b.Loop() {
-					f(dst, rows, packed, rows, xr, n, k)
-				}
-				b.ReportMetric(2*float64(n*rows*k)*float64(b.N)/b.Elapsed().Seconds()/1e12, "TOPS")
-			})
+				b.Run("type="+ledger.TypeName(c.wt)+"/variant="+name+"/n="+strconv.Itoa(n), func(b *testing.B) {
+					if miss := v.Missing(); len(miss) > 0 {
+						b.Skipf("needs %v", miss)
+					}
+					f := v.Impl.(ledger.MatMul)
+					for b.Loop() {
+						f(dst, rows, packed, rows, xr, n, k)
+					}
+					b.ReportMetric(2*float64(n*rows*k)*float64(b.N)/b.Elapsed().Seconds()/1e12, "TOPS")
+				})
+			}
 		}
 	}
 }
