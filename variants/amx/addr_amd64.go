@@ -12,3 +12,7 @@ func tileKernelWRAddr() *byte
 func tileKernelILAddr() *byte
 
 func bf16KernelAddr() *byte
+
+func r16sKernelAddr() *byte
+
+func r16s6KernelAddr() *byte

@@ -23,3 +23,11 @@ TEXT ·tileKernelWRAddr(SB), NOSPLIT, $0-8
 // func tileKernelILAddr() *byte
 TEXT ·tileKernelILAddr(SB), NOSPLIT, $0-8
 	FUNC_ADDR(·tileKernelIL)
+
+// func r16sKernelAddr() *byte
+TEXT ·r16sKernelAddr(SB), NOSPLIT, $0-8
+	FUNC_ADDR(·r16sKernel)
+
+// func r16s6KernelAddr() *byte
+TEXT ·r16s6KernelAddr(SB), NOSPLIT, $0-8
+	FUNC_ADDR(·r16s6Kernel)

@@ -3,10 +3,16 @@
 package amx
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"unsafe"
 
+	"github.com/damascus-llm/damascus/internal/amx/amxtest"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
@@ -69,6 +75,55 @@ func BenchmarkShortInCache(b *testing.B) {
 					b.ReportMetric(2*float64(n*rows*k)*float64(b.N)/b.Elapsed().Seconds()/1e12, "TOPS")
 				})
 			}
+		}
+	}
+}
+
+// TestShortTilePrograms pins the short-step kernels' whole AMX instruction
+// streams, operands and all (GNU objdump, AT&T order): per sub-block a C
+// tile zeroed, the A tile (tmm4/5) from the activations at AX with the
+// tokens' stride R9, the B tile (tmm6/7) from bbuf at BX with stride 64
+// (CX), one TDPBSUD; every four sub-blocks the four C tiles stored. On
+// machines without AMX this is what checks the tile program; the twins
+// check the rest.
+func TestShortTilePrograms(t *testing.T) {
+	for _, c := range []struct {
+		sym  string
+		addr *byte
+		subs int
+	}{
+		{"r16sKernel", r16sKernelAddr(), 8},
+		{"r16s6Kernel", r16s6KernelAddr(), 16},
+	} {
+		code := unsafe.Slice(c.addr, 32768)
+		out := amxtest.Objdump(t, code, "--no-show-raw-insn")
+		re := regexp.MustCompile(`\t((ldtilecfg|tilezero|tileloadd|tilestored|tdp\w+|tilerelease)\b.*)$`)
+		var prog []string
+		for _, line := range strings.Split(out, "\n") {
+			if m := re.FindStringSubmatch(line); m != nil {
+				prog = append(prog, strings.Join(strings.Fields(m[1]), " "))
+				if m[2] == "tilerelease" {
+					break
+				}
+			}
+		}
+		want := []string{"ldtilecfg (%rax)"}
+		for s := range c.subs {
+			ct, a, b := s%4, 4+s%2, 6+s%2
+			want = append(want,
+				fmt.Sprintf("tilezero %%tmm%d", ct),
+				fmt.Sprintf("tileloadd (%%rax,%%r9,1),%%tmm%d", a),
+				fmt.Sprintf("tileloadd (%%rbx,%%rcx,1),%%tmm%d", b),
+				fmt.Sprintf("tdpbsud %%tmm%d,%%tmm%d,%%tmm%d", b, a, ct))
+			if s%4 == 3 {
+				for ct := range 4 {
+					want = append(want, fmt.Sprintf("tilestored %%tmm%d,(%%rbx,%%rcx,1)", ct))
+				}
+			}
+		}
+		want = append(want, "tilerelease")
+		if !slices.Equal(prog, want) {
+			t.Errorf("%s: AMX program\n%q\nwant\n%q", c.sym, prog, want)
 		}
 	}
 }
