@@ -75,6 +75,8 @@
 #   batchf8   issue 19 item 4 (short prompts on Intel): the AMX short-step
 #             kernel amx-int8-r16s's gate, it and the float-scaled -r16-f8
 #             against -r16-m4 in L2, then `ledger ab` of them in the engine
+#   r16s-long issue 19 items 1-2: amx-int8-r16s (no digit split, scales in
+#             float) as the whole prefill, against the promoted tile program
 #   ab        ledger ab: the promoted kernels beside the one-copy layout
 #             arms, 10 rounds: the evidence `ledger promote --bundle` reads
 #   shipped   the engine as shipped (no override), SHIPPED's tests, RUNS
@@ -998,6 +1000,22 @@ ti)
 	;;
 ab)
 	ab_phase
+	;;
+r16s-long)
+	# Issue 19 items 1-2 on the host's AMX cores: the short-step kernels
+	# (amx-int8-r16s, gated first) carrying every prefill step up to SB
+	# (1024) rows, in place of the promoted tile program (amx-int8-il-r16:
+	# two digits, two TDPBSUDs a product), 3B at PPS (256,1024), RUNS (4)
+	# rounds. Their epilogue is a conversion and an FMA a token and
+	# sub-block, against the tile program's per super-block; they unpack a
+	# super-block once per 16 tokens.
+	log "amx-int8-r16s gate"
+	( cd variants/amx && timeout 120 "$OLDPWD/$B/amx.test" -test.run 'TestConformance/matvec_batch/q._k/amx-int8-r16s' -test.count 1 -test.v ) > "$OUT/r16s-gate.txt" 2>&1
+	if [ "$(grep -c -- "--- PASS: TestConformance/matvec_batch/q._k/amx-int8-r16s " "$OUT/r16s-gate.txt")" != 2 ]; then
+		grep -aE "FAIL|panic|SIG" "$OUT/r16s-gate.txt" | head; echo "amx-int8-r16s did not pass its gate"; exit 1
+	fi
+	sk="matvec_batch/q4_k=amx-int8-r16s,matvec_batch/q6_k=amx-int8-r16s"
+	ARMS="s${SB:-1024}=$sk" SB_ARMS="s${SB:-1024}=${SB:-1024}" PPS=${PPS:-256,1024} TG=${TG-8} RUNS=${RUNS:-4} ab_phase
 	;;
 batchf8)
 	# Issue 19 item 4 on the host's Intel AMX cores, the short steps.
