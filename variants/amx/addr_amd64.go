@@ -16,3 +16,5 @@ func bf16KernelAddr() *byte
 func r16sKernelAddr() *byte
 
 func r16s6KernelAddr() *byte
+
+func r16swKernelAddr() *byte

@@ -31,3 +31,7 @@ TEXT ·r16sKernelAddr(SB), NOSPLIT, $0-8
 // func r16s6KernelAddr() *byte
 TEXT ·r16s6KernelAddr(SB), NOSPLIT, $0-8
 	FUNC_ADDR(·r16s6Kernel)
+
+// func r16swKernelAddr() *byte
+TEXT ·r16swKernelAddr(SB), NOSPLIT, $0-8
+	FUNC_ADDR(·r16swKernel)

@@ -30,6 +30,8 @@ type shortArgs struct {
 	cfg      *byte    // the 64-byte tile configuration for n tokens
 	flags    uint64   // flagAMX: tile products on AMX, else VPDPBUSD
 	sbuf     *byte    // Q6_K: 1 KiB, d·sc of a super-block's sub-blocks
+	tiles    int      // r16swKernel: whole tiles of 16 tokens
+	save     [3]int   // r16swKernel's spill slots
 }
 
 // r16sKernel runs the groups of a.w for a.n tokens (short_amd64.s).
@@ -42,6 +44,12 @@ func r16sKernel(a *shortArgs)
 //go:noescape
 func r16s6Kernel(a *shortArgs)
 
+// r16swKernel is r16sKernel over a.tiles whole tiles of 16 tokens, each
+// super-block unpacked once for all of them, the sums accumulated in dst.
+//
+//go:noescape
+func r16swKernel(a *shortArgs)
+
 // shortFormat is a weight type's short-step kernel and geometry.
 type shortFormat struct {
 	name   string
@@ -50,11 +58,16 @@ type shortFormat struct {
 	// subK is a sub-block's values: an A tile's bytes a row, four times a
 	// B tile's rows.
 	subK int
+	// wide, when set, takes all the whole tiles of 16 tokens in one call.
+	wide func(a *shortArgs)
 }
 
 var (
-	shortQ4K = shortFormat{"q4_k", r16sKernel, avx512.Q4KR16Layout, 32}
-	shortQ6K = shortFormat{"q6_k", r16s6Kernel, avx512.Q6KR16Layout, 16}
+	shortQ4K = shortFormat{"q4_k", r16sKernel, avx512.Q4KR16Layout, 32, nil}
+	shortQ6K = shortFormat{"q6_k", r16s6Kernel, avx512.Q6KR16Layout, 16, nil}
+	// shortQ4KWide takes the whole tiles of 16 tokens in one pass over the
+	// weights (r16swKernel), the rest through r16sKernel.
+	shortQ4KWide = shortFormat{"q4_k", r16sKernel, avx512.Q4KR16Layout, 32, r16swKernel}
 )
 
 // shortScratch is one call's buffers, 64-byte aligned.
@@ -107,6 +120,11 @@ func Q4KR16MatMulShort(amx bool) ledger.MatMul { return shortMatMul(shortQ4K, am
 // (r16s6Kernel).
 func Q6KR16MatMulShort(amx bool) ledger.MatMul { return shortMatMul(shortQ6K, amx) }
 
+// Q4KR16MatMulShortWide is Q4KR16MatMulShort with every whole tile of 16
+// tokens in one pass over the weights (r16swKernel): a super-block is
+// unpacked once for all the tiles, not once a tile.
+func Q4KR16MatMulShortWide(amx bool) ledger.MatMul { return shortMatMul(shortQ4KWide, amx) }
+
 func shortMatMul(f shortFormat, amx bool) ledger.MatMul {
 	var flags uint64
 	if amx {
@@ -129,7 +147,20 @@ func shortMatMul(f shortFormat, amx bool) ledger.MatMul {
 		bbuf, cbuf := s.buf[:shortBBuf], s.buf[shortBBuf:shortBBuf+shortCBuf]
 		sbuf, cfg := s.buf[shortBBuf+shortCBuf:shortBBuf+shortCBuf+shortSBuf], s.buf[shortBBuf+shortCBuf+shortSBuf:]
 		a := &s.args
-		for j0 := 0; j0 < n; j0 += shortTokens {
+		j0 := 0
+		if tiles := n / shortTokens; f.wide != nil && tiles > 0 && groups > 0 {
+			shortConfig(cfg, shortTokens, f.subK)
+			*a = shortArgs{w: &w[0], x: &xr[0], xstride: act, dst: &dst[0], lddBytes: 4 * ldd,
+				nb: nb, groups: groups, n: shortTokens, bbuf: &bbuf[0], cbuf: &cbuf[0], cfg: &cfg[0], flags: flags, sbuf: &sbuf[0], tiles: tiles}
+			f.wide(a)
+			if groups*avx512.Q4KR16Rows == rows {
+				j0 = tiles * shortTokens
+			}
+			// else the tiles' last partial group goes through the loop
+			// below with every token, its whole groups computed again
+			// (same bits); rows are whole groups in every model.
+		}
+		for ; j0 < n; j0 += shortTokens {
 			nt := min(shortTokens, n-j0)
 			shortConfig(cfg, nt, f.subK)
 			*a = shortArgs{w: &w[0], x: &xr[j0*act], xstride: act, dst: &dst[j0*ldd], lddBytes: 4 * ldd,
@@ -161,6 +192,12 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q4_K), Name: "avx512-vnni-r16s", Family: ledger.FamilyAVX512VNNI,
 		Features: vnniFeatures, Layout: avx512.Q4KR16Layout, Impl: Q4KR16MatMulShort(false),
 		Notes: "the twin of matvec_batch/q4_k:amx-int8-r16s: the same unpacking and epilogue with each C row made by eight VPDPBUSDs, so the driver and the float epilogue are tested without AMX; not a rival (it unpacks and stores what -r16-f8 keeps in registers)"})
+	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q4_K), Name: "amx-int8-r16sw", Family: ledger.FamilyFusedDequantAMX,
+		Features: amxFeatures, Layout: avx512.Q4KR16Layout, Impl: Q4KR16MatMulShortWide(true),
+		Notes: "matvec_batch/q4_k:amx-int8-r16s with every whole tile of 16 tokens in one pass (r16swKernel: a super-block unpacked once for all tiles, the sums accumulated in dst), for long prefill steps; each token's results the same bits as -r16s's. Written without AMX at hand; checked on AMX by the suite"})
+	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q4_K), Name: "avx512-vnni-r16sw", Family: ledger.FamilyAVX512VNNI,
+		Features: vnniFeatures, Layout: avx512.Q4KR16Layout, Impl: Q4KR16MatMulShortWide(false),
+		Notes: "the twin of matvec_batch/q4_k:amx-int8-r16sw (C rows by VPDPBUSDs): tests its driver and accumulation without AMX; not a rival"})
 	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q6_K), Name: "amx-int8-r16s", Family: ledger.FamilyFusedDequantAMX,
 		Features: amxFeatures, Layout: avx512.Q6KR16Layout, Impl: Q6KR16MatMulShort(true),
 		Notes: "the Q6_K twin of matvec_batch/q4_k:amx-int8-r16s: each sub-block's four k-quads of 6-bit quants built once into a 4 × 64-byte B tile, one TDPBSUD (K = 16) a sub-block, " +

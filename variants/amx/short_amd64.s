@@ -383,3 +383,148 @@ outdone6:
 done6:
 	VZEROUPPER
 	RET
+
+// r16swKernel is r16sKernel over a.tiles whole tiles of 16 tokens (tile j's
+// activations 16j·xstride past x) with each super-block unpacked once for
+// all of them: the tokens' float sums accumulate in dst (zeroed first), a
+// token's float operations those of r16sKernel (f starts at 0, then one
+// FMA by dx a super-block), so its results are the same bits. Without
+// FLAG_AMX its C rows come from VPDPBUSDs, as r16sKernel's twin.
+// Registers as r16sKernel's but Z0 a token's sums in flight, BX the
+// token's dst, AX its activations.
+#define SA_TILES 104
+#define SA_SAVE0 112
+#define SA_SAVE1 120
+#define SA_SAVE2 128
+
+// W_EPI is one token's super-block (activations at AX, C rows at cbuf +
+// 64t, sums at BX), then AX and BX step to the next token.
+#define W_EPI(t) \
+	VCVTDQ2PS    (0*1024+64*(t))(R11), Z30; VMULPS Z16, Z30, Z30; \
+	VCVTDQ2PS    (1*1024+64*(t))(R11), Z31; VFMADD231PS Z17, Z31, Z30; \
+	VCVTDQ2PS    (2*1024+64*(t))(R11), Z31; VFMADD231PS Z18, Z31, Z30; \
+	VCVTDQ2PS    (3*1024+64*(t))(R11), Z31; VFMADD231PS Z19, Z31, Z30; \
+	VCVTDQ2PS    (4*1024+64*(t))(R11), Z31; VFMADD231PS Z20, Z31, Z30; \
+	VCVTDQ2PS    (5*1024+64*(t))(R11), Z31; VFMADD231PS Z21, Z31, Z30; \
+	VCVTDQ2PS    (6*1024+64*(t))(R11), Z31; VFMADD231PS Z22, Z31, Z30; \
+	VCVTDQ2PS    (7*1024+64*(t))(R11), Z31; VFMADD231PS Z23, Z31, Z30; \
+	VPXORD       Z31, Z31, Z31; \
+	VPDPWSSD.BCST 256(AX), Z24, Z31; \
+	VPDPWSSD.BCST 260(AX), Z25, Z31; \
+	VPDPWSSD.BCST 264(AX), Z26, Z31; \
+	VPDPWSSD.BCST 268(AX), Z27, Z31; \
+	VCVTDQ2PS    Z31, Z31; \
+	VFNMADD231PS Z28, Z31, Z30; \
+	VMOVUPS      (BX), Z0; \
+	VFMADD231PS.BCST 272(AX), Z30, Z0; \
+	VMOVUPS      Z0, (BX); \
+	ADDQ R9, AX; \
+	ADDQ SA_LDD(DI), BX
+
+// W_ZERO zeroes token t's sums at BX and steps BX.
+#define W_ZERO VMOVUPS Z0, (BX); ADDQ SA_LDD(DI), BX
+
+// func r16swKernel(a *shortArgs)
+TEXT ·r16swKernel(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), DI
+	MOVQ SA_W(DI), SI
+	MOVQ SA_XSTRIDE(DI), R9
+	MOVQ SA_BBUF(DI), R10
+	MOVQ SA_CBUF(DI), R11
+	MOVQ SA_DST(DI), DX
+	MOVQ SA_GROUPS(DI), R13
+	MOVQ $64, CX
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z29
+	TESTQ R13, R13
+	JZ    donew
+	CMPQ  SA_NB(DI), $0
+	JEQ   donew
+	CMPQ  SA_TILES(DI), $0
+	JEQ   donew
+	TESTQ $FLAG_AMX, SA_FLAGS(DI)
+	JZ    groupw
+	MOVQ  SA_CFG(DI), AX
+	LDTILECFG(AMX_AX)
+
+groupw:
+	// Zero the group's sums of every token.
+	VPXORD Z0, Z0, Z0
+	MOVQ DX, BX
+	MOVQ SA_TILES(DI), AX
+	SHLQ $4, AX
+
+zerow:
+	W_ZERO
+	DECQ AX
+	JNZ  zerow
+	MOVQ SA_X(DI), R8
+	MOVQ SA_NB(DI), R12
+
+blockw:
+	S_UNPACK_SUB(0); S_UNPACK_SUB(1); S_UNPACK_SUB(2); S_UNPACK_SUB(3)
+	S_UNPACK_SUB(4); S_UNPACK_SUB(5); S_UNPACK_SUB(6); S_UNPACK_SUB(7)
+	VCVTPH2PS (SI), Z31
+	S_SCALE(0, Z16); S_SCALE(1, Z17); S_SCALE(2, Z18); S_SCALE(3, Z19)
+	S_SCALE(4, Z20); S_SCALE(5, Z21); S_SCALE(6, Z22); S_SCALE(7, Z23)
+	VCVTPH2PS 32(SI), Z28
+	VPMOVZXBW 192(SI), Z24
+	VPMOVZXBW 224(SI), Z25
+	VPMOVZXBW 256(SI), Z26
+	VPMOVZXBW 288(SI), Z27
+	// Tile by tile, R8 at the tile's activations of this super-block; the
+	// super-block's base, the tile's first sums and the tiles left are
+	// kept in the argument block (S_TILE takes AX and BX).
+	MOVQ R8, SA_SAVE0(DI)
+	MOVQ DX, SA_SAVE1(DI)
+	MOVQ SA_TILES(DI), AX
+	MOVQ AX, SA_SAVE2(DI)
+
+tilew:
+	TESTQ $FLAG_AMX, SA_FLAGS(DI)
+	JZ    vnniw
+	S_TILE(0, 0, 4, 6); S_TILE(1, 1, 5, 7); S_TILE(2, 2, 4, 6); S_TILE(3, 3, 5, 7)
+	S_STORE4(0)
+	S_TILE(4, 0, 4, 6); S_TILE(5, 1, 5, 7); S_TILE(6, 2, 4, 6); S_TILE(7, 3, 5, 7)
+	S_STORE4(4)
+	JMP epiw
+
+vnniw:
+	// The twin: the tile's 16 C rows by VPDPBUSDs (CX counts them).
+	MOVQ R8, AX
+	MOVQ R11, BX
+	MOVQ $16, CX
+
+vtokenw:
+	S_VROW(0); S_VROW(1); S_VROW(2); S_VROW(3)
+	S_VROW(4); S_VROW(5); S_VROW(6); S_VROW(7)
+	ADDQ R9, AX
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  vtokenw
+	MOVQ $64, CX
+
+epiw:
+	MOVQ R8, AX
+	MOVQ SA_SAVE1(DI), BX
+	W_EPI(0); W_EPI(1); W_EPI(2); W_EPI(3); W_EPI(4); W_EPI(5); W_EPI(6); W_EPI(7)
+	W_EPI(8); W_EPI(9); W_EPI(10); W_EPI(11); W_EPI(12); W_EPI(13); W_EPI(14); W_EPI(15)
+	MOVQ AX, R8
+	MOVQ BX, SA_SAVE1(DI)
+	DECQ SA_SAVE2(DI)
+	JNZ  tilew
+	MOVQ SA_SAVE0(DI), R8
+	ADDQ $2368, SI
+	ADDQ $288, R8
+	DECQ R12
+	JNZ  blockw
+	ADDQ $64, DX
+	DECQ R13
+	JNZ  groupw
+	TESTQ $FLAG_AMX, SA_FLAGS(DI)
+	JZ    donew
+	TILERELEASE
+
+donew:
+	VZEROUPPER
+	RET

@@ -21,7 +21,7 @@ import (
 
 // BenchmarkShortInCache times the batched decode products of 8 and 16
 // tokens over a chunk of the interleaved layouts that stays in L2 (128 rows
-// × 3072), single-threaded: amx-int8-r16s (where AMX is) beside
+// × 3072), single-threaded: amx-int8-r16s and -r16sw (where AMX is) beside
 // avx512-vnni-r16-m4 and -r16-f8; TOPS counts two int8 operations a
 // weight and token.
 func BenchmarkShortInCache(b *testing.B) {
@@ -59,8 +59,11 @@ func BenchmarkShortInCache(b *testing.B) {
 			xr := make([]byte, n*c.lay.ActBytes(k))
 			c.lay.PrepareBatch(xr, xq, n, k)
 			dst := make([]float32, n*rows)
-			for _, name := range []string{"amx-int8-r16s", "avx512-vnni-r16-m4", "avx512-vnni-r16-f8"} {
+			for _, name := range []string{"amx-int8-r16s", "amx-int8-r16sw", "avx512-vnni-r16-m4", "avx512-vnni-r16-f8"} {
 				v, ok := ledger.Default.Lookup(ledger.MatVecBatchOp(c.wt), name)
+				if !ok && name == "amx-int8-r16sw" {
+					continue // Q4_K only
+				}
 				if !ok {
 					b.Fatalf("matvec_batch/%s:%s is not registered", ledger.TypeName(c.wt), name)
 				}
@@ -94,6 +97,7 @@ func TestShortTilePrograms(t *testing.T) {
 	}{
 		{"r16sKernel", r16sKernelAddr(), 8},
 		{"r16s6Kernel", r16s6KernelAddr(), 16},
+		{"r16swKernel", r16swKernelAddr(), 8},
 	} {
 		code := unsafe.Slice(c.addr, 32768)
 		out := amxtest.Objdump(t, code, "--no-show-raw-insn")
