@@ -86,6 +86,9 @@ var shortPool = sync.Pool{New: func() any {
 // shortTokens is the most tokens one kernel call takes: a tile's rows.
 const shortTokens = 16
 
+// wideTiles is the most tiles of 16 tokens one r16swKernel call takes.
+const wideTiles = 8
+
 // The scratch: bbuf, cbuf (room for Q6_K's sixteen C tiles), sbuf, cfg.
 const (
 	shortBBuf         = 4096
@@ -150,9 +153,16 @@ func shortMatMul(f shortFormat, amx bool) ledger.MatMul {
 		j0 := 0
 		if tiles := n / shortTokens; f.wide != nil && tiles > 0 && groups > 0 {
 			shortConfig(cfg, shortTokens, f.subK)
-			*a = shortArgs{w: &w[0], x: &xr[0], xstride: act, dst: &dst[0], lddBytes: 4 * ldd,
-				nb: nb, groups: groups, n: shortTokens, bbuf: &bbuf[0], cbuf: &cbuf[0], cfg: &cfg[0], flags: flags, sbuf: &sbuf[0], tiles: tiles}
-			f.wide(a)
+			// Blocks of wideTiles tiles: their activations (a 3072-wide
+			// row's 8 tiles: 442 KiB) stay in L2 beside the call's weights
+			// while its groups stream past.
+			for t0 := 0; t0 < tiles; t0 += wideTiles {
+				j := t0 * shortTokens
+				*a = shortArgs{w: &w[0], x: &xr[j*act], xstride: act, dst: &dst[j*ldd], lddBytes: 4 * ldd,
+					nb: nb, groups: groups, n: shortTokens, bbuf: &bbuf[0], cbuf: &cbuf[0], cfg: &cfg[0], flags: flags, sbuf: &sbuf[0],
+					tiles: min(wideTiles, tiles-t0)}
+				f.wide(a)
+			}
 			if groups*avx512.Q4KR16Rows == rows {
 				j0 = tiles * shortTokens
 			}

@@ -4,6 +4,7 @@ package amx
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -128,6 +129,53 @@ func TestShortTilePrograms(t *testing.T) {
 		want = append(want, "tilerelease")
 		if !slices.Equal(prog, want) {
 			t.Errorf("%s: AMX program\n%q\nwant\n%q", c.sym, prog, want)
+		}
+	}
+}
+
+// The wide kernel's token blocks (wideTiles tiles a call, whole tiles,
+// then the rest through r16sKernel) give every token r16sKernel's bits, at
+// token counts past a block and at rows that end in a partial group: the
+// VPDPBUSD twins here, the AMX kernels where AMX is.
+func TestShortWideMatchesShort(t *testing.T) {
+	if missing := cpufeat.Missing(vnniFeatures...); len(missing) > 0 {
+		t.Skipf("CPU lacks %v", missing)
+	}
+	amx := []bool{false}
+	if cpufeat.Has("amx-int8") && cpufeat.AMX() == nil {
+		amx = append(amx, true)
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	lay := avx512.Q4KR16Layout
+	for _, c := range []struct{ rows, k, n int }{{48, 512, 149}, {37, 256, 16 * wideTiles}, {64, 768, 16*wideTiles + 16}, {16, 256, 15}} {
+		w := make([]float32, c.rows*c.k)
+		for i := range w {
+			w[i] = float32(r.NormFloat64())
+		}
+		q := make([]byte, c.rows*c.k/256*144)
+		quant.QuantizeQ4K(q, w)
+		packed := make([]byte, lay.Size(c.rows, c.k))
+		if err := lay.Repack(packed, q, c.rows, c.k); err != nil {
+			t.Fatal(err)
+		}
+		x := make([]float32, c.n*c.k)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		xq := make([]byte, c.n*c.k/256*292)
+		quant.QuantizeQ8K(xq, x)
+		xr := make([]byte, c.n*lay.ActBytes(c.k))
+		lay.PrepareBatch(xr, xq, c.n, c.k)
+		for _, a := range amx {
+			want := make([]float32, c.n*c.rows)
+			got := make([]float32, c.n*c.rows)
+			Q4KR16MatMulShort(a)(want, c.rows, packed, c.rows, xr, c.n, c.k)
+			Q4KR16MatMulShortWide(a)(got, c.rows, packed, c.rows, xr, c.n, c.k)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("rows %d k %d n %d amx %v: token %d row %d: wide %g, short %g", c.rows, c.k, c.n, a, i/c.rows, i%c.rows, got[i], want[i])
+				}
+			}
 		}
 	}
 }
