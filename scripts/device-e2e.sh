@@ -1027,9 +1027,9 @@ batchf8)
 	# Issue 19 item 4 on the host's Intel AMX cores, the short steps.
 	# First the AMX short-step kernels' gate (amx-int8-r16s: one TDPBSUD a
 	# sub-block over the interleaved layouts, written without AMX at hand),
-	# then one core in L2: BenchmarkShortInCache (r16s beside -m4 and
-	# -f8) and BenchmarkR16BatchInCache (-f8, the float-scaled batched
-	# kernels, against -m4, both types). Then `ledger ab` of the 3B at PPS
+	# then one core in L2: BenchmarkShortInCache (r16s and r16sw beside
+	# -m4 and the float-scaled -f8, both types). Then `ledger ab` of the 3B
+	# at PPS
 	# (16,64) and TG (8), RUNS (5) rounds (≈ 25 s a process): the promoted
 	# kernels (crossover 16) beside, when both types' gates passed, s
 	# (amx-int8-r16s) at crossovers 16 and SB (64), else f8 (both types'
@@ -1037,10 +1037,9 @@ batchf8)
 	log "amx-int8-r16s gate"
 	( cd variants/amx && timeout 120 "$OLDPWD/$B/amx.test" -test.run 'TestConformance/matvec_batch/q._k/(amx-int8|avx512-vnni)-r16s' -test.count 1 -test.v ) > "$OUT/r16s-gate.txt" 2>&1
 	rc=$?; grep -aE "^(---|ok|FAIL|PASS)|    ---|panic|SIG" "$OUT/r16s-gate.txt" | head -20
-	log "BenchmarkShortInCache, BenchmarkR16BatchInCache"
-	( cd variants/amx && timeout 120 "$OLDPWD/$B/amx.test" -test.run '^$' -test.bench ShortInCache -test.count "${COUNT:-4}" -test.benchtime 0.3s ) > "$OUT/short-incache.txt" 2>&1
-	( cd variants/avx512 && timeout 120 "$OLDPWD/$B/avx512.test" -test.run '^$' -test.bench R16BatchInCache -test.count "${COUNT:-4}" -test.benchtime 0.3s ) > "$OUT/batch-incache.txt" 2>&1
-	grep -ah TOPS "$OUT/short-incache.txt" "$OUT/batch-incache.txt" | awk '{print $1, $(NF-1)}' | sed 's/^Benchmark//'
+	log "BenchmarkShortInCache"
+	( cd variants/amx && timeout 150 "$OLDPWD/$B/amx.test" -test.run '^$' -test.bench ShortInCache -test.count "${COUNT:-4}" -test.benchtime 0.3s ) > "$OUT/short-incache.txt" 2>&1
+	grep -ah TOPS "$OUT/short-incache.txt" | awk '{print $1, $(NF-1)}' | sed 's/^Benchmark//'
 	f8="matvec_batch/q4_k=avx512-vnni-r16-f8,matvec_batch/q6_k=avx512-vnni-r16-f8"
 	arms="f8=$f8" sbarms=""
 	if [ "$rc" = 0 ] && [ "$(grep -c -- "--- PASS: TestConformance/matvec_batch/q._k/amx-int8-r16s " "$OUT/r16s-gate.txt")" = 2 ]; then

@@ -64,15 +64,19 @@
 	VCVTDQ2PS z, z; \
 	VMULPS    Z31, z, z
 
-// S_TILE is sub-block s on AMX: C tile c = A (tokens' activations 32s..,
-// tile a) · B (bbuf's tile s, tile b).
-#define S_TILE(s, c, a, b) \
+// G_TILE is one sub-block's tile product on AMX: C tile c zeroed, then
+// C += A (tile a: the tokens' activations at R8 + aoff, their stride R9)
+// · B (tile b: bbuf + boff, rows 64 bytes apart).
+#define G_TILE(aoff, boff, c, a, b) \
 	TILEZERO(c); \
-	LEAQ (32*(s))(R8), AX; \
+	LEAQ aoff(R8), AX; \
 	TILELOADD(a, AMX_AX, AMX_R9); \
-	LEAQ ((s)*512)(R10), BX; \
+	LEAQ boff(R10), BX; \
 	TILELOADD(b, AMX_BX, AMX_CX); \
 	TDPBSUD(c, a, b)
+
+// S_TILE is Q4_K sub-block s: 32 activations, bbuf's tile s of 8 rows.
+#define S_TILE(s, c, a, b) G_TILE((32*(s)), ((s)*512), c, a, b)
 
 // S_STORE4 stores C tiles 0-3 as sub-blocks s0..s0+3 of cbuf (1 KiB each:
 // a token's 16 sums a 64-byte row).
@@ -96,10 +100,10 @@
 	VMOVDQU64 ((s)*512+448)(R10), Z30; VPDPBUSD.BCST (32*(s)+28)(AX), Z30, Z31; \
 	VMOVDQU64 Z31, ((s)*1024)(BX)
 
-// S_EPI is token t's super-block (activations at AX, its C rows at
-// cbuf + 64t) into its float sums f; jumps to end when t is past n.
-#define S_EPI(t, f, end) \
-	CMPQ SA_N(DI), $(t+1); JLT end; \
+// S_P sets Z30 to token t's super-block before dx (activations at AX,
+// its C rows at cbuf + 64t): Σ_s float(C_s)·(d·sc_s), less dmin times its
+// mins.
+#define S_P(t) \
 	VCVTDQ2PS    (0*1024+64*(t))(R11), Z30; VMULPS Z16, Z30, Z30; \
 	VCVTDQ2PS    (1*1024+64*(t))(R11), Z31; VFMADD231PS Z17, Z31, Z30; \
 	VCVTDQ2PS    (2*1024+64*(t))(R11), Z31; VFMADD231PS Z18, Z31, Z30; \
@@ -114,7 +118,13 @@
 	VPDPWSSD.BCST 264(AX), Z26, Z31; \
 	VPDPWSSD.BCST 268(AX), Z27, Z31; \
 	VCVTDQ2PS    Z31, Z31; \
-	VFNMADD231PS Z28, Z31, Z30; \
+	VFNMADD231PS Z28, Z31, Z30
+
+// S_EPI is token t's super-block into its float sums f (f += dx·Z30);
+// jumps to end when t is past n.
+#define S_EPI(t, f, end) \
+	CMPQ SA_N(DI), $(t+1); JLT end; \
+	S_P(t); \
 	VFMADD231PS.BCST 272(AX), Z30, f; \
 	ADDQ R9, AX
 
@@ -126,96 +136,101 @@
 
 #define S_ZERO4(a, b, c, d) VPXORD a, a, a; VPXORD b, b, b; VPXORD c, c, c; VPXORD d, d, d
 
+// S_PROLOGUE loads the argument block's pointers and counts into their
+// registers (see above) and Z29 with 0x0f bytes.
+#define S_PROLOGUE \
+	MOVQ a+0(FP), DI; MOVQ SA_W(DI), SI; MOVQ SA_XSTRIDE(DI), R9; \
+	MOVQ SA_BBUF(DI), R10; MOVQ SA_CBUF(DI), R11; MOVQ SA_DST(DI), DX; \
+	MOVQ SA_GROUPS(DI), R13; MOVQ $64, CX; \
+	MOVL $0x0f0f0f0f, AX; VPBROADCASTD AX, Z29
+
+#define S_ZERO16 \
+	S_ZERO4(Z0, Z1, Z2, Z3); S_ZERO4(Z4, Z5, Z6, Z7); \
+	S_ZERO4(Z8, Z9, Z10, Z11); S_ZERO4(Z12, Z13, Z14, Z15)
+
+// S_EPI16 runs epi (S_EPI or T6_EPI) for the 16 tokens, leaving at end.
+#define S_EPI16(epi, end) \
+	epi(0, Z0, end); epi(1, Z1, end); epi(2, Z2, end); epi(3, Z3, end); \
+	epi(4, Z4, end); epi(5, Z5, end); epi(6, Z6, end); epi(7, Z7, end); \
+	epi(8, Z8, end); epi(9, Z9, end); epi(10, Z10, end); epi(11, Z11, end); \
+	epi(12, Z12, end); epi(13, Z13, end); epi(14, Z14, end); epi(15, Z15, end)
+
+#define S_OUT16(end) \
+	S_OUT(0, Z0, end); S_OUT(1, Z1, end); S_OUT(2, Z2, end); S_OUT(3, Z3, end); \
+	S_OUT(4, Z4, end); S_OUT(5, Z5, end); S_OUT(6, Z6, end); S_OUT(7, Z7, end); \
+	S_OUT(8, Z8, end); S_OUT(9, Z9, end); S_OUT(10, Z10, end); S_OUT(11, Z11, end); \
+	S_OUT(12, Z12, end); S_OUT(13, Z13, end); S_OUT(14, Z14, end); S_OUT(15, Z15, end)
+
+// S_TEXT is a short-step kernel's text: consts (more constants), then per
+// group and super-block prep (its B tiles into bbuf and what the epilogue
+// needs), the C tiles by amx (on AMX) or the twin's rows (vrows, for the
+// token at AX into BX + 1024s), epiprep, the tokens' epilogues (epi), and
+// the step to the next super-block (wstep weight bytes, xstep activation
+// bytes); each group's sums stored at its dst.
+#define S_TEXT(consts, prep, amx, vrows, epiprep, epi, wstep, xstep) \
+	S_PROLOGUE; consts; \
+	TESTQ R13, R13; JZ done; \
+	CMPQ SA_NB(DI), $0; JEQ done; \
+	TESTQ $FLAG_AMX, SA_FLAGS(DI); JZ group; \
+	MOVQ SA_CFG(DI), AX; LDTILECFG(AMX_AX); \
+group: \
+	S_ZERO16; \
+	MOVQ SA_X(DI), R8; MOVQ SA_NB(DI), R12; \
+block: \
+	prep; \
+	TESTQ $FLAG_AMX, SA_FLAGS(DI); JZ vnni; \
+	amx; \
+	JMP epilogue; \
+vnni: \
+	MOVQ R8, AX; MOVQ R11, BX; MOVQ SA_N(DI), CX; \
+vtoken: \
+	vrows; \
+	ADDQ R9, AX; ADDQ $64, BX; DECQ CX; JNZ vtoken; \
+	MOVQ $64, CX; \
+epilogue: \
+	epiprep; \
+	MOVQ R8, AX; \
+	S_EPI16(epi, epidone); \
+epidone: \
+	ADDQ $wstep, SI; ADDQ $xstep, R8; \
+	DECQ R12; JNZ block; \
+	MOVQ DX, BX; \
+	S_OUT16(outdone); \
+outdone: \
+	ADDQ $64, DX; \
+	DECQ R13; JNZ group; \
+	TESTQ $FLAG_AMX, SA_FLAGS(DI); JZ done; \
+	TILERELEASE; \
+done: \
+	VZEROUPPER; \
+	RET
+
+#define S_PREP \
+	S_UNPACK_SUB(0); S_UNPACK_SUB(1); S_UNPACK_SUB(2); S_UNPACK_SUB(3); \
+	S_UNPACK_SUB(4); S_UNPACK_SUB(5); S_UNPACK_SUB(6); S_UNPACK_SUB(7)
+
+#define S_AMX \
+	S_TILE(0, 0, 4, 6); S_TILE(1, 1, 5, 7); S_TILE(2, 2, 4, 6); S_TILE(3, 3, 5, 7); \
+	S_STORE4(0); \
+	S_TILE(4, 0, 4, 6); S_TILE(5, 1, 5, 7); S_TILE(6, 2, 4, 6); S_TILE(7, 3, 5, 7); \
+	S_STORE4(4)
+
+#define S_VROWS S_VROW(0); S_VROW(1); S_VROW(2); S_VROW(3); S_VROW(4); S_VROW(5); S_VROW(6); S_VROW(7)
+
+// S_EPIPREP: d·sc of the sub-blocks (Z16-Z23), dmin (Z28), the mins
+// pairs' words (Z24-Z27).
+#define S_EPIPREP \
+	VCVTPH2PS (SI), Z31; \
+	S_SCALE(0, Z16); S_SCALE(1, Z17); S_SCALE(2, Z18); S_SCALE(3, Z19); \
+	S_SCALE(4, Z20); S_SCALE(5, Z21); S_SCALE(6, Z22); S_SCALE(7, Z23); \
+	VCVTPH2PS 32(SI), Z28; \
+	VPMOVZXBW 192(SI), Z24; VPMOVZXBW 224(SI), Z25; VPMOVZXBW 256(SI), Z26; VPMOVZXBW 288(SI), Z27
+
+#define S_NOCONSTS
+
 // func r16sKernel(a *shortArgs)
 TEXT ·r16sKernel(SB), NOSPLIT, $0-8
-	MOVQ a+0(FP), DI
-	MOVQ SA_W(DI), SI
-	MOVQ SA_XSTRIDE(DI), R9
-	MOVQ SA_BBUF(DI), R10
-	MOVQ SA_CBUF(DI), R11
-	MOVQ SA_DST(DI), DX
-	MOVQ SA_GROUPS(DI), R13
-	MOVQ $64, CX
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z29
-	TESTQ R13, R13
-	JZ    done
-	CMPQ  SA_NB(DI), $0
-	JEQ   done
-	TESTQ $FLAG_AMX, SA_FLAGS(DI)
-	JZ    group
-	MOVQ  SA_CFG(DI), AX
-	LDTILECFG(AMX_AX)
-
-group:
-	S_ZERO4(Z0, Z1, Z2, Z3); S_ZERO4(Z4, Z5, Z6, Z7)
-	S_ZERO4(Z8, Z9, Z10, Z11); S_ZERO4(Z12, Z13, Z14, Z15)
-	MOVQ SA_X(DI), R8
-	MOVQ SA_NB(DI), R12
-
-block:
-	S_UNPACK_SUB(0); S_UNPACK_SUB(1); S_UNPACK_SUB(2); S_UNPACK_SUB(3)
-	S_UNPACK_SUB(4); S_UNPACK_SUB(5); S_UNPACK_SUB(6); S_UNPACK_SUB(7)
-	TESTQ $FLAG_AMX, SA_FLAGS(DI)
-	JZ    vnni
-	S_TILE(0, 0, 4, 6); S_TILE(1, 1, 5, 7); S_TILE(2, 2, 4, 6); S_TILE(3, 3, 5, 7)
-	S_STORE4(0)
-	S_TILE(4, 0, 4, 6); S_TILE(5, 1, 5, 7); S_TILE(6, 2, 4, 6); S_TILE(7, 3, 5, 7)
-	S_STORE4(4)
-	JMP epilogue
-
-vnni:
-	// The twin: C rows token by token (cbuf + 64t), n tokens.
-	MOVQ R8, AX
-	MOVQ R11, BX
-	MOVQ SA_N(DI), CX
-
-vtoken:
-	S_VROW(0); S_VROW(1); S_VROW(2); S_VROW(3)
-	S_VROW(4); S_VROW(5); S_VROW(6); S_VROW(7)
-	ADDQ R9, AX
-	ADDQ $64, BX
-	DECQ CX
-	JNZ  vtoken
-	MOVQ $64, CX
-
-epilogue:
-	VCVTPH2PS (SI), Z31
-	S_SCALE(0, Z16); S_SCALE(1, Z17); S_SCALE(2, Z18); S_SCALE(3, Z19)
-	S_SCALE(4, Z20); S_SCALE(5, Z21); S_SCALE(6, Z22); S_SCALE(7, Z23)
-	VCVTPH2PS 32(SI), Z28
-	VPMOVZXBW 192(SI), Z24
-	VPMOVZXBW 224(SI), Z25
-	VPMOVZXBW 256(SI), Z26
-	VPMOVZXBW 288(SI), Z27
-	MOVQ R8, AX
-	S_EPI(0, Z0, epidone); S_EPI(1, Z1, epidone); S_EPI(2, Z2, epidone); S_EPI(3, Z3, epidone)
-	S_EPI(4, Z4, epidone); S_EPI(5, Z5, epidone); S_EPI(6, Z6, epidone); S_EPI(7, Z7, epidone)
-	S_EPI(8, Z8, epidone); S_EPI(9, Z9, epidone); S_EPI(10, Z10, epidone); S_EPI(11, Z11, epidone)
-	S_EPI(12, Z12, epidone); S_EPI(13, Z13, epidone); S_EPI(14, Z14, epidone); S_EPI(15, Z15, epidone)
-
-epidone:
-	ADDQ $2368, SI
-	ADDQ $288, R8
-	DECQ R12
-	JNZ  block
-	MOVQ DX, BX
-	S_OUT(0, Z0, outdone); S_OUT(1, Z1, outdone); S_OUT(2, Z2, outdone); S_OUT(3, Z3, outdone)
-	S_OUT(4, Z4, outdone); S_OUT(5, Z5, outdone); S_OUT(6, Z6, outdone); S_OUT(7, Z7, outdone)
-	S_OUT(8, Z8, outdone); S_OUT(9, Z9, outdone); S_OUT(10, Z10, outdone); S_OUT(11, Z11, outdone)
-	S_OUT(12, Z12, outdone); S_OUT(13, Z13, outdone); S_OUT(14, Z14, outdone); S_OUT(15, Z15, outdone)
-
-outdone:
-	ADDQ $64, DX
-	DECQ R13
-	JNZ  group
-	TESTQ $FLAG_AMX, SA_FLAGS(DI)
-	JZ    done
-	TILERELEASE
-
-done:
-	VZEROUPPER
-	RET
+	S_TEXT(S_NOCONSTS, S_PREP, S_AMX, S_VROWS, S_EPIPREP, S_EPI, 2368, 288)
 
 // r16s6Kernel is r16sKernel for the interleaved Q6_K layout (q6kr16.go),
 // activations laid out by PrepareQ6KR16: each sub-block's four k-quads of
@@ -252,25 +267,12 @@ done:
 	VPMOVSXBD (32+16*(s))(SI), Z25; VCVTDQ2PS Z25, Z25; VMULPS Z27, Z25, Z25; \
 	VMOVUPS Z25, (64*(s))(BX)
 
-// T6_TILE is sub-block s on AMX into C tile c (A tile a: the tokens'
-// activations 16s.., B tile b: bbuf's tile s).
-#define T6_TILE(s, c, a, b) \
-	TILEZERO(c); \
-	LEAQ (16*(s))(R8), AX; \
-	TILELOADD(a, AMX_AX, AMX_R9); \
-	LEAQ ((s)*256)(R10), BX; \
-	TILELOADD(b, AMX_BX, AMX_CX); \
-	TDPBSUD(c, a, b)
-
-#define T6_STORE4(s0) \
-	LEAQ ((s0)*1024)(R11), BX; TILESTORED(0, AMX_BX, AMX_CX); \
-	LEAQ ((s0+1)*1024)(R11), BX; TILESTORED(1, AMX_BX, AMX_CX); \
-	LEAQ ((s0+2)*1024)(R11), BX; TILESTORED(2, AMX_BX, AMX_CX); \
-	LEAQ ((s0+3)*1024)(R11), BX; TILESTORED(3, AMX_BX, AMX_CX)
+// T6_TILE is Q6_K sub-block s: 16 activations, bbuf's tile s of 4 rows.
+#define T6_TILE(s, c, a, b) G_TILE((16*(s)), ((s)*256), c, a, b)
 
 #define T6_TILES4(s0) \
 	T6_TILE(s0, 0, 4, 6); T6_TILE(s0+1, 1, 5, 7); T6_TILE(s0+2, 2, 4, 6); T6_TILE(s0+3, 3, 5, 7); \
-	T6_STORE4(s0)
+	S_STORE4(s0)
 
 // T6_VROW is the twin's C row of sub-block s for the token at AX, stored
 // at BX + 1024s.
@@ -300,89 +302,25 @@ done:
 	VFMADD231PS.BCST 320(AX), Z30, f; \
 	ADDQ R9, AX
 
+#define T6_CONSTS MOVL $0x30303030, AX; VPBROADCASTD AX, Z28
+
+#define T6_PREP \
+	VCVTPH2PS (SI), Z27; \
+	MOVQ SA_SBUF(DI), BX; \
+	T6_SUB(0); T6_SUB(1); T6_SUB(2); T6_SUB(3); T6_SUB(4); T6_SUB(5); T6_SUB(6); T6_SUB(7); \
+	T6_SUB(8); T6_SUB(9); T6_SUB(10); T6_SUB(11); T6_SUB(12); T6_SUB(13); T6_SUB(14); T6_SUB(15)
+
+#define T6_AMX T6_TILES4(0); T6_TILES4(4); T6_TILES4(8); T6_TILES4(12)
+
+#define T6_VROWS \
+	T6_VROW(0); T6_VROW(1); T6_VROW(2); T6_VROW(3); T6_VROW(4); T6_VROW(5); T6_VROW(6); T6_VROW(7); \
+	T6_VROW(8); T6_VROW(9); T6_VROW(10); T6_VROW(11); T6_VROW(12); T6_VROW(13); T6_VROW(14); T6_VROW(15)
+
+#define T6_EPIPREP MOVQ SA_SBUF(DI), BX
+
 // func r16s6Kernel(a *shortArgs)
 TEXT ·r16s6Kernel(SB), NOSPLIT, $0-8
-	MOVQ a+0(FP), DI
-	MOVQ SA_W(DI), SI
-	MOVQ SA_XSTRIDE(DI), R9
-	MOVQ SA_BBUF(DI), R10
-	MOVQ SA_CBUF(DI), R11
-	MOVQ SA_DST(DI), DX
-	MOVQ SA_GROUPS(DI), R13
-	MOVQ $64, CX
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z29
-	MOVL $0x30303030, AX
-	VPBROADCASTD AX, Z28
-	TESTQ R13, R13
-	JZ    done6
-	CMPQ  SA_NB(DI), $0
-	JEQ   done6
-	TESTQ $FLAG_AMX, SA_FLAGS(DI)
-	JZ    group6
-	MOVQ  SA_CFG(DI), AX
-	LDTILECFG(AMX_AX)
-
-group6:
-	S_ZERO4(Z0, Z1, Z2, Z3); S_ZERO4(Z4, Z5, Z6, Z7)
-	S_ZERO4(Z8, Z9, Z10, Z11); S_ZERO4(Z12, Z13, Z14, Z15)
-	MOVQ SA_X(DI), R8
-	MOVQ SA_NB(DI), R12
-
-block6:
-	VCVTPH2PS (SI), Z27
-	MOVQ SA_SBUF(DI), BX
-	T6_SUB(0); T6_SUB(1); T6_SUB(2); T6_SUB(3); T6_SUB(4); T6_SUB(5); T6_SUB(6); T6_SUB(7)
-	T6_SUB(8); T6_SUB(9); T6_SUB(10); T6_SUB(11); T6_SUB(12); T6_SUB(13); T6_SUB(14); T6_SUB(15)
-	TESTQ $FLAG_AMX, SA_FLAGS(DI)
-	JZ    vnni6
-	T6_TILES4(0); T6_TILES4(4); T6_TILES4(8); T6_TILES4(12)
-	JMP epilogue6
-
-vnni6:
-	MOVQ R8, AX
-	MOVQ R11, BX
-	MOVQ SA_N(DI), CX
-
-vtoken6:
-	T6_VROW(0); T6_VROW(1); T6_VROW(2); T6_VROW(3); T6_VROW(4); T6_VROW(5); T6_VROW(6); T6_VROW(7)
-	T6_VROW(8); T6_VROW(9); T6_VROW(10); T6_VROW(11); T6_VROW(12); T6_VROW(13); T6_VROW(14); T6_VROW(15)
-	ADDQ R9, AX
-	ADDQ $64, BX
-	DECQ CX
-	JNZ  vtoken6
-	MOVQ $64, CX
-
-epilogue6:
-	MOVQ R8, AX
-	MOVQ SA_SBUF(DI), BX
-	T6_EPI(0, Z0, epidone6); T6_EPI(1, Z1, epidone6); T6_EPI(2, Z2, epidone6); T6_EPI(3, Z3, epidone6)
-	T6_EPI(4, Z4, epidone6); T6_EPI(5, Z5, epidone6); T6_EPI(6, Z6, epidone6); T6_EPI(7, Z7, epidone6)
-	T6_EPI(8, Z8, epidone6); T6_EPI(9, Z9, epidone6); T6_EPI(10, Z10, epidone6); T6_EPI(11, Z11, epidone6)
-	T6_EPI(12, Z12, epidone6); T6_EPI(13, Z13, epidone6); T6_EPI(14, Z14, epidone6); T6_EPI(15, Z15, epidone6)
-
-epidone6:
-	ADDQ $3360, SI
-	ADDQ $336, R8
-	DECQ R12
-	JNZ  block6
-	MOVQ DX, BX
-	S_OUT(0, Z0, outdone6); S_OUT(1, Z1, outdone6); S_OUT(2, Z2, outdone6); S_OUT(3, Z3, outdone6)
-	S_OUT(4, Z4, outdone6); S_OUT(5, Z5, outdone6); S_OUT(6, Z6, outdone6); S_OUT(7, Z7, outdone6)
-	S_OUT(8, Z8, outdone6); S_OUT(9, Z9, outdone6); S_OUT(10, Z10, outdone6); S_OUT(11, Z11, outdone6)
-	S_OUT(12, Z12, outdone6); S_OUT(13, Z13, outdone6); S_OUT(14, Z14, outdone6); S_OUT(15, Z15, outdone6)
-
-outdone6:
-	ADDQ $64, DX
-	DECQ R13
-	JNZ  group6
-	TESTQ $FLAG_AMX, SA_FLAGS(DI)
-	JZ    done6
-	TILERELEASE
-
-done6:
-	VZEROUPPER
-	RET
+	S_TEXT(T6_CONSTS, T6_PREP, T6_AMX, T6_VROWS, T6_EPIPREP, T6_EPI, 3360, 336)
 
 // r16swKernel is r16sKernel over a.tiles whole tiles of 16 tokens (tile j's
 // activations 16j·xstride past x) with each super-block unpacked once for
@@ -397,24 +335,10 @@ done6:
 #define SA_SAVE1 120
 #define SA_SAVE2 128
 
-// W_EPI is one token's super-block (activations at AX, C rows at cbuf +
-// 64t, sums at BX), then AX and BX step to the next token.
+// W_EPI is token t's super-block into its sums at BX (in memory), then
+// AX and BX step to the next token.
 #define W_EPI(t) \
-	VCVTDQ2PS    (0*1024+64*(t))(R11), Z30; VMULPS Z16, Z30, Z30; \
-	VCVTDQ2PS    (1*1024+64*(t))(R11), Z31; VFMADD231PS Z17, Z31, Z30; \
-	VCVTDQ2PS    (2*1024+64*(t))(R11), Z31; VFMADD231PS Z18, Z31, Z30; \
-	VCVTDQ2PS    (3*1024+64*(t))(R11), Z31; VFMADD231PS Z19, Z31, Z30; \
-	VCVTDQ2PS    (4*1024+64*(t))(R11), Z31; VFMADD231PS Z20, Z31, Z30; \
-	VCVTDQ2PS    (5*1024+64*(t))(R11), Z31; VFMADD231PS Z21, Z31, Z30; \
-	VCVTDQ2PS    (6*1024+64*(t))(R11), Z31; VFMADD231PS Z22, Z31, Z30; \
-	VCVTDQ2PS    (7*1024+64*(t))(R11), Z31; VFMADD231PS Z23, Z31, Z30; \
-	VPXORD       Z31, Z31, Z31; \
-	VPDPWSSD.BCST 256(AX), Z24, Z31; \
-	VPDPWSSD.BCST 260(AX), Z25, Z31; \
-	VPDPWSSD.BCST 264(AX), Z26, Z31; \
-	VPDPWSSD.BCST 268(AX), Z27, Z31; \
-	VCVTDQ2PS    Z31, Z31; \
-	VFNMADD231PS Z28, Z31, Z30; \
+	S_P(t); \
 	VMOVUPS      (BX), Z0; \
 	VFMADD231PS.BCST 272(AX), Z30, Z0; \
 	VMOVUPS      Z0, (BX); \
@@ -426,16 +350,7 @@ done6:
 
 // func r16swKernel(a *shortArgs)
 TEXT ·r16swKernel(SB), NOSPLIT, $0-8
-	MOVQ a+0(FP), DI
-	MOVQ SA_W(DI), SI
-	MOVQ SA_XSTRIDE(DI), R9
-	MOVQ SA_BBUF(DI), R10
-	MOVQ SA_CBUF(DI), R11
-	MOVQ SA_DST(DI), DX
-	MOVQ SA_GROUPS(DI), R13
-	MOVQ $64, CX
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z29
+	S_PROLOGUE
 	TESTQ R13, R13
 	JZ    donew
 	CMPQ  SA_NB(DI), $0
@@ -462,16 +377,8 @@ zerow:
 	MOVQ SA_NB(DI), R12
 
 blockw:
-	S_UNPACK_SUB(0); S_UNPACK_SUB(1); S_UNPACK_SUB(2); S_UNPACK_SUB(3)
-	S_UNPACK_SUB(4); S_UNPACK_SUB(5); S_UNPACK_SUB(6); S_UNPACK_SUB(7)
-	VCVTPH2PS (SI), Z31
-	S_SCALE(0, Z16); S_SCALE(1, Z17); S_SCALE(2, Z18); S_SCALE(3, Z19)
-	S_SCALE(4, Z20); S_SCALE(5, Z21); S_SCALE(6, Z22); S_SCALE(7, Z23)
-	VCVTPH2PS 32(SI), Z28
-	VPMOVZXBW 192(SI), Z24
-	VPMOVZXBW 224(SI), Z25
-	VPMOVZXBW 256(SI), Z26
-	VPMOVZXBW 288(SI), Z27
+	S_PREP
+	S_EPIPREP
 	// Tile by tile, R8 at the tile's activations of this super-block; the
 	// super-block's base, the tile's first sums and the tiles left are
 	// kept in the argument block (S_TILE takes AX and BX).
@@ -483,10 +390,7 @@ blockw:
 tilew:
 	TESTQ $FLAG_AMX, SA_FLAGS(DI)
 	JZ    vnniw
-	S_TILE(0, 0, 4, 6); S_TILE(1, 1, 5, 7); S_TILE(2, 2, 4, 6); S_TILE(3, 3, 5, 7)
-	S_STORE4(0)
-	S_TILE(4, 0, 4, 6); S_TILE(5, 1, 5, 7); S_TILE(6, 2, 4, 6); S_TILE(7, 3, 5, 7)
-	S_STORE4(4)
+	S_AMX
 	JMP epiw
 
 vnniw:
@@ -496,8 +400,7 @@ vnniw:
 	MOVQ $16, CX
 
 vtokenw:
-	S_VROW(0); S_VROW(1); S_VROW(2); S_VROW(3)
-	S_VROW(4); S_VROW(5); S_VROW(6); S_VROW(7)
+	S_VROWS
 	ADDQ R9, AX
 	ADDQ $64, BX
 	DECQ CX

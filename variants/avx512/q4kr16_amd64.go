@@ -248,7 +248,7 @@ func init() {
 		Features: feats, Layout: Q4KR16Layout, Impl: ledger.MatMul(Q4KR16MatMulF),
 		Notes: "issue 19 item 4 (short prompts on Intel, whose 512-bit integer glue takes VPDPBUSD's ports one for one): the batched decode product over the interleaved layout, eight tokens a pass, " +
 			"the rows' scales applied in float (one conversion and FMA a token and sub-block for -m4's VPADDD, two-uop VPMULLD and VPADDD; the mins by VPDPWSSD); a line's nibbles feed sixteen VPDPBUSDs. " +
-			"Its own bits, the same for a token in every pass width (eight, four, one). On the Zen 5 VM (family 26, adds beside the multiplies) about level: in L2 0.77-0.79 against -m4's 0.71-0.74 TOPS (one core, BenchmarkR16BatchInCache n=16), " +
+			"Its own bits, the same for a token in every pass width (eight, four, one). On the Zen 5 VM (family 26, adds beside the multiplies) about level: in L2 0.77-0.79 against -m4's 0.71-0.74 TOPS (one core, n=16, the BenchmarkShortInCache of variants/amx), " +
 			"3B at 2 threads in place of the bundle's -m4 (8 rounds, run 20261205T054231Z-b99c13) pp16 0.968×, pp64 1.035×, pp128 0.996× paired, none significant. For the Intel host: untimed there yet"})
 	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q6_K), Name: "avx512-vnni-r16-f8", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q6KR16Layout, Impl: ledger.MatMul(Q6KR16MatMulF),
