@@ -179,3 +179,22 @@ func TestShortWideMatchesShort(t *testing.T) {
 		}
 	}
 }
+
+// shortArgs's layout is what short_amd64.s's SA_ offsets say.
+func TestShortArgsOffsets(t *testing.T) {
+	var a shortArgs
+	for _, c := range []struct {
+		name     string
+		got, off uintptr
+	}{
+		{"w", unsafe.Offsetof(a.w), 0}, {"x", unsafe.Offsetof(a.x), 8}, {"xstride", unsafe.Offsetof(a.xstride), 16},
+		{"dst", unsafe.Offsetof(a.dst), 24}, {"lddBytes", unsafe.Offsetof(a.lddBytes), 32}, {"nb", unsafe.Offsetof(a.nb), 40},
+		{"groups", unsafe.Offsetof(a.groups), 48}, {"n", unsafe.Offsetof(a.n), 56}, {"bbuf", unsafe.Offsetof(a.bbuf), 64},
+		{"cbuf", unsafe.Offsetof(a.cbuf), 72}, {"cfg", unsafe.Offsetof(a.cfg), 80}, {"flags", unsafe.Offsetof(a.flags), 88},
+		{"sbuf", unsafe.Offsetof(a.sbuf), 96}, {"tiles", unsafe.Offsetof(a.tiles), 104}, {"save", unsafe.Offsetof(a.save), 112},
+	} {
+		if c.got != c.off {
+			t.Errorf("shortArgs.%s at %d, short_amd64.s says %d", c.name, c.got, c.off)
+		}
+	}
+}
