@@ -139,7 +139,7 @@ func shortMatMul(f shortFormat, amx bool) ledger.MatMul {
 		}
 		if amx {
 			if err := cpufeat.AMX(); err != nil {
-				panic(fmt.Sprintf("amx matvec_batch/%s amx-int8-r16s called without AMX: %v", f.name, err))
+				panic(fmt.Sprintf("amx matvec_batch/%s short-step kernel called without AMX: %v", f.name, err))
 			}
 		}
 		nb := k / quant.QK_K
@@ -151,7 +151,9 @@ func shortMatMul(f shortFormat, amx bool) ledger.MatMul {
 		sbuf, cfg := s.buf[shortBBuf+shortCBuf:shortBBuf+shortCBuf+shortSBuf], s.buf[shortBBuf+shortCBuf+shortSBuf:]
 		a := &s.args
 		j0 := 0
-		if tiles := n / shortTokens; f.wide != nil && tiles > 0 && groups > 0 {
+		// The wide kernel takes the whole tiles of 16 tokens when the rows
+		// are whole groups (every model's are; the rest go below).
+		if tiles := n / shortTokens; f.wide != nil && tiles > 0 && groups > 0 && groups*avx512.Q4KR16Rows == rows {
 			shortConfig(cfg, shortTokens, f.subK)
 			// Blocks of wideTiles tiles: their activations (a 3072-wide
 			// row's 8 tiles: 442 KiB) stay in L2 beside the call's weights
@@ -163,12 +165,7 @@ func shortMatMul(f shortFormat, amx bool) ledger.MatMul {
 					tiles: min(wideTiles, tiles-t0)}
 				f.wide(a)
 			}
-			if groups*avx512.Q4KR16Rows == rows {
-				j0 = tiles * shortTokens
-			}
-			// else the tiles' last partial group goes through the loop
-			// below with every token, its whole groups computed again
-			// (same bits); rows are whole groups in every model.
+			j0 = tiles * shortTokens
 		}
 		for ; j0 < n; j0 += shortTokens {
 			nt := min(shortTokens, n-j0)
