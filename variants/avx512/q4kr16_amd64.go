@@ -249,7 +249,8 @@ func init() {
 		Notes: "issue 19 item 4 (short prompts on Intel, whose 512-bit integer glue takes VPDPBUSD's ports one for one): the batched decode product over the interleaved layout, eight tokens a pass, " +
 			"the rows' scales applied in float (one conversion and FMA a token and sub-block for -m4's VPADDD, two-uop VPMULLD and VPADDD; the mins by VPDPWSSD); a line's nibbles feed sixteen VPDPBUSDs. " +
 			"Its own bits, the same for a token in every pass width (eight, four, one). On the Zen 5 VM (family 26, adds beside the multiplies) about level: in L2 0.77-0.79 against -m4's 0.71-0.74 TOPS (one core, n=16, the BenchmarkShortInCache of variants/amx), " +
-			"3B at 2 threads in place of the bundle's -m4 (8 rounds, run 20261205T054231Z-b99c13) pp16 0.968×, pp64 1.035×, pp128 0.996× paired, none significant. For the Intel host: untimed there yet"})
+			"3B at 2 threads in place of the bundle's -m4 (8 rounds, run 20261205T054231Z-b99c13) pp16 0.968×, pp64 1.035×, pp128 0.996× paired, none significant; " +
+			"with its Q6_K twin too (10 rounds, run 20261205T072801Z-d788ae) pp16 -10.4 % (p 0.029, paired 0.920×), pp64 0.988×, pp128 1.059×: a loser on Zen 5 at pp16. For the Intel host: untimed there yet"})
 	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q6_K), Name: "avx512-vnni-r16-f8", Family: ledger.FamilyAVX512VNNI,
 		Features: feats, Layout: Q6KR16Layout, Impl: ledger.MatMul(Q6KR16MatMulF),
 		Notes: "the Q6_K twin of matvec_batch/q4_k:avx512-vnni-r16-f8: eight tokens a pass, each k-quad of 6-bit quants built once for eight VPDPBUSDs, a token's sub-block (less 32 × its sum) converted and folded in by one FMA with d·sc; its own bits, the same in every pass width. Zen 5 VM in L2: level with -m4 (0.53-0.59 against 0.56-0.59 TOPS, n=8 and 16)"})
