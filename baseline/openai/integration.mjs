@@ -108,5 +108,19 @@ const raw = await fetch(url + '/v1/chat/completions', { method: 'POST', headers:
 const body = await raw.json();
 check(raw.status === 400 && body.error && String(body.error.message).includes('malformed JSON'), `malformed JSON body: ${raw.status} ${body.error?.message}`);
 
+// Log-probabilities and the usage chunk through the client's own types;
+// a field this server does not provide (n > 1) is a 400 naming it.
+const lp = await client.chat.completions.create({ ...chatArgs(prompts[1]), logprobs: true, top_logprobs: 2 });
+const entries = lp.choices[0].logprobs?.content ?? [];
+check(entries.length >= 1 && entries.every((e) => e.logprob <= 0 && e.top_logprobs.length === 2 && e.top_logprobs[0].token === e.token) &&
+  entries.map((e) => Buffer.from(e.bytes).toString('latin1')).join('') === Buffer.from(lp.choices[0].message.content, 'utf8').toString('latin1'),
+  `chat logprobs: ${entries.length} entries, greedy the top alternative, bytes spelling the content`);
+let usageChunk = null;
+for await (const chunk of await client.chat.completions.create({ ...chatArgs(prompts[1]), stream: true, stream_options: { include_usage: true } })) {
+  if (chunk.choices.length === 0) usageChunk = chunk;
+}
+check(usageChunk?.usage?.completion_tokens >= 1, 'stream_options.include_usage: a last chunk with the usage and no choices');
+await expectStatus(client.chat.completions.create({ ...chatArgs('hi'), n: 2 }), 400, 'one choice a request', 'n: 2');
+
 // Still serving after all that.
 check((await chatText(prompts[0])) === solo[0], 'a request after the errors answers as before');

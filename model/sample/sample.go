@@ -22,6 +22,9 @@ type Params struct {
 	PresencePenalty  float32 // subtracted once if present
 	PenaltyLastN     int     // window of recent tokens the penalties see; 0: 64, -1: all
 	Seed             uint64
+	// LogitBias is added to the logits of its tokens before anything else
+	// (llama.cpp's logit_bias, first in its chain); -Inf bans a token.
+	LogitBias map[int]float32
 }
 
 // DefaultParams are llama.cpp's common defaults.
@@ -46,6 +49,11 @@ func (p Params) Validate() error {
 		return fmt.Errorf("frequency penalty %g or presence penalty %g is not finite", p.FrequencyPenalty, p.PresencePenalty)
 	case p.PenaltyLastN < -1:
 		return fmt.Errorf("penalty window %d is below -1", p.PenaltyLastN)
+	}
+	for id, b := range p.LogitBias {
+		if b != b || math.IsInf(float64(b), 1) {
+			return fmt.Errorf("logit bias %g of token %d is NaN or +Inf", b, id)
+		}
 	}
 	return nil
 }
@@ -78,6 +86,11 @@ func New(n int, p Params) (*Sampler, error) {
 	if p.PenaltyLastN == 0 {
 		p.PenaltyLastN = 64
 	}
+	for id := range p.LogitBias {
+		if id < 0 || id >= n {
+			return nil, fmt.Errorf("logit bias for token %d: the vocabulary has tokens 0 to %d", id, n-1)
+		}
+	}
 	return &Sampler{p: p, rng: NewRNG(p.Seed), cand: make([]candidate, 0, n), counts: map[int]int{}}, nil
 }
 
@@ -98,6 +111,11 @@ func (s *Sampler) Sample(logits []float32) int {
 			l = float32(math.Inf(-1))
 		}
 		c = append(c, candidate{id: i, logit: l})
+	}
+	for id, b := range s.p.LogitBias {
+		if id < len(c) {
+			c[id].logit += b
+		}
 	}
 	s.penalize(c)
 	if s.p.Temperature <= 0 {

@@ -179,3 +179,38 @@ func TestTopKIsSortsPrefix(t *testing.T) {
 		}
 	}
 }
+
+// A logit bias moves its token before the chain: greedy picks a token
+// biased past the best, -Inf bans the best, and a draw never returns a
+// banned token. Ids outside the vocabulary and NaN biases are refused.
+func TestLogitBias(t *testing.T) {
+	logits := logitsOf([]float64{0.1, 0.4, 0.2, 0.3})
+	pick := func(p Params) int {
+		s, err := New(4, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Sample(logits)
+	}
+	if got := pick(Params{LogitBias: map[int]float32{2: 5}}); got != 2 {
+		t.Errorf("greedy with token 2 biased by +5: %d, want 2", got)
+	}
+	if got := pick(Params{LogitBias: map[int]float32{1: float32(math.Inf(-1))}}); got != 3 {
+		t.Errorf("greedy with token 1 banned: %d, want 3", got)
+	}
+	s, err := New(4, Params{Temperature: 1, Seed: 9, LogitBias: map[int]float32{1: float32(math.Inf(-1)), 3: -100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2000 {
+		if got := s.Sample(logits); got == 1 || got == 3 {
+			t.Fatalf("drew token %d, banned or biased by -100", got)
+		}
+	}
+	if _, err := New(4, Params{LogitBias: map[int]float32{4: 1}}); err == nil {
+		t.Error("a bias for token 4 of a 4-token vocabulary was accepted")
+	}
+	if _, err := New(4, Params{LogitBias: map[int]float32{0: float32(math.NaN())}}); err == nil {
+		t.Error("a NaN bias was accepted")
+	}
+}

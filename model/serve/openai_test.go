@@ -17,8 +17,9 @@ const openaiDir = "../../baseline/openai"
 // The official OpenAI client library for JavaScript against a server of 4
 // slots on 127.0.0.1 (baseline/openai/integration.mjs): models, chat and
 // completions streamed and not, 16 concurrent requests answering what
-// each did alone, one cancelled mid-stream, an over-long prompt, a
-// wrong-typed field and a malformed body (400s). Skips without node or the
+// each did alone, one cancelled mid-stream, log-probabilities and the
+// usage chunk, an over-long prompt, a wrong-typed field, n = 2 and a
+// malformed body (400s). Skips without node or the
 // package.
 func TestOpenAIClient(t *testing.T) {
 	node, err := exec.LookPath("node")

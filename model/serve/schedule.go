@@ -22,6 +22,7 @@ type task struct {
 
 	mu    sync.Mutex
 	text  strings.Builder // generated, not yet taken
+	lps   []tokenLogprob  // the generated tokens' log-probabilities, not yet taken (job.logprobs)
 	done  bool
 	stats generate.Stats // once done
 	err   error          // once done: generation failed
@@ -51,13 +52,24 @@ func (t *task) end(st generate.Stats, err error) {
 	t.signal()
 }
 
-// take returns the text since the last take and whether the task is done.
-func (t *task) take() (string, bool) {
+// addLogprob records a generated token's log-probabilities, from the
+// scheduler's goroutine.
+func (t *task) addLogprob(e tokenLogprob) {
+	t.mu.Lock()
+	t.lps = append(t.lps, e)
+	t.mu.Unlock()
+	t.signal()
+}
+
+// take returns the text and log-probabilities since the last take and
+// whether the task is done.
+func (t *task) take() (string, []tokenLogprob, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := t.text.String()
+	s, lps := t.text.String(), t.lps
 	t.text.Reset()
-	return s, t.done
+	t.lps = nil
+	return s, lps, t.done
 }
 
 // slot is one sequence of the model and the request it serves.
@@ -227,7 +239,13 @@ func (sc *scheduler) step() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d.next, d.more, d.err = sc.slots[d.i].gen.Next(d.row)
+			sl := &sc.slots[d.i]
+			d.next, d.more, d.err = sl.gen.Next(d.row)
+			// Every sampled token's log-probability but a stop token's,
+			// which ends the answer unprinted.
+			if j := sl.t.job; j.logprobs && d.err == nil && (d.more || sl.gen.Stats().Reason != "stop token") {
+				sl.t.addLogprob(logprobsOf(d.row, d.next, j.top))
+			}
 		}()
 	}
 	wg.Wait()

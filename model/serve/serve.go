@@ -1,8 +1,8 @@
 // Package serve is an OpenAI-compatible HTTP server over one model context:
 // POST /v1/chat/completions (messages through the model's chat template),
 // POST /v1/completions, GET /v1/models and GET /health, with server-sent
-// events for stream: true. Requests take one of N slots (a bounded queue in
-// front of them); a scheduler (schedule.go) runs every slot's next tokens
+// events for stream: true, log-probabilities and logit bias. Requests take
+// one of N slots (a bounded queue in front of them); a scheduler (schedule.go) runs every slot's next tokens
 // in one step of the model, new requests joining between steps, each
 // reusing the KV cache prefix it shares with its slot's previous request.
 package serve
@@ -129,8 +129,10 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// request is the body of both completion endpoints; the fields a client
-// may send that this server does not use are ignored.
+// request is the body of both completion endpoints. Fields that would
+// change the answer in ways this server does not provide (several choices,
+// tools, a response format, echo) are refused with an error naming them
+// rather than ignored; other unknown fields are ignored.
 type request struct {
 	Model            string          `json:"model"`
 	Messages         []message       `json:"messages"`
@@ -146,6 +148,26 @@ type request struct {
 	Stream           bool            `json:"stream"`
 	FrequencyPenalty *float32        `json:"frequency_penalty"`
 	PresencePenalty  *float32        `json:"presence_penalty"`
+	// Logprobs is a bool on /v1/chat/completions (with TopLogprobs
+	// alternatives), a count of alternatives on /v1/completions.
+	Logprobs      json.RawMessage    `json:"logprobs"`
+	TopLogprobs   *int               `json:"top_logprobs"`
+	LogitBias     map[string]float64 `json:"logit_bias"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	// Asked for, not provided: refused unless absent or neutral.
+	N              *int            `json:"n"`
+	BestOf         *int            `json:"best_of"`
+	Echo           *bool           `json:"echo"`
+	Suffix         *string         `json:"suffix"`
+	Tools          json.RawMessage `json:"tools"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	Functions      json.RawMessage `json:"functions"`
+	FunctionCall   json.RawMessage `json:"function_call"`
+	ResponseFormat *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
 }
 
 type message struct {
@@ -175,6 +197,12 @@ type job struct {
 	max    int
 	stops  []string
 	stream bool
+	// logprobs says each generated token's log-probability is reported,
+	// with top alternatives; usageChunk that a stream ends with a chunk of
+	// the usage alone (stream_options.include_usage).
+	logprobs   bool
+	top        int
+	usageChunk bool
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, isChat bool) {
@@ -313,7 +341,90 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*jo
 	if j.stops, err = stopList(req.Stop); err != nil {
 		return nil, badRequest("stop", "stop: %v", err)
 	}
+	if aerr := unsupported(&req, isChat); aerr != nil {
+		return nil, aerr
+	}
+	if aerr := s.options(&req, j); aerr != nil {
+		return nil, aerr
+	}
 	return j, nil
+}
+
+// unsupported refuses what a client asks for that this server does not do,
+// so that no answer silently lacks it.
+func unsupported(req *request, isChat bool) *apiError {
+	given := func(raw json.RawMessage) bool {
+		v := strings.TrimSpace(string(raw))
+		return v != "" && v != "null" && v != "[]"
+	}
+	switch {
+	case req.N != nil && *req.N != 1:
+		return badRequest("n", "n %d: this server returns one choice a request", *req.N)
+	case req.BestOf != nil && *req.BestOf != 1:
+		return badRequest("best_of", "best_of %d: this server returns one choice a request", *req.BestOf)
+	case req.Echo != nil && *req.Echo:
+		return badRequest("echo", "echo: this server does not return the prompt with the completion")
+	case req.Suffix != nil && *req.Suffix != "":
+		return badRequest("suffix", "suffix: this server does not complete text before a suffix")
+	case given(req.Tools) || given(req.Functions):
+		return badRequest("tools", "tools and functions: this server does not call tools")
+	case given(req.FunctionCall):
+		return badRequest("function_call", "function_call: this server does not call tools")
+	case given(req.ToolChoice) && strings.TrimSpace(string(req.ToolChoice)) != `"none"`:
+		return badRequest("tool_choice", "tool_choice %s: this server does not call tools", req.ToolChoice)
+	case req.ResponseFormat != nil && req.ResponseFormat.Type != "" && req.ResponseFormat.Type != "text":
+		return badRequest("response_format", "response_format %q: this server answers in free text only", req.ResponseFormat.Type)
+	case !isChat && req.TopLogprobs != nil:
+		return badRequest("top_logprobs", "top_logprobs is a chat completion field: /v1/completions takes logprobs as a count")
+	}
+	return nil
+}
+
+// options reads the request's logprobs, logit bias and stream options into j.
+func (s *Server) options(req *request, j *job) *apiError {
+	if raw := strings.TrimSpace(string(req.Logprobs)); raw != "" && raw != "null" {
+		if j.chat {
+			if err := json.Unmarshal(req.Logprobs, &j.logprobs); err != nil {
+				return badRequest("logprobs", "logprobs %s: true or false is wanted", raw)
+			}
+		} else {
+			// A count of alternatives, 0 to 5 (OpenAI's bound).
+			if err := json.Unmarshal(req.Logprobs, &j.top); err != nil || j.top < 0 || j.top > 5 {
+				return badRequest("logprobs", "logprobs %s: a count of alternatives from 0 to 5 is wanted", raw)
+			}
+			j.logprobs = true
+		}
+	}
+	if req.TopLogprobs != nil {
+		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
+			return badRequest("top_logprobs", "top_logprobs %d is outside 0 to 20", *req.TopLogprobs)
+		}
+		if *req.TopLogprobs > 0 && !j.logprobs {
+			return badRequest("top_logprobs", "top_logprobs %d needs logprobs: true", *req.TopLogprobs)
+		}
+		j.top = *req.TopLogprobs
+	}
+	if len(req.LogitBias) > 0 {
+		bias := make(map[int]float32, len(req.LogitBias))
+		for key, b := range req.LogitBias {
+			id, ok := tokenID(key)
+			if !ok || id >= s.cfg.Vocab {
+				return badRequest("logit_bias", "logit_bias key %q: a token id from 0 to %d is wanted", key, s.cfg.Vocab-1)
+			}
+			if !(b >= -100 && b <= 100) {
+				return badRequest("logit_bias", "logit_bias of token %d is %g: from -100 to 100 is wanted", id, b)
+			}
+			bias[id] = float32(b)
+		}
+		j.params.LogitBias = bias
+	}
+	if req.StreamOptions != nil {
+		if !req.Stream {
+			return badRequest("stream_options", "stream_options is only allowed with stream: true")
+		}
+		j.usageChunk = req.StreamOptions.IncludeUsage
+	}
+	return nil
 }
 
 // run hands j to the scheduler and writes the answer as its text comes.
@@ -335,13 +446,15 @@ func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
 	// Until the scheduler is done with the task (a client gone is noticed
 	// there, at the next step): its slot is free only then.
 	var text strings.Builder
+	var lps []tokenLogprob
 	for {
 		<-t.notify
-		delta, done := t.take()
+		delta, dlps, done := t.take()
 		if stream != nil {
-			_ = stream.delta(delta) // a client gone cancels ctx: the scheduler ends the task
+			_ = stream.delta(delta, dlps) // a client gone cancels ctx: the scheduler ends the task
 		} else {
 			text.WriteString(delta)
+			lps = append(lps, dlps...)
 		}
 		if done {
 			break
@@ -369,7 +482,7 @@ func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
 		stream.finish(finish, usage)
 		return
 	}
-	choice := map[string]any{"index": 0, "finish_reason": finish, "logprobs": nil}
+	choice := map[string]any{"index": 0, "finish_reason": finish, "logprobs": s.logprobs(j, lps)}
 	object := "text_completion"
 	if j.chat {
 		object = "chat.completion"
@@ -402,8 +515,23 @@ func (e *sseWriter) start() {
 	}
 }
 
-func (e *sseWriter) delta(text string) error {
-	if text == "" {
+// logprobs is a choice's "logprobs" for the tokens of lps in the
+// endpoint's shape, or nil when the request did not ask for them.
+func (s *Server) logprobs(j *job, lps []tokenLogprob) any {
+	switch {
+	case !j.logprobs:
+		return nil
+	case j.chat:
+		return chatLogprobs(s.cfg.Tokenizer, lps)
+	}
+	return completionLogprobs(s.cfg.Tokenizer, lps)
+}
+
+// delta sends the text and log-probabilities generated since the last one
+// (the log-probabilities of tokens whose text the stop strings hold back
+// may come before it).
+func (e *sseWriter) delta(text string, lps []tokenLogprob) error {
+	if text == "" && len(lps) == 0 {
 		return nil
 	}
 	choice := map[string]any{"index": 0, "finish_reason": nil}
@@ -412,9 +540,15 @@ func (e *sseWriter) delta(text string) error {
 	} else {
 		choice["text"] = text
 	}
+	if e.j.logprobs {
+		choice["logprobs"] = e.s.logprobs(e.j, lps)
+	}
 	return e.event(choice, nil)
 }
 
+// finish sends the finish reason and the usage: in the last chunk, or with
+// stream_options.include_usage in a chunk of its own after it, its choices
+// empty, as OpenAI's API streams it.
 func (e *sseWriter) finish(reason string, usage map[string]int) {
 	choice := map[string]any{"index": 0, "finish_reason": reason}
 	if e.j.chat {
@@ -422,7 +556,12 @@ func (e *sseWriter) finish(reason string, usage map[string]int) {
 	} else {
 		choice["text"] = ""
 	}
-	_ = e.event(choice, usage)
+	if e.j.usageChunk {
+		_ = e.event(choice, nil)
+		_ = e.chunk([]any{}, usage)
+	} else {
+		_ = e.event(choice, usage)
+	}
 	_, _ = io.WriteString(e.w, "data: [DONE]\n\n")
 	e.flush()
 }
@@ -435,11 +574,15 @@ func (e *sseWriter) fail(err error) {
 }
 
 func (e *sseWriter) event(choice map[string]any, usage map[string]int) error {
+	return e.chunk([]any{choice}, usage)
+}
+
+func (e *sseWriter) chunk(choices []any, usage map[string]int) error {
 	object := "text_completion"
 	if e.j.chat {
 		object = "chat.completion.chunk"
 	}
-	chunk := map[string]any{"id": e.id, "object": object, "created": e.created, "model": e.s.cfg.Model, "choices": []any{choice}}
+	chunk := map[string]any{"id": e.id, "object": object, "created": e.created, "model": e.s.cfg.Model, "choices": choices}
 	if usage != nil {
 		chunk["usage"] = usage
 	}

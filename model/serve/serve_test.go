@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/llama/chat"
 	"github.com/damascus-llm/damascus/model/synth"
+	"github.com/damascus-llm/damascus/model/tokenizer"
 	"github.com/damascus-llm/damascus/model/tokenizer/llama3vocab"
 )
 
@@ -222,6 +224,24 @@ func badRequests(t *testing.T, slots int) {
 		{"/v1/completions", `{"prompt":"` + strings.Repeat("x", 5000) + `"}`, 413, "larger than 4096 bytes"},
 		{"/v1/completions", `{"max_tokens":3}`, 400, "prompt: missing"},
 		{"/v1/nothing", `{}`, 404, "no endpoint"},
+		// Asked for and not provided: refused, never silently left out.
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"n":2}`, 400, "n 2: this server returns one choice"},
+		{"/v1/completions", `{"prompt":"hi","best_of":3}`, 400, "best_of 3"},
+		{"/v1/completions", `{"prompt":"hi","echo":true}`, 400, "echo"},
+		{"/v1/completions", `{"prompt":"hi","suffix":"end"}`, 400, "suffix"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}]}`, 400, "does not call tools"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tool_choice":"required"}`, 400, "tool_choice"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}`, 400, `response_format \"json_object\"`},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"logprobs":"yes"}`, 400, "true or false"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":21}`, 400, "outside 0 to 20"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"top_logprobs":2}`, 400, "needs logprobs: true"},
+		{"/v1/completions", `{"prompt":"hi","logprobs":6}`, 400, "from 0 to 5"},
+		{"/v1/completions", `{"prompt":"hi","logprobs":true}`, 400, "a count of alternatives"},
+		{"/v1/completions", `{"prompt":"hi","top_logprobs":2}`, 400, "chat completion field"},
+		{"/v1/completions", `{"prompt":"hi","logit_bias":{"the":5}}`, 400, `logit_bias key \"the\"`},
+		{"/v1/completions", `{"prompt":"hi","logit_bias":{"128256":5}}`, 400, "from 0 to 128255"},
+		{"/v1/completions", `{"prompt":"hi","logit_bias":{"42":500}}`, 400, "from -100 to 100"},
+		{"/v1/completions", `{"prompt":"hi","stream_options":{"include_usage":true}}`, 400, "only allowed with stream: true"},
 	} {
 		code, _, raw := post(t, ts, c.path, c.body)
 		if code != c.status || !strings.Contains(raw, c.want) || !strings.Contains(raw, `"error"`) {
@@ -267,5 +287,158 @@ func TestListen(t *testing.T) {
 	}
 	if _, err := s.Listen("127.0.0.1:-1"); err == nil || !strings.HasPrefix(err.Error(), "listen: ") {
 		t.Errorf("Listen on a bad port: %v", err)
+	}
+}
+
+// logprobsOracle is the log-softmax of the model's logits after prompt,
+// computed here from a fresh context of the same file: what the server's
+// first token entry must say.
+func logprobsOracle(t *testing.T, prompt string) (ids []int32, lp func(id int32) float64, best int32) {
+	t.Helper()
+	path, err := tinyModel.Path()
+	if err != nil {
+		t.Skipf("no test model: %v", err)
+	}
+	ld, err := llama.Load(path, llama.LoadOptions{Placement: llama.PlaceMmap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ld.Close()
+	c, err := ld.Model.NewContext(llama.Options{NCtx: 256, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if ids, err = ld.Tokenizer.Encode(prompt, tokenizer.AddSpecial); err != nil {
+		t.Fatal(err)
+	}
+	logits, err := c.Eval(ids, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits = append([]float32(nil), logits...)
+	var sum float64
+	for i, l := range logits {
+		sum += math.Exp(float64(l))
+		if l > logits[best] {
+			best = int32(i)
+		}
+	}
+	return ids, func(id int32) float64 { return float64(logits[id]) - math.Log(sum) }, best
+}
+
+// Log-probabilities: the first token's entry is the model's log-softmax
+// (from a context of its own), greedy picks the top alternative, the
+// alternatives come most likely first, the tokens' bytes make up the text,
+// and a stream carries the same entries. The completions endpoint gives
+// the legacy lists, as many as tokens.
+func TestLogprobs(t *testing.T) {
+	ts, s := testServer(t, Config{})
+	const prompt = "Once upon a time"
+	_, oracle, best := logprobsOracle(t, prompt)
+	body := `{"messages":[{"role":"user","content":"Hello"}],"temperature":0,"max_tokens":6,"logprobs":true,"top_logprobs":3%s}`
+	code, v, raw := post(t, ts, "/v1/chat/completions", fmt.Sprintf(body, ""))
+	if code != 200 {
+		t.Fatalf("status %d: %s", code, raw)
+	}
+	choice := v["choices"].([]any)[0].(map[string]any)
+	text := choice["message"].(map[string]any)["content"].(string)
+	content := choice["logprobs"].(map[string]any)["content"].([]any)
+	if want := int(v["usage"].(map[string]any)["completion_tokens"].(float64)); len(content) != want && !(choice["finish_reason"] == "stop" && len(content) == want-1) {
+		t.Errorf("%d entries for %d tokens (%v)", len(content), want, choice["finish_reason"])
+	}
+	var bytes []byte
+	for i, e := range content {
+		e := e.(map[string]any)
+		for _, b := range e["bytes"].([]any) {
+			bytes = append(bytes, byte(b.(float64)))
+		}
+		top := e["top_logprobs"].([]any)
+		if len(top) != 3 {
+			t.Fatalf("entry %d: %d alternatives, want 3", i, len(top))
+		}
+		first := top[0].(map[string]any)
+		if first["token"] != e["token"] || first["logprob"] != e["logprob"] {
+			t.Errorf("entry %d: greedy took %v (%v), the top alternative is %v (%v)", i, e["token"], e["logprob"], first["token"], first["logprob"])
+		}
+		for k := 1; k < len(top); k++ {
+			if top[k].(map[string]any)["logprob"].(float64) > top[k-1].(map[string]any)["logprob"].(float64) {
+				t.Errorf("entry %d: alternatives out of order: %v", i, top)
+			}
+		}
+	}
+	if string(bytes) != text {
+		t.Errorf("the entries' bytes say %q, the content %q", bytes, text)
+	}
+	// The streamed entries are the same.
+	resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(fmt.Sprintf(body, `,"stream":true,"stream_options":{"include_usage":true}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var streamed []any
+	var chunks []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || line == "[DONE]" {
+			continue
+		}
+		var chunk map[string]any
+		if err := json.Unmarshal([]byte(line), &chunk); err != nil {
+			t.Fatalf("chunk %q: %v", line, err)
+		}
+		chunks = append(chunks, chunk)
+		if cs := chunk["choices"].([]any); len(cs) == 1 {
+			if lp, ok := cs[0].(map[string]any)["logprobs"].(map[string]any); ok {
+				streamed = append(streamed, lp["content"].([]any)...)
+			}
+		}
+	}
+	a, _ := json.Marshal(streamed)
+	b, _ := json.Marshal(content)
+	if string(a) != string(b) {
+		t.Errorf("streamed entries %s, not streamed %s", a, b)
+	}
+	if n := len(chunks); n < 2 || len(chunks[n-1]["choices"].([]any)) != 0 || chunks[n-1]["usage"] == nil || chunks[n-2]["usage"] != nil {
+		t.Errorf("include_usage: the last chunks are %v", chunks[max(0, n-2):])
+	}
+	// /v1/completions: the legacy lists, the first entry the oracle's.
+	code, v, raw = post(t, ts, "/v1/completions", `{"prompt":"`+prompt+`","temperature":0,"max_tokens":4,"logprobs":2}`)
+	if code != 200 {
+		t.Fatalf("status %d: %s", code, raw)
+	}
+	lp := v["choices"].([]any)[0].(map[string]any)["logprobs"].(map[string]any)
+	tokens, lps, tops := lp["tokens"].([]any), lp["token_logprobs"].([]any), lp["top_logprobs"].([]any)
+	if len(tokens) == 0 || len(tokens) != len(lps) || len(lps) != len(tops) {
+		t.Fatalf("lists of %d tokens, %d logprobs, %d alternatives: %s", len(tokens), len(lps), len(tops), raw)
+	}
+	piece, _ := s.cfg.Tokenizer.Piece(best, true)
+	if got, want := lps[0].(float64), oracle(best); tokens[0] != piece || math.Abs(got-want) > 1e-4 {
+		t.Errorf("first token %q at %.6f, the model's greedy %q at %.6f", tokens[0], got, piece, want)
+	}
+	for i, m := range tops {
+		if n := len(m.(map[string]any)); n < 1 || n > 2 {
+			t.Errorf("token %d: %d alternatives, want 1 or 2", i, n)
+		}
+	}
+}
+
+// A logit bias steers the draw: +100 on one token makes every greedy token
+// that one; -100 on the greedy first token makes the first another.
+func TestLogitBias(t *testing.T) {
+	ts, s := testServer(t, Config{})
+	const prompt = "Once upon a time"
+	_, _, best := logprobsOracle(t, prompt)
+	piece, _ := s.cfg.Tokenizer.Piece(1234, false)
+	_, v, raw := post(t, ts, "/v1/completions", `{"prompt":"`+prompt+`","temperature":0,"max_tokens":3,"logit_bias":{"1234":100}}`)
+	if got := v["choices"].([]any)[0].(map[string]any)["text"]; got != strings.Repeat(piece, 3) {
+		t.Errorf("token 1234 biased by +100: %q, want %q (%s)", got, strings.Repeat(piece, 3), raw)
+	}
+	_, v, raw = post(t, ts, "/v1/completions", fmt.Sprintf(`{"prompt":"%s","temperature":0,"max_tokens":1,"logprobs":0,"logit_bias":{"%d":-100}}`, prompt, best))
+	lp := v["choices"].([]any)[0].(map[string]any)["logprobs"].(map[string]any)
+	bestPiece, _ := s.cfg.Tokenizer.Piece(best, true)
+	if tokens := lp["tokens"].([]any); len(tokens) != 1 || tokens[0] == bestPiece {
+		t.Errorf("the greedy token %d (%q) biased by -100 still came first: %s", best, bestPiece, raw)
 	}
 }
