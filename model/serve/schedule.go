@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/llama/generate"
@@ -145,6 +146,7 @@ func (sc *scheduler) admit(t *task) {
 		}
 	}
 	if best < 0 {
+		sc.s.metrics.requests.Add(1)
 		t.end(generate.Stats{}, errors.New("no free slot: the server's slot accounting is broken"))
 		return
 	}
@@ -155,23 +157,31 @@ func (sc *scheduler) admit(t *task) {
 	}
 	if err := sc.s.eng.Truncate(best, keep); err != nil {
 		sl.cached = sl.cached[:0]
+		sc.s.metrics.requests.Add(1)
 		t.end(generate.Stats{}, fmt.Errorf("slot %d: %w", best, err))
 		return
 	}
 	tok := sc.s.cfg.Tokenizer
 	gen, err := generate.NewStream(tok, t.sampler, p, generate.Options{MaxTokens: t.job.max, Stop: t.job.stops, StopToken: tok.IsEOG}, t)
 	if err != nil {
+		sc.s.metrics.requests.Add(1)
 		t.end(generate.Stats{}, err)
 		return
 	}
 	*sl = slot{cached: sl.cached[:keep], t: t, gen: gen, feed: p[keep:]}
 	sc.order = append(sc.order, best)
+	sc.s.metrics.cachedTokens.Add(int64(keep))
+	sc.s.metrics.busy.Add(1)
 }
 
 // free ends slot i's task and takes the slot out of the step order.
 func (sc *scheduler) free(i int, err error) {
 	sl := &sc.slots[i]
-	sl.t.end(sl.gen.Stats(), err)
+	st := sl.gen.Stats()
+	sc.s.metrics.predicted.Add(int64(st.Tokens))
+	sc.s.metrics.requests.Add(1)
+	sc.s.metrics.busy.Add(-1)
+	sl.t.end(st, err)
 	sl.t, sl.gen, sl.feed = nil, nil, nil
 	for k, j := range sc.order {
 		if j == i {
@@ -205,7 +215,17 @@ func (sc *scheduler) step() {
 	if len(sc.spans) == 0 {
 		return
 	}
+	prompt, decode := 0, 0
+	for k, sp := range sc.spans {
+		if sc.slots[sc.owner[k]].filled {
+			decode += len(sp.Tokens)
+		} else {
+			prompt += len(sp.Tokens)
+		}
+	}
+	t0 := time.Now()
 	logits, err := sc.s.eng.Step(sc.spans)
+	sc.s.metrics.step(prompt, decode, time.Since(t0))
 	if err != nil {
 		for _, i := range sc.owner {
 			sc.free(i, err)

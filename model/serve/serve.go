@@ -1,7 +1,8 @@
 // Package serve is an OpenAI-compatible HTTP server over one model context:
 // POST /v1/chat/completions (messages through the model's chat template),
 // POST /v1/completions, GET /v1/models and GET /health, with server-sent
-// events for stream: true, log-probabilities and logit bias. Requests take
+// events for stream: true, log-probabilities and logit bias; and
+// llama-server's GET /metrics, POST /tokenize and POST /detokenize. Requests take
 // one of N slots (a bounded queue in front of them); a scheduler (schedule.go) runs every slot's next tokens
 // in one step of the model, new requests joining between steps, each
 // reusing the KV cache prefix it shares with its slot's previous request.
@@ -63,6 +64,7 @@ type Server struct {
 	waiting atomic.Int64  // requests holding or waiting for a slot
 	nextID  atomic.Int64
 	sched   scheduler
+	metrics metrics
 }
 
 // New returns a server over cfg.Context or cfg.Batch.
@@ -123,6 +125,9 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, true) })
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, false) })
+	mux.HandleFunc("GET /metrics", s.metricsPage)
+	mux.HandleFunc("POST /tokenize", s.tokenize)
+	mux.HandleFunc("POST /detokenize", s.detokenize)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found_error", "", fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
 	})
@@ -227,26 +232,34 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, isChat bool) {
 	s.run(w, r.Context(), j)
 }
 
+// decode reads a JSON request body into v, at most Config.MaxBody bytes.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) *apiError {
+	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	err := json.NewDecoder(body).Decode(v)
+	if err == nil {
+		return nil
+	}
+	var tooBig *http.MaxBytesError
+	var typeErr *json.UnmarshalTypeError
+	var synErr *json.SyntaxError
+	switch {
+	case errors.As(err, &tooBig):
+		return &apiError{status: http.StatusRequestEntityTooLarge, kind: "invalid_request_error", msg: fmt.Sprintf("request body larger than %d bytes", tooBig.Limit)}
+	case errors.As(err, &typeErr):
+		return badRequest(typeErr.Field, "field %q: a JSON %s where %s is wanted", typeErr.Field, typeErr.Value, jsonKind(typeErr.Type.String()))
+	case errors.As(err, &synErr):
+		return badRequest("", "malformed JSON at byte %d: %v", synErr.Offset, err)
+	case errors.Is(err, io.EOF):
+		return badRequest("", "empty request body: a JSON object is wanted")
+	}
+	return badRequest("", "malformed JSON: %v", err)
+}
+
 // parse reads and checks a request body.
 func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*job, *apiError) {
-	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 	var req request
-	dec := json.NewDecoder(body)
-	if err := dec.Decode(&req); err != nil {
-		var tooBig *http.MaxBytesError
-		var typeErr *json.UnmarshalTypeError
-		var synErr *json.SyntaxError
-		switch {
-		case errors.As(err, &tooBig):
-			return nil, &apiError{status: http.StatusRequestEntityTooLarge, kind: "invalid_request_error", msg: fmt.Sprintf("request body larger than %d bytes", tooBig.Limit)}
-		case errors.As(err, &typeErr):
-			return nil, badRequest(typeErr.Field, "field %q: a JSON %s where %s is wanted", typeErr.Field, typeErr.Value, jsonKind(typeErr.Type.String()))
-		case errors.As(err, &synErr):
-			return nil, badRequest("", "malformed JSON at byte %d: %v", synErr.Offset, err)
-		case errors.Is(err, io.EOF):
-			return nil, badRequest("", "empty request body: a JSON object is wanted")
-		}
-		return nil, badRequest("", "malformed JSON: %v", err)
+	if aerr := s.decode(w, r, &req); aerr != nil {
+		return nil, aerr
 	}
 	if req.Model != "" && req.Model != s.cfg.Model {
 		return nil, &apiError{status: http.StatusNotFound, kind: "not_found_error", param: "model",

@@ -442,3 +442,87 @@ func TestLogitBias(t *testing.T) {
 		t.Errorf("the greedy token %d (%q) biased by -100 still came first: %s", best, bestPiece, raw)
 	}
 }
+
+// /tokenize and /detokenize, as llama-server answers them: the server's
+// own tokenizer's ids (BOS only with add_special), pieces on request, the
+// text back from the ids; bad bodies and ids outside the vocabulary 400.
+func TestTokenize(t *testing.T) {
+	ts, s := testServer(t, Config{})
+	const text = "Hello world, it's <|eot_id|> héllo"
+	want, err := s.cfg.Tokenizer.Encode(text, tokenizer.ParseSpecial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, v, raw := post(t, ts, "/tokenize", `{"content":"`+text+`"}`)
+	got, _ := json.Marshal(v["tokens"])
+	wantJSON, _ := json.Marshal(want)
+	if code != 200 || string(got) != string(wantJSON) {
+		t.Errorf("/tokenize: %d %s, want tokens %s", code, raw, wantJSON)
+	}
+	_, v, _ = post(t, ts, "/tokenize", `{"content":"Hi","add_special":true,"parse_special":false,"with_pieces":true}`)
+	pieces := v["tokens"].([]any)
+	if first := pieces[0].(map[string]any); len(pieces) < 2 || first["piece"] != "<|begin_of_text|>" {
+		t.Errorf("with add_special and pieces: %v, want BOS first", pieces)
+	}
+	_, v, raw = post(t, ts, "/detokenize", `{"tokens":`+string(wantJSON)+`}`)
+	if v["content"] != text {
+		t.Errorf("/detokenize of /tokenize's ids: %s, want %q", raw, text)
+	}
+	for _, c := range []struct{ path, body, want string }{
+		{"/tokenize", `{}`, "content: missing"},
+		{"/tokenize", `{"content":5}`, `"content"`},
+		{"/detokenize", `{"tokens":[1,999999]}`, "999999"},
+		{"/detokenize", `{"tokens":"abc"}`, `"tokens"`},
+	} {
+		if code, _, raw := post(t, ts, c.path, c.body); code != 400 || !strings.Contains(raw, c.want) {
+			t.Errorf("%s %s: %d %s, want 400 naming %q", c.path, c.body, code, raw, c.want)
+		}
+	}
+}
+
+// GET /metrics counts what the server did: after one completion its prompt
+// and generated tokens as usage reported them, no request left in a slot;
+// the same prompt again is served from the slot's cache but its last token.
+func TestMetrics(t *testing.T) {
+	ts, _ := testServer(t, Config{})
+	metric := func(name string) float64 {
+		t.Helper()
+		resp, err := http.Get(ts.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "damascus_"+name+" "); ok {
+				var f float64
+				if _, err := fmt.Sscan(v, &f); err != nil {
+					t.Fatalf("%s: %q", name, line)
+				}
+				return f
+			}
+		}
+		t.Fatalf("no damascus_%s in %s", name, b)
+		return 0
+	}
+	const body = `{"prompt":"Once upon a time","max_tokens":4,"temperature":0}`
+	_, v, raw := post(t, ts, "/v1/completions", body)
+	usage, ok := v["usage"].(map[string]any)
+	if !ok {
+		t.Fatalf("no usage: %s", raw)
+	}
+	pt, ct := usage["prompt_tokens"].(float64), usage["completion_tokens"].(float64)
+	for name, want := range map[string]float64{"requests_total": 1, "requests_processing": 0, "prompt_tokens_total": pt,
+		"prompt_tokens_cached_total": 0, "tokens_predicted_total": ct, "slots": 1} {
+		if got := metric(name); got != want {
+			t.Errorf("damascus_%s %v, want %v", name, got, want)
+		}
+	}
+	if n := metric("n_decode_total"); n < ct {
+		t.Errorf("%v model steps for %v tokens", n, ct)
+	}
+	post(t, ts, "/v1/completions", body)
+	if got, want := metric("prompt_tokens_cached_total"), pt-1; got != want {
+		t.Errorf("the same prompt again: %v tokens from the cache, want %v", got, want)
+	}
+}
