@@ -69,13 +69,15 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
 	$(GO) vet ./...
 
-# The fuzz targets (GGUF reader, tokenizers, chat renderer), one after the
+# The fuzz targets (GGUF reader, tokenizers, chat renderer, the server's
+# request parser), one after the
 # other; FUZZTIME=10m for a long run.
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME) ./gguf
 	$(GO) test -run='^$$' -fuzz=FuzzEncode -fuzztime=$(FUZZTIME) ./model/tokenizer
 	$(GO) test -run='^$$' -fuzz=FuzzRender -fuzztime=$(FUZZTIME) ./model/tokenizer/chat
+	$(GO) test -run='^$$' -fuzz=FuzzRequestBody -fuzztime=$(FUZZTIME) ./model/serve
 
 clean:
 	rm -rf $(BIN)

@@ -1,0 +1,69 @@
+package serve
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/damascus-llm/damascus/model/llama"
+	"github.com/damascus-llm/damascus/model/llama/chat"
+	"github.com/damascus-llm/damascus/model/sample"
+)
+
+// FuzzRequestBody sends arbitrary bodies to both completion endpoints'
+// parser: never a panic; either a 4xx error or a job the model can run
+// (a prompt that leaves room in the context, a token budget inside it, and
+// sampling parameters the sampler takes, logit bias included).
+func FuzzRequestBody(f *testing.F) {
+	for _, seed := range []string{
+		`{"messages":[{"role":"user","content":"hi"}],"max_tokens":4}`,
+		`{"prompt":"Once upon a time","logprobs":3,"logit_bias":{"42":-100,"7":5.5},"stop":["\n","."]}`,
+		`{"messages":[{"role":"system","content":[{"type":"text","text":"x"}]},{"role":"user","content":"y"}],"logprobs":true,"top_logprobs":20,"stream":true,"stream_options":{"include_usage":true}}`,
+		`{"prompt":["a"],"temperature":0,"top_k":-1,"top_p":1,"min_p":0,"seed":-5,"n":1,"tool_choice":"none","response_format":{"type":"text"}}`,
+		`{"prompt":"x","logit_bias":{"-1":1}}`, `{"prompt":"x","max_tokens":0}`, `[]`, `null`, ``,
+	} {
+		f.Add(true, seed)
+		f.Add(false, seed)
+	}
+	path, err := tinyModel.Path()
+	if err != nil {
+		f.Skipf("no test model: %v", err)
+	}
+	ld, err := llama.Load(path, llama.LoadOptions{Placement: llama.PlaceMmap})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer ld.Close()
+	c, err := ld.Model.NewContext(llama.Options{NCtx: 64, Threads: 1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer c.Close()
+	tmpl, err := chat.Detect(ld.Tokenizer.ChatTemplate(), "")
+	if err != nil {
+		f.Fatal(err)
+	}
+	s, err := New(Config{Model: "tiny", Vocab: ld.Model.Config.Vocab, Context: c, Tokenizer: ld.Tokenizer, Template: tmpl, MaxBody: 1 << 16})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, isChat bool, body string) {
+		r := httptest.NewRequest("POST", "/v1/completions", strings.NewReader(body))
+		j, aerr := s.parse(httptest.NewRecorder(), r, isChat)
+		if aerr != nil {
+			if aerr.status < 400 || aerr.status >= 500 || aerr.msg == "" {
+				t.Fatalf("%q: status %d %q", body, aerr.status, aerr.msg)
+			}
+			return
+		}
+		if n := len(j.prompt); n == 0 || n >= 64 || j.max < 1 || n+j.max > 64 {
+			t.Fatalf("%q: a prompt of %d tokens and %d to generate in a context of 64", body, n, j.max)
+		}
+		if _, err := sample.New(s.cfg.Vocab, j.params); err != nil {
+			t.Fatalf("%q: accepted, but the sampler refuses it: %v", body, err)
+		}
+		if j.top < 0 || j.top > 20 || (j.top > 0 && !j.logprobs) {
+			t.Fatalf("%q: %d alternatives, logprobs %v", body, j.top, j.logprobs)
+		}
+	})
+}
