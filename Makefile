@@ -70,8 +70,7 @@ lint:
 	$(GO) vet ./...
 
 # The fuzz targets (GGUF reader, tokenizers, chat renderer, the server's
-# request parser), one after the
-# other; FUZZTIME=10m for a long run.
+# request parser), one after the other; FUZZTIME=10m for a long run.
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME) ./gguf
