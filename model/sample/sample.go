@@ -69,6 +69,7 @@ type candidate struct {
 // is deterministic for a seed. It is not safe for concurrent use.
 type Sampler struct {
 	p       Params
+	con     Constraint // nil: none
 	rng     *RNG
 	cand    []candidate
 	history []int // tokens accepted so far, newest last
@@ -94,6 +95,20 @@ func New(n int, p Params) (*Sampler, error) {
 	return &Sampler{p: p, rng: NewRNG(p.Seed), cand: make([]candidate, 0, n), counts: map[int]int{}}, nil
 }
 
+// A Constraint limits the tokens a Sampler may pick (a grammar, such as
+// jsonmode's): Allows says whether a token may come next, Accept advances
+// it over the token picked.
+type Constraint interface {
+	Allows(id int) bool
+	Accept(id int)
+}
+
+// SetConstraint makes every later Sample pick a token c allows, as
+// llama.cpp applies a grammar: the chain runs as it would without it; when
+// its token is not allowed, the chain runs again with every token c does
+// not allow removed. The token picked is passed to c.Accept.
+func (s *Sampler) SetConstraint(c Constraint) { s.con = c }
+
 // Accept records a token of the context (prompt or generated) for the penalties.
 func (s *Sampler) Accept(token int) { s.history = append(s.history, token) }
 
@@ -105,9 +120,22 @@ func (s *Sampler) Reset() { s.history = s.history[:0] }
 // such logits mean the model has broken down, which its caller reports
 // (llama.Context.Eval does).
 func (s *Sampler) Sample(logits []float32) int {
+	id := s.sample(logits, false)
+	if s.con != nil {
+		if !s.con.Allows(id) {
+			id = s.sample(logits, true)
+		}
+		s.con.Accept(id)
+	}
+	return id
+}
+
+// sample runs the chain once; with constrained, over the tokens the
+// constraint allows only.
+func (s *Sampler) sample(logits []float32, constrained bool) int {
 	c := s.cand[:0]
 	for i, l := range logits {
-		if l != l {
+		if l != l || (constrained && !s.con.Allows(i)) {
 			l = float32(math.Inf(-1))
 		}
 		c = append(c, candidate{id: i, logit: l})

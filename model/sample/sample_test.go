@@ -214,3 +214,36 @@ func TestLogitBias(t *testing.T) {
 		t.Error("a NaN bias was accepted")
 	}
 }
+
+// evenOnly allows even tokens and records what it was told was picked.
+type evenOnly struct{ picked []int }
+
+func (e *evenOnly) Allows(id int) bool { return id%2 == 0 }
+func (e *evenOnly) Accept(id int)      { e.picked = append(e.picked, id) }
+
+// A constraint holds for greedy and random draws alike, and is told each
+// pick; where the best token is allowed the draw is the unconstrained one.
+func TestConstraint(t *testing.T) {
+	logits := logitsOf([]float64{0.1, 0.4, 0.2, 0.3})
+	for _, p := range []Params{{}, {Temperature: 1, Seed: 4}, DefaultParams()} {
+		s, err := New(4, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &evenOnly{}
+		s.SetConstraint(e)
+		for range 500 {
+			if id := s.Sample(logits); id%2 != 0 {
+				t.Fatalf("%+v: drew token %d, which the constraint refuses", p, id)
+			}
+		}
+		if len(e.picked) != 500 {
+			t.Errorf("%+v: the constraint was told of %d picks, want 500", p, len(e.picked))
+		}
+	}
+	s, _ := New(4, Params{})
+	s.SetConstraint(&evenOnly{})
+	if got := s.Sample(logitsOf([]float64{0.1, 0.2, 0.6, 0.1})); got != 2 {
+		t.Errorf("greedy, the best token allowed: %d, want 2", got)
+	}
+}

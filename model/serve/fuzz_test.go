@@ -20,7 +20,7 @@ func FuzzRequestBody(f *testing.F) {
 		`{"prompt":"Once upon a time","logprobs":3,"logit_bias":{"42":-100,"7":5.5},"stop":["\n","."]}`,
 		`{"messages":[{"role":"system","content":[{"type":"text","text":"x"}]},{"role":"user","content":"y"}],"logprobs":true,"top_logprobs":20,"stream":true,"stream_options":{"include_usage":true}}`,
 		`{"prompt":["a"],"temperature":0,"top_k":-1,"top_p":1,"min_p":0,"seed":-5,"n":1,"tool_choice":"none","response_format":{"type":"text"}}`,
-		`{"prompt":"x","logit_bias":{"-1":1}}`, `{"prompt":"x","max_tokens":0}`, `[]`, `null`, ``,
+		`{"prompt":"x","logit_bias":{"-1":1}}`, `{"prompt":"x","max_tokens":0,"response_format":{"type":"json_object"}}`, `[]`, `null`, ``,
 	} {
 		f.Add(true, seed)
 		f.Add(false, seed)

@@ -1,7 +1,7 @@
 // Package serve is an OpenAI-compatible HTTP server over one model context:
 // POST /v1/chat/completions (messages through the model's chat template),
 // POST /v1/completions, GET /v1/models and GET /health, with server-sent
-// events for stream: true, log-probabilities and logit bias; and
+// events for stream: true, log-probabilities, logit bias and JSON mode; and
 // llama-server's GET /metrics, POST /tokenize and POST /detokenize. Requests take
 // one of N slots (a bounded queue in front of them); a scheduler (schedule.go) runs every slot's next tokens
 // in one step of the model, new requests joining between steps, each
@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/damascus-llm/damascus/model/jsonmode"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/llama/chat"
 	"github.com/damascus-llm/damascus/model/llama/generate"
@@ -136,7 +137,7 @@ func (s *Server) Handler() http.Handler {
 
 // request is the body of both completion endpoints. Fields that would
 // change the answer in ways this server does not provide (several choices,
-// tools, a response format, echo) are refused with an error naming them
+// tools, a JSON schema, echo) are refused with an error naming them
 // rather than ignored; other unknown fields are ignored.
 type request struct {
 	Model            string          `json:"model"`
@@ -208,6 +209,9 @@ type job struct {
 	logprobs   bool
 	top        int
 	usageChunk bool
+	// json constrains the answer to one JSON object
+	// (response_format {"type": "json_object"}).
+	json bool
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, isChat bool) {
@@ -385,8 +389,10 @@ func unsupported(req *request, isChat bool) *apiError {
 		return badRequest("function_call", "function_call: this server does not call tools")
 	case given(req.ToolChoice) && strings.TrimSpace(string(req.ToolChoice)) != `"none"`:
 		return badRequest("tool_choice", "tool_choice %s: this server does not call tools", req.ToolChoice)
-	case req.ResponseFormat != nil && req.ResponseFormat.Type != "" && req.ResponseFormat.Type != "text":
-		return badRequest("response_format", "response_format %q: this server answers in free text only", req.ResponseFormat.Type)
+	case req.ResponseFormat != nil && req.ResponseFormat.Type == "json_schema":
+		return badRequest("response_format", "response_format \"json_schema\": this server constrains answers to a JSON object (\"json_object\"), not to a schema")
+	case req.ResponseFormat != nil && req.ResponseFormat.Type != "" && req.ResponseFormat.Type != "text" && req.ResponseFormat.Type != "json_object":
+		return badRequest("response_format", "response_format %q: \"text\" or \"json_object\" is wanted", req.ResponseFormat.Type)
 	case !isChat && req.TopLogprobs != nil:
 		return badRequest("top_logprobs", "top_logprobs is a chat completion field: /v1/completions takes logprobs as a count")
 	}
@@ -431,6 +437,7 @@ func (s *Server) options(req *request, j *job) *apiError {
 		}
 		j.params.LogitBias = bias
 	}
+	j.json = req.ResponseFormat != nil && req.ResponseFormat.Type == "json_object"
 	if req.StreamOptions != nil {
 		if !req.Stream {
 			return badRequest("stream_options", "stream_options is only allowed with stream: true")
@@ -446,6 +453,9 @@ func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "", err.Error())
 		return
+	}
+	if j.json {
+		smp.SetConstraint(jsonmode.New(s.cfg.Tokenizer))
 	}
 	id := fmt.Sprintf("%s-%d", map[bool]string{true: "chatcmpl", false: "cmpl"}[j.chat], s.nextID.Add(1))
 	created := s.cfg.Now().Unix()

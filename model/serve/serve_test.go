@@ -231,7 +231,8 @@ func badRequests(t *testing.T, slots int) {
 		{"/v1/completions", `{"prompt":"hi","suffix":"end"}`, 400, "suffix"},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}]}`, 400, "does not call tools"},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tool_choice":"required"}`, 400, "tool_choice"},
-		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}`, 400, `response_format \"json_object\"`},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{}}}`, 400, `not to a schema`},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"yaml"}}`, 400, `response_format \"yaml\"`},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"logprobs":"yes"}`, 400, "true or false"},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":21}`, 400, "outside 0 to 20"},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"top_logprobs":2}`, 400, "needs logprobs: true"},
@@ -524,5 +525,47 @@ func TestMetrics(t *testing.T) {
 	post(t, ts, "/v1/completions", body)
 	if got, want := metric("prompt_tokens_cached_total"), pt-1; got != want {
 		t.Errorf("the same prompt again: %v tokens from the cache, want %v", got, want)
+	}
+}
+
+// JSON mode: even the random tiny model answers a prefix of one JSON
+// object (encoding/json finds no syntax error in it, only its end), and
+// with the closing brace favoured a whole object, then stops.
+func TestJSONMode(t *testing.T) {
+	ts, s := testServer(t, Config{})
+	for seed := range 3 {
+		body := fmt.Sprintf(`{"messages":[{"role":"user","content":"Give me JSON"}],"max_tokens":40,"seed":%d,"response_format":{"type":"json_object"}}`, seed)
+		code, v, raw := post(t, ts, "/v1/chat/completions", body)
+		if code != 200 {
+			t.Fatalf("status %d: %s", code, raw)
+		}
+		choice := v["choices"].([]any)[0].(map[string]any)
+		text := choice["message"].(map[string]any)["content"].(string)
+		if choice["finish_reason"] == "stop" {
+			if !json.Valid([]byte(text)) || !strings.HasPrefix(strings.TrimSpace(text), "{") {
+				t.Errorf("seed %d: stopped with %q, not a JSON object", seed, text)
+			}
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(text))
+		for {
+			if _, err := dec.Token(); err != nil {
+				if err != io.EOF && err != io.ErrUnexpectedEOF {
+					t.Errorf("seed %d: %q is not a prefix of JSON: %v", seed, text, err)
+				}
+				break
+			}
+		}
+	}
+	ids, err := s.cfg.Tokenizer.Encode("}", 0)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("the closing brace is %v (%v), not one token", ids, err)
+	}
+	body := fmt.Sprintf(`{"prompt":"JSON:","max_tokens":40,"temperature":0,"logit_bias":{"%d":30},"response_format":{"type":"json_object"}}`, ids[0])
+	_, v, raw := post(t, ts, "/v1/completions", body)
+	choice := v["choices"].([]any)[0].(map[string]any)
+	var obj map[string]any
+	if text := choice["text"].(string); choice["finish_reason"] != "stop" || json.Unmarshal([]byte(text), &obj) != nil {
+		t.Errorf("with the closing brace favoured: %s, want a whole JSON object and stop", raw)
 	}
 }
