@@ -69,7 +69,7 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
 	$(GO) vet ./...
 
-# The fuzz targets (GGUF reader, tokenizers, chat renderer, the server's
+# The fuzz targets (GGUF reader, tokenizers, chat renderer, JSON mode, the server's
 # request parser), one after the other; FUZZTIME=10m for a long run.
 FUZZTIME ?= 60s
 fuzz:
@@ -77,6 +77,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzEncode -fuzztime=$(FUZZTIME) ./model/tokenizer
 	$(GO) test -run='^$$' -fuzz=FuzzRender -fuzztime=$(FUZZTIME) ./model/tokenizer/chat
 	$(GO) test -run='^$$' -fuzz=FuzzRequestBody -fuzztime=$(FUZZTIME) ./model/serve
+	$(GO) test -run='^$$' -fuzz=FuzzState -fuzztime=$(FUZZTIME) ./model/jsonmode
 
 clean:
 	rm -rf $(BIN)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/model/jsonmode"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/llama/generate"
 	"github.com/damascus-llm/damascus/model/sample"
@@ -188,6 +189,7 @@ func runGenerate(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stder
 	prompt := fs.String("p", "", "prompt (BOS is added as the vocabulary asks)")
 	n := cli.Int(fs, "n", 128, 1, cli.Unbounded, "tokens to generate")
 	echo := fs.Bool("echo", false, "print the prompt before the generated text")
+	asJSON := fs.Bool("json", false, "constrain the generated text to one JSON object (the API's response_format json_object)")
 	var stops stringList
 	fs.Var(&stops, "stop", "stop `string` (repeatable); output ends before it")
 	if err := cli.ParseInterspersedNoArgs(fs, args); err != nil {
@@ -208,6 +210,13 @@ func runGenerate(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stder
 	smp, stop, err := sf.build(e.tok, e.model.Config.Vocab, stderr)
 	if err != nil {
 		return err
+	}
+	if *asJSON {
+		s, ok := smp.(*sample.Sampler)
+		if !ok {
+			return errors.New("--json constrains llama.cpp's sampler chain, not --llama2c's")
+		}
+		s.SetConstraint(jsonmode.New(e.tok))
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()

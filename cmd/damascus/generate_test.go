@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -58,5 +60,33 @@ func TestGenerateContextOverflow(t *testing.T) {
 	rc, _, stderr := runCLI("generate", "-m", model, "--ctx-size", "16", "-n", "20")
 	if rc == 0 || !strings.Contains(stderr, "context length 16") {
 		t.Errorf("exit %d, stderr %q: want an error naming the context length", rc, stderr)
+	}
+}
+
+// --json: whatever the model, the text is a prefix of one JSON object
+// (encoding/json finds no syntax error in it, only its end), an object
+// when generation stopped; --llama2c's sampler cannot take it.
+func TestGenerateJSON(t *testing.T) {
+	model := testdata.Stories260KGGUF.Require(t)
+	for _, seed := range []string{"1", "2"} {
+		stdout, stderr := mustRun(t, "generate", "-m", model, "--json", "--seed", seed, "-n", "60", "-p", "Once upon a time")
+		if !strings.HasPrefix(stdout, "{") {
+			t.Fatalf("seed %s: %q does not open an object", seed, stdout)
+		}
+		if strings.Contains(stderr, "stop token") && !json.Valid([]byte(stdout)) {
+			t.Errorf("seed %s: stopped at %q, not a JSON object", seed, stdout)
+		}
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		for {
+			if _, err := dec.Token(); err != nil {
+				if err != io.EOF && err != io.ErrUnexpectedEOF {
+					t.Errorf("seed %s: %q is not a prefix of JSON: %v", seed, stdout, err)
+				}
+				break
+			}
+		}
+	}
+	if rc, _, stderr := runCLI("generate", "-m", model, "--json", "--llama2c", "-n", "4"); rc == 0 || !strings.Contains(stderr, "--json constrains") {
+		t.Errorf("--json --llama2c: exit %d, %q", rc, stderr)
 	}
 }
