@@ -216,7 +216,7 @@ func runGenerate(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stder
 		if !ok {
 			return errors.New("--json constrains llama.cpp's sampler chain, not --llama2c's")
 		}
-		s.SetConstraint(jsonmode.New(e.tok))
+		s.SetConstraint(jsonmode.NewTable(e.tok, e.model.Config.Vocab).New())
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()

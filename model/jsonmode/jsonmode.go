@@ -5,6 +5,11 @@
 // only an end-of-generation token once the object is closed.
 package jsonmode
 
+import (
+	"strings"
+	"unicode/utf8"
+)
+
 // MaxWhitespace is the most whitespace bytes allowed in a row (llama.cpp's
 // JSON grammar allows a newline and 20 more): a model cannot fill its
 // budget with blanks.
@@ -14,11 +19,12 @@ const MaxWhitespace = 20
 const MaxDepth = 64
 
 // A State is a recognizer of JSON text: one object, with nothing before or
-// after it. Its zero value is the state before any byte.
-// Copying a State (Clone) is cheap: the stack is a fixed array.
+// after it. Its zero value is the state before any byte. A State is a few
+// words (the open containers are bits), so trying a token on a copy is
+// cheap.
 type State struct {
-	stack [MaxDepth]byte // '{' or '[' per open container, innermost last
-	depth int
+	objects uint64 // bit i: container i (outermost 0) is an object, else an array
+	depth   int
 	// mode is what the next byte may be; sub is its position in a literal,
 	// a number's part or a \u escape; utf8 the continuation bytes a string
 	// still owes; ws the whitespace bytes in a row.
@@ -64,9 +70,6 @@ const (
 	nExpSgn        // after the exponent's sign: a digit
 	nExpDig        // in the exponent
 )
-
-// Clone returns a copy of s that advances on its own.
-func (s *State) Clone() State { return *s }
 
 // Done reports whether the top-level object is complete.
 func (s *State) Done() bool { return s.done && !s.bad }
@@ -192,15 +195,15 @@ func (s *State) step(b byte) bool {
 		}
 		return s.valueStart(b)
 	case mAfter:
-		top := s.stack[s.depth-1]
+		object := s.objects>>(s.depth-1)&1 == 1
 		switch {
-		case b == ',' && top == '{':
+		case b == ',' && object:
 			s.mode = mKey
 			return true
-		case b == ',' && top == '[':
+		case b == ',':
 			s.mode = mValue
 			return true
-		case b == '}' && top == '{', b == ']' && top == '[':
+		case b == '}' && object, b == ']' && !object:
 			return s.close(b)
 		}
 		return false
@@ -345,13 +348,13 @@ func (s *State) open(b byte) bool {
 	if s.depth == MaxDepth {
 		return false
 	}
-	s.stack[s.depth] = b
-	s.depth++
+	s.objects &^= 1 << s.depth
+	s.mode = mValOrEnd
 	if b == '{' {
+		s.objects |= 1 << s.depth
 		s.mode = mKeyOrEnd
-	} else {
-		s.mode = mValOrEnd
 	}
+	s.depth++
 	return true
 }
 
@@ -371,7 +374,7 @@ func (s *State) valueEnd() {
 	s.mode = mAfter
 }
 
-// Vocab is what a Constraint reads of the tokenizer.
+// Vocab is what a Table reads of the tokenizer.
 type Vocab interface {
 	// Piece is a token's bytes (empty for control tokens without special).
 	Piece(id int32, special bool) (string, error)
@@ -379,41 +382,76 @@ type Vocab interface {
 	IsEOG(id int32) bool
 }
 
+// A Table is a vocabulary read once for every Constraint over it: each
+// token's bytes, whether it ends generation, and whether its bytes may
+// stand anywhere inside a string (printable, no quote or backslash, whole
+// UTF-8), so that most tokens are let through a string without a walk.
+type Table struct {
+	pieces []string
+	eog    []bool
+	plain  []bool
+}
+
+// NewTable reads the tokens 0..n-1 of v (n the model's logits, which may
+// exceed the tokenizer's tokens: those have no text and are refused).
+func NewTable(v Vocab, n int) *Table {
+	t := &Table{pieces: make([]string, n), eog: make([]bool, n), plain: make([]bool, n)}
+	for id := range n {
+		p, err := v.Piece(int32(id), false)
+		if err != nil {
+			continue
+		}
+		t.pieces[id], t.eog[id] = p, v.IsEOG(int32(id))
+		t.plain[id] = p != "" && utf8.ValidString(p) && !strings.ContainsAny(p, "\"\\") && !hasControl(p)
+	}
+	return t
+}
+
+func hasControl(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if p[i] < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
 // A Constraint lets the sampler pick only tokens that keep the generated
 // text a prefix of one JSON object, and once it is closed only a token
 // that ends generation (sample.Constraint). Tokens without text (control
 // tokens) are refused before then.
 type Constraint struct {
-	vocab Vocab
-	st    State
+	t  *Table
+	st State
 }
 
-// New returns a constraint at the start of the answer.
-func New(v Vocab) *Constraint { return &Constraint{vocab: v} }
+// New returns a constraint at the start of an answer.
+func (t *Table) New() *Constraint { return &Constraint{t: t} }
 
 // Allows reports whether token id may come next.
 func (c *Constraint) Allows(id int) bool {
-	if c.vocab.IsEOG(int32(id)) {
+	t := c.t
+	if id < 0 || id >= len(t.pieces) {
+		return false
+	}
+	if t.eog[id] {
 		return c.st.Done()
 	}
-	if c.st.Done() {
+	p := t.pieces[id]
+	if p == "" || c.st.done || c.st.bad {
 		return false
 	}
-	p, err := c.vocab.Piece(int32(id), false)
-	if err != nil || p == "" {
-		return false
+	if t.plain[id] && c.st.mode == mString && c.st.utf8 == 0 {
+		return true
 	}
-	t := c.st
-	return t.WriteString(p)
+	s := c.st
+	return s.WriteString(p)
 }
 
 // Accept advances the constraint over the token picked.
 func (c *Constraint) Accept(id int) {
-	if c.vocab.IsEOG(int32(id)) {
-		return
-	}
-	if p, err := c.vocab.Piece(int32(id), false); err == nil {
-		c.st.WriteString(p)
+	if id >= 0 && id < len(c.t.pieces) && !c.t.eog[id] {
+		c.st.WriteString(c.t.pieces[id])
 	}
 }
 

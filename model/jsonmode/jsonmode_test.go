@@ -104,16 +104,21 @@ func wsRun(s string) int {
 // generation.
 type vocab []string
 
-func (v vocab) Piece(id int32, _ bool) (string, error) { return v[id], nil }
-func (v vocab) IsEOG(id int32) bool                    { return int(id) == len(v)-1 }
+func (v vocab) Piece(id int32, _ bool) (string, error) {
+	if int(id) >= len(v) {
+		return "", fmt.Errorf("token %d out of range", id)
+	}
+	return v[id], nil
+}
+func (v vocab) IsEOG(id int32) bool { return int(id) == len(v)-1 }
 
 // The constraint lets through the tokens that keep an object's prefix,
 // none with no text, and only the end once the object is closed.
 func TestConstraint(t *testing.T) {
 	v := vocab{`{"`, `a`, `":`, ` 1`, `}`, `]`, ``, `{`, "<eot>"}
-	c := New(v)
+	c := NewTable(v, len(v)+1).New() // one token past the vocabulary: refused
 	allowed := func() (ids []int) {
-		for id := range v {
+		for id := range len(v) + 1 {
 			if c.Allows(id) {
 				ids = append(ids, id)
 			}

@@ -5,10 +5,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/damascus-llm/damascus/model/jsonmode"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/llama/chat"
 	"github.com/damascus-llm/damascus/model/sample"
+	"github.com/damascus-llm/damascus/model/tokenizer"
 )
+
+func mustToken(b *testing.B, tok *tokenizer.Tokenizer, text string) int32 {
+	ids, err := tok.Encode(text, 0)
+	if err != nil || len(ids) != 1 {
+		b.Fatalf("%q is %v (%v), not one token", text, ids, err)
+	}
+	return ids[0]
+}
 
 // FuzzRequestBody sends arbitrary bodies to both completion endpoints'
 // parser: never a panic; either a 4xx error or a job the model can run
@@ -66,4 +76,39 @@ func FuzzRequestBody(f *testing.F) {
 			t.Fatalf("%q: %d alternatives, logprobs %v", body, j.top, j.logprobs)
 		}
 	})
+}
+
+// BenchmarkJSONMask is the cost of a draw the JSON constraint refuses
+// (the chain runs again over the tokens it allows: every one of the Llama 3
+// vocabulary's 128,256 checked), the worst case of a JSON-mode step.
+func BenchmarkJSONMask(b *testing.B) {
+	path, err := tinyModel.Path()
+	if err != nil {
+		b.Skipf("no test model: %v", err)
+	}
+	ld, err := llama.Load(path, llama.LoadOptions{Placement: llama.PlaceMmap})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ld.Close()
+	tok, n := ld.Tokenizer, ld.Model.Config.Vocab
+	logits := make([]float32, n)
+	eot := int32(-1)
+	for id := range int32(n) {
+		if tok.IsEOG(id) {
+			eot = id
+			break
+		}
+	}
+	logits[eot] = 10 // the chain's choice, refused before the object closes
+	smp, err := sample.New(n, sample.Params{Temperature: 0})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := jsonmode.NewTable(tok, n).New()
+	c.Accept(int(mustToken(b, tok, `{"`))) // inside a key: most tokens are read to their end
+	smp.SetConstraint(c)
+	for b.Loop() {
+		smp.Sample(logits)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,10 @@ type Server struct {
 	nextID  atomic.Int64
 	sched   scheduler
 	metrics metrics
+	// jsonTable is the vocabulary as JSON mode reads it, made by the
+	// first request that asks for it.
+	jsonOnce  sync.Once
+	jsonTable *jsonmode.Table
 }
 
 // New returns a server over cfg.Context or cfg.Batch.
@@ -455,7 +460,8 @@ func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
 		return
 	}
 	if j.json {
-		smp.SetConstraint(jsonmode.New(s.cfg.Tokenizer))
+		s.jsonOnce.Do(func() { s.jsonTable = jsonmode.NewTable(s.cfg.Tokenizer, s.cfg.Vocab) })
+		smp.SetConstraint(s.jsonTable.New())
 	}
 	id := fmt.Sprintf("%s-%d", map[bool]string{true: "chatcmpl", false: "cmpl"}[j.chat], s.nextID.Add(1))
 	created := s.cfg.Now().Unix()
