@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/model/jsonmode"
-	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/llama/chat"
 	"github.com/damascus-llm/damascus/model/sample"
 	"github.com/damascus-llm/damascus/model/tokenizer"
@@ -35,20 +34,8 @@ func FuzzRequestBody(f *testing.F) {
 		f.Add(true, seed)
 		f.Add(false, seed)
 	}
-	path, err := tinyModel.Path()
-	if err != nil {
-		f.Skipf("no test model: %v", err)
-	}
-	ld, err := llama.Load(path, llama.LoadOptions{Placement: llama.PlaceMmap})
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer ld.Close()
-	c, err := ld.Model.NewContext(llama.Options{NCtx: 64, Threads: 1})
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer c.Close()
+	ld := loadTiny(f)
+	c := tinyContext(f, ld, 64)
 	tmpl, err := chat.Detect(ld.Tokenizer.ChatTemplate(), "")
 	if err != nil {
 		f.Fatal(err)
@@ -82,15 +69,7 @@ func FuzzRequestBody(f *testing.F) {
 // (the chain runs again over the tokens it allows: every one of the Llama 3
 // vocabulary's 128,256 checked), the worst case of a JSON-mode step.
 func BenchmarkJSONMask(b *testing.B) {
-	path, err := tinyModel.Path()
-	if err != nil {
-		b.Skipf("no test model: %v", err)
-	}
-	ld, err := llama.Load(path, llama.LoadOptions{Placement: llama.PlaceMmap})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ld.Close()
+	ld := loadTiny(b)
 	tok, n := ld.Tokenizer, ld.Model.Config.Vocab
 	logits := make([]float32, n)
 	eot := int32(-1)

@@ -44,19 +44,38 @@ func testServer(t *testing.T, cfg Config) (*httptest.Server, *Server) {
 	return testServerSlots(t, cfg, 0)
 }
 
+// loadTiny loads the tiny model (skipping where it cannot be made), closed
+// when tb ends.
+func loadTiny(tb testing.TB) *llama.Loaded {
+	tb.Helper()
+	path, err := tinyModel.Path()
+	if err != nil {
+		tb.Skipf("no test model: %v", err)
+	}
+	ld, err := llama.Load(path, llama.LoadOptions{Placement: llama.PlaceMmap})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ld.Close() })
+	return ld
+}
+
+// tinyContext is a context of nctx positions over ld, closed when tb ends.
+func tinyContext(tb testing.TB, ld *llama.Loaded, nctx int) *llama.Context {
+	tb.Helper()
+	c, err := ld.Model.NewContext(llama.Options{NCtx: nctx, Threads: 2})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
 // testServerSlots is testServer over a batch of slots sequences of 256
 // positions each (0: one Context).
 func testServerSlots(t *testing.T, cfg Config, slots int) (*httptest.Server, *Server) {
 	t.Helper()
-	modelPath, err := tinyModel.Path()
-	if err != nil {
-		t.Skipf("no test model: %v", err)
-	}
-	ld, err := llama.Load(modelPath, llama.LoadOptions{Placement: llama.PlaceMmap})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ld.Close() })
+	ld := loadTiny(t)
 	if slots > 0 {
 		b, err := ld.Model.NewBatch(llama.Options{NCtx: 256, NBatch: 64, Threads: 2}, slots)
 		if err != nil {
@@ -65,12 +84,7 @@ func testServerSlots(t *testing.T, cfg Config, slots int) (*httptest.Server, *Se
 		t.Cleanup(b.Close)
 		cfg.Batch = b
 	} else {
-		c, err := ld.Model.NewContext(llama.Options{NCtx: 256, Threads: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(c.Close)
-		cfg.Context = c
+		cfg.Context = tinyContext(t, ld, 256)
 	}
 	tmpl, err := chat.Detect(ld.Tokenizer.ChatTemplate(), "")
 	if err != nil {
@@ -296,21 +310,10 @@ func TestListen(t *testing.T) {
 // first token entry must say.
 func logprobsOracle(t *testing.T, prompt string) (ids []int32, lp func(id int32) float64, best int32) {
 	t.Helper()
-	path, err := tinyModel.Path()
+	ld := loadTiny(t)
+	c := tinyContext(t, ld, 256)
+	ids, err := ld.Tokenizer.Encode(prompt, tokenizer.AddSpecial)
 	if err != nil {
-		t.Skipf("no test model: %v", err)
-	}
-	ld, err := llama.Load(path, llama.LoadOptions{Placement: llama.PlaceMmap})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ld.Close()
-	c, err := ld.Model.NewContext(llama.Options{NCtx: 256, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if ids, err = ld.Tokenizer.Encode(prompt, tokenizer.AddSpecial); err != nil {
 		t.Fatal(err)
 	}
 	logits, err := c.Eval(ids, false)
