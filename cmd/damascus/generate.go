@@ -190,6 +190,7 @@ func runGenerate(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stder
 	n := cli.Int(fs, "n", 128, 1, cli.Unbounded, "tokens to generate")
 	echo := fs.Bool("echo", false, "print the prompt before the generated text")
 	asJSON := fs.Bool("json", false, "constrain the generated text to one JSON object (the API's response_format json_object)")
+	schemaText := fs.String("json-schema", "", "constrain the generated text to be valid under this JSON `schema` (the subset model/jsonmode supports)")
 	var stops stringList
 	fs.Var(&stops, "stop", "stop `string` (repeatable); output ends before it")
 	if err := cli.ParseInterspersedNoArgs(fs, args); err != nil {
@@ -211,12 +212,21 @@ func runGenerate(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stder
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if *asJSON || *schemaText != "" {
 		s, ok := smp.(*sample.Sampler)
 		if !ok {
-			return errors.New("--json constrains llama.cpp's sampler chain, not --llama2c's")
+			return errors.New("--json and --json-schema constrain llama.cpp's sampler chain, not --llama2c's")
 		}
-		s.SetConstraint(jsonmode.NewTable(e.tok, e.model.Config.Vocab).New())
+		table := jsonmode.NewTable(e.tok, e.model.Config.Vocab)
+		if *schemaText != "" {
+			sch, err := jsonmode.CompileSchema([]byte(*schemaText))
+			if err != nil {
+				return fmt.Errorf("--json-schema: %w", err)
+			}
+			s.SetConstraint(table.NewSchema(sch))
+		} else {
+			s.SetConstraint(table.New())
+		}
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()

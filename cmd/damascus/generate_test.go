@@ -86,7 +86,22 @@ func TestGenerateJSON(t *testing.T) {
 			}
 		}
 	}
-	if rc, _, stderr := runCLI("generate", "-m", model, "--json", "--llama2c", "-n", "4"); rc == 0 || !strings.Contains(stderr, "--json constrains") {
+	if rc, _, stderr := runCLI("generate", "-m", model, "--json", "--llama2c", "-n", "4"); rc == 0 || !strings.Contains(stderr, "constrain llama.cpp's sampler chain") {
 		t.Errorf("--json --llama2c: exit %d, %q", rc, stderr)
+	}
+	// A schema: booleans and an enum only, so even this model completes it.
+	stdout, _ := mustRun(t, "generate", "-m", model, "--seed", "3", "-n", "80", "-p", "Once",
+		"--json-schema", `{"type":"object","properties":{"happy":{"type":"boolean"},"pet":{"enum":["cat","dog"]}},"required":["happy","pet"]}`)
+	var got struct {
+		Happy *bool   `json:"happy"`
+		Pet   *string `json:"pet"`
+	}
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&got) != nil || got.Happy == nil || got.Pet == nil || (*got.Pet != "cat" && *got.Pet != "dog") {
+		t.Errorf("--json-schema: %q is not valid under the schema", stdout)
+	}
+	if rc, _, stderr := runCLI("generate", "-m", model, "--json-schema", `{"type":"string"}`, "-n", "4"); rc == 0 || !strings.Contains(stderr, "--json-schema: schema: the root must be") {
+		t.Errorf("--json-schema with a string root: exit %d, %q", rc, stderr)
 	}
 }

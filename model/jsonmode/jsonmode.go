@@ -1,8 +1,9 @@
 // Package jsonmode constrains generation to one JSON object (the OpenAI
-// API's response_format {"type": "json_object"}): a byte-level recognizer
-// of JSON prefixes (RFC 8259), and a sampler constraint that lets a token
-// through only when its bytes keep the text a prefix of an object, and
-// only an end-of-generation token once the object is closed.
+// API's response_format {"type": "json_object"}) or to a text valid under
+// a JSON Schema ("json_schema", schema.go): byte-level recognizers of
+// their prefixes (RFC 8259), and a sampler constraint that lets a token
+// through only when its bytes keep the text such a prefix, and only an
+// end-of-generation token once the value is complete.
 package jsonmode
 
 import (
@@ -10,10 +11,11 @@ import (
 	"unicode/utf8"
 )
 
-// MaxWhitespace is the most whitespace bytes allowed in a row (llama.cpp's
-// JSON grammar allows a newline and 20 more): a model cannot fill its
-// budget with blanks.
-const MaxWhitespace = 20
+// MaxIndent is the most spaces and tabs after a newline. Between two
+// tokens of JSON the whitespace is one space, or a newline and an indent
+// of MaxIndent at most (llama.cpp's JSON grammar: ws ::= | " " |
+// "\n" [ \t]{0,20}): a model cannot fill its budget with blanks.
+const MaxIndent = 20
 
 // MaxDepth is the deepest nesting of objects and arrays accepted.
 const MaxDepth = 64
@@ -106,11 +108,25 @@ func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
 func isHex(b byte) bool { return isDigit(b) || (b|0x20 >= 'a' && b|0x20 <= 'f') }
 
-// space takes whitespace where the grammar allows it, up to MaxWhitespace
-// in a row.
-func (s *State) space() bool {
-	s.ws++
-	return s.ws <= MaxWhitespace
+// space takes whitespace byte b where the grammar allows whitespace.
+func (s *State) space(b byte) bool {
+	var ok bool
+	s.ws, ok = wsStep(s.ws, b)
+	return ok
+}
+
+// wsStep is the whitespace rule on byte b after ws (0: none yet in this
+// run; -1: a single space, closed; n > 0: a newline and n-1 indent bytes).
+func wsStep(ws int, b byte) (int, bool) {
+	switch {
+	case ws == 0 && b == ' ':
+		return -1, true
+	case ws == 0 && b == '\n':
+		return 1, true
+	case ws > 0 && (b == ' ' || b == '\t') && ws <= MaxIndent:
+		return ws + 1, true
+	}
+	return ws, false
 }
 
 func (s *State) step(b byte) bool {
@@ -165,7 +181,7 @@ func (s *State) step(b byte) bool {
 		if s.mode == mDone || s.mode == mTop {
 			return false // the answer is the object alone
 		}
-		return s.space()
+		return s.space(b)
 	}
 	s.ws = 0
 	switch s.mode {
@@ -417,16 +433,25 @@ func hasControl(p string) bool {
 }
 
 // A Constraint lets the sampler pick only tokens that keep the generated
-// text a prefix of one JSON object, and once it is closed only a token
-// that ends generation (sample.Constraint). Tokens without text (control
-// tokens) are refused before then.
+// text a prefix of one JSON object (or of a text valid under a Schema),
+// and once it is complete only a token that ends generation
+// (sample.Constraint). Tokens without text (control tokens) are refused
+// before then.
 type Constraint struct {
-	t  *Table
-	st State
+	t      *Table
+	st     State       // JSON mode
+	schema bool        // a schema's: ss, with trial the scratch of Allows
+	ss     SchemaState // of a schema
+	trial  SchemaState
 }
 
-// New returns a constraint at the start of an answer.
+// New returns a JSON-mode constraint at the start of an answer.
 func (t *Table) New() *Constraint { return &Constraint{t: t} }
+
+// NewSchema returns a constraint to texts valid under s.
+func (t *Table) NewSchema(s *Schema) *Constraint {
+	return &Constraint{t: t, schema: true, ss: s.Start()}
+}
 
 // Allows reports whether token id may come next.
 func (c *Constraint) Allows(id int) bool {
@@ -435,25 +460,49 @@ func (c *Constraint) Allows(id int) bool {
 		return false
 	}
 	if t.eog[id] {
-		return c.st.Done()
+		return c.Done()
 	}
 	p := t.pieces[id]
-	if p == "" || c.st.done || c.st.bad {
+	if p == "" || c.Done() || c.failed() {
 		return false
 	}
-	if t.plain[id] && c.st.mode == mString && c.st.utf8 == 0 {
+	if !c.schema {
+		if t.plain[id] && c.st.mode == mString && c.st.utf8 == 0 {
+			return true
+		}
+		s := c.st
+		return s.WriteString(p)
+	}
+	if f := c.ss.top(); t.plain[id] && f.kind == fScalar && c.ss.scanner.mode == mString && c.ss.scanner.utf8 == 0 {
 		return true
 	}
-	s := c.st
-	return s.WriteString(p)
+	c.ss.copyInto(&c.trial)
+	return c.trial.WriteString(p)
+}
+
+func (c *Constraint) failed() bool {
+	if c.schema {
+		return c.ss.bad
+	}
+	return c.st.bad
 }
 
 // Accept advances the constraint over the token picked.
 func (c *Constraint) Accept(id int) {
-	if id >= 0 && id < len(c.t.pieces) && !c.t.eog[id] {
+	if id < 0 || id >= len(c.t.pieces) || c.t.eog[id] {
+		return
+	}
+	if c.schema {
+		c.ss.WriteString(c.t.pieces[id])
+	} else {
 		c.st.WriteString(c.t.pieces[id])
 	}
 }
 
-// Done reports whether the object is closed.
-func (c *Constraint) Done() bool { return c.st.Done() }
+// Done reports whether the answer is complete.
+func (c *Constraint) Done() bool {
+	if c.schema {
+		return c.ss.Done()
+	}
+	return c.st.Done()
+}

@@ -51,8 +51,12 @@ func TestState(t *testing.T) {
 		{"{\"a\":\"\xed\xa0\x80\"}", 7, false}, // a surrogate
 		{`{} `, 2, false},
 		{`{}{}`, 2, false},
-		{"{" + strings.Repeat(" ", MaxWhitespace) + "}", -1, true},
-		{"{" + strings.Repeat(" ", MaxWhitespace+1) + "}", MaxWhitespace + 1, false},
+		{"{\n" + strings.Repeat(" ", MaxIndent) + "}", -1, true},
+		{"{\n\t" + strings.Repeat(" ", MaxIndent) + "}", MaxIndent + 2, false},
+		{"{ \"a\" :\n  1 ,\n\t\"b\": [ 2 ]\n}", -1, true},
+		{"{  }", 2, false},
+		{"{\n\n}", 2, false},
+		{"{\r\n}", 1, false},
 		{`{"a":` + strings.Repeat("[", MaxDepth-1) + strings.Repeat("]", MaxDepth-1) + "}", -1, true},
 		{`{"a":` + strings.Repeat("[", MaxDepth), 5 + MaxDepth - 1, false},
 	} {
@@ -67,8 +71,8 @@ func TestState(t *testing.T) {
 }
 
 // FuzzState checks the recognizer against encoding/json: a text within the
-// recognizer's bounds (valid UTF-8, whitespace runs of MaxWhitespace at
-// most, nesting within MaxDepth) is accepted and done exactly when it is
+// recognizer's bounds (valid UTF-8, its whitespace rule, nesting within
+// MaxDepth) is accepted and done exactly when it is
 // valid JSON with an object at the top and nothing before or after it;
 // every prefix of such a text is accepted.
 func FuzzState(f *testing.F) {
@@ -76,7 +80,7 @@ func FuzzState(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if !utf8.ValidString(s) || strings.Count(s, "{")+strings.Count(s, "[") > MaxDepth || wsRun(s) > MaxWhitespace {
+		if !utf8.ValidString(s) || strings.Count(s, "{")+strings.Count(s, "[") > MaxDepth || !wsOK(s) {
 			return
 		}
 		want := json.Valid([]byte(s)) && strings.HasPrefix(s, "{") && strings.TrimRight(s, " \t\r\n") == s
@@ -87,17 +91,26 @@ func FuzzState(f *testing.F) {
 	})
 }
 
-func wsRun(s string) int {
-	most, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if isWS(s[i]) {
-			run++
-			most = max(most, run)
-		} else {
-			run = 0
+// wsOK reports whether every run of whitespace in s (strings' contents
+// included: a generous filter) is a space, or a newline and an indent of
+// MaxIndent at most.
+func wsOK(s string) bool {
+	for i := 0; i < len(s); {
+		if !isWS(s[i]) {
+			i++
+			continue
 		}
+		j := i
+		for j < len(s) && isWS(s[j]) {
+			j++
+		}
+		run := s[i:j]
+		if run != " " && !(run[0] == '\n' && len(run) <= MaxIndent+1 && strings.Trim(run[1:], " \t") == "") {
+			return false
+		}
+		i = j
 	}
-	return most
+	return true
 }
 
 // vocab is a toy vocabulary: token i is pieces[i]; the last one ends

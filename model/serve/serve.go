@@ -142,7 +142,7 @@ func (s *Server) Handler() http.Handler {
 
 // request is the body of both completion endpoints. Fields that would
 // change the answer in ways this server does not provide (several choices,
-// tools, a JSON schema, echo) are refused with an error naming them
+// tools, a JSON schema outside jsonmode's subset, echo) are refused with an error naming them
 // rather than ignored; other unknown fields are ignored.
 type request struct {
 	Model            string          `json:"model"`
@@ -177,7 +177,11 @@ type request struct {
 	Functions      json.RawMessage `json:"functions"`
 	FunctionCall   json.RawMessage `json:"function_call"`
 	ResponseFormat *struct {
-		Type string `json:"type"`
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
 	} `json:"response_format"`
 }
 
@@ -215,8 +219,10 @@ type job struct {
 	top        int
 	usageChunk bool
 	// json constrains the answer to one JSON object
-	// (response_format {"type": "json_object"}).
-	json bool
+	// (response_format {"type": "json_object"}), or with schema to a text
+	// valid under it ("json_schema").
+	json   bool
+	schema *jsonmode.Schema
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, isChat bool) {
@@ -394,10 +400,9 @@ func unsupported(req *request, isChat bool) *apiError {
 		return badRequest("function_call", "function_call: this server does not call tools")
 	case given(req.ToolChoice) && strings.TrimSpace(string(req.ToolChoice)) != `"none"`:
 		return badRequest("tool_choice", "tool_choice %s: this server does not call tools", req.ToolChoice)
-	case req.ResponseFormat != nil && req.ResponseFormat.Type == "json_schema":
-		return badRequest("response_format", "response_format \"json_schema\": this server constrains answers to a JSON object (\"json_object\"), not to a schema")
-	case req.ResponseFormat != nil && req.ResponseFormat.Type != "" && req.ResponseFormat.Type != "text" && req.ResponseFormat.Type != "json_object":
-		return badRequest("response_format", "response_format %q: \"text\" or \"json_object\" is wanted", req.ResponseFormat.Type)
+	case req.ResponseFormat != nil && req.ResponseFormat.Type != "" && req.ResponseFormat.Type != "text" &&
+		req.ResponseFormat.Type != "json_object" && req.ResponseFormat.Type != "json_schema":
+		return badRequest("response_format", "response_format %q: \"text\", \"json_object\" or \"json_schema\" is wanted", req.ResponseFormat.Type)
 	case !isChat && req.TopLogprobs != nil:
 		return badRequest("top_logprobs", "top_logprobs is a chat completion field: /v1/completions takes logprobs as a count")
 	}
@@ -442,7 +447,18 @@ func (s *Server) options(req *request, j *job) *apiError {
 		}
 		j.params.LogitBias = bias
 	}
-	j.json = req.ResponseFormat != nil && req.ResponseFormat.Type == "json_object"
+	if rf := req.ResponseFormat; rf != nil && rf.Type == "json_object" {
+		j.json = true
+	} else if rf != nil && rf.Type == "json_schema" {
+		if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
+			return badRequest("response_format", "response_format \"json_schema\" needs json_schema.schema")
+		}
+		sch, err := jsonmode.CompileSchema(rf.JSONSchema.Schema)
+		if err != nil {
+			return badRequest("response_format", "response_format json_schema: %v", err)
+		}
+		j.json, j.schema = true, sch
+	}
 	if req.StreamOptions != nil {
 		if !req.Stream {
 			return badRequest("stream_options", "stream_options is only allowed with stream: true")
@@ -461,7 +477,11 @@ func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
 	}
 	if j.json {
 		s.jsonOnce.Do(func() { s.jsonTable = jsonmode.NewTable(s.cfg.Tokenizer, s.cfg.Vocab) })
-		smp.SetConstraint(s.jsonTable.New())
+		if j.schema != nil {
+			smp.SetConstraint(s.jsonTable.NewSchema(j.schema))
+		} else {
+			smp.SetConstraint(s.jsonTable.New())
+		}
 	}
 	id := fmt.Sprintf("%s-%d", map[bool]string{true: "chatcmpl", false: "cmpl"}[j.chat], s.nextID.Add(1))
 	created := s.cfg.Now().Unix()

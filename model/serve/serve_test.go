@@ -245,7 +245,8 @@ func badRequests(t *testing.T, slots int) {
 		{"/v1/completions", `{"prompt":"hi","suffix":"end"}`, 400, "suffix"},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}]}`, 400, "does not call tools"},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tool_choice":"required"}`, 400, "tool_choice"},
-		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{}}}`, 400, `not to a schema`},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{}}}`, 400, `needs json_schema.schema`},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"schema":{"type":"object","properties":{"a":{"type":"string","format":"date"}}}}}}`, 400, `\"format\" is not supported`},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"yaml"}}`, 400, `response_format \"yaml\"`},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"logprobs":"yes"}`, 400, "true or false"},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":21}`, 400, "outside 0 to 20"},
@@ -570,5 +571,35 @@ func TestJSONMode(t *testing.T) {
 	var obj map[string]any
 	if text := choice["text"].(string); choice["finish_reason"] != "stop" || json.Unmarshal([]byte(text), &obj) != nil {
 		t.Errorf("with the closing brace favoured: %s, want a whole JSON object and stop", raw)
+	}
+}
+
+// A JSON schema holds even for the random tiny model: its answer is an
+// object of the schema's properties in its order, the enum's values and
+// booleans only, complete (nothing but whitespace left to choose).
+func TestJSONSchema(t *testing.T) {
+	ts, _ := testServer(t, Config{})
+	const schema = `{"type":"object","properties":{"ok":{"type":"boolean"},"kind":{"enum":["cat","dog",3]},"n":{"type":"null"}},"required":["ok","kind"]}`
+	for seed := range 3 {
+		body := fmt.Sprintf(`{"messages":[{"role":"user","content":"Classify"}],"max_tokens":60,"seed":%d,"response_format":{"type":"json_schema","json_schema":{"name":"c","schema":%s}}}`, seed, schema)
+		code, v, raw := post(t, ts, "/v1/chat/completions", body)
+		if code != 200 {
+			t.Fatalf("status %d: %s", code, raw)
+		}
+		choice := v["choices"].([]any)[0].(map[string]any)
+		text := choice["message"].(map[string]any)["content"].(string)
+		var got struct {
+			OK   *bool           `json:"ok"`
+			Kind json.RawMessage `json:"kind"`
+			N    json.RawMessage `json:"n"`
+		}
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.DisallowUnknownFields()
+		if choice["finish_reason"] != "stop" || dec.Decode(&got) != nil || got.OK == nil ||
+			(string(got.Kind) != `"cat"` && string(got.Kind) != `"dog"` && string(got.Kind) != "3") ||
+			(got.N != nil && string(got.N) != "null") ||
+			strings.Index(text, `"ok"`) > strings.Index(text, `"kind"`) {
+			t.Errorf("seed %d: %q (%v) is not valid under the schema", seed, text, choice["finish_reason"])
+		}
 	}
 }
