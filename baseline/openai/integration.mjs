@@ -122,5 +122,14 @@ for await (const chunk of await client.chat.completions.create({ ...chatArgs(pro
 check(usageChunk?.usage?.completion_tokens >= 1, 'stream_options.include_usage: a last chunk with the usage and no choices');
 await expectStatus(client.chat.completions.create({ ...chatArgs('hi'), n: 2 }), 400, 'one choice a request', 'n: 2');
 
+// Structured output: a JSON schema of a boolean and an enum holds, key order
+// included, even for a random model.
+const schema = { type: 'object', properties: { ok: { type: 'boolean' }, pet: { enum: ['cat', 'dog'] } }, required: ['ok', 'pet'] };
+const so = await client.chat.completions.create({ ...chatArgs(prompts[2]), max_tokens: 80, response_format: { type: 'json_schema', json_schema: { name: 'pet', schema, strict: true } } });
+let parsed = null;
+try { parsed = JSON.parse(so.choices[0].message.content); } catch { parsed = null; }
+check(parsed !== null && typeof parsed.ok === 'boolean' && ['cat', 'dog'].includes(parsed.pet) && Object.keys(parsed).join() === 'ok,pet',
+  `response_format json_schema: ${so.choices[0].message.content.replace(/\s+/g, ' ')}`);
+
 // Still serving after all that.
 check((await chatText(prompts[0])) === solo[0], 'a request after the errors answers as before');
