@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
 )
 
 // A Schema is a JSON Schema compiled for generation: the subset that a
@@ -14,11 +15,14 @@ import (
 // written in the schema's order, an optional one may be left out, no
 // other property is written: every text produced validates whatever
 // "additionalProperties" says), "items" with "minItems" and "maxItems",
-// "enum" and "const", and the annotations (title, description, default,
-// examples, $schema, $id, $comment, additionalProperties) which do not
-// change what is produced. Anything else (patterns, formats, numeric
-// bounds, string lengths, anyOf, $ref, ...) is refused by CompileSchema
-// with the keyword named, rather than silently not enforced.
+// "enum" and "const", "$ref" to the root's "$defs" or "definitions"
+// (recursion included), "anyOf" and "oneOf" whose alternatives begin with
+// different bytes (Optional[X] as Pydantic writes it: X or null), "allOf"
+// of one schema, and the annotations (title, description, default,
+// examples, ...) which do not change what is produced. Anything else
+// (patterns, formats, numeric bounds, string lengths, alternatives that
+// begin alike, ...) is refused by CompileSchema with the keyword named,
+// rather than silently not enforced.
 type Schema struct{ root *node }
 
 // JSON types as bits of node.types.
@@ -41,8 +45,10 @@ type node struct {
 	props    []prop // objects: in the schema's order
 	items    *node  // arrays: nil, any values
 	minItems int
-	maxItems int      // -1: no bound
-	enum     []string // canonical JSON texts of the allowed values; nil: any of types
+	maxItems int         // -1: no bound
+	enum     []string    // canonical JSON texts of the allowed values; nil: any of types
+	alts     []*node     // anyOf/oneOf: alternatives, told apart by their first byte
+	first    [][4]uint64 // the bytes each alternative begins with
 }
 
 type prop struct {
@@ -69,7 +75,8 @@ func CompileSchema(raw []byte) (*Schema, error) {
 	if _, err := dec.Token(); err == nil {
 		return nil, fmt.Errorf("schema: text after the schema")
 	}
-	n, err := compile(v, "#", 0)
+	c := &compiler{root: v, refs: map[string]*node{}}
+	n, err := c.compile(v, "#", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +86,82 @@ func CompileSchema(raw []byte) (*Schema, error) {
 	return &Schema{root: n}, nil
 }
 
-func compile(v any, at string, depth int) (*node, error) {
+// compiler compiles one schema: its root (where references point) and the
+// nodes of the references met so far (a recursive schema's cycle closes
+// on them).
+type compiler struct {
+	root any
+	refs map[string]*node
+}
+
+// ref compiles the definition a "$ref" names: "#/$defs/NAME" or
+// "#/definitions/NAME" of the root.
+func (c *compiler) ref(ref, at string, depth int) (*node, error) {
+	if n, ok := c.refs[ref]; ok {
+		return n, nil
+	}
+	var name, section string
+	for _, sec := range []string{"$defs", "definitions"} {
+		if rest, ok := strings.CutPrefix(ref, "#/"+sec+"/"); ok && !strings.Contains(rest, "/") {
+			name, section = rest, sec
+		}
+	}
+	root, _ := c.root.(*omap)
+	if name == "" || root == nil {
+		return nil, fmt.Errorf("schema %s: $ref %q: only #/$defs/NAME and #/definitions/NAME are supported", at, ref)
+	}
+	defs, _ := root.vals[section].(*omap)
+	if defs == nil || defs.vals[name] == nil {
+		return nil, fmt.Errorf("schema %s: $ref %q: no such definition", at, ref)
+	}
+	n := &node{} // filled below; a cycle back here meets it
+	c.refs[ref] = n
+	d, err := c.compile(defs.vals[name], ref, depth)
+	if err != nil {
+		return nil, err
+	}
+	*n = *d
+	return n, nil
+}
+
+// firstBytes is the set of bytes a value of n may begin with; ok is false
+// where n is a reference still being compiled (a cycle through anyOf).
+func firstBytes(n *node) (set [4]uint64, ok bool) {
+	add := func(b byte) { set[b>>6] |= 1 << (b & 63) }
+	switch {
+	case n.enum != nil:
+		for _, e := range n.enum {
+			add(e[0])
+		}
+	case n.alts != nil:
+		for _, a := range n.alts {
+			as, ok := firstBytes(a)
+			if !ok {
+				return set, false
+			}
+			for i := range set {
+				set[i] |= as[i]
+			}
+		}
+	case n.types == 0:
+		return set, false
+	}
+	if n.enum == nil && n.alts == nil {
+		for t, bs := range map[uint8]string{tObject: "{", tArray: "[", tString: `"`, tInteger: "-0123456789", tBoolean: "tf", tNull: "n"} {
+			if n.types&t != 0 {
+				for i := 0; i < len(bs); i++ {
+					add(bs[i])
+				}
+			}
+		}
+	}
+	return set, true
+}
+
+var structural = map[string]bool{"type": true, "properties": true, "required": true, "items": true,
+	"minItems": true, "maxItems": true, "enum": true, "const": true}
+
+func (c *compiler) compile(v any, at string, depth int) (*node, error) {
 	if depth >= MaxDepth/2 {
 		return nil, fmt.Errorf("schema %s: nested deeper than %d", at, MaxDepth/2)
 	}
@@ -91,16 +173,32 @@ func compile(v any, at string, depth int) (*node, error) {
 		return nil, fmt.Errorf("schema %s: an object is wanted", at)
 	}
 	m := om.vals
-	n := &node{maxItems: -1}
+	var combinator string
 	for _, k := range om.keys {
-		switch k {
-		case "type", "properties", "required", "items", "minItems", "maxItems", "enum", "const":
-		default:
-			if !annotations[k] {
-				return nil, fmt.Errorf("schema %s: %q is not supported (type, properties, required, items, minItems, maxItems, enum and const are)", at, k)
+		switch {
+		case structural[k] || annotations[k]:
+		case k == "$defs" || k == "definitions":
+			if at != "#" {
+				return nil, fmt.Errorf("schema %s: %s are read from the root only", at, k)
 			}
+		case k == "$ref" || k == "anyOf" || k == "oneOf" || k == "allOf":
+			if combinator != "" {
+				return nil, fmt.Errorf("schema %s: %s beside %s is not supported", at, k, combinator)
+			}
+			combinator = k
+		default:
+			return nil, fmt.Errorf("schema %s: %q is not supported (type, properties, required, items, minItems, maxItems, enum, const, $ref, anyOf, oneOf and a one-schema allOf are)", at, k)
 		}
 	}
+	if combinator != "" {
+		for _, k := range om.keys {
+			if structural[k] {
+				return nil, fmt.Errorf("schema %s: %s beside %q is not supported", at, combinator, k)
+			}
+		}
+		return c.combine(combinator, m[combinator], at, depth)
+	}
+	n := &node{maxItems: -1}
 	switch t := m["type"].(type) {
 	case nil:
 		n.types = anyValue.types
@@ -163,7 +261,7 @@ func compile(v any, at string, depth int) (*node, error) {
 			}
 		}
 		for _, name := range po.keys { // the schema's order
-			child, err := compile(props[name], at+"/properties/"+name, depth+1)
+			child, err := c.compile(props[name], at+"/properties/"+name, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -174,7 +272,7 @@ func compile(v any, at string, depth int) (*node, error) {
 		return nil, fmt.Errorf("schema %s: required without properties", at)
 	}
 	if it, ok := m["items"]; ok {
-		child, err := compile(it, at+"/items", depth+1)
+		child, err := c.compile(it, at+"/items", depth+1)
 		if err != nil {
 			return nil, err
 		}
@@ -192,6 +290,51 @@ func compile(v any, at string, depth int) (*node, error) {
 	}
 	if n.maxItems >= 0 && n.maxItems < n.minItems {
 		return nil, fmt.Errorf("schema %s: maxItems %d is below minItems %d", at, n.maxItems, n.minItems)
+	}
+	return n, nil
+}
+
+// combine compiles a $ref, an anyOf or oneOf (alternatives that begin with
+// different bytes, so the first byte of a value picks its alternative, and
+// exactly one can match), or an allOf of one schema.
+func (c *compiler) combine(kw string, v any, at string, depth int) (*node, error) {
+	if kw == "$ref" {
+		ref, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("schema %s: $ref must be a string", at)
+		}
+		return c.ref(ref, at, depth)
+	}
+	list, ok := v.([]any)
+	if !ok || len(list) == 0 {
+		return nil, fmt.Errorf("schema %s: %s must list schemas", at, kw)
+	}
+	if kw == "allOf" {
+		if len(list) != 1 {
+			return nil, fmt.Errorf("schema %s: allOf of %d schemas is not supported (of one is)", at, len(list))
+		}
+		return c.compile(list[0], at+"/allOf/0", depth+1)
+	}
+	n := &node{maxItems: -1}
+	var seen [4]uint64
+	for i, x := range list {
+		a, err := c.compile(x, fmt.Sprintf("%s/%s/%d", at, kw, i), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		fb, ok := firstBytes(a)
+		if !ok {
+			return nil, fmt.Errorf("schema %s/%s/%d: a reference back to itself is not supported here", at, kw, i)
+		}
+		for w := range seen {
+			if seen[w]&fb[w] != 0 {
+				return nil, fmt.Errorf("schema %s: %s alternatives must begin differently (alternative %d can begin as an earlier one: two objects, two strings, ...)", at, kw, i)
+			}
+			seen[w] |= fb[w]
+		}
+		n.alts = append(n.alts, a)
+		n.first = append(n.first, fb)
+		n.types |= a.types
 	}
 	return n, nil
 }
@@ -430,6 +573,14 @@ func (s *SchemaState) step(b byte) bool {
 // begin turns the pending value f into the frame its first byte b opens.
 func (s *SchemaState) begin(f *frame, b byte) bool {
 	n := f.n
+	for n.alts != nil {
+		i := slices.IndexFunc(n.first, func(fb [4]uint64) bool { return fb[b>>6]&(1<<(b&63)) != 0 })
+		if i < 0 {
+			return false
+		}
+		n = n.alts[i]
+		f.n = n
+	}
 	if n.enum != nil {
 		f.kind, f.pos, f.cand = fEnum, 0, 1<<len(n.enum)-1
 		if len(n.enum) == 64 {

@@ -81,8 +81,12 @@ func TestCompileSchemaRefuses(t *testing.T) {
 		{`{"type":"string"}`, "root must be an object or an array"},
 		{`{"type":"object","properties":{"a":{"type":"string","pattern":"^x"}}}`, `"pattern" is not supported`},
 		{`{"type":"object","properties":{"a":{"type":"integer","minimum":0}}}`, `"minimum" is not supported`},
-		{`{"type":"object","properties":{"a":{"anyOf":[{"type":"string"}]}}}`, `"anyOf" is not supported`},
-		{`{"type":"object","properties":{"a":{"$ref":"#/$defs/x"}}}`, `"$ref" is not supported`},
+		{`{"type":"object","properties":{"a":{"anyOf":[{"type":"string"},{"enum":["x"]}]}}}`, "anyOf alternatives must begin differently"},
+		{`{"type":"object","properties":{"a":{"oneOf":[{"type":"object"},{"type":"object"}]}}}`, "oneOf alternatives must begin differently"},
+		{`{"type":"object","properties":{"a":{"$ref":"#/$defs/x"}}}`, "no such definition"},
+		{`{"type":"object","properties":{"a":{"$ref":"other.json#/x"}}}`, "only #/$defs/NAME"},
+		{`{"type":"object","properties":{"a":{"allOf":[{"type":"string"},{"type":"null"}]}}}`, "allOf of 2 schemas"},
+		{`{"type":"object","properties":{"a":{"type":"string","anyOf":[{"type":"null"}]}}}`, `anyOf beside "type"`},
 		{`{"type":"object","properties":{"a":{}},"required":["b"]}`, `required property "b"`},
 		{`{"type":"object","properties":{"a":{"type":"text"}}}`, `type "text" is not a JSON type`},
 		{`{"type":"array","minItems":3,"maxItems":2}`, "maxItems 2 is below minItems 3"},
@@ -190,4 +194,36 @@ func FuzzSchemaState(f *testing.F) {
 			t.Fatalf("%s: accepted and done %v (refused at %d), the oracle says %v", text, got, at, want)
 		}
 	})
+}
+
+// A schema as Pydantic writes one: definitions, references (recursive
+// too), Optional fields as anyOf with null, a one-schema allOf.
+func TestSchemaPydantic(t *testing.T) {
+	s := mustSchema(t, `{"$defs":{
+		"Pet":{"properties":{"name":{"title":"Name","type":"string"},"kind":{"enum":["cat","dog"],"title":"Kind","type":"string"}},"required":["name","kind"],"title":"Pet","type":"object"},
+		"Node":{"type":"object","properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/Node"}}},"required":["v"]}},
+		"properties":{
+		"owner":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"title":"Owner"},
+		"pet":{"allOf":[{"$ref":"#/$defs/Pet"}]},
+		"tree":{"$ref":"#/$defs/Node"},
+		"n":{"oneOf":[{"type":"integer"},{"type":"array","items":{"type":"integer"}}]}},
+		"required":["pet"],"title":"Model","type":"object"}`)
+	for _, c := range []struct {
+		in   string
+		bad  int
+		done bool
+	}{
+		{`{"owner":null,"pet":{"name":"Rex","kind":"dog"}}`, -1, true},
+		{`{"owner":"Ann","pet":{"name":"Tom","kind":"cat"},"tree":{"v":1,"kids":[{"v":2},{"v":3,"kids":[]}]},"n":[1,2]}`, -1, true},
+		{`{"pet":{"name":"Tom","kind":"cat"},"n":7}`, -1, true},
+		{`{"owner":3}`, 9, false},
+		{`{"pet":{"name":"Tom","kind":"cow"}}`, 30, false},
+		{`{"pet":{"name":"Tom","kind":"cat"},"tree":{"kids":[]}}`, 44, false},
+		{`{"pet":{"name":"Tom","kind":"cat"},"n":"7"}`, 39, false},
+	} {
+		st, at := feedSchema(s, c.in)
+		if at != c.bad || st.Done() != c.done {
+			t.Errorf("%s: refused at %d, done %v; want %d, %v", c.in, at, st.Done(), c.bad, c.done)
+		}
+	}
 }
