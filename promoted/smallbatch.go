@@ -93,6 +93,45 @@ func BatchChunkRows() (int, error) {
 	return DefaultBatchChunkRows, nil
 }
 
+// DealRunEnv names the environment variable that overrides DealRunChunks,
+// e.g. DAMASCUS_DEAL_RUN=4: a knob for sweeping it in the engine (`ledger
+// ab --arm-deal-run`).
+const DealRunEnv = "DAMASCUS_DEAL_RUN"
+
+// dealRunChunks is, per processor (a CPUKey), the most chunks of a
+// decode step's matvec rows (256 KiB of weights each) a worker takes from
+// its share at once: a quarter of what is left of it, up to this many
+// (guided self-scheduling; pool.Dealer.NextRun), so the calls are long
+// while much is left and single chunks near the end. Taking a chunk is a
+// compare-and-swap, a full fence that drains the core's loads in flight
+// between two calls: fewer, longer calls keep the stream going. Measured
+// values only; elsewhere 1 (a chunk a call, as before).
+var dealRunChunks = map[string]int{}
+
+// DealRunChunks returns the most chunks a worker takes at once in a decode
+// step: $DAMASCUS_DEAL_RUN when set, else the measured value for the
+// processor (1 without one).
+func (d *Dispatcher) DealRunChunks() (int, error) {
+	if n, ok, err := envRows(DealRunEnv, 1, 1, "a positive count of chunks"); ok || err != nil {
+		return n, err
+	}
+	if n, ok := dealRunChunks[d.cpu]; ok {
+		return n, nil
+	}
+	if n, ok := dealRunChunks[CPUVendor(d.cpu)]; ok {
+		return n, nil
+	}
+	return 1, nil
+}
+
+// DealRunChunks is Default().DealRunChunks.
+func DealRunChunks() (int, error) {
+	if err := Validate(); err != nil {
+		return 0, err
+	}
+	return Default().DealRunChunks()
+}
+
 // envRows reads a count of rows from the environment variable name: ok
 // when it is set and not empty, an error naming it and want unless it is
 // an integer of at least least and a multiple of mult.

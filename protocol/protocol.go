@@ -251,6 +251,9 @@ type Engine struct {
 	// BatchChunk is the DAMASCUS_BATCH_CHUNK an A/B arm ran with (empty:
 	// the engine's own).
 	BatchChunk string `json:"batch_chunk,omitempty"`
+	// DealRun is the DAMASCUS_DEAL_RUN an A/B arm ran with (empty: the
+	// engine's own).
+	DealRun string `json:"deal_run,omitempty"`
 }
 
 // AB is the protocol of an engine A/B (`ledger ab`): Damascus with its

@@ -45,6 +45,7 @@ func runAB(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	fs.Var(&arms, "arm", "an arm: NAME=op=variant,op=variant (DAMASCUS_KERNELS), repeatable; the promoted kernels are always the first arm")
 	small, chunk := armKnobFlag(fs, "arm-small-batch", "NAME=N: the arm's DAMASCUS_SMALL_BATCH (prefill steps of at most N rows through the batched decode kernel); NAME may be a new arm, which then changes only that"),
 		armKnobFlag(fs, "arm-batch-chunk", "NAME=N: the arm's DAMASCUS_BATCH_CHUNK (weight rows per dealt chunk of a prefill matmul, a multiple of 16); NAME may be a new arm, which then changes only that")
+	run := armKnobFlag(fs, "arm-deal-run", "NAME=N: the arm's DAMASCUS_DEAL_RUN (the most 256 KiB chunks of a decode matvec a worker takes at once); NAME may be a new arm, which then changes only that")
 	fs.StringVar(&o.Model, "m", "", "GGUF model (default: the synthetic --preset model, made and cached under --cache)")
 	fs.StringVar(&o.Preset, "preset", "llama3.2-1b", "synthetic model preset when no -m is given")
 	fs.StringVar(&o.FileType, "type", "Q4_K_M", "synthetic model file type")
@@ -60,13 +61,13 @@ func runAB(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
-	for env, flag := range map[string]string{promoted.SmallBatchEnv: "--arm-small-batch", promoted.BatchChunkEnv: "--arm-batch-chunk"} {
+	for env, flag := range map[string]string{promoted.SmallBatchEnv: "--arm-small-batch", promoted.BatchChunkEnv: "--arm-batch-chunk", promoted.DealRunEnv: "--arm-deal-run"} {
 		if _, ok := os.LookupEnv(env); ok {
 			fmt.Fprintf(stderr, "ledger ab: %s is set: it would change the promoted arm too; give an arm %s instead\n", env, flag)
 			return errUsage
 		}
 	}
-	o.Arms = withKnobs(arms, small, chunk)
+	o.Arms = withKnobs(arms, small, chunk, run)
 	var err error
 	if o.GateShapes, err = gate.ParseShapes(shapes); err != nil {
 		fmt.Fprintln(stderr, "ledger ab:", err)
@@ -90,7 +91,7 @@ func runAB(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 		// --bundle` records it.
 		p := promote.CompareArm(b.Recs, a.Name, protocol.DefaultRule(), true) // the run gated every arm's kernels before timing
 		what := a.Kernels
-		for _, k := range [][2]string{{promoted.SmallBatchEnv, a.SmallBatch}, {promoted.BatchChunkEnv, a.BatchChunk}} {
+		for _, k := range [][2]string{{promoted.SmallBatchEnv, a.SmallBatch}, {promoted.BatchChunkEnv, a.BatchChunk}, {promoted.DealRunEnv, a.DealRun}} {
 			if k[1] != "" {
 				what = strings.TrimPrefix(what+", ", ", ") + k[0] + "=" + k[1]
 			}
@@ -103,8 +104,8 @@ func runAB(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout, "  "+l)
 		}
 		rule := "bundle rule"
-		if a.SmallBatch != "" || a.BatchChunk != "" {
-			rule = "the same rule (a crossover or chunk is set by hand in promoted/smallbatch.go, citing the run)"
+		if a.SmallBatch != "" || a.BatchChunk != "" || a.DealRun != "" {
+			rule = "the same rule (a crossover, chunk or deal run is set by hand in promoted/smallbatch.go, citing the run)"
 		}
 		fmt.Fprintf(stdout, "  %s\n  %s: %s\n", rssLine(b.Recs, a.Name), rule, verdict(p))
 	}
@@ -135,18 +136,19 @@ func armKnobFlag(fs *flag.FlagSet, name, usage string) map[string]string {
 
 // withKnobs gives the --arm arms their knobs and appends, in name order,
 // the arms that only set knobs.
-func withKnobs(arms []e2e.Arm, small, chunk map[string]string) []e2e.Arm {
+func withKnobs(arms []e2e.Arm, small, chunk, run map[string]string) []e2e.Arm {
 	known := map[string]bool{}
 	for i := range arms {
-		arms[i].SmallBatch, arms[i].BatchChunk = small[arms[i].Name], chunk[arms[i].Name]
+		arms[i].SmallBatch, arms[i].BatchChunk, arms[i].DealRun = small[arms[i].Name], chunk[arms[i].Name], run[arms[i].Name]
 		known[arms[i].Name] = true
 	}
 	names := append(slices.Collect(maps.Keys(small)), slices.Collect(maps.Keys(chunk))...)
+	names = append(names, slices.Collect(maps.Keys(run))...)
 	slices.Sort(names)
 	names = slices.Compact(names)
 	for _, name := range names {
 		if !known[name] {
-			arms = append(arms, e2e.Arm{Name: name, SmallBatch: small[name], BatchChunk: chunk[name]})
+			arms = append(arms, e2e.Arm{Name: name, SmallBatch: small[name], BatchChunk: chunk[name], DealRun: run[name]})
 		}
 	}
 	return arms

@@ -65,15 +65,16 @@ func TestABTiny(t *testing.T) {
 	// never a bundle.
 	store2 := filepath.Join(dir, "ledger2.jsonl")
 	code, out, errOut = runCLI("ab", "--preset", "tiny", "--cache", filepath.Join(dir, "cache"), "--pp", "16", "--tg", "",
-		"--runs", "1", "--threads", "1", "--store", store2, "--arm-small-batch", "mat=0", "--arm-batch-chunk", "c32=32")
-	if code != 0 || !strings.Contains(out, "DAMASCUS_SMALL_BATCH=0") || !strings.Contains(out, "DAMASCUS_BATCH_CHUNK=32") {
-		t.Fatalf("ab --arm-small-batch --arm-batch-chunk: exit %d\n%s\n%s", code, out, errOut)
+		"--runs", "1", "--threads", "1", "--store", store2, "--arm-small-batch", "mat=0", "--arm-batch-chunk", "c32=32", "--arm-deal-run", "r4=4")
+	if code != 0 || !strings.Contains(out, "DAMASCUS_SMALL_BATCH=0") || !strings.Contains(out, "DAMASCUS_BATCH_CHUNK=32") || !strings.Contains(out, "DAMASCUS_DEAL_RUN=4") {
+		t.Fatalf("ab --arm-small-batch --arm-batch-chunk --arm-deal-run: exit %d\n%s\n%s", code, out, errOut)
 	}
-	if recs, err := record.Load(store2); err != nil || recs[0].Run == nil || len(recs[0].Run.Protocol.Engines) != 3 ||
-		recs[0].Run.Protocol.Engines[1].BatchChunk != "32" || recs[0].Run.Protocol.Engines[2].SmallBatch != "0" {
+	if recs, err := record.Load(store2); err != nil || recs[0].Run == nil || len(recs[0].Run.Protocol.Engines) != 4 ||
+		recs[0].Run.Protocol.Engines[1].BatchChunk != "32" || recs[0].Run.Protocol.Engines[2].SmallBatch != "0" ||
+		recs[0].Run.Protocol.Engines[3].DealRun != "4" {
 		t.Errorf("knob arms not recorded: %v %+v", err, recs)
 	}
-	for _, arm := range []string{"mat", "c32"} {
+	for _, arm := range []string{"mat", "c32", "r4"} {
 		code, _, errOut = runCLI("promote", "--bundle", arm, "--store", store2, "--prefs", "../../promoted/preferences.json", "-n")
 		if code == 0 || !strings.Contains(errOut, "not a bundle of kernels") {
 			t.Errorf("promote --bundle of knob arm %s: exit %d, %s", arm, code, errOut)
@@ -82,6 +83,10 @@ func TestABTiny(t *testing.T) {
 	code, _, errOut = runCLI("ab", "--preset", "tiny", "--arm-batch-chunk", "c=24")
 	if code == 0 || !strings.Contains(errOut, "multiple of 16") {
 		t.Errorf("a batch chunk of 24 rows: exit %d, %s", code, errOut)
+	}
+	code, _, errOut = runCLI("ab", "--preset", "tiny", "--arm-deal-run", "r=0")
+	if code == 0 || !strings.Contains(errOut, "positive count of chunks") {
+		t.Errorf("a deal run of 0: exit %d, %s", code, errOut)
 	}
 	code, _, errOut = runCLI("ab", "--preset", "tiny", "--arm", "bad=matvec/q4_k=nope")
 	if code == 0 || !strings.Contains(errOut, "not registered") {

@@ -26,9 +26,9 @@ import (
 const PromotedArm = "promoted"
 
 // An Arm of an engine A/B: a name, the DAMASCUS_KERNELS it forces, the
-// DAMASCUS_SMALL_BATCH crossover and the DAMASCUS_BATCH_CHUNK rows it sets
-// (empty: the engine's own).
-type Arm struct{ Name, Kernels, SmallBatch, BatchChunk string }
+// DAMASCUS_SMALL_BATCH crossover, the DAMASCUS_BATCH_CHUNK rows and the
+// DAMASCUS_DEAL_RUN chunks it sets (empty: the engine's own).
+type Arm struct{ Name, Kernels, SmallBatch, BatchChunk, DealRun string }
 
 // ArmEngine is the engine name an arm's records carry: "damascus" for the
 // promoted kernels, "damascus+NAME" for an arm.
@@ -75,8 +75,8 @@ func (o ABOptions) Check() error {
 			return fmt.Errorf("arm %q twice (or named like the incumbent, %q)", a.Name, PromotedArm)
 		}
 		seen[a.Name] = true
-		if a.Kernels == "" && a.SmallBatch == "" && a.BatchChunk == "" {
-			return fmt.Errorf("arm %s changes nothing: give its kernels, its small-batch crossover or its batch chunk", a.Name)
+		if a.Kernels == "" && a.SmallBatch == "" && a.BatchChunk == "" && a.DealRun == "" {
+			return fmt.Errorf("arm %s changes nothing: give its kernels, its small-batch crossover, its batch chunk or its deal run", a.Name)
 		}
 		if a.Kernels != "" {
 			if _, err := ArmKernels(a.Kernels); err != nil {
@@ -91,6 +91,11 @@ func (o ABOptions) Check() error {
 		if a.BatchChunk != "" {
 			if n, err := strconv.Atoi(a.BatchChunk); err != nil || n < 16 || n%16 != 0 {
 				return fmt.Errorf("arm %s: batch chunk %q: want a positive multiple of 16 rows", a.Name, a.BatchChunk)
+			}
+		}
+		if a.DealRun != "" {
+			if n, err := strconv.Atoi(a.DealRun); err != nil || n < 1 {
+				return fmt.Errorf("arm %s: deal run %q: want a positive count of chunks", a.Name, a.DealRun)
 			}
 		}
 	}
@@ -176,7 +181,7 @@ func RunAB(ctx context.Context, o ABOptions, log io.Writer) (*record.Batch, erro
 			Device: c.s.device, Notes: strings.Join(c.s.placement, "; ")}
 		if i > 0 {
 			a := o.Arms[i-1]
-			e.Overrides, e.SmallBatch, e.BatchChunk = a.Kernels, a.SmallBatch, a.BatchChunk
+			e.Overrides, e.SmallBatch, e.BatchChunk, e.DealRun = a.Kernels, a.SmallBatch, a.BatchChunk, a.DealRun
 		}
 		run.Protocol.Engines = append(run.Protocol.Engines, e)
 	}
@@ -244,7 +249,8 @@ func gateArms(o ABOptions, b *record.Batch, log io.Writer) error {
 
 // abContender is one arm: the Damascus bench with its overrides (the
 // promoted arm clears any DAMASCUS_KERNELS of the caller's; a caller's
-// DAMASCUS_SMALL_BATCH or DAMASCUS_BATCH_CHUNK is refused by the command).
+// DAMASCUS_SMALL_BATCH, DAMASCUS_BATCH_CHUNK or DAMASCUS_DEAL_RUN is
+// refused by the command).
 func abContender(ctx context.Context, o ABOptions, path string, a Arm) *contender {
 	env := []string{promoted.OverrideEnv + "=" + a.Kernels}
 	if a.SmallBatch != "" {
@@ -252,6 +258,9 @@ func abContender(ctx context.Context, o ABOptions, path string, a Arm) *contende
 	}
 	if a.BatchChunk != "" {
 		env = append(env, promoted.BatchChunkEnv+"="+a.BatchChunk)
+	}
+	if a.DealRun != "" {
+		env = append(env, promoted.DealRunEnv+"="+a.DealRun)
 	}
 	return &contender{name: ArmEngine(a.Name), s: newEngineSamples(),
 		bench: func(b benchSpec) (*benchOut, *spawned, error) {

@@ -41,6 +41,28 @@ func (d *Dealer) Reset(n, workers int) {
 	}
 }
 
+// NextRun returns the next chunks [lo, hi) for worker w, or false when
+// every chunk has been handed out: from its own share a quarter of what is
+// left of it, 1 to most chunks (guided self-scheduling: long calls while
+// much is left, single chunks near the end, one compare-and-swap each),
+// else a single chunk stolen from the back of another's.
+func (d *Dealer) NextRun(w, most int) (lo, hi int, ok bool) {
+	own := &d.shares[w].v
+	for {
+		v := own.Load()
+		next, end := unpack(v)
+		if next >= end {
+			break
+		}
+		n := min(max((end-next)/4, 1), most)
+		if own.CompareAndSwap(v, pack(next+n, end)) {
+			return next, next + n, true
+		}
+	}
+	c, ok := d.steal(w)
+	return c, c + 1, ok
+}
+
 // Next returns the next chunk for worker w, or false when every chunk has
 // been handed out.
 func (d *Dealer) Next(w int) (int, bool) {
@@ -55,6 +77,11 @@ func (d *Dealer) Next(w int) (int, bool) {
 			return next, true
 		}
 	}
+	return d.steal(w)
+}
+
+// steal takes a single chunk from the back of another worker's share.
+func (d *Dealer) steal(w int) (int, bool) {
 	for o := 1; o < d.workers; o++ {
 		s := &d.shares[(w+o)%d.workers].v
 		for {

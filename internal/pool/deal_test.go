@@ -35,6 +35,53 @@ func TestDealerCoversEveryChunkOnce(t *testing.T) {
 	}
 }
 
+// NextRun hands out every chunk exactly once too, in runs of a quarter of
+// what is left of the worker's share (1 to most), single chunks when it
+// steals.
+func TestDealerRunsCoverEveryChunkOnce(t *testing.T) {
+	for _, c := range []struct{ n, workers, most int }{{0, 2, 4}, {1, 2, 4}, {7, 2, 1}, {100, 2, 4}, {1000, 3, 8}, {5, 8, 2}} {
+		p := New(c.workers)
+		d := NewDealer(c.workers)
+		hits := make([]atomic.Int32, c.n)
+		for range 20 {
+			d.Reset(c.n, c.workers)
+			p.Run(func(w, _ int) {
+				for {
+					lo, hi, ok := d.NextRun(w, c.most)
+					if !ok {
+						return
+					}
+					if hi <= lo || hi-lo > c.most {
+						t.Errorf("%+v: run [%d, %d)", c, lo, hi)
+						return
+					}
+					for i := lo; i < hi; i++ {
+						hits[i].Add(1)
+					}
+					if w == 0 {
+						time.Sleep(time.Microsecond)
+					}
+				}
+			})
+		}
+		p.Close()
+		checkHits(t, hits, 20, fmt.Sprintf("%+v: chunk", c))
+	}
+	d := NewDealer(1)
+	d.Reset(40, 1)
+	var runs []int
+	for {
+		lo, hi, ok := d.NextRun(0, 4)
+		if !ok {
+			break
+		}
+		runs = append(runs, hi-lo)
+	}
+	if got := fmt.Sprint(runs); got != "[4 4 4 4 4 4 4 3 2 1 1 1 1 1 1 1]" {
+		t.Errorf("runs of a share of 40, at most 4: %s", got)
+	}
+}
+
 // A worker takes its own share front to back while nobody steals.
 func TestDealerOwnShareInOrder(t *testing.T) {
 	d := NewDealer(2)

@@ -383,3 +383,50 @@ func TestBatchChunk(t *testing.T) {
 		}
 	}
 }
+
+// The chunks a worker takes at once in a decode step
+// (promoted.DealRunChunks, DAMASCUS_DEAL_RUN) only change which call
+// computes a row, never its bits: with chunks shrunk to 2 KiB of weights,
+// so that runs cross from one matrix to the next, the decode's logits
+// agree bit for bit over runs of 1, 3 and 8 chunks; a run that is not a
+// positive count is refused by name.
+func TestDealRun(t *testing.T) {
+	_, m, _ := synthModel(t, "tiny", "Q4_K_M")
+	defer func(b int) { dealBytes = b }(dealBytes)
+	dealBytes = 2 << 10
+	var want [][]float32
+	for _, run := range []string{"1", "3", "8"} {
+		t.Setenv(promoted.DealRunEnv, run)
+		c := mustContext(t, m, Options{NCtx: 64, Threads: 2})
+		if got := strconv.Itoa(c.k.dealRun); got != run {
+			t.Fatalf("%s=%s: dealRun %s", promoted.DealRunEnv, run, got)
+		}
+		tok := []int32{1, 17, 99}
+		for step := range 4 {
+			lg, err := c.Eval(tok, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) <= step {
+				want = append(want, append([]float32(nil), lg...))
+			}
+			for i := range want[step] {
+				if math.Float32bits(lg[i]) != math.Float32bits(want[step][i]) {
+					t.Fatalf("%s=%s, step %d: logit %d is %v, with runs of 1 %v", promoted.DealRunEnv, run, step, i, lg[i], want[step][i])
+				}
+			}
+			tok = []int32{int32(5 + 11*step)}
+		}
+		c.Close()
+	}
+	for _, bad := range []string{"x", "0", "-2"} {
+		t.Setenv(promoted.DealRunEnv, bad)
+		c, err := m.NewContext(Options{NCtx: 64})
+		if err == nil {
+			c.Close()
+			t.Errorf("%s=%s: no error", promoted.DealRunEnv, bad)
+		} else if !strings.Contains(err.Error(), promoted.DealRunEnv) {
+			t.Errorf("%s=%s: error %q does not name it", promoted.DealRunEnv, bad, err)
+		}
+	}
+}

@@ -76,7 +76,7 @@ func (t *linTask) prepared() (*ledger.PreparedMatMul, string) {
 // within microseconds of each other. On the 2-vCPU dev VM (1B decode, sizes
 // alternated every 2 tokens, two runs): 64 KiB 18.65/17.10, 128 KiB
 // 18.45/16.89, 256 KiB 18.32/16.66, 512 KiB 18.47/16.83 ms/token (means).
-const dealBytes = 256 << 10
+var dealBytes = 256 << 10 // a variable for the tests, which shrink it
 
 // linear computes dst (n rows of l.w.Rows) = W·x for n activation rows of
 // l.w.Cols, quantizing x first unless it is quantized already.
@@ -244,7 +244,8 @@ func (c *cpuBackend) prepWork(w, nw int) {
 }
 
 // linWork computes worker w's rows: a static share of each matrix, or dealt
-// chunks until none is left.
+// chunks until none is left (a single token's matvecs in runs of up to
+// kernels.dealRun chunks, each task's part of a run in one call).
 func (c *cpuBackend) linWork(w, nw int) {
 	s := &c.lin
 	if !s.dealt {
@@ -253,19 +254,28 @@ func (c *cpuBackend) linWork(w, nw int) {
 		}
 		return
 	}
+	most := 1 // a chunk at a time, but for a single token's matvecs
+	if s.tasks[0].mode == linVec {
+		most = c.k.dealRun
+	}
 	for {
-		ch, ok := c.deal.Next(w)
+		ch, end, ok := c.deal.NextRun(w, most)
 		if !ok {
 			return
 		}
-		i, first := 0, 0
-		for ch >= s.chunkEnd[i] {
-			first = s.chunkEnd[i]
-			i++
+		// The run's chunks task by task (a run may cross from one matrix
+		// to the next): each task's part in one call.
+		for ch < end {
+			i, first := 0, 0
+			for ch >= s.chunkEnd[i] {
+				first = s.chunkEnd[i]
+				i++
+			}
+			t := &s.tasks[i]
+			stop := min(end, s.chunkEnd[i])
+			t.rows((ch-first)*t.chunk, min((stop-first)*t.chunk, t.l.w.Rows))
+			ch = stop
 		}
-		t := &s.tasks[i]
-		lo := (ch - first) * t.chunk
-		t.rows(lo, min(lo+t.chunk, t.l.w.Rows))
 	}
 }
 

@@ -67,6 +67,9 @@ type kernels struct {
 	// chunkRows is the weight rows per dealt chunk of a prefill matmul
 	// over a prepared batch (promoted.BatchChunkRows).
 	chunkRows int
+	// dealRun is the most chunks a worker takes at once from its share of
+	// a decode step's matvec rows (promoted.DealRunChunks).
+	dealRun int
 }
 
 // cachePrecision is the attention precision class of each 16-bit cache type.
@@ -108,6 +111,9 @@ func resolveKernels(m *Model, opts Options) (*kernels, error) {
 		return nil, err
 	}
 	if k.chunkRows, err = promoted.BatchChunkRows(); err != nil {
+		return nil, err
+	}
+	if k.dealRun, err = promoted.DealRunChunks(); err != nil {
 		return nil, err
 	}
 	if !opts.StaticSplit {

@@ -56,18 +56,20 @@ func DecideBundle(req BundleRequest, b *record.Batch) (record.Promotion, promote
 		return record.Promotion{}, out, fmt.Errorf("not an engine A/B run (ledger ab)")
 	}
 	engine := e2e.ArmEngine(req.Arm)
-	var overrides, small, chunk string
+	var overrides, small, chunk, dealRun string
 	found := false
 	for _, e := range run.Protocol.Engines {
 		if e.Name == engine {
-			overrides, small, chunk, found = e.Overrides, e.SmallBatch, e.BatchChunk, true
+			overrides, small, chunk, dealRun, found = e.Overrides, e.SmallBatch, e.BatchChunk, e.DealRun, true
 		}
 	}
 	switch {
-	case !found || (overrides == "" && small == "" && chunk == ""):
+	case !found || (overrides == "" && small == "" && chunk == "" && dealRun == ""):
 		return record.Promotion{}, out, fmt.Errorf("the run has no arm %q", req.Arm)
 	case small != "":
 		return record.Promotion{}, out, fmt.Errorf("arm %s sets the small-batch crossover (%s): not a bundle of kernels (the crossover is promoted/smallbatch.go's, by hand with its evidence)", req.Arm, small)
+	case dealRun != "":
+		return record.Promotion{}, out, fmt.Errorf("arm %s sets the deal run (%s): not a bundle of kernels (a measured run goes in promoted/smallbatch.go, by hand with its evidence)", req.Arm, dealRun)
 	case chunk != "" || overrides == "":
 		return record.Promotion{}, out, fmt.Errorf("arm %s sets the batch chunk (%s): not a bundle of kernels (a measured chunk goes in promoted/smallbatch.go, by hand with its evidence)", req.Arm, chunk)
 	}
