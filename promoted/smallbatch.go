@@ -104,8 +104,12 @@ const DealRunEnv = "DAMASCUS_DEAL_RUN"
 // (guided self-scheduling; pool.Dealer.NextRun), so the calls are long
 // while much is left and single chunks near the end. Taking a chunk is a
 // compare-and-swap, a full fence that drains the core's loads in flight
-// between two calls: fewer, longer calls keep the stream going. Measured
-// values only; elsewhere 1 (a chunk a call, as before).
+// between two calls: fewer, longer calls might keep the stream going.
+// Measured values only; elsewhere 1 (a chunk a call, as before). Zen 5
+// (family 26), 3B tg64, 16 rounds of `ledger ab` (run
+// 20261205T092833Z-dad4d5): runs of 4 −1.6 % (paired 0.996×), of 8 −0.6 %
+// (0.990×), neither significant (an unrecorded script had put 4 at +4.6 %
+// over 26 rounds): level, so 1 stays. Not yet tried on Intel.
 var dealRunChunks = map[string]int{}
 
 // DealRunChunks returns the most chunks a worker takes at once in a decode
