@@ -77,6 +77,8 @@
 #             against -r16-m4 in L2, then `ledger ab` of them in the engine
 #   r16s-long issue 19 items 1-2: amx-int8-r16s (no digit split, scales in
 #             float) as the whole prefill, against the promoted tile program
+#   dealrun   issue 20: decode matvec chunks in guided runs (DAMASCUS_DEAL_RUN)
+#             beside a chunk a call, `ledger ab` 3B tg64
 #   ab        ledger ab: the promoted kernels beside the one-copy layout
 #             arms, 10 rounds: the evidence `ledger promote --bundle` reads
 #   shipped   the engine as shipped (no override), SHIPPED's tests, RUNS
@@ -179,8 +181,11 @@ ab_phase() {
 	# BC_ARMS: NAME=N items, arms that set the prefill matmul's dealt chunk
 	# (DAMASCUS_BATCH_CHUNK; with ARMS="" TG="" PPS=1024: issue 19's sweep).
 	for a in ${BC_ARMS:-}; do args+=(--arm-batch-chunk "$a"); done
-	log "ledger ab, 3B pp${PPS:-16,512} tg${TG-64}, ${RUNS:-10} rounds: ${ARMS-one-all=$one} ${SB_ARMS:-} ${BC_ARMS:-}"
-	timeout "${AB_TIMEOUT:-560}" $B/ledger ab -m /tmp/llama3.2-3b.gguf --pp "${PPS:-16,512}" --tg "${TG-64}" --runs "${RUNS:-10}" --threads 2 \
+	# DR_ARMS: NAME=N items, arms that take decode matvec chunks in runs
+	# of up to N (DAMASCUS_DEAL_RUN; with ARMS="" PPS="": the dealrun phase).
+	for a in ${DR_ARMS:-}; do args+=(--arm-deal-run "$a"); done
+	log "ledger ab, 3B pp${PPS-16,512} tg${TG-64}, ${RUNS:-10} rounds: ${ARMS-one-all=$one} ${SB_ARMS:-} ${BC_ARMS:-} ${DR_ARMS:-}"
+	timeout "${AB_TIMEOUT:-560}" $B/ledger ab -m /tmp/llama3.2-3b.gguf --pp "${PPS-16,512}" --tg "${TG-64}" --runs "${RUNS:-10}" --threads 2 \
 		--gate-shapes 3B "${args[@]}" --store "$STORE" --note "$NOTE; engine A/B for a bundle" > "$OUT/ab-3b.txt" 2> "$OUT/ab-3b.err"
 	cat "$OUT/ab-3b.txt"; grep -a "sample round" "$OUT/ab-3b.err" | tail -3
 }
@@ -1047,6 +1052,14 @@ batchf8)
 		arms="s=$sk s${SB:-64}=$sk" sbarms="s${SB:-64}=${SB:-64}"
 	fi
 	ARMS="$arms" SB_ARMS="$sbarms" PPS=${PPS:-16,64} TG=${TG-8} RUNS=${RUNS:-5} ab_phase
+	;;
+dealrun)
+	# Issue 20 on the host's Intel AMX cores: the decode's matvec chunks
+	# taken in guided runs of up to 4 and 8 (DAMASCUS_DEAL_RUN; each chunk
+	# taken is a compare-and-swap, a fence between two kernel calls), 3B
+	# tg64, RUNS (10) rounds, against a chunk a call; level on Zen 5 (run
+	# 20261205T092833Z-dad4d5). ≈ 6 min.
+	ARMS="" PPS="" DR_ARMS="${DR_ARMS:-r4=4 r8=8}" TG=${TG-64} RUNS=${RUNS:-10} ab_phase
 	;;
 decode-profile)
 	# Issue 20 item 1 on the host's Intel AMX cores: where a 2-thread decode
