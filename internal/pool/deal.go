@@ -66,18 +66,8 @@ func (d *Dealer) NextRun(w, most int) (lo, hi int, ok bool) {
 // Next returns the next chunk for worker w, or false when every chunk has
 // been handed out.
 func (d *Dealer) Next(w int) (int, bool) {
-	own := &d.shares[w].v
-	for {
-		v := own.Load()
-		next, end := unpack(v)
-		if next >= end {
-			break
-		}
-		if own.CompareAndSwap(v, pack(next+1, end)) {
-			return next, true
-		}
-	}
-	return d.steal(w)
+	c, _, ok := d.NextRun(w, 1)
+	return c, ok
 }
 
 // steal takes a single chunk from the back of another worker's share.
