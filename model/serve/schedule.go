@@ -146,8 +146,7 @@ func (sc *scheduler) admit(t *task) {
 		}
 	}
 	if best < 0 {
-		sc.s.metrics.requests.Add(1)
-		t.end(generate.Stats{}, errors.New("no free slot: the server's slot accounting is broken"))
+		sc.refuse(t, errors.New("no free slot: the server's slot accounting is broken"))
 		return
 	}
 	sl := &sc.slots[best]
@@ -157,21 +156,25 @@ func (sc *scheduler) admit(t *task) {
 	}
 	if err := sc.s.eng.Truncate(best, keep); err != nil {
 		sl.cached = sl.cached[:0]
-		sc.s.metrics.requests.Add(1)
-		t.end(generate.Stats{}, fmt.Errorf("slot %d: %w", best, err))
+		sc.refuse(t, fmt.Errorf("slot %d: %w", best, err))
 		return
 	}
 	tok := sc.s.cfg.Tokenizer
 	gen, err := generate.NewStream(tok, t.sampler, p, generate.Options{MaxTokens: t.job.max, Stop: t.job.stops, StopToken: tok.IsEOG}, t)
 	if err != nil {
-		sc.s.metrics.requests.Add(1)
-		t.end(generate.Stats{}, err)
+		sc.refuse(t, err)
 		return
 	}
 	*sl = slot{cached: sl.cached[:keep], t: t, gen: gen, feed: p[keep:]}
 	sc.order = append(sc.order, best)
 	sc.s.metrics.cachedTokens.Add(int64(keep))
 	sc.s.metrics.busy.Add(1)
+}
+
+// refuse ends a task that could not take a slot.
+func (sc *scheduler) refuse(t *task, err error) {
+	sc.s.metrics.requests.Add(1)
+	t.end(generate.Stats{}, err)
 }
 
 // free ends slot i's task and takes the slot out of the step order.
