@@ -79,19 +79,8 @@ func (s *State) Done() bool { return s.done && !s.bad }
 // Failed reports whether a byte broke the grammar.
 func (s *State) Failed() bool { return s.bad }
 
-// Write advances s over p and reports whether the text is still a prefix
-// of a JSON object (after it is done, no byte is).
-func (s *State) Write(p []byte) bool {
-	for _, b := range p {
-		if !s.step(b) {
-			s.bad = true
-			return false
-		}
-	}
-	return !s.bad
-}
-
-// WriteString is Write of a string.
+// WriteString advances s over p and reports whether the text is still a
+// prefix of a JSON object (after it is done, no byte is).
 func (s *State) WriteString(p string) bool {
 	for i := 0; i < len(p); i++ {
 		if !s.step(p[i]) {

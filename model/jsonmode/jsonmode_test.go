@@ -10,7 +10,7 @@ import (
 
 func feed(s string) (st State, at int) {
 	for i := 0; i < len(s); i++ {
-		if !st.Write([]byte{s[i]}) {
+		if !st.WriteString(s[i : i+1]) {
 			return st, i
 		}
 	}
@@ -64,7 +64,7 @@ func TestState(t *testing.T) {
 		if at != c.bad || st.Done() != c.done {
 			t.Errorf("%q: refused at %d, done %v; want %d, %v", c.in, at, st.Done(), c.bad, c.done)
 		}
-		if c.bad >= 0 && (!st.Failed() || st.Write([]byte("}"))) {
+		if c.bad >= 0 && (!st.Failed() || st.WriteString("}")) {
 			t.Errorf("%q: accepts bytes after a refused one", c.in)
 		}
 	}
