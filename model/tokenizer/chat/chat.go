@@ -11,6 +11,7 @@ package chat
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,8 +22,17 @@ import (
 
 // A Message is one turn of a conversation.
 type Message struct {
-	Role    string `json:"role"` // "system", "user", "assistant", …
+	Role    string `json:"role"` // "system", "user", "assistant", "tool", …
 	Content string `json:"content"`
+	// ToolCalls are an assistant turn's function calls: the Llama 3.1 and
+	// 3.2 templates render one, in place of the content.
+	ToolCalls []ToolCall `json:"-"`
+}
+
+// A ToolCall is a function the model called and its arguments.
+type ToolCall struct {
+	Name      string
+	Arguments json.RawMessage // a JSON object
 }
 
 // Format is a recognised chat template.
@@ -90,17 +100,28 @@ type Options struct {
 	// then prints today's date (llama.cpp and Python transformers offer
 	// strftime_now; transformers.js does not, and prints 26 Jul 2024).
 	Now func() time.Time
+	// Tools are the functions offered to the model (OpenAI's tools items,
+	// {"type": "function", "function": {...}}), which the Llama 3.1 and 3.2
+	// templates print into the first user turn; nil offers none.
+	Tools []json.RawMessage
 }
 
-// Render renders msgs in format f.
+// Render renders msgs in format f. Tools, tool calls and tool results
+// ("tool" or "ipython" turns) need Llama 3.1 or 3.2, which take one call a
+// turn.
 func Render(f Format, msgs []Message, opt Options) (string, error) {
 	bos := opt.BOS
 	if bos == "" {
 		bos = "<|begin_of_text|>"
 	}
-	for i, m := range msgs {
-		if m.Role == "tool" || m.Role == "ipython" {
-			return "", fmt.Errorf("chat: message %d: role %q (tool calls) is not supported by the native renderer", i, m.Role)
+	if f == Llama3 {
+		for i, m := range msgs {
+			if m.Role == "tool" || m.Role == "ipython" || len(m.ToolCalls) > 0 {
+				return "", fmt.Errorf("chat: message %d: tool calls and results need a Llama 3.1 or 3.2 template, not %v", i, f)
+			}
+		}
+		if opt.Tools != nil {
+			return "", fmt.Errorf("chat: tools need a Llama 3.1 or 3.2 template, not %v", f)
 		}
 	}
 	var b strings.Builder
@@ -120,22 +141,8 @@ func Render(f Format, msgs []Message, opt Options) (string, error) {
 			turn(m.Role, jsTrim(m.Content))
 		}
 	case Llama31, Llama32:
-		date := opt.DateString
-		if date == "" {
-			date = "26 Jul 2024"
-			if f == Llama32 && opt.Now != nil {
-				date = opt.Now().Format("02 Jan 2006") // strftime("%d %b %Y")
-			}
-		}
-		system := ""
-		if len(msgs) > 0 && msgs[0].Role == "system" {
-			system = jsTrim(msgs[0].Content)
-			msgs = msgs[1:]
-		}
-		b.WriteString(bos)
-		turn("system", "Cutting Knowledge Date: December 2023\nToday Date: "+date+"\n\n"+system)
-		for _, m := range msgs {
-			turn(m.Role, jsTrim(m.Content))
+		if err := renderLlama31(&b, f, msgs, opt, bos, turn); err != nil {
+			return "", err
 		}
 	default:
 		return "", fmt.Errorf("chat: unknown format %v", f)
@@ -144,6 +151,81 @@ func Render(f Format, msgs []Message, opt Options) (string, error) {
 		b.WriteString("<|start_header_id|>assistant<|end_header_id|>\n\n")
 	}
 	return b.String(), nil
+}
+
+// The Llama 3.1/3.2 templates' words to a model offered tools.
+const (
+	toolsEnvironment = "Environment: ipython\n"
+	toolsPreamble    = "Given the following functions, please respond with a JSON for a function call " +
+		"with its proper arguments that best answers the given prompt.\n\n" +
+		`Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.` +
+		"Do not use variables.\n\n"
+)
+
+// renderLlama31 is the body of the Llama 3.1 and 3.2 templates (without
+// builtin_tools, tools in the first user message): a system turn with the
+// dates, the tools with the first message after it, then each turn — a
+// call as {"name": …, "parameters": …}, a result as an ipython turn.
+func renderLlama31(b *strings.Builder, f Format, msgs []Message, opt Options, bos string, turn func(role, content string)) error {
+	date := opt.DateString
+	if date == "" {
+		date = "26 Jul 2024"
+		if f == Llama32 && opt.Now != nil {
+			date = opt.Now().Format("02 Jan 2006") // strftime("%d %b %Y")
+		}
+	}
+	system := ""
+	if len(msgs) > 0 && msgs[0].Role == "system" {
+		system = jsTrim(msgs[0].Content)
+		msgs = msgs[1:]
+	}
+	env := ""
+	if opt.Tools != nil {
+		env = toolsEnvironment
+	}
+	b.WriteString(bos)
+	turn("system", env+"Cutting Knowledge Date: December 2023\nToday Date: "+date+"\n\n"+system)
+	if opt.Tools != nil {
+		if len(msgs) == 0 {
+			return errors.New("chat: tools go into the first user message, and there is none")
+		}
+		var u strings.Builder
+		u.WriteString(toolsPreamble)
+		for i, t := range opt.Tools {
+			if err := pyJSON(&u, t, 4); err != nil {
+				return fmt.Errorf("chat: tool %d: %w", i, err)
+			}
+			u.WriteString("\n\n")
+		}
+		u.WriteString(jsTrim(msgs[0].Content))
+		turn("user", u.String())
+		msgs = msgs[1:]
+	}
+	for i, m := range msgs {
+		switch {
+		case len(m.ToolCalls) > 0:
+			if len(m.ToolCalls) != 1 {
+				return fmt.Errorf("chat: message %d has %d tool calls: this model takes one a turn", i, len(m.ToolCalls))
+			}
+			c := m.ToolCalls[0]
+			var call strings.Builder
+			call.WriteString(`{"name": "` + c.Name + `", "parameters": `)
+			if err := pyJSON(&call, c.Arguments, 0); err != nil {
+				return fmt.Errorf("chat: message %d: the arguments of %s: %w", i, c.Name, err)
+			}
+			call.WriteString("}")
+			turn("assistant", call.String())
+		case m.Role == "tool" || m.Role == "ipython":
+			// The template prints a result with tojson when it "is
+			// iterable", which a string is: quoted.
+			var r strings.Builder
+			pyString(&r, m.Content)
+			turn("ipython", r.String())
+		default:
+			turn(m.Role, jsTrim(m.Content))
+		}
+	}
+	return nil
 }
 
 // RenderTemplate recognises template and renders msgs with it.

@@ -47,7 +47,7 @@ func TestDetect(t *testing.T) {
 }
 
 func TestRenderLlama32(t *testing.T) {
-	msgs := []Message{{"system", "  You are terse.\n"}, {"user", "Hi!"}, {"assistant", "Hello."}, {"user", "Date?"}}
+	msgs := []Message{{Role: "system", Content: "  You are terse.\n"}, {Role: "user", Content: "Hi!"}, {Role: "assistant", Content: "Hello."}, {Role: "user", Content: "Date?"}}
 	now := func() time.Time { return time.Date(2026, 11, 5, 12, 0, 0, 0, time.UTC) }
 	got, err := Render(Llama32, msgs, Options{AddGenerationPrompt: true, Now: now})
 	if err != nil {
@@ -62,8 +62,8 @@ func TestRenderLlama32(t *testing.T) {
 	if got != want {
 		t.Errorf("Render =\n%q\nwant\n%q", got, want)
 	}
-	if _, err := Render(Llama32, []Message{{"tool", "{}"}}, Options{}); err == nil {
-		t.Error("tool messages should be refused")
+	if _, err := Render(Llama3, []Message{{Role: "tool", Content: "{}"}}, Options{}); err == nil {
+		t.Error("Llama 3 rendered a tool message")
 	}
 }
 
@@ -133,10 +133,10 @@ func conversations() []oracleCase {
 	for i := range 200 {
 		var msgs []Message
 		if rng.IntN(2) == 0 {
-			msgs = append(msgs, Message{"system", pads[rng.IntN(len(pads))] + texts[rng.IntN(len(texts))] + pads[rng.IntN(len(pads))]})
+			msgs = append(msgs, Message{Role: "system", Content: pads[rng.IntN(len(pads))] + texts[rng.IntN(len(texts))] + pads[rng.IntN(len(pads))]})
 		}
 		for range rng.IntN(5) {
-			msgs = append(msgs, Message{roles[rng.IntN(len(roles))], pads[rng.IntN(len(pads))] + texts[rng.IntN(len(texts))] + pads[rng.IntN(len(pads))]})
+			msgs = append(msgs, Message{Role: roles[rng.IntN(len(roles))], Content: pads[rng.IntN(len(pads))] + texts[rng.IntN(len(texts))] + pads[rng.IntN(len(pads))]})
 		}
 		c := oracleCase{Messages: msgs, AddGenerationPrompt: i%2 == 0}
 		if i%3 == 0 {
@@ -194,7 +194,7 @@ func TestPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, err := Prompt(tok, []Message{{"user", "Hi"}}, Options{AddGenerationPrompt: true, DateString: "05 Nov 2026"})
+	ids, err := Prompt(tok, []Message{{Role: "user", Content: "Hi"}}, Options{AddGenerationPrompt: true, DateString: "05 Nov 2026"})
 	if err != nil {
 		t.Fatal(err)
 	}

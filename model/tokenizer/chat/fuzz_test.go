@@ -10,8 +10,8 @@ import (
 )
 
 // FuzzRender checks that no conversation makes the renderer panic, that
-// every format keeps each message's (trimmed) content and opens with the
-// BOS text, and that the rendered prompt encodes. It needs no test data:
+// every format keeps each message's (trimmed) content — a tool's result
+// quoted, and refused by Llama 3 — and opens with the BOS text, and that the rendered prompt encodes. It needs no test data:
 // the tokenizer is a small byte-level BPE built in code.
 func FuzzRender(f *testing.F) {
 	for _, s := range []string{"", "hello", " padded\n", "<|eot_id|>", "<|start_header_id|>user", "\xff", "日本語 🦀", "\u2028x\u00a0"} {
@@ -27,7 +27,8 @@ func FuzzRender(f *testing.F) {
 		msgs := []Message{{Role: role, Content: first}, {Role: "assistant", Content: second}}
 		for _, fm := range []Format{Llama3, Llama31, Llama32} {
 			out, err := Render(fm, msgs, Options{AddGenerationPrompt: gen, BOS: "<|begin_of_text|>"})
-			if role == "tool" || role == "ipython" {
+			result := role == "tool" || role == "ipython"
+			if result && fm == Llama3 {
 				if err == nil {
 					t.Fatalf("%v: role %q accepted", fm, role)
 				}
@@ -39,8 +40,14 @@ func FuzzRender(f *testing.F) {
 			if !strings.HasPrefix(out, "<|begin_of_text|>") {
 				t.Fatalf("%v: %q does not open with BOS", fm, out)
 			}
-			for _, m := range msgs {
-				if !strings.Contains(out, jsTrim(m.Content)) {
+			for i, m := range msgs {
+				want := jsTrim(m.Content)
+				if i == 0 && result { // a tool's result is printed as a JSON string
+					var q strings.Builder
+					pyString(&q, m.Content)
+					want = "<|start_header_id|>ipython<|end_header_id|>\n\n" + q.String() + "<|eot_id|>"
+				}
+				if !strings.Contains(out, want) {
 					t.Fatalf("%v: %q lost content %q", fm, out, m.Content)
 				}
 			}
