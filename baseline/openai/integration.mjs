@@ -131,5 +131,27 @@ try { parsed = JSON.parse(so.choices[0].message.content); } catch { parsed = nul
 check(parsed !== null && typeof parsed.ok === 'boolean' && ['cat', 'dog'].includes(parsed.pet) && Object.keys(parsed).join() === 'ok,pet',
   `response_format json_schema: ${so.choices[0].message.content.replace(/\s+/g, ' ')}`);
 
+// Tool calling: a named function's call (the answer constrained to it)
+// comes back in tool_calls, streamed too; the call and its result then go
+// back into the conversation.
+const tools = [{ type: 'function', function: { name: 'get_weather', description: 'The weather in a city',
+  parameters: { type: 'object', properties: { city: { enum: ['Paris', 'Oslo'] } }, required: ['city'] } } }];
+const toolArgs = { model, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools, temperature: 0, max_tokens: 200,
+  tool_choice: { type: 'function', function: { name: 'get_weather' } } };
+const tc = await client.chat.completions.create(toolArgs);
+const call = tc.choices[0].message.tool_calls?.[0];
+check(tc.choices[0].finish_reason === 'tool_calls' && call?.function?.name === 'get_weather' && ['Paris', 'Oslo'].includes(JSON.parse(call.function.arguments).city),
+  `tool_choice get_weather: ${call?.function?.arguments}`);
+let streamedCall = null, toolFinish = null;
+for await (const chunk of await client.chat.completions.create({ ...toolArgs, stream: true })) {
+  streamedCall = chunk.choices[0]?.delta?.tool_calls?.[0] ?? streamedCall;
+  toolFinish = chunk.choices[0]?.finish_reason ?? toolFinish;
+}
+check(toolFinish === 'tool_calls' && streamedCall?.function?.name === 'get_weather' && streamedCall.function.arguments === call.function.arguments,
+  'the same call streamed');
+const after = await client.chat.completions.create({ ...toolArgs, tool_choice: 'auto', max_tokens: 4,
+  messages: [...toolArgs.messages, tc.choices[0].message, { role: 'tool', tool_call_id: call.id, content: '{"temp": 21}' }] });
+check(after.usage.prompt_tokens > tc.usage.prompt_tokens, 'the call and its result in the conversation');
+
 // Still serving after all that.
 check((await chatText(prompts[0])) === solo[0], 'a request after the errors answers as before');

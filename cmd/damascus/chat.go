@@ -27,7 +27,7 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var sf samplerFlags
 	sf.register(fs)
 	system := fs.String("system", "", "system message")
-	format := fs.String("chat-format", "", "chat format (llama3, chatml); default: detected from the model's template")
+	format := fs.String("chat-format", "", "chat format (llama3, llama3.1, llama3.2, chatml); default: detected from the model's template")
 	n := cli.Int(fs, "n", 1024, 1, cli.Unbounded, "most tokens per reply")
 	if err := cli.ParseInterspersedNoArgs(fs, args); err != nil {
 		return err
@@ -93,7 +93,11 @@ func runChat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			continue
 		}
 		msgs = append(msgs, chat.Message{Role: "user", Content: line})
-		ids, err := e.tok.Encode(tmpl.Render(msgs, true), tokenizer.AddSpecial|tokenizer.ParseSpecial)
+		text, err := tmpl.Render(msgs, true)
+		if err != nil {
+			return err
+		}
+		ids, err := e.tok.Encode(text, tokenizer.AddSpecial|tokenizer.ParseSpecial)
 		if err != nil {
 			return err
 		}

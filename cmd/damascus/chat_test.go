@@ -24,7 +24,7 @@ func TestChatReusesCacheExactly(t *testing.T) {
 	}
 	first, second := replies[0], replies[len(replies)-1]
 	tmpl, _ := chat.Detect("", "chatml")
-	prompt := tmpl.Render([]chat.Message{{Role: "user", Content: "Once upon a time"}, {Role: "assistant", Content: first}, {Role: "user", Content: "The dog ran"}}, true)
+	prompt, _ := tmpl.Render([]chat.Message{{Role: "user", Content: "Once upon a time"}, {Role: "assistant", Content: first}, {Role: "user", Content: "The dog ran"}}, true)
 	if fresh, _ := mustRun(t, "generate", "-m", model, "-p", prompt, "--temp", "0", "-n", "12"); fresh != second {
 		t.Errorf("second reply with the cache reused %q, from scratch %q", second, fresh)
 	}

@@ -32,7 +32,7 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	queue := cli.Int(fs, "max-queue", 16, 0, cli.Unbounded, "requests waiting beyond the running ones; more are answered 503")
 	maxBody := cli.Int(fs, "max-body", 1<<20, 1, math.MaxInt32, "request body bytes at most; more are answered 413")
 	name := fs.String("alias", "", "the model name clients pass (default: the file's base name)")
-	format := fs.String("chat-format", "", "chat format to use instead of the model's template (llama3, chatml)")
+	format := fs.String("chat-format", "", "chat format to use instead of the model's template (llama3, llama3.1, llama3.2, chatml)")
 	if err := cli.ParseInterspersedNoArgs(fs, args); err != nil {
 		return err
 	}

@@ -18,8 +18,8 @@ const openaiDir = "../../baseline/openai"
 // slots on 127.0.0.1 (baseline/openai/integration.mjs): models, chat and
 // completions streamed and not, 16 concurrent requests answering what
 // each did alone, one cancelled mid-stream, log-probabilities and the
-// usage chunk, an over-long prompt, a wrong-typed field, n = 2 and a
-// malformed body (400s). Skips without node or the
+// usage chunk, a JSON schema, a tool call and its result, an over-long
+// prompt, a wrong-typed field, n = 2 and a malformed body (400s). Skips without node or the
 // package.
 func TestOpenAIClient(t *testing.T) {
 	node, err := exec.LookPath("node")
@@ -29,7 +29,7 @@ func TestOpenAIClient(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(openaiDir, "node_modules", "openai", "package.json")); err != nil {
 		t.Skipf("the openai npm package is not installed in %s: run make baseline", openaiDir)
 	}
-	ts, s := testServerSlots(t, Config{MaxQueue: 16}, 4)
+	ts, s := testServerSized(t, Config{MaxQueue: 16}, 4, 1024)
 	if !strings.HasPrefix(ts.URL, "http://127.0.0.1:") {
 		t.Fatalf("the test server is at %s, not on 127.0.0.1", ts.URL)
 	}

@@ -1,7 +1,8 @@
 // Package serve is an OpenAI-compatible HTTP server over one model context:
 // POST /v1/chat/completions (messages through the model's chat template),
 // POST /v1/completions, GET /v1/models and GET /health, with server-sent
-// events for stream: true, log-probabilities, logit bias and JSON mode; and
+// events for stream: true, log-probabilities, logit bias, JSON mode and tool
+// calls (Llama 3.1/3.2 templates, tools.go); and
 // llama-server's GET /metrics, POST /tokenize and POST /detokenize. Requests take
 // one of N slots (a bounded queue in front of them); a scheduler (schedule.go) runs every slot's next tokens
 // in one step of the model, new requests joining between steps, each
@@ -142,8 +143,9 @@ func (s *Server) Handler() http.Handler {
 
 // request is the body of both completion endpoints. Fields that would
 // change the answer in ways this server does not provide (several choices,
-// tools, a JSON schema outside jsonmode's subset, echo) are refused with an error naming them
-// rather than ignored; other unknown fields are ignored.
+// tools where the chat template has none, a JSON schema outside jsonmode's
+// subset, echo) are refused with an error naming them rather than ignored;
+// other unknown fields are ignored.
 type request struct {
 	Model            string          `json:"model"`
 	Messages         []message       `json:"messages"`
@@ -186,8 +188,15 @@ type request struct {
 }
 
 type message struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	ToolCalls []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
 }
 
 // apiError is an answer other than 200: its status and the OpenAI error
@@ -223,6 +232,10 @@ type job struct {
 	// valid under it ("json_schema").
 	json   bool
 	schema *jsonmode.Schema
+	// tools are the functions offered (tools.go); mustCall says the answer
+	// is constrained to a call of one of them.
+	tools    []tool
+	mustCall bool
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, isChat bool) {
@@ -289,24 +302,38 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*jo
 		if len(req.Messages) == 0 {
 			return nil, badRequest("messages", "messages is empty: at least one message is wanted")
 		}
+		if aerr := s.parseTools(&req, j); aerr != nil {
+			return nil, aerr
+		}
 		msgs := make([]chat.Message, len(req.Messages))
 		for i, m := range req.Messages {
 			switch m.Role {
-			case "system", "user", "assistant", "developer":
+			case "system", "user", "assistant", "developer", "tool":
 			default:
-				return nil, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not system, user or assistant", i, m.Role)
+				return nil, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not system, user, assistant or tool", i, m.Role)
 			}
 			c, err := contentText(m.Content)
 			if err != nil {
 				return nil, badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content: %v", i, err)
 			}
-			role := m.Role
-			if role == "developer" {
-				role = "system"
+			var aerr *apiError
+			if msgs[i], aerr = toolMessage(i, m, c); aerr != nil {
+				return nil, aerr
 			}
-			msgs[i] = chat.Message{Role: role, Content: c}
 		}
-		text = s.cfg.Template.Render(msgs, true)
+		var err error
+		if tt, ok := s.cfg.Template.(chat.ToolTemplate); ok && j.tools != nil {
+			var raws []json.RawMessage
+			for _, t := range j.tools {
+				raws = append(raws, t.raw)
+			}
+			text, err = tt.RenderTools(msgs, raws, true)
+		} else {
+			text, err = s.cfg.Template.Render(msgs, true)
+		}
+		if err != nil {
+			return nil, badRequest("messages", "messages: %v", err)
+		}
 	} else {
 		p, err := promptText(req.Prompt)
 		if err != nil {
@@ -375,16 +402,18 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*jo
 	if aerr := s.options(&req, j); aerr != nil {
 		return nil, aerr
 	}
+	if j.mustCall {
+		if j.json {
+			return nil, badRequest("response_format", "response_format with a required tool call: the call is the answer's JSON")
+		}
+		j.json, j.schema = true, callSchema(j.tools)
+	}
 	return j, nil
 }
 
 // unsupported refuses what a client asks for that this server does not do,
 // so that no answer silently lacks it.
 func unsupported(req *request, isChat bool) *apiError {
-	given := func(raw json.RawMessage) bool {
-		v := strings.TrimSpace(string(raw))
-		return v != "" && v != "null" && v != "[]"
-	}
 	switch {
 	case req.N != nil && *req.N != 1:
 		return badRequest("n", "n %d: this server returns one choice a request", *req.N)
@@ -394,12 +423,12 @@ func unsupported(req *request, isChat bool) *apiError {
 		return badRequest("echo", "echo: this server does not return the prompt with the completion")
 	case req.Suffix != nil && *req.Suffix != "":
 		return badRequest("suffix", "suffix: this server does not complete text before a suffix")
-	case given(req.Tools) || given(req.Functions):
-		return badRequest("tools", "tools and functions: this server does not call tools")
+	case !isChat && (given(req.Tools) || given(req.ToolChoice)):
+		return badRequest("tools", "tools is a chat completion field")
+	case given(req.Functions):
+		return badRequest("functions", "functions (deprecated by OpenAI): use tools")
 	case given(req.FunctionCall):
-		return badRequest("function_call", "function_call: this server does not call tools")
-	case given(req.ToolChoice) && strings.TrimSpace(string(req.ToolChoice)) != `"none"`:
-		return badRequest("tool_choice", "tool_choice %s: this server does not call tools", req.ToolChoice)
+		return badRequest("function_call", "function_call (deprecated by OpenAI): use tool_choice")
 	case req.ResponseFormat != nil && req.ResponseFormat.Type != "" && req.ResponseFormat.Type != "text" &&
 		req.ResponseFormat.Type != "json_object" && req.ResponseFormat.Type != "json_schema":
 		return badRequest("response_format", "response_format %q: \"text\", \"json_object\" or \"json_schema\" is wanted", req.ResponseFormat.Type)
@@ -496,14 +525,19 @@ func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
 	// there, at the next step): its slot is free only then.
 	var text strings.Builder
 	var lps []tokenLogprob
+	gate := newCallGate(j) // nil without tools
 	for {
 		<-t.notify
 		delta, dlps, done := t.take()
-		if stream != nil {
-			_ = stream.delta(delta, dlps) // a client gone cancels ctx: the scheduler ends the task
-		} else {
+		if stream == nil || gate != nil {
 			text.WriteString(delta)
 			lps = append(lps, dlps...)
+		}
+		if stream != nil {
+			if gate != nil {
+				delta, dlps = gate.pass(delta, dlps)
+			}
+			_ = stream.delta(delta, dlps) // a client gone cancels ctx: the scheduler ends the task
 		}
 		if done {
 			break
@@ -525,9 +559,21 @@ func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
 	if st.Reason == "length" {
 		finish = "length"
 	}
+	c, isCall := j.toolCall(text.String())
+	if isCall {
+		finish = "tool_calls"
+	}
 	usage := map[string]int{"prompt_tokens": len(j.prompt), "completion_tokens": len(st.Generated),
 		"total_tokens": len(j.prompt) + len(st.Generated)}
 	if stream != nil {
+		if gate != nil {
+			held, hlps := gate.release()
+			if isCall {
+				stream.toolCall(c, hlps)
+			} else {
+				_ = stream.delta(held, hlps)
+			}
+		}
 		stream.finish(finish, usage)
 		return
 	}
@@ -535,7 +581,11 @@ func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
 	object := "text_completion"
 	if j.chat {
 		object = "chat.completion"
-		choice["message"] = map[string]any{"role": "assistant", "content": text.String()}
+		msg := map[string]any{"role": "assistant", "content": text.String()}
+		if isCall {
+			msg["content"], msg["tool_calls"] = nil, []any{c.json(0, false)}
+		}
+		choice["message"] = msg
 	} else {
 		choice["text"] = text.String()
 	}
@@ -593,6 +643,16 @@ func (e *sseWriter) delta(text string, lps []tokenLogprob) error {
 		choice["logprobs"] = e.s.logprobs(e.j, lps)
 	}
 	return e.event(choice, nil)
+}
+
+// toolCall sends an answer's call as one chunk (the whole arguments at
+// once) with the log-probabilities of its tokens.
+func (e *sseWriter) toolCall(c call, lps []tokenLogprob) {
+	choice := map[string]any{"index": 0, "finish_reason": nil, "delta": map[string]any{"tool_calls": []any{c.json(0, true)}}}
+	if e.j.logprobs {
+		choice["logprobs"] = e.s.logprobs(e.j, lps)
+	}
+	_ = e.event(choice, nil)
 }
 
 // finish sends the finish reason and the usage: in the last chunk, or with

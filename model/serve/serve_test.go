@@ -75,22 +75,31 @@ func tinyContext(tb testing.TB, ld *llama.Loaded, nctx int) *llama.Context {
 // positions each (0: one Context).
 func testServerSlots(t *testing.T, cfg Config, slots int) (*httptest.Server, *Server) {
 	t.Helper()
+	return testServerSized(t, cfg, slots, 256)
+}
+
+// testServerSized is testServerSlots with nctx positions a sequence.
+func testServerSized(t *testing.T, cfg Config, slots, nctx int) (*httptest.Server, *Server) {
+	t.Helper()
 	ld := loadTiny(t)
 	if slots > 0 {
-		b, err := ld.Model.NewBatch(llama.Options{NCtx: 256, NBatch: 64, Threads: 2}, slots)
+		b, err := ld.Model.NewBatch(llama.Options{NCtx: nctx, NBatch: 64, Threads: 2}, slots)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(b.Close)
 		cfg.Batch = b
 	} else {
-		cfg.Context = tinyContext(t, ld, 256)
+		cfg.Context = tinyContext(t, ld, nctx)
 	}
-	tmpl, err := chat.Detect(ld.Tokenizer.ChatTemplate(), "")
-	if err != nil {
-		t.Fatal(err)
+	if cfg.Template == nil {
+		tmpl, err := chat.Detect(ld.Tokenizer.ChatTemplate(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Template = tmpl
 	}
-	cfg.Model, cfg.Vocab, cfg.Tokenizer, cfg.Template = "tiny", ld.Model.Config.Vocab, ld.Tokenizer, tmpl
+	cfg.Model, cfg.Vocab, cfg.Tokenizer = "tiny", ld.Model.Config.Vocab, ld.Tokenizer
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -243,8 +252,20 @@ func badRequests(t *testing.T, slots int) {
 		{"/v1/completions", `{"prompt":"hi","best_of":3}`, 400, "best_of 3"},
 		{"/v1/completions", `{"prompt":"hi","echo":true}`, 400, "echo"},
 		{"/v1/completions", `{"prompt":"hi","suffix":"end"}`, 400, "suffix"},
-		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}]}`, 400, "does not call tools"},
-		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tool_choice":"required"}`, 400, "tool_choice"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"bad name"}}]}`, 400, "tools[0].function.name"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"retrieval"}]}`, 400, "tools[0]: {"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tools":{"type":"function"}}`, 400, "an array of"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"f"}}]}`, 400, `a second function named \"f\"`},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":[1]}}]}`, 400, "parameters: a JSON Schema object"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tool_choice":"required"}`, 400, "without tools"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"g"}}}`, 400, "tool_choice"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required","response_format":{"type":"json_object"}}`, 400, "the call is the answer's JSON"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"functions":[{"name":"f"}]}`, 400, "use tools"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"type":"function","function":{"name":"f","arguments":"{}"}},{"type":"function","function":{"name":"g","arguments":"{}"}}]}]}`, 400, "2 tool calls"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"type":"function","function":{"name":"f","arguments":"{not json"}}]}]}`, 400, "messages[1].tool_calls[0].function.arguments"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi","tool_calls":[{"type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, 400, "only an assistant"},
+		{"/v1/chat/completions", `{"messages":[{"role":"function","content":"hi"}]}`, 400, "messages[0].role"},
+		{"/v1/completions", `{"prompt":"hi","tools":[{"type":"function","function":{"name":"f"}}]}`, 400, "tools is a chat completion field"},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{}}}`, 400, `needs json_schema.schema`},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"schema":{"type":"object","properties":{"a":{"type":"string","format":"date"}}}}}}`, 400, `\"format\" is not supported`},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"yaml"}}`, 400, `response_format \"yaml\"`},
