@@ -2,11 +2,12 @@
 // POST /v1/chat/completions (messages through the model's chat template),
 // POST /v1/completions, GET /v1/models and GET /health, with server-sent
 // events for stream: true, log-probabilities, logit bias, JSON mode and tool
-// calls (Llama 3.1/3.2 templates, tools.go); and
-// llama-server's GET /metrics, POST /tokenize and POST /detokenize. Requests take
-// one of N slots (a bounded queue in front of them); a scheduler (schedule.go) runs every slot's next tokens
-// in one step of the model, new requests joining between steps, each
-// reusing the KV cache prefix it shares with its slot's previous request.
+// calls (Llama 3.1/3.2 templates, tools.go); and llama-server's GET
+// /metrics, POST /tokenize, POST /detokenize, POST /apply-template and GET
+// /props. Requests take one of N slots (a bounded queue in front of them);
+// a scheduler (schedule.go) runs every slot's next tokens in one step of the
+// model, new requests joining between steps, each reusing the KV cache
+// prefix it shares with its slot's previous request.
 package serve
 
 import (
@@ -135,6 +136,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /metrics", s.metricsPage)
 	mux.HandleFunc("POST /tokenize", s.tokenize)
 	mux.HandleFunc("POST /detokenize", s.detokenize)
+	mux.HandleFunc("POST /apply-template", s.applyTemplate)
+	mux.HandleFunc("GET /props", s.props)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found_error", "", fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
 	})
@@ -296,43 +299,9 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*jo
 	j := &job{chat: isChat, stream: req.Stream, params: sample.DefaultParams()}
 	var text string
 	if isChat {
-		if s.cfg.Template == nil {
-			return nil, badRequest("messages", "this model has no chat template: use /v1/completions")
-		}
-		if len(req.Messages) == 0 {
-			return nil, badRequest("messages", "messages is empty: at least one message is wanted")
-		}
-		if aerr := s.parseTools(&req, j); aerr != nil {
+		var aerr *apiError
+		if text, aerr = s.chatPrompt(&req, j); aerr != nil {
 			return nil, aerr
-		}
-		msgs := make([]chat.Message, len(req.Messages))
-		for i, m := range req.Messages {
-			switch m.Role {
-			case "system", "user", "assistant", "developer", "tool":
-			default:
-				return nil, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not system, user, assistant or tool", i, m.Role)
-			}
-			c, err := contentText(m.Content)
-			if err != nil {
-				return nil, badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content: %v", i, err)
-			}
-			var aerr *apiError
-			if msgs[i], aerr = toolMessage(i, m, c); aerr != nil {
-				return nil, aerr
-			}
-		}
-		var err error
-		if tt, ok := s.cfg.Template.(chat.ToolTemplate); ok && j.tools != nil {
-			var raws []json.RawMessage
-			for _, t := range j.tools {
-				raws = append(raws, t.raw)
-			}
-			text, err = tt.RenderTools(msgs, raws, true)
-		} else {
-			text, err = s.cfg.Template.Render(msgs, true)
-		}
-		if err != nil {
-			return nil, badRequest("messages", "messages: %v", err)
 		}
 	} else {
 		p, err := promptText(req.Prompt)
@@ -409,6 +378,51 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*jo
 		j.json, j.schema = true, callSchema(j.tools)
 	}
 	return j, nil
+}
+
+// chatPrompt reads a chat request's tools into j and renders its messages
+// with the model's chat template, ending with the assistant's header.
+func (s *Server) chatPrompt(req *request, j *job) (string, *apiError) {
+	if s.cfg.Template == nil {
+		return "", badRequest("messages", "this model has no chat template: use /v1/completions")
+	}
+	if len(req.Messages) == 0 {
+		return "", badRequest("messages", "messages is empty: at least one message is wanted")
+	}
+	if aerr := s.parseTools(req, j); aerr != nil {
+		return "", aerr
+	}
+	msgs := make([]chat.Message, len(req.Messages))
+	for i, m := range req.Messages {
+		switch m.Role {
+		case "system", "user", "assistant", "developer", "tool":
+		default:
+			return "", badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not system, user, assistant or tool", i, m.Role)
+		}
+		c, err := contentText(m.Content)
+		if err != nil {
+			return "", badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content: %v", i, err)
+		}
+		var aerr *apiError
+		if msgs[i], aerr = toolMessage(i, m, c); aerr != nil {
+			return "", aerr
+		}
+	}
+	var text string
+	var err error
+	if tt, ok := s.cfg.Template.(chat.ToolTemplate); ok && j.tools != nil {
+		var raws []json.RawMessage
+		for _, t := range j.tools {
+			raws = append(raws, t.raw)
+		}
+		text, err = tt.RenderTools(msgs, raws, true)
+	} else {
+		text, err = s.cfg.Template.Render(msgs, true)
+	}
+	if err != nil {
+		return "", badRequest("messages", "messages: %v", err)
+	}
+	return text, nil
 }
 
 // unsupported refuses what a client asks for that this server does not do,

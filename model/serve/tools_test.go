@@ -235,3 +235,44 @@ func TestCallGate(t *testing.T) {
 		t.Error("a gate without tools")
 	}
 }
+
+// POST /apply-template renders what a chat completion reads: tokenized as
+// is, its tokens are the completion's prompt tokens, tools included; a bad
+// request is the completion's 400. GET /props names the slots, context and
+// chat format.
+func TestApplyTemplateAndProps(t *testing.T) {
+	ts, _ := testServerSized(t, Config{MaxQueue: 4}, 2, 1024)
+	body := toolBody(weatherTool, `"auto"`, "")
+	code, v, raw := post(t, ts, "/apply-template", body)
+	if code != 200 {
+		t.Fatalf("status %d: %s", code, raw)
+	}
+	prompt := v["prompt"].(string)
+	if !strings.HasPrefix(prompt, "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nEnvironment: ipython\n") ||
+		!strings.HasSuffix(prompt, "<|start_header_id|>assistant<|end_header_id|>\n\n") || !strings.Contains(prompt, `"name": "get_weather"`) {
+		t.Errorf("prompt %q", prompt)
+	}
+	q, _ := json.Marshal(map[string]any{"content": prompt})
+	_, tk, _ := post(t, ts, "/tokenize", string(q))
+	_, done, _ := post(t, ts, "/v1/chat/completions", strings.Replace(body, `"max_tokens":400`, `"max_tokens":2`, 1))
+	if n, want := len(tk["tokens"].([]any)), done["usage"].(map[string]any)["prompt_tokens"].(float64); float64(n) != want {
+		t.Errorf("the applied template is %d tokens, the completion's prompt %v", n, want)
+	}
+	if code, _, raw := post(t, ts, "/apply-template", `{"messages":[]}`); code != 400 || !strings.Contains(raw, "messages is empty") {
+		t.Errorf("empty messages: %d %s", code, raw)
+	}
+	resp, err := http.Get(ts.URL + "/props")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var props map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&props); err != nil {
+		t.Fatal(err)
+	}
+	gen := props["default_generation_settings"].(map[string]any)
+	if props["total_slots"] != 2.0 || gen["n_ctx"] != 1024.0 || props["chat_format"] != "llama3.2" || props["eos_token"] != "<|eot_id|>" ||
+		!strings.Contains(props["chat_template"].(string), "tools_in_user_message") {
+		t.Errorf("props %v", props)
+	}
+}
