@@ -30,12 +30,15 @@ func FuzzRequestBody(f *testing.F) {
 		`{"messages":[{"role":"system","content":[{"type":"text","text":"x"}]},{"role":"user","content":"y"}],"logprobs":true,"top_logprobs":20,"stream":true,"stream_options":{"include_usage":true}}`,
 		`{"prompt":["a"],"temperature":0,"top_k":-1,"top_p":1,"min_p":0,"seed":-5,"n":1,"tool_choice":"none","response_format":{"type":"text"}}`,
 		`{"prompt":"x","logit_bias":{"-1":1}}`, `{"prompt":"x","max_tokens":0,"response_format":{"type":"json_object"}}`, `[]`, `null`, ``,
+		`{"messages":[{"role":"user","content":"w?"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"u":{"$ref":"#/$defs/U"}},"$defs":{"U":{"enum":["c"]}}}}}],"tool_choice":{"type":"function","function":{"name":"f"}}}`,
+		`{"messages":[{"role":"user","content":"w?"},{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{\"x\":[1,2.5e3]}"}}]},{"role":"tool","tool_call_id":"a","content":"ok"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required"}`,
 	} {
 		f.Add(true, seed)
 		f.Add(false, seed)
 	}
 	ld := loadTiny(f)
-	c := tinyContext(f, ld, 64)
+	const nctx = 512 // a tool's prompt fits
+	c := tinyContext(f, ld, nctx)
 	tmpl, err := chat.Detect(ld.Tokenizer.ChatTemplate(), "")
 	if err != nil {
 		f.Fatal(err)
@@ -53,8 +56,11 @@ func FuzzRequestBody(f *testing.F) {
 			}
 			return
 		}
-		if n := len(j.prompt); n == 0 || n >= 64 || j.max < 1 || n+j.max > 64 {
-			t.Fatalf("%q: a prompt of %d tokens and %d to generate in a context of 64", body, n, j.max)
+		if n := len(j.prompt); n == 0 || n >= nctx || j.max < 1 || n+j.max > nctx {
+			t.Fatalf("%q: a prompt of %d tokens and %d to generate in a context of %d", body, n, j.max, nctx)
+		}
+		if j.mustCall && (j.schema == nil || len(j.tools) == 0) {
+			t.Fatalf("%q: a call required without a schema of the tools", body)
 		}
 		if _, err := sample.New(s.cfg.Vocab, j.params); err != nil {
 			t.Fatalf("%q: accepted, but the sampler refuses it: %v", body, err)

@@ -109,23 +109,25 @@ func (s *Server) parseTools(req *request, j *job) *apiError {
 
 // callSchema is a call of one of tools: {"name": its name, "parameters":
 // an object valid under its schema, where one tool is offered and its
-// schema is in JSON mode's subset, else any object}.
+// schema compiles in JSON mode's subset where it stands (a "$ref" to the
+// tool's own "$defs" does not), else any object}.
 func callSchema(tools []tool) *jsonmode.Schema {
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.name
 	}
-	params := json.RawMessage(`{"type": "object"}`)
-	if len(tools) == 1 && len(bytes.TrimSpace(tools[0].params)) > 0 {
-		if _, err := jsonmode.CompileSchema(tools[0].params); err == nil {
-			params = tools[0].params
+	enum, _ := json.Marshal(names)
+	compile := func(params json.RawMessage) (*jsonmode.Schema, error) {
+		return jsonmode.CompileSchema(fmt.Appendf(nil, `{"type": "object", "properties": {"name": {"enum": %s}, "parameters": %s}, "required": ["name", "parameters"]}`, enum, params))
+	}
+	if len(tools) == 1 && len(bytes.TrimSpace(tools[0].params)) > 0 && string(bytes.TrimSpace(tools[0].params)) != "null" {
+		if sch, err := compile(tools[0].params); err == nil {
+			return sch
 		}
 	}
-	enum, _ := json.Marshal(names)
-	raw := fmt.Sprintf(`{"type": "object", "properties": {"name": {"enum": %s}, "parameters": %s}, "required": ["name", "parameters"]}`, enum, params)
-	sch, err := jsonmode.CompileSchema([]byte(raw))
+	sch, err := compile(json.RawMessage(`{"type": "object"}`))
 	if err != nil {
-		panic(fmt.Sprintf("serve: the call schema %s: %v", raw, err)) // names and an accepted schema always compile
+		panic(fmt.Sprintf("serve: the call schema of %s: %v", enum, err)) // names as toolNamePattern allows always compile
 	}
 	return sch
 }

@@ -276,3 +276,23 @@ func TestApplyTemplateAndProps(t *testing.T) {
 		t.Errorf("props %v", props)
 	}
 }
+
+// The call schema keeps a named tool's parameters where they compile in
+// place, and falls back to any object where they do not (a $ref to the
+// tool's own $defs, a keyword outside the subset) — never a panic.
+func TestCallSchema(t *testing.T) {
+	for params, strict := range map[string]bool{
+		`{"type":"object","properties":{"unit":{"enum":["c","f"]}},"required":["unit"]}`:         true,
+		`{"type":"object","properties":{"u":{"$ref":"#/$defs/U"}},"$defs":{"U":{"enum":["c"]}}}`: false,
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":3}}}`:                    false,
+		``:     false,
+		`null`: false,
+	} {
+		sch := callSchema([]tool{{name: "f", params: json.RawMessage(params)}})
+		st := sch.Start()
+		ok := st.WriteString(`{"name": "f", "parameters": {"other": 1}}`) && st.Done()
+		if ok == strict {
+			t.Errorf("params %s: any object accepted %v", params, ok)
+		}
+	}
+}
