@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -37,34 +36,7 @@ func pyOracle(t *testing.T, cases []pyCase) []string {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	script := filepath.Join(filepath.Dir(file), "..", "..", "..", "baseline", "jinja", "render.py")
-	req, err := json.Marshal(map[string]any{"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>", "cases": cases})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, script)
-	cmd.Stdin = bytes.NewReader(req)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("render.py: %v\n%s", err, stderr.Bytes())
-	}
-	var res []struct {
-		Text  string `json:"text"`
-		Error string `json:"error"`
-	}
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatal(err)
-	}
-	texts := make([]string, len(res))
-	for i, r := range res {
-		if r.Error != "" {
-			texts[i] = "error: " + r.Error
-		} else {
-			texts[i] = r.Text
-		}
-	}
-	return texts
+	return runOracle(t, exec.Command(py, script), cases)
 }
 
 // oracleMessages is msgs as the template reads them: a call's arguments as
