@@ -32,6 +32,8 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	queue := cli.Int(fs, "max-queue", 16, 0, cli.Unbounded, "requests waiting beyond the running ones; more are answered 503")
 	maxBody := cli.Int(fs, "max-body", 1<<20, 1, math.MaxInt32, "request body bytes at most; more are answered 413")
 	name := fs.String("alias", "", "the model name clients pass (default: the file's base name)")
+	apiKey := fs.String("api-key", "", "API keys a request must carry as Authorization: Bearer KEY, comma-separated (GET /health and /v1/models stay open)")
+	apiKeyFile := fs.String("api-key-file", "", "a file of API keys, one a line (# comments and blank lines skipped), beside --api-key")
 	format := fs.String("chat-format", "", "chat format to use instead of the model's template (llama3, llama3.1, llama3.2, chatml)")
 	if err := cli.ParseInterspersedNoArgs(fs, args); err != nil {
 		return err
@@ -39,6 +41,10 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	open := ef.open
 	if *parallel > 1 {
 		open = func(w io.Writer) (*engine, error) { return ef.openBatch(w, *parallel) }
+	}
+	keys, err := apiKeys(*apiKey, *apiKeyFile)
+	if err != nil {
+		return err
 	}
 	e, err := open(stderr)
 	if err != nil {
@@ -54,7 +60,7 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 		*name = strings.TrimSuffix(filepath.Base(ef.model), filepath.Ext(ef.model))
 	}
 	cfg := serve.Config{Model: *name, Vocab: e.model.Config.Vocab, Tokenizer: e.tok,
-		Template: tmpl, MaxQueue: *queue, MaxBody: int64(*maxBody)}
+		Template: tmpl, MaxQueue: *queue, MaxBody: int64(*maxBody), APIKeys: keys}
 	nctx := 0
 	if e.batch != nil {
 		cfg.Batch, nctx = e.batch, e.batch.NCtx()
@@ -87,4 +93,31 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	}
 	_ = l.HTTP.Close()
 	return nil
+}
+
+// apiKeys reads --api-key's list and --api-key-file's lines.
+func apiKeys(list, file string) ([]string, error) {
+	var keys []string
+	for _, k := range strings.Split(list, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	if file == "" {
+		return keys, nil
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--api-key-file: %w", err)
+	}
+	n := len(keys)
+	for _, line := range strings.Split(string(raw), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			keys = append(keys, line)
+		}
+	}
+	if len(keys) == n {
+		return nil, fmt.Errorf("--api-key-file %s holds no key", file)
+	}
+	return keys, nil
 }

@@ -12,6 +12,7 @@ package serve
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +59,10 @@ type Config struct {
 	MaxQueue  int              // requests waiting for a slot beyond the running ones; more get 503
 	MaxBody   int64            // request body bytes; more get 413
 	Now       func() time.Time // the clock ("created" fields); nil: time.Now
+	// APIKeys, when any is set, are the bearer tokens a request must carry
+	// (Authorization: Bearer KEY), llama-server's --api-key; GET /health and
+	// GET /v1/models stay open.
+	APIKeys []string
 }
 
 // Server handles the endpoints. Its zero value is not usable: use New.
@@ -96,6 +101,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	for i, k := range cfg.APIKeys {
+		if k == "" || strings.TrimSpace(k) != k {
+			return nil, fmt.Errorf("serve: API key %d is empty or has white space around it", i+1)
+		}
+	}
 	s := &Server{cfg: cfg, eng: eng, slot: make(chan struct{}, eng.Seqs())}
 	s.sched.init(s)
 	return s, nil
@@ -121,8 +131,37 @@ func (s *Server) Listen(addr string) (*Listening, error) {
 	return &Listening{HTTP: hs, Addr: ln.Addr(), Done: done}, nil
 }
 
-// Handler routes the endpoints.
+// Handler routes the endpoints, behind the API keys if any.
 func (s *Server) Handler() http.Handler {
+	mux := s.routes()
+	if len(s.cfg.APIKeys) == 0 {
+		return mux
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		open := r.Method == http.MethodGet && (r.URL.Path == "/health" || r.URL.Path == "/v1/models")
+		if !open && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			writeError(w, http.StatusUnauthorized, "authentication_error", "", "invalid or missing API key: send Authorization: Bearer KEY")
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// authorized says r carries one of the API keys, compared in constant time.
+func (s *Server) authorized(r *http.Request) bool {
+	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	match := 0
+	for _, k := range s.cfg.APIKeys {
+		match |= subtle.ConstantTimeCompare([]byte(strings.TrimSpace(key)), []byte(k))
+	}
+	return match == 1
+}
+
+func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

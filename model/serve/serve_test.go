@@ -624,3 +624,47 @@ func TestJSONSchema(t *testing.T) {
 		}
 	}
 }
+
+// With API keys, a request without one of them is a 401 in OpenAI's error
+// shape; /health and /v1/models stay open; an empty key is refused.
+func TestAPIKeys(t *testing.T) {
+	ts, _ := testServer(t, Config{MaxQueue: 4, APIKeys: []string{"alpha", "beta"}})
+	do := func(method, path, key, body string) int {
+		req, err := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v struct{ Error struct{ Type string } }
+		_ = json.NewDecoder(resp.Body).Decode(&v)
+		if resp.StatusCode == 401 && (v.Error.Type != "authentication_error" || resp.Header.Get("WWW-Authenticate") != "Bearer") {
+			t.Errorf("%s %s: a 401 of type %q", method, path, v.Error.Type)
+		}
+		return resp.StatusCode
+	}
+	const body = `{"prompt":"hi","max_tokens":1}`
+	for _, c := range []struct {
+		method, path, key string
+		want              int
+	}{
+		{"POST", "/v1/completions", "", 401}, {"POST", "/v1/completions", "gamma", 401}, {"POST", "/v1/completions", "alph", 401},
+		{"POST", "/v1/completions", "beta", 200}, {"POST", "/v1/completions", "alpha", 200},
+		{"GET", "/metrics", "", 401}, {"GET", "/props", "", 401}, {"POST", "/tokenize", "", 401},
+		{"GET", "/health", "", 200}, {"GET", "/v1/models", "", 200},
+	} {
+		if got := do(c.method, c.path, c.key, body); got != c.want {
+			t.Errorf("%s %s with key %q: %d, want %d", c.method, c.path, c.key, got, c.want)
+		}
+	}
+	ld := loadTiny(t)
+	if _, err := New(Config{Context: tinyContext(t, ld, 64), Tokenizer: ld.Tokenizer, Vocab: ld.Model.Config.Vocab, APIKeys: []string{""}}); err == nil {
+		t.Error("an empty API key was accepted")
+	}
+}
