@@ -75,7 +75,18 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "serving %s on http://%s (%d slot(s) of %d positions, queue %d)\n", *name, l.Addr, *parallel, nctx, *queue)
+	chatFormat := "none"
+	if tmpl != nil {
+		chatFormat = tmpl.Name()
+		if _, ok := tmpl.(chat.ToolTemplate); ok {
+			chatFormat += ", tools"
+		}
+	}
+	auth := ""
+	if len(keys) > 0 {
+		auth = fmt.Sprintf(", %d API key(s)", len(keys))
+	}
+	fmt.Fprintf(stderr, "serving %s on http://%s (%d slot(s) of %d positions, queue %d, chat format %s%s)\n", *name, l.Addr, *parallel, nctx, *queue, chatFormat, auth)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	select {
