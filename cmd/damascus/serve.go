@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -33,6 +34,7 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	maxBody := cli.Int(fs, "max-body", 1<<20, 1, math.MaxInt32, "request body bytes at most; more are answered 413")
 	name := fs.String("alias", "", "the model name clients pass (default: the file's base name)")
 	apiKey := fs.String("api-key", "", "API keys a request must carry as Authorization: Bearer KEY, comma-separated (GET /health and /v1/models stay open)")
+	allowOrigin := fs.String("allow-origin", "", "web origins whose pages may call the server (CORS), comma-separated http(s)://host[:port] items or * for any; default none")
 	apiKeyFile := fs.String("api-key-file", "", "a file of API keys, one a line (# comments and blank lines skipped), beside --api-key")
 	format := fs.String("chat-format", "", "chat format to use instead of the model's template (llama3, llama3.1, llama3.2, chatml)")
 	if err := cli.ParseInterspersedNoArgs(fs, args); err != nil {
@@ -43,6 +45,10 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 		open = func(w io.Writer) (*engine, error) { return ef.openBatch(w, *parallel) }
 	}
 	keys, err := apiKeys(*apiKey, *apiKeyFile)
+	if err != nil {
+		return err
+	}
+	origins, err := allowOrigins(*allowOrigin)
 	if err != nil {
 		return err
 	}
@@ -60,7 +66,7 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 		*name = strings.TrimSuffix(filepath.Base(ef.model), filepath.Ext(ef.model))
 	}
 	cfg := serve.Config{Model: *name, Vocab: e.model.Config.Vocab, Tokenizer: e.tok,
-		Template: tmpl, MaxQueue: *queue, MaxBody: int64(*maxBody), APIKeys: keys}
+		Template: tmpl, MaxQueue: *queue, MaxBody: int64(*maxBody), APIKeys: keys, AllowOrigins: origins}
 	nctx := 0
 	if e.batch != nil {
 		cfg.Batch, nctx = e.batch, e.batch.NCtx()
@@ -131,4 +137,24 @@ func apiKeys(list, file string) ([]string, error) {
 		return nil, fmt.Errorf("--api-key-file %s holds no key", file)
 	}
 	return keys, nil
+}
+
+// allowOrigins reads --allow-origin: "*", or origins as a browser sends
+// them (scheme, host and port, no path).
+func allowOrigins(list string) ([]string, error) {
+	var out []string
+	for _, o := range strings.Split(list, ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		if o != "*" {
+			u, err := url.Parse(o)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+				return nil, fmt.Errorf("--allow-origin %q: * or an origin like http://localhost:3000 is wanted", o)
+			}
+			o = u.Scheme + "://" + u.Host
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }

@@ -33,3 +33,15 @@ func TestAPIKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestAllowOrigins(t *testing.T) {
+	got, err := allowOrigins(" http://localhost:3000, https://chat.example.org/ ,*")
+	if err != nil || !slices.Equal(got, []string{"http://localhost:3000", "https://chat.example.org", "*"}) {
+		t.Errorf("origins %q, %v", got, err)
+	}
+	for _, bad := range []string{"localhost:3000", "ftp://x", "http://x/path", "http://", "http://u@x"} {
+		if _, err := allowOrigins(bad); err == nil || !strings.Contains(err.Error(), "--allow-origin") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

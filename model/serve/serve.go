@@ -19,6 +19,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,10 @@ type Config struct {
 	// (Authorization: Bearer KEY), llama-server's --api-key; GET /health and
 	// GET /v1/models stay open.
 	APIKeys []string
+	// AllowOrigins are the web origins whose pages may call the server
+	// (CORS: "https://host:port" items, or "*" for any); none: no CORS
+	// headers, so browsers keep other origins' pages out.
+	AllowOrigins []string
 }
 
 // Server handles the endpoints. Its zero value is not usable: use New.
@@ -131,21 +136,54 @@ func (s *Server) Listen(addr string) (*Listening, error) {
 	return &Listening{HTTP: hs, Addr: ln.Addr(), Done: done}, nil
 }
 
-// Handler routes the endpoints, behind the API keys if any.
+// Handler routes the endpoints, behind the API keys if any, answering
+// the allowed origins' CORS preflights.
 func (s *Server) Handler() http.Handler {
 	mux := s.routes()
-	if len(s.cfg.APIKeys) == 0 {
+	if len(s.cfg.APIKeys) == 0 && len(s.cfg.AllowOrigins) == 0 {
 		return mux
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cors(w, r) {
+			return // a preflight, answered
+		}
 		open := r.Method == http.MethodGet && (r.URL.Path == "/health" || r.URL.Path == "/v1/models")
-		if !open && !s.authorized(r) {
+		if len(s.cfg.APIKeys) > 0 && !open && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			writeError(w, http.StatusUnauthorized, "authentication_error", "", "invalid or missing API key: send Authorization: Bearer KEY")
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// cors sets the CORS headers for a request from an allowed origin and says
+// whether it was a preflight (OPTIONS with Access-Control-Request-Method),
+// which it answers: 204 from an allowed origin, 403 from another.
+func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+	if origin == "" || len(s.cfg.AllowOrigins) == 0 {
+		return false
+	}
+	allowed := slices.Contains(s.cfg.AllowOrigins, "*") || slices.Contains(s.cfg.AllowOrigins, origin)
+	if !allowed {
+		if preflight {
+			writeError(w, http.StatusForbidden, "invalid_request_error", "", fmt.Sprintf("origin %s is not allowed (damascus serve --allow-origin)", origin))
+		}
+		return preflight
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	if !preflight {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
 }
 
 // authorized says r carries one of the API keys, compared in constant time.

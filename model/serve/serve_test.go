@@ -668,3 +668,43 @@ func TestAPIKeys(t *testing.T) {
 		t.Error("an empty API key was accepted")
 	}
 }
+
+// An allowed origin's preflight is answered 204 with the methods and
+// headers, its requests carry Access-Control-Allow-Origin; another
+// origin's preflight is a 403 and its requests carry no CORS header; the
+// preflight needs no API key, the request does.
+func TestCORS(t *testing.T) {
+	ts, _ := testServer(t, Config{MaxQueue: 4, APIKeys: []string{"k"}, AllowOrigins: []string{"http://localhost:3000"}})
+	do := func(method, origin, key string) *http.Response {
+		req, _ := http.NewRequest(method, ts.URL+"/v1/completions", strings.NewReader(`{"prompt":"hi","max_tokens":1}`))
+		req.Header.Set("Origin", origin)
+		if method == http.MethodOptions {
+			req.Header.Set("Access-Control-Request-Method", "POST")
+		}
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if r := do("OPTIONS", "http://localhost:3000", ""); r.StatusCode != 204 || r.Header.Get("Access-Control-Allow-Origin") != "http://localhost:3000" ||
+		!strings.Contains(r.Header.Get("Access-Control-Allow-Headers"), "Authorization") {
+		t.Errorf("allowed preflight: %d %v", r.StatusCode, r.Header)
+	}
+	if r := do("POST", "http://localhost:3000", "k"); r.StatusCode != 200 || r.Header.Get("Access-Control-Allow-Origin") != "http://localhost:3000" {
+		t.Errorf("allowed request: %d %v", r.StatusCode, r.Header)
+	}
+	if r := do("POST", "http://localhost:3000", ""); r.StatusCode != 401 {
+		t.Errorf("allowed origin without a key: %d", r.StatusCode)
+	}
+	if r := do("OPTIONS", "http://evil.example", ""); r.StatusCode != 403 || r.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("other preflight: %d %v", r.StatusCode, r.Header)
+	}
+	if r := do("POST", "http://evil.example", "k"); r.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("other origin's request: %v", r.Header)
+	}
+}
