@@ -27,6 +27,12 @@ type task struct {
 	done  bool
 	stats generate.Stats // once done
 	err   error          // once done: generation failed
+
+	// Timings, written by the scheduler before end: the prompt tokens
+	// taken from the slot's cache and evaluated, when the task took its
+	// slot, when its first token was drawn and when it ended.
+	cacheN, promptN              int
+	admitted, firstDraw, endTime time.Time
 }
 
 // Write is the generated text, from the scheduler's goroutine.
@@ -48,7 +54,7 @@ func (t *task) signal() {
 // end finishes the task.
 func (t *task) end(st generate.Stats, err error) {
 	t.mu.Lock()
-	t.stats, t.err, t.done = st, err, true
+	t.stats, t.err, t.done, t.endTime = st, err, true, time.Now()
 	t.mu.Unlock()
 	t.signal()
 }
@@ -166,6 +172,7 @@ func (sc *scheduler) admit(t *task) {
 		return
 	}
 	*sl = slot{cached: sl.cached[:keep], t: t, gen: gen, feed: p[keep:]}
+	t.cacheN, t.promptN, t.admitted = keep, len(p)-keep, time.Now()
 	sc.order = append(sc.order, best)
 	sc.s.metrics.cachedTokens.Add(int64(keep))
 	sc.s.metrics.busy.Add(1)
@@ -252,6 +259,9 @@ func (sc *scheduler) step() {
 		sl.cached = append(sl.cached, sp.Tokens...)
 		sl.feed = sl.feed[len(sp.Tokens):]
 		if sp.Logits {
+			if sl.t.firstDraw.IsZero() {
+				sl.t.firstDraw = time.Now()
+			}
 			draws = append(draws, draw{i: i, row: logits[r*V : (r+1)*V]})
 			r++
 		}
@@ -295,4 +305,25 @@ func (o oneSlot) Step(spans []llama.Span) ([]float32, error) {
 		return nil, fmt.Errorf("one slot, %d spans", len(spans))
 	}
 	return o.c.Eval(spans[0].Tokens, false)
+}
+
+// timings is llama-server's "timings" of a finished task: the prompt's
+// evaluated tokens (cache_n more came from the slot's cache) from taking
+// the slot to the first draw, the generated ones from there to the end.
+func (t *task) timings(generated int) map[string]any {
+	if t.firstDraw.IsZero() {
+		return nil
+	}
+	rate := func(n int, d time.Duration) (ms, perToken, perSecond float64) {
+		ms = float64(d.Microseconds()) / 1000
+		if n > 0 && ms > 0 {
+			perToken, perSecond = ms/float64(n), float64(n)*1000/ms
+		}
+		return
+	}
+	pms, ppt, pps := rate(t.promptN, t.firstDraw.Sub(t.admitted))
+	gms, gpt, gps := rate(generated, t.endTime.Sub(t.firstDraw))
+	return map[string]any{"cache_n": t.cacheN,
+		"prompt_n": t.promptN, "prompt_ms": pms, "prompt_per_token_ms": ppt, "prompt_per_second": pps,
+		"predicted_n": generated, "predicted_ms": gms, "predicted_per_token_ms": gpt, "predicted_per_second": gps}
 }

@@ -656,6 +656,7 @@ func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
 	}
 	usage := map[string]int{"prompt_tokens": len(j.prompt), "completion_tokens": len(st.Generated),
 		"total_tokens": len(j.prompt) + len(st.Generated)}
+	timings := t.timings(len(st.Generated))
 	if stream != nil {
 		if gate != nil {
 			held, hlps := gate.release()
@@ -665,7 +666,7 @@ func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
 				_ = stream.delta(held, hlps)
 			}
 		}
-		stream.finish(finish, usage)
+		stream.finish(finish, usage, timings)
 		return
 	}
 	choice := map[string]any{"index": 0, "finish_reason": finish, "logprobs": s.logprobs(j, lps)}
@@ -681,7 +682,7 @@ func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
 		choice["text"] = text.String()
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": object, "created": created, "model": s.cfg.Model,
-		"choices": []any{choice}, "usage": usage})
+		"choices": []any{choice}, "usage": usage, "timings": timings})
 }
 
 // sseWriter writes a streamed answer as server-sent events: chunks of the
@@ -692,6 +693,7 @@ type sseWriter struct {
 	j       *job
 	id      string
 	created int64
+	timings map[string]any // llama-server's, sent with the usage
 }
 
 func (e *sseWriter) start() {
@@ -746,10 +748,11 @@ func (e *sseWriter) toolCall(c call, lps []tokenLogprob) {
 	_ = e.event(choice, nil)
 }
 
-// finish sends the finish reason and the usage: in the last chunk, or with
+// finish sends the finish reason and the usage (with llama-server's timings): in the last chunk, or with
 // stream_options.include_usage in a chunk of its own after it, its choices
 // empty, as OpenAI's API streams it.
-func (e *sseWriter) finish(reason string, usage map[string]int) {
+func (e *sseWriter) finish(reason string, usage map[string]int, timings map[string]any) {
+	e.timings = timings
 	choice := map[string]any{"index": 0, "finish_reason": reason}
 	if e.j.chat {
 		choice["delta"] = map[string]any{}
@@ -784,7 +787,7 @@ func (e *sseWriter) chunk(choices []any, usage map[string]int) error {
 	}
 	chunk := map[string]any{"id": e.id, "object": object, "created": e.created, "model": e.s.cfg.Model, "choices": choices}
 	if usage != nil {
-		chunk["usage"] = usage
+		chunk["usage"], chunk["timings"] = usage, e.timings // the last chunk's
 	}
 	b, err := json.Marshal(chunk)
 	if err != nil {

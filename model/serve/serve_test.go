@@ -708,3 +708,30 @@ func TestCORS(t *testing.T) {
 		t.Errorf("other origin's request: %v", r.Header)
 	}
 }
+
+// llama-server's timings: the evaluated prompt tokens (the cached prefix
+// apart, on a second request), the generated ones and their rates, in the
+// answer and in a stream's last chunk.
+func TestTimings(t *testing.T) {
+	ts, _ := testServer(t, Config{MaxQueue: 4})
+	body := fmt.Sprintf(chatBody, "")
+	for round := range 2 {
+		code, v, raw := post(t, ts, "/v1/chat/completions", body)
+		if code != 200 {
+			t.Fatalf("status %d: %s", code, raw)
+		}
+		tm, u := v["timings"].(map[string]any), v["usage"].(map[string]any)
+		if tm["prompt_n"].(float64)+tm["cache_n"].(float64) != u["prompt_tokens"] || tm["predicted_n"] != u["completion_tokens"] ||
+			!(tm["predicted_per_second"].(float64) > 0) || !(tm["prompt_ms"].(float64) > 0) {
+			t.Errorf("round %d: timings %v, usage %v", round, tm, u)
+		}
+		if cached := tm["cache_n"].(float64); (round == 0) != (cached == 0) {
+			t.Errorf("round %d: %v prompt tokens from the cache", round, cached)
+		}
+	}
+	chunks := streamChunks(t, ts, fmt.Sprintf(chatBody, `,"stream":true`))
+	last := chunks[len(chunks)-1]
+	if tm, ok := last["timings"].(map[string]any); !ok || tm["predicted_n"] != last["usage"].(map[string]any)["completion_tokens"] {
+		t.Errorf("the last chunk: %v", last)
+	}
+}
