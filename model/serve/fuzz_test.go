@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func FuzzRequestBody(f *testing.F) {
 		`{"prompt":"Once upon a time","logprobs":3,"logit_bias":{"42":-100,"7":5.5},"stop":["\n","."]}`,
 		`{"messages":[{"role":"system","content":[{"type":"text","text":"x"}]},{"role":"user","content":"y"}],"logprobs":true,"top_logprobs":20,"stream":true,"stream_options":{"include_usage":true}}`,
 		`{"prompt":["a"],"temperature":0,"top_k":-1,"top_p":1,"min_p":0,"seed":-5,"n":1,"tool_choice":"none","response_format":{"type":"text"}}`,
-		`{"prompt":"x","logit_bias":{"-1":1}}`, `{"prompt":"x","max_tokens":0,"response_format":{"type":"json_object"}}`, `[]`, `null`, ``,
+		`{"prompt":"x","logit_bias":{"-1":1}}`, `{"prompt":[128000,9906],"n_predict":4,"repeat_penalty":1.1,"repeat_last_n":-1,"json_schema":{"type":"object"}}`, `{"prompt":"x","max_tokens":0,"response_format":{"type":"json_object"}}`, `[]`, `null`, ``,
 		`{"messages":[{"role":"user","content":"w?"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"u":{"$ref":"#/$defs/U"}},"$defs":{"U":{"enum":["c"]}}}}}],"tool_choice":{"type":"function","function":{"name":"f"}}}`,
 		`{"messages":[{"role":"user","content":"w?"},{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{\"x\":[1,2.5e3]}"}}]},{"role":"tool","tool_call_id":"a","content":"ok"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required"}`,
 	} {
@@ -50,6 +51,16 @@ func FuzzRequestBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, isChat bool, body string) {
 		r := httptest.NewRequest("POST", "/v1/completions", strings.NewReader(body))
 		j, aerr := s.parse(httptest.NewRecorder(), r, isChat)
+		if !isChat { // the same body as llama-server's /completion
+			var nr nativeRequest
+			if json.Unmarshal([]byte(body), &nr) == nil {
+				if nj, naerr := s.nativeJob(&nr); naerr == nil && (len(nj.prompt) == 0 || len(nj.prompt)+nj.max > nctx || nj.params.Validate() != nil) {
+					t.Fatalf("%q as /completion: a prompt of %d tokens and %d to generate", body, len(nj.prompt), nj.max)
+				} else if naerr != nil && (naerr.status < 400 || naerr.status >= 500 || naerr.msg == "") {
+					t.Fatalf("%q as /completion: status %d %q", body, naerr.status, naerr.msg)
+				}
+			}
+		}
 		if aerr != nil {
 			if aerr.status < 400 || aerr.status >= 500 || aerr.msg == "" {
 				t.Fatalf("%q: status %d %q", body, aerr.status, aerr.msg)

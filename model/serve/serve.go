@@ -3,8 +3,8 @@
 // POST /v1/completions, GET /v1/models and GET /health, with server-sent
 // events for stream: true, log-probabilities, logit bias, JSON mode and tool
 // calls (Llama 3.1/3.2 templates, tools.go); and llama-server's GET
-// /metrics, POST /tokenize, POST /detokenize, POST /apply-template and GET
-// /props. Requests take one of N slots (a bounded queue in front of them);
+// /metrics, POST /tokenize, POST /detokenize, POST /apply-template, GET
+// /props and POST /completion (native.go). Requests take one of N slots (a bounded queue in front of them);
 // a scheduler (schedule.go) runs every slot's next tokens in one step of the
 // model, new requests joining between steps, each reusing the KV cache
 // prefix it shares with its slot's previous request.
@@ -215,6 +215,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /detokenize", s.detokenize)
 	mux.HandleFunc("POST /apply-template", s.applyTemplate)
 	mux.HandleFunc("GET /props", s.props)
+	mux.HandleFunc("POST /completion", s.nativeCompletion)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found_error", "", fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
 	})
@@ -249,22 +250,28 @@ type request struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	Tools      json.RawMessage `json:"tools"` // tools.go
+	ToolChoice json.RawMessage `json:"tool_choice"`
 	// Asked for, not provided: refused unless absent or neutral.
-	N              *int            `json:"n"`
-	BestOf         *int            `json:"best_of"`
-	Echo           *bool           `json:"echo"`
-	Suffix         *string         `json:"suffix"`
-	Tools          json.RawMessage `json:"tools"`
-	ToolChoice     json.RawMessage `json:"tool_choice"`
-	Functions      json.RawMessage `json:"functions"`
-	FunctionCall   json.RawMessage `json:"function_call"`
-	ResponseFormat *struct {
-		Type       string `json:"type"`
-		JSONSchema *struct {
-			Name   string          `json:"name"`
-			Schema json.RawMessage `json:"schema"`
-		} `json:"json_schema"`
-	} `json:"response_format"`
+	N            *int            `json:"n"`
+	BestOf       *int            `json:"best_of"`
+	Echo         *bool           `json:"echo"`
+	Suffix       *string         `json:"suffix"`
+	Functions    json.RawMessage `json:"functions"`
+	FunctionCall json.RawMessage `json:"function_call"`
+	// promptIDs is /completion's prompt given as token ids (native.go).
+	promptIDs []int32
+
+	ResponseFormat *responseFormat `json:"response_format"`
+}
+
+// responseFormat is a request's response_format.
+type responseFormat struct {
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Name   string          `json:"name"`
+		Schema json.RawMessage `json:"schema"`
+	} `json:"json_schema"`
 }
 
 type message struct {
@@ -324,7 +331,12 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, isChat bool) {
 		writeError(w, aerr.status, aerr.kind, aerr.param, aerr.msg)
 		return
 	}
-	// The queue: beyond MaxQueue waiting, refuse rather than pile up.
+	s.queued(w, r, func() { s.run(w, r.Context(), j) })
+}
+
+// queued runs answer once the request holds a slot: beyond MaxQueue
+// waiting it is refused (503) rather than piled up.
+func (s *Server) queued(w http.ResponseWriter, r *http.Request, answer func()) {
 	if s.waiting.Add(1) > int64(s.cfg.MaxQueue)+int64(cap(s.slot)) {
 		s.waiting.Add(-1)
 		writeError(w, http.StatusServiceUnavailable, "server_error", "", fmt.Sprintf("server busy: %d requests are waiting for the model; try again later", s.cfg.MaxQueue))
@@ -337,7 +349,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, isChat bool) {
 		return // the client left while queued
 	}
 	defer func() { <-s.slot; s.waiting.Add(-1) }()
-	s.run(w, r.Context(), j)
+	answer()
 }
 
 // decode reads a JSON request body into v, at most Config.MaxBody bytes.
@@ -369,6 +381,11 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*jo
 	if aerr := s.decode(w, r, &req); aerr != nil {
 		return nil, aerr
 	}
+	return s.parseRequest(&req, isChat)
+}
+
+// parseRequest checks a decoded request and makes its job.
+func (s *Server) parseRequest(req *request, isChat bool) (*job, *apiError) {
 	if req.Model != "" && req.Model != s.cfg.Model {
 		return nil, &apiError{status: http.StatusNotFound, kind: "not_found_error", param: "model",
 			msg: fmt.Sprintf("model %q is not served here (this server has %q)", req.Model, s.cfg.Model)}
@@ -377,10 +394,10 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*jo
 	var text string
 	if isChat {
 		var aerr *apiError
-		if text, aerr = s.chatPrompt(&req, j); aerr != nil {
+		if text, aerr = s.chatPrompt(req, j); aerr != nil {
 			return nil, aerr
 		}
-	} else {
+	} else if req.promptIDs == nil {
 		p, err := promptText(req.Prompt)
 		if err != nil {
 			return nil, badRequest("prompt", "prompt: %v", err)
@@ -391,9 +408,12 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*jo
 	if isChat {
 		flags |= tokenizer.ParseSpecial // the template's own control tokens
 	}
-	ids, err := s.cfg.Tokenizer.Encode(text, flags)
-	if err != nil {
-		return nil, badRequest("", "the prompt cannot be tokenized: %v", err)
+	ids := req.promptIDs
+	if ids == nil {
+		var err error
+		if ids, err = s.cfg.Tokenizer.Encode(text, flags); err != nil {
+			return nil, badRequest("", "the prompt cannot be tokenized: %v", err)
+		}
 	}
 	if len(ids) == 0 {
 		return nil, badRequest("prompt", "the prompt is empty and the vocabulary adds no BOS")
@@ -439,13 +459,15 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*jo
 	if err := p.Validate(); err != nil {
 		return nil, badRequest("", "%v", err)
 	}
-	if j.stops, err = stopList(req.Stop); err != nil {
+	stops, err := stopList(req.Stop)
+	if err != nil {
 		return nil, badRequest("stop", "stop: %v", err)
 	}
-	if aerr := unsupported(&req, isChat); aerr != nil {
+	j.stops = stops
+	if aerr := unsupported(req, isChat); aerr != nil {
 		return nil, aerr
 	}
-	if aerr := s.options(&req, j); aerr != nil {
+	if aerr := s.options(req, j); aerr != nil {
 		return nil, aerr
 	}
 	if j.mustCall {
@@ -590,18 +612,10 @@ func (s *Server) options(req *request, j *job) *apiError {
 
 // run hands j to the scheduler and writes the answer as its text comes.
 func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
-	smp, err := sample.New(s.cfg.Vocab, j.params)
+	smp, err := s.sampler(j)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "", err.Error())
 		return
-	}
-	if j.json {
-		s.jsonOnce.Do(func() { s.jsonTable = jsonmode.NewTable(s.cfg.Tokenizer, s.cfg.Vocab) })
-		if j.schema != nil {
-			smp.SetConstraint(s.jsonTable.NewSchema(j.schema))
-		} else {
-			smp.SetConstraint(s.jsonTable.New())
-		}
 	}
 	id := fmt.Sprintf("%s-%d", map[bool]string{true: "chatcmpl", false: "cmpl"}[j.chat], s.nextID.Add(1))
 	created := s.cfg.Now().Unix()
@@ -683,6 +697,23 @@ func (s *Server) run(w http.ResponseWriter, ctx context.Context, j *job) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": object, "created": created, "model": s.cfg.Model,
 		"choices": []any{choice}, "usage": usage, "timings": timings})
+}
+
+// sampler is j's sampler, constrained where j asks for JSON.
+func (s *Server) sampler(j *job) (*sample.Sampler, error) {
+	smp, err := sample.New(s.cfg.Vocab, j.params)
+	if err != nil {
+		return nil, err
+	}
+	if j.json {
+		s.jsonOnce.Do(func() { s.jsonTable = jsonmode.NewTable(s.cfg.Tokenizer, s.cfg.Vocab) })
+		if j.schema != nil {
+			smp.SetConstraint(s.jsonTable.NewSchema(j.schema))
+		} else {
+			smp.SetConstraint(s.jsonTable.New())
+		}
+	}
+	return smp, nil
 }
 
 // sseWriter writes a streamed answer as server-sent events: chunks of the
