@@ -11,23 +11,15 @@ import (
 // nativeRequest is llama-server's POST /completion body, the fields this
 // server provides; others it would have to ignore silently are refused.
 type nativeRequest struct {
-	Prompt           json.RawMessage `json:"prompt"` // a string, or token ids
-	NPredict         *int            `json:"n_predict"`
-	Temperature      *float32        `json:"temperature"`
-	TopK             *int            `json:"top_k"`
-	TopP             *float32        `json:"top_p"`
-	MinP             *float32        `json:"min_p"`
-	Seed             *int64          `json:"seed"`
-	Stop             json.RawMessage `json:"stop"`
-	Stream           bool            `json:"stream"`
-	RepeatPenalty    *float32        `json:"repeat_penalty"`
-	RepeatLastN      *int            `json:"repeat_last_n"`
-	FrequencyPenalty *float32        `json:"frequency_penalty"`
-	PresencePenalty  *float32        `json:"presence_penalty"`
-	JSONSchema       json.RawMessage `json:"json_schema"`
-	CachePrompt      *bool           `json:"cache_prompt"` // always: a slot keeps its prefix
-	NProbs           *int            `json:"n_probs"`
-	Grammar          *string         `json:"grammar"`
+	Prompt   json.RawMessage `json:"prompt"` // a string, or token ids
+	NPredict *int            `json:"n_predict"`
+	sampling
+	RepeatPenalty *float32        `json:"repeat_penalty"`
+	RepeatLastN   *int            `json:"repeat_last_n"`
+	JSONSchema    json.RawMessage `json:"json_schema"`
+	CachePrompt   *bool           `json:"cache_prompt"` // always: a slot keeps its prefix
+	NProbs        *int            `json:"n_probs"`
+	Grammar       *string         `json:"grammar"`
 }
 
 // nativeCompletion is llama-server's POST /completion: {"content", "stop":
@@ -56,8 +48,7 @@ func (s *Server) nativeJob(nr *nativeRequest) (*job, *apiError) {
 	case nr.Grammar != nil && *nr.Grammar != "":
 		return nil, badRequest("grammar", "grammar: this server constrains by JSON schema (json_schema), not GBNF")
 	}
-	req := request{Prompt: nr.Prompt, Temperature: nr.Temperature, TopK: nr.TopK, TopP: nr.TopP, MinP: nr.MinP,
-		Seed: nr.Seed, Stop: nr.Stop, Stream: nr.Stream, FrequencyPenalty: nr.FrequencyPenalty, PresencePenalty: nr.PresencePenalty}
+	req := request{Prompt: nr.Prompt, sampling: nr.sampling}
 	if t := bytes.TrimSpace(nr.Prompt); len(t) > 0 && t[0] == '[' {
 		var ids []int32
 		if err := json.Unmarshal(t, &ids); err != nil {

@@ -1,10 +1,8 @@
 package serve
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -29,30 +27,18 @@ func TestNativeCompletion(t *testing.T) {
 			t.Errorf("%s: %s\nwant content %q", prompt, raw, want)
 		}
 	}
-	resp, err := http.Post(ts.URL+"/completion", "application/json", strings.NewReader(`{"prompt":"Once upon a time","n_predict":12,"temperature":0,"repeat_penalty":1,"stream":true}`))
-	if err != nil {
-		t.Fatal(err)
+	events, done := sseEvents(t, ts.URL+"/completion", `{"prompt":"Once upon a time","n_predict":12,"temperature":0,"repeat_penalty":1,"stream":true}`)
+	if done || len(events) == 0 {
+		t.Fatalf("%d events, [DONE] %v: llama-server ends with the stop event", len(events), done)
 	}
-	defer resp.Body.Close()
 	var streamed strings.Builder
-	var last map[string]any
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
+	for _, e := range events[:len(events)-1] {
+		if e["stop"] != false {
+			t.Errorf("event %v before the last", e)
 		}
-		if line == "[DONE]" {
-			t.Error("a [DONE] line in /completion's stream")
-		}
-		last = nil
-		if err := json.Unmarshal([]byte(line), &last); err != nil {
-			t.Fatalf("event %q: %v", line, err)
-		}
-		if last["stop"] == false {
-			streamed.WriteString(last["content"].(string))
-		}
+		streamed.WriteString(e["content"].(string))
 	}
+	last := events[len(events)-1]
 	if streamed.String() != want || last["stop"] != true || last["stop_type"] != "limit" {
 		t.Errorf("streamed %q, last %v; want %q", streamed.String(), last, want)
 	}

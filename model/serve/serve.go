@@ -228,20 +228,12 @@ func (s *Server) routes() *http.ServeMux {
 // subset, echo) are refused with an error naming them rather than ignored;
 // other unknown fields are ignored.
 type request struct {
-	Model            string          `json:"model"`
-	Messages         []message       `json:"messages"`
-	Prompt           json.RawMessage `json:"prompt"`
-	MaxTokens        *int            `json:"max_tokens"`
-	MaxCompletion    *int            `json:"max_completion_tokens"`
-	Temperature      *float32        `json:"temperature"`
-	TopP             *float32        `json:"top_p"`
-	TopK             *int            `json:"top_k"`
-	MinP             *float32        `json:"min_p"`
-	Seed             *int64          `json:"seed"`
-	Stop             json.RawMessage `json:"stop"`
-	Stream           bool            `json:"stream"`
-	FrequencyPenalty *float32        `json:"frequency_penalty"`
-	PresencePenalty  *float32        `json:"presence_penalty"`
+	Model         string          `json:"model"`
+	Messages      []message       `json:"messages"`
+	Prompt        json.RawMessage `json:"prompt"`
+	MaxTokens     *int            `json:"max_tokens"`
+	MaxCompletion *int            `json:"max_completion_tokens"`
+	sampling
 	// Logprobs is a bool on /v1/chat/completions (with TopLogprobs
 	// alternatives), a count of alternatives on /v1/completions.
 	Logprobs      json.RawMessage    `json:"logprobs"`
@@ -263,6 +255,20 @@ type request struct {
 	promptIDs []int32
 
 	ResponseFormat *responseFormat `json:"response_format"`
+}
+
+// sampling are the fields OpenAI's endpoints and llama-server's
+// /completion name alike.
+type sampling struct {
+	Temperature      *float32        `json:"temperature"`
+	TopP             *float32        `json:"top_p"`
+	TopK             *int            `json:"top_k"`
+	MinP             *float32        `json:"min_p"`
+	Seed             *int64          `json:"seed"`
+	Stop             json.RawMessage `json:"stop"`
+	Stream           bool            `json:"stream"`
+	FrequencyPenalty *float32        `json:"frequency_penalty"`
+	PresencePenalty  *float32        `json:"presence_penalty"`
 }
 
 // responseFormat is a request's response_format.
@@ -366,7 +372,8 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) *apiError
 	case errors.As(err, &tooBig):
 		return &apiError{status: http.StatusRequestEntityTooLarge, kind: "invalid_request_error", msg: fmt.Sprintf("request body larger than %d bytes", tooBig.Limit)}
 	case errors.As(err, &typeErr):
-		return badRequest(typeErr.Field, "field %q: a JSON %s where %s is wanted", typeErr.Field, typeErr.Value, jsonKind(typeErr.Type.String()))
+		field := strings.TrimPrefix(typeErr.Field, "sampling.") // the embedded struct's fields are the body's
+		return badRequest(field, "field %q: a JSON %s where %s is wanted", field, typeErr.Value, jsonKind(typeErr.Type.String()))
 	case errors.As(err, &synErr):
 		return badRequest("", "malformed JSON at byte %d: %v", synErr.Offset, err)
 	case errors.Is(err, io.EOF):

@@ -86,7 +86,18 @@ func TestToolCallRequired(t *testing.T) {
 // before [DONE], which it wants last.
 func streamChunks(t *testing.T, ts *httptest.Server, body string) []map[string]any {
 	t.Helper()
-	resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	chunks, done := sseEvents(t, ts.URL+"/v1/chat/completions", body)
+	if !done {
+		t.Fatal("the stream ended without [DONE]")
+	}
+	return chunks
+}
+
+// sseEvents posts a streamed request and returns its events' JSON objects
+// and whether the stream ended with data: [DONE].
+func sseEvents(t *testing.T, url, body string) ([]map[string]any, bool) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +106,7 @@ func streamChunks(t *testing.T, ts *httptest.Server, body string) []map[string]a
 		raw, _ := io.ReadAll(resp.Body)
 		t.Fatalf("status %d: %s", resp.StatusCode, raw)
 	}
-	var chunks []map[string]any
+	var events []map[string]any
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line, ok := strings.CutPrefix(sc.Text(), "data: ")
@@ -103,16 +114,15 @@ func streamChunks(t *testing.T, ts *httptest.Server, body string) []map[string]a
 			continue
 		}
 		if line == "[DONE]" {
-			return chunks
+			return events, true
 		}
-		var c map[string]any
-		if err := json.Unmarshal([]byte(line), &c); err != nil {
-			t.Fatalf("chunk %q: %v", line, err)
+		var e map[string]any
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("event %q: %v", line, err)
 		}
-		chunks = append(chunks, c)
+		events = append(events, e)
 	}
-	t.Fatal("the stream ended without [DONE]")
-	return nil
+	return events, false
 }
 
 // With tool_choice "auto" the tiny model answers in words: content,
