@@ -24,40 +24,45 @@ import (
 //	                 16s+4g+i at bits 2g, g = 0..3
 const Q6KR16Bytes = 32 + 256 + 16*3*64 // 3360
 
-// q6kValues writes the 256 weights of a Q6_K block, as stored (0..63), in
-// order: each 128 are 64 bytes of low nibbles (their low, then their high
-// halves) joined with 32 bytes of 2-bit tops.
-func q6kValues(v *[256]byte, blk []byte) {
-	for n := range 2 {
-		ql, qh, o := blk[64*n:], blk[128+32*n:], 128*n
-		for l := range 32 {
-			h := qh[l]
-			v[o+l] = ql[l]&15 | (h&3)<<4
-			v[o+l+32] = ql[l+32]&15 | (h>>2&3)<<4
-			v[o+l+64] = ql[l]>>4 | (h>>4&3)<<4
-			v[o+l+96] = ql[l+32]>>4 | (h>>6&3)<<4
-		}
-	}
-}
-
 // RepackQ6KR16 lays out rows Q6_K rows of k values (src, as stored) in the
 // interleaved layout (the last group padded).
 func RepackQ6KR16(dst, src []byte, rows, k int) error {
 	return repackR16("q6k-r16", dst, src, rows, k, 210, Q6KR16Bytes, func(out []byte, r int, blk []byte) {
 		copy(out[2*r:], blk[208:210])
-		var v [256]byte
-		q6kValues(&v, blk)
 		for s := range 16 {
 			out[32+16*s+r] = blk[192+s]
-			sub, sv := out[288+192*s:][:192], v[16*s:][:16]
-			for i := range 4 {
-				for h := range 2 {
-					sub[64*h+4*r+i] = sv[8*h+i]&15 | (sv[8*h+4+i]&15)<<4
-				}
-				sub[128+4*r+i] = sv[i]>>4 | sv[4+i]>>4<<2 | sv[8+i]>>4<<4 | sv[12+i]>>4<<6
-			}
 		}
+		q6kR16Quants(out[288:], r, blk)
 	})
+}
+
+// q6kR16Quants writes row r's quants (blk's ql and qh) into a group's 16
+// sub-blocks of 192 bytes, 4 bytes a row in each of three lines: values
+// 0–3 | 4–7 and 8–11 | 12–15 as nibble pairs, then the four 2-bit high
+// parts of values i, 4+i, 8+i, 12+i. Sub-block s (within its half of 128
+// values, s%8 = 2·quarter + which 16) is 16 consecutive bytes of ql shifted
+// by 0 or 4 and of qh shifted by 2·quarter, so each line's words are two
+// 8-byte words masked and shifted (q6kR16QuantsBytes in the tests spells
+// it out byte by byte).
+func q6kR16Quants(subs []byte, r int, blk []byte) {
+	const lo, hi2 = 0x0F0F0F0F0F0F0F0F, 0x0303030303030303
+	subs = subs[:16*192]
+	for half := range 2 {
+		ql, qh := blk[64*half:64*half+64], blk[128+32*half:128+32*half+32]
+		for q := range 8 { // sub-block 8·half + q: quarter q/2, its values 16·(q%2)…
+			quarter, l0 := uint(q/2), 16*(q%2)
+			at := int(quarter&1)*32 + l0
+			lsh, hsh := 4*(quarter>>1), 2*quarter
+			l0w := binary.LittleEndian.Uint64(ql[at:]) >> lsh & lo
+			l1w := binary.LittleEndian.Uint64(ql[at+8:]) >> lsh & lo
+			h0w := binary.LittleEndian.Uint64(qh[l0:]) >> hsh & hi2
+			h1w := binary.LittleEndian.Uint64(qh[l0+8:]) >> hsh & hi2
+			sub := subs[192*(8*half+q):][:192]
+			binary.LittleEndian.PutUint32(sub[4*r:], uint32(l0w)|uint32(l0w>>32)<<4)
+			binary.LittleEndian.PutUint32(sub[64+4*r:], uint32(l1w)|uint32(l1w>>32)<<4)
+			binary.LittleEndian.PutUint32(sub[128+4*r:], uint32(h0w)|uint32(h0w>>32)<<2|uint32(h1w)<<4|uint32(h1w>>32)<<6)
+		}
+	}
 }
 
 // Q6KR16ActBytes is the activations of one super-block as q6kr16Dot reads
