@@ -25,41 +25,6 @@ func q4kR16QuantsBytes(lines []byte, r int, qs []byte) {
 	}
 }
 
-// The word-wise repack of Q4_K quants writes the bytes the byte-wise one
-// does, for every row slot of a group and random quants.
-func TestQ4KR16Quants(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 7))
-	for trial := range 50 {
-		want, got := make([]byte, 32*64), make([]byte, 32*64)
-		for r := range 16 {
-			qs := make([]byte, 128)
-			for i := range qs {
-				qs[i] = byte(rng.UintN(256))
-			}
-			q4kR16QuantsBytes(want, r, qs)
-			q4kR16Quants(got, r, qs)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("trial %d: the word-wise repack differs", trial)
-		}
-	}
-}
-
-func BenchmarkQ4KR16Quants(b *testing.B) {
-	lines, qs := make([]byte, 32*64), make([]byte, 128)
-	for _, v := range []struct {
-		name string
-		f    func([]byte, int, []byte)
-	}{{"words", q4kR16Quants}, {"bytes", q4kR16QuantsBytes}} {
-		b.Run("variant="+v.name, func(b *testing.B) {
-			b.SetBytes(128)
-			for i := range b.N {
-				v.f(lines, i&15, qs)
-			}
-		})
-	}
-}
-
 // q6kValues writes the 256 weights of a Q6_K block, as stored (0..63), in
 // order: each 128 are 64 bytes of low nibbles (their low, then their high
 // halves) joined with 32 bytes of 2-bit tops.
@@ -92,37 +57,53 @@ func q6kR16QuantsBytes(subs []byte, r int, blk []byte) {
 	}
 }
 
-// The word-wise repack of Q6_K quants writes the bytes the byte-wise one
-// does, for every row slot of a group and random blocks.
-func TestQ6KR16Quants(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 8))
-	for trial := range 50 {
-		want, got := make([]byte, 16*192), make([]byte, 16*192)
-		for r := range 16 {
-			blk := make([]byte, 210)
-			for i := range blk {
-				blk[i] = byte(rng.UintN(256))
+// quantRepacks are the word-wise repacks of a row's quants into a group
+// beside their byte-wise oracles: the group bytes they write, the block
+// bytes they read.
+var quantRepacks = []struct {
+	name         string
+	group, block int
+	words, bytes func([]byte, int, []byte)
+}{
+	{"q4_k", 32 * 64, 128, q4kR16Quants, q4kR16QuantsBytes},
+	{"q6_k", 16 * 192, 210, q6kR16Quants, q6kR16QuantsBytes},
+}
+
+// The word-wise repacks write the bytes the byte-wise ones do, for every
+// row slot of a group and random blocks.
+func TestR16QuantRepacks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, q := range quantRepacks {
+		for trial := range 50 {
+			want, got := make([]byte, q.group), make([]byte, q.group)
+			for r := range 16 {
+				blk := make([]byte, q.block)
+				for i := range blk {
+					blk[i] = byte(rng.UintN(256))
+				}
+				q.bytes(want, r, blk)
+				q.words(got, r, blk)
 			}
-			q6kR16QuantsBytes(want, r, blk)
-			q6kR16Quants(got, r, blk)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("trial %d: the word-wise repack differs", trial)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s trial %d: the word-wise repack differs", q.name, trial)
+			}
 		}
 	}
 }
 
-func BenchmarkQ6KR16Quants(b *testing.B) {
-	subs, blk := make([]byte, 16*192), make([]byte, 210)
-	for _, v := range []struct {
-		name string
-		f    func([]byte, int, []byte)
-	}{{"words", q6kR16Quants}, {"bytes", q6kR16QuantsBytes}} {
-		b.Run("variant="+v.name, func(b *testing.B) {
-			b.SetBytes(210)
-			for i := range b.N {
-				v.f(subs, i&15, blk)
-			}
-		})
+func BenchmarkR16QuantRepack(b *testing.B) {
+	for _, q := range quantRepacks {
+		group, blk := make([]byte, q.group), make([]byte, q.block)
+		for _, v := range []struct {
+			name string
+			f    func([]byte, int, []byte)
+		}{{"words", q.words}, {"bytes", q.bytes}} {
+			b.Run("op="+q.name+"/variant="+v.name, func(b *testing.B) {
+				b.SetBytes(int64(q.block))
+				for i := range b.N {
+					v.f(group, i&15, blk)
+				}
+			})
+		}
 	}
 }
