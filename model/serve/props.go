@@ -54,7 +54,7 @@ func (s *Server) props(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"default_generation_settings": map[string]any{"n_ctx": s.eng.NCtx(), "params": map[string]any{
 			"temperature": p.Temperature, "top_k": p.TopK, "top_p": p.TopP, "min_p": p.MinP,
-			"repeat_penalty": 1, "frequency_penalty": 0, "presence_penalty": 0}},
+			"repeat_penalty": p.RepeatPenalty, "frequency_penalty": p.FrequencyPenalty, "presence_penalty": p.PresencePenalty}},
 		"total_slots":   s.eng.Seqs(),
 		"model_alias":   s.cfg.Model,
 		"chat_template": tok.ChatTemplate(),
