@@ -218,14 +218,14 @@ func attentionBatchShapes() []Shape {
 }
 
 // WeightTypes are the weight types with matvec and matmul ops.
-var WeightTypes = []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.F32, quant.F16, quant.BF16}
+var WeightTypes = []quant.Type{quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.F32, quant.F16, quant.BF16}
 
 // ActivationTypes are the types activations are converted into before a dot
 // product (ActivationType of each weight type, F32 aside).
 var ActivationTypes = []quant.Type{quant.Q8_K, quant.Q8_0, quant.F16, quant.BF16}
 
 // DequantizeTypes are the block types with a dequantize op.
-var DequantizeTypes = []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q8_K, quant.F16, quant.BF16}
+var DequantizeTypes = []quant.Type{quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q8_K, quant.F16, quant.BF16}
 
 var catalogue = buildCatalogue()
 

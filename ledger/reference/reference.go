@@ -59,6 +59,8 @@ func Decode(t quant.Type, src []byte, n int) ([]float64, error) {
 			}
 		case quant.Q4_K:
 			decodeQ4K(blk, out)
+		case quant.Q5_K:
+			decodeQ5K(blk, out)
 		case quant.Q6_K:
 			decodeQ6K(blk, out)
 		default:
@@ -89,6 +91,31 @@ func decodeQ4K(blk []byte, out []float64) {
 				q >>= 4
 			}
 			out[32*j+l] = d*float64(sc)*float64(q&0x0f) - dmin*float64(m)
+		}
+	}
+}
+
+// decodeQ5K: Q4_K's d, dmin and scales, then qh[32] (the fifth bits)
+// before the 128 bytes of nibbles. Value l of sub-block j takes bit j of
+// qh[l] as its fifth bit: d·sc_j·(q + 16·bit) − dmin·m_j.
+func decodeQ5K(blk []byte, out []float64) {
+	d, dmin := half(blk), half(blk[2:])
+	s, qh := blk[4:16], blk[16:48]
+	for j := range 8 {
+		var sc, m int
+		if j < 4 {
+			sc, m = int(s[j]&63), int(s[j+4]&63)
+		} else {
+			sc = int(s[j+4]&0x0f) | int(s[j-4]>>6)<<4
+			m = int(s[j+4]>>4) | int(s[j]>>6)<<4
+		}
+		for l := range 32 {
+			q := blk[48+32*(j/2)+l]
+			if j%2 == 1 {
+				q >>= 4
+			}
+			v := int(q&0x0f) | int(qh[l]>>j&1)<<4
+			out[32*j+l] = d*float64(sc)*float64(v) - dmin*float64(m)
 		}
 	}
 }

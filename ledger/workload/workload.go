@@ -184,7 +184,7 @@ func (w *Workload) weights(t quant.Type, rows, k int) ([]byte, error) {
 	ts := t.TypeSize()
 	for o := 0; o < len(b); o += ts {
 		switch t {
-		case quant.Q4_K:
+		case quant.Q4_K, quant.Q5_K:
 			scale(o, 2e-4, 2e-3)   // d
 			scale(o+2, 1e-4, 1e-3) // dmin
 		case quant.Q6_K:

@@ -389,13 +389,13 @@ func synthPreset(t *testing.T, p synth.Preset, typ string) (string, *Model, *tok
 // in one ubatch vs token by token, 0.99982 on Q4_K_M (logged by logSpread).
 func TestSynthTinyMatchesLlamaCppAndReference(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds three synthetic models (~2 minutes on 2 cores); skipped in -short")
+		t.Skip("builds four synthetic models (~2.5 minutes on 2 cores); skipped in -short")
 	}
 	requireLlamaCpp(t)
 	for _, c := range []struct {
 		typ       string
 		unrounded float64 // production vs reference without activation rounding
-	}{{"F32", 1 - 1e-8}, {"Q8_0", 0.999}, {"Q4_K_M", 0.998}} {
+	}{{"F32", 1 - 1e-8}, {"Q8_0", 0.999}, {"Q4_K_M", 0.998}, {"Q5_K_M", 0.998}} {
 		t.Run(c.typ, func(t *testing.T) {
 			path, m, tk := synthModel(t, "tiny", c.typ)
 			if m.FreqFactors == nil || !m.Tied {

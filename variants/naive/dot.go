@@ -19,6 +19,7 @@ var rowDots = map[quant.Type]rowDot{
 	quant.Q8_0: dotQ8_0,
 	quant.Q4_0: dotQ4_0,
 	quant.Q4_K: dotQ4K,
+	quant.Q5_K: dotQ5K,
 	quant.Q6_K: dotQ6K,
 }
 
@@ -124,6 +125,35 @@ func dotQ4K(w, x []byte, k int) float32 {
 			var s int32
 			for l := range 32 {
 				s += int32(nib[l]>>shift&0x0f) * int32(int8(q8[j*32+l]))
+			}
+			sumi += sc * s
+			summ += m * (bsum(xb, 2*j) + bsum(xb, 2*j+1))
+		}
+		xd := f32(xb)
+		sum += half(wb)*xd*float32(sumi) - half(wb[2:])*xd*float32(summ)
+	}
+	return sum
+}
+
+// dotQ5K pairs Q5_K weights (Q4_K's d, dmin and scales, qh[32] fifth
+// bits, qs[128] nibbles) with Q8_K activations: Q4_K's sums with bit j of
+// qh[l] as the fifth bit of value l of sub-block j, as ggml's
+// vec_dot_q5_K_q8_K.
+func dotQ5K(w, x []byte, k int) float32 {
+	var sum float32
+	for b := range k / quant.QK_K {
+		wb, xb := w[b*176:b*176+176], x[b*292:b*292+292]
+		scales, qh, qs := wb[4:16], wb[16:48], wb[48:176]
+		q8 := xb[4 : 4+quant.QK_K]
+		var sumi, summ int32
+		for j := range 8 {
+			sc, m := scaleMinK4(j, scales)
+			nib := qs[(j/2)*32 : (j/2)*32+32]
+			shift := uint(4 * (j % 2))
+			var s int32
+			for l := range 32 {
+				q := int32(nib[l]>>shift&0x0f) | int32(qh[l]>>uint(j)&1)<<4
+				s += q * int32(int8(q8[j*32+l]))
 			}
 			sumi += sc * s
 			summ += m * (bsum(xb, 2*j) + bsum(xb, 2*j+1))

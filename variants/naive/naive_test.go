@@ -23,7 +23,7 @@ func randomWeights(rng *rand.Rand, t quant.Type, rows, k int) []byte {
 	for i := range n {
 		o := i * t.TypeSize()
 		switch t {
-		case quant.Q4_K:
+		case quant.Q4_K, quant.Q5_K:
 			h(o, rng.Float32()*0.01)
 			h(o+2, rng.Float32()*0.01)
 		case quant.Q6_K:

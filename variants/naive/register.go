@@ -26,7 +26,7 @@ func init() {
 			Notes: "scalar Go, byte-identical to ggml's quantize_row_*_ref"})
 	}
 	dequantizers := map[quant.Type]ledger.Dequantize{
-		quant.Q4_K: quant.DequantizeQ4K, quant.Q6_K: quant.DequantizeQ6K, quant.Q8_0: quant.DequantizeQ8_0,
+		quant.Q4_K: quant.DequantizeQ4K, quant.Q5_K: quant.DequantizeQ5K, quant.Q6_K: quant.DequantizeQ6K, quant.Q8_0: quant.DequantizeQ8_0,
 		quant.Q4_0: quant.DequantizeQ4_0, quant.Q8_K: quant.DequantizeQ8K, quant.F16: quant.DequantizeF16,
 		quant.BF16: quant.DequantizeBF16,
 	}
