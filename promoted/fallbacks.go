@@ -64,6 +64,18 @@ func init() {
 	}
 }
 
+// A prefill without a matmul kernel of its own (Q5_K, Q8_0, Q4_0 weights)
+// can run the same chunks: each ≈256 KiB of rows read from memory once for
+// all the batch's tokens instead of once a token (matvec-loop).
+func init() {
+	for _, wt := range ledger.WeightTypes {
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(wt), Name: MatVecChunksName, Family: ledger.FamilyMatVecLoop,
+			Notes: "the promoted matvec over chunks of about 256 KiB of weight rows, each chunk for every token in turn " +
+				"(from memory once, then from the cache), for weight types without a matmul kernel",
+			Impl: overDefaultMatVec(wt, func(mv ledger.MatVec) ledger.MatMul { return matVecChunks(mv, wt) })})
+	}
+}
+
 func matVecChunks(mv ledger.MatVec, wt quant.Type) ledger.MatMul {
 	at := ledger.ActivationType(wt)
 	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {

@@ -2,6 +2,8 @@ package llama
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/promoted"
@@ -134,6 +136,10 @@ func resolveKernels(m *Model, opts Options) (*kernels, error) {
 // activations.
 func (k *kernels) bind(w *Matrix, staticSplit bool) (linear, error) {
 	l := linear{w: w, at: ledger.ActivationType(w.Type)}
+	if !slices.Contains(ledger.WeightTypes, w.Type) {
+		return l, fmt.Errorf("%s: %s weights are not supported (Damascus runs %s; damascus quantize "+
+			"or llama-quantize --allow-requantize converts a model to Q4_K_M, Q5_K_M or Q8_0)", w.Name, w.Type, typeList(ledger.WeightTypes))
+	}
 	var err error
 	mv, err := promoted.MatVecFor(w.Type)
 	if err != nil {
@@ -165,4 +171,16 @@ func (k *kernels) bind(w *Matrix, staticSplit bool) (linear, error) {
 		return l, fmt.Errorf("%s: activations of %d values in %s: %w", w.Name, w.Cols, l.at, err)
 	}
 	return l, nil
+}
+
+// typeList names types as "A, B or C".
+func typeList(ts []quant.Type) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.String()
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

@@ -121,6 +121,30 @@ func q4kBatchP7(w, x *byte, dst *float32, ldd, rows, nb, sbStride, dist int)
 func q4kBatchP8(w, x *byte, dst *float32, ldd, rows, nb, sbStride, dist int)
 
 //go:noescape
+func q5kBatch1(w, x *byte, dst *float32, ldd, rows, nb, sbStride int)
+
+//go:noescape
+func q5kBatch2(w, x *byte, dst *float32, ldd, rows, nb, sbStride int)
+
+//go:noescape
+func q5kBatch3(w, x *byte, dst *float32, ldd, rows, nb, sbStride int)
+
+//go:noescape
+func q5kBatch4(w, x *byte, dst *float32, ldd, rows, nb, sbStride int)
+
+//go:noescape
+func q5kBatch5(w, x *byte, dst *float32, ldd, rows, nb, sbStride int)
+
+//go:noescape
+func q5kBatch6(w, x *byte, dst *float32, ldd, rows, nb, sbStride int)
+
+//go:noescape
+func q5kBatch7(w, x *byte, dst *float32, ldd, rows, nb, sbStride int)
+
+//go:noescape
+func q5kBatch8(w, x *byte, dst *float32, ldd, rows, nb, sbStride int)
+
+//go:noescape
 func q6kBatchP1(w, x *byte, dst *float32, ldd, rows, nb, sbStride, dist int)
 
 //go:noescape
@@ -157,6 +181,10 @@ var (
 	qbQ4K = qbFormat{quant.Q4_K, 144, [8]int{0, 2, 1, 3, 4, 6, 5, 7},
 		[qbGroup]qbKernel{q4kBatch1, q4kBatch2, q4kBatch3, q4kBatch4, q4kBatch5, q4kBatch6, q4kBatch7, q4kBatch8},
 		[qbGroup]qbPfKernel{q4kBatchP1, q4kBatchP2, q4kBatchP3, q4kBatchP4, q4kBatchP5, q4kBatchP6, q4kBatchP7, q4kBatchP8}}
+	// qbQ5K has no prefetching forms (pf): its variants run with dist 0.
+	qbQ5K = qbFormat{quant.Q5_K, 176, [8]int{0, 2, 1, 3, 4, 6, 5, 7},
+		[qbGroup]qbKernel{q5kBatch1, q5kBatch2, q5kBatch3, q5kBatch4, q5kBatch5, q5kBatch6, q5kBatch7, q5kBatch8},
+		[qbGroup]qbPfKernel{}}
 	qbQ6K = qbFormat{quant.Q6_K, 210, [8]int{0, 1, 2, 3, 4, 5, 6, 7},
 		[qbGroup]qbKernel{q6kBatch1, q6kBatch2, q6kBatch3, q6kBatch4, q6kBatch5, q6kBatch6, q6kBatch7, q6kBatch8},
 		[qbGroup]qbPfKernel{q6kBatchP1, q6kBatchP2, q6kBatchP3, q6kBatchP4, q6kBatchP5, q6kBatchP6, q6kBatchP7, q6kBatchP8}}
@@ -318,5 +346,13 @@ func init() {
 				Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"},
 				Impl:     f.matMul(v.dist), Prepared: f.prepared(v.dist), Notes: notes + v.note})
 		}
+	}
+	// Q5_K: the batched kernel for a Batch's rows and, having no GEMM of
+	// its own, for a prefill's (the fifth bits added at unpacking).
+	for _, op := range []string{ledger.MatVecBatchOp(quant.Q5_K), ledger.MatMulOp(quant.Q5_K)} {
+		ledger.Register(ledger.Variant{Op: op, Name: "avx512-vnni", Family: ledger.FamilyAVX512VNNI,
+			Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"},
+			Impl:     qbQ5K.matMul(0), Prepared: qbQ5K.prepared(0),
+			Notes:    notes + "; Q5_K: the fifth bits (qh) added to the nibbles at unpacking by VPTESTMB and a masked VPADDB"})
 	}
 }
