@@ -353,6 +353,6 @@ func init() {
 		ledger.Register(ledger.Variant{Op: op, Name: "avx512-vnni", Family: ledger.FamilyAVX512VNNI,
 			Features: []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"},
 			Impl:     qbQ5K.matMul(0), Prepared: qbQ5K.prepared(0),
-			Notes:    notes + "; Q5_K: the fifth bits (qh) added to the nibbles at unpacking by VPTESTMB and a masked VPADDB"})
+			Notes: notes + "; Q5_K: the fifth bits (qh) added to the nibbles at unpacking by VPTESTMB and a masked VPADDB"})
 	}
 }
