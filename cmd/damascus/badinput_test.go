@@ -300,3 +300,20 @@ func TestChatLongLine(t *testing.T) {
 	chatFails(t, []string{"-m", model, "--chat-format", "chatml", "-n", "2"}, strings.Repeat("a", 2<<20)+"\n",
 		"a message line is longer than 1 MiB, the most chat takes")
 }
+
+// A model whose weights are of a type without kernels here (Q5_0: a
+// llama.cpp file type, not one of the catalogue's) is refused at load with
+// the tensor and the type named and the types that run listed, not with an
+// internal "unknown op".
+func TestUnsupportedWeightTypeNamed(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "tiny-q5_0.gguf")
+	code, _, stderr := runCLI("synth", "--preset", "tiny", "--type", "Q5_0", "--quiet", "-o", model)
+	if code != 0 {
+		t.Fatalf("synth Q5_0: exit %d:\n%s", code, stderr)
+	}
+	stderr = fails(t, []string{"generate", "-m", model, "-p", "once", "-n", "4"},
+		"Q5_0 weights are not supported", "Q4_K, Q5_K, Q6_K", "damascus quantize")
+	if strings.Contains(stderr, "unknown op") {
+		t.Errorf("the internal op name leaks into the error:\n%s", stderr)
+	}
+}

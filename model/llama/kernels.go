@@ -136,9 +136,8 @@ func resolveKernels(m *Model, opts Options) (*kernels, error) {
 // activations.
 func (k *kernels) bind(w *Matrix, staticSplit bool) (linear, error) {
 	l := linear{w: w, at: ledger.ActivationType(w.Type)}
-	if !slices.Contains(ledger.WeightTypes, w.Type) {
-		return l, fmt.Errorf("%s: %s weights are not supported (Damascus runs %s; damascus quantize "+
-			"or llama-quantize --allow-requantize converts a model to Q4_K_M, Q5_K_M or Q8_0)", w.Name, w.Type, typeList(ledger.WeightTypes))
+	if err := supported(w); err != nil {
+		return l, err
 	}
 	var err error
 	mv, err := promoted.MatVecFor(w.Type)
@@ -171,6 +170,16 @@ func (k *kernels) bind(w *Matrix, staticSplit bool) (linear, error) {
 		return l, fmt.Errorf("%s: activations of %d values in %s: %w", w.Name, w.Cols, l.at, err)
 	}
 	return l, nil
+}
+
+// supported refuses a matrix of a weight type without kernels here by
+// name, with the types that run, before a kernel lookup's internal error.
+func supported(w *Matrix) error {
+	if slices.Contains(ledger.WeightTypes, w.Type) {
+		return nil
+	}
+	return fmt.Errorf("%s: %s weights are not supported (Damascus runs %s; damascus quantize "+
+		"or llama-quantize --allow-requantize converts a model to Q4_K_M, Q5_K_M or Q8_0)", w.Name, w.Type, typeList(ledger.WeightTypes))
 }
 
 // typeList names types as "A, B or C".

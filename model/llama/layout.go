@@ -152,6 +152,9 @@ func (m *Model) CPULayouts() (map[*Matrix]*ledger.WeightLayout, error) {
 		if len(mat.Data) == 0 {
 			continue
 		}
+		if err := supported(mat); err != nil {
+			return nil, err
+		}
 		lay, seen := byType[mat.Type]
 		if !seen {
 			mv, err := promoted.MatVecFor(mat.Type)
