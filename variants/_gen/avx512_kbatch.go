@@ -38,6 +38,7 @@ import (
 
 func init() {
 	register("avx512", "q4kb_amd64.s", func() { kbatchFile(q4kBatchFormat) })
+	register("avx512", "q5kb_amd64.s", func() { kbatchFile(q5kBatchFormat) })
 	register("avx512", "q6kb_amd64.s", func() { kbatchFile(q6kBatchFormat) })
 }
 
@@ -62,6 +63,7 @@ type kbatchFormat struct {
 	blockBytes int
 	constants  func()
 	mins       bool              // the tokens keep a mins sum (kbMins) beside their sums
+	noPrefetch bool              // no "P" forms
 	unpack     func()            // one super-block at SI: quants, scales, d
 	token      func(disp, t int) // token t at disp(DI) into its sums
 	// The format's macros of kquant_amd64.h: unpack, and the clearing, the
@@ -74,6 +76,9 @@ type kbatchFormat struct {
 // PREFETCHT0 per cache line of each super-block, R9 = dist).
 func kbatchFile(f kbatchFormat) {
 	for _, pf := range []bool{false, true} {
+		if pf && f.noPrefetch {
+			continue
+		}
 		for t := 1; t <= qbMaxT; t++ {
 			kbatchKernel(f, t, pf)
 		}
@@ -262,7 +267,36 @@ var q4kBatchFormat = kbatchFormat{
 	token:     q4kbToken,
 }.withMacros("Q4KB", "Q4_K", "products and mins term")
 
-func q4kbUnpack() {
+// q5kBatchFormat is q4kBatchFormat over Q5_K blocks: its unpacking adds
+// the fifth bits (q5kbUnpack); the tokens' operations are Q4_K's macros.
+// No prefetching forms.
+var q5kBatchFormat = func() kbatchFormat {
+	f := q4kBatchFormat
+	f.name, f.label, f.blockBytes, f.unpack, f.noPrefetch = "q5kBatch", "q5kb", q5kBytes, q5kbUnpack, true
+	f.unpackM = def512("Q5KB_UNPACK", "unpacks a Q5_K super-block at SI for the batched kernel's tokens.", q5kbUnpack)
+	return f
+}()
+
+func q4kbUnpack() { kbUnpack(16, nil) }
+
+// q5kbUnpack is q4kbUnpack of a Q5_K block (nibbles at 48), each quant's
+// fifth bit added after (qh at 16): q5kQuants's test and masked add,
+// through Z28 and Z29, free until the tokens' products.
+func q5kbUnpack() {
+	kbUnpack(48, func() {
+		a.VBROADCASTI64X4(m(RSI, 16), Z28)
+		a.VPBROADCASTD(sym("q5kSixteen", 0), Z29)
+		for i, z := range []VecPhysical{Z24, Z25, Z26, Z27} {
+			k := []Register{K1, K2, K3, K4}[i]
+			a.VPTESTMB(sym("q5kHighBit", 64*i), Z28, k)
+			a.VPADDB(Z29, z, k, z)
+		}
+	})
+}
+
+// kbUnpack unpacks a Q4_K-style super-block at SI, its 128 nibble bytes at
+// quants(SI), then runs fifth (when not nil).
+func kbUnpack(quants int, fifth func()) {
 	q4kScales()
 	a.VPBROADCASTQ(RAX, Z20)
 	a.VPBROADCASTQ(RBX, Y21)
@@ -275,12 +309,15 @@ func q4kbUnpack() {
 	a.VMOVSHDUP(X22, X23)
 	a.VBROADCASTSS(X22, Z22)
 	a.VBROADCASTSS(X23, Y23)
-	for i, off := range []int{16, 80} {
+	for i, off := range []int{quants, quants + 64} {
 		lo, hi := []VecPhysical{Z24, Z26}[i], []VecPhysical{Z25, Z27}[i]
 		a.VMOVDQU8(m(RSI, off), lo)
 		a.VPSRLW(Imm(4), lo, hi)
 		a.VPANDD_BCST(sym("q4kbNibble", 0), lo, lo)
 		a.VPANDD_BCST(sym("q4kbNibble", 0), hi, hi)
+	}
+	if fifth != nil {
+		fifth()
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 func init() {
 	register("avx512", "q4k_amd64.s", q4kFile)
+	register("avx512", "q5k_amd64.s", q5kFile)
 	register("avx512", "q4kx_amd64.s", q4kxFile)
 	register("avx512", "q4k4_amd64.s", q4k4File)
 	register("avx512", "q6k_amd64.s", q6kFile)
@@ -25,6 +26,7 @@ func init() {
 
 const (
 	q4kBytes = 144 // one Q4_K super-block
+	q5kBytes = 176 // one Q5_K super-block: Q4_K's header, qh[32], then the nibbles
 	q6kBytes = 210 // one Q6_K super-block
 	q8kBytes = 292 // one Q8_K super-block: d, 256 quants, 16 bsums
 )
@@ -581,6 +583,12 @@ func q4kBlock(f form) {
 }
 
 func q4kBlockBody(products func()) {
+	kBlockBody(func() { q4kQuants(func(d int) Mem { return m(RSI, d) }) }, products)
+}
+
+// kBlockBody is a one-row Q4_K or Q5_K super-block at SI (quants loads its
+// nibble vectors Z10-Z13) into Z24 and Z25.
+func kBlockBody(quants, products func()) {
 	q4kScales()
 	a.VPBROADCASTQ(RAX, Z20)
 	a.VPBROADCASTQ(RBX, Y21)
@@ -588,12 +596,56 @@ func q4kBlockBody(products func()) {
 	q4kFactors(X6, X7, Z23, Y22)
 	a.VFMADD231PS(Y22, Y21, Y25)
 	q4kSpread()
-	q4kQuants(func(d int) Mem { return m(RSI, d) })
+	quants()
 	q4kActivations()
 	q4kProducts()
 	products()
 	a.VCVTDQ2PS(Z4, Z4)
 	a.VFMADD231PS(Z23, Z4, Z24)
+}
+
+// q5kFile writes variants/avx512/q5k_amd64.s: Q5_K × Q8_K one row at a
+// time, q4kFile's kernel with Q5_K's block (qh[32] at 16, the nibbles at
+// 48) and each quant's fifth bit added to its nibble (q5kQuants); the
+// VNNI form and its PREFETCHT0 and PREFETCHNTA forms.
+func q5kFile() {
+	prologue := func() { mQ5kPrologue.use(q5kPrologueBody) }
+	for _, f := range rowForms("q5k", 3) {
+		if !f.vnni || f.page || f.hint == t2 {
+			continue
+		}
+		rowKernel(f, prologue, rowLoop{[]VecPhysical{Z24, Z25}, vpxord, q5kBlock, q5kBytes, q8kBytes, func() { rowStore(Z24, Z25) }})
+	}
+}
+
+// q5kPrologueBody is the Q4_K prologue and the byte 16 in every lane of
+// Z15 (the fifth bit's value).
+func q5kPrologueBody() {
+	loadArgs(RSI)
+	q4kConstants()
+	a.MOVL(U32(0x10101010), EAX)
+	a.VPBROADCASTD(EAX, Z15)
+}
+
+func q5kBlock(f form) {
+	mQ5kBlock.use(func() { kBlockBody(q5kQuants, func() { products(f.vnni) }) }, productsMacro(f.vnni))
+}
+
+// q5kQuants loads a Q5_K block's nibbles at 48(SI) as q4kQuants's vectors
+// Z10-Z13 (sub-blocks 0|2, 1|3, 4|6, 5|7, one a 32-byte half) and adds 16
+// (Z15) to each quant whose sub-block bit of qh[l] is set: qh broadcast to
+// both halves (Z14), VPTESTMB against ·q5kHighBit (each half's bit), a
+// byte-masked VPADDB.
+func q5kQuants() { mQ5kQuants.use(q5kQuantsBody) }
+
+func q5kQuantsBody() {
+	a.VBROADCASTI64X4(m(RSI, 16), Z14)
+	q4kQuantsBody(func(d int) Mem { return m(RSI, d+32) })
+	for i, z := range []VecPhysical{Z10, Z11, Z12, Z13} {
+		k := []Register{K1, K2, K3, K4}[i]
+		a.VPTESTMB(sym("q5kHighBit", 64*i), Z14, k)
+		a.VPADDB(Z15, z, k, z)
+	}
 }
 
 // q4k4File writes variants/avx512/q4k4_amd64.s:
@@ -948,6 +1000,8 @@ var (
 	mDist        = defTwin("KQ_DIST", "loads a prefetch form's distance into R12.", rowDist, nil)
 	mQ4kPrologue = def512("Q4K_PROLOGUE", "loads the arguments (w into SI) and the Q4_K constants.",
 		func() { loadArgs(RSI); q4kConstants() })
+	mQ5kPrologue = def512("Q5K_PROLOGUE", "loads the arguments (w into SI), the Q4_K constants and 16 in the bytes of Z15.",
+		q5kPrologueBody)
 	mQ6kPrologue = def512("Q6K_PROLOGUE", "loads the arguments (w into SI) and the Q6_K constants.",
 		func() { loadArgs(RSI); q6kConstants() })
 	mPfLines3 = def512("PF_LINES3(op, dist)",
@@ -1001,6 +1055,11 @@ var (
 	mQ4kBlock = def512("Q4K_BLOCK(products)",
 		"is a one-row Q4_K super-block at SI into Z24 and Z25 (q4kBlock), its\n// products (PRODUCTS_BW or PRODUCTS_VNNI).",
 		func() { q4kBlockBody(func() { placeholder("products") }) }, "products")
+	mQ5kQuants = def512("Q5K_QUANTS",
+		"loads a Q5_K block's nibbles at 48(SI) as Z10-Z13 and adds each quant's fifth\n// bit (qh at 16(SI), Z15 = 16s): q5kQuants.", q5kQuantsBody)
+	mQ5kBlock = def512("Q5K_BLOCK(products)",
+		"is Q4K_BLOCK of a one-row Q5_K super-block at SI (Q5K_QUANTS): q5kBlock.",
+		func() { kBlockBody(q5kQuants, func() { placeholder("products") }) }, "products")
 	mQ4k4Row = def512("Q4K4_ROW(w, acc)",
 		"is a four-row kernel's Q4_K super-block at w into the sum acc: q4k4RowBlock.",
 		func() { q4k4RowBody(R14, R15, Z14) }, "(R14)(R15*1)", "Z14")

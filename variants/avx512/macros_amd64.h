@@ -427,6 +427,13 @@ blk: \
 	KQ_ARGS(SI, xq); \
 	Q4K_CONSTANTS
 
+// Q5K_PROLOGUE loads the arguments (w into SI), the Q4_K constants and 16 in the bytes of Z15.
+#define Q5K_PROLOGUE \
+	KQ_ARGS(SI, xq); \
+	Q4K_CONSTANTS; \
+	MOVL $0x10101010, AX; \
+	VPBROADCASTD AX, Z15
+
 // Q4K_SCALES unpacks the 12 scale bytes at 4(SI) into AX = 8 scales, BX = 8 mins.
 #define Q4K_SCALES \
 	MOVL 4(SI), AX; \
@@ -498,6 +505,40 @@ blk: \
 	VEXTRACTF64X4 $0x01, acc, hi; \
 	VADDPS hi, accy, accy; \
 	REDUCE8(accy, accx, hix, (AX))
+
+// Q5KB_UNPACK unpacks a Q5_K super-block at SI for the batched kernel's tokens.
+#define Q5KB_UNPACK \
+	Q4K_SCALES; \
+	VPBROADCASTQ AX, Z20; \
+	VPBROADCASTQ BX, Y21; \
+	VPSHUFB ·q4kMinIdx+0(SB), Y21, Y21; \
+	VPSHUFB ·q4kScaleIdx+0(SB), Z20, Z16; \
+	VPSHUFB ·q4kScaleIdx+64(SB), Z20, Z17; \
+	VPSHUFB ·q4kScaleIdx+128(SB), Z20, Z18; \
+	VPSHUFB ·q4kScaleIdx+192(SB), Z20, Z19; \
+	VMOVD (SI), X22; \
+	VCVTPH2PS X22, X22; \
+	VMOVSHDUP X22, X23; \
+	VBROADCASTSS X22, Z22; \
+	VBROADCASTSS X23, Y23; \
+	VMOVDQU8 48(SI), Z24; \
+	VPSRLW $0x04, Z24, Z25; \
+	VPANDD.BCST ·q4kbNibble+0(SB), Z24, Z24; \
+	VPANDD.BCST ·q4kbNibble+0(SB), Z25, Z25; \
+	VMOVDQU8 112(SI), Z26; \
+	VPSRLW $0x04, Z26, Z27; \
+	VPANDD.BCST ·q4kbNibble+0(SB), Z26, Z26; \
+	VPANDD.BCST ·q4kbNibble+0(SB), Z27, Z27; \
+	VBROADCASTI64X4 16(SI), Z28; \
+	VPBROADCASTD ·q5kSixteen+0(SB), Z29; \
+	VPTESTMB ·q5kHighBit+0(SB), Z28, K1; \
+	VPADDB Z29, Z24, K1, Z24; \
+	VPTESTMB ·q5kHighBit+64(SB), Z28, K2; \
+	VPADDB Z29, Z25, K2, Z25; \
+	VPTESTMB ·q5kHighBit+128(SB), Z28, K3; \
+	VPADDB Z29, Z26, K3, Z26; \
+	VPTESTMB ·q5kHighBit+192(SB), Z28, K4; \
+	VPADDB Z29, Z27, K4, Z27
 
 // Q4K4_ACTIVATIONS is Q4K_ACTIVATIONS and dx at (DI) into X9 (four-row kernels).
 #define Q4K4_ACTIVATIONS \
@@ -786,6 +827,49 @@ block: \
 	VFMADD231PS Y22, Y21, Y25; \
 	Q4K_SPREAD; \
 	Q4K_QUANTS((SI)); \
+	Q4K_ACTIVATIONS; \
+	Q4K_PRODUCTS; \
+	products; \
+	VCVTDQ2PS Z4, Z4; \
+	VFMADD231PS Z23, Z4, Z24
+
+// Q5K_QUANTS loads a Q5_K block's nibbles at 48(SI) as Z10-Z13 and adds each quant's fifth
+// bit (qh at 16(SI), Z15 = 16s): q5kQuants.
+#define Q5K_QUANTS \
+	VBROADCASTI64X4 16(SI), Z14; \
+	VMOVDQU8 48(SI), Z10; \
+	VPSRLW $0x04, Z10, Z11; \
+	VPANDD Z31, Z10, Z10; \
+	VPANDD Z31, Z11, Z11; \
+	VMOVDQU8 112(SI), Z12; \
+	VPSRLW $0x04, Z12, Z13; \
+	VPANDD Z31, Z12, Z12; \
+	VPANDD Z31, Z13, Z13; \
+	VPTESTMB ·q5kHighBit+0(SB), Z14, K1; \
+	VPADDB Z15, Z10, K1, Z10; \
+	VPTESTMB ·q5kHighBit+64(SB), Z14, K2; \
+	VPADDB Z15, Z11, K2, Z11; \
+	VPTESTMB ·q5kHighBit+128(SB), Z14, K3; \
+	VPADDB Z15, Z12, K3, Z12; \
+	VPTESTMB ·q5kHighBit+192(SB), Z14, K4; \
+	VPADDB Z15, Z13, K4, Z13
+
+// Q5K_BLOCK is Q4K_BLOCK of a one-row Q5_K super-block at SI (Q5K_QUANTS): q5kBlock.
+#define Q5K_BLOCK(products) \
+	Q4K_SCALES; \
+	VPBROADCASTQ AX, Z20; \
+	VPBROADCASTQ BX, Y21; \
+	Q4K_MINS_TERM; \
+	VMOVD (SI), X6; \
+	VCVTPH2PS X6, X6; \
+	VBROADCASTSS (DI), X7; \
+	VMULPS X7, X6, X6; \
+	VBROADCASTSS X6, Z23; \
+	VMOVSHDUP X6, X6; \
+	VBROADCASTSS X6, Y22; \
+	VFMADD231PS Y22, Y21, Y25; \
+	Q4K_SPREAD; \
+	Q5K_QUANTS; \
 	Q4K_ACTIVATIONS; \
 	Q4K_PRODUCTS; \
 	products; \
