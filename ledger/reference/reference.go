@@ -76,15 +76,8 @@ func Decode(t quant.Type, src []byte, n int) ([]float64, error) {
 // values are d·sc_j·q − dmin·m_j.
 func decodeQ4K(blk []byte, out []float64) {
 	d, dmin := half(blk), half(blk[2:])
-	s := blk[4:16]
 	for j := range 8 {
-		var sc, m int
-		if j < 4 {
-			sc, m = int(s[j]&63), int(s[j+4]&63)
-		} else {
-			sc = int(s[j+4]&0x0f) | int(s[j-4]>>6)<<4
-			m = int(s[j+4]>>4) | int(s[j]>>6)<<4
-		}
+		sc, m := scaleMinK4(blk[4:16], j)
 		for l := range 32 {
 			q := blk[16+32*(j/2)+l]
 			if j%2 == 1 {
@@ -95,20 +88,23 @@ func decodeQ4K(blk []byte, out []float64) {
 	}
 }
 
+// scaleMinK4 unpacks sub-block j's 6-bit scale and min from the twelve
+// scale bytes s of a Q4_K or Q5_K block.
+func scaleMinK4(s []byte, j int) (sc, m int) {
+	if j < 4 {
+		return int(s[j] & 63), int(s[j+4] & 63)
+	}
+	return int(s[j+4]&0x0f) | int(s[j-4]>>6)<<4, int(s[j+4]>>4) | int(s[j]>>6)<<4
+}
+
 // decodeQ5K: Q4_K's d, dmin and scales, then qh[32] (the fifth bits)
 // before the 128 bytes of nibbles. Value l of sub-block j takes bit j of
 // qh[l] as its fifth bit: d·sc_j·(q + 16·bit) − dmin·m_j.
 func decodeQ5K(blk []byte, out []float64) {
 	d, dmin := half(blk), half(blk[2:])
-	s, qh := blk[4:16], blk[16:48]
+	qh := blk[16:48]
 	for j := range 8 {
-		var sc, m int
-		if j < 4 {
-			sc, m = int(s[j]&63), int(s[j+4]&63)
-		} else {
-			sc = int(s[j+4]&0x0f) | int(s[j-4]>>6)<<4
-			m = int(s[j+4]>>4) | int(s[j]>>6)<<4
-		}
+		sc, m := scaleMinK4(blk[4:16], j)
 		for l := range 32 {
 			q := blk[48+32*(j/2)+l]
 			if j%2 == 1 {

@@ -111,48 +111,34 @@ func scaleMinK4(j int, q []byte) (sc, m int32) {
 // dotQ4K pairs Q4_K weights with Q8_K activations. Sub-block j (32 values)
 // is d·sc_j·q − dmin·m_j, so its dot with x is d·sc_j·Σq·q8 − dmin·m_j·Σq8;
 // Σq8 comes from the activation's bsums, as in ggml.
-func dotQ4K(w, x []byte, k int) float32 {
-	var sum float32
-	for b := range k / quant.QK_K {
-		wb, xb := w[b*144:b*144+144], x[b*292:b*292+292]
-		scales, qs := wb[4:16], wb[16:144]
-		q8 := xb[4 : 4+quant.QK_K]
-		var sumi, summ int32
-		for j := range 8 {
-			sc, m := scaleMinK4(j, scales)
-			nib := qs[(j/2)*32 : (j/2)*32+32]
-			shift := uint(4 * (j % 2))
-			var s int32
-			for l := range 32 {
-				s += int32(nib[l]>>shift&0x0f) * int32(int8(q8[j*32+l]))
-			}
-			sumi += sc * s
-			summ += m * (bsum(xb, 2*j) + bsum(xb, 2*j+1))
-		}
-		xd := f32(xb)
-		sum += half(wb)*xd*float32(sumi) - half(wb[2:])*xd*float32(summ)
-	}
-	return sum
-}
+func dotQ4K(w, x []byte, k int) float32 { return dotK4(w, x, k, 144, 16, -1) }
 
 // dotQ5K pairs Q5_K weights (Q4_K's d, dmin and scales, qh[32] fifth
 // bits, qs[128] nibbles) with Q8_K activations: Q4_K's sums with bit j of
 // qh[l] as the fifth bit of value l of sub-block j, as ggml's
 // vec_dot_q5_K_q8_K.
-func dotQ5K(w, x []byte, k int) float32 {
+func dotQ5K(w, x []byte, k int) float32 { return dotK4(w, x, k, 176, 48, 16) }
+
+// dotK4 is the dot of Q4_K-style blocks (bytes each: d, dmin, 12 scale
+// bytes, the nibbles at qs) with Q8_K activations; qh >= 0 is the offset
+// of Q5_K's fifth bits.
+func dotK4(w, x []byte, k, bytes, qs, qh int) float32 {
 	var sum float32
 	for b := range k / quant.QK_K {
-		wb, xb := w[b*176:b*176+176], x[b*292:b*292+292]
-		scales, qh, qs := wb[4:16], wb[16:48], wb[48:176]
+		wb, xb := w[b*bytes:(b+1)*bytes], x[b*292:b*292+292]
+		scales := wb[4:16]
 		q8 := xb[4 : 4+quant.QK_K]
 		var sumi, summ int32
 		for j := range 8 {
 			sc, m := scaleMinK4(j, scales)
-			nib := qs[(j/2)*32 : (j/2)*32+32]
+			nib := wb[qs+(j/2)*32 : qs+(j/2)*32+32]
 			shift := uint(4 * (j % 2))
 			var s int32
 			for l := range 32 {
-				q := int32(nib[l]>>shift&0x0f) | int32(qh[l]>>uint(j)&1)<<4
+				q := int32(nib[l] >> shift & 0x0f)
+				if qh >= 0 {
+					q |= int32(wb[qh+l]>>uint(j)&1) << 4
+				}
 				s += q * int32(int8(q8[j*32+l]))
 			}
 			sumi += sc * s
