@@ -267,15 +267,16 @@ func (j judge) win(p judged, evidence string) win {
 		Date: time.Now().UTC().Format("2006-01-02"), CPU: cpu}, p.logNs / float64(len(p.Shapes))}
 }
 
-// withWins puts the wins at the front of an op's list, fastest first (the
-// engine takes the first one this machine can run), replacing entries of the
-// same variant and CPU.
+// withWins puts each win just ahead of the incumbent it beat (the end of
+// the list when that is not in it: naive or a fallback), fastest first
+// among the wins over one incumbent, replacing entries of the same variant
+// and CPU. A win proves nothing against the entries above its incumbent
+// (for another CPU, or left out of the run, as when features were hidden
+// to time the kernels of CPUs without them), so it does not pass them; in
+// a run that timed the op's first preference that is the front.
 func withWins(old []promoted.Choice, wins []win) []promoted.Choice {
 	sort.SliceStable(wins, func(i, j int) bool { return wins[i].speed < wins[j].speed })
 	var list []promoted.Choice
-	for _, w := range wins {
-		list = append(list, w.choice)
-	}
 	for _, c := range old {
 		dup := false
 		for _, w := range wins {
@@ -284,6 +285,21 @@ func withWins(old []promoted.Choice, wins []win) []promoted.Choice {
 		if !dup {
 			list = append(list, c)
 		}
+	}
+	placed := map[string]int{} // incumbent → wins already placed ahead of it
+	for _, w := range wins {
+		at := len(list)
+		for i, c := range list {
+			if c.Variant == w.choice.Over {
+				at = i
+				break
+			}
+		}
+		if at < len(list) {
+			at -= placed[w.choice.Over] // after the faster wins over it
+		}
+		list = slices.Insert(list, at, w.choice)
+		placed[w.choice.Over]++
 	}
 	return list
 }

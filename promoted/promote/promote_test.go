@@ -1,6 +1,7 @@
 package promote
 
 import (
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -102,7 +103,7 @@ func TestPromoteForOneVendor(t *testing.T) {
 	zen4 := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": {{Variant: "tiles", CPU: "AuthenticAMD/25"}}}}
 	decisions, prefs = Decide(Request{Recs: b.Recs, Prefs: zen4, Reg: reg, Rule: protocol.DefaultRule(), CPU: "AuthenticAMD/26", FamilyOnly: true}, record.NewBatch(time.Now()))
 	got := prefs.Ops["matmul/q4_k"]
-	if len(decisions) != 1 || decisions[0].Incumbent != promoted.MatVecLoopName || len(got) != 2 || got[0].CPU != "AuthenticAMD/26" || got[1].CPU != "AuthenticAMD/25" {
+	if len(decisions) != 1 || decisions[0].Incumbent != promoted.MatVecLoopName || len(got) != 2 || got[0].CPU != "AuthenticAMD/25" || got[1].CPU != "AuthenticAMD/26" {
 		t.Errorf("limited to Zen 5 beside a Zen 4 entry: decisions %+v, preferences %+v", decisions, got)
 	}
 }
@@ -130,8 +131,33 @@ func TestPromoteWithinPrecision(t *testing.T) {
 	if judged["fast-bf16"] != "naive-bf16" || judged["naive"] != "tiles" || len(judged) != 2 {
 		t.Errorf("challenger → incumbent: %v; want fast-bf16 → naive-bf16, naive → tiles", judged)
 	}
-	if list := out.Ops["matmul/q4_k"]; len(list) != 2 || list[0].Variant != "fast-bf16" || list[1].Variant != "tiles" {
+	// fast-bf16 beat the bf16 class's fallback, which is not in the list:
+	// it goes last (the classes do not compete for a call).
+	if list := out.Ops["matmul/q4_k"]; len(list) != 2 || list[0].Variant != "tiles" || list[1].Variant != "fast-bf16" {
 		t.Errorf("preferences %+v", list)
+	}
+}
+
+// TestWinStaysBelowUntimedPreferences: a challenger beats the first
+// preference the run timed, not the ones above it that the run left out
+// (features hidden to time the kernels of CPUs without them): it goes just
+// ahead of the one it beat, not to the front.
+func TestWinStaysBelowUntimedPreferences(t *testing.T) {
+	b, reg := matmulRun(t, map[string]float64{"naive": 10, "tiles": 1})
+	if err := reg.Add(ledger.Variant{Op: "matmul/q4_k", Name: "wide", Family: ledger.FamilyNaive, Impl: naive.MatMul(quant.Q4_K)}); err != nil {
+		t.Fatal(err)
+	}
+	prefs := promoted.Preferences{Ops: map[string][]promoted.Choice{"matmul/q4_k": {{Variant: "wide"}, {Variant: "naive"}}}}
+	decisions, out := decidePromotions(b.Recs, prefs, reg, protocol.DefaultRule(), nil, "", "", false, record.NewBatch(time.Now()))
+	if len(decisions) != 1 || decisions[0].Challenger != "tiles" || decisions[0].Incumbent != "naive" || !decisions[0].Promote {
+		t.Fatalf("decisions %+v", decisions)
+	}
+	var got []string
+	for _, c := range out.Ops["matmul/q4_k"] {
+		got = append(got, c.Variant)
+	}
+	if !slices.Equal(got, []string{"wide", "tiles", "naive"}) {
+		t.Errorf("preferences %v, want [wide tiles naive]", got)
 	}
 }
 

@@ -65,6 +65,8 @@ var (
 		func() { avx2Q4kChunkBody(100000, 200000, 300000, 300032) }, "#100000", "#200000", "#300000")
 	mAVX2Q4kBlock = def2("AVX2_Q4K_BLOCK", "is a Q4_K super-block at SI into Y13, Y14: avx2Q4kBlock.",
 		func() { avx2Q4kBlockBody() })
+	mAVX2Q5kBlock = def2("AVX2_Q5K_BLOCK", "is a Q5_K super-block at SI into Y13, Y14: avx2Q5kBlock.",
+		func() { avx2KBlockBody(true) })
 	mAVX2Q6kFinish = def2("AVX2_Q6K_FINISH(yoff, sidx)",
 		"finishes a Q6_K product (Y0, Y1) at yoff(DI), its scale words sidx: avx2Q6kFinish.",
 		func() { avx2Q6kFinishBody(100000, 300000) }, "#100000", "#300000")
@@ -85,6 +87,10 @@ func def2(sig, doc string, body func(), samples ...string) *asmMacro {
 func avx2QuantFile() {
 	rowKernel(form{"q4k", false, 0, "q4kRowsAVX2", rowSig, t0, false}, func() { avx2Args(0x0f0f0f0f, Y15) },
 		rowLoop{[]VecPhysical{Y14, Y13}, vpxor, avx2Q4kBlock, q4kBytes, q8kBytes, avx2RowStore(Y14, Y13)})
+
+	a.Doc("Q4_K's kernel with the fifth bits (qh) or-ed into the nibbles: avx2Q5kBlock.")
+	rowKernel(form{"q5k", false, 0, "q5kRowsAVX2", rowSig, t0, false}, func() { avx2Args(0x0f0f0f0f, Y15) },
+		rowLoop{[]VecPhysical{Y14, Y13}, vpxor, avx2Q5kBlock, q5kBytes, q8kBytes, avx2RowStore(Y14, Y13)})
 
 	a.Doc("The quants stay unsigned (0..63); the -32 offset is 32·Σ scale·bsum.")
 	rowKernel(form{"q6k", false, 0, "q6kRowsAVX2", rowSig, t0, false}, func() {
@@ -109,11 +115,31 @@ func avx2Q4kChunk(qoff, yoff, s0, s1 int) {
 	mAVX2Q4kChunk.use(func() { avx2Q4kChunkBody(qoff, yoff, s0, s1) }, qoff, yoff, s0)
 }
 
-func avx2Q4kChunkBody(qoff, yoff, s0, s1 int) {
+func avx2Q4kChunkBody(qoff, yoff, s0, s1 int) { avx2KChunkBody(qoff, yoff, s0, s1, -1) }
+
+// avx2KChunkBody is avx2Q4kChunkBody; with sub >= 0 (a Q5_K chunk: low
+// nibbles sub-block sub, high sub+1) the fifth bits of qh (Y8) are or-ed in
+// first: bit b of each byte shifted to bit 4 (a word shift, then the byte
+// mask ·q5kBit4 keeps only each byte's own bit).
+func avx2KChunkBody(qoff, yoff, s0, s1, sub int) {
 	a.VMOVDQU(m(RSI, qoff), Y0)
 	a.VPSRLW(Imm(4), Y0, Y1)
 	a.VPAND(Y15, Y0, Y0)
 	a.VPAND(Y15, Y1, Y1)
+	if sub >= 0 {
+		for i, q := range []VecPhysical{Y0, Y1} {
+			switch b := sub + i; {
+			case b < 4:
+				a.VPSLLW(Imm(uint64(4-b)), Y8, Y7)
+			case b > 4:
+				a.VPSRLW(Imm(uint64(b-4)), Y8, Y7)
+			default:
+				a.VMOVDQA(Y8, Y7)
+			}
+			a.VPAND(sym("q5kBit4", 0), Y7, Y7)
+			a.VPOR(Y7, q, q)
+		}
+	}
 	a.VPMADDUBSW(m(RDI, yoff), Y0, Y0)
 	a.VPMADDUBSW(m(RDI, yoff+32), Y1, Y1)
 	a.VPSHUFB(sym("q4kWord", s0), Y12, Y2)
@@ -126,7 +152,13 @@ func avx2Q4kChunkBody(qoff, yoff, s0, s1 int) {
 
 func avx2Q4kBlock(form) { mAVX2Q4kBlock.use(avx2Q4kBlockBody) }
 
-func avx2Q4kBlockBody() {
+func avx2Q4kBlockBody() { avx2KBlockBody(false) }
+
+// avx2Q5kBlock: Q4_K's block of a Q5_K super-block (nibbles at 48, qh at
+// 16 held in Y8), each chunk's fifth bits or-ed in (avx2KChunkBody).
+func avx2Q5kBlock(form) { mAVX2Q5kBlock.use(func() { avx2KBlockBody(true) }) }
+
+func avx2KBlockBody(q5 bool) {
 	q4kScales()
 	a.Comment("mins · bsums, scaled by dmin·dx into Y13")
 	a.VMOVQ(RBX, X4)
@@ -141,8 +173,15 @@ func avx2Q4kBlockBody() {
 	a.VPMOVZXBW(X12, X12)
 	a.VINSERTI128(Imm(1), X12, Y12, Y12)
 	a.VPXOR(Y11, Y11, Y11)
+	if q5 {
+		a.VMOVDQU(m(RSI, 16), Y8)
+	}
 	for i := 0; i < 4; i++ {
-		avx2Q4kChunk(16+32*i, 4+64*i, 64*i, 64*i+32)
+		if q5 {
+			avx2KChunkBody(48+32*i, 4+64*i, 64*i, 64*i+32, 2*i)
+		} else {
+			avx2Q4kChunk(16+32*i, 4+64*i, 64*i, 64*i+32)
+		}
 	}
 	a.VCVTDQ2PS(Y11, Y11)
 	a.VFMADD231PS(Y10, Y11, Y14)

@@ -11,6 +11,12 @@ TEXT ·q4kRowsAVX2(SB), NOSPLIT, $0-40
 	AVX2_BROADCAST(0x0f0f0f0f, Y15, X15)
 	KQ_ROWS(NONE, NONE, ZERO2(VPXOR, Y14, Y13), NONE, AVX2_Q4K_BLOCK, 144, 292, AVX2_ROW_STORE(Y14, Y13))
 
+// func q5kRowsAVX2(dst *float32, rows int, w *byte, xq *byte, nb int)
+TEXT ·q5kRowsAVX2(SB), NOSPLIT, $0-40
+	KQ_ARGS(SI, xq)
+	AVX2_BROADCAST(0x0f0f0f0f, Y15, X15)
+	KQ_ROWS(NONE, NONE, ZERO2(VPXOR, Y14, Y13), NONE, AVX2_Q5K_BLOCK, 176, 292, AVX2_ROW_STORE(Y14, Y13))
+
 // func q6kRowsAVX2(dst *float32, rows int, w *byte, xq *byte, nb int)
 TEXT ·q6kRowsAVX2(SB), NOSPLIT, $0-40
 	KQ_ARGS(SI, xq)

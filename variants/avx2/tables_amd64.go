@@ -39,6 +39,9 @@ var (
 	q4kMinIdx = [4]uint64{0x8001800180008000, 0x8003800380028002, 0x8005800580048004, 0x8007800780068006}
 )
 
+// q5kBit4 keeps bit 4 of each byte (the Q5_K kernel's fifth bit).
+var q5kBit4 = [4]uint64{0x1010101010101010, 0x1010101010101010, 0x1010101010101010, 0x1010101010101010}
+
 // spreadWords is n 8-byte words in len(words) equal rows: row g is the
 // 16-bit words[g] in every word.
 func spreadWords(n int, words ...uint64) []uint64 {
