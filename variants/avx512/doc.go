@@ -10,7 +10,13 @@
 //     prefetching forms "avx512-vnni-pfNk", up to 8 tokens per pass over
 //     each weight super-block as stored, every token bit for bit the
 //     avx512-vnni matvec's;
-//   - matvec Q8_0×Q8_0: "avx512" and "avx512-vnni" (sign trick);
+//   - matvec Q5_K×Q8_K: "avx512-vnni" (-pf4k, -pf8k-nta), Q4_K's kernel
+//     with the fifth bits added by VPTESTMB and a masked VPADDB; its
+//     batched kernel "avx512-vnni" (matvec_batch, and matmul: Q5_K's
+//     prefill); both generated (variants/_gen);
+//   - matvec Q8_0×Q8_0: "avx512" and "avx512-vnni" (sign trick); Q4_0×Q8_0
+//     "avx512-vnni" (q40_amd64.s, by hand: nibbles unpacked in place,
+//     VPDPBUSD less VPDPBUSD of 8s);
 //   - matvec F32, F16 and BF16 ("avx512"; BF16 also "avx512-bf16" with
 //     VDPBF16PS, BYTE-encoded);
 //   - activation quantizers to Q8_K and Q8_0, byte-identical to ggml's
