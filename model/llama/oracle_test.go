@@ -227,7 +227,7 @@ func checkAgainstLlamaCpp(t *testing.T, path string, m *Model, tokens []int32, o
 // the engine resolved for m's weight types and that are pure Go although
 // this build has SIMD kernels (noasm leaves it none): their float summation
 // order is their own, not that of any SIMD kernel of ours or llama.cpp's.
-// An op that has no SIMD variant at all (matvec/f32) keeps the strict
+// An op that has no SIMD variant at all keeps the strict
 // criterion: no machine runs it otherwise.
 func pureGoProducts(m *Model) []string {
 	chosen := map[string]string{}
