@@ -54,25 +54,19 @@ const MatVecChunksName = "matvec-chunks"
 const MatVecChunkBytes = 256 << 10
 
 // The engine's fallback batched decode is a variant too, the incumbent the
-// batched kernels are timed against: what a Batch ran before them.
+// batched kernels are timed against: what a Batch ran before them. A
+// prefill without a matmul kernel of its own (Q5_K, Q8_0, Q4_0 weights)
+// can run the same chunks (each ≈256 KiB of rows read from memory once for
+// all the batch's tokens instead of once a token, as matvec-loop does).
 func init() {
+	const notes = "the promoted matvec over chunks of about 256 KiB of weight rows, each chunk for every token in turn " +
+		"(from memory once, then from the cache)"
 	for _, wt := range ledger.WeightTypes {
+		impl := overDefaultMatVec(wt, func(mv ledger.MatVec) ledger.MatMul { return matVecChunks(mv, wt) })
 		ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(wt), Name: MatVecChunksName, Family: ledger.FamilyMatVecLoop,
-			Notes: "the promoted matvec over chunks of about 256 KiB of weight rows, each chunk for every token in turn " +
-				"(from memory once, then from the cache): what a Batch runs without a promoted batched kernel",
-			Impl: overDefaultMatVec(wt, func(mv ledger.MatVec) ledger.MatMul { return matVecChunks(mv, wt) })})
-	}
-}
-
-// A prefill without a matmul kernel of its own (Q5_K, Q8_0, Q4_0 weights)
-// can run the same chunks: each ≈256 KiB of rows read from memory once for
-// all the batch's tokens instead of once a token (matvec-loop).
-func init() {
-	for _, wt := range ledger.WeightTypes {
+			Notes: notes + ": what a Batch runs without a promoted batched kernel", Impl: impl})
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(wt), Name: MatVecChunksName, Family: ledger.FamilyMatVecLoop,
-			Notes: "the promoted matvec over chunks of about 256 KiB of weight rows, each chunk for every token in turn " +
-				"(from memory once, then from the cache), for weight types without a matmul kernel",
-			Impl: overDefaultMatVec(wt, func(mv ledger.MatVec) ledger.MatMul { return matVecChunks(mv, wt) })})
+			Notes: notes + ", for weight types without a matmul kernel", Impl: impl})
 	}
 }
 

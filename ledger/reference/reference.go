@@ -74,16 +74,25 @@ func Decode(t quant.Type, src []byte, n int) ([]float64, error) {
 // eight 6-bit mins, 128 bytes of nibbles. Sub-block j (32 values) is stored
 // in the low (even j) or high (odd j) nibbles of bytes 32·(j/2)…+31; its
 // values are d·sc_j·q − dmin·m_j.
-func decodeQ4K(blk []byte, out []float64) {
+func decodeQ4K(blk []byte, out []float64) { decodeK4(blk, out, 16, -1) }
+
+// decodeK4 decodes a Q4_K-style block: d, dmin, scales, the nibbles at qs;
+// qh >= 0 is the offset of Q5_K's fifth bits (bit j of qh[l] for value l
+// of sub-block j).
+func decodeK4(blk []byte, out []float64, qs, qh int) {
 	d, dmin := half(blk), half(blk[2:])
 	for j := range 8 {
 		sc, m := scaleMinK4(blk[4:16], j)
 		for l := range 32 {
-			q := blk[16+32*(j/2)+l]
+			q := blk[qs+32*(j/2)+l]
 			if j%2 == 1 {
 				q >>= 4
 			}
-			out[32*j+l] = d*float64(sc)*float64(q&0x0f) - dmin*float64(m)
+			v := int(q & 0x0f)
+			if qh >= 0 {
+				v |= int(blk[qh+l]>>j&1) << 4
+			}
+			out[32*j+l] = d*float64(sc)*float64(v) - dmin*float64(m)
 		}
 	}
 }
@@ -100,21 +109,7 @@ func scaleMinK4(s []byte, j int) (sc, m int) {
 // decodeQ5K: Q4_K's d, dmin and scales, then qh[32] (the fifth bits)
 // before the 128 bytes of nibbles. Value l of sub-block j takes bit j of
 // qh[l] as its fifth bit: d·sc_j·(q + 16·bit) − dmin·m_j.
-func decodeQ5K(blk []byte, out []float64) {
-	d, dmin := half(blk), half(blk[2:])
-	qh := blk[16:48]
-	for j := range 8 {
-		sc, m := scaleMinK4(blk[4:16], j)
-		for l := range 32 {
-			q := blk[48+32*(j/2)+l]
-			if j%2 == 1 {
-				q >>= 4
-			}
-			v := int(q&0x0f) | int(qh[l]>>j&1)<<4
-			out[32*j+l] = d*float64(sc)*float64(v) - dmin*float64(m)
-		}
-	}
-}
+func decodeQ5K(blk []byte, out []float64) { decodeK4(blk, out, 48, 16) }
 
 // decodeQ6K: ql[128] low nibbles, qh[64] high bit pairs, 16 int8 scales, d
 // (f16). Value i of half n (128 values): i = 128n + 32t + l (t < 4, l < 32)
