@@ -410,9 +410,10 @@ func TestSynthTinyMatchesLlamaCppAndReference(t *testing.T) {
 			// Batches of 8 through the matmul (the small-batch crossover
 			// off), the products in ggml's integer order; where this
 			// processor has no matmul but the matvec looped (AVX-512 VNNI
-			// hidden), or a matmul giving the matvec's bits (Q5_K's), the
-			// products are the decode's, and an F16 cache gets the decode
-			// path's floor below.
+			// hidden), or a matmul giving the matvec's bits, the
+			// products are the decode's, and a 16-bit cache gets the decode
+			// path's floor below; so does a matmul summing in an order of
+			// its own (ownOrder: Q5_K's).
 			t.Setenv(promoted.SmallBatchEnv, "0")
 			looped := matVecLooped(t, m)
 			for _, kv := range []quant.Type{quant.F16, quant.F32, quant.BF16} {
@@ -486,12 +487,26 @@ func matVecLooped(t *testing.T, m *Model) string {
 	defer c.Close()
 	for _, l := range c.k.layers {
 		for _, op := range []linear{l.q, l.k, l.v, l.out, l.gate, l.up, l.down} {
-			if strings.Contains(op.mmID, promoted.MatVecLoopName) || matVecProducts(t, op) {
+			if strings.Contains(op.mmID, promoted.MatVecLoopName) || matVecProducts(t, op) || ownOrder(op.mmID) {
 				return op.mmID
 			}
 		}
 	}
 	return ""
+}
+
+// ownOrder reports whether the matmul mmID sums its weight products in an
+// order of its own, held to the decode path's floor like a matmul giving
+// the matvec's bits. Q5_K: llama.cpp has one Q5_K kernel on x86
+// (vec_dot_q5_K_q8_K, eight float lanes a super-block, for its decode and
+// its batches alike), no repacked GEMM as for Q4_K, whose order our
+// sub-block-sum GEMM shares; avx512-vnni-sub sums one int32 a row and
+// super-block. Measured on the synthetic Q5_K_M (2026-12-05, Zen 5): F32
+// cache cosine 1.0000000; F16 0.9995649 and BF16 one near-tie top-1 of 25,
+// as far as llama.cpp's own n_ubatch 8 vs 1 (0.9995649) and F32 vs F16
+// cache (0.9993875, one top-1) switches move it.
+func ownOrder(mmID string) bool {
+	return strings.HasPrefix(mmID, "matmul/q5_k:avx512-vnni-sub")
 }
 
 // matVecProducts reports whether op's matmul gives its matvec's outputs

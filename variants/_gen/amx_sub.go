@@ -42,6 +42,8 @@ func amxSub() []byte {
 	l.e("")
 	subPackQ6K(&l)
 	l.e("")
+	subPackQ5K(&l)
+	l.e("")
 	subPackPf(&l, false)
 	l.e("")
 	subPackPf(&l, true)
@@ -70,6 +72,8 @@ func amxSubHeader() []byte {
 		{"SUB_Q4K_CHUNK(c)", "is chunk c of a Q4_K super-block's quants (subQ4KChunk).", subQ4KChunk},
 		{"SUB_Q4K_QUAD(src, lo)", "is one Q4_K quant dword as two k-quads (subQ4KQuad).", subQ4KQuad},
 		{"SUB_PACK_Q6K_STEP", "is one super-block of subPackQ6K (subPackQ6KStep).", subPackQ6KStep},
+		{"SUB_PACK_Q5K_STEP", "is one super-block of subPackQ5K (subPackQ5KStep).", subPackQ5KStep},
+		subQ5KChunk(0), subQ5KChunk(1), subQ5KChunk(2), subQ5KChunk(3),
 		{"SUB_Q6K_COEF(sel, sc, off)", "is a pair of Q6_K block-sum coefficients (subQ6KCoef).", subQ6KCoef},
 		{"SUB_Q6K_HALF(n)", "is half n of a Q6_K super-block's quants (subQ6KHalf).", subQ6KHalf},
 		{"SUB_Q6K_QUAD(n, kq)", "is one Q6_K k-quad (subQ6KQuad).", subQ6KQuad},
@@ -113,6 +117,69 @@ const subPackQ4KDoc = `
 // the min pairs (m_2h, m_2h+1) as word pairs, d and dmin. Constants as
 // packQ4KTiles's (Z30 0x3f, Z29 0x0f, Z28 0x30, min selectors at DX+896).
 `
+
+func subPackQ5K(l *lines) {
+	l.doc(subPackQ5KDoc)
+	subPackLoop(l, "subPackQ5K", subNone, "SUB_PACK_Q5K_STEP", 176, subQ4Bytes)
+}
+
+const subPackQ5KDoc = `
+// func subPackQ5K(a *packArgs)
+//
+// subPackQ4K for Q5_K: the same header (d, dmin, the 6-bit scales and
+// mins) and panel, the quants 0..31: each nibble of qs joined with its
+// fifth bit from qh (bit 2c of qh[l] for the low nibbles of chunk c, bit
+// 2c+1 for the high ones), shifted to bit 4 and merged under Z12 (0x10 a
+// byte). The eight qh dwords of the 16 rows are gathered once a
+// super-block into Z0-Z7 and serve all four chunks.
+`
+
+// subPackQ5KStep is one super-block of subPackQ5K (SUB_PACK_Q5K_STEP): the
+// Q4_K header steps, qh into Z0-Z7, then its four chunks (SUB_Q5K_CHUNKc).
+func subPackQ5KStep(l *lines) {
+	l.q4kScalesMins(subQ4D, subQ4Dmin, subQ4Coef)
+	l.e("\tSUB_SCALE_BYTES4(VPSRLD, Z4, %d)", subScales)     // sc0-3
+	l.e("\tSUB_SCALE_BYTES4(VPSRLD, Z6, %d)", subScales+256) // sc4-7
+	for kq := 0; kq < 8; kq++ {
+		l.gather(16+4*kq, kq)
+	}
+	l.e("\tMOVL $0x10101010, R9")
+	l.e("\tVPBROADCASTD R9, Z12")
+	for c := 0; c < 4; c++ {
+		l.e("\tSUB_Q5K_CHUNK%d", c)
+	}
+}
+
+// subQ5KChunk is the macro SUB_Q5K_CHUNKc: chunk c's eight quant dwords of
+// the 16 rows as k-quads, the low nibbles (sub-block 2c) at 1024·c, the
+// high ones (2c+1) 512 further, each with its fifth bit from Zkq. A dword
+// shift moves each byte's bit b to b+s; the bit that lands on bit 4 of a
+// byte comes from the same byte for −3 ≤ s ≤ 4, and Z12 masks the rest.
+func subQ5KChunk(c int) macro {
+	return macro{fmt.Sprintf("SUB_Q5K_CHUNK%d", c), fmt.Sprintf("is chunk %d of a Q5_K super-block's quants (subQ5KChunk).", c), func(l *lines) {
+		shift := func(s, kq int, dst string) string {
+			switch {
+			case s > 0:
+				l.e("\tVPSLLD $%d, Z%d, %s", s, kq, dst)
+			case s < 0:
+				l.e("\tVPSRLD $%d, Z%d, %s", -s, kq, dst)
+			default:
+				return fmt.Sprintf("Z%d", kq)
+			}
+			return dst
+		}
+		for kq := 0; kq < 8; kq++ {
+			l.gather(48+32*c+4*kq, 16)
+			l.e("\tVPANDD Z29, Z16, Z8")
+			l.e("\tVPTERNLOGD $0xF8, Z12, %s, Z8", shift(4-2*c, kq, "Z10"))
+			l.e("\tVMOVDQU32 Z8, %d(DI)", 1024*c+64*kq)
+			l.e("\tVPSRLD $4, Z16, Z9")
+			l.e("\tVPANDD Z29, Z9, Z9")
+			l.e("\tVPTERNLOGD $0xF8, Z12, %s, Z9", shift(3-2*c, kq, "Z11"))
+			l.e("\tVMOVDQU32 Z9, %d(DI)", 1024*c+512+64*kq)
+		}
+	}}
+}
 
 // subPackLoop writes the sub-block-sum packer name: SUB_PACKER over the
 // super-blocks with step (the format's SUB_PACK_*_STEP), reading srcBytes

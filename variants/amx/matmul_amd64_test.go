@@ -131,15 +131,21 @@ func TestKBlocks(t *testing.T) {
 // rounding.
 func extremes(t *testing.T, fs map[quant.Type]ledger.MatMul) {
 	r := ledgertest.NewRand(5)
-	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
-		f := fs[typ]
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q5_K} {
+		f, ok := fs[typ]
+		if !ok {
+			continue
+		}
 		for _, wm := range []ledgertest.Mode{ledgertest.MaxScales, ledgertest.MinValues, ledgertest.Mixed} {
 			for _, xm := range []ledgertest.Mode{ledgertest.MaxScales, ledgertest.MinValues, ledgertest.Mixed} {
 				const rows, n, nb = 18, 5, 2
 				var w []byte
-				if typ == quant.Q4_K {
+				switch typ {
+				case quant.Q4_K:
 					w = ledgertest.Q4K(r, rows*nb, wm)
-				} else {
+				case quant.Q5_K:
+					w = ledgertest.Q5K(r, rows*nb, wm)
+				default:
 					w = ledgertest.Q6K(r, rows*nb, wm)
 				}
 				xq := ledgertest.Q8K(r, n*nb, xm)

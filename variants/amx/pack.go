@@ -18,6 +18,7 @@ const (
 
 	q4kBytes = 144
 	q6kBytes = 210
+	q5kBytes = 176
 	q8kBytes = 292
 )
 

@@ -116,6 +116,28 @@ func subPackQ4KGo(panel, w []byte, rows, nb, sb0, nsb int) {
 	})
 }
 
+// subPackQ5KGo is subPackQ4KGo for Q5_K rows: the same header and panel,
+// each quant joined with its fifth bit from qh (0..31).
+func subPackQ5KGo(panel, w []byte, rows, nb, sb0, nsb int) {
+	clear(panel[:nsb*subQ4Bytes])
+	eachSuperBlock(panel, w, rows, nb, sb0, nsb, q5kBytes, subQ4Bytes, func(r int, blk, p []byte) {
+		putFloat(p[sQ4D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk)))
+		putFloat(p[sQ4Dmin+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[2:])))
+		scales, qh, qs := blk[4:16], blk[16:48], blk[48:176]
+		for j := 0; j < 8; j++ {
+			sc, m := quant.ScaleMinK4(j, scales)
+			putInt32(p[sScales+64*j+4*r:], int32(sc))
+			binary.LittleEndian.PutUint16(p[sQ4Coef+64*(j/2)+4*r+2*(j%2):], uint16(m))
+		}
+		for c := 0; c < 4; c++ {
+			for j, b := range qs[32*c : 32*c+32] {
+				putQuad(p, r, 64*c+j, b&15|(qh[j]>>(2*c)&1)<<4)
+				putQuad(p, r, 64*c+32+j, b>>4|(qh[j]>>(2*c+1)&1)<<4)
+			}
+		}
+	})
+}
+
 // subPackQ6KGo is subPackQ4KGo for Q6_K rows.
 func subPackQ6KGo(panel, w []byte, rows, nb, sb0, nsb int) {
 	clear(panel[:nsb*subQ6Bytes])

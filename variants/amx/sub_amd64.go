@@ -46,6 +46,11 @@ func subPackQ4K(a *packArgs)
 //go:noescape
 func subPackQ6K(a *packArgs)
 
+// subPackQ5K is subPackQ4K for Q5_K rows (no prefetching twin).
+//
+//go:noescape
+func subPackQ5K(a *packArgs)
+
 // subPackQ4KPf and subPackQ6KPf are the packers prefetching the next
 // tile's weights (packArgs.next) over their super-block steps.
 //
@@ -90,6 +95,9 @@ type subFormat struct {
 var (
 	subFormatQ4K = subFormat{quant.Q4_K, q4kBytes, subQ4Bytes, true, subKernelQ4K, subKernelQ4KW, &packConsts, nil}
 	subFormatQ6K = subFormat{quant.Q6_K, q6kBytes, subQ6Bytes, false, subKernelQ6K, subKernelQ6KW, &packQ6KConsts, nil}
+	// subFormatQ5K runs Q4_K's kernels: the panel is Q4_K's, with quants
+	// up to 31 (VPDPBUSD takes them as unsigned bytes).
+	subFormatQ5K = subFormat{quant.Q5_K, q5kBytes, subQ4Bytes, true, subKernelQ4K, subKernelQ4KW, &packConsts, nil}
 )
 
 // pack writes the panel of rows (≤ 16) rows of w, all nb super-blocks, by
@@ -106,6 +114,8 @@ func (f subFormat) packPf(panel, w []byte, rows, nb int, next *byte) {
 	a := newPackArgs(panel, w, rows, nb, f.blkBytes, nb, f.consts, next)
 	q4k := f.typ == quant.Q4_K
 	switch {
+	case f.typ == quant.Q5_K: // no prefetching packer: next is a hint
+		subPackQ5K(&a)
 	case next == nil && q4k:
 		subPackQ4K(&a)
 	case next == nil:
@@ -262,6 +272,18 @@ func init() {
 			ledger.Register(ledger.Variant{Op: ledger.MatMulOp(t), Name: v.name, Family: ledger.FamilyAVX512VNNI, Features: vnniFeatures,
 				Notes: notes + v.note, Impl: subMatMul(f, v.p), Prepared: subPrepared(f, v.p)})
 		}
+	}
+	// Q5_K (Q5_K_M, Q5_K_S files): the Q4_K kernel over subPackQ5K's
+	// panels, in the two blockings that have no prefetching packer.
+	for _, v := range []struct {
+		name string
+		p    subProgram
+	}{{"avx512-vnni-sub", subProgram{rowTiles: 4, groupBlocks: 4}}, {"avx512-vnni-sub-wres", subProgram{rowTiles: 4, groupBlocks: 4, wres: true}}} {
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q5_K), Name: v.name, Family: ledger.FamilyAVX512VNNI, Features: vnniFeatures,
+			Impl: subMatMul(subFormatQ5K, v.p), Prepared: subPrepared(subFormatQ5K, v.p),
+			Notes: "the Q4_K kernel of matmul/q4_k:" + v.name + " (no digit split: VPDPBUSD of the raw quants × Q8_K per sub-block, scales by VPMULLD, " +
+				"mins through the block sums, d·dx in the epilogue) over Q5_K panels: subPackQ5K gathers each row's qh once a super-block and " +
+				"merges the fifth bits into the nibbles (quants 0..31)"})
 	}
 	p := subProgram{rowTiles: 4, groupBlocks: 4}
 	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q6_K), Name: "avx512-vnni-sub-r16", Family: ledger.FamilyAVX512VNNI, Features: vnniFeatures,

@@ -27,6 +27,17 @@ TEXT ·subPackQ4K(SB), NOSPLIT, $0-8
 TEXT ·subPackQ6K(SB), NOSPLIT, $0-8
 	SUB_PACKER(SUB_NONE, SUB_NONE, SUB_PACK_Q6K_STEP, 210, 5696)
 
+// func subPackQ5K(a *packArgs)
+//
+// subPackQ4K for Q5_K: the same header (d, dmin, the 6-bit scales and
+// mins) and panel, the quants 0..31: each nibble of qs joined with its
+// fifth bit from qh (bit 2c of qh[l] for the low nibbles of chunk c, bit
+// 2c+1 for the high ones), shifted to bit 4 and merged under Z12 (0x10 a
+// byte). The eight qh dwords of the 16 rows are gathered once a
+// super-block into Z0-Z7 and serve all four chunks.
+TEXT ·subPackQ5K(SB), NOSPLIT, $0-8
+	SUB_PACKER(SUB_NONE, SUB_NONE, SUB_PACK_Q5K_STEP, 176, 4992)
+
 // func subPackQ4KPf(a *packArgs)
 //
 // subPackQ4K with the next tile's weights prefetched (R10: packArgs.next, then

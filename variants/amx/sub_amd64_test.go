@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/avx512"
@@ -27,6 +28,7 @@ func TestSubPackAsm(t *testing.T) {
 	}{
 		{subFormatQ4K, ledgertest.Q4K, subPackQ4KGo},
 		{subFormatQ6K, ledgertest.Q6K, subPackQ6KGo},
+		{subFormatQ5K, ledgertest.Q5K, subPackQ5KGo},
 	} {
 		for _, rows := range []int{1, 7, 16} {
 			for _, m := range ledgertest.Modes {
@@ -54,7 +56,7 @@ func TestSub(t *testing.T) {
 	for _, p := range []subProgram{{1, 1, false, false, false}, {2, 3, false, false, false}, {4, 4, false, false, false}, {8, 16, false, false, false},
 		{1, 1, true, false, false}, {2, 3, true, false, false}, {4, 16, true, false, false},
 		{1, 1, false, true, false}, {4, 4, false, true, true}, {8, 16, true, true, true}} {
-		for _, f := range []subFormat{subFormatQ4K, subFormatQ6K} {
+		for _, f := range []subFormat{subFormatQ4K, subFormatQ6K, subFormatQ5K} {
 			op, _ := ledger.LookupOp(ledger.MatMulOp(f.typ))
 			v := ledger.Variant{Op: op.Name, Name: "sub", Family: ledger.FamilyAVX512VNNI, Impl: subMatMul(f, p), Prepared: subPrepared(f, p)}
 			for _, s := range shapes {
@@ -66,7 +68,34 @@ func TestSub(t *testing.T) {
 		}
 	}
 	for _, w := range []bool{false, true} {
-		extremes(t, map[quant.Type]ledger.MatMul{quant.Q4_K: subMatMul(subFormatQ4K, subProgram{4, 4, w, w, w}), quant.Q6_K: subMatMul(subFormatQ6K, subProgram{4, 4, w, w, w})})
+		extremes(t, map[quant.Type]ledger.MatMul{quant.Q4_K: subMatMul(subFormatQ4K, subProgram{4, 4, w, w, w}), quant.Q6_K: subMatMul(subFormatQ6K, subProgram{4, 4, w, w, w}),
+			quant.Q5_K: subMatMul(subFormatQ5K, subProgram{4, 4, w, w, w})})
+	}
+}
+
+// TestSubQ5K gates the registered Q5_K variants at the test shapes and, in
+// long mode, the real ones (gateAll's cases for matmul/q5_k).
+func TestSubQ5K(t *testing.T) {
+	skipUnlessVNNI(t)
+	op, _ := ledger.LookupOp(ledger.MatMulOp(quant.Q5_K))
+	for _, name := range []string{"avx512-vnni-sub", "avx512-vnni-sub-wres"} {
+		v, ok := ledger.Lookup(op.Name, name)
+		if !ok {
+			t.Fatalf("%s:%s not registered", op.Name, name)
+		}
+		shapes := append([]ledger.Shape(nil), testShapes...)
+		if !testing.Short() {
+			for _, s := range op.Shapes {
+				if s.Real() {
+					shapes = append(shapes, gate.GateShape(op, s))
+				}
+			}
+		}
+		for _, s := range shapes {
+			t.Run(fmt.Sprintf("%s/%s", name, s.Key(ledger.KindMatMul)), func(t *testing.T) {
+				mustPass(t, newCase(t, op, s, 17), v)
+			})
+		}
 	}
 }
 
