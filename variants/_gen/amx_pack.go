@@ -99,6 +99,8 @@ var packerMacros = []macro{
 	{"PACK_PREFETCH(lines, blk)", "is a packer step's prefetch of the next row tile (packPrefetch).", packPrefetch},
 	packPrefetchLines(144),
 	packPrefetchLines(210),
+	packPrefetchLines(176),
+	packQ5KChunk(0), packQ5KChunk(1), packQ5KChunk(2), packQ5KChunk(3),
 	{"PACK_Q4K_CHUNK(c, src, se0, so0, se1, so1)", "is chunk c of a Q4_K super-block (packQ4KChunk).", packQ4KChunk},
 	{"PACK_Q4K_QUAD(src, lo, hi)", "is one k-quad of a Q4_K chunk (packQ4KQuad).", packQ4KQuad},
 	{"PACK_Q6K_COEF(sel, sc, off)", "is a pair of Q6_K bsum coefficients (packQ6KCoef).", packQ6KCoef},
@@ -201,6 +203,9 @@ func amxPack() []byte {
 	l.e("")
 	l.doc(q6kPackDoc)
 	packQ6KBody(&l)
+	l.e("")
+	l.doc(q5kPackDoc)
+	packQ5KBody(&l)
 	return []byte(strings.Join(l, "\n") + "\n")
 }
 
@@ -335,6 +340,72 @@ func packQ4KQuad(l *lines) {
 	l.e("\tSPLIT(hi)")
 }
 
+// packQ5KBody writes packQ5KTiles: packQ4KTiles's steps over Q5_K's
+// 176-byte blocks (the same header; qs at 48), Z11 0x10 a byte once the
+// super-block's header is out, then per chunk c PACK_Q5K_CHUNKc.
+func packQ5KBody(l *lines) {
+	l.packOpen("packQ5KTiles", "sb", 176)
+	l.q4kScalesMins(8192, 8256, 8320)
+	l.e("\tVPXORD Z11, Z11, Z11")
+	for h := 4; h < 8; h++ {
+		l.e("\tVMOVDQU32 Z11, %d(DI)", 8320+64*h)
+	}
+	l.e("\tMOVL $0x10101010, R9")
+	l.e("\tVPBROADCASTD R9, Z11")
+	for c := 0; c < 4; c++ {
+		src := 4
+		if c >= 2 {
+			src = 6
+		}
+		g := 2 * c % 4
+		l.e("\tPACK_Q5K_CHUNK%d(Z%d, Z%d, Z%d, Z%d, Z%d)", c, src, 17+g, 21+g, 18+g, 22+g)
+	}
+	l.packClose("sb", 176)
+}
+
+// packQ5KChunk is the macro PACK_Q5K_CHUNKc(src, se0, so0, se1, so1):
+// PACK_Q4K_CHUNK for chunk c of a Q5_K super-block, each nibble joined with
+// its fifth bit before the scale multiply: per k-quad the qh dword of the
+// 16 rows (Z10, gathered again for each chunk: no register is left to keep
+// the eight), its bit 2c (low nibbles) or 2c+1 (high) shifted to bit 4 of
+// each byte (a dword shift by −3…4 keeps that bit within its byte; Z11
+// masks the rest) and merged by VPTERNLOGD. q·sc reaches 31·63 = 1953:
+// hi digits up to 15.
+func packQ5KChunk(c int) macro {
+	return macro{fmt.Sprintf("PACK_Q5K_CHUNK%d(src, se0, so0, se1, so1)", c), fmt.Sprintf("is chunk %d of a Q5_K super-block (packQ5KChunk).", c), func(l *lines) {
+		shift := func(s int, dst string) string {
+			switch {
+			case s > 0:
+				l.e("\tVPSLLD $%d, Z10, %s", s, dst)
+			case s < 0:
+				l.e("\tVPSRLD $%d, Z10, %s", -s, dst)
+			default:
+				return "Z10"
+			}
+			return dst
+		}
+		l.e("\tVPSHUFB se0, src, Z0")
+		l.e("\tVPSHUFB so0, src, Z1")
+		l.e("\tVPSHUFB se1, src, Z2")
+		l.e("\tVPSHUFB so1, src, Z3")
+		for kq := 0; kq < 8; kq++ {
+			l.gather(48+32*c+4*kq, 16)
+			l.gather(16+4*kq, 10)
+			l.e("\tVPANDD Z29, Z16, Z8")
+			l.e("\tVPTERNLOGD $0xF8, Z11, %s, Z8", shift(4-2*c, "Z5"))
+			l.e("\tVPSRLD $4, Z16, Z9")
+			l.e("\tVPANDD Z29, Z9, Z9")
+			l.e("\tVPTERNLOGD $0xF8, Z11, %s, Z9", shift(3-2*c, "Z7"))
+			l.e("\tVPMADDUBSW Z0, Z8, Z12")
+			l.e("\tVPMADDUBSW Z1, Z8, Z13")
+			l.split(2048*c + 64*kq)
+			l.e("\tVPMADDUBSW Z2, Z9, Z12")
+			l.e("\tVPMADDUBSW Z3, Z9, Z13")
+			l.split(2048*c + 64*(kq+8))
+		}
+	}}
+}
+
 // packQ6KBody writes packQ6KTiles: the coefficients (PACK_Q6K_COEF), then
 // per half n of the super-block PACK_Q6K_HALF.
 func packQ6KBody(l *lines) {
@@ -424,6 +495,16 @@ const q4kPackDoc = `
 // packArgs.next, when not nil, is the next row tile's row 0 at the first
 // super-block: each step prefetches that super-block of its 16 rows (R10-R13), as the 16 row streams the gathers read at once defeat the
 // hardware prefetchers on cold weights (a short prefill step's unpack).
+`
+
+const q5kPackDoc = `
+// func packQ5KTiles(a *packArgs)
+//
+// packQ4KTiles for Q5_K: the same header and panel, each quant joined with
+// its fifth bit from qh (bit 2c of qh[l] for the low nibbles of chunk c,
+// bit 2c+1 for the high ones) before the scale multiply; q·sc up to 1953,
+// so hi digits up to 15. Constants as packQ4KTiles's; Z11 0x10 a byte.
+// packArgs.next as packQ4KTiles's.
 `
 
 const q6kPackDoc = `

@@ -199,3 +199,35 @@ func BenchmarkStepCPU(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQ5KMatMul times the registered matmul/q5_k variants that run
+// here at the 3B shapes, 512 tokens, one thread (GFLOP/s): Q5_K's AMX tile
+// program against the sub-block-sum GEMM and the batched kernel, before a
+// `ledger run` decides between them.
+func BenchmarkQ5KMatMul(b *testing.B) {
+	op, _ := ledger.LookupOp(ledger.MatMulOp(quant.Q5_K))
+	for _, s := range op.Shapes {
+		if s.Model != "3B" {
+			continue
+		}
+		s.N = 512
+		w, err := workload.New(op, s, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, name := range []string{"amx-int8-il", "avx512-vnni-sub", "avx512-vnni"} {
+			v, ok := ledger.Lookup(op.Name, name)
+			if !ok || !v.Available() {
+				continue
+			}
+			mm := v.Impl.(ledger.MatMul)
+			b.Run(fmt.Sprintf("variant=%s/shape=%dx%dx%d", name, s.Rows, s.K, s.N), func(b *testing.B) {
+				dst := make([]float32, s.N*s.Rows)
+				for b.Loop() {
+					mm(dst, s.Rows, w.W, s.Rows, w.XQ, s.N, s.K)
+				}
+				b.ReportMetric(2*float64(s.Rows*s.K*s.N)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

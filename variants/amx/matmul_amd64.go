@@ -28,6 +28,9 @@ type weightFormat struct {
 var (
 	formatQ4K = weightFormat{quant.Q4_K, q4kBytes, packQ4KAsm, packQ4KAsmPf, 0, true}
 	formatQ6K = weightFormat{quant.Q6_K, q6kBytes, packQ6KAsm, packQ6KAsmPf, flagIntMin, false}
+	// formatQ5K is Q4_K's format over Q5_K rows: the same panel (mins,
+	// block sums of 32), quants up to 31 (packQ5KTiles).
+	formatQ5K = weightFormat{quant.Q5_K, q5kBytes, packQ5KAsm, packQ5KAsmPf, 0, true}
 )
 
 // kBlock is the super-blocks one pass over the row tiles covers: the
@@ -508,4 +511,17 @@ func init() {
 		ledger.Register(tileVariant(f, program{kb: kBlock, pfPack: true}, ledger.Variant{Op: ledger.MatMulOp(t), Name: "avx512-vnni-tiles-pf2", Family: ledger.FamilyAVX512VNNI,
 			Features: vnniFeatures, Notes: vnniNotes + pfNotes}))
 	}
+}
+
+// Q5_K's tile programs (Q5_K_M and Q5_K_S files): the promoted Q4_K
+// program on AMX and its VNNI twin, which checks the packer and the driver
+// end to end where there is no AMX.
+func init() {
+	const notes = "; Q5_K rows: packQ5KTiles joins each nibble with its fifth bit from qh before the scale multiply (q·sc up to 1953: hi digits up to 15), " +
+		"the panel, kernel and epilogue are Q4_K's"
+	op := ledger.MatMulOp(quant.Q5_K)
+	ledger.Register(tileVariant(formatQ5K, program{amx: true, kb: kBlock, interleave: true}, ledger.Variant{Op: op, Name: "amx-int8-il", Family: ledger.FamilyFusedDequantAMX,
+		Features: amxFeatures, Notes: "the tile program of matmul/q4_k:amx-int8-il (tileKernelIL)" + notes}))
+	ledger.Register(tileVariant(formatQ5K, program{kb: kBlock}, ledger.Variant{Op: op, Name: "avx512-vnni-tiles", Family: ledger.FamilyAVX512VNNI,
+		Features: vnniFeatures, Notes: "the tile program with each tile product done by VPDPBUSD (matmul/q4_k:avx512-vnni-tiles)" + notes}))
 }

@@ -204,6 +204,8 @@ func TestPackAsm(t *testing.T) {
 		{quant.Q6_K, ledgertest.Q6K, packQ6K, packQ6KAsm},
 		{quant.Q4_K, ledgertest.Q4K, packQ4K, pf(packQ4KAsmPf, q4kBytes)},
 		{quant.Q6_K, ledgertest.Q6K, packQ6K, pf(packQ6KAsmPf, q6kBytes)},
+		{quant.Q5_K, ledgertest.Q5K, packQ5K, packQ5KAsm},
+		{quant.Q5_K, ledgertest.Q5K, packQ5K, pf(packQ5KAsmPf, q5kBytes)},
 	} {
 		for _, rows := range []int{1, 5, 16} {
 			for _, m := range ledgertest.Modes {

@@ -185,6 +185,30 @@ func packQ4K(panel, w []byte, rows, nb, sb0, nsb int) {
 	})
 }
 
+// packQ5K is packQ4K for Q5_K rows: the same header and panel, each quant
+// joined with its fifth bit from qh (q up to 31, so hi digits up to 15).
+func packQ5K(panel, w []byte, rows, nb, sb0, nsb int) {
+	if rows < tileRows {
+		clear(panel[:nsb*wSBBytes])
+	}
+	digits := func(q, sc int) uint16 { p := q * sc; return uint16(p&127) | uint16(p>>digitShift)<<8 }
+	eachSuperBlock(panel, w, rows, nb, sb0, nsb, q5kBytes, wSBBytes, func(r int, blk, p []byte) {
+		putFloat(p[wD+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk)))
+		putFloat(p[wDmin+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[2:])))
+		scales, qh, qs := blk[4:16], blk[16:48], blk[48:176]
+		for c := 0; c < chunks; c++ {
+			scLo, m0 := quant.ScaleMinK4(2*c, scales)
+			scHi, m1 := quant.ScaleMinK4(2*c+1, scales)
+			putCoef(p, c, r, int16(m0), int16(m1))
+			putCoef(p, c+4, r, 0, 0)
+			for j, b := range qs[32*c : 32*c+32] {
+				put(p, r, c*chunkK+j, digits(int(b&15|(qh[j]>>(2*c)&1)<<4), int(scLo)))
+				put(p, r, c*chunkK+32+j, digits(int(b>>4|(qh[j]>>(2*c+1)&1)<<4), int(scHi)))
+			}
+		}
+	})
+}
+
 // packQ6K is packQ4K for Q6_K rows.
 func packQ6K(panel, w []byte, rows, nb, sb0, nsb int) {
 	if rows < tileRows {

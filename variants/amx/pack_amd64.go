@@ -33,6 +33,11 @@ func newPackArgs(panel, w []byte, rows, nb, blkBytes, nsb int, consts *[16][64]b
 //go:noescape
 func packQ4KTiles(a *packArgs)
 
+// packQ5KTiles is packQ4KTiles for Q5_K rows (pack_amd64.s).
+//
+//go:noescape
+func packQ5KTiles(a *packArgs)
+
 // packConsts are the vectors packQ4KTiles keeps in Z17-Z30.
 var packConsts = func() (c [16][64]byte) {
 	for i := 0; i < 64; i++ {
@@ -105,4 +110,16 @@ func packQ4KAsm(panel, w []byte, rows, nb, sb0, nsb int) {
 func packQ4KAsmPf(panel, w []byte, rows, nb, sb0, nsb int, next *byte) {
 	a := newPackArgs(panel, w[sb0*q4kBytes:], rows, nb, q4kBytes, nsb, &packConsts, next)
 	packQ4KTiles(&a)
+}
+
+// packQ5KAsm is packQ5K through packQ5KTiles.
+func packQ5KAsm(panel, w []byte, rows, nb, sb0, nsb int) {
+	packQ5KAsmPf(panel, w, rows, nb, sb0, nsb, nil)
+}
+
+// packQ5KAsmPf is packQ5KAsm prefetching the next row tile, next (its row
+// 0 at super-block sb0; nil: none), a super-block a step.
+func packQ5KAsmPf(panel, w []byte, rows, nb, sb0, nsb int, next *byte) {
+	a := newPackArgs(panel, w[sb0*q5kBytes:], rows, nb, q5kBytes, nsb, &packConsts, next)
+	packQ5KTiles(&a)
 }

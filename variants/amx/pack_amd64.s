@@ -87,3 +87,36 @@ sb6:
 	JNZ sb6
 	VZEROUPPER
 	RET
+
+// func packQ5KTiles(a *packArgs)
+//
+// packQ4KTiles for Q5_K: the same header and panel, each quant joined with
+// its fifth bit from qh (bit 2c of qh[l] for the low nibbles of chunk c,
+// bit 2c+1 for the high ones) before the scale multiply; q·sc up to 1953,
+// so hi digits up to 15. Constants as packQ4KTiles's; Z11 0x10 a byte.
+// packArgs.next as packQ4KTiles's.
+TEXT ·packQ5KTiles(SB), NOSPLIT, $0-8
+	PACK_ARGS
+	MOVQ 112(AX), R10        // next tile's row 0 (nil: no prefetches)
+	MOVLQSX 44(AX), R12      // row stride: idx[1]
+	PACK_CONSTANTS
+sb:
+	PACK_PREFETCH(PACK_PF_LINES_176, 176)
+	Q4K_SCALES_MINS(8192, 8256, 8320)
+	VPXORD Z11, Z11, Z11
+	VMOVDQU32 Z11, 8576(DI)
+	VMOVDQU32 Z11, 8640(DI)
+	VMOVDQU32 Z11, 8704(DI)
+	VMOVDQU32 Z11, 8768(DI)
+	MOVL $0x10101010, R9
+	VPBROADCASTD R9, Z11
+	PACK_Q5K_CHUNK0(Z4, Z17, Z21, Z18, Z22)
+	PACK_Q5K_CHUNK1(Z4, Z19, Z23, Z20, Z24)
+	PACK_Q5K_CHUNK2(Z6, Z17, Z21, Z18, Z22)
+	PACK_Q5K_CHUNK3(Z6, Z19, Z23, Z20, Z24)
+	ADDQ $176, SI
+	ADDQ $8832, DI
+	DECQ CX
+	JNZ sb
+	VZEROUPPER
+	RET

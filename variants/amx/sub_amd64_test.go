@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
@@ -73,12 +74,30 @@ func TestSub(t *testing.T) {
 	}
 }
 
-// TestSubQ5K gates the registered Q5_K variants at the test shapes and, in
-// long mode, the real ones (gateAll's cases for matmul/q5_k).
+// TestSubQ5K gates the registered Q5_K sub-block-sum variants.
 func TestSubQ5K(t *testing.T) {
 	skipUnlessVNNI(t)
+	gateQ5K(t, "avx512-vnni-sub", "avx512-vnni-sub-wres")
+}
+
+// TestTilesQ5K gates Q5_K's tile programs (the AMX one where AMX runs),
+// and the VNNI twin at the extremes of the weights and activations.
+func TestTilesQ5K(t *testing.T) {
+	skipUnlessVNNI(t)
+	gateQ5K(t, "avx512-vnni-tiles")
+	extremes(t, map[quant.Type]ledger.MatMul{quant.Q5_K: matMul(formatQ5K, program{kb: kBlock})})
+	if cpufeat.AMX() == nil {
+		gateQ5K(t, "amx-int8-il")
+		extremes(t, map[quant.Type]ledger.MatMul{quant.Q5_K: matMul(formatQ5K, program{amx: true, kb: kBlock, interleave: true})})
+	}
+}
+
+// gateQ5K gates the matmul/q5_k variants names at the test shapes and, in
+// long mode, the real ones.
+func gateQ5K(t *testing.T, names ...string) {
+	t.Helper()
 	op, _ := ledger.LookupOp(ledger.MatMulOp(quant.Q5_K))
-	for _, name := range []string{"avx512-vnni-sub", "avx512-vnni-sub-wres"} {
+	for _, name := range names {
 		v, ok := ledger.Lookup(op.Name, name)
 		if !ok {
 			t.Fatalf("%s:%s not registered", op.Name, name)
