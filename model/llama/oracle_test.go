@@ -413,7 +413,7 @@ func TestSynthTinyMatchesLlamaCppAndReference(t *testing.T) {
 			// hidden), or a matmul giving the matvec's bits, the
 			// products are the decode's, and a 16-bit cache gets the decode
 			// path's floor below; so does a matmul summing in an order of
-			// its own (ownOrder: Q5_K's).
+			// its own (ownOrder: Q5_K's, Q8_0's and Q4_0's).
 			t.Setenv(promoted.SmallBatchEnv, "0")
 			looped := matVecLooped(t, m)
 			for _, kv := range []quant.Type{quant.F16, quant.F32, quant.BF16} {
@@ -497,16 +497,28 @@ func matVecLooped(t *testing.T, m *Model) string {
 
 // ownOrder reports whether the matmul mmID sums its weight products in an
 // order of its own, held to the decode path's floor like a matmul giving
-// the matvec's bits. Q5_K: llama.cpp has one Q5_K kernel on x86
-// (vec_dot_q5_K_q8_K, eight float lanes a super-block, for its decode and
-// its batches alike), no repacked GEMM as for Q4_K, whose order our
-// sub-block-sum GEMM shares; avx512-vnni-sub sums one int32 a row and
-// super-block. Measured on the synthetic Q5_K_M (2026-12-05, Zen 5): F32
-// cache cosine 1.0000000; F16 0.9995649 and BF16 one near-tie top-1 of 25,
-// as far as llama.cpp's own n_ubatch 8 vs 1 (0.9995649) and F32 vs F16
-// cache (0.9993875, one top-1) switches move it.
+// the matvec's bits. Measured 2026-12-05 on Zen 5, each with the F32 cache
+// at cosine 1.0000000:
+//
+//   - Q5_K: llama.cpp has one Q5_K kernel on x86 (vec_dot_q5_K_q8_K, eight
+//     float lanes a super-block, for its decode and its batches alike), no
+//     repacked GEMM as for Q4_K, whose order our sub-block-sum GEMM shares;
+//     avx512-vnni-sub sums one int32 a row and super-block. Synthetic
+//     Q5_K_M: F16 0.9995649 and BF16 one near-tie top-1 of 25, as far as
+//     llama.cpp's own n_ubatch 8 vs 1 (0.9995649) and F32 vs F16 cache
+//     (0.9993875, one top-1) switches move it.
+//   - Q8_0, Q4_0: avx512-vnni-gemm puts rows in lanes and adds each block's
+//     d_w·d_x·Σ in turn, where llama.cpp's vec_dot keeps eight float lanes
+//     of a row. Synthetic Q8_0: BF16 0.9997357 (F16 0.9999617), the figure
+//     llama.cpp's own AMX Q8_0 kernels give against its plain ones (see
+//     checkAgainstLlamaCpp) and its flash-attention switch gives (0.9997365).
 func ownOrder(mmID string) bool {
-	return strings.HasPrefix(mmID, "matmul/q5_k:avx512-vnni-sub")
+	for _, p := range []string{"matmul/q5_k:avx512-vnni-sub", "matmul/q8_0:avx512-vnni-gemm", "matmul/q4_0:avx512-vnni-gemm"} {
+		if strings.HasPrefix(mmID, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // matVecProducts reports whether op's matmul gives its matvec's outputs

@@ -1,0 +1,168 @@
+//go:build !noasm
+
+package avx512
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// The Q8_0 and Q4_0 GEMM (matmul/q8_0 and matmul/q4_0: avx512-vnni-gemm;
+// gemm80_amd64.s). Their prefill used to loop the matvec: each token read
+// every weight again. Here a 16-row panel of the weights is unpacked once
+// per call and runs against every block of 12 tokens held in registers.
+const (
+	gemmTokens     = 12
+	gemmPanelBlock = 576 // per 32-value block: 8 k-quads × 16 rows × 4 bytes, then 16 float32 d_w
+	gemmActBlock   = 512 // per block and 12 tokens: 12 × 32 quants, 12 int32 offsets, 12 float32 d_x, padding
+	q80Block       = 34
+	q40Block       = 18
+)
+
+type gemmPackArgs struct {
+	panel, w *byte
+	nb       int
+	mask     uint64
+	idx      [16]int32
+}
+
+type gemmArgs struct {
+	panel, x *byte
+	dst      *float32
+	lddBytes int
+	nb, ntok int
+	mask     uint64
+}
+
+//go:noescape
+func gemmPackQ80(a *gemmPackArgs)
+
+//go:noescape
+func gemmPackQ40(a *gemmPackArgs)
+
+//go:noescape
+func gemmKernel(a *gemmArgs)
+
+// A gemmFormat is a weight type of the GEMM: its block bytes, its panel
+// packer and the offset c its unsigned bytes carry (u = w + c).
+type gemmFormat struct {
+	typ    quant.Type
+	block  int
+	pack   func(*gemmPackArgs)
+	offset int32
+}
+
+var (
+	gemmQ80 = gemmFormat{quant.Q8_0, q80Block, gemmPackQ80, 128}
+	gemmQ40 = gemmFormat{quant.Q4_0, q40Block, gemmPackQ40, 8}
+)
+
+// gemmScratch is one call's panel and activation pack; a free list keeps
+// them between calls (a sync.Pool is emptied by every GC).
+type gemmScratch struct{ panel, act []byte }
+
+var gemmFree struct {
+	sync.Mutex
+	list []*gemmScratch
+}
+
+func getGemmScratch() *gemmScratch {
+	gemmFree.Lock()
+	defer gemmFree.Unlock()
+	if n := len(gemmFree.list); n > 0 {
+		s := gemmFree.list[n-1]
+		gemmFree.list = gemmFree.list[:n-1]
+		return s
+	}
+	return new(gemmScratch)
+}
+
+func putGemmScratch(s *gemmScratch) {
+	gemmFree.Lock()
+	defer gemmFree.Unlock()
+	if len(gemmFree.list) < 64 {
+		gemmFree.list = append(gemmFree.list, s)
+	}
+}
+
+func grow(b []byte, n int) []byte {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	return make([]byte, n)
+}
+
+// packGemmActivations writes the Q8_0 rows xq of n tokens (nb blocks each)
+// as blocks of 12 tokens: per block the quants, −offset·Σx and d_x; tokens
+// past n are zero (their d_x 0).
+func packGemmActivations(act, xq []byte, n, nb int, offset int32) {
+	clear(act)
+	for t := 0; t < n; t++ {
+		tb, tt := t/gemmTokens, t%gemmTokens
+		row := xq[t*nb*q80Block:]
+		for b := 0; b < nb; b++ {
+			blk := row[b*q80Block : (b+1)*q80Block]
+			dst := act[(tb*nb+b)*gemmActBlock:]
+			copy(dst[32*tt:32*tt+32], blk[2:])
+			var sum int32
+			for _, q := range blk[2:] {
+				sum += int32(int8(q))
+			}
+			binary.LittleEndian.PutUint32(dst[384+4*tt:], uint32(-offset*sum))
+			binary.LittleEndian.PutUint32(dst[432+4*tt:], math.Float32bits(quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk))))
+		}
+	}
+}
+
+// matMul is the GEMM of format f (ledger.MatMul contract).
+func (f gemmFormat) matMul(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+	if rows <= 0 || n <= 0 {
+		return
+	}
+	nb := k / 32
+	if k%32 != 0 || len(w) < rows*nb*f.block || len(xq) < n*nb*q80Block || ldd < rows || len(dst) < (n-1)*ldd+rows {
+		panic(fmt.Sprintf("avx512 %s gemm: bad operands: rows=%d k=%d n=%d ldd=%d len(w)=%d len(xq)=%d len(dst)=%d",
+			f.typ, rows, k, n, ldd, len(w), len(xq), len(dst)))
+	}
+	if nb == 0 {
+		for j := 0; j < n; j++ {
+			clear(dst[j*ldd : j*ldd+rows])
+		}
+		return
+	}
+	s := getGemmScratch()
+	defer putGemmScratch(s)
+	blocks := (n + gemmTokens - 1) / gemmTokens
+	s.act = grow(s.act, blocks*nb*gemmActBlock)
+	packGemmActivations(s.act, xq, n, nb, f.offset)
+	s.panel = grow(s.panel, nb*gemmPanelBlock)
+	pa := gemmPackArgs{panel: &s.panel[0], nb: nb}
+	for r := range pa.idx {
+		pa.idx[r] = int32(r * nb * f.block)
+	}
+	for r0 := 0; r0 < rows; r0 += 16 {
+		rr := min(16, rows-r0)
+		pa.w, pa.mask = &w[r0*nb*f.block], 1<<rr-1
+		f.pack(&pa)
+		for tb := 0; tb < blocks; tb++ {
+			a := gemmArgs{panel: &s.panel[0], x: &s.act[tb*nb*gemmActBlock], dst: &dst[tb*gemmTokens*ldd+r0],
+				lddBytes: 4 * ldd, nb: nb, ntok: min(gemmTokens, n-tb*gemmTokens), mask: 1<<rr - 1}
+			gemmKernel(&a)
+		}
+	}
+}
+
+func init() {
+	features := []string{"avx512f", "avx512bw", "avx512vl", "avx512vnni", "f16c"}
+	for _, f := range []gemmFormat{gemmQ80, gemmQ40} {
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(f.typ), Name: "avx512-vnni-gemm", Family: ledger.FamilyAVX512VNNI, Features: features,
+			Impl: ledger.MatMul(f.matMul),
+			Notes: fmt.Sprintf("16 rows × 12 tokens in registers: per call each 16-row panel unpacked once by gathers into unsigned bytes (w+%d) as k-quads, "+
+				"then per 32-value block 8 VPDPBUSD a token against its broadcast activation dword, the int32 sums started at −%d·Σx, d_w·d_x into float lanes", f.offset, f.offset)})
+	}
+}
