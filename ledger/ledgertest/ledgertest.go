@@ -92,32 +92,16 @@ func blocks(r *rand.Rand, nb, size int, m Mode, set func(blk []byte, mode Mode))
 }
 
 // Q4K returns nb Q4_K blocks.
-func Q4K(r *rand.Rand, nb int, m Mode) []byte {
-	return blocks(r, nb, Q4KBytes, m, func(blk []byte, mode Mode) {
-		switch mode {
-		case Random:
-			fill(r, blk)
-			binary.LittleEndian.PutUint16(blk[0:], randHalf(r, 1e-4, 0.05, false))
-			binary.LittleEndian.PutUint16(blk[2:], randHalf(r, 1e-4, 0.05, false))
-		case MaxScales:
-			setAll(blk, 0xff)
-			binary.LittleEndian.PutUint16(blk[0:], quant.Float32ToFP16(65504))
-			binary.LittleEndian.PutUint16(blk[2:], quant.Float32ToFP16(-65504))
-		case MinValues:
-			fill(r, blk[4:16])
-			clear(blk[16:])
-			binary.LittleEndian.PutUint16(blk[0:], randHalf(r, 1, 2, true))
-			binary.LittleEndian.PutUint16(blk[2:], randHalf(r, 1, 2, true))
-		case Zero:
-			clear(blk)
-		}
-	})
-}
+func Q4K(r *rand.Rand, nb int, m Mode) []byte { return k4Blocks(r, nb, Q4KBytes, m) }
 
 // Q5K returns nb Q5_K blocks: Q4K's modes, the fifth bits (qh, bytes
 // 16-47) drawn, set or cleared with the quants.
-func Q5K(r *rand.Rand, nb int, m Mode) []byte {
-	return blocks(r, nb, Q5KBytes, m, func(blk []byte, mode Mode) {
+func Q5K(r *rand.Rand, nb int, m Mode) []byte { return k4Blocks(r, nb, Q5KBytes, m) }
+
+// k4Blocks returns nb blocks of size bytes laid out as Q4_K's and Q5_K's
+// (d, dmin, 12 scale bytes, then quant bits).
+func k4Blocks(r *rand.Rand, nb, size int, m Mode) []byte {
+	return blocks(r, nb, size, m, func(blk []byte, mode Mode) {
 		switch mode {
 		case Random:
 			fill(r, blk)

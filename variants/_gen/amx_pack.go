@@ -100,7 +100,8 @@ var packerMacros = []macro{
 	packPrefetchLines(144),
 	packPrefetchLines(210),
 	packPrefetchLines(176),
-	packQ5KChunk(0), packQ5KChunk(1), packQ5KChunk(2), packQ5KChunk(3),
+	{"PACK_Q5K_CHUNK(c, rlo, rhi, src, se0, so0, se1, so1)", "is chunk c of a Q5_K super-block (packQ5KChunk).", packQ5KChunk},
+	{"PACK_Q5K_QUAD(src, qhsrc, lo, hi, rlo, rhi)", "is one k-quad of a Q5_K chunk (packQ5KQuad).", packQ5KQuad},
 	{"PACK_Q4K_CHUNK(c, src, se0, so0, se1, so1)", "is chunk c of a Q4_K super-block (packQ4KChunk).", packQ4KChunk},
 	{"PACK_Q4K_QUAD(src, lo, hi)", "is one k-quad of a Q4_K chunk (packQ4KQuad).", packQ4KQuad},
 	{"PACK_Q6K_COEF(sel, sc, off)", "is a pair of Q6_K bsum coefficients (packQ6KCoef).", packQ6KCoef},
@@ -292,11 +293,22 @@ func blockLines(blk int) []int {
 
 // packQ4KBody writes packQ4KTiles: per chunk c, PACK_Q4K_CHUNK.
 func packQ4KBody(l *lines) {
-	l.packOpen("packQ4KTiles", "sb", 144)
+	packK4Body(l, "packQ4KTiles", 144, nil, func(c int) string { return fmt.Sprintf("PACK_Q4K_CHUNK(%d", c) })
+}
+
+// packK4Body writes a tile packer of the Q4_K header (Q4_K, Q5_K): name over
+// blk-byte blocks, the header (Q4K_SCALES_MINS, the unused coefficient
+// slots zeroed), pre (lines after it), then per chunk c the macro call that
+// chunk(c) opens, given the chunk's scale source and selectors.
+func packK4Body(l *lines, name string, blk int, pre []string, chunk func(c int) string) {
+	l.packOpen(name, "sb", blk)
 	l.q4kScalesMins(8192, 8256, 8320)
 	l.e("\tVPXORD Z11, Z11, Z11")
 	for h := 4; h < 8; h++ {
 		l.e("\tVMOVDQU32 Z11, %d(DI)", 8320+64*h)
+	}
+	for _, s := range pre {
+		l.e("%s", s)
 	}
 	for c := 0; c < 4; c++ {
 		src := 4 // scales of groups 2c, 2c+1: bytes of Z4 (0-3) or Z6 (4-7)
@@ -304,9 +316,9 @@ func packQ4KBody(l *lines) {
 			src = 6
 		}
 		g := 2 * c % 4
-		l.e("\tPACK_Q4K_CHUNK(%d, Z%d, Z%d, Z%d, Z%d, Z%d)", c, src, 17+g, 21+g, 18+g, 22+g)
+		l.e("\t%s, Z%d, Z%d, Z%d, Z%d, Z%d)", chunk(c), src, 17+g, 21+g, 18+g, 22+g)
 	}
-	l.packClose("sb", 144)
+	l.packClose("sb", blk)
 }
 
 // packQ4KChunk is PACK_Q4K_CHUNK(c, src, se0, so0, se1, so1): chunk c of a
@@ -342,68 +354,51 @@ func packQ4KQuad(l *lines) {
 
 // packQ5KBody writes packQ5KTiles: packQ4KTiles's steps over Q5_K's
 // 176-byte blocks (the same header; qs at 48), Z11 0x10 a byte once the
-// super-block's header is out, then per chunk c PACK_Q5K_CHUNKc.
+// super-block's header is out, then per chunk c PACK_Q5K_CHUNK with its
+// rotations.
 func packQ5KBody(l *lines) {
-	l.packOpen("packQ5KTiles", "sb", 176)
-	l.q4kScalesMins(8192, 8256, 8320)
-	l.e("\tVPXORD Z11, Z11, Z11")
-	for h := 4; h < 8; h++ {
-		l.e("\tVMOVDQU32 Z11, %d(DI)", 8320+64*h)
-	}
-	l.e("\tMOVL $0x10101010, R9")
-	l.e("\tVPBROADCASTD R9, Z11")
-	for c := 0; c < 4; c++ {
-		src := 4
-		if c >= 2 {
-			src = 6
-		}
-		g := 2 * c % 4
-		l.e("\tPACK_Q5K_CHUNK%d(Z%d, Z%d, Z%d, Z%d, Z%d)", c, src, 17+g, 21+g, 18+g, 22+g)
-	}
-	l.packClose("sb", 176)
+	packK4Body(l, "packQ5KTiles", 176, []string{"\tMOVL $0x10101010, R9", "\tVPBROADCASTD R9, Z11"}, func(c int) string {
+		rlo, rhi := q5kRotations(c)
+		return fmt.Sprintf("PACK_Q5K_CHUNK(%d, %d, %d", c, rlo, rhi)
+	})
 }
 
-// packQ5KChunk is the macro PACK_Q5K_CHUNKc(src, se0, so0, se1, so1):
+// packQ5KChunk is PACK_Q5K_CHUNK(c, rlo, rhi, src, se0, so0, se1, so1):
 // PACK_Q4K_CHUNK for chunk c of a Q5_K super-block, each nibble joined with
-// its fifth bit before the scale multiply: per k-quad the qh dword of the
-// 16 rows (Z10, gathered again for each chunk: no register is left to keep
-// the eight), its bit 2c (low nibbles) or 2c+1 (high) shifted to bit 4 of
-// each byte (a dword shift by −3…4 keeps that bit within its byte; Z11
-// masks the rest) and merged by VPTERNLOGD. q·sc reaches 31·63 = 1953:
-// hi digits up to 15.
-func packQ5KChunk(c int) macro {
-	return macro{fmt.Sprintf("PACK_Q5K_CHUNK%d(src, se0, so0, se1, so1)", c), fmt.Sprintf("is chunk %d of a Q5_K super-block (packQ5KChunk).", c), func(l *lines) {
-		shift := func(s int, dst string) string {
-			switch {
-			case s > 0:
-				l.e("\tVPSLLD $%d, Z10, %s", s, dst)
-			case s < 0:
-				l.e("\tVPSRLD $%d, Z10, %s", -s, dst)
-			default:
-				return "Z10"
-			}
-			return dst
-		}
-		l.e("\tVPSHUFB se0, src, Z0")
-		l.e("\tVPSHUFB so0, src, Z1")
-		l.e("\tVPSHUFB se1, src, Z2")
-		l.e("\tVPSHUFB so1, src, Z3")
-		for kq := 0; kq < 8; kq++ {
-			l.gather(48+32*c+4*kq, 16)
-			l.gather(16+4*kq, 10)
-			l.e("\tVPANDD Z29, Z16, Z8")
-			l.e("\tVPTERNLOGD $0xF8, Z11, %s, Z8", shift(4-2*c, "Z5"))
-			l.e("\tVPSRLD $4, Z16, Z9")
-			l.e("\tVPANDD Z29, Z9, Z9")
-			l.e("\tVPTERNLOGD $0xF8, Z11, %s, Z9", shift(3-2*c, "Z7"))
-			l.e("\tVPMADDUBSW Z0, Z8, Z12")
-			l.e("\tVPMADDUBSW Z1, Z8, Z13")
-			l.split(2048*c + 64*kq)
-			l.e("\tVPMADDUBSW Z2, Z9, Z12")
-			l.e("\tVPMADDUBSW Z3, Z9, Z13")
-			l.split(2048*c + 64*(kq+8))
-		}
-	}}
+// its fifth bit before the scale multiply (PACK_Q5K_QUAD). q·sc reaches
+// 31·63 = 1953: hi digits up to 15.
+func packQ5KChunk(l *lines) {
+	l.e("\tVPSHUFB se0, src, Z0")
+	l.e("\tVPSHUFB so0, src, Z1")
+	l.e("\tVPSHUFB se1, src, Z2")
+	l.e("\tVPSHUFB so1, src, Z3")
+	for kq := 0; kq < 8; kq++ {
+		l.e("\tPACK_Q5K_QUAD((48+32*c+%d), %d, (2048*c+%d), (2048*c+%d), rlo, rhi)", 4*kq, 16+4*kq, 64*kq, 64*(kq+8))
+	}
+}
+
+// packQ5KQuad is PACK_Q5K_QUAD(src, qhsrc, lo, hi, rlo, rhi): the quant
+// dword at src and the qh dword at qhsrc of the 16 rows (gathered again for
+// each chunk: no register is left to keep the eight), the low nibbles
+// joined with qh rotated left by rlo, the high ones with qh rotated by rhi
+// (bit 2c or 2c+1 of each byte to its bit 4; Z11 keeps only that bit),
+// times the scales into panel rows lo and hi.
+func packQ5KQuad(l *lines) {
+	l.e("\tGATHER(src, Z16)")
+	l.e("\tGATHER(qhsrc, Z10)")
+	l.e("\tVPANDD Z29, Z16, Z8")
+	l.e("\tVPROLD $rlo, Z10, Z5")
+	l.e("\tVPTERNLOGD $0xF8, Z11, Z5, Z8")
+	l.e("\tVPSRLD $4, Z16, Z9")
+	l.e("\tVPANDD Z29, Z9, Z9")
+	l.e("\tVPROLD $rhi, Z10, Z7")
+	l.e("\tVPTERNLOGD $0xF8, Z11, Z7, Z9")
+	l.e("\tVPMADDUBSW Z0, Z8, Z12")
+	l.e("\tVPMADDUBSW Z1, Z8, Z13")
+	l.e("\tSPLIT(lo)")
+	l.e("\tVPMADDUBSW Z2, Z9, Z12")
+	l.e("\tVPMADDUBSW Z3, Z9, Z13")
+	l.e("\tSPLIT(hi)")
 }
 
 // packQ6KBody writes packQ6KTiles: the coefficients (PACK_Q6K_COEF), then

@@ -73,7 +73,8 @@ func amxSubHeader() []byte {
 		{"SUB_Q4K_QUAD(src, lo)", "is one Q4_K quant dword as two k-quads (subQ4KQuad).", subQ4KQuad},
 		{"SUB_PACK_Q6K_STEP", "is one super-block of subPackQ6K (subPackQ6KStep).", subPackQ6KStep},
 		{"SUB_PACK_Q5K_STEP", "is one super-block of subPackQ5K (subPackQ5KStep).", subPackQ5KStep},
-		subQ5KChunk(0), subQ5KChunk(1), subQ5KChunk(2), subQ5KChunk(3),
+		{"SUB_Q5K_CHUNK(c, rlo, rhi)", "is chunk c of a Q5_K super-block's quants (subQ5KChunk).", subQ5KChunk},
+		{"SUB_Q5K_QUAD(src, qh, lo, rlo, rhi)", "is one Q5_K quant dword as two k-quads (subQ5KQuad).", subQ5KQuad},
 		{"SUB_Q6K_COEF(sel, sc, off)", "is a pair of Q6_K block-sum coefficients (subQ6KCoef).", subQ6KCoef},
 		{"SUB_Q6K_HALF(n)", "is half n of a Q6_K super-block's quants (subQ6KHalf).", subQ6KHalf},
 		{"SUB_Q6K_QUAD(n, kq)", "is one Q6_K k-quad (subQ6KQuad).", subQ6KQuad},
@@ -135,7 +136,7 @@ const subPackQ5KDoc = `
 `
 
 // subPackQ5KStep is one super-block of subPackQ5K (SUB_PACK_Q5K_STEP): the
-// Q4_K header steps, qh into Z0-Z7, then its four chunks (SUB_Q5K_CHUNKc).
+// Q4_K header steps, qh into Z0-Z7, then its four chunks (SUB_Q5K_CHUNK).
 func subPackQ5KStep(l *lines) {
 	l.q4kScalesMins(subQ4D, subQ4Dmin, subQ4Coef)
 	l.e("\tSUB_SCALE_BYTES4(VPSRLD, Z4, %d)", subScales)     // sc0-3
@@ -146,40 +147,41 @@ func subPackQ5KStep(l *lines) {
 	l.e("\tMOVL $0x10101010, R9")
 	l.e("\tVPBROADCASTD R9, Z12")
 	for c := 0; c < 4; c++ {
-		l.e("\tSUB_Q5K_CHUNK%d", c)
+		rlo, rhi := q5kRotations(c)
+		l.e("\tSUB_Q5K_CHUNK(%d, %d, %d)", c, rlo, rhi)
 	}
 }
 
-// subQ5KChunk is the macro SUB_Q5K_CHUNKc: chunk c's eight quant dwords of
-// the 16 rows as k-quads, the low nibbles (sub-block 2c) at 1024·c, the
-// high ones (2c+1) 512 further, each with its fifth bit from Zkq. A dword
-// shift moves each byte's bit b to b+s; the bit that lands on bit 4 of a
-// byte comes from the same byte for −3 ≤ s ≤ 4, and Z12 masks the rest.
-func subQ5KChunk(c int) macro {
-	return macro{fmt.Sprintf("SUB_Q5K_CHUNK%d", c), fmt.Sprintf("is chunk %d of a Q5_K super-block's quants (subQ5KChunk).", c), func(l *lines) {
-		shift := func(s, kq int, dst string) string {
-			switch {
-			case s > 0:
-				l.e("\tVPSLLD $%d, Z%d, %s", s, kq, dst)
-			case s < 0:
-				l.e("\tVPSRLD $%d, Z%d, %s", -s, kq, dst)
-			default:
-				return fmt.Sprintf("Z%d", kq)
-			}
-			return dst
-		}
-		for kq := 0; kq < 8; kq++ {
-			l.gather(48+32*c+4*kq, 16)
-			l.e("\tVPANDD Z29, Z16, Z8")
-			l.e("\tVPTERNLOGD $0xF8, Z12, %s, Z8", shift(4-2*c, kq, "Z10"))
-			l.e("\tVMOVDQU32 Z8, %d(DI)", 1024*c+64*kq)
-			l.e("\tVPSRLD $4, Z16, Z9")
-			l.e("\tVPANDD Z29, Z9, Z9")
-			l.e("\tVPTERNLOGD $0xF8, Z12, %s, Z9", shift(3-2*c, kq, "Z11"))
-			l.e("\tVMOVDQU32 Z9, %d(DI)", 1024*c+512+64*kq)
-		}
-	}}
+// subQ5KChunk is SUB_Q5K_CHUNK(c, rlo, rhi): chunk c's eight quant dwords
+// of the 16 rows as k-quads (SUB_Q5K_QUAD), the fifth bits from Z0-Z7.
+func subQ5KChunk(l *lines) {
+	for kq := 0; kq < 8; kq++ {
+		l.e("\tSUB_Q5K_QUAD((48+32*c+%d), Z%d, (1024*c+%d), rlo, rhi)", 4*kq, kq, 64*kq)
+	}
 }
+
+// subQ5KQuad is SUB_Q5K_QUAD(src, qh, lo, rlo, rhi): the quant dword at src
+// of the 16 rows, its low nibbles joined with their fifth bits as the
+// k-quad at lo(DI), its high ones 512 further. qh holds the qh dword of
+// that k-quad; rotating it left by rlo (rhi) brings bit 2c (2c+1) of each
+// byte to bit 4 of the same byte (a rotate by −3…4 mod 32 keeps that bit
+// within its byte) and Z12 (0x10 a byte) keeps only it.
+func subQ5KQuad(l *lines) {
+	l.e("\tGATHER(src, Z16)")
+	l.e("\tVPANDD Z29, Z16, Z8")
+	l.e("\tVPROLD $rlo, qh, Z10")
+	l.e("\tVPTERNLOGD $0xF8, Z12, Z10, Z8")
+	l.e("\tVMOVDQU32 Z8, lo(DI)")
+	l.e("\tVPSRLD $4, Z16, Z9")
+	l.e("\tVPANDD Z29, Z9, Z9")
+	l.e("\tVPROLD $rhi, qh, Z11")
+	l.e("\tVPTERNLOGD $0xF8, Z12, Z11, Z9")
+	l.e("\tVMOVDQU32 Z9, (lo+512)(DI)")
+}
+
+// q5kRotations are the left rotations that bring the fifth bits of chunk
+// c's low (bit 2c) and high (bit 2c+1) nibbles to bit 4.
+func q5kRotations(c int) (int, int) { return (4 - 2*c) & 31, (3 - 2*c) & 31 }
 
 // subPackLoop writes the sub-block-sum packer name: SUB_PACKER over the
 // super-blocks with step (the format's SUB_PACK_*_STEP), reading srcBytes

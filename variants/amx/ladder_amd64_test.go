@@ -72,11 +72,7 @@ func BenchmarkStepLadder(b *testing.B) {
 				}
 				f, wts := formatQ4K, w.W
 				if lay == "r16" {
-					f = formatQ4KR16
-					wts = make([]byte, avx512.Q4KR16Layout.GroupBytes(s.K)*((s.Rows+15)/16))
-					if err := avx512.Q4KR16Layout.Repack(wts, w.W, s.Rows, s.K); err != nil {
-						b.Fatal(err)
-					}
+					f, wts = formatQ4KR16, q4kR16(b, w.W, s.Rows, s.K)
 				}
 				for _, rung := range []string{"hot", "cold", "unpack", "matmul", "hot-2t", "unpack-2t"} {
 					b.Run(fmt.Sprintf("program=%s/layout=%s/rung=%s/shape=%dx%dx%d", pr.name, lay, rung, s.Rows, s.K, s.N), func(b *testing.B) {
@@ -86,6 +82,15 @@ func BenchmarkStepLadder(b *testing.B) {
 			}
 		}
 	}
+}
+
+// q4kR16 is the Q4_K matrix w (rows × k) in the interleaved layout.
+func q4kR16(b *testing.B, w []byte, rows, k int) []byte {
+	out := make([]byte, avx512.Q4KR16Layout.GroupBytes(k)*((rows+15)/16))
+	if err := avx512.Q4KR16Layout.Repack(out, w, rows, k); err != nil {
+		b.Fatal(err)
+	}
+	return out
 }
 
 // ladderRung times one rung of BenchmarkStepLadder.
@@ -167,10 +172,7 @@ func BenchmarkStepCPU(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	wts := make([]byte, avx512.Q4KR16Layout.GroupBytes(s.K)*(s.Rows/16))
-	if err := avx512.Q4KR16Layout.Repack(wts, w.W, s.Rows, s.K); err != nil {
-		b.Fatal(err)
-	}
+	wts := q4kR16(b, w.W, s.Rows, s.K)
 	p := program{amx: true, kb: kBlock, interleave: true}
 	var all unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &all); err != nil {

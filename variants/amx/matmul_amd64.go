@@ -4,13 +4,13 @@ package amx
 
 import (
 	"fmt"
-	"sync"
 	"unsafe"
 
 	iamx "github.com/damascus-llm/damascus/internal/amx"
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/freelist"
 )
 
 // A weightFormat is a weight type the tile program takes.
@@ -61,32 +61,12 @@ type scratch struct {
 	sub  subArgs // the same for the sub-block-sum kernels
 }
 
-// scratches is a free list rather than a sync.Pool: a pool is emptied by
-// every GC, and reallocating megabytes of pack buffer per call then shows
-// up in the timings.
-var scratches struct {
-	sync.Mutex
-	free []*scratch
-}
+// scratches keeps scratch buffers between calls (see package freelist).
+var scratches freelist.List[scratch]
 
-func getScratch() *scratch {
-	scratches.Lock()
-	defer scratches.Unlock()
-	if n := len(scratches.free); n > 0 {
-		s := scratches.free[n-1]
-		scratches.free = scratches.free[:n-1]
-		return s
-	}
-	return new(scratch)
-}
+func getScratch() *scratch { return scratches.Get() }
 
-func putScratch(s *scratch) {
-	scratches.Lock()
-	defer scratches.Unlock()
-	if len(scratches.free) < 64 { // beyond any sane thread count
-		scratches.free = append(scratches.free, s)
-	}
-}
+func putScratch(s *scratch) { scratches.Put(s) }
 
 func aligned(b []byte, n int) []byte {
 	if cap(b) >= n {

@@ -37,8 +37,12 @@ func skipUnlessVNNI(t testing.TB) {
 // max-abs ≤ 1e-2 of max|ref|, cosine ≥ 1−1e-5, guards on both sides and in
 // the ldd gaps, inputs untouched, no NaN) over testShapes and the real 1B
 // and 3B shapes at 16 tokens.
-func gateAll(t *testing.T, name string) {
-	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+func gateAll(t *testing.T, name string) { gateTypes(t, name, quant.Q4_K, quant.Q6_K) }
+
+// gateTypes gates matmul/<type>:name for each of types at the test shapes
+// and, in long mode, the real ones.
+func gateTypes(t *testing.T, name string, types ...quant.Type) {
+	for _, typ := range types {
 		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
 		v, ok := ledger.Lookup(op.Name, name)
 		if !ok {

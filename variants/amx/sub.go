@@ -97,42 +97,40 @@ func putInt32(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) }
 // to sb0+nsb of rows of nb super-blocks (the reference for the assembly
 // packer; rows past rows are zero).
 func subPackQ4KGo(panel, w []byte, rows, nb, sb0, nsb int) {
-	clear(panel[:nsb*subQ4Bytes])
-	eachSuperBlock(panel, w, rows, nb, sb0, nsb, q4kBytes, subQ4Bytes, func(r int, blk, p []byte) {
-		putFloat(p[sQ4D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk)))
-		putFloat(p[sQ4Dmin+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[2:])))
-		scales, qs := blk[4:16], blk[16:144]
-		for j := 0; j < 8; j++ {
-			sc, m := quant.ScaleMinK4(j, scales)
-			putInt32(p[sScales+64*j+4*r:], int32(sc))
-			binary.LittleEndian.PutUint16(p[sQ4Coef+64*(j/2)+4*r+2*(j%2):], uint16(m))
-		}
-		for c := 0; c < 4; c++ {
-			for j, b := range qs[32*c : 32*c+32] {
-				putQuad(p, r, 64*c+j, b&15)
-				putQuad(p, r, 64*c+32+j, b>>4)
-			}
-		}
+	subPackK4Go(panel, w, rows, nb, sb0, nsb, q4kBytes, func(blk []byte, c, j int) (byte, byte) {
+		b := blk[16+32*c+j]
+		return b & 15, b >> 4
 	})
 }
 
 // subPackQ5KGo is subPackQ4KGo for Q5_K rows: the same header and panel,
 // each quant joined with its fifth bit from qh (0..31).
 func subPackQ5KGo(panel, w []byte, rows, nb, sb0, nsb int) {
+	subPackK4Go(panel, w, rows, nb, sb0, nsb, q5kBytes, func(blk []byte, c, j int) (byte, byte) {
+		b, h := blk[48+32*c+j], blk[16+j]
+		return b&15 | (h>>(2*c)&1)<<4, b>>4 | (h>>(2*c+1)&1)<<4
+	})
+}
+
+// subPackK4Go is the panel writer of the types with Q4_K's header (d,
+// dmin, 6-bit scales and mins): quants(blk, c, j) gives the low-nibble
+// quant of chunk c at j (k = 64c+j) and the high one (k = 64c+32+j).
+func subPackK4Go(panel, w []byte, rows, nb, sb0, nsb, blkBytes int, quants func(blk []byte, c, j int) (byte, byte)) {
 	clear(panel[:nsb*subQ4Bytes])
-	eachSuperBlock(panel, w, rows, nb, sb0, nsb, q5kBytes, subQ4Bytes, func(r int, blk, p []byte) {
+	eachSuperBlock(panel, w, rows, nb, sb0, nsb, blkBytes, subQ4Bytes, func(r int, blk, p []byte) {
 		putFloat(p[sQ4D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk)))
 		putFloat(p[sQ4Dmin+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[2:])))
-		scales, qh, qs := blk[4:16], blk[16:48], blk[48:176]
+		scales := blk[4:16]
 		for j := 0; j < 8; j++ {
 			sc, m := quant.ScaleMinK4(j, scales)
 			putInt32(p[sScales+64*j+4*r:], int32(sc))
 			binary.LittleEndian.PutUint16(p[sQ4Coef+64*(j/2)+4*r+2*(j%2):], uint16(m))
 		}
 		for c := 0; c < 4; c++ {
-			for j, b := range qs[32*c : 32*c+32] {
-				putQuad(p, r, 64*c+j, b&15|(qh[j]>>(2*c)&1)<<4)
-				putQuad(p, r, 64*c+32+j, b>>4|(qh[j]>>(2*c+1)&1)<<4)
+			for j := 0; j < 32; j++ {
+				lo, hi := quants(blk, c, j)
+				putQuad(p, r, 64*c+j, lo)
+				putQuad(p, r, 64*c+32+j, hi)
 			}
 		}
 	})

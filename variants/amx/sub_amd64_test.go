@@ -11,7 +11,6 @@ import (
 
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
-	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/avx512"
@@ -77,44 +76,20 @@ func TestSub(t *testing.T) {
 // TestSubQ5K gates the registered Q5_K sub-block-sum variants.
 func TestSubQ5K(t *testing.T) {
 	skipUnlessVNNI(t)
-	gateQ5K(t, "avx512-vnni-sub", "avx512-vnni-sub-wres")
+	for _, name := range []string{"avx512-vnni-sub", "avx512-vnni-sub-wres"} {
+		gateTypes(t, name, quant.Q5_K)
+	}
 }
 
 // TestTilesQ5K gates Q5_K's tile programs (the AMX one where AMX runs),
 // and the VNNI twin at the extremes of the weights and activations.
 func TestTilesQ5K(t *testing.T) {
 	skipUnlessVNNI(t)
-	gateQ5K(t, "avx512-vnni-tiles")
+	gateTypes(t, "avx512-vnni-tiles", quant.Q5_K)
 	extremes(t, map[quant.Type]ledger.MatMul{quant.Q5_K: matMul(formatQ5K, program{kb: kBlock})})
 	if cpufeat.AMX() == nil {
-		gateQ5K(t, "amx-int8-il")
+		gateTypes(t, "amx-int8-il", quant.Q5_K)
 		extremes(t, map[quant.Type]ledger.MatMul{quant.Q5_K: matMul(formatQ5K, program{amx: true, kb: kBlock, interleave: true})})
-	}
-}
-
-// gateQ5K gates the matmul/q5_k variants names at the test shapes and, in
-// long mode, the real ones.
-func gateQ5K(t *testing.T, names ...string) {
-	t.Helper()
-	op, _ := ledger.LookupOp(ledger.MatMulOp(quant.Q5_K))
-	for _, name := range names {
-		v, ok := ledger.Lookup(op.Name, name)
-		if !ok {
-			t.Fatalf("%s:%s not registered", op.Name, name)
-		}
-		shapes := append([]ledger.Shape(nil), testShapes...)
-		if !testing.Short() {
-			for _, s := range op.Shapes {
-				if s.Real() {
-					shapes = append(shapes, gate.GateShape(op, s))
-				}
-			}
-		}
-		for _, s := range shapes {
-			t.Run(fmt.Sprintf("%s/%s", name, s.Key(ledger.KindMatMul)), func(t *testing.T) {
-				mustPass(t, newCase(t, op, s, 17), v)
-			})
-		}
 	}
 }
 

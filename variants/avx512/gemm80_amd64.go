@@ -6,10 +6,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/freelist"
 )
 
 // The Q8_0 and Q4_0 GEMM (matmul/q8_0 and matmul/q4_0: avx512-vnni-gemm;
@@ -62,33 +62,11 @@ var (
 	gemmQ40 = gemmFormat{quant.Q4_0, q40Block, gemmPackQ40, 8}
 )
 
-// gemmScratch is one call's panel and activation pack; a free list keeps
-// them between calls (a sync.Pool is emptied by every GC).
+// gemmScratch is one call's panel and activation pack, kept between calls
+// in gemmFree (see package freelist).
 type gemmScratch struct{ panel, act []byte }
 
-var gemmFree struct {
-	sync.Mutex
-	list []*gemmScratch
-}
-
-func getGemmScratch() *gemmScratch {
-	gemmFree.Lock()
-	defer gemmFree.Unlock()
-	if n := len(gemmFree.list); n > 0 {
-		s := gemmFree.list[n-1]
-		gemmFree.list = gemmFree.list[:n-1]
-		return s
-	}
-	return new(gemmScratch)
-}
-
-func putGemmScratch(s *gemmScratch) {
-	gemmFree.Lock()
-	defer gemmFree.Unlock()
-	if len(gemmFree.list) < 64 {
-		gemmFree.list = append(gemmFree.list, s)
-	}
-}
+var gemmFree freelist.List[gemmScratch]
 
 func grow(b []byte, n int) []byte {
 	if cap(b) >= n {
@@ -135,8 +113,8 @@ func (f gemmFormat) matMul(dst []float32, ldd int, w []byte, rows int, xq []byte
 		}
 		return
 	}
-	s := getGemmScratch()
-	defer putGemmScratch(s)
+	s := gemmFree.Get()
+	defer gemmFree.Put(s)
 	blocks := (n + gemmTokens - 1) / gemmTokens
 	s.act = grow(s.act, blocks*nb*gemmActBlock)
 	packGemmActivations(s.act, xq, n, nb, f.offset)
