@@ -326,11 +326,7 @@ func packK4Body(l *lines, name string, blk int, pre []string, chunk func(c int) 
 // nibbles) and se1/so1 (high nibbles) of the scale bytes in src into Z0-Z3,
 // then its eight k-quad rows (PACK_Q4K_QUAD).
 func packQ4KChunk(l *lines) {
-	// Z0/Z1 = Se/So for low nibbles, Z2/Z3 for high nibbles.
-	l.e("\tVPSHUFB se0, src, Z0")
-	l.e("\tVPSHUFB so0, src, Z1")
-	l.e("\tVPSHUFB se1, src, Z2")
-	l.e("\tVPSHUFB so1, src, Z3")
+	chunkSelectors(l)
 	for kq := 0; kq < 8; kq++ {
 		l.e("\tPACK_Q4K_QUAD((16+32*c+%d), (2048*c+%d), (2048*c+%d))", 4*kq, 64*kq, 64*(kq+8))
 	}
@@ -363,15 +359,21 @@ func packQ5KBody(l *lines) {
 	})
 }
 
+// chunkSelectors puts the chunk's scale multipliers, picked from the scale
+// bytes in src, in Z0/Z1 (even/odd bytes, low nibbles) and Z2/Z3 (high).
+func chunkSelectors(l *lines) {
+	l.e("\tVPSHUFB se0, src, Z0")
+	l.e("\tVPSHUFB so0, src, Z1")
+	l.e("\tVPSHUFB se1, src, Z2")
+	l.e("\tVPSHUFB so1, src, Z3")
+}
+
 // packQ5KChunk is PACK_Q5K_CHUNK(c, rlo, rhi, src, se0, so0, se1, so1):
 // PACK_Q4K_CHUNK for chunk c of a Q5_K super-block, each nibble joined with
 // its fifth bit before the scale multiply (PACK_Q5K_QUAD). q·sc reaches
 // 31·63 = 1953: hi digits up to 15.
 func packQ5KChunk(l *lines) {
-	l.e("\tVPSHUFB se0, src, Z0")
-	l.e("\tVPSHUFB so0, src, Z1")
-	l.e("\tVPSHUFB se1, src, Z2")
-	l.e("\tVPSHUFB so1, src, Z3")
+	chunkSelectors(l)
 	for kq := 0; kq < 8; kq++ {
 		l.e("\tPACK_Q5K_QUAD((48+32*c+%d), %d, (2048*c+%d), (2048*c+%d), rlo, rhi)", 4*kq, 16+4*kq, 64*kq, 64*(kq+8))
 	}

@@ -55,16 +55,8 @@ func BenchmarkStepLadder(b *testing.B) {
 	} else {
 		skipUnlessVNNI(b)
 	}
-	op, _ := ledger.LookupOp(ledger.MatMulOp(quant.Q4_K))
-	for _, s := range op.Shapes {
-		if s.Model != "3B" {
-			continue
-		}
-		s.N = 512
-		w, err := workload.New(op, s, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range prefill3B(b, quant.Q4_K) {
+		s, w := c.s, c.w
 		for i, pr := range progs {
 			for _, lay := range []string{"stored", "r16"} {
 				if i > 0 && lay == "stored" {
@@ -82,6 +74,30 @@ func BenchmarkStepLadder(b *testing.B) {
 			}
 		}
 	}
+}
+
+// prefill3B is matmul/typ's 3B shapes at 512 tokens, each with its
+// workload.
+func prefill3B(b *testing.B, typ quant.Type) (out []struct {
+	s ledger.Shape
+	w *workload.Workload
+}) {
+	op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
+	for _, s := range op.Shapes {
+		if s.Model != "3B" {
+			continue
+		}
+		s.N = 512
+		w, err := workload.New(op, s, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, struct {
+			s ledger.Shape
+			w *workload.Workload
+		}{s, w})
+	}
+	return out
 }
 
 // q4kR16 is the Q4_K matrix w (rows × k) in the interleaved layout.
@@ -208,15 +224,8 @@ func BenchmarkStepCPU(b *testing.B) {
 // `ledger run` decides between them.
 func BenchmarkQ5KMatMul(b *testing.B) {
 	op, _ := ledger.LookupOp(ledger.MatMulOp(quant.Q5_K))
-	for _, s := range op.Shapes {
-		if s.Model != "3B" {
-			continue
-		}
-		s.N = 512
-		w, err := workload.New(op, s, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range prefill3B(b, quant.Q5_K) {
+		s, w := c.s, c.w
 		for _, name := range []string{"amx-int8-il", "avx512-vnni-sub", "avx512-vnni"} {
 			v, ok := ledger.Lookup(op.Name, name)
 			if !ok || !v.Available() {
