@@ -471,9 +471,12 @@ decode)
 	;;
 sweep)
 	# The matmul variants head to head at the 3B shapes under the kernel
-	# protocol (10 runs), the evidence `ledger promote` needs.
+	# protocol (10 runs), the evidence `ledger promote` needs; SWEEP_OPS
+	# names other ops (e.g. matmul/q5_k with SWEEP_VARIANTS=amx-int8-il,
+	# avx512-vnni-sub; matmul/q8_0,matmul/q4_0 with avx512-vnni-gemm,
+	# matvec-loop).
 	log sweep
-	timeout "${SWEEP_TIMEOUT:-540}" $B/ledger run --op matmul/q4_k,matmul/q6_k --variant "${SWEEP_VARIANTS:-amx-int8,amx-int8-lag,amx-int8-kb4,amx-int8-kb4-lag,avx512-vnni-tiles}" \
+	timeout "${SWEEP_TIMEOUT:-540}" $B/ledger run --op "${SWEEP_OPS:-matmul/q4_k,matmul/q6_k}" --variant "${SWEEP_VARIANTS:-amx-int8,amx-int8-lag,amx-int8-kb4,amx-int8-kb4-lag,avx512-vnni-tiles}" \
 		--shapes 3B --runs "${SWEEP_RUNS:-10}" --store "$STORE" --note "$NOTE" > "$OUT/sweep.txt" 2>&1
 	grep -E "^\| matmul.*\(3B|recorded|roofline|peak" "$OUT/sweep.txt"
 	;;
