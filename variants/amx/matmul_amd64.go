@@ -59,6 +59,9 @@ type scratch struct {
 	// a func value, so a local one would escape and allocate per call.
 	args kernelArgs
 	sub  subArgs // the same for the sub-block-sum kernels
+	// avx2, avx2Out: avx2-sub's argument block and output tile.
+	avx2    subAVX2Args
+	avx2Out [32]float32
 }
 
 // scratches keeps scratch buffers between calls (see package freelist).

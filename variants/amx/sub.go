@@ -118,14 +118,7 @@ func subPackQ5KGo(panel, w []byte, rows, nb, sb0, nsb int) {
 func subPackK4Go(panel, w []byte, rows, nb, sb0, nsb, blkBytes int, quants func(blk []byte, c, j int) (byte, byte)) {
 	clear(panel[:nsb*subQ4Bytes])
 	eachSuperBlock(panel, w, rows, nb, sb0, nsb, blkBytes, subQ4Bytes, func(r int, blk, p []byte) {
-		putFloat(p[sQ4D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk)))
-		putFloat(p[sQ4Dmin+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[2:])))
-		scales := blk[4:16]
-		for j := 0; j < 8; j++ {
-			sc, m := quant.ScaleMinK4(j, scales)
-			putInt32(p[sScales+64*j+4*r:], int32(sc))
-			binary.LittleEndian.PutUint16(p[sQ4Coef+64*(j/2)+4*r+2*(j%2):], uint16(m))
-		}
+		subK4Header(p, r, blk)
 		for c := 0; c < 4; c++ {
 			for j := 0; j < 32; j++ {
 				lo, hi := quants(blk, c, j)
@@ -136,16 +129,97 @@ func subPackK4Go(panel, w []byte, rows, nb, sb0, nsb, blkBytes int, quants func(
 	})
 }
 
+// subK4Header writes row r's d, dmin, scales and min pairs of the Q4_K or
+// Q5_K block blk into the super-block panel p.
+func subK4Header(p []byte, r int, blk []byte) {
+	putFloat(p[sQ4D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk)))
+	putFloat(p[sQ4Dmin+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[2:])))
+	scales := blk[4:16]
+	for j := 0; j < 8; j++ {
+		sc, m := quant.ScaleMinK4(j, scales)
+		putInt32(p[sScales+64*j+4*r:], int32(sc))
+		binary.LittleEndian.PutUint16(p[sQ4Coef+64*(j/2)+4*r+2*(j%2):], uint16(m))
+	}
+}
+
+// subQ6Header writes row r's d, scales and block-sum coefficients of the
+// Q6_K block blk into the super-block panel p.
+func subQ6Header(p []byte, r int, blk []byte) {
+	putFloat(p[sQ6D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[208:])))
+	sc := blk[192:208]
+	for j := 0; j < 16; j++ {
+		putInt32(p[sScales+64*j+4*r:], int32(int8(sc[j])))
+		binary.LittleEndian.PutUint16(p[sQ6Coef+64*(j/2)+4*r+2*(j%2):], uint16(-32*int16(int8(sc[j]))))
+	}
+}
+
+// subPackK4Fast and subPackQ6KFast are subPackQ4KGo/subPackQ5KGo and
+// subPackQ6KGo a dword at a time (four quants of one row, nibbles and high
+// bits moved by 32-bit masks and shifts): the packers of avx2-sub, whose
+// CPUs have no 512-bit gathers; the same bytes (TestSubPackFast). qh
+// (Q5_K) joins each quant's fifth bit; all nb super-blocks of rows rows.
+func subPackK4Fast(panel, w []byte, rows, nb, blkBytes int, qh bool) {
+	if rows < tileRows {
+		clear(panel[:nb*subQ4Bytes])
+	}
+	qs := 16
+	if qh {
+		qs = 48
+	}
+	for r := 0; r < rows; r++ {
+		for sb := 0; sb < nb; sb++ {
+			blk, p := w[(r*nb+sb)*blkBytes:][:blkBytes], panel[sb*subQ4Bytes:][:subQ4Bytes]
+			subK4Header(p, r, blk)
+			for c := 0; c < 4; c++ {
+				for j := 0; j < 8; j++ {
+					v := binary.LittleEndian.Uint32(blk[qs+32*c+4*j:])
+					lo, hi := v&0x0f0f0f0f, v>>4&0x0f0f0f0f
+					if qh {
+						h := binary.LittleEndian.Uint32(blk[16+4*j:])
+						lo |= (h >> (2 * c) & 0x01010101) << 4
+						hi |= (h >> (2*c + 1) & 0x01010101) << 4
+					}
+					binary.LittleEndian.PutUint32(p[sQuants+(16*c+j)*64+4*r:], lo)
+					binary.LittleEndian.PutUint32(p[sQuants+(16*c+8+j)*64+4*r:], hi)
+				}
+			}
+		}
+	}
+}
+
+func subPackQ6KFast(panel, w []byte, rows, nb int) {
+	if rows < tileRows {
+		clear(panel[:nb*subQ6Bytes])
+	}
+	for r := 0; r < rows; r++ {
+		for sb := 0; sb < nb; sb++ {
+			blk, p := w[(r*nb+sb)*q6kBytes:][:q6kBytes], panel[sb*subQ6Bytes:][:subQ6Bytes]
+			subQ6Header(p, r, blk)
+			for half := 0; half < 2; half++ {
+				for j := 0; j < 8; j++ { // l = 4j..4j+3
+					a := binary.LittleEndian.Uint32(blk[64*half+4*j:])
+					b := binary.LittleEndian.Uint32(blk[64*half+32+4*j:])
+					h := binary.LittleEndian.Uint32(blk[128+32*half+4*j:])
+					for quarter, v := range [4]uint32{
+						a&0x0f0f0f0f | (h&0x03030303)<<4,
+						b&0x0f0f0f0f | (h>>2&0x03030303)<<4,
+						a>>4&0x0f0f0f0f | (h>>4&0x03030303)<<4,
+						b>>4&0x0f0f0f0f | (h>>6&0x03030303)<<4,
+					} {
+						binary.LittleEndian.PutUint32(p[sQuants+(32*half+8*quarter+j)*64+4*r:], v)
+					}
+				}
+			}
+		}
+	}
+}
+
 // subPackQ6KGo is subPackQ4KGo for Q6_K rows.
 func subPackQ6KGo(panel, w []byte, rows, nb, sb0, nsb int) {
 	clear(panel[:nsb*subQ6Bytes])
 	eachSuperBlock(panel, w, rows, nb, sb0, nsb, q6kBytes, subQ6Bytes, func(r int, blk, p []byte) {
-		putFloat(p[sQ6D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk[208:])))
-		ql, qh, sc := blk[0:128], blk[128:192], blk[192:208]
-		for j := 0; j < 16; j++ {
-			putInt32(p[sScales+64*j+4*r:], int32(int8(sc[j])))
-			binary.LittleEndian.PutUint16(p[sQ6Coef+64*(j/2)+4*r+2*(j%2):], uint16(-32*int16(int8(sc[j]))))
-		}
+		subQ6Header(p, r, blk)
+		ql, qh := blk[0:128], blk[128:192]
 		for half := 0; half < 2; half++ {
 			l0, h0 := ql[64*half:], qh[32*half:]
 			for l := 0; l < 32; l++ {

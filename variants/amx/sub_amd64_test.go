@@ -12,6 +12,7 @@ import (
 	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
+	"github.com/damascus-llm/damascus/ledger/workload"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/avx512"
 )
@@ -270,6 +271,75 @@ func samePanels(t *testing.T, what string, sbBytes int, got, want []byte) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("%s: panel byte %d (super-block %d offset %d) = %#x, want %#x", what, i, i/sbBytes, i%sbBytes, got[i], want[i])
+		}
+	}
+}
+
+// TestSubAVX2 gates avx2-sub over token and row tails, checks that its
+// outputs are avx512-vnni-sub's bit for bit (the same integer sums and
+// float steps) where that runs, and takes the extremes.
+func TestSubAVX2(t *testing.T) {
+	if !cpufeat.Has("avx2") || !cpufeat.Has("fma") {
+		t.Skip("CPU lacks AVX2 or FMA")
+	}
+	shapes := append(testShapes, ledger.Shape{Rows: 48, K: 1024, N: 130}, ledger.Shape{Rows: 70, K: 512, N: 11},
+		ledger.Shape{Rows: 9, K: 768, N: 13}, ledger.Shape{Rows: 130, K: 256, N: 49})
+	fs := map[quant.Type]ledger.MatMul{}
+	for _, f := range subAVX2Formats {
+		op, _ := ledger.LookupOp(ledger.MatMulOp(f.typ))
+		v, ok := ledger.Lookup(op.Name, "avx2-sub")
+		if !ok {
+			t.Fatalf("%s:avx2-sub not registered", op.Name)
+		}
+		fs[f.typ] = f.matMul
+		ref, hasRef := ledger.Lookup(op.Name, "avx512-vnni-sub")
+		for _, s := range shapes {
+			t.Run(fmt.Sprintf("%s/%s", f.typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
+				c := newCase(t, op, s, 29)
+				mustPass(t, c, v)
+				if !hasRef || !ref.Available() {
+					return
+				}
+				w, err := workload.New(op, s, 29)
+				if err != nil {
+					t.Fatal(err)
+				}
+				size := (s.N-1)*w.LDD + s.Rows
+				got, want := make([]float32, size), make([]float32, size)
+				f.matMul(got, w.LDD, w.W, s.Rows, w.XQ, s.N, s.K)
+				ref.Impl.(ledger.MatMul)(want, w.LDD, w.W, s.Rows, w.XQ, s.N, s.K)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("out[%d] = %g, avx512-vnni-sub %g: not the same bits", i, got[i], want[i])
+					}
+				}
+			})
+		}
+	}
+	extremes(t, fs)
+}
+
+// TestSubPackFast: avx2-sub's dword-at-a-time packers write the reference
+// packers' bytes, row tails included.
+func TestSubPackFast(t *testing.T) {
+	r := ledgertest.NewRand(43)
+	for _, f := range subAVX2Formats {
+		gen, goPack, sb := ledgertest.Q4K, subPackQ4KGo, subQ4Bytes
+		switch f.typ {
+		case quant.Q5_K:
+			gen, goPack = ledgertest.Q5K, subPackQ5KGo
+		case quant.Q6_K:
+			gen, goPack, sb = ledgertest.Q6K, subPackQ6KGo, subQ6Bytes
+		}
+		for _, rows := range []int{1, 7, 16} {
+			for _, m := range ledgertest.Modes {
+				const nb = 3
+				w := gen(r, rows*nb, m)
+				want, got := make([]byte, nb*sb), poisoned(nb*sb)
+				goPack(want, w, rows, nb, 0, nb)
+				f.pack(got, w, rows, nb)
+				samePanels(t, fmt.Sprintf("%s rows %d %v", f.typ, rows, m), sb, got, want)
+			}
 		}
 	}
 }

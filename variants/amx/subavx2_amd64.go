@@ -1,0 +1,109 @@
+//go:build !noasm
+
+package amx
+
+import (
+	"fmt"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// The sub-block-sum GEMM on AVX2 (avx2-sub; subavx2_amd64.s) for CPUs
+// without AVX-512, whose prefill otherwise loops the AVX2 matvec over the
+// tokens. Same panels, activation pack and arithmetic as avx512-vnni-sub
+// (the same bits); the panels are written in Go a dword at a time
+// (subPackK4Fast, subPackQ6KFast), as these CPUs have no 512-bit gathers.
+//
+// Not promoted: 1.3–2.2× the looped AVX2 matvec at the 1B and 3B shapes
+// with AVX-512 hidden (run 20261205T175733Z-fb6053), but with it as the
+// prefill matmul and AVX-512 hidden the engine's llama.cpp agreement test
+// failed on the tiny Q4_K_M (layer 1 of the rounded-activation oracle at
+// cosine 0.99999057), though the same kernel forced with AVX-512 visible,
+// and with every other AVX2-path kernel forced beside it, passed, and the
+// kernel equals avx512-vnni-sub bit for bit on every shape tried. Found
+// late in session 33, not explained yet.
+
+type subAVX2Args struct {
+	w, x *byte
+	out  *[32]float32
+	nsb  int
+	tok0 int
+}
+
+//go:noescape
+func subAVX2Q4K(a *subAVX2Args)
+
+//go:noescape
+func subAVX2Q5K(a *subAVX2Args)
+
+//go:noescape
+func subAVX2Q6K(a *subAVX2Args)
+
+// subAVX2Format is a weight type of avx2-sub: its block bytes, its Go
+// packer, its panel bytes a super-block, its kernel and whether its block
+// sums are of 32 values.
+type subAVX2Format struct {
+	typ      quant.Type
+	blkBytes int
+	pack     func(panel, w []byte, rows, nb int) // all nb super-blocks of rows rows
+	sbBytes  int
+	kernel   func(*subAVX2Args)
+	sum32    bool
+}
+
+var subAVX2Formats = []subAVX2Format{
+	{quant.Q4_K, q4kBytes, func(p, w []byte, rows, nb int) { subPackK4Fast(p, w, rows, nb, q4kBytes, false) }, subQ4Bytes, subAVX2Q4K, true},
+	{quant.Q5_K, q5kBytes, func(p, w []byte, rows, nb int) { subPackK4Fast(p, w, rows, nb, q5kBytes, true) }, subQ4Bytes, subAVX2Q5K, true},
+	{quant.Q6_K, q6kBytes, subPackQ6KFast, subQ6Bytes, subAVX2Q6K, false},
+}
+
+// matMul is the format's GEMM (ledger.MatMul contract).
+func (f subAVX2Format) matMul(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+	if rows <= 0 || n <= 0 {
+		return
+	}
+	nb := k / qk
+	if need := (n-1)*ldd + rows; len(dst) < need || ldd < rows || k%qk != 0 || len(w) < rows*nb*f.blkBytes || len(xq) < n*nb*q8kBytes {
+		panic(fmt.Sprintf("amx %s avx2-sub: bad operands: len(dst)=%d ldd=%d rows=%d n=%d k=%d len(w)=%d len(xq)=%d",
+			f.typ, len(dst), ldd, rows, n, k, len(w), len(xq)))
+	}
+	if nb == 0 {
+		for j := 0; j < n; j++ {
+			clear(dst[j*ldd : j*ldd+rows])
+		}
+		return
+	}
+	s := getScratch()
+	defer putScratch(s)
+	s.pack = aligned(s.pack, subActivationBytes(n, nb))
+	packSubActivations(s.pack, xq, 0, n, n, nb, f.sum32)
+	s.panel = aligned(s.panel, nb*f.sbBytes)
+	out := &s.avx2Out
+	blockStride := nb * subActBytes
+	for r0 := 0; r0 < rows; r0 += tileRows {
+		rr := min(tileRows, rows-r0)
+		f.pack(s.panel, w[r0*nb*f.blkBytes:], rr, nb)
+		for h := 0; h < 2 && 8*h < rr; h++ {
+			hr := min(8, rr-8*h)
+			for t0 := 0; t0 < n; t0 += 4 {
+				a := &s.avx2
+				*a = subAVX2Args{w: &s.panel[32*h], x: &s.pack[(t0/subTokens)*blockStride], out: out, nsb: nb, tok0: t0 % subTokens}
+				f.kernel(a)
+				for t := 0; t < min(4, n-t0); t++ {
+					copy(dst[(t0+t)*ldd+r0+8*h:][:hr], out[8*t:8*t+hr])
+				}
+			}
+		}
+	}
+}
+
+func init() {
+	for _, f := range subAVX2Formats {
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(f.typ), Name: "avx2-sub", Family: ledger.FamilyAVX2, Features: []string{"avx2", "fma"},
+			Impl: ledger.MatMul(f.matMul),
+			Notes: "avx512-vnni-sub's GEMM in 256-bit AVX2, for CPUs without AVX-512: its panels (written in Go a dword at a time) and activation pack, " +
+				"per k-quad VPMADDUBSW of the raw quants × the Q8_K activations, added in words over as many k-quads as stay below 2^15 (Q4_K 8, Q5_K 4, Q6_K 2), then VPMADDWD by ones (the same exact int32 sums), VPMULLD by the scale, " +
+				"block sums by VPMADDWD, d·dx in its order (the same bits); 8 rows × 4 tokens a call"})
+	}
+}
