@@ -40,6 +40,7 @@
 #   prefill1b-decodeprof  1B pp1024, decode profiles
 #   bf16      agreement with a BF16 cache on AMX, then 3B pp1024 with both
 #             engines on bf16 caches
+#   quants    the 1B in Q5_K_M, Q8_0, Q4_0 at pp512 beside llama.cpp
 #   bestkv    Damascus bf16 against llama.cpp f16
 #   split     the prepared forms' gate on AMX, the agreement test, then
 #             prepared batches against -static-split, alternating
@@ -391,6 +392,21 @@ pp1b)
 		--json "$OUT/e2e-1b-promoted.json" --store "$STORE" --note "$NOTE; promoted kernels, no override; each engine's default KV cache" \
 		> "$OUT/e2e-1b-promoted.txt" 2>&1
 	grep -aE "prefill|recorded" "$OUT/e2e-1b-promoted.txt" | tail -3
+	;;
+quants)
+	# The 1B in the other weight types (QUANTS: Q5_K_M Q8_0 Q4_0) at pp512
+	# beside llama.cpp, RUNS (5) rounds each: their GEMMs' Intel records.
+	# KERNELS, when set, overrides the promoted kernels for every type.
+	for q in ${QUANTS:-Q5_K_M Q8_0 Q4_0}; do
+		f=/tmp/llama3.2-1b-$q.gguf
+		[ -f "$f" ] || $B/damascus synth --preset llama3.2-1b --type "$q" -o "$f" 2>&1 | tail -1
+		log "e2e llama3.2-1b $q pp512"
+		DAMASCUS_KERNELS=${KERNELS:-} timeout "${E2E_TIMEOUT:-170}" $B/ledger e2e -m "$f" --pp 512 --tg 0 --runs "${RUNS:-5}" --warmup-prompt 64 --no-roofline \
+			--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
+			--json "$OUT/e2e-1b-$q.json" --store "$STORE" --note "$NOTE; 1B $q; kernels ${KERNELS:-promoted}" \
+			> "$OUT/e2e-1b-$q.txt" 2>&1
+		grep -aE "prefill|recorded" "$OUT/e2e-1b-$q.txt" | tail -3
+	done
 	;;
 bestkv)
 	# Each engine on its fastest 16-bit KV cache: Damascus bf16 (amx-bf16
