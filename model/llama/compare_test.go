@@ -15,7 +15,7 @@ func TestProductionMatchesReferencePerLayer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, opts := range []Options{{Threads: 1}, {Threads: 2, NBatch: 5}} {
-		diffs, err := m.CompareLayers(ids, opts, false)
+		diffs, _, err := m.CompareLayers(ids, opts, false)
 		if err != nil {
 			t.Fatal(err)
 		}

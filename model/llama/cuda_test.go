@@ -337,10 +337,13 @@ func TestDeviceOptionErrors(t *testing.T) {
 // (activations rounded as the kernels' inputs are), layer by layer.
 func logLayers(t *testing.T, m *Model, tokens []int32) {
 	for _, dev := range []string{DeviceCPU, DeviceCUDA} {
-		d, err := m.CompareLayers(tokens, Options{NCtx: 32, NBatch: 16, Threads: 2, Device: dev}, true)
+		d, tie, err := m.CompareLayers(tokens, Options{NCtx: 32, NBatch: 16, Threads: 2, Device: dev}, true)
 		if err != nil {
 			t.Errorf("%s layers: %v", dev, err)
 			continue
+		}
+		if tie != nil {
+			t.Logf("%s against the reference: compared up to the reference's rounding at %v", dev, tie)
 		}
 		for _, l := range d {
 			t.Logf("%s against the reference: %v", dev, l)

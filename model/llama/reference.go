@@ -30,12 +30,36 @@ type Reference struct {
 	// kernel arithmetic from activation quantization in comparisons.
 	RoundActivations bool
 
+	// TieWindow, with RoundActivations, makes the reference note the
+	// first rounding it takes within TieWindow quantization steps of a
+	// tie (quant.RoundingMargin) in FirstTie: there the production path,
+	// summing in another order, may round the other way by one ulp, and
+	// from there on the two evaluations are no longer comparable bit for
+	// bit.
+	TieWindow float32
+	FirstTie  *RoundingTie
+
+	layer                             int // the layer being evaluated (Layers: the output)
 	x, xn, q, att, tmp, gate, up, row []float32
 	cos, sin                          []float32
 	scores                            []float64
 	logits                            []float32
 	xr                                []float32
 	xq                                []byte
+}
+
+// RoundingTie is a rounding of the reference's taken at a tie or near one:
+// at position Pos in layer Layer (Config.Layers: the output), the
+// activations of Matrix, value Index, Margin quantization steps from a tie.
+type RoundingTie struct {
+	Pos, Layer int
+	Matrix     string
+	Index      int
+	Margin     float32
+}
+
+func (t RoundingTie) String() string {
+	return fmt.Sprintf("position %d, layer %d, %s's activation %d %.2g steps from a tie", t.Pos, t.Layer, t.Matrix, t.Index, t.Margin)
 }
 
 // CaptureFunc receives a layer's output hidden state for the token at pos.
@@ -89,6 +113,7 @@ func (r *Reference) Eval(token int32) ([]float32, error) {
 	scale := 1 / math.Sqrt(float64(hd))
 	for l := range m.Layers {
 		L := &m.Layers[l]
+		r.layer = l
 		refRMSNorm(r.xn, r.x, L.AttnNorm, c.RMSEps)
 		kRow := r.k[l][pos*kvd : (pos+1)*kvd]
 		vRow := r.v[l][pos*kvd : (pos+1)*kvd]
@@ -160,6 +185,7 @@ func (r *Reference) Eval(token int32) ([]float32, error) {
 		}
 	}
 	refRMSNorm(r.xn, r.x, m.Norm, c.RMSEps)
+	r.layer = c.Layers
 	if err := r.matVec(r.logits, &m.Output, r.xn); err != nil {
 		return nil, err
 	}
@@ -181,6 +207,11 @@ func (r *Reference) matVec(dst []float32, w *Matrix, x []float32) error {
 		}
 		if err := quant.Dequantize(at, r.xq, r.xr); err != nil {
 			return fmt.Errorf("%s: activations from %s: %w", w.Name, at, err)
+		}
+		if r.TieWindow > 0 && r.FirstTie == nil {
+			if m, i, ok := quant.RoundingMargin(at, x); ok && m <= r.TieWindow {
+				r.FirstTie = &RoundingTie{Pos: r.pos, Layer: r.layer, Matrix: w.Name, Index: i, Margin: m}
+			}
 		}
 		x = r.xr
 	}

@@ -15,14 +15,13 @@ import (
 // (the same bits); the panels are written in Go a dword at a time
 // (subPackK4Fast, subPackQ6KFast), as these CPUs have no 512-bit gathers.
 //
-// Not promoted: 1.3–2.2× the looped AVX2 matvec at the 1B and 3B shapes
-// with AVX-512 hidden (run 20261205T175733Z-fb6053), but with it as the
-// prefill matmul and AVX-512 hidden the engine's llama.cpp agreement test
-// failed on the tiny Q4_K_M (layer 1 of the rounded-activation oracle at
-// cosine 0.99999057), though the same kernel forced with AVX-512 visible,
-// and with every other AVX2-path kernel forced beside it, passed, and the
-// kernel equals avx512-vnni-sub bit for bit on every shape tried. Found
-// late in session 33, not explained yet.
+// Promoted below the AVX-512 kernels (1.3–2.2× the looped AVX2 matvec at
+// the 1B and 3B shapes with AVX-512 hidden, run 20261205T175733Z-fb6053).
+// Its agreement failure of session 33 (the tiny Q4_K_M's rounded-activation
+// oracle at layer 1, cosine 0.99999057) was the reference rounding a value
+// exactly on a tie, which this order of sums — and AVX-512's decode matvec
+// at one token a batch — rounds the other way by an ulp: CompareLayers now
+// stops at such ties (model/llama/compare.go).
 
 type subAVX2Args struct {
 	w, x *byte
