@@ -3,6 +3,7 @@ package ledgertest
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -62,6 +63,13 @@ func Attention(t *testing.T, f AttentionFunc) {
 						math.Abs(got-want)/mag, mag)
 				}
 			}
+		}
+		// A NaN in the last head's query (damaged weights upstream) must
+		// reach that head's output, not vanish in the softmax.
+		q[len(q)-1] = float32(math.NaN())
+		f(out, q, k, v, c.heads, c.kvHeads, c.headDim, c.ctx, scale)
+		if !slices.ContainsFunc(out[len(out)-c.headDim:], func(x float32) bool { return math.IsNaN(float64(x)) }) {
+			t.Fatalf("%s: a NaN query left its head's output finite", name)
 		}
 	}
 }

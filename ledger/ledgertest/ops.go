@@ -130,6 +130,23 @@ func Softmax(t *testing.T, f func(x []float32)) {
 				t.Fatalf("n=%d: [%d] = %v, want %v (rel %.3g, tolerance %.3g)", n, i, mid[i], want[i], d/want[i], tol)
 			}
 		}
+		softmaxKeepsNaN(t, f, x)
+	}
+}
+
+// softmaxKeepsNaN: a NaN score (damaged weights upstream) must come out
+// NaN, never as a finite probability that hides it (an exp whose clamp
+// turns NaN into its bound did: the engine's check of the logits then saw
+// nothing wrong).
+func softmaxKeepsNaN(t *testing.T, f func(x []float32), x []float32) {
+	t.Helper()
+	for _, at := range []int{0, len(x) / 2, len(x) - 1} {
+		y := slices.Clone(x)
+		y[at] = float32(math.NaN())
+		f(y)
+		if !math.IsNaN(float64(y[at])) {
+			t.Fatalf("n=%d: a NaN score at %d came out %v, want NaN", len(x), at, y[at])
+		}
 	}
 }
 

@@ -117,10 +117,13 @@ func expAVX2() { mExpAVX2.use(expAVX2Body) }
 func expAVX2Body() {
 	bc := func(i int, y VecPhysical) { a.VBROADCASTSS(expC(i), y) }
 	a.VMOVAPS(Y0, Y4)
+	// The clamp's bound is the first source: VMINPS/VMAXPS return the
+	// second where either is NaN, so a NaN stays NaN (the other order
+	// turned it into the bound, a finite exp that hid damaged weights).
 	bc(cHi, Y5)
-	a.VMINPS(Y5, Y0, Y0)
+	a.VMINPS(Y0, Y5, Y0)
 	bc(cLo, Y5)
-	a.VMAXPS(Y5, Y0, Y0)
+	a.VMAXPS(Y0, Y5, Y0)
 	bc(cLog2e, Y5)
 	a.VMULPS(Y5, Y0, Y1)
 	a.VROUNDPS(U8(0), Y1, Y1)

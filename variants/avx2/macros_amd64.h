@@ -482,9 +482,9 @@ store: \
 #define EXP_AVX2 \
 	VMOVAPS Y0, Y4; \
 	VBROADCASTSS ·opsExp+40(SB), Y5; \
-	VMINPS Y5, Y0, Y0; \
+	VMINPS Y0, Y5, Y0; \
 	VBROADCASTSS ·opsExp+44(SB), Y5; \
-	VMAXPS Y5, Y0, Y0; \
+	VMAXPS Y0, Y5, Y0; \
 	VBROADCASTSS ·opsExp+0(SB), Y5; \
 	VMULPS Y5, Y0, Y1; \
 	VROUNDPS $0x00, Y1, Y1; \
