@@ -21,9 +21,39 @@ import (
 
 func init() {
 	register("avx2", "attention_amd64.s", func() {
-		attnScores4AVX2()
-		attnWsum4AVX2()
+		for _, e := range []cacheElem{elemF32, elemF16, elemBF16} {
+			attnScores4AVX2(e)
+			attnWsum4AVX2(e)
+		}
 	})
+}
+
+// cacheElem is the type of the cached keys and values: float32, or a
+// 16-bit type widened as it is loaded (F16 by VCVTPH2PS, BF16 by a zero
+// extension and a shift). The 16-bit forms take head sizes that are a
+// multiple of 16 (no lane masks: the Go side widens other sizes first).
+type cacheElem struct {
+	suffix string
+	size   int // bytes
+}
+
+var (
+	elemF32  = cacheElem{"AVX2", 4}
+	elemF16  = cacheElem{"F16AVX2", 2}
+	elemBF16 = cacheElem{"BF16AVX2", 2}
+)
+
+// load widens 8 cached values at src into dst (Y).
+func (e cacheElem) load(src Mem, dst VecPhysical) {
+	switch e {
+	case elemF16:
+		a.VCVTPH2PS(src, dst)
+	case elemBF16:
+		a.VPMOVZXWD(src, dst)
+		a.VPSLLD(U8(16), dst, dst)
+	default:
+		a.VMOVUPS(src, dst)
+	}
 }
 
 // attnScores4AVX2: p[j·ldp+t] = scale · q_j·k_t for j < 4, t < n; q_j at
@@ -34,8 +64,12 @@ func init() {
 // byte offset within a head, R14 headDim·4 (q_j at SI + j·R14), BX the
 // lanes left in a step; Y0-Y7 the sums (Y0-Y3 position t, Y4-Y7 t+1), Y8
 // Y9 the keys, Y10 a query chunk, Y14 scale, Y15 the lane mask.
-func attnScores4AVX2() {
-	text("attnScores4AVX2", "func(p, q, k *float32, stride, headDim, n, ldp int, scale float32)")
+func attnScores4AVX2(e cacheElem) {
+	kt := "*float32"
+	if e.size == 2 {
+		kt = "*uint16"
+	}
+	text("attnScores4"+e.suffix, "func(p, q *float32, k "+kt+", stride, headDim, n, ldp int, scale float32)")
 	a.MOVQ(param("p", 0), RDI)
 	a.MOVQ(param("q", 8), RSI)
 	a.MOVQ(param("k", 16), RDX)
@@ -55,18 +89,24 @@ func attnScores4AVX2() {
 			a.VXORPS(ys[i], ys[i], ys[i])
 		}
 		a.XORQ(R13, R13)
+		a.XORQ(R15, R15)
 		a.MOVQ(R10, RBX)
 		a.Label(label + "Step")
-		a.CMPQ(RBX, U8(8))
-		a.JL(LabelRef(label + "Tail"))
-		scoreStep(pos, false)
+		if e.size == 4 {
+			a.CMPQ(RBX, U8(8))
+			a.JL(LabelRef(label + "Tail"))
+		}
+		scoreStep(e, pos, false)
 		a.ADDQ(U8(32), R13)
+		a.ADDQ(U8(8*e.size), R15)
 		a.SUBQ(U8(8), RBX)
 		a.JNZ(LabelRef(label + "Step"))
-		a.JMP(LabelRef(label + "Sum"))
-		a.Label(label + "Tail")
-		tailMask(RBX, 8, Y15)
-		scoreStep(pos, true)
+		if e.size == 4 {
+			a.JMP(LabelRef(label + "Sum"))
+			a.Label(label + "Tail")
+			tailMask(RBX, 8, Y15)
+			scoreStep(e, pos, true)
+		}
 		a.Label(label + "Sum")
 		for t := 0; t < pos; t++ {
 			b := 4 * t
@@ -102,9 +142,10 @@ func attnScores4AVX2() {
 	a.RET()
 }
 
-// scoreStep is one 8-lane step of the head at byte offset R13 for pos
-// positions (k_t at DX, k_{t+1} at DX+R8), masked by Y15 where masked.
-func scoreStep(pos int, masked bool) {
+// scoreStep is one 8-lane step of the head, the queries at byte offset
+// R13 and the keys at R15, for pos positions (k_t at DX, k_{t+1} at
+// DX+R8), masked by Y15 where masked (float32 keys only).
+func scoreStep(e cacheElem, pos int, masked bool) {
 	load := func(src Mem, dst VecPhysical) {
 		if masked {
 			a.VMASKMOVPS(src, Y15, dst)
@@ -112,10 +153,17 @@ func scoreStep(pos int, masked bool) {
 			a.VMOVUPS(src, dst)
 		}
 	}
-	load(Mem{Base: RDX, Index: R13, Scale: 1}, Y8)
+	kload := func(src Mem, dst VecPhysical) {
+		if masked {
+			load(src, dst)
+		} else {
+			e.load(src, dst)
+		}
+	}
+	kload(Mem{Base: RDX, Index: R15, Scale: 1}, Y8)
 	if pos == 2 {
 		a.LEAQ(Mem{Base: RDX, Index: R8, Scale: 1}, RAX)
-		load(Mem{Base: RAX, Index: R13, Scale: 1}, Y9)
+		kload(Mem{Base: RAX, Index: R15, Scale: 1}, Y9)
 	}
 	// q_j at SI + j·R14: CX walks the four heads.
 	a.LEAQ(Mem{Base: RSI, Index: R13, Scale: 1}, RCX)
@@ -139,8 +187,12 @@ func scoreStep(pos int, masked bool) {
 // headDim·4, BX 3·headDim·4; Y0-Y7 the sums (head j: Y2j lanes 0-7,
 // Y2j+1 lanes 8-15), Y8 Y9 the values, Y10 a probability, Y14 Y15 the
 // masks of the last pass.
-func attnWsum4AVX2() {
-	text("attnWsum4AVX2", "func(out, p, v *float32, stride, headDim, n, ldp int)")
+func attnWsum4AVX2(e cacheElem) {
+	vt := "*float32"
+	if e.size == 2 {
+		vt = "*uint16"
+	}
+	text("attnWsum4"+e.suffix, "func(out, p *float32, v "+vt+", stride, headDim, n, ldp int)")
 	a.MOVQ(param("out", 0), RDI)
 	a.MOVQ(param("stride", 24), R8)
 	a.MOVQ(param("headDim", 32), R10)
@@ -164,8 +216,8 @@ func attnWsum4AVX2() {
 			a.VMASKMOVPS(Mem{Base: RDX}, Y14, Y8)
 			a.VMASKMOVPS(Mem{Base: RDX, Disp: 32}, Y15, Y9)
 		} else {
-			a.VMOVUPS(Mem{Base: RDX}, Y8)
-			a.VMOVUPS(Mem{Base: RDX, Disp: 32}, Y9)
+			e.load(Mem{Base: RDX}, Y8)
+			e.load(Mem{Base: RDX, Disp: 8 * e.size}, Y9)
 		}
 		for j, p := range []Mem{{Base: RSI}, {Base: RSI, Index: R11, Scale: 1}, {Base: RSI, Index: R11, Scale: 2}, {Base: RSI, Index: R12, Scale: 1}} {
 			a.VBROADCASTSS(p, Y10)
@@ -187,13 +239,20 @@ func attnWsum4AVX2() {
 		}
 	}
 	a.Label("wsumPass")
-	a.CMPQ(R10, U8(16))
-	a.JL(LabelRef("wsumLast"))
+	if e.size == 4 {
+		a.CMPQ(R10, U8(16))
+		a.JL(LabelRef("wsumLast"))
+	}
 	pass("wsumPos", false)
 	a.ADDQ(U8(64), RDI)
-	a.ADDQ(U8(64), R15)
+	a.ADDQ(U8(16*e.size), R15)
 	a.SUBQ(U8(16), R10)
 	a.JNZ(LabelRef("wsumPass"))
+	if e.size == 2 {
+		a.VZEROUPPER()
+		a.RET()
+		return
+	}
 	a.JMP(LabelRef("wsumDone"))
 	a.Label("wsumLast")
 	// masks of lanes 0-7 and 8-15 of the last R10 (1-15) lanes

@@ -33,14 +33,15 @@ scoresPair:
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	XORQ   R13, R13
+	XORQ   R15, R15
 	MOVQ   R10, BX
 
 twoStep:
 	CMPQ        BX, $0x08
 	JL          twoTail
-	VMOVUPS     (DX)(R13*1), Y8
+	VMOVUPS     (DX)(R15*1), Y8
 	LEAQ        (DX)(R8*1), AX
-	VMOVUPS     (AX)(R13*1), Y9
+	VMOVUPS     (AX)(R15*1), Y9
 	LEAQ        (SI)(R13*1), CX
 	VMOVUPS     (CX), Y10
 	VFMADD231PS Y10, Y8, Y0
@@ -58,15 +59,16 @@ twoStep:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	ADDQ        $0x20, R13
+	ADDQ        $0x20, R15
 	SUBQ        $0x08, BX
 	JNZ         twoStep
 	JMP         twoSum
 
 twoTail:
 	TAIL_MASK(BX, 0x00000008, Y15)
-	VMASKMOVPS  (DX)(R13*1), Y15, Y8
+	VMASKMOVPS  (DX)(R15*1), Y15, Y8
 	LEAQ        (DX)(R8*1), AX
-	VMASKMOVPS  (AX)(R13*1), Y15, Y9
+	VMASKMOVPS  (AX)(R15*1), Y15, Y9
 	LEAQ        (SI)(R13*1), CX
 	VMASKMOVPS  (CX), Y15, Y10
 	VFMADD231PS Y10, Y8, Y0
@@ -119,12 +121,13 @@ scoresOne:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	XORQ   R13, R13
+	XORQ   R15, R15
 	MOVQ   R10, BX
 
 oneStep:
 	CMPQ        BX, $0x08
 	JL          oneTail
-	VMOVUPS     (DX)(R13*1), Y8
+	VMOVUPS     (DX)(R15*1), Y8
 	LEAQ        (SI)(R13*1), CX
 	VMOVUPS     (CX), Y10
 	VFMADD231PS Y10, Y8, Y0
@@ -138,13 +141,14 @@ oneStep:
 	VMOVUPS     (CX), Y10
 	VFMADD231PS Y10, Y8, Y3
 	ADDQ        $0x20, R13
+	ADDQ        $0x20, R15
 	SUBQ        $0x08, BX
 	JNZ         oneStep
 	JMP         oneSum
 
 oneTail:
 	TAIL_MASK(BX, 0x00000008, Y15)
-	VMASKMOVPS  (DX)(R13*1), Y15, Y8
+	VMASKMOVPS  (DX)(R15*1), Y15, Y8
 	LEAQ        (SI)(R13*1), CX
 	VMASKMOVPS  (CX), Y15, Y10
 	VFMADD231PS Y10, Y8, Y0
@@ -288,5 +292,388 @@ wsumTailPos:
 	VMASKMOVPS   Y7, Y15, 32(DI)(BX*1)
 
 wsumDone:
+	VZEROUPPER
+	RET
+
+// func attnScores4F16AVX2(p *float32, q *float32, k *uint16, stride int, headDim int, n int, ldp int, scale float32)
+// Requires: AVX, F16C, FMA3
+TEXT ·attnScores4F16AVX2(SB), NOSPLIT, $0-60
+	MOVQ         p+0(FP), DI
+	MOVQ         q+8(FP), SI
+	MOVQ         k+16(FP), DX
+	MOVQ         stride+24(FP), R8
+	MOVQ         headDim+32(FP), R10
+	MOVQ         n+40(FP), R9
+	MOVQ         ldp+48(FP), R11
+	SHLQ         $0x02, R11
+	LEAQ         (R11)(R11*2), R12
+	MOVQ         R10, R14
+	SHLQ         $0x02, R14
+	VBROADCASTSS scale+56(FP), Y14
+
+scoresPair:
+	CMPQ   R9, $0x02
+	JL     scoresOne
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ   R13, R13
+	XORQ   R15, R15
+	MOVQ   R10, BX
+
+twoStep:
+	VCVTPH2PS    (DX)(R15*1), Y8
+	LEAQ         (DX)(R8*1), AX
+	VCVTPH2PS    (AX)(R15*1), Y9
+	LEAQ         (SI)(R13*1), CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	ADDQ         R14, CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	ADDQ         R14, CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	ADDQ         R14, CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x20, R13
+	ADDQ         $0x10, R15
+	SUBQ         $0x08, BX
+	JNZ          twoStep
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X10
+	VADDPS       X10, X0, X0
+	VMULPS       X14, X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $0x01, X0, (DI)(R11*1)
+	VEXTRACTPS   $0x02, X0, (DI)(R11*2)
+	VEXTRACTPS   $0x03, X0, (DI)(R12*1)
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y6, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X10
+	VADDPS       X10, X4, X4
+	VMULPS       X14, X4, X4
+	VMOVSS       X4, 4(DI)
+	VEXTRACTPS   $0x01, X4, 4(DI)(R11*1)
+	VEXTRACTPS   $0x02, X4, 4(DI)(R11*2)
+	VEXTRACTPS   $0x03, X4, 4(DI)(R12*1)
+	ADDQ         $0x08, DI
+	ADDQ         R8, DX
+	ADDQ         R8, DX
+	SUBQ         $0x02, R9
+	JMP          scoresPair
+
+scoresOne:
+	TESTQ  R9, R9
+	JZ     scoresDone
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R13, R13
+	XORQ   R15, R15
+	MOVQ   R10, BX
+
+oneStep:
+	VCVTPH2PS    (DX)(R15*1), Y8
+	LEAQ         (SI)(R13*1), CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	ADDQ         R14, CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	ADDQ         R14, CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	ADDQ         R14, CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	ADDQ         $0x20, R13
+	ADDQ         $0x10, R15
+	SUBQ         $0x08, BX
+	JNZ          oneStep
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X10
+	VADDPS       X10, X0, X0
+	VMULPS       X14, X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $0x01, X0, (DI)(R11*1)
+	VEXTRACTPS   $0x02, X0, (DI)(R11*2)
+	VEXTRACTPS   $0x03, X0, (DI)(R12*1)
+	ADDQ         $0x04, DI
+	ADDQ         R8, DX
+	SUBQ         $0x01, R9
+
+scoresDone:
+	VZEROUPPER
+	RET
+
+// func attnWsum4F16AVX2(out *float32, p *float32, v *uint16, stride int, headDim int, n int, ldp int)
+// Requires: AVX, F16C, FMA3
+TEXT ·attnWsum4F16AVX2(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ stride+24(FP), R8
+	MOVQ headDim+32(FP), R10
+	MOVQ ldp+48(FP), R11
+	SHLQ $0x02, R11
+	LEAQ (R11)(R11*2), R12
+	MOVQ R10, R13
+	SHLQ $0x02, R13
+	LEAQ (R13)(R13*2), BX
+	MOVQ v+16(FP), R15
+
+wsumPass:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   p+8(FP), SI
+	MOVQ   R15, DX
+	MOVQ   n+40(FP), R9
+
+wsumPos:
+	VCVTPH2PS    (DX), Y8
+	VCVTPH2PS    16(DX), Y9
+	VBROADCASTSS (SI), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y1
+	VBROADCASTSS (SI)(R11*1), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y3
+	VBROADCASTSS (SI)(R11*2), Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VFMADD231PS  Y10, Y9, Y5
+	VBROADCASTSS (SI)(R12*1), Y10
+	VFMADD231PS  Y10, Y8, Y6
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, SI
+	ADDQ         R8, DX
+	DECQ         R9
+	JNZ          wsumPos
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
+	VMOVUPS      Y2, (DI)(R13*1)
+	VMOVUPS      Y3, 32(DI)(R13*1)
+	VMOVUPS      Y4, (DI)(R13*2)
+	VMOVUPS      Y5, 32(DI)(R13*2)
+	VMOVUPS      Y6, (DI)(BX*1)
+	VMOVUPS      Y7, 32(DI)(BX*1)
+	ADDQ         $0x40, DI
+	ADDQ         $0x20, R15
+	SUBQ         $0x10, R10
+	JNZ          wsumPass
+	VZEROUPPER
+	RET
+
+// func attnScores4BF16AVX2(p *float32, q *float32, k *uint16, stride int, headDim int, n int, ldp int, scale float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·attnScores4BF16AVX2(SB), NOSPLIT, $0-60
+	MOVQ         p+0(FP), DI
+	MOVQ         q+8(FP), SI
+	MOVQ         k+16(FP), DX
+	MOVQ         stride+24(FP), R8
+	MOVQ         headDim+32(FP), R10
+	MOVQ         n+40(FP), R9
+	MOVQ         ldp+48(FP), R11
+	SHLQ         $0x02, R11
+	LEAQ         (R11)(R11*2), R12
+	MOVQ         R10, R14
+	SHLQ         $0x02, R14
+	VBROADCASTSS scale+56(FP), Y14
+
+scoresPair:
+	CMPQ   R9, $0x02
+	JL     scoresOne
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ   R13, R13
+	XORQ   R15, R15
+	MOVQ   R10, BX
+
+twoStep:
+	VPMOVZXWD    (DX)(R15*1), Y8
+	VPSLLD       $0x10, Y8, Y8
+	LEAQ         (DX)(R8*1), AX
+	VPMOVZXWD    (AX)(R15*1), Y9
+	VPSLLD       $0x10, Y9, Y9
+	LEAQ         (SI)(R13*1), CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	ADDQ         R14, CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	ADDQ         R14, CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	ADDQ         R14, CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x20, R13
+	ADDQ         $0x10, R15
+	SUBQ         $0x08, BX
+	JNZ          twoStep
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X10
+	VADDPS       X10, X0, X0
+	VMULPS       X14, X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $0x01, X0, (DI)(R11*1)
+	VEXTRACTPS   $0x02, X0, (DI)(R11*2)
+	VEXTRACTPS   $0x03, X0, (DI)(R12*1)
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y6, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X10
+	VADDPS       X10, X4, X4
+	VMULPS       X14, X4, X4
+	VMOVSS       X4, 4(DI)
+	VEXTRACTPS   $0x01, X4, 4(DI)(R11*1)
+	VEXTRACTPS   $0x02, X4, 4(DI)(R11*2)
+	VEXTRACTPS   $0x03, X4, 4(DI)(R12*1)
+	ADDQ         $0x08, DI
+	ADDQ         R8, DX
+	ADDQ         R8, DX
+	SUBQ         $0x02, R9
+	JMP          scoresPair
+
+scoresOne:
+	TESTQ  R9, R9
+	JZ     scoresDone
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R13, R13
+	XORQ   R15, R15
+	MOVQ   R10, BX
+
+oneStep:
+	VPMOVZXWD    (DX)(R15*1), Y8
+	VPSLLD       $0x10, Y8, Y8
+	LEAQ         (SI)(R13*1), CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	ADDQ         R14, CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	ADDQ         R14, CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	ADDQ         R14, CX
+	VMOVUPS      (CX), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	ADDQ         $0x20, R13
+	ADDQ         $0x10, R15
+	SUBQ         $0x08, BX
+	JNZ          oneStep
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X10
+	VADDPS       X10, X0, X0
+	VMULPS       X14, X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $0x01, X0, (DI)(R11*1)
+	VEXTRACTPS   $0x02, X0, (DI)(R11*2)
+	VEXTRACTPS   $0x03, X0, (DI)(R12*1)
+	ADDQ         $0x04, DI
+	ADDQ         R8, DX
+	SUBQ         $0x01, R9
+
+scoresDone:
+	VZEROUPPER
+	RET
+
+// func attnWsum4BF16AVX2(out *float32, p *float32, v *uint16, stride int, headDim int, n int, ldp int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·attnWsum4BF16AVX2(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ stride+24(FP), R8
+	MOVQ headDim+32(FP), R10
+	MOVQ ldp+48(FP), R11
+	SHLQ $0x02, R11
+	LEAQ (R11)(R11*2), R12
+	MOVQ R10, R13
+	SHLQ $0x02, R13
+	LEAQ (R13)(R13*2), BX
+	MOVQ v+16(FP), R15
+
+wsumPass:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   p+8(FP), SI
+	MOVQ   R15, DX
+	MOVQ   n+40(FP), R9
+
+wsumPos:
+	VPMOVZXWD    (DX), Y8
+	VPSLLD       $0x10, Y8, Y8
+	VPMOVZXWD    16(DX), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VBROADCASTSS (SI), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y1
+	VBROADCASTSS (SI)(R11*1), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y3
+	VBROADCASTSS (SI)(R11*2), Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VFMADD231PS  Y10, Y9, Y5
+	VBROADCASTSS (SI)(R12*1), Y10
+	VFMADD231PS  Y10, Y8, Y6
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, SI
+	ADDQ         R8, DX
+	DECQ         R9
+	JNZ          wsumPos
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
+	VMOVUPS      Y2, (DI)(R13*1)
+	VMOVUPS      Y3, 32(DI)(R13*1)
+	VMOVUPS      Y4, (DI)(R13*2)
+	VMOVUPS      Y5, 32(DI)(R13*2)
+	VMOVUPS      Y6, (DI)(BX*1)
+	VMOVUPS      Y7, 32(DI)(BX*1)
+	ADDQ         $0x40, DI
+	ADDQ         $0x20, R15
+	SUBQ         $0x10, R10
+	JNZ          wsumPass
 	VZEROUPPER
 	RET
