@@ -77,6 +77,8 @@ var (
 		func() { avx2Q6kBlockBody() })
 	mAVX2Q80Block = def2("AVX2_Q80_BLOCK", "is a Q8_0 block at SI into Y13: avx2Q80Block.",
 		func() { avx2Q80BlockBody() })
+	mAVX2Q40Block = def2("AVX2_Q40_BLOCK", "is a Q4_0 block at SI into Y13: avx2Q40Block.",
+		func() { avx2Q40BlockBody() })
 )
 
 // def2 defines a macro of variants/avx2's header.
@@ -102,6 +104,14 @@ func avx2QuantFile() {
 		"quantizer guarantees), VPMADDUBSW, VPMADDWD by ones.")
 	rowKernel(form{"q80", false, 0, "q80RowsAVX2", rowSig, t0, false}, func() { avx2Args(0x00010001, Y15) },
 		rowLoop{[]VecPhysical{Y13, Y12}, vpxor, avx2Q80Block, 34, 34, avx2RowStore(Y13, Y12)})
+
+	a.Doc("Q8_0's kernel on the nibbles less 8 (values 0-15 from the low nibbles in the",
+		"low lane, 16-31 from the high ones in the high lane, as ggml's bytes_from_nibbles_32).")
+	rowKernel(form{"q40", false, 0, "q40RowsAVX2", rowSig, t0, false}, func() {
+		avx2Args(0x00010001, Y15)
+		avx2Broadcast(0x0f0f0f0f, Y11)
+		avx2Broadcast(0x08080808, Y10)
+	}, rowLoop{[]VecPhysical{Y13, Y12}, vpxor, avx2Q40Block, 18, 34, avx2RowStore(Y13, Y12)})
 }
 
 // avx2Q4kChunk: one 32-byte chunk of quants at qoff, low nibbles ×
@@ -254,6 +264,23 @@ func avx2Q80Block(form) { mAVX2Q80Block.use(avx2Q80BlockBody) }
 
 func avx2Q80BlockBody() {
 	a.VMOVDQU(m(RSI, 2), Y0)
+	avx2Q8Dot()
+}
+
+func avx2Q40Block(form) { mAVX2Q40Block.use(avx2Q40BlockBody) }
+
+func avx2Q40BlockBody() {
+	a.VMOVDQU(m(RSI, 2), X0)
+	a.VPSRLW(U8(4), X0, X1)
+	a.VINSERTI128(U8(1), X1, Y0, Y0)
+	a.VPAND(Y11, Y0, Y0)
+	a.VPSUBB(Y10, Y0, Y0)
+	avx2Q8Dot()
+}
+
+// avx2Q8Dot: Y13 += d_w·d_x · Σ w·x of a block, the 32 signed weights in
+// Y0, the Q8_0 activations at DI, d_w at (SI).
+func avx2Q8Dot() {
 	a.VMOVDQU(m(RDI, 2), Y1)
 	a.VPSIGNB(Y0, Y0, Y2)
 	a.VPSIGNB(Y0, Y1, Y1)

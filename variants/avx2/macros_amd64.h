@@ -54,6 +54,30 @@
 	VBROADCASTSS X5, Y5; \
 	VFMADD231PS Y5, Y2, Y13
 
+// AVX2_Q40_BLOCK is a Q4_0 block at SI into Y13: avx2Q40Block.
+#define AVX2_Q40_BLOCK \
+	VMOVDQU 2(SI), X0; \
+	VPSRLW $0x04, X0, X1; \
+	VINSERTI128 $0x01, X1, Y0, Y0; \
+	VPAND Y11, Y0, Y0; \
+	VPSUBB Y10, Y0, Y0; \
+	VMOVDQU 2(DI), Y1; \
+	VPSIGNB Y0, Y0, Y2; \
+	VPSIGNB Y0, Y1, Y1; \
+	VPMADDUBSW Y1, Y2, Y2; \
+	VPMADDWD Y15, Y2, Y2; \
+	VCVTDQ2PS Y2, Y2; \
+	MOVWLZX (SI), AX; \
+	MOVWLZX (DI), BX; \
+	SHLL $0x10, BX; \
+	ORL BX, AX; \
+	VMOVD AX, X5; \
+	VCVTPH2PS X5, X5; \
+	VMOVSHDUP X5, X6; \
+	VMULSS X6, X5, X5; \
+	VBROADCASTSS X5, Y5; \
+	VFMADD231PS Y5, Y2, Y13
+
 // FLOAT_SCALAR_F32 is the scalar tail at label, one f32 value a step into X4; then next.
 #define FLOAT_SCALAR_F32(label, next) \
 label: \
