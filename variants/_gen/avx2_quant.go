@@ -79,6 +79,8 @@ var (
 		func() { avx2Q80BlockBody() })
 	mAVX2Q40Block = def2("AVX2_Q40_BLOCK", "is a Q4_0 block at SI into Y13: avx2Q40Block.",
 		func() { avx2Q40BlockBody() })
+	mAVX2Q8Dot = def2("AVX2_Q8_DOT", "adds d_w·d_x·Σw·x of a block (weights in Y0) to Y13: avx2Q8Dot.",
+		func() { avx2Q8DotBody() })
 )
 
 // def2 defines a macro of variants/avx2's header.
@@ -280,7 +282,9 @@ func avx2Q40BlockBody() {
 
 // avx2Q8Dot: Y13 += d_w·d_x · Σ w·x of a block, the 32 signed weights in
 // Y0, the Q8_0 activations at DI, d_w at (SI).
-func avx2Q8Dot() {
+func avx2Q8Dot() { mAVX2Q8Dot.use(avx2Q8DotBody) }
+
+func avx2Q8DotBody() {
 	a.VMOVDQU(m(RDI, 2), Y1)
 	a.VPSIGNB(Y0, Y0, Y2)
 	a.VPSIGNB(Y0, Y1, Y1)

@@ -10,6 +10,7 @@ import (
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/internal/freelist"
+	"github.com/damascus-llm/damascus/variants/internal/q8pack"
 )
 
 // The Q8_0 and Q4_0 GEMM on AVX2 (matmul/q8_0 and matmul/q4_0: avx2-gemm;
@@ -91,40 +92,9 @@ func packGemm2Q40(panel, w []byte, rows, nb int) {
 	}
 }
 
-// packGemm2Activations writes the Q8_0 rows xq of n tokens (nb blocks each)
-// as blocks of 4 tokens: per block the quants, −offset·Σx and d_x; tokens
-// past n are zero.
-func packGemm2Activations(act, xq []byte, n, nb int, offset int32) {
-	clear(act)
-	for t := range n {
-		tb, tt := t/gemm2Tokens, t%gemm2Tokens
-		row := xq[t*nb*q80Bytes:]
-		for b := range nb {
-			blk := row[b*q80Bytes : (b+1)*q80Bytes]
-			dst := act[(tb*nb+b)*gemm2Act:]
-			copy(dst[32*tt:32*tt+32], blk[2:])
-			if offset != 0 {
-				var sum int32
-				for _, q := range blk[2:] {
-					sum += int32(int8(q))
-				}
-				binary.LittleEndian.PutUint32(dst[128+4*tt:], uint32(-offset*sum))
-			}
-			binary.LittleEndian.PutUint32(dst[144+4*tt:], math.Float32bits(quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk))))
-		}
-	}
-}
-
 type gemm2Scratch struct{ panel, act []byte }
 
 var gemm2Free freelist.List[gemm2Scratch]
-
-func grow(b []byte, n int) []byte {
-	if cap(b) >= n {
-		return b[:n]
-	}
-	return make([]byte, n)
-}
 
 // matMul is the GEMM of format f (ledger.MatMul contract).
 func (f gemm2Format) matMul(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
@@ -145,9 +115,9 @@ func (f gemm2Format) matMul(dst []float32, ldd int, w []byte, rows int, xq []byt
 	s := gemm2Free.Get()
 	defer gemm2Free.Put(s)
 	groups := (n + gemm2Tokens - 1) / gemm2Tokens
-	s.act = grow(s.act, groups*nb*gemm2Act)
-	packGemm2Activations(s.act, xq, n, nb, f.offset)
-	s.panel = grow(s.panel, nb*gemm2Panel)
+	s.act = q8pack.Grow(s.act, groups*nb*gemm2Act)
+	q8pack.Layout{Tokens: gemm2Tokens, BlockBytes: gemm2Act, OffsetAt: 128, DAt: 144, Offset: f.offset}.Pack(s.act, xq, n, nb)
+	s.panel = q8pack.Grow(s.panel, nb*gemm2Panel)
 	for r0 := 0; r0 < rows; r0 += gemm2Rows {
 		rr := min(gemm2Rows, rows-r0)
 		f.pack(s.panel, w[r0*nb*f.block:], rr, nb)

@@ -34,33 +34,8 @@
 	VPMADDWD Y2, Y0, Y0; \
 	VPADDD Y0, Y11, Y11
 
-// AVX2_Q80_BLOCK is a Q8_0 block at SI into Y13: avx2Q80Block.
-#define AVX2_Q80_BLOCK \
-	VMOVDQU 2(SI), Y0; \
-	VMOVDQU 2(DI), Y1; \
-	VPSIGNB Y0, Y0, Y2; \
-	VPSIGNB Y0, Y1, Y1; \
-	VPMADDUBSW Y1, Y2, Y2; \
-	VPMADDWD Y15, Y2, Y2; \
-	VCVTDQ2PS Y2, Y2; \
-	MOVWLZX (SI), AX; \
-	MOVWLZX (DI), BX; \
-	SHLL $0x10, BX; \
-	ORL BX, AX; \
-	VMOVD AX, X5; \
-	VCVTPH2PS X5, X5; \
-	VMOVSHDUP X5, X6; \
-	VMULSS X6, X5, X5; \
-	VBROADCASTSS X5, Y5; \
-	VFMADD231PS Y5, Y2, Y13
-
-// AVX2_Q40_BLOCK is a Q4_0 block at SI into Y13: avx2Q40Block.
-#define AVX2_Q40_BLOCK \
-	VMOVDQU 2(SI), X0; \
-	VPSRLW $0x04, X0, X1; \
-	VINSERTI128 $0x01, X1, Y0, Y0; \
-	VPAND Y11, Y0, Y0; \
-	VPSUBB Y10, Y0, Y0; \
+// AVX2_Q8_DOT adds d_w·d_x·Σw·x of a block (weights in Y0) to Y13: avx2Q8Dot.
+#define AVX2_Q8_DOT \
 	VMOVDQU 2(DI), Y1; \
 	VPSIGNB Y0, Y0, Y2; \
 	VPSIGNB Y0, Y1, Y1; \
@@ -256,6 +231,20 @@ done: \
 	VBROADCASTSS X5, Y5; \
 	VCVTDQ2PS Y11, Y11; \
 	VFMADD231PS Y5, Y11, Y13
+
+// AVX2_Q80_BLOCK is a Q8_0 block at SI into Y13: avx2Q80Block.
+#define AVX2_Q80_BLOCK \
+	VMOVDQU 2(SI), Y0; \
+	AVX2_Q8_DOT
+
+// AVX2_Q40_BLOCK is a Q4_0 block at SI into Y13: avx2Q40Block.
+#define AVX2_Q40_BLOCK \
+	VMOVDQU 2(SI), X0; \
+	VPSRLW $0x04, X0, X1; \
+	VINSERTI128 $0x01, X1, Y0, Y0; \
+	VPAND Y11, Y0, Y0; \
+	VPSUBB Y10, Y0, Y0; \
+	AVX2_Q8_DOT
 
 // KQ_ROWS is a one-row kernel (rowKernel): prologue and setup, then over the rows R8
 // from DX per row clear, per block of wb weight bytes at SI and xb

@@ -3,13 +3,12 @@
 package avx512
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/internal/freelist"
+	"github.com/damascus-llm/damascus/variants/internal/q8pack"
 )
 
 // The Q8_0 and Q4_0 GEMM (matmul/q8_0 and matmul/q4_0: avx512-vnni-gemm;
@@ -68,35 +67,6 @@ type gemmScratch struct{ panel, act []byte }
 
 var gemmFree freelist.List[gemmScratch]
 
-func grow(b []byte, n int) []byte {
-	if cap(b) >= n {
-		return b[:n]
-	}
-	return make([]byte, n)
-}
-
-// packGemmActivations writes the Q8_0 rows xq of n tokens (nb blocks each)
-// as blocks of 12 tokens: per block the quants, −offset·Σx and d_x; tokens
-// past n are zero (their d_x 0).
-func packGemmActivations(act, xq []byte, n, nb int, offset int32) {
-	clear(act)
-	for t := 0; t < n; t++ {
-		tb, tt := t/gemmTokens, t%gemmTokens
-		row := xq[t*nb*q80Block:]
-		for b := 0; b < nb; b++ {
-			blk := row[b*q80Block : (b+1)*q80Block]
-			dst := act[(tb*nb+b)*gemmActBlock:]
-			copy(dst[32*tt:32*tt+32], blk[2:])
-			var sum int32
-			for _, q := range blk[2:] {
-				sum += int32(int8(q))
-			}
-			binary.LittleEndian.PutUint32(dst[384+4*tt:], uint32(-offset*sum))
-			binary.LittleEndian.PutUint32(dst[432+4*tt:], math.Float32bits(quant.FP16ToFloat32(binary.LittleEndian.Uint16(blk))))
-		}
-	}
-}
-
 // matMul is the GEMM of format f (ledger.MatMul contract).
 func (f gemmFormat) matMul(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
 	if rows <= 0 || n <= 0 {
@@ -116,9 +86,9 @@ func (f gemmFormat) matMul(dst []float32, ldd int, w []byte, rows int, xq []byte
 	s := gemmFree.Get()
 	defer gemmFree.Put(s)
 	blocks := (n + gemmTokens - 1) / gemmTokens
-	s.act = grow(s.act, blocks*nb*gemmActBlock)
-	packGemmActivations(s.act, xq, n, nb, f.offset)
-	s.panel = grow(s.panel, nb*gemmPanelBlock)
+	s.act = q8pack.Grow(s.act, blocks*nb*gemmActBlock)
+	q8pack.Layout{Tokens: gemmTokens, BlockBytes: gemmActBlock, OffsetAt: 384, DAt: 432, Offset: f.offset}.Pack(s.act, xq, n, nb)
+	s.panel = q8pack.Grow(s.panel, nb*gemmPanelBlock)
 	pa := gemmPackArgs{panel: &s.panel[0], nb: nb}
 	for r := range pa.idx {
 		pa.idx[r] = int32(r * nb * f.block)
