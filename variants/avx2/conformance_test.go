@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
+	_ "github.com/damascus-llm/damascus/variants/naive" // the 16-bit caches' reference attention
 )
 
 // TestConformance runs every variant this package registers (matvec and
