@@ -34,11 +34,27 @@ type Bundle struct {
 	Over     string            `json:"over,omitempty"`     // what it was measured against
 	Date     string            `json:"date,omitempty"`
 	CPU      string            `json:"cpu,omitempty"` // as Choice.CPU
+	// Absent names CPU features whose presence rules the bundle out: its
+	// evidence was measured with them hidden (DAMASCUS_CPU_HIDE), for
+	// processors that lack them (an AVX2 bundle, say, on a machine whose
+	// AVX-512 kernels were never timed against it).
+	Absent []string `json:"absent,omitempty"`
 }
 
 // AppliesTo reports whether the bundle holds on the processor cpu names
 // (its CPUKey).
 func (b Bundle) AppliesTo(cpu string) bool { return cpuApplies(b.CPU, cpu) }
+
+// RuledOut reports whether one of the bundle's Absent features is present
+// (has says whether one is).
+func (b Bundle) RuledOut(has func(string) bool) bool {
+	for _, f := range b.Absent {
+		if has(f) {
+			return true
+		}
+	}
+	return false
+}
 
 // A Choice is one entry of an op's preference list.
 type Choice struct {

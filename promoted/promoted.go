@@ -122,7 +122,7 @@ func (d *Dispatcher) resolveAt(op string, p ledger.Precision) (ledger.Variant, e
 func (d *Dispatcher) bundled(op string) (ledger.Variant, bool) {
 	for _, b := range d.prefs.Bundles {
 		name, ok := b.Kernels[op]
-		if !ok || !b.AppliesTo(d.cpu) || !d.runsWhole(b) {
+		if !ok || !b.AppliesTo(d.cpu) || b.RuledOut(ledger.HasFeature) || !d.runsWhole(b) {
 			continue
 		}
 		v, _ := d.reg.Lookup(op, name)

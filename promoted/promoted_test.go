@@ -285,6 +285,12 @@ func TestResolveBundles(t *testing.T) {
 	whole := Bundle{Name: "pair", Kernels: map[string]string{ledger.OpRMSNorm: "naive", mv: "wide"}}
 	broken := Bundle{Name: "broken", Kernels: map[string]string{ledger.OpRMSNorm: "fancy", mv: "wide"}}
 	elsewhere := Bundle{Name: "other", CPU: "NoSuchVendor", Kernels: map[string]string{ledger.OpRMSNorm: "naive", mv: "wide"}}
+	// Absent: ruled out where one of its features is present ("always"
+	// here), kept where all are absent (avx512fp16, pretended absent).
+	withoutAbsent := Bundle{Name: "lacking", Absent: []string{"avx512fp16"}, Kernels: map[string]string{ledger.OpRMSNorm: "naive", mv: "wide"}}
+	withPresent := Bundle{Name: "having", Absent: []string{"avx512fp16", "always"}, Kernels: map[string]string{ledger.OpRMSNorm: "naive", mv: "wide"}}
+	has := ledger.HasFeature
+	ledger.HasFeature = func(name string) bool { return name == "always" || has(name) }
 	for _, c := range []struct {
 		bundles      []Bundle
 		forced       map[string]string
@@ -295,6 +301,8 @@ func TestResolveBundles(t *testing.T) {
 		{[]Bundle{broken, whole}, nil, "naive", "wide"},
 		{[]Bundle{elsewhere}, nil, "plain", "naive"},
 		{[]Bundle{whole}, map[string]string{ledger.OpRMSNorm: "plain"}, "plain", "wide"},
+		{[]Bundle{withoutAbsent}, nil, "naive", "wide"},
+		{[]Bundle{withPresent}, nil, "plain", "naive"},
 	} {
 		d := NewDispatcher(Preferences{Ops: lists, Bundles: c.bundles}, r, c.forced)
 		n, err1 := d.Resolve(ledger.OpRMSNorm)

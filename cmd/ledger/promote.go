@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	commands.Define("promote", "apply the promotion rule to a kernel run and rewrite promoted/preferences.json", "usage: ledger promote [--run ID] [--op OPS] [--variant NAME] [--bundle ARM] [--prefs FILE] [--store FILE] [-n]", runPromote)
+	commands.Define("promote", "apply the promotion rule to a kernel run and rewrite promoted/preferences.json", "usage: ledger promote [--run ID] [--op OPS] [--variant NAME] [--bundle ARM [--absent FEATURES]] [--prefs FILE] [--store FILE] [-n]", runPromote)
 }
 
 const defaultPrefs = "promoted/preferences.json"
@@ -33,8 +33,12 @@ func runPromote(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 	bundle := fs.String("bundle", "", "judge this arm of an engine A/B run (ledger ab; default: the latest) by the bundle rule: promoted, its kernels go first as one bundle")
 	cpuOnly := fs.Bool("cpu-only", false, "limit the promoted entries to processors of the evidence machine's CPU vendor (for wins that do not carry over to other vendors)")
 	cpuFamily := fs.Bool("cpu-family", false, "limit the promoted entries to processors of the evidence machine's CPU vendor and family (e.g. AuthenticAMD/26, Zen 5: for wins that do not carry over to other microarchitectures)")
+	absent := fs.String("absent", "", "with --bundle: comma-separated CPU features the bundle is limited to processors without (each must have been absent, e.g. hidden by DAMASCUS_CPU_HIDE, on the run's machine)")
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
+	}
+	if *absent != "" && *bundle == "" {
+		return fmt.Errorf("--absent limits a bundle: give --bundle too")
 	}
 	all, err := record.LoadSkippingDamaged(*store, stderr) // a missing store is an error here
 	if err != nil {
@@ -69,7 +73,7 @@ func runPromote(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 	}
 	b := record.NewBatch(time.Now())
 	if *bundle != "" {
-		return promoteBundle(promote.BundleRequest{Recs: recs, Prefs: prefs, Reg: ledger.Default, Rule: protocol.DefaultRule(), Arm: *bundle, CPU: cpu, CPUOnly: *cpuOnly, FamilyOnly: *cpuFamily},
+		return promoteBundle(promote.BundleRequest{Recs: recs, Prefs: prefs, Reg: ledger.Default, Rule: protocol.DefaultRule(), Arm: *bundle, CPU: cpu, CPUOnly: *cpuOnly, FamilyOnly: *cpuFamily, Absent: cli.SplitList(*absent)},
 			b, *store, *prefsPath, *dry, stdout)
 	}
 	decisions, newPrefs := promote.Decide(promote.Request{Recs: recs, Prefs: prefs, Reg: ledger.Default, Rule: protocol.DefaultRule(),

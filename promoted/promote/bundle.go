@@ -28,6 +28,9 @@ type BundleRequest struct {
 	CPU        string // as Request's
 	CPUOnly    bool
 	FamilyOnly bool
+	// Absent: the bundle's Absent features, each of which the run's
+	// machine must have lacked (hidden or missing) as it recorded.
+	Absent []string
 }
 
 // MaxBundleRSSGrowth is how much more peak RSS a bundle may take than the
@@ -73,6 +76,12 @@ func DecideBundle(req BundleRequest, b *record.Batch) (record.Promotion, promote
 	case chunk != "" || overrides == "":
 		return record.Promotion{}, out, fmt.Errorf("arm %s sets the batch chunk (%s): not a bundle of kernels (a measured chunk goes in promoted/smallbatch.go, by hand with its evidence)", req.Arm, chunk)
 	}
+	for _, f := range req.Absent {
+		if present, known := runFeature(run, f); !known || present {
+			return record.Promotion{}, out, fmt.Errorf("absent %s: the run's machine %s it (the bundle may only be limited to processors without a feature its evidence was measured without)",
+				f, map[bool]string{true: "had", false: "does not record"}[known])
+		}
+	}
 	kernels, err := promoted.ParseOverrides(overrides)
 	if err != nil {
 		return record.Promotion{}, out, err
@@ -90,10 +99,10 @@ func DecideBundle(req BundleRequest, b *record.Batch) (record.Promotion, promote
 	rec := b.Add(record.Record{Kind: record.KindPromotion, Promotion: &p})
 	if p.Promote {
 		nb := promoted.Bundle{Name: req.Arm, Kernels: kernels, Evidence: rec.ID, Over: "the promoted kernels",
-			Date: time.Now().UTC().Format("2006-01-02"), CPU: EntryCPU(req.CPU, req.CPUOnly, req.FamilyOnly)}
+			Date: time.Now().UTC().Format("2006-01-02"), CPU: EntryCPU(req.CPU, req.CPUOnly, req.FamilyOnly), Absent: slices.Clone(req.Absent)}
 		list := []promoted.Bundle{nb}
 		for _, old := range out.Bundles {
-			if old.Name != nb.Name || old.CPU != nb.CPU {
+			if old.Name != nb.Name || old.CPU != nb.CPU || !slices.Equal(old.Absent, nb.Absent) {
 				list = append(list, old)
 			}
 		}
@@ -233,4 +242,15 @@ func PairedSummary(recs []record.Record, arm string) []string {
 		}
 	}
 	return lines
+}
+
+// runFeature reports whether the run's machine recorded feature f present,
+// and whether it recorded f at all.
+func runFeature(run *record.Run, f string) (present, known bool) {
+	for _, c := range run.Protocol.Machine.CPU.Features {
+		if c.Name == f {
+			return c.Present, true
+		}
+	}
+	return false, false
 }

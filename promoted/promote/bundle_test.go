@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/harness/record"
+	"github.com/damascus-llm/damascus/internal/cpufeat"
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/gate"
 	"github.com/damascus-llm/damascus/promoted"
@@ -89,6 +90,18 @@ func TestDecideBundle(t *testing.T) {
 		Rule: protocol.DefaultRule(), Arm: "one", CPU: "GenuineIntel/6", FamilyOnly: true}, record.NewBatch(time.Now()))
 	if err != nil || len(prefs.Bundles) != 3 || prefs.Bundles[0].CPU != "GenuineIntel/6" || prefs.Bundles[1].CPU != "GenuineIntel" {
 		t.Errorf("promoted for one family: %v, bundles %+v", err, prefs.Bundles)
+	}
+	// Absent: only features the run's machine recorded absent.
+	recs := abRun(map[string]float64{"pp16": 1.3, "tg64": 1, "peak-rss": 1}, gate.Pass)
+	recs[0].Run.Protocol.Machine.CPU.Features = []cpufeat.Feature{{Name: "avx512f", Present: false}, {Name: "avx2", Present: true}}
+	_, prefs, err = DecideBundle(BundleRequest{Recs: recs, Prefs: old, Reg: reg, Rule: protocol.DefaultRule(), Arm: "one", Absent: []string{"avx512f"}}, record.NewBatch(time.Now()))
+	if err != nil || len(prefs.Bundles[0].Absent) != 1 || prefs.Bundles[0].Absent[0] != "avx512f" || len(prefs.Bundles) != 3 {
+		t.Errorf("promoted without avx512f: %v, bundles %+v", err, prefs.Bundles)
+	}
+	for _, f := range []string{"avx2", "amx-tile"} {
+		if _, _, err := DecideBundle(BundleRequest{Recs: recs, Prefs: old, Reg: reg, Rule: protocol.DefaultRule(), Arm: "one", Absent: []string{f}}, record.NewBatch(time.Now())); err == nil {
+			t.Errorf("a bundle limited to processors without %s, which the run's machine had or did not record, was judged", f)
+		}
 	}
 	if _, _, err := DecideBundle(BundleRequest{Recs: abRun(nil, gate.Pass), Reg: reg, Rule: protocol.DefaultRule(), Arm: "two"}, record.NewBatch(time.Now())); err == nil {
 		t.Error("an arm the run does not have was judged")

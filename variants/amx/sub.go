@@ -230,3 +230,66 @@ func subPackQ6KGo(panel, w []byte, rows, nb, sb0, nsb int) {
 		}
 	})
 }
+
+// subPackQ4KR16Go writes the panels of nb super-blocks of one 16-row group
+// of the interleaved Q4_K layout (g, variants/avx512's q4kr16.go): the
+// header's halves widened, and each line's low and high nibbles, which are
+// k-quads 8s+i and 8s+4+i of sub-block s, line i, as they stand (16 rows ×
+// 4 bytes). The bytes subPackQ4KGo writes from the group's stored rows
+// (TestSubPackR16Go).
+func subPackQ4KR16Go(panel, g []byte, nb int) {
+	const group, lo = 2368, 0x0F0F0F0F0F0F0F0F
+	for b := range nb {
+		src, p := g[b*group:][:group], panel[b*subQ4Bytes:][:subQ4Bytes]
+		for r := range 16 {
+			putFloat(p[sQ4D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(src[2*r:])))
+			putFloat(p[sQ4Dmin+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(src[32+2*r:])))
+			for s := range 8 {
+				putInt32(p[sScales+64*s+4*r:], int32(src[64+16*s+r]))
+			}
+			for pair := range 4 {
+				binary.LittleEndian.PutUint16(p[sQ4Coef+64*pair+4*r:], uint16(src[192+32*pair+2*r]))
+				binary.LittleEndian.PutUint16(p[sQ4Coef+64*pair+4*r+2:], uint16(src[192+32*pair+2*r+1]))
+			}
+		}
+		for s := range 8 {
+			for i := range 4 {
+				line := src[320+(4*s+i)*64:][:64]
+				low, high := p[sQuants+(8*s+i)*64:][:64], p[sQuants+(8*s+4+i)*64:][:64]
+				for o := 0; o < 64; o += 8 {
+					v := binary.LittleEndian.Uint64(line[o:])
+					binary.LittleEndian.PutUint64(low[o:], v&lo)
+					binary.LittleEndian.PutUint64(high[o:], v>>4&lo)
+				}
+			}
+		}
+	}
+}
+
+// subPackQ6KR16Go is subPackQ4KR16Go for the interleaved Q6_K layout
+// (q6kr16.go): sub-block s's k-quads 4s…4s+3 are its two nibble lines'
+// low and high nibbles joined with their top bits (bits 2g of the third
+// line), as the r16 decode kernels build them.
+func subPackQ6KR16Go(panel, g []byte, nb int) {
+	const group, lo, top = 3360, 0x0F0F0F0F0F0F0F0F, 0x3030303030303030
+	for b := range nb {
+		src, p := g[b*group:][:group], panel[b*subQ6Bytes:][:subQ6Bytes]
+		for r := range 16 {
+			putFloat(p[sQ6D+4*r:], quant.FP16ToFloat32(binary.LittleEndian.Uint16(src[2*r:])))
+			for s := range 16 {
+				sc := int32(int8(src[32+16*s+r]))
+				putInt32(p[sScales+64*s+4*r:], sc)
+				binary.LittleEndian.PutUint16(p[sQ6Coef+64*(s/2)+4*r+2*(s%2):], uint16(int16(-32*sc)))
+			}
+		}
+		for s := range 16 {
+			sub := src[288+192*s:][:192]
+			for o := 0; o < 64; o += 8 {
+				l0, l1, h := binary.LittleEndian.Uint64(sub[o:]), binary.LittleEndian.Uint64(sub[64+o:]), binary.LittleEndian.Uint64(sub[128+o:])
+				for i, q := range [4]uint64{l0&lo | h<<4&top, l0>>4&lo | h<<2&top, l1&lo | h&top, l1>>4&lo | h>>2&top} {
+					binary.LittleEndian.PutUint64(p[sQuants+(4*s+i)*64+o:], q)
+				}
+			}
+		}
+	}
+}

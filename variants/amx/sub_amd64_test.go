@@ -319,6 +319,67 @@ func TestSubAVX2(t *testing.T) {
 	extremes(t, fs)
 }
 
+// TestSubAVX2R16 gates avx2-sub-r16 and holds it to its note: over the
+// interleaved layout, avx2-sub's results over the stored rows bit for bit.
+func TestSubAVX2R16(t *testing.T) {
+	if !cpufeat.Has("avx2") || !cpufeat.Has("fma") {
+		t.Skip("CPU lacks AVX2 or FMA")
+	}
+	for _, f := range subAVX2R16Formats {
+		op, _ := ledger.LookupOp(ledger.MatMulOp(f.typ))
+		v, ok := ledger.Lookup(op.Name, "avx2-sub-r16")
+		if !ok {
+			t.Fatalf("%s:avx2-sub-r16 not registered", op.Name)
+		}
+		stored, _ := ledger.Lookup(op.Name, "avx2-sub")
+		for _, s := range append(testShapes, ledger.Shape{Rows: 70, K: 512, N: 11}, ledger.Shape{Rows: 130, K: 256, N: 49}) {
+			t.Run(fmt.Sprintf("%s/%s", f.typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
+				cs := newCase(t, op, s, 31)
+				mustPass(t, cs, v)
+				lw := make([]byte, f.layout.Size(s.Rows, s.K))
+				if err := f.layout.Repack(lw, cs.W.W, s.Rows, s.K); err != nil {
+					t.Fatal(err)
+				}
+				a, b := make([]float32, s.N*s.Rows), make([]float32, s.N*s.Rows)
+				v.Impl.(ledger.MatMul)(a, s.Rows, lw, s.Rows, cs.W.XQ, s.N, s.K)
+				stored.Impl.(ledger.MatMul)(b, s.Rows, cs.W.W, s.Rows, cs.W.XQ, s.N, s.K)
+				for i := range a {
+					if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+						t.Fatalf("output %d: %v over the layout, %v over the stored rows", i, a[i], b[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestSubPackR16Go: the Go packers from the interleaved layouts write the
+// panels the reference writes from the stored rows, for full and padded
+// groups.
+func TestSubPackR16Go(t *testing.T) {
+	r := ledgertest.NewRand(47)
+	for _, f := range subAVX2R16Formats {
+		gen, goPack, sb := ledgertest.Q4K, subPackQ4KGo, subQ4Bytes
+		if f.typ == quant.Q6_K {
+			gen, goPack, sb = ledgertest.Q6K, subPackQ6KGo, subQ6Bytes
+		}
+		for _, rows := range []int{1, 7, 16} {
+			for _, m := range ledgertest.Modes {
+				const nb = 3
+				w := gen(r, rows*nb, m)
+				lw := make([]byte, f.layout.Size(rows, nb*qk))
+				if err := f.layout.Repack(lw, w, rows, nb*qk); err != nil {
+					t.Fatal(err)
+				}
+				want, got := make([]byte, nb*sb), poisoned(nb*sb)
+				goPack(want, w, rows, nb, 0, nb)
+				f.pack(got, lw, rows, nb)
+				samePanels(t, fmt.Sprintf("%s rows %d %v", f.typ, rows, m), sb, got, want)
+			}
+		}
+	}
+}
+
 // TestSubPackFast: avx2-sub's dword-at-a-time packers write the reference
 // packers' bytes, row tails included.
 func TestSubPackFast(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/avx512"
 )
 
 // The sub-block-sum GEMM on AVX2 (avx2-sub; subavx2_amd64.s) for CPUs
@@ -49,12 +50,24 @@ type subAVX2Format struct {
 	sbBytes  int
 	kernel   func(*subAVX2Args)
 	sum32    bool
+	// layout is the weight layout w is in (nil: as stored); blkBytes is
+	// then its bytes a row and super-block, and pack reads one group.
+	layout *ledger.WeightLayout
 }
 
 var subAVX2Formats = []subAVX2Format{
-	{quant.Q4_K, q4kBytes, func(p, w []byte, rows, nb int) { subPackK4Fast(p, w, rows, nb, q4kBytes, false) }, subQ4Bytes, subAVX2Q4K, true},
-	{quant.Q5_K, q5kBytes, func(p, w []byte, rows, nb int) { subPackK4Fast(p, w, rows, nb, q5kBytes, true) }, subQ4Bytes, subAVX2Q5K, true},
-	{quant.Q6_K, q6kBytes, subPackQ6KFast, subQ6Bytes, subAVX2Q6K, false},
+	{quant.Q4_K, q4kBytes, func(p, w []byte, rows, nb int) { subPackK4Fast(p, w, rows, nb, q4kBytes, false) }, subQ4Bytes, subAVX2Q4K, true, nil},
+	{quant.Q5_K, q5kBytes, func(p, w []byte, rows, nb int) { subPackK4Fast(p, w, rows, nb, q5kBytes, true) }, subQ4Bytes, subAVX2Q5K, true, nil},
+	{quant.Q6_K, q6kBytes, subPackQ6KFast, subQ6Bytes, subAVX2Q6K, false, nil},
+}
+
+// subAVX2R16Formats are avx2-sub over the interleaved layouts (the
+// avx2-r16 decode kernels'), so a CPU without AVX-512 holds one copy of
+// the weights: a group's panel is written from its lines in Go
+// (subPackQ4KR16Go, subPackQ6KR16Go).
+var subAVX2R16Formats = []subAVX2Format{
+	{quant.Q4_K, avx512.Q4KR16Bytes / avx512.Q4KR16Rows, func(p, w []byte, _, nb int) { subPackQ4KR16Go(p, w, nb) }, subQ4Bytes, subAVX2Q4K, true, avx512.Q4KR16Layout},
+	{quant.Q6_K, avx512.Q6KR16Bytes / avx512.Q4KR16Rows, func(p, w []byte, _, nb int) { subPackQ6KR16Go(p, w, nb) }, subQ6Bytes, subAVX2Q6K, false, avx512.Q6KR16Layout},
 }
 
 // matMul is the format's GEMM (ledger.MatMul contract).
@@ -98,6 +111,13 @@ func (f subAVX2Format) matMul(dst []float32, ldd int, w []byte, rows int, xq []b
 }
 
 func init() {
+	for _, f := range subAVX2R16Formats {
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(f.typ), Name: "avx2-sub-r16", Family: ledger.FamilyAVX2, Features: []string{"avx2", "fma"},
+			Layout: f.layout, Impl: ledger.MatMul(f.matMul),
+			Notes: ledger.MatMulOp(f.typ) + ":avx2-sub over the interleaved layout (the avx2-r16 matvecs'), for CPUs without AVX-512: " +
+				"each 16-row tile's panel written in Go from one group's lines (a line's nibbles are two k-quads; Q6_K's quads joined with their top bits), " +
+				"so decode and prefill read one copy of the weights; the same panels, so the same bits, as avx2-sub"})
+	}
 	for _, f := range subAVX2Formats {
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(f.typ), Name: "avx2-sub", Family: ledger.FamilyAVX2, Features: []string{"avx2", "fma"},
 			Impl: ledger.MatMul(f.matMul),

@@ -113,6 +113,12 @@ var (
 		ActBytes: func(k int) int { return k / quant.QK_K * Q6KR16ActBytes }, Prepare: PrepareQ6KR16, DequantizeRow: DequantizeRowQ6KR16}
 )
 
+// R16MatVec is r16MatVec for the interleaved kernels of other packages
+// (variants/avx2's).
+func R16MatVec(l *ledger.WeightLayout, dot func(dst []float32, w, xr []byte, k, dist int), dist int) ledger.MatVec {
+	return r16MatVec(l, dot, dist)
+}
+
 // r16MatVec is an interleaved kernel (whole groups of 16 rows, prefetching
 // dist bytes ahead) as a ledger matvec over layout l: a last group of fewer
 // rows goes through a 16-value buffer.

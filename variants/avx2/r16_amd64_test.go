@@ -1,0 +1,94 @@
+//go:build amd64 && !noasm
+
+package avx2
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/damascus-llm/damascus/internal/cpufeat"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// TestR16SameBitsAsAVX512 holds the AVX2 interleaved kernels to their
+// notes' claim: the integer sums and float steps of avx512-vnni-r16, so
+// the same bits, for every row of full and partial groups, each prefetch
+// form and the batched product. It needs both kernels' features (an
+// AVX-512 VNNI machine); the conformance suite gates them everywhere.
+func TestR16SameBitsAsAVX512(t *testing.T) {
+	for _, f := range []string{"avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vnni"} {
+		if !cpufeat.Has(f) {
+			t.Skipf("needs %s to run the AVX-512 kernel beside the AVX2 one", f)
+		}
+	}
+	r := ledgertest.NewRand(35)
+	for _, c := range []struct {
+		typ quant.Type
+		gen func(*rand.Rand, int, ledgertest.Mode) []byte
+	}{{quant.Q4_K, ledgertest.Q4K}, {quant.Q6_K, ledgertest.Q6K}} {
+		for _, variant := range []string{"avx2-r16", "avx2-r16-pf4k", "avx2-r16-nta8k"} {
+			mine := mustLookup(t, ledger.MatVecOp(c.typ), variant)
+			ref := mustLookup(t, ledger.MatVecOp(c.typ), "avx512-vnni-r16")
+			for _, rows := range []int{16, 37, 64} {
+				for _, m := range ledgertest.Modes {
+					const nb = 5
+					k := nb * quant.QK_K
+					lay := mine.Layout
+					w := c.gen(r, rows*nb, m)
+					lw := make([]byte, lay.Size(rows, k))
+					if err := lay.Repack(lw, w, rows, k); err != nil {
+						t.Fatal(err)
+					}
+					xr := make([]byte, lay.ActBytes(k))
+					lay.Prepare(xr, ledgertest.Q8K(r, nb, m), k)
+					got, want := make([]float32, rows), make([]float32, rows)
+					mine.Impl.(ledger.MatVec)(got, lw, xr, k)
+					ref.Impl.(ledger.MatVec)(want, lw, xr, k)
+					sameBits(t, fmt.Sprintf("%s:%s rows %d %v", mine.Op, variant, rows, m), got, want)
+				}
+			}
+		}
+		batch := mustLookup(t, ledger.MatVecBatchOp(c.typ), "avx2-r16")
+		one := mustLookup(t, ledger.MatVecOp(c.typ), "avx512-vnni-r16")
+		const rows, nb, n = 4100, 2, 3 // more than one 128 KiB block of rows, a partial group
+		k := nb * quant.QK_K
+		lay := batch.Layout
+		lw := make([]byte, lay.Size(rows, k))
+		if err := lay.Repack(lw, c.gen(r, rows*nb, ledgertest.Random), rows, k); err != nil {
+			t.Fatal(err)
+		}
+		xr := make([]byte, n*lay.ActBytes(k))
+		for j := range n {
+			lay.Prepare(xr[j*lay.ActBytes(k):], ledgertest.Q8K(r, nb, ledgertest.Random), k)
+		}
+		got := make([]float32, n*rows)
+		batch.Impl.(ledger.MatMul)(got, rows, lw, rows, xr, n, k)
+		for j := range n {
+			want := make([]float32, rows)
+			one.Impl.(ledger.MatVec)(want, lw, xr[j*lay.ActBytes(k):][:lay.ActBytes(k)], k)
+			sameBits(t, fmt.Sprintf("%s:avx2-r16 token %d", batch.Op, j), got[j*rows:][:rows], want)
+		}
+	}
+}
+
+func mustLookup(t *testing.T, op, name string) ledger.Variant {
+	t.Helper()
+	v, ok := ledger.Lookup(op, name)
+	if !ok {
+		t.Fatalf("%s:%s is not registered", op, name)
+	}
+	return v
+}
+
+func sameBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: row %d is %v, the AVX-512 kernel's %v", what, i, got[i], want[i])
+		}
+	}
+}
