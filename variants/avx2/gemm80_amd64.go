@@ -23,8 +23,6 @@ const (
 	gemm2Tokens = 4
 	gemm2Panel  = 288 // per 32-value block: 8 k-quads × 8 rows × 4 bytes, then 8 float32 d_w
 	gemm2Act    = 160 // per block and 4 tokens: 4 × 32 quants, 4 int32 offsets, 4 float32 d_x
-	q80Bytes    = 34
-	q40Bytes    = 18
 )
 
 type gemm2Args struct {
@@ -50,11 +48,39 @@ type gemm2Format struct {
 	kernel func(*gemm2Args)
 	offset int32
 	pack   func(panel, w []byte, rows, nb int)
+	// packR16, for a format over an interleaved layout of 16 rows a
+	// group (block: its bytes a row and block), packs half h (rows 8h…)
+	// of the group at g instead of pack.
+	packR16 func(panel, g []byte, h, nb int)
 }
 
 var gemm2Formats = []gemm2Format{
-	{quant.Q8_0, q80Bytes, gemmQ80AVX2, 0, packGemm2Q80},
-	{quant.Q4_0, q40Bytes, gemmQ40AVX2, 8, packGemm2Q40},
+	{quant.Q8_0, q80Bytes, gemmQ80AVX2, 0, packGemm2Q80, nil},
+	{quant.Q4_0, q40Bytes, gemmQ40AVX2, 8, packGemm2Q40, nil},
+}
+
+// gemm2Q40R16 is the Q4_0 GEMM over the interleaved layout (q40r16.go).
+var gemm2Q40R16 = gemm2Format{quant.Q4_0, Q40R16Bytes / Q40R16Rows, gemmQ40AVX2, 8, nil, packGemm2Q40R16}
+
+// packGemm2Q40R16 writes the panels packGemm2Q40 writes from half h of a
+// 16-row group of the interleaved Q4_0 layout (g, nb blocks): a line's
+// half is k-quads j (low nibbles) and 4+j (high) of 8 rows as they stand.
+func packGemm2Q40R16(panel, g []byte, h, nb int) {
+	const lo = 0x0F0F0F0F0F0F0F0F
+	for b := range nb {
+		src, p := g[b*Q40R16Bytes:][:Q40R16Bytes], panel[b*gemm2Panel:][:gemm2Panel]
+		for j := range 4 {
+			half := src[32+64*j+32*h:][:32]
+			for o := 0; o < 32; o += 8 {
+				v := binary.LittleEndian.Uint64(half[o:])
+				binary.LittleEndian.PutUint64(p[32*j+o:], v&lo)
+				binary.LittleEndian.PutUint64(p[32*(4+j)+o:], v>>4&lo)
+			}
+		}
+		for r := range 8 {
+			binary.LittleEndian.PutUint32(p[256+4*r:], math.Float32bits(quant.FP16ToFloat32(binary.LittleEndian.Uint16(src[2*(8*h+r):]))))
+		}
+	}
 }
 
 // packGemm2Q80 writes rows (≤ 8) rows of nb Q8_0 blocks at w as panels:
@@ -120,7 +146,11 @@ func (f gemm2Format) matMul(dst []float32, ldd int, w []byte, rows int, xq []byt
 	s.panel = q8pack.Grow(s.panel, nb*gemm2Panel)
 	for r0 := 0; r0 < rows; r0 += gemm2Rows {
 		rr := min(gemm2Rows, rows-r0)
-		f.pack(s.panel, w[r0*nb*f.block:], rr, nb)
+		if f.packR16 != nil {
+			f.packR16(s.panel, w[r0/16*16*nb*f.block:], r0%16/8, nb)
+		} else {
+			f.pack(s.panel, w[r0*nb*f.block:], rr, nb)
+		}
 		for g := range groups {
 			a := gemm2Args{panel: &s.panel[0], x: &s.act[g*nb*gemm2Act], dst: &dst[g*gemm2Tokens*ldd+r0],
 				lddBytes: 4 * ldd, nb: nb, ntok: min(gemm2Tokens, n-g*gemm2Tokens), nrows: rr}
@@ -130,6 +160,10 @@ func (f gemm2Format) matMul(dst []float32, ldd int, w []byte, rows int, xq []byt
 }
 
 func init() {
+	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q4_0), Name: "avx2-gemm-r16", Family: ledger.FamilyAVX2, Features: []string{"avx2", "fma", "f16c"},
+		Layout: Q40R16Layout, Impl: ledger.MatMul(gemm2Q40R16.matMul),
+		Notes: "matmul/q4_0:avx2-gemm over the interleaved layout (the avx2-r16 matvec's): each 8-row panel written from half a group's lines " +
+			"(a line's half is two k-quads of 8 rows as they stand), so decode and prefill read one copy of the weights; the same panels, so the same bits, as avx2-gemm"})
 	for _, f := range gemm2Formats {
 		note := "Q8_0: |w|·x·sign(w) by VPSIGNB, VPMADDUBSW, VPMADDWD by ones each k-quad (ggml's AVX2 dot)"
 		if f.typ == quant.Q4_0 {

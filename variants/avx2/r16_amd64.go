@@ -37,11 +37,12 @@ func q4kr16DotAVX2N(w, x *byte, dst *float32, nb, groups, dist int)
 //go:noescape
 func q6kr16DotAVX2N(w, x *byte, dst *float32, nb, groups, dist int)
 
-// r16Kernel is a whole-group kernel as avx512.R16MatVec takes it.
-func r16Kernel(dot func(w, x *byte, dst *float32, nb, groups, dist int)) func(dst []float32, w, xr []byte, k, dist int) {
+// interleavedDot is a whole-group kernel over blocks of blockValues
+// values as avx512.R16MatVec takes it.
+func interleavedDot(dot func(w, x *byte, dst *float32, nb, groups, dist int), blockValues int) func(dst []float32, w, xr []byte, k, dist int) {
 	return func(dst []float32, w, xr []byte, k, dist int) {
 		if len(dst) > 0 {
-			dot(&w[0], &xr[0], &dst[0], k/quant.QK_K, len(dst)/avx512.Q4KR16Rows, dist)
+			dot(&w[0], &xr[0], &dst[0], k/blockValues, len(dst)/avx512.Q4KR16Rows, dist)
 		}
 	}
 }
@@ -50,20 +51,48 @@ func r16Kernel(dot func(w, x *byte, dst *float32, nb, groups, dist int)) func(ds
 // from memory for the first token, from L2 for the others.
 const r16BlockBytes = 128 << 10
 
+// interleavedBatch is the batched decode product (matvec_batch) over layout
+// lay (16 rows a group, blocks of blockValues values) from its matvec
+// kernel dot: each block of rows of about r16BlockBytes of weights for
+// every token in turn, a last partial group through a 16-value buffer.
+// Each token's results are the matvec's.
+func interleavedBatch(lay *ledger.WeightLayout, blockValues int, dot func(dst []float32, w, xr []byte, k, dist int), dist int) ledger.MatMul {
+	return func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
+		if rows <= 0 || n <= 0 {
+			return
+		}
+		const g = avx512.Q4KR16Rows
+		act, gbytes := lay.ActBytes(k), lay.GroupBytes(k)
+		step := max(1, r16BlockBytes/gbytes) * g
+		full := rows / g * g
+		for r0 := 0; r0 < full; r0 += step {
+			r1 := min(full, r0+step)
+			for j := range n {
+				dot(dst[j*ldd+r0:j*ldd+r1], w[r0/g*gbytes:r1/g*gbytes], xr[j*act:][:act], k, dist)
+			}
+		}
+		if full < rows {
+			var tail [g]float32
+			for j := range n {
+				dot(tail[:], w[full/g*gbytes:], xr[j*act:][:act], k, dist)
+				copy(dst[j*ldd+full:j*ldd+rows], tail[:])
+			}
+		}
+	}
+}
+
 func init() {
 	feats := []string{"avx2", "fma", "f16c"}
 	for _, t := range []struct {
-		typ        quant.Type
-		lay        *ledger.WeightLayout
-		dot, nta   func(w, x *byte, dst *float32, nb, groups, dist int)
-		groupBytes int
-		actBytes   int
-		note       string
+		typ      quant.Type
+		lay      *ledger.WeightLayout
+		dot, nta func(w, x *byte, dst *float32, nb, groups, dist int)
+		note     string
 	}{
-		{quant.Q4_K, avx512.Q4KR16Layout, q4kr16DotAVX2, q4kr16DotAVX2N, avx512.Q4KR16Bytes, avx512.Q4KR16ActBytes,
+		{quant.Q4_K, avx512.Q4KR16Layout, q4kr16DotAVX2, q4kr16DotAVX2N,
 			"a line's halves split into nibbles (VPAND/VPANDN from memory, a word shift), VPMADDUBSW against the broadcast activation dwords, " +
 				"word sums over a sub-block's four lines (≤ 30720, exact), VPMADDWD by the rows' scale words (a VPSHUFB of the 16 scale bytes); mins by VPMADDWD of the byte pairs"},
-		{quant.Q6_K, avx512.Q6KR16Layout, q6kr16DotAVX2, q6kr16DotAVX2N, avx512.Q6KR16Bytes, avx512.Q6KR16ActBytes,
+		{quant.Q6_K, avx512.Q6KR16Layout, q6kr16DotAVX2, q6kr16DotAVX2N,
 			"a sub-block's four k-quads built from its nibbles and top bits (shifts, masks, ORs: R6_BUILD without VPTERNLOGD), VPMADDUBSW against the broadcast activation dwords, " +
 				"pairs of word sums (≤ 32256, exact) widened by VPMADDWD by ones, less 32 × the activations' sum, times the rows' signed scales (VPMULLD)"},
 	} {
@@ -80,7 +109,7 @@ func init() {
 				how = ""
 			}
 			ledger.Register(ledger.Variant{Op: ledger.MatVecOp(t.typ), Name: "avx2-r16" + pf.suffix, Family: ledger.FamilyAVX2,
-				Features: feats, Layout: t.lay, Impl: avx512.R16MatVec(t.lay, r16Kernel(dot), pf.dist),
+				Features: feats, Layout: t.lay, Impl: avx512.R16MatVec(t.lay, interleavedDot(dot, quant.QK_K), pf.dist),
 				Notes: "the interleaved layout (16 rows a 64-byte line, as the avx512-vnni-r16 kernels read it) in 256-bit halves for CPUs without AVX-512: " + t.note +
 					"; the results of avx512-vnni-r16 bit for bit" + how})
 		}
@@ -90,10 +119,7 @@ func init() {
 			dist   int
 		}{{"", t.dot, 0}, {"-nta8k", t.nta, 8192}} {
 			ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(t.typ), Name: "avx2-r16" + b.suffix, Family: ledger.FamilyAVX2,
-				Features: feats, Layout: t.lay, Impl: ledger.MatMul(func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
-					avx512.R16MatMulOne(dst, ldd, w, rows, xr, n, k, r16BlockBytes, t.groupBytes, t.actBytes,
-						func(w, x *byte, dst *float32, nb, groups int) { b.dot(w, x, dst, nb, groups, b.dist) })
-				}),
+				Features: feats, Layout: t.lay, Impl: interleavedBatch(t.lay, quant.QK_K, interleavedDot(b.dot, quant.QK_K), b.dist),
 				Notes: ledger.MatVecOp(t.typ) + ":avx2-r16" + b.suffix + " for each token in turn over blocks of rows of about 128 KiB (from memory for the first token, from L2 for the others): " +
 					"the batched decode product on the layout the matvec and the matmul read, so the model holds one copy; each token's results are the matvec's"})
 		}

@@ -53,20 +53,6 @@ func r16MatMul(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k, rbBy
 	})
 }
 
-// R16MatMulOne is r16MatMul for another package's one-token kernel (one:
-// groups groups of 16 interleaved rows, nb super-blocks each, against one
-// token's activations): every token in turn over blocks of rows of about
-// rbBytes of weights (0: all rows at once), the batched decode contract
-// (matvec_batch) over an interleaved layout of groupBytes a group and
-// super-block, actBytes of activations a super-block. Each token's results
-// are one's.
-func R16MatMulOne(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k, rbBytes, groupBytes, actBytes int,
-	one func(w, x *byte, dst *float32, nb, groups int)) {
-	r16MatMulWidths(dst, ldd, w, rows, xr, n, k, rbBytes, groupBytes, actBytes, []r16Width{
-		{1, func(w, x *byte, _ int, dst *float32, _, nb, groups int) { one(w, x, dst, nb, groups) }},
-	})
-}
-
 // r16Multi is a kernel over groups of 16 interleaved rows (nb super-blocks
 // each) for a fixed number of tokens: their activations at x, xstride
 // bytes apart; token t's 16 sums of each group at dst + t·ldd floats.
