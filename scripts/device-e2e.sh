@@ -41,6 +41,8 @@
 #   bf16      agreement with a BF16 cache on AMX, then 3B pp1024 with both
 #             engines on bf16 caches
 #   quants    the 1B in Q5_K_M, Q8_0, Q4_0 at pp512 beside llama.cpp
+#   avx2      AVX-512 hidden: the 1B Q4_K_M and Q4_0 beside llama.cpp's
+#             haswell and alderlake builds
 #   bestkv    Damascus bf16 against llama.cpp f16
 #   split     the prepared forms' gate on AMX, the agreement test, then
 #             prepared batches against -static-split, alternating
@@ -406,6 +408,24 @@ quants)
 			--json "$OUT/e2e-1b-$q.json" --store "$STORE" --note "$NOTE; 1B $q; kernels ${KERNELS:-promoted}" \
 			> "$OUT/e2e-1b-$q.txt" 2>&1
 		grep -aE "prefill|recorded" "$OUT/e2e-1b-$q.txt" | tail -3
+	done
+	;;
+avx2)
+	# CPUs without AVX-512 as the host's cores see them with it hidden
+	# (Golden Cove: an Alder/Raptor Lake P-core's integer and vector
+	# units): Damascus with DAMASCUS_CPU_HIDE=avx512f (the r16 and q40r16
+	# bundles of session 35), llama.cpp's haswell and alderlake builds on
+	# huge pages (the better of the two), 2 threads, the 1B in QUANTS
+	# (Q4_K_M Q4_0) at pp512 and tg128, RUNS (4) rounds each.
+	for q in ${QUANTS:-Q4_K_M Q4_0}; do
+		f=/tmp/llama3.2-1b-$q.gguf
+		[ -f "$f" ] || $B/damascus synth --preset llama3.2-1b --type "$q" -o "$f" 2>&1 | tail -1
+		log "e2e llama3.2-1b $q pp512 tg128, AVX-512 hidden"
+		DAMASCUS_CPU_HIDE=avx512f timeout "${E2E_TIMEOUT:-280}" $B/ledger e2e -m "$f" --pp 512 --tg 128 --runs "${RUNS:-4}" --warmup-prompt 64 --no-roofline \
+			--threads 2 --llama-configs haswell+huge,alderlake+huge --sustained 0 --cold-runs 0 \
+			--json "$OUT/e2e-1b-$q-avx2.json" --store "$STORE" --note "$NOTE; CPUs without AVX-512 (DAMASCUS_CPU_HIDE=avx512f); 1B $q" \
+			> "$OUT/e2e-1b-$q-avx2.txt" 2>&1
+		grep -aE "prefill tok|decode tok|recorded" "$OUT/e2e-1b-$q-avx2.txt" | cut -c1-200 | tail -3
 	done
 	;;
 bestkv)
