@@ -59,8 +59,27 @@ var gemm2Formats = []gemm2Format{
 	{quant.Q4_0, q40Bytes, gemmQ40AVX2, 8, packGemm2Q40, nil},
 }
 
-// gemm2Q40R16 is the Q4_0 GEMM over the interleaved layout (q40r16.go).
-var gemm2Q40R16 = gemm2Format{quant.Q4_0, Q40R16Bytes / Q40R16Rows, gemmQ40AVX2, 8, nil, packGemm2Q40R16}
+// gemm2Q40R16 and gemm2Q80R16 are the GEMMs over the interleaved layouts
+// (r16blocks.go).
+var (
+	gemm2Q40R16 = gemm2Format{quant.Q4_0, Q40R16Bytes / Q40R16Rows, gemmQ40AVX2, 8, nil, packGemm2Q40R16}
+	gemm2Q80R16 = gemm2Format{quant.Q8_0, Q80R16Bytes / Q40R16Rows, gemmQ80AVX2, 0, nil, packGemm2Q80R16}
+)
+
+// packGemm2Q80R16 writes the panels packGemm2Q80 writes from half h of a
+// 16-row group of the interleaved Q8_0 layout (g, nb blocks): a line's
+// half is k-quad j of 8 rows as it stands.
+func packGemm2Q80R16(panel, g []byte, h, nb int) {
+	for b := range nb {
+		src, p := g[b*Q80R16Bytes:][:Q80R16Bytes], panel[b*gemm2Panel:][:gemm2Panel]
+		for j := range 8 {
+			copy(p[32*j:32*j+32], src[32+64*j+32*h:])
+		}
+		for r := range 8 {
+			binary.LittleEndian.PutUint32(p[256+4*r:], math.Float32bits(quant.FP16ToFloat32(binary.LittleEndian.Uint16(src[2*(8*h+r):]))))
+		}
+	}
+}
 
 // packGemm2Q40R16 writes the panels packGemm2Q40 writes from half h of a
 // 16-row group of the interleaved Q4_0 layout (g, nb blocks): a line's
@@ -160,10 +179,16 @@ func (f gemm2Format) matMul(dst []float32, ldd int, w []byte, rows int, xq []byt
 }
 
 func init() {
-	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q4_0), Name: "avx2-gemm-r16", Family: ledger.FamilyAVX2, Features: []string{"avx2", "fma", "f16c"},
-		Layout: Q40R16Layout, Impl: ledger.MatMul(gemm2Q40R16.matMul),
-		Notes: "matmul/q4_0:avx2-gemm over the interleaved layout (the avx2-r16 matvec's): each 8-row panel written from half a group's lines " +
-			"(a line's half is two k-quads of 8 rows as they stand), so decode and prefill read one copy of the weights; the same panels, so the same bits, as avx2-gemm"})
+	for _, f := range []struct {
+		g    gemm2Format
+		lay  *ledger.WeightLayout
+		what string
+	}{{gemm2Q40R16, Q40R16Layout, "two k-quads"}, {gemm2Q80R16, Q80R16Layout, "a k-quad"}} {
+		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(f.g.typ), Name: "avx2-gemm-r16", Family: ledger.FamilyAVX2, Features: []string{"avx2", "fma", "f16c"},
+			Layout: f.lay, Impl: ledger.MatMul(f.g.matMul),
+			Notes: ledger.MatMulOp(f.g.typ) + ":avx2-gemm over the interleaved layout (the avx2-r16 matvec's): each 8-row panel written from half a group's lines " +
+				"(a line's half is " + f.what + " of 8 rows as they stand), so decode and prefill read one copy of the weights; the same panels, so the same bits, as avx2-gemm"})
+	}
 	for _, f := range gemm2Formats {
 		note := "Q8_0: |w|·x·sign(w) by VPSIGNB, VPMADDUBSW, VPMADDWD by ones each k-quad (ggml's AVX2 dot)"
 		if f.typ == quant.Q4_0 {

@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "r16_amd64.h"
 
 // Decode matvecs over the interleaved layouts of variants/avx512
 // (q4kr16.go, q6kr16.go: 16 rows a 64-byte line, 4 bytes a row) for CPUs
@@ -132,52 +133,15 @@ GLOBL r16Ones<>(SB), RODATA|NOPTR, $32
 	PFW 0(R11); PFW 64(R11); PFW 128(R11); \
 	PFW 192(R11); PFW 256(R11)
 
-// A2_GROUPS runs block nb (CX) times for each of the groups (R9) of 16
-// rows, storing each group's 16 sums at DX onwards.
-#define A2_GROUPS(grp, blk, block) \
-grp: \
-	VXORPS Y0, Y0, Y0; \
-	VXORPS Y1, Y1, Y1; \
-	MOVQ   DI, R8; \
-	MOVQ   CX, R10; \
-blk: \
-	block; \
-	DECQ R10; \
-	JNZ  blk; \
-	VMOVUPS Y0, (DX); \
-	VMOVUPS Y1, 32(DX); \
-	ADDQ    $64, DX; \
-	DECQ    R9; \
-	JNZ     grp
-
-// A2_PROLOGUE loads w, x, dst, nb, groups into SI, DI, DX, CX, R9, R11 =
-// SI + dist, Y15 with 0x0f bytes, and returns when there is nothing to do.
-#define A2_PROLOGUE \
-	MOVQ w+0(FP), SI; MOVQ x+8(FP), DI; MOVQ dst+16(FP), DX; \
-	MOVQ nb+24(FP), CX; MOVQ groups+32(FP), R9; \
-	MOVQ dist+40(FP), R11; ADDQ SI, R11; \
-	MOVL $0x0f0f0f0f, AX; VMOVD AX, X15; VPBROADCASTD X15, Y15; \
-	TESTQ R9, R9; JZ done; \
-	TESTQ CX, CX; JZ done
-
 #define A2_PLAIN A2_BLOCK(A2_NOPF)
 #define A2_PFB A2_HEAD_PF; A2_BLOCK(A2_PF)
 
 // A2_Q4K_FUNC is the Q4_K kernel's body.
 #define A2_Q4K_FUNC \
-	A2_PROLOGUE; \
+	R2_ARGS; \
 	VMOVDQU r16ScaleLo<>(SB), Y13; \
 	VMOVDQU r16ScaleHi<>(SB), Y14; \
-	MOVQ    dist+40(FP), AX; \
-	TESTQ   AX, AX; \
-	JNZ     pf; \
-	A2_GROUPS(group, block, A2_PLAIN); \
-	JMP done; \
-pf: \
-	A2_GROUPS(pgroup, pblock, A2_PFB); \
-done: \
-	VZEROUPPER; \
-	RET
+	R2_LOOPS(A2_PLAIN, A2_PFB)
 
 #define PFW PREFETCHT0
 
@@ -269,20 +233,11 @@ TEXT ·q4kr16DotAVX2N(SB), NOSPLIT, $0-48
 #define A6_PFB A2_HEAD_PF; A6_BLOCK(A6_PF)
 
 #define A6_Q6K_FUNC \
-	A2_PROLOGUE; \
+	R2_ARGS; \
 	MOVL    $0x30303030, AX; \
 	VMOVD   AX, X14; \
 	VPBROADCASTD X14, Y14; \
-	MOVQ    dist+40(FP), AX; \
-	TESTQ   AX, AX; \
-	JNZ     pf; \
-	A2_GROUPS(group, block, A6_PLAIN); \
-	JMP done; \
-pf: \
-	A2_GROUPS(pgroup, pblock, A6_PFB); \
-done: \
-	VZEROUPPER; \
-	RET
+	R2_LOOPS(A6_PLAIN, A6_PFB)
 
 #define PFW PREFETCHT0
 

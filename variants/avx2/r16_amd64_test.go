@@ -93,48 +93,54 @@ func sameBits(t *testing.T, what string, got, want []float32) {
 	}
 }
 
-// TestQ40R16 checks the interleaved Q4_0 layout and its kernels: a row
-// expanded from the layout is the stored row's expansion, the GEMM over it
-// gives avx2-gemm's bits over the stored rows, and the batched product
-// gives each token the matvec's bits (the conformance suite gates them all
-// against naive).
-func TestQ40R16(t *testing.T) {
+// TestBlocksR16 checks the interleaved Q4_0 and Q8_0 layouts and their
+// kernels: a row expanded from the layout is the stored row's expansion,
+// the GEMM over it gives avx2-gemm's bits over the stored rows, and the
+// batched product gives each token the matvec's bits (the conformance
+// suite gates them all against naive).
+func TestBlocksR16(t *testing.T) {
 	r := ledgertest.NewRand(40)
 	const rows, nb, n = 37, 9, 6
 	k := 32 * nb
-	w := ledgertest.Encode(quant.Q4_0, ledgertest.Floats(r, rows*k))
-	lw := make([]byte, Q40R16Layout.Size(rows, k))
-	if err := Q40R16Layout.Repack(lw, w, rows, k); err != nil {
-		t.Fatal(err)
-	}
-	got, want := make([]float32, k), make([]float32, k)
-	for row := range rows {
-		Q40R16Layout.DequantizeRow(got, lw, row, k)
-		if err := quant.Dequantize(quant.Q4_0, w[row*nb*q40Bytes:][:nb*q40Bytes], want); err != nil {
+	for _, c := range []struct {
+		typ quant.Type
+		lay *ledger.WeightLayout
+		bs  int
+	}{{quant.Q4_0, Q40R16Layout, q40Bytes}, {quant.Q8_0, Q80R16Layout, q80Bytes}} {
+		w := ledgertest.Encode(c.typ, ledgertest.Floats(r, rows*k))
+		lw := make([]byte, c.lay.Size(rows, k))
+		if err := c.lay.Repack(lw, w, rows, k); err != nil {
 			t.Fatal(err)
 		}
-		sameBits(t, fmt.Sprintf("row %d expanded", row), got, want)
+		got, want := make([]float32, k), make([]float32, k)
+		for row := range rows {
+			c.lay.DequantizeRow(got, lw, row, k)
+			if err := quant.Dequantize(c.typ, w[row*nb*c.bs:][:nb*c.bs], want); err != nil {
+				t.Fatal(err)
+			}
+			sameBits(t, fmt.Sprintf("%s row %d expanded", c.typ, row), got, want)
+		}
+		if err := c.lay.Repack(lw, w, rows, k+32); err == nil {
+			t.Errorf("%s: a repack with too few stored bytes was accepted", c.typ)
+		}
+		if !cpufeat.Has("avx2") || !cpufeat.Has("fma") || !cpufeat.Has("f16c") {
+			continue // the kernels need them
+		}
+		xq := make([]byte, n*nb*q80Bytes)
+		for j := range n {
+			copy(xq[j*nb*q80Bytes:], ledgertest.Q8_0(r, nb, ledgertest.Random))
+		}
+		a, b := make([]float32, n*rows), make([]float32, n*rows)
+		mustLookup(t, ledger.MatMulOp(c.typ), "avx2-gemm-r16").Impl.(ledger.MatMul)(a, rows, lw, rows, xq, n, k)
+		mustLookup(t, ledger.MatMulOp(c.typ), "avx2-gemm").Impl.(ledger.MatMul)(b, rows, w, rows, xq, n, k)
+		sameBits(t, fmt.Sprintf("%s avx2-gemm-r16 against avx2-gemm", c.typ), a, b)
+		xr := make([]byte, n*c.lay.ActBytes(k))
+		c.lay.PrepareBatch(xr, xq, n, k)
+		mustLookup(t, ledger.MatVecBatchOp(c.typ), "avx2-r16-nta8k").Impl.(ledger.MatMul)(a, rows, lw, rows, xr, n, k)
+		mv := mustLookup(t, ledger.MatVecOp(c.typ), "avx2-r16-nta8k").Impl.(ledger.MatVec)
+		for j := range n {
+			mv(b[j*rows:][:rows], lw, xr[j*c.lay.ActBytes(k):][:c.lay.ActBytes(k)], k)
+		}
+		sameBits(t, fmt.Sprintf("%s: the batched product against the matvec", c.typ), a, b)
 	}
-	if err := Q40R16Layout.Repack(lw, w, rows, k+32); err == nil {
-		t.Error("a repack with too few stored bytes was accepted")
-	}
-	if !cpufeat.Has("avx2") || !cpufeat.Has("fma") || !cpufeat.Has("f16c") {
-		t.Skip("CPU lacks AVX2, FMA or F16C")
-	}
-	xq := make([]byte, n*nb*q80Bytes)
-	for j := range n {
-		copy(xq[j*nb*q80Bytes:], ledgertest.Q8_0(r, nb, ledgertest.Random))
-	}
-	a, b := make([]float32, n*rows), make([]float32, n*rows)
-	mustLookup(t, ledger.MatMulOp(quant.Q4_0), "avx2-gemm-r16").Impl.(ledger.MatMul)(a, rows, lw, rows, xq, n, k)
-	mustLookup(t, ledger.MatMulOp(quant.Q4_0), "avx2-gemm").Impl.(ledger.MatMul)(b, rows, w, rows, xq, n, k)
-	sameBits(t, "avx2-gemm-r16 against avx2-gemm", a, b)
-	xr := make([]byte, n*Q40R16Layout.ActBytes(k))
-	Q40R16Layout.PrepareBatch(xr, xq, n, k)
-	mustLookup(t, ledger.MatVecBatchOp(quant.Q4_0), "avx2-r16-nta8k").Impl.(ledger.MatMul)(a, rows, lw, rows, xr, n, k)
-	mv := mustLookup(t, ledger.MatVecOp(quant.Q4_0), "avx2-r16-nta8k").Impl.(ledger.MatVec)
-	for j := range n {
-		mv(b[j*rows:][:rows], lw, xr[j*Q40R16Layout.ActBytes(k):][:Q40R16Layout.ActBytes(k)], k)
-	}
-	sameBits(t, "the batched product against the matvec", a, b)
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // Q4_0 rows interleaved 16 to a 64-byte line, for the AVX2 decode kernel
-// (q40r16_amd64.s) and the AVX2 GEMM's panels: the one-row AVX2 Q4_0 dot
+// (r16blocks_amd64.s) and the AVX2 GEMM's panels: the one-row AVX2 Q4_0 dot
 // spends ≈ 20 instructions a 32-value block (a 1B Q4_0 decoded at 0.52×
 // llama.cpp's AVX2 build on the Zen 5 VM with AVX-512 hidden); over 16
 // rows a line the block's widening, offset and float step are paid once
@@ -38,9 +38,17 @@ const (
 // interleaved layout (dst, ⌈rows/16⌉ × k/32 × Q40R16Bytes; the last group
 // padded with zero rows, whose d = 0 makes their products 0).
 func RepackQ40R16(dst, src []byte, rows, k int) error {
+	return repackBlocks("q4_0-r16", dst, src, rows, k, q40Bytes, Q40R16Bytes)
+}
+
+// repackBlocks lays out rows rows of k values of a 32-value block type
+// (bs bytes a block: an f16 d, then the quant bytes) in its interleaved
+// layout of groupBytes a group and block: the 16 rows' d, then line j
+// holding each row's quant bytes 4j…4j+3.
+func repackBlocks(name string, dst, src []byte, rows, k, bs, groupBytes int) error {
 	nb, groups := k/32, (rows+Q40R16Rows-1)/Q40R16Rows
-	if k%32 != 0 || len(src) < rows*nb*q40Bytes || len(dst) < groups*nb*Q40R16Bytes {
-		return fmt.Errorf("q4_0-r16: %d rows of %d values (src %d bytes, dst %d): k must be a multiple of 32, dst %d bytes", rows, k, len(src), len(dst), groups*nb*Q40R16Bytes)
+	if k%32 != 0 || len(src) < rows*nb*bs || len(dst) < groups*nb*groupBytes {
+		return fmt.Errorf("%s: %d rows of %d values (src %d bytes, dst %d): k must be a multiple of 32, dst %d bytes", name, rows, k, len(src), len(dst), groups*nb*groupBytes)
 	}
 	// The groups are shared among GOMAXPROCS goroutines: a model's load
 	// repacks hundreds of megabytes (one goroutine took 1.5 s of a 1B's).
@@ -50,12 +58,12 @@ func RepackQ40R16(dst, src []byte, rows, k int) error {
 		wg.Go(func() {
 			for g := w * groups / workers; g < (w+1)*groups/workers; g++ {
 				for b := range nb {
-					out := dst[(g*nb+b)*Q40R16Bytes:][:Q40R16Bytes]
+					out := dst[(g*nb+b)*groupBytes:][:groupBytes]
 					clear(out)
 					for r := range min(Q40R16Rows, rows-g*Q40R16Rows) {
-						blk := src[((g*Q40R16Rows+r)*nb+b)*q40Bytes:][:q40Bytes]
+						blk := src[((g*Q40R16Rows+r)*nb+b)*bs:][:bs]
 						copy(out[2*r:], blk[:2])
-						for j := range 4 {
+						for j := range (bs - 2) / 4 {
 							copy(out[32+64*j+4*r:][:4], blk[2+4*j:])
 						}
 					}
@@ -98,6 +106,38 @@ func DequantizeRowQ40R16(dst []float32, w []byte, r, k int) {
 		}
 	}
 }
+
+// Q8_0 rows interleaved the same way (q8_0-r16): 16 rows × one block in
+// Q80R16Bytes (the stored 34 a row), d[16] then eight lines, line j
+// holding each row's quants 4j…4j+3; activations as Q4_0's (the sum
+// unused).
+const Q80R16Bytes = 32 + 8*64 // 544
+
+// RepackQ80R16 lays out rows Q8_0 rows of k values in the interleaved
+// layout (the last group padded with zero rows).
+func RepackQ80R16(dst, src []byte, rows, k int) error {
+	return repackBlocks("q8_0-r16", dst, src, rows, k, q80Bytes, Q80R16Bytes)
+}
+
+// DequantizeRowQ80R16 expands row r of a matrix of k columns in the
+// layout (w) into dst, as quant.Dequantize expands the stored row.
+func DequantizeRowQ80R16(dst []float32, w []byte, r, k int) {
+	nb, rr := k/32, r%Q40R16Rows
+	for b := range nb {
+		g := w[((r/Q40R16Rows)*nb+b)*Q80R16Bytes:][:Q80R16Bytes]
+		d := quant.FP16ToFloat32(binary.LittleEndian.Uint16(g[2*rr:]))
+		for j := range 8 {
+			for i, v := range g[32+64*j+4*rr:][:4] {
+				dst[32*b+4*j+i] = d * float32(int8(v))
+			}
+		}
+	}
+}
+
+// Q80R16Layout is the Q8_0 layout as the kernel contract names it.
+var Q80R16Layout = &ledger.WeightLayout{Name: "q8_0-r16", Weights: quant.Q8_0, Rows: Q40R16Rows,
+	GroupBytes: func(k int) int { return k / 32 * Q80R16Bytes }, Repack: RepackQ80R16,
+	ActBytes: func(k int) int { return k / 32 * Q40R16ActBytes }, Prepare: PrepareQ40R16, DequantizeRow: DequantizeRowQ80R16}
 
 // Q40R16Layout is the layout as the kernel contract names it.
 var Q40R16Layout = &ledger.WeightLayout{Name: "q4_0-r16", Weights: quant.Q4_0, Rows: Q40R16Rows,

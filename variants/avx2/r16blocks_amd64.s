@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "r16_amd64.h"
 
 // The interleaved Q4_0 decode kernel (q40r16.go): per block of 32 values
 // and group of 16 rows, four lines, each two 256-bit halves (rows 0-7,
@@ -64,43 +65,11 @@
 #define Q4R_PF \
 	PFW 0(R11); PFW 64(R11); PFW 128(R11); PFW 192(R11); PFW 256(R11)
 
-// Q4R_GROUPS runs block nb (CX) times for each of the groups (R9) of 16
-// rows, storing each group's 16 sums at DX onwards.
-#define Q4R_GROUPS(grp, blk, block) \
-grp: \
-	VXORPS Y0, Y0, Y0; \
-	VXORPS Y1, Y1, Y1; \
-	MOVQ   DI, R8; \
-	MOVQ   CX, R10; \
-blk: \
-	block; \
-	DECQ R10; \
-	JNZ  blk; \
-	VMOVUPS Y0, (DX); \
-	VMOVUPS Y1, 32(DX); \
-	ADDQ    $64, DX; \
-	DECQ    R9; \
-	JNZ     grp
-
-// Q4R_FUNC: w, x, dst, nb, groups, dist in SI, DI, DX, CX, R9 and R11 =
-// SI + dist; Y15 0x0f bytes, Y14 words of 1; prefetching when dist > 0.
+// Q4R_FUNC: the arguments (R2_ARGS), Y14 words of 1, the loops.
 #define Q4R_FUNC \
-	MOVQ w+0(FP), SI; MOVQ x+8(FP), DI; MOVQ dst+16(FP), DX; \
-	MOVQ nb+24(FP), CX; MOVQ groups+32(FP), R9; \
-	MOVQ dist+40(FP), R11; \
-	MOVL $0x0f0f0f0f, AX; VMOVD AX, X15; VPBROADCASTD X15, Y15; \
+	R2_ARGS; \
 	MOVL $0x00010001, AX; VMOVD AX, X14; VPBROADCASTD X14, Y14; \
-	TESTQ R9, R9; JZ done; \
-	TESTQ CX, CX; JZ done; \
-	TESTQ R11, R11; JNZ pf; \
-	Q4R_GROUPS(group, block, Q4R_BLOCK(Q4R_NOPF)); \
-	JMP done; \
-pf: \
-	ADDQ SI, R11; \
-	Q4R_GROUPS(pgroup, pblock, Q4R_BLOCK(Q4R_PF)); \
-done: \
-	VZEROUPPER; \
-	RET
+	R2_LOOPS(Q4R_BLOCK(Q4R_NOPF), Q4R_BLOCK(Q4R_PF))
 
 #define PFW PREFETCHT0
 
@@ -115,5 +84,74 @@ TEXT ·q40r16DotAVX2(SB), NOSPLIT, $0-48
 // q40r16DotAVX2 prefetching with PREFETCHNTA.
 TEXT ·q40r16DotAVX2N(SB), NOSPLIT, $0-48
 	Q4R_FUNC
+
+#undef PFW
+
+// The interleaved Q8_0 kernel (r16blocks.go): per block and group, eight
+// lines, each two halves of 8 rows against the broadcast activation dword
+// of its four values: |w| (VPSIGNB w, w) times x·sign(w) by VPMADDUBSW
+// (ggml's AVX2 Q8_0 trick; pairs ≤ 32512, exact), widened by VPMADDWD by
+// ones into int32 sums Y2 (rows 0-7), Y3, then d_w·d_x by one FMA a
+// block and 8 rows.
+
+// Q8R_HALF is half off of line j against Y8 into the int32 sums acc
+// (add: VPADDD into acc; the first line moves).
+#define Q8R_HALF(j, off, w, t) \
+	VMOVDQU    (32+64*(j)+off)(SI), w; \
+	VPSIGNB    w, Y8, t; \
+	VPSIGNB    w, w, w; \
+	VPMADDUBSW t, w, w; \
+	VPMADDWD   Y14, w, w
+
+#define Q8R_FIRST \
+	VPBROADCASTD (R8), Y8; \
+	Q8R_HALF(0, 0, Y2, Y6); \
+	Q8R_HALF(0, 32, Y3, Y7)
+
+#define Q8R_LINE(j) \
+	VPBROADCASTD (4*(j))(R8), Y8; \
+	Q8R_HALF(j, 0, Y4, Y6); \
+	Q8R_HALF(j, 32, Y5, Y7); \
+	VPADDD Y4, Y2, Y2; \
+	VPADDD Y5, Y3, Y3
+
+#define Q8R_BLOCK(pf) \
+	pf; \
+	Q8R_FIRST; Q8R_LINE(1); Q8R_LINE(2); Q8R_LINE(3); \
+	Q8R_LINE(4); Q8R_LINE(5); Q8R_LINE(6); Q8R_LINE(7); \
+	VCVTDQ2PS    Y2, Y2; \
+	VCVTDQ2PS    Y3, Y3; \
+	VBROADCASTSS 36(R8), Y7; \
+	VCVTPH2PS    (SI), Y4; \
+	VCVTPH2PS    16(SI), Y5; \
+	VMULPS       Y7, Y4, Y4; \
+	VMULPS       Y7, Y5, Y5; \
+	VFMADD231PS  Y4, Y2, Y0; \
+	VFMADD231PS  Y5, Y3, Y1; \
+	ADDQ $544, SI; ADDQ $544, R11; \
+	ADDQ $40, R8
+
+#define Q8R_NOPF
+#define Q8R_PF \
+	PFW 0(R11); PFW 64(R11); PFW 128(R11); PFW 192(R11); PFW 256(R11); \
+	PFW 320(R11); PFW 384(R11); PFW 448(R11); PFW 512(R11)
+
+#define Q8R_FUNC \
+	R2_ARGS; \
+	MOVL $0x00010001, AX; VMOVD AX, X14; VPBROADCASTD X14, Y14; \
+	R2_LOOPS(Q8R_BLOCK(Q8R_NOPF), Q8R_BLOCK(Q8R_PF))
+
+#define PFW PREFETCHT0
+
+// func q80r16DotAVX2(w, x *byte, dst *float32, nb, groups, dist int)
+TEXT ·q80r16DotAVX2(SB), NOSPLIT, $0-48
+	Q8R_FUNC
+
+#undef PFW
+#define PFW PREFETCHNTA
+
+// func q80r16DotAVX2N(w, x *byte, dst *float32, nb, groups, dist int)
+TEXT ·q80r16DotAVX2N(SB), NOSPLIT, $0-48
+	Q8R_FUNC
 
 #undef PFW
