@@ -157,30 +157,38 @@ func TestSubR16(t *testing.T) {
 				samePanels(t, fmt.Sprintf("%s rows %d %v", c.f.typ, rows, m), c.f.sbBytes, got, want)
 			}
 		}
-		op, _ := ledger.LookupOp(ledger.MatMulOp(c.f.typ))
-		v, ok := ledger.Lookup(op.Name, "avx512-vnni-sub-r16")
-		if !ok {
-			t.Fatalf("%s:avx512-vnni-sub-r16 is not registered", op.Name)
-		}
-		stored, _ := ledger.Lookup(op.Name, "avx512-vnni-sub")
-		for _, s := range append(testShapes, ledger.Shape{Rows: 70, K: 512, N: 11}, ledger.Shape{Rows: 130, K: 256, N: 49}) {
-			t.Run(fmt.Sprintf("%s/%s", c.f.typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
-				cs := newCase(t, op, s, 11)
-				mustPass(t, cs, v)
-				lw := make([]byte, c.lay.Size(s.Rows, s.K))
-				if err := c.lay.Repack(lw, cs.W.W, s.Rows, s.K); err != nil {
-					t.Fatal(err)
+		sameOverLayout(t, c.f.typ, "avx512-vnni-sub-r16", "avx512-vnni-sub", c.lay, 11)
+	}
+}
+
+// sameOverLayout gates the matmul variant name (over layout lay) and holds
+// it to the bits of variant stored over the stored rows, at the test
+// shapes and two with row and token tails.
+func sameOverLayout(t *testing.T, typ quant.Type, name, storedName string, lay *ledger.WeightLayout, seed uint64) {
+	t.Helper()
+	op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
+	v, ok := ledger.Lookup(op.Name, name)
+	if !ok {
+		t.Fatalf("%s:%s is not registered", op.Name, name)
+	}
+	stored, _ := ledger.Lookup(op.Name, storedName)
+	for _, s := range append(testShapes, ledger.Shape{Rows: 70, K: 512, N: 11}, ledger.Shape{Rows: 130, K: 256, N: 49}) {
+		t.Run(fmt.Sprintf("%s/%s", typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
+			cs := newCase(t, op, s, seed)
+			mustPass(t, cs, v)
+			lw := make([]byte, lay.Size(s.Rows, s.K))
+			if err := lay.Repack(lw, cs.W.W, s.Rows, s.K); err != nil {
+				t.Fatal(err)
+			}
+			a, b := make([]float32, s.N*s.Rows), make([]float32, s.N*s.Rows)
+			v.Impl.(ledger.MatMul)(a, s.Rows, lw, s.Rows, cs.W.XQ, s.N, s.K)
+			stored.Impl.(ledger.MatMul)(b, s.Rows, cs.W.W, s.Rows, cs.W.XQ, s.N, s.K)
+			for i := range a {
+				if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+					t.Fatalf("output %d: %v over the layout, %v over the stored rows", i, a[i], b[i])
 				}
-				a, b := make([]float32, s.N*s.Rows), make([]float32, s.N*s.Rows)
-				v.Impl.(ledger.MatMul)(a, s.Rows, lw, s.Rows, cs.W.XQ, s.N, s.K)
-				stored.Impl.(ledger.MatMul)(b, s.Rows, cs.W.W, s.Rows, cs.W.XQ, s.N, s.K)
-				for i := range a {
-					if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-						t.Fatalf("output %d: %v over the layout, %v over the stored rows", i, a[i], b[i])
-					}
-				}
-			})
-		}
+			}
+		})
 	}
 }
 
@@ -326,30 +334,7 @@ func TestSubAVX2R16(t *testing.T) {
 		t.Skip("CPU lacks AVX2 or FMA")
 	}
 	for _, f := range subAVX2R16Formats {
-		op, _ := ledger.LookupOp(ledger.MatMulOp(f.typ))
-		v, ok := ledger.Lookup(op.Name, "avx2-sub-r16")
-		if !ok {
-			t.Fatalf("%s:avx2-sub-r16 not registered", op.Name)
-		}
-		stored, _ := ledger.Lookup(op.Name, "avx2-sub")
-		for _, s := range append(testShapes, ledger.Shape{Rows: 70, K: 512, N: 11}, ledger.Shape{Rows: 130, K: 256, N: 49}) {
-			t.Run(fmt.Sprintf("%s/%s", f.typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
-				cs := newCase(t, op, s, 31)
-				mustPass(t, cs, v)
-				lw := make([]byte, f.layout.Size(s.Rows, s.K))
-				if err := f.layout.Repack(lw, cs.W.W, s.Rows, s.K); err != nil {
-					t.Fatal(err)
-				}
-				a, b := make([]float32, s.N*s.Rows), make([]float32, s.N*s.Rows)
-				v.Impl.(ledger.MatMul)(a, s.Rows, lw, s.Rows, cs.W.XQ, s.N, s.K)
-				stored.Impl.(ledger.MatMul)(b, s.Rows, cs.W.W, s.Rows, cs.W.XQ, s.N, s.K)
-				for i := range a {
-					if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-						t.Fatalf("output %d: %v over the layout, %v over the stored rows", i, a[i], b[i])
-					}
-				}
-			})
-		}
+		sameOverLayout(t, f.typ, "avx2-sub-r16", "avx2-sub", f.layout, 31)
 	}
 }
 

@@ -43,3 +43,17 @@ pfloop: \
 done: \
 	VZEROUPPER; \
 	RET
+
+// R2_DSCALE converts the int32 sums Y2 (rows 0-7) and Y3 and adds them,
+// times the rows' d (f16 at SI) times the token's d (float32 at dx(R8)),
+// to the float sums Y0 and Y1; t, a and b are scratch.
+#define R2_DSCALE(dx, t, a, b) \
+	VCVTDQ2PS    Y2, Y2; \
+	VCVTDQ2PS    Y3, Y3; \
+	VBROADCASTSS dx(R8), t; \
+	VCVTPH2PS    (SI), a; \
+	VCVTPH2PS    16(SI), b; \
+	VMULPS       t, a, a; \
+	VMULPS       t, b, b; \
+	VFMADD231PS  a, Y2, Y0; \
+	VFMADD231PS  b, Y3, Y1

@@ -4,11 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/par"
 )
 
 // Q4_0 rows interleaved 16 to a 64-byte line, for the AVX2 decode kernel
@@ -52,26 +51,21 @@ func repackBlocks(name string, dst, src []byte, rows, k, bs, groupBytes int) err
 	}
 	// The groups are shared among GOMAXPROCS goroutines: a model's load
 	// repacks hundreds of megabytes (one goroutine took 1.5 s of a 1B's).
-	workers := min(groups, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for g := w * groups / workers; g < (w+1)*groups/workers; g++ {
-				for b := range nb {
-					out := dst[(g*nb+b)*groupBytes:][:groupBytes]
-					clear(out)
-					for r := range min(Q40R16Rows, rows-g*Q40R16Rows) {
-						blk := src[((g*Q40R16Rows+r)*nb+b)*bs:][:bs]
-						copy(out[2*r:], blk[:2])
-						for j := range (bs - 2) / 4 {
-							copy(out[32+64*j+4*r:][:4], blk[2+4*j:])
-						}
+	par.Ranges(groups, func(lo, hi int) {
+		for g := lo; g < hi; g++ {
+			for b := range nb {
+				out := dst[(g*nb+b)*groupBytes:][:groupBytes]
+				clear(out)
+				for r := range min(Q40R16Rows, rows-g*Q40R16Rows) {
+					blk := src[((g*Q40R16Rows+r)*nb+b)*bs:][:bs]
+					copy(out[2*r:], blk[:2])
+					for j := range (bs - 2) / 4 {
+						copy(out[32+64*j+4*r:][:4], blk[2+4*j:])
 					}
 				}
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	return nil
 }
 

@@ -3,11 +3,10 @@ package avx512
 import (
 	"encoding/binary"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/par"
 )
 
 // For issues 19 and 20, ledger variants over a weight layout built at load
@@ -82,22 +81,17 @@ func repackR16(name string, dst, src []byte, rows, k, bs, groupBytes int, row fu
 	if k%quant.QK_K != 0 || len(src) < rows*nb*bs || len(dst) < groups*nb*groupBytes {
 		return fmt.Errorf("%s: %d rows of %d values (src %d bytes, dst %d): k must be a multiple of 256, dst %d bytes", name, rows, k, len(src), len(dst), groups*nb*groupBytes)
 	}
-	workers := min(groups, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for g := w * groups / workers; g < (w+1)*groups/workers; g++ {
-				for b := range nb {
-					out := dst[(g*nb+b)*groupBytes:][:groupBytes]
-					clear(out)
-					for r := range min(Q4KR16Rows, rows-g*Q4KR16Rows) {
-						row(out, r, src[((g*Q4KR16Rows+r)*nb+b)*bs:][:bs])
-					}
+	par.Ranges(groups, func(lo, hi int) {
+		for g := lo; g < hi; g++ {
+			for b := range nb {
+				out := dst[(g*nb+b)*groupBytes:][:groupBytes]
+				clear(out)
+				for r := range min(Q4KR16Rows, rows-g*Q4KR16Rows) {
+					row(out, r, src[((g*Q4KR16Rows+r)*nb+b)*bs:][:bs])
 				}
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	return nil
 }
 
