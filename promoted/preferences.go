@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/damascus-llm/damascus/internal/cpufeat"
 )
 
 // Preferences is the content of preferences.json: for each op, the variants
@@ -143,6 +145,11 @@ func ParsePreferences(data []byte) (Preferences, error) {
 		}
 		if err := checkCPU(b.CPU); err != nil {
 			return Preferences{}, fmt.Errorf("promoted: preferences: bundle %s: %w", b.Name, err)
+		}
+		for _, f := range b.Absent {
+			if !cpufeat.Known(f) {
+				return Preferences{}, fmt.Errorf("promoted: preferences: bundle %s: absent feature %q is not one the CPU detection knows", b.Name, f)
+			}
 		}
 		if key := [2]string{b.Name, b.CPU}; seenBundle[key] {
 			return Preferences{}, fmt.Errorf("promoted: preferences: bundle %s listed twice (cpu %q)", b.Name, b.CPU)

@@ -316,6 +316,7 @@ func TestResolveBundles(t *testing.T) {
 		`{"ops": {}, "bundles": [{"name": "x", "kernels": {}}]}`,
 		`{"ops": {}, "bundles": [{"name": "x", "kernels": {"rmsnorm": ""}}]}`,
 		`{"ops": {}, "bundles": [{"name": "x", "kernels": {"rmsnorm": "a"}}, {"name": "x", "kernels": {"rmsnorm": "b"}}]}`,
+		`{"ops": {}, "bundles": [{"name": "x", "kernels": {"rmsnorm": "a"}, "absent": ["avx512"]}]}`,
 	} {
 		if _, err := ParsePreferences([]byte(bad)); err == nil {
 			t.Errorf("ParsePreferences accepted %s", bad)

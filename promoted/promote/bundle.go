@@ -102,7 +102,7 @@ func DecideBundle(req BundleRequest, b *record.Batch) (record.Promotion, promote
 			Date: time.Now().UTC().Format("2006-01-02"), CPU: EntryCPU(req.CPU, req.CPUOnly, req.FamilyOnly), Absent: slices.Clone(req.Absent)}
 		list := []promoted.Bundle{nb}
 		for _, old := range out.Bundles {
-			if old.Name != nb.Name || old.CPU != nb.CPU || !slices.Equal(old.Absent, nb.Absent) {
+			if old.Name != nb.Name || old.CPU != nb.CPU {
 				list = append(list, old)
 			}
 		}
