@@ -4,6 +4,7 @@ package avx2
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
@@ -82,45 +83,55 @@ func interleavedBatch(lay *ledger.WeightLayout, blockValues int, dot func(dst []
 }
 
 func init() {
+	const bits = "; the results of avx512-vnni-r16 bit for bit"
+	registerInterleaved(quant.Q4_K, avx512.Q4KR16Layout, quant.QK_K, q4kr16DotAVX2, q4kr16DotAVX2N, kForms, []string{"", "-nta8k"},
+		"the interleaved layout (16 rows a 64-byte line, as the avx512-vnni-r16 kernels read it) in 256-bit halves for CPUs without AVX-512: "+
+			"a line's halves split into nibbles (VPAND/VPANDN from memory, a word shift), VPMADDUBSW against the broadcast activation dwords, "+
+			"word sums over a sub-block's four lines (≤ 30720, exact), VPMADDWD by the rows' scale words (a VPSHUFB of the 16 scale bytes); mins by VPMADDWD of the byte pairs"+bits)
+	registerInterleaved(quant.Q6_K, avx512.Q6KR16Layout, quant.QK_K, q6kr16DotAVX2, q6kr16DotAVX2N, kForms, []string{"", "-nta8k"},
+		"the interleaved layout (16 rows a 64-byte line, as the avx512-vnni-r16 kernels read it) in 256-bit halves for CPUs without AVX-512: "+
+			"a sub-block's four k-quads built from its nibbles and top bits (shifts, masks, ORs: R6_BUILD without VPTERNLOGD), VPMADDUBSW against the broadcast activation dwords, "+
+			"pairs of word sums (≤ 32256, exact) widened by VPMADDWD by ones, less 32 × the activations' sum, times the rows' signed scales (VPMULLD)"+bits)
+}
+
+// A prefetchForm is a registered matvec's prefetch: none (dist 0), or
+// every weight line dist bytes ahead with PREFETCHT0 or PREFETCHNTA.
+type prefetchForm struct {
+	suffix string
+	dist   int
+	nta    bool
+}
+
+// kForms are the K-quant kernels' forms, blockForms the 32-value block
+// types' (fewer: the K-quants' sweep, run 20261205T213121Z-873ff9, put the
+// 8 KiB forms ahead).
+var (
+	kForms     = []prefetchForm{{"", 0, false}, {"-pf4k", 4096, false}, {"-pf8k", 8192, false}, {"-nta4k", 4096, true}, {"-nta8k", 8192, true}}
+	blockForms = []prefetchForm{{"", 0, false}, {"-pf8k", 8192, false}, {"-nta8k", 8192, true}}
+)
+
+// registerInterleaved registers a weight type's matvecs over its
+// interleaved layout (blocks of blockValues values), one per form (t0
+// prefetches with PREFETCHT0, nta with PREFETCHNTA), and its batched
+// products over the forms named in batch.
+func registerInterleaved(typ quant.Type, lay *ledger.WeightLayout, blockValues int, t0, nta func(w, x *byte, dst *float32, nb, groups, dist int),
+	forms []prefetchForm, batch []string, note string) {
 	feats := []string{"avx2", "fma", "f16c"}
-	for _, t := range []struct {
-		typ      quant.Type
-		lay      *ledger.WeightLayout
-		dot, nta func(w, x *byte, dst *float32, nb, groups, dist int)
-		note     string
-	}{
-		{quant.Q4_K, avx512.Q4KR16Layout, q4kr16DotAVX2, q4kr16DotAVX2N,
-			"a line's halves split into nibbles (VPAND/VPANDN from memory, a word shift), VPMADDUBSW against the broadcast activation dwords, " +
-				"word sums over a sub-block's four lines (≤ 30720, exact), VPMADDWD by the rows' scale words (a VPSHUFB of the 16 scale bytes); mins by VPMADDWD of the byte pairs"},
-		{quant.Q6_K, avx512.Q6KR16Layout, q6kr16DotAVX2, q6kr16DotAVX2N,
-			"a sub-block's four k-quads built from its nibbles and top bits (shifts, masks, ORs: R6_BUILD without VPTERNLOGD), VPMADDUBSW against the broadcast activation dwords, " +
-				"pairs of word sums (≤ 32256, exact) widened by VPMADDWD by ones, less 32 × the activations' sum, times the rows' signed scales (VPMULLD)"},
-	} {
-		for _, pf := range []struct {
-			suffix string
-			dist   int
-			nta    bool
-		}{{"", 0, false}, {"-pf4k", 4096, false}, {"-pf8k", 8192, false}, {"-nta4k", 4096, true}, {"-nta8k", 8192, true}} {
-			dot, how := t.dot, fmt.Sprintf("; every weight line prefetched %d KiB ahead (PREFETCHT0)", pf.dist>>10)
-			if pf.nta {
-				dot, how = t.nta, fmt.Sprintf("; every weight line prefetched %d KiB ahead (PREFETCHNTA)", pf.dist>>10)
-			}
-			if pf.dist == 0 {
-				how = ""
-			}
-			ledger.Register(ledger.Variant{Op: ledger.MatVecOp(t.typ), Name: "avx2-r16" + pf.suffix, Family: ledger.FamilyAVX2,
-				Features: feats, Layout: t.lay, Impl: avx512.R16MatVec(t.lay, interleavedDot(dot, quant.QK_K), pf.dist),
-				Notes: "the interleaved layout (16 rows a 64-byte line, as the avx512-vnni-r16 kernels read it) in 256-bit halves for CPUs without AVX-512: " + t.note +
-					"; the results of avx512-vnni-r16 bit for bit" + how})
+	for _, f := range forms {
+		kernel, how := t0, fmt.Sprintf("; every weight line prefetched %d KiB ahead (PREFETCHT0)", f.dist>>10)
+		if f.nta {
+			kernel, how = nta, fmt.Sprintf("; every weight line prefetched %d KiB ahead (PREFETCHNTA)", f.dist>>10)
 		}
-		for _, b := range []struct {
-			suffix string
-			dot    func(w, x *byte, dst *float32, nb, groups, dist int)
-			dist   int
-		}{{"", t.dot, 0}, {"-nta8k", t.nta, 8192}} {
-			ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(t.typ), Name: "avx2-r16" + b.suffix, Family: ledger.FamilyAVX2,
-				Features: feats, Layout: t.lay, Impl: interleavedBatch(t.lay, quant.QK_K, interleavedDot(b.dot, quant.QK_K), b.dist),
-				Notes: ledger.MatVecOp(t.typ) + ":avx2-r16" + b.suffix + " for each token in turn over blocks of rows of about 128 KiB (from memory for the first token, from L2 for the others): " +
+		if f.dist == 0 {
+			how = ""
+		}
+		dot := interleavedDot(kernel, blockValues)
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(typ), Name: "avx2-r16" + f.suffix, Family: ledger.FamilyAVX2,
+			Features: feats, Layout: lay, Impl: avx512.R16MatVec(lay, dot, f.dist), Notes: note + how})
+		if slices.Contains(batch, f.suffix) {
+			ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(typ), Name: "avx2-r16" + f.suffix, Family: ledger.FamilyAVX2,
+				Features: feats, Layout: lay, Impl: interleavedBatch(lay, blockValues, dot, f.dist),
+				Notes: ledger.MatVecOp(typ) + ":avx2-r16" + f.suffix + " for each token in turn over blocks of rows of about 128 KiB (from memory for the first token, from L2 for the others): " +
 					"the batched decode product on the layout the matvec and the matmul read, so the model holds one copy; each token's results are the matvec's"})
 		}
 	}

@@ -3,9 +3,7 @@
 package avx2
 
 import (
-	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
-	"github.com/damascus-llm/damascus/variants/avx512"
 )
 
 // q40r16DotAVX2 (PREFETCHT0) and q40r16DotAVX2N (PREFETCHNTA): groups
@@ -35,30 +33,6 @@ func init() {
 		"|w|·x·sign(w) by VPSIGNB and VPMADDUBSW against the broadcast activation dword, VPMADDWD by ones, d_w·d_x by one FMA a block and 8 rows. " +
 		"A loser: 0.82-1.03× the one-row avx2 Q8_0 kernel at the 1B shapes, every form (AVX-512 hidden, Zen 5 VM, 2 threads, run 20261205T223308Z-917db8): " +
 		"at 34 bytes a block the one-row kernel's ≈ 12 instructions a block already keep up with the memory, as Q4_0's 18-byte blocks do not"
-	registerBlocks(quant.Q4_0, Q40R16Layout, q40r16DotAVX2, q40r16DotAVX2N, note40)
-	registerBlocks(quant.Q8_0, Q80R16Layout, q80r16DotAVX2, q80r16DotAVX2N, note80)
-}
-
-// registerBlocks registers the matvecs of a 32-value block type over its
-// interleaved layout (without prefetch, with PREFETCHT0 and PREFETCHNTA
-// 8 KiB ahead) and the batched product over the NTA one.
-func registerBlocks(typ quant.Type, lay *ledger.WeightLayout, t0, nta func(w, x *byte, dst *float32, nb, groups, dist int), note string) {
-	feats := []string{"avx2", "fma", "f16c"}
-	for _, v := range []struct {
-		suffix string
-		dot    func(w, x *byte, dst *float32, nb, groups, dist int)
-		dist   int
-		how    string
-	}{{"", t0, 0, ""}, {"-pf8k", t0, 8192, "; every weight line prefetched 8 KiB ahead (PREFETCHT0)"},
-		{"-nta8k", nta, 8192, "; every weight line prefetched 8 KiB ahead (PREFETCHNTA)"}} {
-		dot := interleavedDot(v.dot, 32)
-		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(typ), Name: "avx2-r16" + v.suffix, Family: ledger.FamilyAVX2,
-			Features: feats, Layout: lay, Impl: avx512.R16MatVec(lay, dot, v.dist), Notes: note + v.how})
-		if v.suffix == "-nta8k" {
-			ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(typ), Name: "avx2-r16" + v.suffix, Family: ledger.FamilyAVX2,
-				Features: feats, Layout: lay, Impl: interleavedBatch(lay, 32, dot, v.dist),
-				Notes: ledger.MatVecOp(typ) + ":avx2-r16" + v.suffix + " for each token in turn over blocks of rows of about 128 KiB (from memory for the first token, from L2 for the others), " +
-					"on the layout the matvec and the matmul read; each token's results are the matvec's"})
-		}
-	}
+	registerInterleaved(quant.Q4_0, Q40R16Layout, 32, q40r16DotAVX2, q40r16DotAVX2N, blockForms, []string{"-nta8k"}, note40)
+	registerInterleaved(quant.Q8_0, Q80R16Layout, 32, q80r16DotAVX2, q80r16DotAVX2N, blockForms, []string{"-nta8k"}, note80)
 }
