@@ -66,6 +66,14 @@ var (
 	gemm2Q80R16 = gemm2Format{quant.Q8_0, Q80R16Bytes / Q40R16Rows, gemmQ80AVX2, 0, nil, packGemm2Q80R16}
 )
 
+// putPanelD widens half h of an interleaved group's 16 f16 d (src) into a
+// panel's 8 float32 d_w (p[256:]).
+func putPanelD(p, src []byte, h int) {
+	for r := range 8 {
+		binary.LittleEndian.PutUint32(p[256+4*r:], math.Float32bits(quant.FP16ToFloat32(binary.LittleEndian.Uint16(src[2*(8*h+r):]))))
+	}
+}
+
 // packGemm2Q80R16 writes the panels packGemm2Q80 writes from half h of a
 // 16-row group of the interleaved Q8_0 layout (g, nb blocks): a line's
 // half is k-quad j of 8 rows as it stands.
@@ -75,9 +83,7 @@ func packGemm2Q80R16(panel, g []byte, h, nb int) {
 		for j := range 8 {
 			copy(p[32*j:32*j+32], src[32+64*j+32*h:])
 		}
-		for r := range 8 {
-			binary.LittleEndian.PutUint32(p[256+4*r:], math.Float32bits(quant.FP16ToFloat32(binary.LittleEndian.Uint16(src[2*(8*h+r):]))))
-		}
+		putPanelD(p, src, h)
 	}
 }
 
@@ -96,9 +102,7 @@ func packGemm2Q40R16(panel, g []byte, h, nb int) {
 				binary.LittleEndian.PutUint64(p[32*(4+j)+o:], v>>4&lo)
 			}
 		}
-		for r := range 8 {
-			binary.LittleEndian.PutUint32(p[256+4*r:], math.Float32bits(quant.FP16ToFloat32(binary.LittleEndian.Uint16(src[2*(8*h+r):]))))
-		}
+		putPanelD(p, src, h)
 	}
 }
 
