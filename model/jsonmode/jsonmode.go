@@ -422,15 +422,15 @@ func hasControl(p string) bool {
 }
 
 // A Constraint lets the sampler pick only tokens that keep the generated
-// text a prefix of one JSON object (or of a text valid under a Schema),
-// and once it is complete only a token that ends generation
-// (sample.Constraint). Tokens without text (control tokens) are refused
-// before then.
+// text a prefix of one JSON object (or of a text valid under one of a
+// Union's schemas), and once it is complete only a token that ends
+// generation (sample.Constraint). Tokens without text (control tokens)
+// are refused before then.
 type Constraint struct {
 	t      *Table
-	st     State       // JSON mode
-	schema bool        // a schema's: ss, with trial the scratch of Allows
-	ss     SchemaState // of a schema
+	st     State      // JSON mode
+	schema bool       // a union's: us, with trial the scratch of Allows
+	us     UnionState // of a union of schemas
 	trial  SchemaState
 }
 
@@ -438,8 +438,11 @@ type Constraint struct {
 func (t *Table) New() *Constraint { return &Constraint{t: t} }
 
 // NewSchema returns a constraint to texts valid under s.
-func (t *Table) NewSchema(s *Schema) *Constraint {
-	return &Constraint{t: t, schema: true, ss: s.Start()}
+func (t *Table) NewSchema(s *Schema) *Constraint { return t.NewUnion(Union{s}) }
+
+// NewUnion returns a constraint to texts valid under any of u's schemas.
+func (t *Table) NewUnion(u Union) *Constraint {
+	return &Constraint{t: t, schema: true, us: u.Start()}
 }
 
 // Allows reports whether token id may come next.
@@ -462,16 +465,22 @@ func (c *Constraint) Allows(id int) bool {
 		s := c.st
 		return s.WriteString(p)
 	}
-	if f := c.ss.top(); t.plain[id] && f.kind == fScalar && c.ss.scanner.mode == mString && c.ss.scanner.utf8 == 0 {
-		return true
+	for i := range c.us.live {
+		ss := &c.us.live[i]
+		if f := ss.top(); t.plain[id] && f.kind == fScalar && ss.scanner.mode == mString && ss.scanner.utf8 == 0 {
+			return true
+		}
+		ss.copyInto(&c.trial)
+		if c.trial.WriteString(p) {
+			return true
+		}
 	}
-	c.ss.copyInto(&c.trial)
-	return c.trial.WriteString(p)
+	return false
 }
 
 func (c *Constraint) failed() bool {
 	if c.schema {
-		return c.ss.bad
+		return len(c.us.live) == 0
 	}
 	return c.st.bad
 }
@@ -482,7 +491,7 @@ func (c *Constraint) Accept(id int) {
 		return
 	}
 	if c.schema {
-		c.ss.WriteString(c.t.pieces[id])
+		c.us.WriteString(c.t.pieces[id])
 	} else {
 		c.st.WriteString(c.t.pieces[id])
 	}
@@ -491,7 +500,7 @@ func (c *Constraint) Accept(id int) {
 // Done reports whether the answer is complete.
 func (c *Constraint) Done() bool {
 	if c.schema {
-		return c.ss.Done()
+		return c.us.Done()
 	}
 	return c.st.Done()
 }

@@ -322,9 +322,10 @@ type job struct {
 	usageChunk bool
 	// json constrains the answer to one JSON object
 	// (response_format {"type": "json_object"}), or with schema to a text
-	// valid under it ("json_schema").
+	// valid under it ("json_schema") or under one of its schemas (a
+	// required call: one schema a tool).
 	json   bool
-	schema *jsonmode.Schema
+	schema jsonmode.Union
 	// tools are the functions offered (tools.go); mustCall says the answer
 	// is constrained to a call of one of them.
 	tools    []tool
@@ -606,7 +607,7 @@ func (s *Server) options(req *request, j *job) *apiError {
 		if err != nil {
 			return badRequest("response_format", "response_format json_schema: %v", err)
 		}
-		j.json, j.schema = true, sch
+		j.json, j.schema = true, jsonmode.Union{sch}
 	}
 	if req.StreamOptions != nil {
 		if !req.Stream {
@@ -715,7 +716,7 @@ func (s *Server) sampler(j *job) (*sample.Sampler, error) {
 	if j.json {
 		s.jsonOnce.Do(func() { s.jsonTable = jsonmode.NewTable(s.cfg.Tokenizer, s.cfg.Vocab) })
 		if j.schema != nil {
-			smp.SetConstraint(s.jsonTable.NewSchema(j.schema))
+			smp.SetConstraint(s.jsonTable.NewUnion(j.schema))
 		} else {
 			smp.SetConstraint(s.jsonTable.New())
 		}

@@ -108,28 +108,30 @@ func (s *Server) parseTools(req *request, j *job) *apiError {
 }
 
 // callSchema is a call of one of tools: {"name": its name, "parameters":
-// an object valid under its schema, where one tool is offered and its
-// schema compiles in JSON mode's subset where it stands (a "$ref" to the
-// tool's own "$defs" does not), else any object}.
-func callSchema(tools []tool) *jsonmode.Schema {
-	names := make([]string, len(tools))
+// an object valid under its schema where that schema compiles in JSON
+// mode's subset where it stands (a "$ref" to the tool's own "$defs" does
+// not), else any object}; one schema a tool, so that once the name is
+// written the parameters are that tool's.
+func callSchema(tools []tool) jsonmode.Union {
+	u := make(jsonmode.Union, len(tools))
 	for i, t := range tools {
-		names[i] = t.name
-	}
-	enum, _ := json.Marshal(names)
-	compile := func(params json.RawMessage) (*jsonmode.Schema, error) {
-		return jsonmode.CompileSchema(fmt.Appendf(nil, `{"type": "object", "properties": {"name": {"enum": %s}, "parameters": %s}, "required": ["name", "parameters"]}`, enum, params))
-	}
-	if len(tools) == 1 && len(bytes.TrimSpace(tools[0].params)) > 0 && string(bytes.TrimSpace(tools[0].params)) != "null" {
-		if sch, err := compile(tools[0].params); err == nil {
-			return sch
+		name, _ := json.Marshal(t.name)
+		compile := func(params []byte) (*jsonmode.Schema, error) {
+			return jsonmode.CompileSchema(fmt.Appendf(nil, `{"type": "object", "properties": {"name": {"const": %s}, "parameters": %s}, "required": ["name", "parameters"]}`, name, params))
 		}
+		if p := bytes.TrimSpace(t.params); len(p) > 0 && string(p) != "null" {
+			if sch, err := compile(p); err == nil {
+				u[i] = sch
+				continue
+			}
+		}
+		sch, err := compile([]byte(`{"type": "object"}`))
+		if err != nil {
+			panic(fmt.Sprintf("serve: the call schema of %s: %v", name, err)) // names as toolNamePattern allows always compile
+		}
+		u[i] = sch
 	}
-	sch, err := compile(json.RawMessage(`{"type": "object"}`))
-	if err != nil {
-		panic(fmt.Sprintf("serve: the call schema of %s: %v", enum, err)) // names as toolNamePattern allows always compile
-	}
-	return sch
+	return u
 }
 
 // toolMessage is one of the request's messages as the template takes it,

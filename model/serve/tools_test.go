@@ -16,7 +16,10 @@ import (
 const weatherTool = `{"type":"function","function":{"name":"get_weather","description":"The weather in a city",` +
 	`"parameters":{"type":"object","properties":{"city":{"enum":["Paris","Oslo"]},"unit":{"enum":["c","f"]}},"required":["city","unit"]}}}`
 
-const searchTool = `{"type":"function","function":{"name":"search","parameters":{"type":"object","properties":{"q":{"type":"string","maxLength":8}}}}}`
+// searchTool's parameters are bounded (an enum) so that the tiny model's
+// call ends within max_tokens whichever tool it picks: an unbounded string
+// would let a pseudo-random model write one until the limit.
+const searchTool = `{"type":"function","function":{"name":"search","parameters":{"type":"object","properties":{"q":{"enum":["news","maps"]}},"required":["q"]}}}`
 
 // toolBody is a chat request offering tools with tool_choice (raw JSON).
 func toolBody(tools, choice, extra string) string {
@@ -57,8 +60,9 @@ func TestToolCallRequired(t *testing.T) {
 			if fn["name"] != "get_weather" || (args["city"] != "Paris" && args["city"] != "Oslo") || (args["unit"] != "c" && args["unit"] != "f") {
 				t.Errorf("%s: %v %v outside the tool's schema", choice, fn["name"], args)
 			}
-		} else if fn["name"] != "get_weather" && fn["name"] != "search" {
-			t.Errorf("%s: called %v", choice, fn["name"])
+		} else if !(fn["name"] == "get_weather" && (args["city"] == "Paris" || args["city"] == "Oslo")) &&
+			!(fn["name"] == "search" && (args["q"] == "news" || args["q"] == "maps")) {
+			t.Errorf("%s: called %v with %v, outside the tools' schemas", choice, fn["name"], args)
 		}
 
 		chunks := streamChunks(t, ts, toolBody(weatherTool, `{"type":"function","function":{"name":"get_weather"}}`, `,"stream":true`))
@@ -287,9 +291,10 @@ func TestApplyTemplateAndProps(t *testing.T) {
 	}
 }
 
-// The call schema keeps a named tool's parameters where they compile in
+// The call schema keeps each tool's parameters where they compile in
 // place, and falls back to any object where they do not (a $ref to the
-// tool's own $defs, a keyword outside the subset) — never a panic.
+// tool's own $defs, a keyword outside the subset) — never a panic; with
+// several tools the name written picks whose parameters hold.
 func TestCallSchema(t *testing.T) {
 	for params, strict := range map[string]bool{
 		`{"type":"object","properties":{"unit":{"enum":["c","f"]}},"required":["unit"]}`:         true,
@@ -303,6 +308,21 @@ func TestCallSchema(t *testing.T) {
 		ok := st.WriteString(`{"name": "f", "parameters": {"other": 1}}`) && st.Done()
 		if ok == strict {
 			t.Errorf("params %s: any object accepted %v", params, ok)
+		}
+	}
+	two := callSchema([]tool{
+		{name: "f", params: json.RawMessage(`{"type":"object","properties":{"unit":{"enum":["c","f"]}},"required":["unit"]}`)},
+		{name: "g", params: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","maxLength":8}}}`)},
+	})
+	for text, want := range map[string]bool{
+		`{"name": "f", "parameters": {"unit": "c"}}`: true,
+		`{"name": "f", "parameters": {"other": 1}}`:  false,
+		`{"name": "g", "parameters": {"other": 1}}`:  true,
+		`{"name": "h", "parameters": {}}`:            false,
+	} {
+		st := two.Start()
+		if got := st.WriteString(text) && st.Done(); got != want {
+			t.Errorf("two tools, %s: valid %v, want %v", text, got, want)
 		}
 	}
 }
