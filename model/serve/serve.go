@@ -59,7 +59,7 @@ type Config struct {
 	Template  chat.Template    // nil: /v1/chat/completions answers 400
 	MaxQueue  int              // requests waiting for a slot beyond the running ones; more get 503
 	MaxBody   int64            // request body bytes; more get 413
-	Now       func() time.Time // the clock ("created" fields); nil: time.Now
+	Now       func() time.Time // the clock ("created" fields, the Llama 3.2 template's date); nil: time.Now
 	// APIKeys, when any is set, are the bearer tokens a request must carry
 	// (Authorization: Bearer KEY), llama-server's --api-key; GET /health and
 	// GET /v1/models stay open.
@@ -105,6 +105,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Template != nil {
+		cfg.Template = chat.WithClock(cfg.Template, cfg.Now) // the Llama 3.2 system turn's date
 	}
 	for i, k := range cfg.APIKeys {
 		if k == "" || strings.TrimSpace(k) != k {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/damascus-llm/damascus/internal/testfile"
 	"github.com/damascus-llm/damascus/model/ftype"
@@ -100,6 +101,9 @@ func testServerSized(t *testing.T, cfg Config, slots, nctx int) (*httptest.Serve
 		cfg.Template = tmpl
 	}
 	cfg.Model, cfg.Vocab, cfg.Tokenizer = "tiny", ld.Model.Config.Vocab, ld.Tokenizer
+	if cfg.Now == nil {
+		cfg.Now = fixedClock // the Llama 3.2 system turn's date: the same prompt every day
+	}
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +112,11 @@ func testServerSized(t *testing.T, cfg Config, slots, nctx int) (*httptest.Serve
 	t.Cleanup(ts.Close)
 	return ts, s
 }
+
+// fixedClock is the tests' server clock: what a request's prompt holds
+// must not depend on the day the suite runs (the tiny model's greedy
+// answers follow every token of it).
+func fixedClock() time.Time { return time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC) }
 
 func post(t *testing.T, ts *httptest.Server, path, body string) (int, map[string]any, string) {
 	t.Helper()

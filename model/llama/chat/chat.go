@@ -129,6 +129,18 @@ type meta struct {
 
 func (m meta) Name() string { return m.f.String() }
 
+// WithClock is t reading today's date from now where it prints one (the
+// Llama 3.2 template's system turn); other templates are t unchanged.
+// A server passes its clock, and its tests a fixed one, so that a prompt
+// does not change with the day the tests run.
+func WithClock(t Template, now func() time.Time) Template {
+	if m, ok := t.(meta); ok {
+		m.now = now
+		return m
+	}
+	return t
+}
+
 func (m meta) Render(msgs []Message, addAssistant bool) (string, error) {
 	return m.RenderTools(msgs, nil, addAssistant)
 }

@@ -54,7 +54,10 @@ func TestLlama3Render(t *testing.T) {
 // (the tokenizer adds it); with a tool, the tool in the first user turn and
 // a call and its result.
 func TestMetaRender(t *testing.T) {
-	m := meta{f: formats[2].(meta).f, now: func() time.Time { return time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC) }}
+	m, ok := WithClock(formats[2], func() time.Time { return time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC) }).(meta)
+	if !ok || WithClock(formats[0], time.Now) != formats[0] {
+		t.Fatal("WithClock: a Meta template not kept as one, or another template changed")
+	}
 	got, err := m.Render([]Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: " Hi! "}}, true)
 	want := "<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 05 Dec 2026\n\nBe brief.<|eot_id|>" +
 		"<|start_header_id|>user<|end_header_id|>\n\nHi!<|eot_id|>" +
