@@ -9,6 +9,7 @@ import (
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/avx512"
 	"github.com/damascus-llm/damascus/variants/internal/freelist"
 	"github.com/damascus-llm/damascus/variants/internal/q8pack"
 )
@@ -23,6 +24,8 @@ const (
 	gemm2Tokens = 4
 	gemm2Panel  = 288 // per 32-value block: 8 k-quads × 8 rows × 4 bytes, then 8 float32 d_w
 	gemm2Act    = 160 // per block and 4 tokens: 4 × 32 quants, 4 int32 offsets, 4 float32 d_x
+	q80Bytes    = 34  // a Q8_0 block
+	q40Bytes    = 18  // a Q4_0 block
 )
 
 type gemm2Args struct {
@@ -62,8 +65,8 @@ var gemm2Formats = []gemm2Format{
 // gemm2Q40R16 and gemm2Q80R16 are the GEMMs over the interleaved layouts
 // (r16blocks.go).
 var (
-	gemm2Q40R16 = gemm2Format{quant.Q4_0, Q40R16Bytes / Q40R16Rows, gemmQ40AVX2, 8, nil, packGemm2Q40R16}
-	gemm2Q80R16 = gemm2Format{quant.Q8_0, Q80R16Bytes / Q40R16Rows, gemmQ80AVX2, 0, nil, packGemm2Q80R16}
+	gemm2Q40R16 = gemm2Format{quant.Q4_0, avx512.Q40R16Bytes / avx512.Q40R16Rows, gemmQ40AVX2, 8, nil, packGemm2Q40R16}
+	gemm2Q80R16 = gemm2Format{quant.Q8_0, avx512.Q80R16Bytes / avx512.Q40R16Rows, gemmQ80AVX2, 0, nil, packGemm2Q80R16}
 )
 
 // putPanelD widens half h of an interleaved group's 16 f16 d (src) into a
@@ -79,7 +82,7 @@ func putPanelD(p, src []byte, h int) {
 // half is k-quad j of 8 rows as it stands.
 func packGemm2Q80R16(panel, g []byte, h, nb int) {
 	for b := range nb {
-		src, p := g[b*Q80R16Bytes:][:Q80R16Bytes], panel[b*gemm2Panel:][:gemm2Panel]
+		src, p := g[b*avx512.Q80R16Bytes:][:avx512.Q80R16Bytes], panel[b*gemm2Panel:][:gemm2Panel]
 		for j := range 8 {
 			copy(p[32*j:32*j+32], src[32+64*j+32*h:])
 		}
@@ -93,7 +96,7 @@ func packGemm2Q80R16(panel, g []byte, h, nb int) {
 func packGemm2Q40R16(panel, g []byte, h, nb int) {
 	const lo = 0x0F0F0F0F0F0F0F0F
 	for b := range nb {
-		src, p := g[b*Q40R16Bytes:][:Q40R16Bytes], panel[b*gemm2Panel:][:gemm2Panel]
+		src, p := g[b*avx512.Q40R16Bytes:][:avx512.Q40R16Bytes], panel[b*gemm2Panel:][:gemm2Panel]
 		for j := range 4 {
 			half := src[32+64*j+32*h:][:32]
 			for o := 0; o < 32; o += 8 {
@@ -187,7 +190,7 @@ func init() {
 		g    gemm2Format
 		lay  *ledger.WeightLayout
 		what string
-	}{{gemm2Q40R16, Q40R16Layout, "two k-quads"}, {gemm2Q80R16, Q80R16Layout, "a k-quad"}} {
+	}{{gemm2Q40R16, avx512.Q40R16Layout, "two k-quads"}, {gemm2Q80R16, avx512.Q80R16Layout, "a k-quad"}} {
 		ledger.Register(ledger.Variant{Op: ledger.MatMulOp(f.g.typ), Name: "avx2-gemm-r16", Family: ledger.FamilyAVX2, Features: []string{"avx2", "fma", "f16c"},
 			Layout: f.lay, Impl: ledger.MatMul(f.g.matMul),
 			Notes: ledger.MatMulOp(f.g.typ) + ":avx2-gemm over the interleaved layout (the avx2-r16 matvec's): each 8-row panel written from half a group's lines " +

@@ -12,6 +12,7 @@ import (
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/ledger/ledgertest"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/avx512"
 )
 
 // TestR16SameBitsAsAVX512 holds the AVX2 interleaved kernels to their
@@ -106,7 +107,7 @@ func TestBlocksR16(t *testing.T) {
 		typ quant.Type
 		lay *ledger.WeightLayout
 		bs  int
-	}{{quant.Q4_0, Q40R16Layout, q40Bytes}, {quant.Q8_0, Q80R16Layout, q80Bytes}} {
+	}{{quant.Q4_0, avx512.Q40R16Layout, q40Bytes}, {quant.Q8_0, avx512.Q80R16Layout, q80Bytes}} {
 		w := ledgertest.Encode(c.typ, ledgertest.Floats(r, rows*k))
 		lw := make([]byte, c.lay.Size(rows, k))
 		if err := c.lay.Repack(lw, w, rows, k); err != nil {

@@ -19,8 +19,6 @@ const (
 	gemmTokens     = 12
 	gemmPanelBlock = 576 // per 32-value block: 8 k-quads × 16 rows × 4 bytes, then 16 float32 d_w
 	gemmActBlock   = 512 // per block and 12 tokens: 12 × 32 quants, 12 int32 offsets, 12 float32 d_x, padding
-	q80Block       = 34
-	q40Block       = 18
 )
 
 type gemmPackArgs struct {

@@ -1,4 +1,4 @@
-package avx2
+package avx512
 
 import (
 	"encoding/binary"
@@ -10,8 +10,10 @@ import (
 	"github.com/damascus-llm/damascus/variants/internal/par"
 )
 
-// Q4_0 rows interleaved 16 to a 64-byte line, for the AVX2 decode kernel
-// (r16blocks_amd64.s) and the AVX2 GEMM's panels: the one-row AVX2 Q4_0 dot
+// Q4_0 rows interleaved 16 to a 64-byte line, for the decode kernels
+// (variants/avx2's r16blocks_amd64.s, this package's q40r16_amd64.s) and
+// the GEMMs' panels (here beside the K-quant r16 layouts, which
+// variants/avx2 imports too): the one-row AVX2 Q4_0 dot
 // spends ≈ 20 instructions a 32-value block (a 1B Q4_0 decoded at 0.52×
 // llama.cpp's AVX2 build on the Zen 5 VM with AVX-512 hidden); over 16
 // rows a line the block's widening, offset and float step are paid once
@@ -29,15 +31,15 @@ const (
 	// them: the 32 quants, 8·Σx as int32, d as float32.
 	Q40R16ActBytes = 40
 
-	q80Bytes = 34 // a Q8_0 block
-	q40Bytes = 18 // a Q4_0 block
+	q80Block = 34 // a Q8_0 block
+	q40Block = 18 // a Q4_0 block
 )
 
 // RepackQ40R16 lays out rows Q4_0 rows of k values (src, as stored) in the
 // interleaved layout (dst, ⌈rows/16⌉ × k/32 × Q40R16Bytes; the last group
 // padded with zero rows, whose d = 0 makes their products 0).
 func RepackQ40R16(dst, src []byte, rows, k int) error {
-	return repackBlocks("q4_0-r16", dst, src, rows, k, q40Bytes, Q40R16Bytes)
+	return repackBlocks("q4_0-r16", dst, src, rows, k, q40Block, Q40R16Bytes)
 }
 
 // repackBlocks lays out rows rows of k values of a 32-value block type
@@ -73,7 +75,7 @@ func repackBlocks(name string, dst, src []byte, rows, k, bs, groupBytes int) err
 // each block's quants, 8 × their sum (Q4_0's offset), d widened.
 func PrepareQ40R16(dst, xq []byte, k int) {
 	for b := range k / 32 {
-		in, out := xq[b*q80Bytes:][:q80Bytes], dst[b*Q40R16ActBytes:][:Q40R16ActBytes]
+		in, out := xq[b*q80Block:][:q80Block], dst[b*Q40R16ActBytes:][:Q40R16ActBytes]
 		sum := int32(0)
 		for _, q := range in[2:] {
 			sum += int32(int8(q))
@@ -110,7 +112,7 @@ const Q80R16Bytes = 32 + 8*64 // 544
 // RepackQ80R16 lays out rows Q8_0 rows of k values in the interleaved
 // layout (the last group padded with zero rows).
 func RepackQ80R16(dst, src []byte, rows, k int) error {
-	return repackBlocks("q8_0-r16", dst, src, rows, k, q80Bytes, Q80R16Bytes)
+	return repackBlocks("q8_0-r16", dst, src, rows, k, q80Block, Q80R16Bytes)
 }
 
 // DequantizeRowQ80R16 expands row r of a matrix of k columns in the
