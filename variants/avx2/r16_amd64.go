@@ -38,50 +38,6 @@ func q4kr16DotAVX2N(w, x *byte, dst *float32, nb, groups, dist int)
 //go:noescape
 func q6kr16DotAVX2N(w, x *byte, dst *float32, nb, groups, dist int)
 
-// interleavedDot is a whole-group kernel over blocks of blockValues
-// values as avx512.R16MatVec takes it.
-func interleavedDot(dot func(w, x *byte, dst *float32, nb, groups, dist int), blockValues int) func(dst []float32, w, xr []byte, k, dist int) {
-	return func(dst []float32, w, xr []byte, k, dist int) {
-		if len(dst) > 0 {
-			dot(&w[0], &xr[0], &dst[0], k/blockValues, len(dst)/avx512.Q4KR16Rows, dist)
-		}
-	}
-}
-
-// r16BlockBytes is the weights a block of the batched product holds: read
-// from memory for the first token, from L2 for the others.
-const r16BlockBytes = 128 << 10
-
-// interleavedBatch is the batched decode product (matvec_batch) over layout
-// lay (16 rows a group, blocks of blockValues values) from its matvec
-// kernel dot: each block of rows of about r16BlockBytes of weights for
-// every token in turn, a last partial group through a 16-value buffer.
-// Each token's results are the matvec's.
-func interleavedBatch(lay *ledger.WeightLayout, blockValues int, dot func(dst []float32, w, xr []byte, k, dist int), dist int) ledger.MatMul {
-	return func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
-		if rows <= 0 || n <= 0 {
-			return
-		}
-		const g = avx512.Q4KR16Rows
-		act, gbytes := lay.ActBytes(k), lay.GroupBytes(k)
-		step := max(1, r16BlockBytes/gbytes) * g
-		full := rows / g * g
-		for r0 := 0; r0 < full; r0 += step {
-			r1 := min(full, r0+step)
-			for j := range n {
-				dot(dst[j*ldd+r0:j*ldd+r1], w[r0/g*gbytes:r1/g*gbytes], xr[j*act:][:act], k, dist)
-			}
-		}
-		if full < rows {
-			var tail [g]float32
-			for j := range n {
-				dot(tail[:], w[full/g*gbytes:], xr[j*act:][:act], k, dist)
-				copy(dst[j*ldd+full:j*ldd+rows], tail[:])
-			}
-		}
-	}
-}
-
 func init() {
 	const bits = "; the results of avx512-vnni-r16 bit for bit"
 	registerInterleaved(quant.Q4_K, avx512.Q4KR16Layout, quant.QK_K, q4kr16DotAVX2, q4kr16DotAVX2N, kForms, []string{"", "-nta8k"},
@@ -125,12 +81,12 @@ func registerInterleaved(typ quant.Type, lay *ledger.WeightLayout, blockValues i
 		if f.dist == 0 {
 			how = ""
 		}
-		dot := interleavedDot(kernel, blockValues)
+		dot := avx512.R16Dot(kernel, blockValues)
 		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(typ), Name: "avx2-r16" + f.suffix, Family: ledger.FamilyAVX2,
 			Features: feats, Layout: lay, Impl: avx512.R16MatVec(lay, dot, f.dist), Notes: note + how})
 		if slices.Contains(batch, f.suffix) {
 			ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(typ), Name: "avx2-r16" + f.suffix, Family: ledger.FamilyAVX2,
-				Features: feats, Layout: lay, Impl: interleavedBatch(lay, blockValues, dot, f.dist),
+				Features: feats, Layout: lay, Impl: avx512.R16Batch(lay, blockValues, dot, f.dist),
 				Notes: ledger.MatVecOp(typ) + ":avx2-r16" + f.suffix + " for each token in turn over blocks of rows of about 128 KiB (from memory for the first token, from L2 for the others): " +
 					"the batched decode product on the layout the matvec and the matmul read, so the model holds one copy; each token's results are the matvec's"})
 		}

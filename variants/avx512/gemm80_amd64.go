@@ -52,11 +52,15 @@ type gemmFormat struct {
 	block  int
 	pack   func(*gemmPackArgs)
 	offset int32
+	// packR16, for a format over an interleaved layout of 16 rows a group
+	// (block: its bytes a row and block), packs the group at g instead.
+	packR16 func(panel, g []byte, nb int)
 }
 
 var (
-	gemmQ80 = gemmFormat{quant.Q8_0, q80Block, gemmPackQ80, 128}
-	gemmQ40 = gemmFormat{quant.Q4_0, q40Block, gemmPackQ40, 8}
+	gemmQ80    = gemmFormat{quant.Q8_0, q80Block, gemmPackQ80, 128, nil}
+	gemmQ40    = gemmFormat{quant.Q4_0, q40Block, gemmPackQ40, 8, nil}
+	gemmQ40R16 = gemmFormat{quant.Q4_0, Q40R16Bytes / Q40R16Rows, nil, 8, gemmPackQ40R16}
 )
 
 // gemmScratch is one call's panel and activation pack, kept between calls
@@ -93,8 +97,12 @@ func (f gemmFormat) matMul(dst []float32, ldd int, w []byte, rows int, xq []byte
 	}
 	for r0 := 0; r0 < rows; r0 += 16 {
 		rr := min(16, rows-r0)
-		pa.w, pa.mask = &w[r0*nb*f.block], 1<<rr-1
-		f.pack(&pa)
+		if f.packR16 != nil {
+			f.packR16(s.panel, w[r0*nb*f.block:], nb) // r0 is a multiple of 16: its group
+		} else {
+			pa.w, pa.mask = &w[r0*nb*f.block], 1<<rr-1
+			f.pack(&pa)
+		}
 		for tb := 0; tb < blocks; tb++ {
 			a := gemmArgs{panel: &s.panel[0], x: &s.act[tb*nb*gemmActBlock], dst: &dst[tb*gemmTokens*ldd+r0],
 				lddBytes: 4 * ldd, nb: nb, ntok: min(gemmTokens, n-tb*gemmTokens), mask: 1<<rr - 1}

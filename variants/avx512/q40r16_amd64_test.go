@@ -1,0 +1,69 @@
+//go:build !noasm
+
+package avx512
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/ledgertest"
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// TestQ40R16 checks the AVX-512 kernels over the interleaved Q4_0 layout
+// beside the gate (which holds them to naive): the GEMM over the layout
+// gives avx512-vnni-gemm's bits over the stored rows (the same panels),
+// and each batched product gives every token its matvec's bits.
+func TestQ40R16(t *testing.T) {
+	skipUnlessGemm(t)
+	r := ledgertest.NewRand(41)
+	for _, s := range []struct{ rows, nb, n int }{{37, 9, 6}, {16, 1, 1}, {48, 64, 13}, {5, 3, 25}} {
+		k := 32 * s.nb
+		w := ledgertest.Encode(quant.Q4_0, ledgertest.Floats(r, s.rows*k))
+		lw := make([]byte, Q40R16Layout.Size(s.rows, k))
+		if err := Q40R16Layout.Repack(lw, w, s.rows, k); err != nil {
+			t.Fatal(err)
+		}
+		xq := make([]byte, s.n*s.nb*q80Block)
+		for j := range s.n {
+			copy(xq[j*s.nb*q80Block:], ledgertest.Q8_0(r, s.nb, ledgertest.Random))
+		}
+		a, b := make([]float32, s.n*s.rows), make([]float32, s.n*s.rows)
+		lookup(t, ledger.MatMulOp(quant.Q4_0), "avx512-vnni-gemm-r16").Impl.(ledger.MatMul)(a, s.rows, lw, s.rows, xq, s.n, k)
+		lookup(t, ledger.MatMulOp(quant.Q4_0), "avx512-vnni-gemm").Impl.(ledger.MatMul)(b, s.rows, w, s.rows, xq, s.n, k)
+		what := fmt.Sprintf("%d rows, k %d, %d tokens", s.rows, k, s.n)
+		sameFloatBits(t, what+": avx512-vnni-gemm-r16 against avx512-vnni-gemm", a, b)
+		act := Q40R16Layout.ActBytes(k)
+		xr := make([]byte, s.n*act)
+		Q40R16Layout.PrepareBatch(xr, xq, s.n, k)
+		for _, form := range []string{"", "-nta8k"} {
+			clear(a)
+			lookup(t, ledger.MatVecBatchOp(quant.Q4_0), "avx512-vnni-r16"+form).Impl.(ledger.MatMul)(a, s.rows, lw, s.rows, xr, s.n, k)
+			mv := lookup(t, ledger.MatVecOp(quant.Q4_0), "avx512-vnni-r16"+form).Impl.(ledger.MatVec)
+			for j := range s.n {
+				mv(b[j*s.rows:][:s.rows], lw, xr[j*act:][:act], k)
+			}
+			sameFloatBits(t, what+": avx512-vnni-r16"+form+" batched against the matvec", a, b)
+		}
+	}
+}
+
+func lookup(t *testing.T, op, name string) ledger.Variant {
+	t.Helper()
+	v, ok := ledger.Lookup(op, name)
+	if !ok {
+		t.Fatalf("%s:%s is not registered", op, name)
+	}
+	return v
+}
+
+func sameFloatBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: value %d is %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
