@@ -1,0 +1,102 @@
+//go:build !noasm
+
+package avx512
+
+import (
+	"fmt"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/rowops"
+)
+
+// The F16 and BF16 GEMM (matmul/f16, matmul/bf16: avx512-gemm;
+// floatgemm_amd64.s). Their prefill used to run the matvec over chunks of
+// rows, every token widening every weight again and summing its own 16
+// lanes: bound by the widening and the sums (1B F16 pp128 at 0.94×
+// llama.cpp's zen4 build on the Zen 5 VM). Here a tile of 6 rows × 4
+// tokens widens each of its 10 operands' 16 values once a step for 24
+// FMAs, and sums lanes once a tile.
+const (
+	floatTileRows   = 6
+	floatTileTokens = 4
+	// floatKChunk is the values of k one pass over the tiles covers, so a
+	// call's rows (the engine deals 64 at a time) stay in L2 for every
+	// token block.
+	floatKChunk = 2048
+)
+
+// floatTile is the tile kernel's arguments (offsets fixed in the assembly).
+type floatTile struct {
+	rows  [floatTileRows]*byte
+	toks  [floatTileTokens]*byte
+	out   *float32
+	steps int // 16-value steps
+}
+
+//go:noescape
+func f16Tile(a *floatTile)
+
+//go:noescape
+func bf16Tile(a *floatTile)
+
+// floatGemm is the GEMM over 2-byte floats (k a multiple of 16; others
+// take the matvec, mv, a token at a time).
+func floatGemm(tile func(*floatTile), mv ledger.MatVec) ledger.MatMul {
+	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
+		if rows <= 0 || n <= 0 {
+			return
+		}
+		if len(w) < rows*2*k || len(xq) < n*2*k || ldd < rows || len(dst) < (n-1)*ldd+rows {
+			panic(fmt.Sprintf("avx512 float gemm: bad operands: rows=%d k=%d n=%d ldd=%d len(w)=%d len(xq)=%d len(dst)=%d",
+				rows, k, n, ldd, len(w), len(xq), len(dst)))
+		}
+		if k%16 != 0 || k == 0 {
+			for j := range n {
+				mv(dst[j*ldd:j*ldd+rows], w[:rows*2*k], xq[j*2*k:(j+1)*2*k], k)
+			}
+			return
+		}
+		var a floatTile
+		var out [floatTileTokens * floatTileRows]float32
+		a.out = &out[0]
+		for k0 := 0; k0 < k; k0 += floatKChunk {
+			kc := min(floatKChunk, k-k0)
+			a.steps = kc / 16
+			for t0 := 0; t0 < n; t0 += floatTileTokens {
+				nt := min(floatTileTokens, n-t0)
+				for t := range floatTileTokens {
+					a.toks[t] = &xq[(t0+min(t, nt-1))*2*k+2*k0]
+				}
+				for r0 := 0; r0 < rows; r0 += floatTileRows {
+					nr := min(floatTileRows, rows-r0)
+					for r := range floatTileRows {
+						a.rows[r] = &w[(r0+min(r, nr-1))*2*k+2*k0]
+					}
+					tile(&a)
+					for t := range nt {
+						d := dst[(t0+t)*ldd+r0:][:nr]
+						o := out[t*floatTileRows:][:nr]
+						if k0 == 0 {
+							copy(d, o)
+						} else {
+							for r := range d {
+								d[r] += o[r]
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func init() {
+	base := []string{"avx512f", "avx512bw", "avx512vl"}
+	const how = "a tile of 6 weight rows × 4 tokens in 24 ZMM accumulators: each step widens the rows' and the tokens' 16 values once for 24 FMAs in float32, " +
+		"the lanes summed once a tile; k in passes of 2048 values so a call's rows stay in L2 for every token block"
+	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.F16), Name: "avx512-gemm", Family: ledger.FamilyAVX512, Features: append(base, "f16c"),
+		Impl: floatGemm(f16Tile, rowops.FloatMatVec(f16RowsAVX512)), Notes: "F16 by VCVTPH2PS; " + how})
+	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.BF16), Name: "avx512-gemm", Family: ledger.FamilyAVX512, Features: base,
+		Impl: floatGemm(bf16Tile, rowops.FloatMatVec(bf16RowsAVX512)), Notes: "BF16 widened by VPMOVZXWD+VPSLLD; " + how})
+}

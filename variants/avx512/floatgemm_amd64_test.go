@@ -1,0 +1,43 @@
+//go:build !noasm
+
+package avx512
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/damascus-llm/damascus/internal/cpufeat"
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/ledger/gate"
+	"github.com/damascus-llm/damascus/quant"
+)
+
+// TestFloatGemm gates the F16 and BF16 GEMM beside the ledger gate's
+// shapes: row and token tails of the 6×4 tile, k over several 2048-value
+// passes and k not a multiple of 16 (the matvec's path).
+func TestFloatGemm(t *testing.T) {
+	for _, f := range []string{"avx512f", "avx512bw", "avx512vl", "f16c"} {
+		if !cpufeat.Has(f) {
+			t.Skipf("CPU lacks %s", f)
+		}
+	}
+	for _, typ := range []quant.Type{quant.F16, quant.BF16} {
+		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
+		v, ok := ledger.Lookup(op.Name, "avx512-gemm")
+		if !ok {
+			t.Fatalf("%s:avx512-gemm not registered", op.Name)
+		}
+		for _, s := range []ledger.Shape{{Rows: 1, K: 16, N: 1}, {Rows: 5, K: 48, N: 3}, {Rows: 13, K: 2048 + 32, N: 9}, {Rows: 64, K: 4096 + 2048 + 16, N: 5},
+			{Rows: 7, K: 40, N: 6}, {Rows: 24, K: 256, N: 8}} {
+			t.Run(fmt.Sprintf("%s/%s", typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
+				c, err := gate.NewCase(op, s, 11)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m, err := c.Check(v); err != nil {
+					t.Fatalf("%v (metrics %+v)", err, m)
+				}
+			})
+		}
+	}
+}
