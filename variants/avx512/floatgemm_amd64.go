@@ -98,5 +98,7 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.F16), Name: "avx512-gemm", Family: ledger.FamilyAVX512, Features: append(base, "f16c"),
 		Impl: floatGemm(f16Tile, rowops.FloatMatVec(f16RowsAVX512)), Notes: "F16 by VCVTPH2PS; " + how})
 	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.BF16), Name: "avx512-gemm", Family: ledger.FamilyAVX512, Features: base,
-		Impl: floatGemm(bf16Tile, rowops.FloatMatVec(bf16RowsAVX512)), Notes: "BF16 widened by VPMOVZXWD+VPSLLD; " + how})
+		Impl: floatGemm(bf16Tile, rowops.FloatMatVec(bf16RowsAVX512)), Notes: "BF16 widened by VPMOVZXWD+VPSLLD; " + how +
+			". A loser on Zen 5: the promoted avx512-bf16 matvec (VDPBF16PS, 32 products an instruction, no widening) over chunks of rows was faster, " +
+			"pp16 0.89×, pp128 0.81×, pp512 0.92× (1B BF16, 8 rounds, run 20261206T005652Z-4c3dfc); a tile over VDPBF16PS is the next try"})
 }
