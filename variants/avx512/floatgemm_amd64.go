@@ -7,6 +7,7 @@ import (
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
+	"github.com/damascus-llm/damascus/variants/internal/freelist"
 	"github.com/damascus-llm/damascus/variants/internal/rowops"
 )
 
@@ -39,6 +40,43 @@ func f16Tile(a *floatTile)
 
 //go:noescape
 func bf16Tile(a *floatTile)
+
+//go:noescape
+func f16RowsX32(dst *float32, rows int, w *byte, x *float32, k int)
+
+//go:noescape
+func f16RowsX32N(dst *float32, rows int, w *byte, x *float32, k int)
+
+// f16Widened is the scratch of matVecF16X32, kept between calls.
+var f16Widened freelist.List[[]float32]
+
+// matVecF16X32 is the F16 matvec with the activations widened to float32
+// once a call instead of once a row (k a multiple of 64; others take the
+// avx512 matvec), rows by kernel.
+func matVecF16X32(kernel func(dst *float32, rows int, w *byte, x *float32, k int)) ledger.MatVec {
+	return func(dst []float32, w, xq []byte, k int) { f16X32(kernel, dst, w, xq, k) }
+}
+
+func f16X32(kernel func(dst *float32, rows int, w *byte, x *float32, k int), dst []float32, w, xq []byte, k int) {
+	if len(dst) == 0 {
+		return
+	}
+	if k%64 != 0 || k == 0 {
+		MatVecF16(dst, w, xq, k)
+		return
+	}
+	if len(w) < len(dst)*2*k || len(xq) < 2*k {
+		panic(fmt.Sprintf("avx512 f16 matvec: bad operands: rows=%d k=%d len(w)=%d len(xq)=%d", len(dst), k, len(w), len(xq)))
+	}
+	s := f16Widened.Get()
+	defer f16Widened.Put(s)
+	if cap(*s) < k {
+		*s = make([]float32, k)
+	}
+	x := (*s)[:k]
+	DequantizeF16(x, xq[:2*k])
+	kernel(&dst[0], len(dst), &w[0], &x[0], k)
+}
 
 // floatGemm is the GEMM over 2-byte floats (k a multiple of 16; others
 // take the matvec, mv, a token at a time).
@@ -97,6 +135,14 @@ func init() {
 		"the lanes summed once a tile; k in passes of 2048 values so a call's rows stay in L2 for every token block"
 	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.F16), Name: "avx512-gemm", Family: ledger.FamilyAVX512, Features: append(base, "f16c"),
 		Impl: floatGemm(f16Tile, rowops.FloatMatVec(f16RowsAVX512)), Notes: "F16 by VCVTPH2PS; " + how})
+	const x32 = "the activations widened to float32 once a call (the avx512 matvec widens them again for every row, two VCVTPH2PS a weight vector): " +
+		"per 64 values of a row 4 VCVTPH2PS of the weights, 4 FMAs with the float32 activations from memory, 4 accumulators. " +
+		"Level with avx512 on Zen 5 (1B shapes, 2 threads, 5 runs: every form 38-50 GB/s, within a few percent of it shape by shape, run 20261206T010614Z-0c75fe): " +
+		"the F16 decode is bound by the memory there, not by the widening"
+	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.F16), Name: "avx512-x32", Family: ledger.FamilyAVX512, Features: append(base, "f16c"),
+		Impl: matVecF16X32(f16RowsX32), Notes: x32})
+	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.F16), Name: "avx512-x32-nta8k", Family: ledger.FamilyAVX512, Features: append(base, "f16c"),
+		Impl: matVecF16X32(f16RowsX32N), Notes: x32 + "; every weight line prefetched 8 KiB ahead (PREFETCHNTA)"})
 	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.BF16), Name: "avx512-gemm", Family: ledger.FamilyAVX512, Features: base,
 		Impl: floatGemm(bf16Tile, rowops.FloatMatVec(bf16RowsAVX512)), Notes: "BF16 widened by VPMOVZXWD+VPSLLD; " + how +
 			". A loser on Zen 5: the promoted avx512-bf16 matvec (VDPBF16PS, 32 products an instruction, no widening) over chunks of rows was faster, " +

@@ -73,6 +73,62 @@ sums: \
 	VZEROUPPER; \
 	RET
 
+// func f16RowsX32(dst *float32, rows int, w *byte, x *float32, k int)
+// (and f16RowsX32N: every weight line prefetched 8 KiB ahead, PREFETCHNTA)
+// The F16 matvec over activations widened once (x, float32; k a multiple
+// of 64): per 64 values of a row, 4 VCVTPH2PS of the weights and 4 FMAs
+// with the activations from memory into 4 accumulators, then the row's
+// lanes summed into dst[r].
+#define X32_BODY(xrow, xloop, xdone) \
+	MOVQ dst+0(FP), DX; \
+	MOVQ rows+8(FP), R9; \
+	MOVQ w+16(FP), SI; \
+	MOVQ k+32(FP), R10; \
+	SHRQ $6, R10; \
+	TESTQ R9, R9; \
+	JZ    xdone; \
+	TESTQ R10, R10; \
+	JZ    xdone; \
+xrow: \
+	MOVQ   x+24(FP), DI; \
+	MOVQ   R10, CX; \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+xloop: \
+	XPF; \
+	VCVTPH2PS   (SI), Z4; \
+	VCVTPH2PS   32(SI), Z5; \
+	VCVTPH2PS   64(SI), Z6; \
+	VCVTPH2PS   96(SI), Z7; \
+	VFMADD231PS (DI), Z4, Z0; \
+	VFMADD231PS 64(DI), Z5, Z1; \
+	VFMADD231PS 128(DI), Z6, Z2; \
+	VFMADD231PS 192(DI), Z7, Z3; \
+	ADDQ        $128, SI; \
+	ADDQ        $256, DI; \
+	DECQ        CX; \
+	JNZ         xloop; \
+	VADDPS        Z1, Z0, Z0; \
+	VADDPS        Z3, Z2, Z2; \
+	VADDPS        Z2, Z0, Z0; \
+	VEXTRACTF64X4 $1, Z0, Y1; \
+	VADDPS        Y1, Y0, Y0; \
+	VEXTRACTF128  $1, Y0, X1; \
+	VADDPS        X1, X0, X0; \
+	VPERMILPS     $0x4e, X0, X1; \
+	VADDPS        X1, X0, X0; \
+	VMOVSHDUP     X0, X1; \
+	VADDSS        X1, X0, X0; \
+	VMOVSS        X0, (DX); \
+	ADDQ          $4, DX; \
+	DECQ          R9; \
+	JNZ           xrow; \
+xdone: \
+	VZEROUPPER; \
+	RET
+
 #define WIDEN(m, z) VCVTPH2PS m, z
 
 // func f16Tile(a *floatTile)
@@ -87,3 +143,13 @@ TEXT ·bf16Tile(SB), NOSPLIT, $0-8
 	FT_BODY
 
 #undef WIDEN
+
+#define XPF
+TEXT ·f16RowsX32(SB), NOSPLIT, $0-40
+	X32_BODY(xrow, xloop, xdone)
+#undef XPF
+
+#define XPF PREFETCHNTA 8192(SI); PREFETCHNTA 8256(SI)
+TEXT ·f16RowsX32N(SB), NOSPLIT, $0-40
+	X32_BODY(nrow, nloop, ndone)
+#undef XPF

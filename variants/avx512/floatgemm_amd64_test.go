@@ -14,7 +14,8 @@ import (
 
 // TestFloatGemm gates the F16 and BF16 GEMM beside the ledger gate's
 // shapes: row and token tails of the 6×4 tile, k over several 2048-value
-// passes and k not a multiple of 16 (the matvec's path).
+// passes and k not a multiple of 16 (the matvec's path); and the F16
+// matvec over widened activations.
 func TestFloatGemm(t *testing.T) {
 	for _, f := range []string{"avx512f", "avx512bw", "avx512vl", "f16c"} {
 		if !cpufeat.Has(f) {
@@ -39,5 +40,23 @@ func TestFloatGemm(t *testing.T) {
 				}
 			})
 		}
+	}
+	// The F16 matvec over widened activations: k a multiple of 64 (the
+	// assembly) and not (the avx512 matvec's path).
+	op, _ := ledger.LookupOp(ledger.MatVecOp(quant.F16))
+	v, ok := ledger.Lookup(op.Name, "avx512-x32")
+	if !ok {
+		t.Fatalf("%s:avx512-x32 not registered", op.Name)
+	}
+	for _, s := range []ledger.Shape{{Rows: 1, K: 64}, {Rows: 17, K: 128}, {Rows: 3, K: 2048 + 64}, {Rows: 5, K: 96}, {Rows: 9, K: 8192}} {
+		t.Run(fmt.Sprintf("matvec/%s", s.Key(ledger.KindMatVec)), func(t *testing.T) {
+			c, err := gate.NewCase(op, s, 12)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, err := c.Check(v); err != nil {
+				t.Fatalf("%v (metrics %+v)", err, m)
+			}
+		})
 	}
 }
