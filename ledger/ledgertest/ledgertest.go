@@ -18,6 +18,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 )
 
@@ -288,4 +289,26 @@ func Close(got float32, want, scale, rel float64) bool {
 func Describe(got float32, want, scale float64) string {
 	return fmt.Sprintf("got %v, want %v (diff %.3g, %.3g of the terms' magnitude %.3g)",
 		got, want, float64(got)-want, math.Abs(float64(got)-want)/scale, scale)
+}
+
+// MustLookup is the registered variant op:name, failing the test when
+// there is none.
+func MustLookup(t testing.TB, op, name string) ledger.Variant {
+	t.Helper()
+	v, ok := ledger.Lookup(op, name)
+	if !ok {
+		t.Fatalf("%s:%s is not registered", op, name)
+	}
+	return v
+}
+
+// SameBits fails the test at the first value of got whose bits are not
+// want's (two kernels that promise the same results), naming what.
+func SameBits(t testing.TB, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: value %d is %v, want %v", what, i, got[i], want[i])
+		}
+	}
 }

@@ -3,9 +3,6 @@
 package avx2
 
 import (
-	"fmt"
-	"slices"
-
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
 	"github.com/damascus-llm/damascus/variants/avx512"
@@ -50,45 +47,18 @@ func init() {
 			"pairs of word sums (≤ 32256, exact) widened by VPMADDWD by ones, less 32 × the activations' sum, times the rows' signed scales (VPMULLD)"+bits)
 }
 
-// A prefetchForm is a registered matvec's prefetch: none (dist 0), or
-// every weight line dist bytes ahead with PREFETCHT0 or PREFETCHNTA.
-type prefetchForm struct {
-	suffix string
-	dist   int
-	nta    bool
-}
-
 // kForms are the K-quant kernels' forms, blockForms the 32-value block
 // types' (fewer: the K-quants' sweep, run 20261205T213121Z-873ff9, put the
 // 8 KiB forms ahead).
 var (
-	kForms     = []prefetchForm{{"", 0, false}, {"-pf4k", 4096, false}, {"-pf8k", 8192, false}, {"-nta4k", 4096, true}, {"-nta8k", 8192, true}}
-	blockForms = []prefetchForm{{"", 0, false}, {"-pf8k", 8192, false}, {"-nta8k", 8192, true}}
+	kForms     = []avx512.PrefetchForm{{Suffix: "", Dist: 0}, {Suffix: "-pf4k", Dist: 4096}, {Suffix: "-pf8k", Dist: 8192}, {Suffix: "-nta4k", Dist: 4096, NTA: true}, {Suffix: "-nta8k", Dist: 8192, NTA: true}}
+	blockForms = []avx512.PrefetchForm{{Suffix: "", Dist: 0}, {Suffix: "-pf8k", Dist: 8192}, {Suffix: "-nta8k", Dist: 8192, NTA: true}}
 )
 
-// registerInterleaved registers a weight type's matvecs over its
-// interleaved layout (blocks of blockValues values), one per form (t0
-// prefetches with PREFETCHT0, nta with PREFETCHNTA), and its batched
-// products over the forms named in batch.
+// registerInterleaved registers a weight type's avx2-r16 matvecs and
+// batched products (avx512.RegisterR16).
 func registerInterleaved(typ quant.Type, lay *ledger.WeightLayout, blockValues int, t0, nta func(w, x *byte, dst *float32, nb, groups, dist int),
-	forms []prefetchForm, batch []string, note string) {
-	feats := []string{"avx2", "fma", "f16c"}
-	for _, f := range forms {
-		kernel, how := t0, fmt.Sprintf("; every weight line prefetched %d KiB ahead (PREFETCHT0)", f.dist>>10)
-		if f.nta {
-			kernel, how = nta, fmt.Sprintf("; every weight line prefetched %d KiB ahead (PREFETCHNTA)", f.dist>>10)
-		}
-		if f.dist == 0 {
-			how = ""
-		}
-		dot := avx512.R16Dot(kernel, blockValues)
-		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(typ), Name: "avx2-r16" + f.suffix, Family: ledger.FamilyAVX2,
-			Features: feats, Layout: lay, Impl: avx512.R16MatVec(lay, dot, f.dist), Notes: note + how})
-		if slices.Contains(batch, f.suffix) {
-			ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(typ), Name: "avx2-r16" + f.suffix, Family: ledger.FamilyAVX2,
-				Features: feats, Layout: lay, Impl: avx512.R16Batch(lay, blockValues, dot, f.dist),
-				Notes: ledger.MatVecOp(typ) + ":avx2-r16" + f.suffix + " for each token in turn over blocks of rows of about 128 KiB (from memory for the first token, from L2 for the others): " +
-					"the batched decode product on the layout the matvec and the matmul read, so the model holds one copy; each token's results are the matvec's"})
-		}
-	}
+	forms []avx512.PrefetchForm, batch []string, note string) {
+	avx512.RegisterR16(avx512.R16Family{Name: "avx2-r16", Family: ledger.FamilyAVX2, Features: []string{"avx2", "fma", "f16c"}},
+		typ, lay, blockValues, t0, nta, forms, batch, note)
 }

@@ -4,7 +4,6 @@ package avx2
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -32,8 +31,8 @@ func TestR16SameBitsAsAVX512(t *testing.T) {
 		gen func(*rand.Rand, int, ledgertest.Mode) []byte
 	}{{quant.Q4_K, ledgertest.Q4K}, {quant.Q6_K, ledgertest.Q6K}} {
 		for _, variant := range []string{"avx2-r16", "avx2-r16-pf4k", "avx2-r16-nta8k"} {
-			mine := mustLookup(t, ledger.MatVecOp(c.typ), variant)
-			ref := mustLookup(t, ledger.MatVecOp(c.typ), "avx512-vnni-r16")
+			mine := ledgertest.MustLookup(t, ledger.MatVecOp(c.typ), variant)
+			ref := ledgertest.MustLookup(t, ledger.MatVecOp(c.typ), "avx512-vnni-r16")
 			for _, rows := range []int{16, 37, 64} {
 				for _, m := range ledgertest.Modes {
 					const nb = 5
@@ -49,12 +48,12 @@ func TestR16SameBitsAsAVX512(t *testing.T) {
 					got, want := make([]float32, rows), make([]float32, rows)
 					mine.Impl.(ledger.MatVec)(got, lw, xr, k)
 					ref.Impl.(ledger.MatVec)(want, lw, xr, k)
-					sameBits(t, fmt.Sprintf("%s:%s rows %d %v", mine.Op, variant, rows, m), got, want)
+					ledgertest.SameBits(t, fmt.Sprintf("%s:%s rows %d %v", mine.Op, variant, rows, m), got, want)
 				}
 			}
 		}
-		batch := mustLookup(t, ledger.MatVecBatchOp(c.typ), "avx2-r16")
-		one := mustLookup(t, ledger.MatVecOp(c.typ), "avx512-vnni-r16")
+		batch := ledgertest.MustLookup(t, ledger.MatVecBatchOp(c.typ), "avx2-r16")
+		one := ledgertest.MustLookup(t, ledger.MatVecOp(c.typ), "avx512-vnni-r16")
 		const rows, nb, n = 4100, 2, 3 // more than one 128 KiB block of rows, a partial group
 		k := nb * quant.QK_K
 		lay := batch.Layout
@@ -71,25 +70,7 @@ func TestR16SameBitsAsAVX512(t *testing.T) {
 		for j := range n {
 			want := make([]float32, rows)
 			one.Impl.(ledger.MatVec)(want, lw, xr[j*lay.ActBytes(k):][:lay.ActBytes(k)], k)
-			sameBits(t, fmt.Sprintf("%s:avx2-r16 token %d", batch.Op, j), got[j*rows:][:rows], want)
-		}
-	}
-}
-
-func mustLookup(t *testing.T, op, name string) ledger.Variant {
-	t.Helper()
-	v, ok := ledger.Lookup(op, name)
-	if !ok {
-		t.Fatalf("%s:%s is not registered", op, name)
-	}
-	return v
-}
-
-func sameBits(t *testing.T, what string, got, want []float32) {
-	t.Helper()
-	for i := range want {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s: row %d is %v, the AVX-512 kernel's %v", what, i, got[i], want[i])
+			ledgertest.SameBits(t, fmt.Sprintf("%s:avx2-r16 token %d", batch.Op, j), got[j*rows:][:rows], want)
 		}
 	}
 }
@@ -119,7 +100,7 @@ func TestBlocksR16(t *testing.T) {
 			if err := quant.Dequantize(c.typ, w[row*nb*c.bs:][:nb*c.bs], want); err != nil {
 				t.Fatal(err)
 			}
-			sameBits(t, fmt.Sprintf("%s row %d expanded", c.typ, row), got, want)
+			ledgertest.SameBits(t, fmt.Sprintf("%s row %d expanded", c.typ, row), got, want)
 		}
 		if err := c.lay.Repack(lw, w, rows, k+32); err == nil {
 			t.Errorf("%s: a repack with too few stored bytes was accepted", c.typ)
@@ -132,16 +113,16 @@ func TestBlocksR16(t *testing.T) {
 			copy(xq[j*nb*q80Bytes:], ledgertest.Q8_0(r, nb, ledgertest.Random))
 		}
 		a, b := make([]float32, n*rows), make([]float32, n*rows)
-		mustLookup(t, ledger.MatMulOp(c.typ), "avx2-gemm-r16").Impl.(ledger.MatMul)(a, rows, lw, rows, xq, n, k)
-		mustLookup(t, ledger.MatMulOp(c.typ), "avx2-gemm").Impl.(ledger.MatMul)(b, rows, w, rows, xq, n, k)
-		sameBits(t, fmt.Sprintf("%s avx2-gemm-r16 against avx2-gemm", c.typ), a, b)
+		ledgertest.MustLookup(t, ledger.MatMulOp(c.typ), "avx2-gemm-r16").Impl.(ledger.MatMul)(a, rows, lw, rows, xq, n, k)
+		ledgertest.MustLookup(t, ledger.MatMulOp(c.typ), "avx2-gemm").Impl.(ledger.MatMul)(b, rows, w, rows, xq, n, k)
+		ledgertest.SameBits(t, fmt.Sprintf("%s avx2-gemm-r16 against avx2-gemm", c.typ), a, b)
 		xr := make([]byte, n*c.lay.ActBytes(k))
 		c.lay.PrepareBatch(xr, xq, n, k)
-		mustLookup(t, ledger.MatVecBatchOp(c.typ), "avx2-r16-nta8k").Impl.(ledger.MatMul)(a, rows, lw, rows, xr, n, k)
-		mv := mustLookup(t, ledger.MatVecOp(c.typ), "avx2-r16-nta8k").Impl.(ledger.MatVec)
+		ledgertest.MustLookup(t, ledger.MatVecBatchOp(c.typ), "avx2-r16-nta8k").Impl.(ledger.MatMul)(a, rows, lw, rows, xr, n, k)
+		mv := ledgertest.MustLookup(t, ledger.MatVecOp(c.typ), "avx2-r16-nta8k").Impl.(ledger.MatVec)
 		for j := range n {
 			mv(b[j*rows:][:rows], lw, xr[j*c.lay.ActBytes(k):][:c.lay.ActBytes(k)], k)
 		}
-		sameBits(t, fmt.Sprintf("%s: the batched product against the matvec", c.typ), a, b)
+		ledgertest.SameBits(t, fmt.Sprintf("%s: the batched product against the matvec", c.typ), a, b)
 	}
 }

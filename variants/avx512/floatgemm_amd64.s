@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "macros_amd64.h"
 
 // The F16 and BF16 GEMM tile (floatgemm_amd64.go): 6 weight rows × 4
 // tokens in 24 ZMM accumulators (Z0-Z23, token t row r in Z(6t+r)), k in
@@ -22,15 +23,8 @@
 
 // FT_HSUM stores the sum of z's lanes (y its low half) at off(AX).
 #define FT_HSUM(z, y, off) \
-	VEXTRACTF64X4 $1, z, Y31; \
-	VADDPS        y, Y31, Y31; \
-	VEXTRACTF32X4 $1, Y31, X30; \
-	VADDPS        X30, X31, X31; \
-	VPERMILPS     $0x4e, X31, X30; \
-	VADDPS        X30, X31, X31; \
-	VMOVSHDUP     X31, X30; \
-	VADDSS        X30, X31, X31; \
-	VMOVSS        X31, off(AX)
+	HSUM16(z, y, Y31, X31, X30); \
+	VMOVSS X31, off(AX)
 
 #define FT_BODY \
 	MOVQ a+0(FP), AX; \
@@ -113,15 +107,8 @@ xloop: \
 	VADDPS        Z1, Z0, Z0; \
 	VADDPS        Z3, Z2, Z2; \
 	VADDPS        Z2, Z0, Z0; \
-	VEXTRACTF64X4 $1, Z0, Y1; \
-	VADDPS        Y1, Y0, Y0; \
-	VEXTRACTF128  $1, Y0, X1; \
-	VADDPS        X1, X0, X0; \
-	VPERMILPS     $0x4e, X0, X1; \
-	VADDPS        X1, X0, X0; \
-	VMOVSHDUP     X0, X1; \
-	VADDSS        X1, X0, X0; \
-	VMOVSS        X0, (DX); \
+	HSUM16(Z0, Y0, Y1, X1, X2); \
+	VMOVSS        X1, (DX); \
 	ADDQ          $4, DX; \
 	DECQ          R9; \
 	JNZ           xrow; \

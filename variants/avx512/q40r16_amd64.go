@@ -4,7 +4,6 @@ package avx512
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 
 	"github.com/damascus-llm/damascus/ledger"
@@ -49,29 +48,8 @@ func init() {
 	const note = "Q4_0 rows interleaved 16 to a 64-byte line (r16blocks.go, 18 bytes a row and block as stored), a line one ZMM of 16 rows: " +
 		"nibbles by a word shift and VPANDD, 8 VPDPBUSD a block against the broadcast activation dwords in two int32 chains, less 8·Σx, " +
 		"d_w·d_x by one FMA a block and 16 rows (the one-row avx512-vnni kernel pays its widening and float step a row)"
-	for _, f := range []struct {
-		suffix string
-		dist   int
-		nta    bool
-		batch  bool
-	}{{"", 0, false, true}, {"-pf8k", 8192, false, false}, {"-nta8k", 8192, true, true}} {
-		kernel, how := q40r16Dot, ""
-		if f.dist > 0 {
-			how = fmt.Sprintf("; every weight line prefetched %d KiB ahead (PREFETCHT0)", f.dist>>10)
-		}
-		if f.nta {
-			kernel, how = q40r16DotN, fmt.Sprintf("; every weight line prefetched %d KiB ahead (PREFETCHNTA)", f.dist>>10)
-		}
-		dot := R16Dot(kernel, 32)
-		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.Q4_0), Name: "avx512-vnni-r16" + f.suffix, Family: ledger.FamilyAVX512VNNI,
-			Features: feats, Layout: Q40R16Layout, Impl: R16MatVec(Q40R16Layout, dot, f.dist), Notes: note + how})
-		if f.batch {
-			ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q4_0), Name: "avx512-vnni-r16" + f.suffix, Family: ledger.FamilyAVX512VNNI,
-				Features: feats, Layout: Q40R16Layout, Impl: R16Batch(Q40R16Layout, 32, dot, f.dist),
-				Notes: ledger.MatVecOp(quant.Q4_0) + ":avx512-vnni-r16" + f.suffix + " for each token in turn over blocks of rows of about 128 KiB: " +
-					"the batched decode product on the layout the matvec and the matmul read, so the model holds one copy; each token's results are the matvec's"})
-		}
-	}
+	RegisterR16(R16Family{Name: "avx512-vnni-r16", Family: ledger.FamilyAVX512VNNI, Features: feats}, quant.Q4_0, Q40R16Layout, 32, q40r16Dot, q40r16DotN,
+		[]PrefetchForm{{Suffix: "", Dist: 0}, {Suffix: "-pf8k", Dist: 8192}, {Suffix: "-nta8k", Dist: 8192, NTA: true}}, []string{"", "-nta8k"}, note)
 	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q4_0), Name: "avx512-vnni-gemm-r16", Family: ledger.FamilyAVX512VNNI, Features: feats,
 		Layout: Q40R16Layout, Impl: ledger.MatMul(gemmQ40R16.matMul),
 		Notes: ledger.MatMulOp(quant.Q4_0) + ":avx512-vnni-gemm over the interleaved layout (the avx512-vnni-r16 matvec's): each 16-row panel written in Go from a group's lines " +

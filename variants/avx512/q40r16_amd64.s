@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "r16_amd64.h"
 
 // The interleaved Q4_0 decode kernel for AVX-512 VNNI (r16blocks.go's
 // q4_0-r16 layout): a 64-byte line is 16 rows' 4 quant bytes, one ZMM.
@@ -54,22 +55,6 @@
 #define V4_PF \
 	PFW 0(R11); PFW 64(R11); PFW 128(R11); PFW 192(R11); PFW 256(R11)
 
-// V4_GROUPS runs block nb (CX) times for each of the groups (R9) of 16
-// rows, activations from DI, storing each group's 16 sums at DX onwards.
-#define V4_GROUPS(grp, blk, block) \
-grp: \
-	VPXORD Z0, Z0, Z0; \
-	MOVQ   DI, R8; \
-	MOVQ   CX, R10; \
-blk: \
-	block; \
-	DECQ R10; \
-	JNZ  blk; \
-	VMOVUPS Z0, (DX); \
-	ADDQ    $64, DX; \
-	DECQ    R9; \
-	JNZ     grp
-
 // V4_FUNC: the arguments, Z15, the loops (no prefetch when dist is 0).
 #define V4_FUNC \
 	MOVQ w+0(FP), SI; MOVQ x+8(FP), DI; MOVQ dst+16(FP), DX; \
@@ -78,11 +63,11 @@ blk: \
 	TESTQ R9, R9; JZ done; \
 	TESTQ CX, CX; JZ done; \
 	TESTQ R11, R11; JNZ pfloop; \
-	V4_GROUPS(group, block, V4_BLOCK(V4_NOPF)); \
+	R16_GROUPS(group, block, V4_BLOCK(V4_NOPF)); \
 	JMP done; \
 pfloop: \
 	ADDQ SI, R11; \
-	V4_GROUPS(pgroup, pblock, V4_BLOCK(V4_PF)); \
+	R16_GROUPS(pgroup, pblock, V4_BLOCK(V4_PF)); \
 done: \
 	VZEROUPPER; \
 	RET

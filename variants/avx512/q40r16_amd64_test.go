@@ -4,7 +4,6 @@ package avx512
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/damascus-llm/damascus/ledger"
@@ -31,39 +30,21 @@ func TestQ40R16(t *testing.T) {
 			copy(xq[j*s.nb*q80Block:], ledgertest.Q8_0(r, s.nb, ledgertest.Random))
 		}
 		a, b := make([]float32, s.n*s.rows), make([]float32, s.n*s.rows)
-		lookup(t, ledger.MatMulOp(quant.Q4_0), "avx512-vnni-gemm-r16").Impl.(ledger.MatMul)(a, s.rows, lw, s.rows, xq, s.n, k)
-		lookup(t, ledger.MatMulOp(quant.Q4_0), "avx512-vnni-gemm").Impl.(ledger.MatMul)(b, s.rows, w, s.rows, xq, s.n, k)
+		ledgertest.MustLookup(t, ledger.MatMulOp(quant.Q4_0), "avx512-vnni-gemm-r16").Impl.(ledger.MatMul)(a, s.rows, lw, s.rows, xq, s.n, k)
+		ledgertest.MustLookup(t, ledger.MatMulOp(quant.Q4_0), "avx512-vnni-gemm").Impl.(ledger.MatMul)(b, s.rows, w, s.rows, xq, s.n, k)
 		what := fmt.Sprintf("%d rows, k %d, %d tokens", s.rows, k, s.n)
-		sameFloatBits(t, what+": avx512-vnni-gemm-r16 against avx512-vnni-gemm", a, b)
+		ledgertest.SameBits(t, what+": avx512-vnni-gemm-r16 against avx512-vnni-gemm", a, b)
 		act := Q40R16Layout.ActBytes(k)
 		xr := make([]byte, s.n*act)
 		Q40R16Layout.PrepareBatch(xr, xq, s.n, k)
 		for _, form := range []string{"", "-nta8k"} {
 			clear(a)
-			lookup(t, ledger.MatVecBatchOp(quant.Q4_0), "avx512-vnni-r16"+form).Impl.(ledger.MatMul)(a, s.rows, lw, s.rows, xr, s.n, k)
-			mv := lookup(t, ledger.MatVecOp(quant.Q4_0), "avx512-vnni-r16"+form).Impl.(ledger.MatVec)
+			ledgertest.MustLookup(t, ledger.MatVecBatchOp(quant.Q4_0), "avx512-vnni-r16"+form).Impl.(ledger.MatMul)(a, s.rows, lw, s.rows, xr, s.n, k)
+			mv := ledgertest.MustLookup(t, ledger.MatVecOp(quant.Q4_0), "avx512-vnni-r16"+form).Impl.(ledger.MatVec)
 			for j := range s.n {
 				mv(b[j*s.rows:][:s.rows], lw, xr[j*act:][:act], k)
 			}
-			sameFloatBits(t, what+": avx512-vnni-r16"+form+" batched against the matvec", a, b)
-		}
-	}
-}
-
-func lookup(t *testing.T, op, name string) ledger.Variant {
-	t.Helper()
-	v, ok := ledger.Lookup(op, name)
-	if !ok {
-		t.Fatalf("%s:%s is not registered", op, name)
-	}
-	return v
-}
-
-func sameFloatBits(t *testing.T, what string, got, want []float32) {
-	t.Helper()
-	for i := range want {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s: value %d is %v, want %v", what, i, got[i], want[i])
+			ledgertest.SameBits(t, what+": avx512-vnni-r16"+form+" batched against the matvec", a, b)
 		}
 	}
 }

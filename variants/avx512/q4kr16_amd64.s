@@ -83,23 +83,6 @@
 	PREFETCHT0 0(R11); PREFETCHT0 64(R11); PREFETCHT0 128(R11); \
 	PREFETCHT0 192(R11); PREFETCHT0 256(R11)
 
-// R16_GROUPS runs block (one super-block; it steps SI, R8 and R11) nb (CX)
-// times for each of the groups (R9) of 16 rows, storing each group's 16
-// sums at DX onwards; grp and blk name its labels.
-#define R16_GROUPS(grp, blk, block) \
-grp: \
-	VPXORD Z0, Z0, Z0; \
-	MOVQ   DI, R8; \
-	MOVQ   CX, R10; \
-blk: \
-	block; \
-	DECQ R10; \
-	JNZ  blk; \
-	VMOVUPS Z0, (DX); \
-	ADDQ    $64, DX; \
-	DECQ    R9; \
-	JNZ     grp
-
 // R16_PF_GROUPS is R16_GROUPS for the kernels that prefetch the weights:
 // R11 = SI + dist (the function's dist+40(FP)), then the groups through
 // body.

@@ -1,6 +1,12 @@
 package avx512
 
-import "github.com/damascus-llm/damascus/ledger"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/damascus-llm/damascus/ledger"
+	"github.com/damascus-llm/damascus/quant"
+)
 
 // R16Dot is a whole-group kernel (groups of 16 rows, blocks of
 // blockValues values, prefetching dist bytes ahead) as R16MatVec and
@@ -43,6 +49,50 @@ func R16Batch(lay *ledger.WeightLayout, blockValues int, dot func(dst []float32,
 				dot(tail[:], w[full/g*gbytes:], xr[j*act:][:act], k, dist)
 				copy(dst[j*ldd+full:j*ldd+rows], tail[:])
 			}
+		}
+	}
+}
+
+// A PrefetchForm is a registered interleaved matvec's prefetch: none
+// (Dist 0), or every weight line Dist bytes ahead with PREFETCHT0, or
+// PREFETCHNTA when NTA.
+type PrefetchForm struct {
+	Suffix string
+	Dist   int
+	NTA    bool
+}
+
+// An R16Family is whose interleaved kernels RegisterR16 registers: the
+// variants' name before the form's suffix, family and CPU features.
+type R16Family struct {
+	Name     string
+	Family   ledger.Family
+	Features []string
+}
+
+// RegisterR16 registers a weight type's matvecs over its interleaved
+// layout (blocks of blockValues values), one per form (t0 prefetching
+// with PREFETCHT0, nta with PREFETCHNTA), and its batched products over
+// the forms whose suffixes batch names.
+func RegisterR16(fam R16Family, typ quant.Type, lay *ledger.WeightLayout, blockValues int, t0, nta func(w, x *byte, dst *float32, nb, groups, dist int),
+	forms []PrefetchForm, batch []string, note string) {
+	for _, f := range forms {
+		kernel, how := t0, fmt.Sprintf("; every weight line prefetched %d KiB ahead (PREFETCHT0)", f.Dist>>10)
+		if f.NTA {
+			kernel, how = nta, fmt.Sprintf("; every weight line prefetched %d KiB ahead (PREFETCHNTA)", f.Dist>>10)
+		}
+		if f.Dist == 0 {
+			how = ""
+		}
+		dot := R16Dot(kernel, blockValues)
+		name := fam.Name + f.Suffix
+		ledger.Register(ledger.Variant{Op: ledger.MatVecOp(typ), Name: name, Family: fam.Family,
+			Features: fam.Features, Layout: lay, Impl: R16MatVec(lay, dot, f.Dist), Notes: note + how})
+		if slices.Contains(batch, f.Suffix) {
+			ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(typ), Name: name, Family: fam.Family,
+				Features: fam.Features, Layout: lay, Impl: R16Batch(lay, blockValues, dot, f.Dist),
+				Notes: ledger.MatVecOp(typ) + ":" + name + " for each token in turn over blocks of rows of about 128 KiB (from memory for the first token, from L2 for the others): " +
+					"the batched decode product on the layout the matvec and the matmul read, so the model holds one copy; each token's results are the matvec's"})
 		}
 	}
 }
