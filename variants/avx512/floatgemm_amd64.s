@@ -4,27 +4,29 @@
 #include "macros_amd64.h"
 
 // The F16 and BF16 GEMM tile (floatgemm_amd64.go): 6 weight rows × 4
-// tokens in 24 ZMM accumulators (Z0-Z23, token t row r in Z(6t+r)), k in
-// steps of 16 values. Each step widens the 6 rows' 16 values (Z24-Z29)
-// once and each token's (Z30) once, then 24 FMAs; at the end each
+// tokens in 24 ZMM accumulators (Z8-Z31, token t row r in Z(8+6t+r)), k in
+// steps of 16 values. Each step widens the 6 rows' 16 values (Z0-Z5)
+// once and each token's (Z6) once, then 24 FMAs; at the end each
 // accumulator's 16 lanes are summed into out[6t+r]. Row and token
 // pointers come from the arguments (floatTile), so a tail repeats a
 // valid one and its sums are dropped.
 
 // FT_TOK adds token (m)'s step times the 6 rows into a0..a5.
 #define FT_TOK(m, a0, a1, a2, a3, a4, a5) \
-	WIDEN(m, Z30); \
-	VFMADD231PS Z24, Z30, a0; \
-	VFMADD231PS Z25, Z30, a1; \
-	VFMADD231PS Z26, Z30, a2; \
-	VFMADD231PS Z27, Z30, a3; \
-	VFMADD231PS Z28, Z30, a4; \
-	VFMADD231PS Z29, Z30, a5
+	WIDEN(m, Z6); \
+	VFMADD231PS Z0, Z6, a0; \
+	VFMADD231PS Z1, Z6, a1; \
+	VFMADD231PS Z2, Z6, a2; \
+	VFMADD231PS Z3, Z6, a3; \
+	VFMADD231PS Z4, Z6, a4; \
+	VFMADD231PS Z5, Z6, a5
 
 // FT_HSUM stores the sum of z's lanes (y its low half) at off(AX).
 #define FT_HSUM(z, y, off) \
-	HSUM16(z, y, Y31, X31, X30); \
-	VMOVSS X31, off(AX)
+	VEXTRACTF64X4 $1, z, Y0; \
+	VADDPS        y, Y0, Y0; \
+	HSUM8(Y0, X0, X1); \
+	VMOVSS        X0, off(AX)
 
 #define FT_BODY \
 	MOVQ a+0(FP), AX; \
@@ -32,38 +34,38 @@
 	MOVQ 24(AX), R9; MOVQ 32(AX), R10; MOVQ 40(AX), R11; \
 	MOVQ 48(AX), R12; MOVQ 56(AX), R13; MOVQ 64(AX), BX; MOVQ 72(AX), DX; \
 	MOVQ 88(AX), CX; \
-	VPXORD Z0, Z0, Z0; VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2; VPXORD Z3, Z3, Z3; \
-	VPXORD Z4, Z4, Z4; VPXORD Z5, Z5, Z5; VPXORD Z6, Z6, Z6; VPXORD Z7, Z7, Z7; \
 	VPXORD Z8, Z8, Z8; VPXORD Z9, Z9, Z9; VPXORD Z10, Z10, Z10; VPXORD Z11, Z11, Z11; \
 	VPXORD Z12, Z12, Z12; VPXORD Z13, Z13, Z13; VPXORD Z14, Z14, Z14; VPXORD Z15, Z15, Z15; \
 	VPXORD Z16, Z16, Z16; VPXORD Z17, Z17, Z17; VPXORD Z18, Z18, Z18; VPXORD Z19, Z19, Z19; \
 	VPXORD Z20, Z20, Z20; VPXORD Z21, Z21, Z21; VPXORD Z22, Z22, Z22; VPXORD Z23, Z23, Z23; \
+	VPXORD Z24, Z24, Z24; VPXORD Z25, Z25, Z25; VPXORD Z26, Z26, Z26; VPXORD Z27, Z27, Z27; \
+	VPXORD Z28, Z28, Z28; VPXORD Z29, Z29, Z29; VPXORD Z30, Z30, Z30; VPXORD Z31, Z31, Z31; \
 	XORQ AX, AX; \
 	TESTQ CX, CX; \
 	JZ   sums; \
 loop: \
-	WIDEN((SI)(AX*1), Z24); \
-	WIDEN((DI)(AX*1), Z25); \
-	WIDEN((R8)(AX*1), Z26); \
-	WIDEN((R9)(AX*1), Z27); \
-	WIDEN((R10)(AX*1), Z28); \
-	WIDEN((R11)(AX*1), Z29); \
-	FT_TOK((R12)(AX*1), Z0, Z1, Z2, Z3, Z4, Z5); \
-	FT_TOK((R13)(AX*1), Z6, Z7, Z8, Z9, Z10, Z11); \
-	FT_TOK((BX)(AX*1), Z12, Z13, Z14, Z15, Z16, Z17); \
-	FT_TOK((DX)(AX*1), Z18, Z19, Z20, Z21, Z22, Z23); \
+	WIDEN((SI)(AX*1), Z0); \
+	WIDEN((DI)(AX*1), Z1); \
+	WIDEN((R8)(AX*1), Z2); \
+	WIDEN((R9)(AX*1), Z3); \
+	WIDEN((R10)(AX*1), Z4); \
+	WIDEN((R11)(AX*1), Z5); \
+	FT_TOK((R12)(AX*1), Z8, Z9, Z10, Z11, Z12, Z13); \
+	FT_TOK((R13)(AX*1), Z14, Z15, Z16, Z17, Z18, Z19); \
+	FT_TOK((BX)(AX*1), Z20, Z21, Z22, Z23, Z24, Z25); \
+	FT_TOK((DX)(AX*1), Z26, Z27, Z28, Z29, Z30, Z31); \
 	ADDQ $32, AX; \
 	DECQ CX; \
 	JNZ  loop; \
 sums: \
 	MOVQ a+0(FP), AX; \
 	MOVQ 80(AX), AX; \
-	FT_HSUM(Z0, Y0, 0); FT_HSUM(Z1, Y1, 4); FT_HSUM(Z2, Y2, 8); FT_HSUM(Z3, Y3, 12); \
-	FT_HSUM(Z4, Y4, 16); FT_HSUM(Z5, Y5, 20); FT_HSUM(Z6, Y6, 24); FT_HSUM(Z7, Y7, 28); \
-	FT_HSUM(Z8, Y8, 32); FT_HSUM(Z9, Y9, 36); FT_HSUM(Z10, Y10, 40); FT_HSUM(Z11, Y11, 44); \
-	FT_HSUM(Z12, Y12, 48); FT_HSUM(Z13, Y13, 52); FT_HSUM(Z14, Y14, 56); FT_HSUM(Z15, Y15, 60); \
-	FT_HSUM(Z16, Y16, 64); FT_HSUM(Z17, Y17, 68); FT_HSUM(Z18, Y18, 72); FT_HSUM(Z19, Y19, 76); \
-	FT_HSUM(Z20, Y20, 80); FT_HSUM(Z21, Y21, 84); FT_HSUM(Z22, Y22, 88); FT_HSUM(Z23, Y23, 92); \
+	FT_HSUM(Z8, Y8, 0); FT_HSUM(Z9, Y9, 4); FT_HSUM(Z10, Y10, 8); FT_HSUM(Z11, Y11, 12); \
+	FT_HSUM(Z12, Y12, 16); FT_HSUM(Z13, Y13, 20); FT_HSUM(Z14, Y14, 24); FT_HSUM(Z15, Y15, 28); \
+	FT_HSUM(Z16, Y16, 32); FT_HSUM(Z17, Y17, 36); FT_HSUM(Z18, Y18, 40); FT_HSUM(Z19, Y19, 44); \
+	FT_HSUM(Z20, Y20, 48); FT_HSUM(Z21, Y21, 52); FT_HSUM(Z22, Y22, 56); FT_HSUM(Z23, Y23, 60); \
+	FT_HSUM(Z24, Y24, 64); FT_HSUM(Z25, Y25, 68); FT_HSUM(Z26, Y26, 72); FT_HSUM(Z27, Y27, 76); \
+	FT_HSUM(Z28, Y28, 80); FT_HSUM(Z29, Y29, 84); FT_HSUM(Z30, Y30, 88); FT_HSUM(Z31, Y31, 92); \
 	VZEROUPPER; \
 	RET
 
@@ -107,8 +109,10 @@ xloop: \
 	VADDPS        Z1, Z0, Z0; \
 	VADDPS        Z3, Z2, Z2; \
 	VADDPS        Z2, Z0, Z0; \
-	HSUM16(Z0, Y0, Y1, X1, X2); \
-	VMOVSS        X1, (DX); \
+	VEXTRACTF64X4 $1, Z0, Y1; \
+	VADDPS        Y1, Y0, Y0; \
+	HSUM8(Y0, X0, X1); \
+	VMOVSS        X0, (DX); \
 	ADDQ          $4, DX; \
 	DECQ          R9; \
 	JNZ           xrow; \

@@ -221,22 +221,14 @@ skip:
 	BYTE $0xdf
 
 // HSUM8 adds the eight float lanes of lo (YMM; lox its XMM) into its lowest
-// (scratch hi, an XMM register; EVEX forms, so any of the 32 registers):
-// hsum8.
+// (scratch hi, an XMM register): hsum8.
 #define HSUM8(lo, lox, hi) \
-	VEXTRACTF32X4 $0x01, lo, hi; \
+	VEXTRACTF128 $0x01, lo, hi; \
 	VADDPS hi, lox, lox; \
 	VPSHUFD $0x4e, lox, hi; \
 	VADDPS hi, lox, lox; \
 	VPSHUFD $0xb1, lox, hi; \
 	VADDSS hi, lox, lox
-
-// HSUM16 adds the sixteen float lanes of z (y its YMM) into the lowest of
-// sx (its YMM sy; scratch tx, an XMM register).
-#define HSUM16(z, y, sy, sx, tx) \
-	VEXTRACTF64X4 $1, z, sy; \
-	VADDPS        y, sy, sy; \
-	HSUM8(sy, sx, tx)
 
 // KQ_ARGS loads dst, rows, w and the activations x into DX, R8, wreg and R10: loadArgsX.
 #define KQ_ARGS(wreg, x) \
