@@ -19,7 +19,6 @@ type nativeRequest struct {
 	JSONSchema    json.RawMessage `json:"json_schema"`
 	CachePrompt   *bool           `json:"cache_prompt"` // always: a slot keeps its prefix
 	NProbs        *int            `json:"n_probs"`
-	Grammar       *string         `json:"grammar"`
 }
 
 // nativeCompletion is llama-server's POST /completion: {"content", "stop":
@@ -45,8 +44,6 @@ func (s *Server) nativeJob(nr *nativeRequest) (*job, *apiError) {
 	switch {
 	case nr.NProbs != nil && *nr.NProbs > 0:
 		return nil, badRequest("n_probs", "n_probs: this server gives log-probabilities on /v1/completions (logprobs)")
-	case nr.Grammar != nil && *nr.Grammar != "":
-		return nil, badRequest("grammar", "grammar: this server constrains by JSON schema (json_schema), not GBNF")
 	}
 	req := request{Prompt: nr.Prompt, sampling: nr.sampling}
 	if t := bytes.TrimSpace(nr.Prompt); len(t) > 0 && t[0] == '[' {

@@ -47,15 +47,28 @@ func TestNativeCompletion(t *testing.T) {
 	if code != 200 || json.Unmarshal([]byte(v["content"].(string)), &pet) != nil || (pet.Pet != "cat" && pet.Pet != "dog") {
 		t.Errorf("json_schema: %d %s", code, raw)
 	}
+	// A GBNF grammar (llama-server's "grammar"): the answer is one of the
+	// texts it derives, whatever the pseudo-random model prefers.
+	code, v, raw = post(t, ts, "/completion", `{"prompt":"A pet:","n_predict":60,"grammar":"root ::= (\"cat\" | \"dog\") [0-9]{2} \"!\""}`)
+	if c, ok := v["content"].(string); code != 200 || !ok || len(c) != 6 || (c[:3] != "cat" && c[:3] != "dog") || c[3] < '0' || c[3] > '9' || c[4] < '0' || c[4] > '9' || c[5] != '!' ||
+		v["stop_type"] != "eos" {
+		t.Errorf("grammar: %d %s", code, raw)
+	}
+	// The same on the OpenAI endpoints, which llama-server lets take it too.
+	code, v, raw = post(t, ts, "/v1/chat/completions", `{"messages":[{"role":"user","content":"A pet?"}],"max_tokens":60,"temperature":0,"grammar":"root ::= \"a \" (\"cat\" | \"dog\")"}`)
+	if code != 200 || !strings.Contains(raw, `"content":"a cat"`) && !strings.Contains(raw, `"content":"a dog"`) || !strings.Contains(raw, `"finish_reason":"stop"`) {
+		t.Errorf("chat grammar: %d %s", code, raw)
+	}
 	for body, want := range map[string]string{
 		`{"prompt":[1,-1]}`:                     "prompt[1]: token -1",
 		`{"prompt":[]}`:                         "no tokens",
 		`{"prompt":["a"]}`:                      "array of token ids",
 		`{"prompt":"x","n_probs":3}`:            "n_probs",
-		`{"prompt":"x","grammar":"root ::= x"}`: "not GBNF",
-		`{"prompt":"x","n_predict":0}`:          "nothing to generate",
-		`{"prompt":"x","repeat_penalty":-1}`:    "repeat penalty",
-		`{"prompt":"x","n_predict":100000}`:     "exceeds the context",
+		`{"prompt":"x","grammar":"root ::= x"}`: `grammar: rule \"x\"`,
+		`{"prompt":"x","grammar":"root ::= \"a","json_schema":{"type":"object"}}`: "one constraint a request",
+		`{"prompt":"x","n_predict":0}`:                                            "nothing to generate",
+		`{"prompt":"x","repeat_penalty":-1}`:                                      "repeat penalty",
+		`{"prompt":"x","n_predict":100000}`:                                       "exceeds the context",
 	} {
 		if code, _, raw := post(t, ts, "/completion", body); code != 400 || !strings.Contains(raw, want) {
 			t.Errorf("%s: %d %s, want 400 and %q", body, code, raw, want)

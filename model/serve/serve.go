@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/damascus-llm/damascus/model/grammar"
 	"github.com/damascus-llm/damascus/model/jsonmode"
 	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/llama/chat"
@@ -83,6 +84,10 @@ type Server struct {
 	// first request that asks for it.
 	jsonOnce  sync.Once
 	jsonTable *jsonmode.Table
+	// grammarTable is the vocabulary as a GBNF constraint reads it, made
+	// by the first request with a grammar.
+	grammarOnce  sync.Once
+	grammarTable *grammar.Table
 }
 
 // New returns a server over cfg.Context or cfg.Batch.
@@ -270,6 +275,7 @@ type sampling struct {
 	Seed             *int64          `json:"seed"`
 	Stop             json.RawMessage `json:"stop"`
 	Stream           bool            `json:"stream"`
+	Grammar          *string         `json:"grammar"` // GBNF, as llama-server takes it on every endpoint
 	FrequencyPenalty *float32        `json:"frequency_penalty"`
 	PresencePenalty  *float32        `json:"presence_penalty"`
 }
@@ -329,6 +335,9 @@ type job struct {
 	// required call: one schema a tool).
 	json   bool
 	schema jsonmode.Union
+	// grammar constrains the answer to the texts a GBNF grammar derives
+	// (llama-server's "grammar").
+	grammar *grammar.Grammar
 	// tools are the functions offered (tools.go); mustCall says the answer
 	// is constrained to a call of one of them.
 	tools    []tool
@@ -485,6 +494,9 @@ func (s *Server) parseRequest(req *request, isChat bool) (*job, *apiError) {
 		if j.json {
 			return nil, badRequest("response_format", "response_format with a required tool call: the call is the answer's JSON")
 		}
+		if j.grammar != nil {
+			return nil, badRequest("grammar", "grammar with a required tool call: the call is the answer's JSON")
+		}
 		j.json, j.schema = true, callSchema(j.tools)
 	}
 	return j, nil
@@ -612,6 +624,16 @@ func (s *Server) options(req *request, j *job) *apiError {
 		}
 		j.json, j.schema = true, jsonmode.Union{sch}
 	}
+	if req.Grammar != nil && *req.Grammar != "" {
+		if j.json {
+			return badRequest("grammar", "grammar with response_format %q: one constraint a request", req.ResponseFormat.Type)
+		}
+		g, err := grammar.Parse(*req.Grammar)
+		if err != nil {
+			return badRequest("grammar", "%v", err)
+		}
+		j.grammar = g
+	}
 	if req.StreamOptions != nil {
 		if !req.Stream {
 			return badRequest("stream_options", "stream_options is only allowed with stream: true")
@@ -715,6 +737,10 @@ func (s *Server) sampler(j *job) (*sample.Sampler, error) {
 	smp, err := sample.New(s.cfg.Vocab, j.params)
 	if err != nil {
 		return nil, err
+	}
+	if j.grammar != nil {
+		s.grammarOnce.Do(func() { s.grammarTable = grammar.NewTable(s.cfg.Tokenizer, s.cfg.Vocab) })
+		smp.SetConstraint(s.grammarTable.New(j.grammar))
 	}
 	if j.json {
 		s.jsonOnce.Do(func() { s.jsonTable = jsonmode.NewTable(s.cfg.Tokenizer, s.cfg.Vocab) })

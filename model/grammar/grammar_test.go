@@ -1,0 +1,146 @@
+package grammar
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func accepts(t *testing.T, g *Grammar, text string) bool {
+	t.Helper()
+	s := g.Start()
+	return s.WriteString(text) && s.Done()
+}
+
+// Each grammar against texts it derives and texts it does not, prefixes
+// among the latter.
+func TestGrammar(t *testing.T) {
+	for _, c := range []struct {
+		src      string
+		yes, no  []string
+		prefixes []string // not complete, but still prefixes
+	}{
+		{`root ::= "yes" | "no"`, []string{"yes", "no"}, []string{"", "ye", "yess", "No", "maybe"}, []string{"y", "n"}},
+		{`root ::= [a-z]+ ("," [a-z]+)*`, []string{"a", "abc,de,f"}, []string{"", "abc,", ",a", "aB"}, []string{"ab,"}},
+		{`root ::= [^"\\]* "!"`, []string{"!", "héllo wörld!", "日本!"}, []string{"a\"!", "a\\!", "abc"}, []string{"日本"}},
+		{`root ::= "a"{2} "b"{1,3} "c"{2,} "d"{,1}`, []string{"aabcc", "aabbbccccd", "aabbccd"}, []string{"abcc", "aabbbbcc", "aabc", "aabccdd"}, []string{"aab"}},
+		{"root ::= item (\n  \"+\" item\n)*\nitem ::= [0-9]+ | \"(\" root \")\" # nested\n", []string{"1", "12+(3+4)", "((1))"}, []string{"1+", "(1", "+1", "1)"}, []string{"((1"}},
+		{"# a comment\nroot ::= x? y\nx ::= \"x\"\ny ::= \"y\" | \"\"\n", []string{"x", "xy", "y", ""}, []string{"yx", "xx"}, nil},
+		{`root ::= . . [\x41-\x43] "\u00e9\n"`, []string{"ab" + "B" + "é\n", "\x00zA" + "é\n"}, []string{"abDé\n", "aBé\n"}, nil},
+		{`root ::= [\]\-\^]+`, []string{"]", "-^]"}, []string{"a", ""}, nil},
+	} {
+		g, err := Parse(c.src)
+		if err != nil {
+			t.Errorf("%q: %v", c.src, err)
+			continue
+		}
+		for _, y := range c.yes {
+			if !accepts(t, g, y) {
+				t.Errorf("%q: %q refused", c.src, y)
+			}
+		}
+		for _, n := range c.no {
+			if accepts(t, g, n) {
+				t.Errorf("%q: %q accepted", c.src, n)
+			}
+		}
+		for _, p := range c.prefixes {
+			s := g.Start()
+			if !s.WriteString(p) || s.Done() {
+				t.Errorf("%q: prefix %q: live %v, done %v", c.src, p, !s.Failed(), s.Done())
+			}
+		}
+	}
+}
+
+// Bad grammars are errors naming the problem, never a panic.
+func TestParseErrors(t *testing.T) {
+	for src, want := range map[string]string{
+		``:                                    "no rule named root",
+		`rot ::= "a"`:                         "no rule named root",
+		`root ::= x`:                          `rule "x"`,
+		`root ::= "a`:                         "unterminated string",
+		`root ::= [a-`:                        "unterminated character class",
+		`root ::= [z-a]`:                      "backwards",
+		`root ::= ("a"`:                       "closing )",
+		`root ::= "a"{3,1}`:                   "below the least",
+		`root ::= "a"{5000}`:                  "at most",
+		`root ::= *`:                          "repeats nothing",
+		`root = "a"`:                          "::= is wanted",
+		"root ::= \"a\"\nroot ::= \"b\"":      "defined twice",
+		`root ::= root "a"`:                   "left-recursive",
+		"root ::= x \"a\"\nx ::= \"\" | root": "left-recursive",
+		`root ::= "\q"`:                       "unknown escape",
+		`root ::= "a" )`:                      "unexpected",
+		`root ::= "\u12"`:                     "hex digits",
+	} {
+		_, err := Parse(src)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want one containing %q", src, err, want)
+		}
+	}
+}
+
+type vocab []string
+
+func (v vocab) Piece(id int32, _ bool) (string, error) {
+	if int(id) >= len(v) {
+		return "", fmt.Errorf("no token %d", id)
+	}
+	if v[id] == "<eot>" {
+		return "", nil
+	}
+	return v[id], nil
+}
+
+func (v vocab) IsEOG(id int32) bool { return int(id) < len(v) && v[id] == "<eot>" }
+
+// The constraint over a vocabulary: tokens that keep a prefix, a code
+// point split across tokens, and the end of generation only when complete.
+func TestConstraint(t *testing.T) {
+	g, err := Parse(`root ::= "é" [0-9]+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := vocab{"\xc3", "\xa9", "é", "1", "23", "x", "<eot>", "\xc3\xa8", "\xe0", "\xf0", "\xc0"}
+	c := NewTable(v, len(v)+1).New(g) // one token past the vocabulary: refused
+	allowed := func() string {
+		var ids []int
+		for id := range len(v) + 1 {
+			if c.Allows(id) {
+				ids = append(ids, id)
+			}
+		}
+		return fmt.Sprint(ids)
+	}
+	for _, step := range []struct {
+		pick int
+		want string
+	}{{0, "[0 2]"}, {1, "[1]"}, {4, "[3 4]"}, {3, "[3 4 6]"}, {6, "[3 4 6]"}} {
+		if got := allowed(); got != step.want {
+			t.Fatalf("before token %d: allowed %s, want %s", step.pick, got, step.want)
+		}
+		c.Accept(step.pick)
+	}
+	if !c.Done() {
+		t.Error("the text is complete but the constraint is not done")
+	}
+}
+
+// Any grammar text and any generated text: an error or an answer, never a
+// panic or a hang.
+func FuzzGrammar(f *testing.F) {
+	f.Add(`root ::= [a-z]+ ("," [a-z]+)*`, "ab,c")
+	f.Add("root ::= item (\n \"+\" item)*\nitem ::= [0-9]+ | \"(\" root \")\"", "(1+2)+3")
+	f.Add(`root ::= [^\x00-\x7f]{1,3} .`, "日本語!")
+	f.Add(`root ::= ("a" | "a" "b"?)* "c"{2,4}`, "aabacc")
+	f.Fuzz(func(t *testing.T, src, text string) {
+		g, err := Parse(src)
+		if err != nil {
+			return
+		}
+		s := g.Start()
+		s.WriteString(text)
+		_ = s.Done()
+	})
+}
