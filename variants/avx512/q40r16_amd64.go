@@ -5,6 +5,7 @@ package avx512
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"github.com/damascus-llm/damascus/ledger"
 	"github.com/damascus-llm/damascus/quant"
@@ -20,6 +21,24 @@ func q40r16Dot(w, x *byte, dst *float32, nb, groups, dist int)
 
 //go:noescape
 func q40r16DotN(w, x *byte, dst *float32, nb, groups, dist int)
+
+// q40r16Dot2 reads two groups at once (two weight streams a core, their
+// blocks against the same activations): pairs pairs of groups.
+//
+//go:noescape
+func q40r16Dot2(w, x *byte, dst *float32, nb, pairs int)
+
+// q40r16Pairs is q40r16Dot2 over groups groups, a last odd one by q40r16Dot
+// (dist unused: no prefetch).
+func q40r16Pairs(w, x *byte, dst *float32, nb, groups, _ int) {
+	if pairs := groups / 2; pairs > 0 {
+		q40r16Dot2(w, x, dst, nb, pairs)
+	}
+	if groups%2 == 1 {
+		q40r16Dot((*byte)(unsafe.Add(unsafe.Pointer(w), (groups-1)*nb*Q40R16Bytes)), x,
+			(*float32)(unsafe.Add(unsafe.Pointer(dst), 4*16*(groups-1))), nb, 1, 0)
+	}
+}
 
 // gemmPackQ40R16 writes the panel gemmPackQ40 writes (k-quad j of row r at
 // 64j+4r, then 16 float32 d_w) from a 16-row group of the interleaved
@@ -50,6 +69,9 @@ func init() {
 		"d_w·d_x by one FMA a block and 16 rows (the one-row avx512-vnni kernel pays its widening and float step a row)"
 	RegisterR16(R16Family{Name: "avx512-vnni-r16", Family: ledger.FamilyAVX512VNNI, Features: feats}, quant.Q4_0, Q40R16Layout, 32, q40r16Dot, q40r16DotN,
 		[]PrefetchForm{{Suffix: "", Dist: 0}, {Suffix: "-pf8k", Dist: 8192}, {Suffix: "-nta8k", Dist: 8192, NTA: true}}, []string{"", "-nta8k"}, note)
+	RegisterR16(R16Family{Name: "avx512-vnni-r16-2s", Family: ledger.FamilyAVX512VNNI, Features: feats}, quant.Q4_0, Q40R16Layout, 32, q40r16Pairs, q40r16Pairs,
+		[]PrefetchForm{{Suffix: "", Dist: 0}}, []string{""}, note+"; two groups a loop (two weight streams a core, nb·288 bytes apart). "+
+			"A loser on Zen 5: engine tg64 0.78× the promoted -nta8k form (1B Q4_0, 8 rounds, run 20261206T012611Z-4a4c07)")
 	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q4_0), Name: "avx512-vnni-gemm-r16", Family: ledger.FamilyAVX512VNNI, Features: feats,
 		Layout: Q40R16Layout, Impl: ledger.MatMul(gemmQ40R16.matMul),
 		Notes: ledger.MatMulOp(quant.Q4_0) + ":avx512-vnni-gemm over the interleaved layout (the avx512-vnni-r16 matvec's): each 16-row panel written in Go from a group's lines " +

@@ -86,3 +86,82 @@ TEXT ·q40r16DotN(SB), NOSPLIT, $0-48
 	V4_FUNC
 
 #undef PFW
+
+// V4_ONE is one block of the group at off(base)(idx*1) (activations at R8)
+// into the float sums f: lines into l0-l3 (low nibbles) and h0-h3 (high),
+// int32 chains a and b, d_w in d.
+#define V4_ONE(idx, l0, l1, l2, l3, h0, h1, h2, h3, a, b, d, f) \
+	VMOVDQU64     32(SI)(idx*1), l0; \
+	VMOVDQU64     96(SI)(idx*1), l1; \
+	VMOVDQU64     160(SI)(idx*1), l2; \
+	VMOVDQU64     224(SI)(idx*1), l3; \
+	VPSRLW        $4, l0, h0; \
+	VPSRLW        $4, l1, h1; \
+	VPSRLW        $4, l2, h2; \
+	VPSRLW        $4, l3, h3; \
+	VPANDD        Z15, l0, l0; \
+	VPANDD        Z15, l1, l1; \
+	VPANDD        Z15, l2, l2; \
+	VPANDD        Z15, l3, l3; \
+	VPANDD        Z15, h0, h0; \
+	VPANDD        Z15, h1, h1; \
+	VPANDD        Z15, h2, h2; \
+	VPANDD        Z15, h3, h3; \
+	VPXORD        a, a, a; \
+	VPXORD        b, b, b; \
+	VPDPBUSD.BCST (R8), l0, a; \
+	VPDPBUSD.BCST 16(R8), h0, b; \
+	VPDPBUSD.BCST 4(R8), l1, a; \
+	VPDPBUSD.BCST 20(R8), h1, b; \
+	VPDPBUSD.BCST 8(R8), l2, a; \
+	VPDPBUSD.BCST 24(R8), h2, b; \
+	VPDPBUSD.BCST 12(R8), l3, a; \
+	VPDPBUSD.BCST 28(R8), h3, b; \
+	VPADDD        b, a, a; \
+	VPSUBD.BCST   32(R8), a, a; \
+	VCVTDQ2PS     a, a; \
+	VCVTPH2PS     (SI)(idx*1), d; \
+	VMULPS.BCST   36(R8), d, d; \
+	VFMADD231PS   d, a, f
+
+// func q40r16Dot2(w, x *byte, dst *float32, nb, pairs int)
+// Two groups at once (two weight streams a core, nb·288 bytes apart):
+// pairs pairs of groups, each block of both against the same activations.
+TEXT ·q40r16Dot2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ dst+16(FP), DX
+	MOVQ nb+24(FP), CX
+	MOVQ pairs+32(FP), R9
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	TESTQ R9, R9
+	JZ    done2
+	TESTQ CX, CX
+	JZ    done2
+	IMUL3Q $288, CX, BX
+	XORQ   R12, R12
+
+pair:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ   DI, R8
+	MOVQ   CX, R10
+
+blk2:
+	V4_ONE(R12, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z2, Z3, Z12, Z0)
+	V4_ONE(BX, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z13, Z1)
+	ADDQ $288, SI
+	ADDQ $40, R8
+	DECQ R10
+	JNZ  blk2
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    $128, DX
+	ADDQ    BX, SI
+	DECQ    R9
+	JNZ     pair
+
+done2:
+	VZEROUPPER
+	RET
