@@ -144,3 +144,25 @@ func FuzzGrammar(f *testing.F) {
 		_ = s.Done()
 	})
 }
+
+// A grammar whose readings multiply past maxStacks keeps following the
+// readings it holds: the text is still one it derives.
+func TestManyReadings(t *testing.T) {
+	// Each "a" may close any of the open groups: the readings grow with
+	// the text.
+	g, err := Parse(`root ::= x*
+x ::= "a" | "a" x "b" | "a" "a" x`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g.Start()
+	if !s.WriteString(strings.Repeat("a", 40)) || len(s.stacks) > maxStacks {
+		t.Fatalf("live %v with %d stacks", !s.Failed(), len(s.stacks))
+	}
+	if len(s.stacks) < maxStacks/2 {
+		t.Fatalf("%d stacks: the test no longer reaches the bound", len(s.stacks))
+	}
+	if !s.Done() {
+		t.Error("a run of a's is one root derives")
+	}
+}

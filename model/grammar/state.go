@@ -6,8 +6,9 @@ import (
 )
 
 // maxStacks bounds the stacks a State holds: an ambiguous grammar's
-// alternatives multiply them, and past this the text is refused rather
-// than the server slowed without end.
+// alternatives multiply them. Past it the readings beyond the first
+// maxStacks are dropped: the text still follows the grammar (by the
+// readings kept), and generation never runs out of allowed tokens.
 const maxStacks = 4096
 
 // A State recognizes prefixes of the texts root derives: the stacks of
@@ -172,8 +173,11 @@ func (s *State) advance(r rune) {
 		moved[len(moved)-1]++
 		next = s.g.expand(next, moved)
 		if len(next) > maxStacks {
-			s.bad = true
-			return
+			next = dedup(next)
+			if len(next) > maxStacks {
+				next = next[:maxStacks]
+				break
+			}
 		}
 	}
 	s.stacks = dedup(next)
