@@ -35,10 +35,67 @@ func NewTable(v Vocab, n int) *Table {
 type Constraint struct {
 	t  *Table
 	st *State
+	// nodes are the stack sets met while checking tokens, each with the
+	// sets its code points lead to by which of its stacks match them
+	// (memoized: a vocabulary scan inside a string repeats one step);
+	// base is the current state's.
+	nodes map[string]*node
+	base  *node
 }
 
+// A node is a set of stacks and, by the mask of those whose top matches a
+// code point, the node the code point leads to.
+type node struct {
+	stacks [][]int32
+	next   map[uint64]*node
+}
+
+// maxNodes bounds the memo; past it the memo starts again.
+const maxNodes = 1 << 14
+
 // New returns a constraint to the texts g derives, at the answer's start.
-func (t *Table) New(g *Grammar) *Constraint { return &Constraint{t: t, st: g.Start()} }
+func (t *Table) New(g *Grammar) *Constraint {
+	return &Constraint{t: t, st: g.Start(), nodes: map[string]*node{}}
+}
+
+func (c *Constraint) nodeOf(stacks [][]int32) *node {
+	var k []byte
+	for _, st := range stacks {
+		k = append(k, int32Bytes(st)...)
+		k = append(k, 0xff, 0xff, 0xff, 0xff) // no position is -1
+	}
+	if n, ok := c.nodes[string(k)]; ok {
+		return n
+	}
+	if len(c.nodes) >= maxNodes {
+		clear(c.nodes)
+		c.base = nil
+	}
+	n := &node{stacks: stacks, next: map[uint64]*node{}}
+	c.nodes[string(k)] = n
+	return n
+}
+
+// step is the node code point r leads n to (no stacks: r is refused), or
+// nil where n has more stacks than a mask holds.
+func (c *Constraint) step(n *node, r rune) *node {
+	if len(n.stacks) > 64 {
+		return nil
+	}
+	g := c.st.g
+	var mask uint64
+	for i, st := range n.stacks {
+		if len(st) > 0 && g.elems[st[len(st)-1]].matches(r) {
+			mask |= 1 << i
+		}
+	}
+	if nx, ok := n.next[mask]; ok {
+		return nx
+	}
+	nx := c.nodeOf(g.advance(n.stacks, func(i int, _ *elem) bool { return mask&(1<<i) != 0 }))
+	n.next[mask] = nx
+	return nx
+}
 
 // Allows reports whether token id may come next.
 func (c *Constraint) Allows(id int) bool {
@@ -53,23 +110,33 @@ func (c *Constraint) Allows(id int) bool {
 	if p == "" || c.st.bad {
 		return false
 	}
-	// Most tokens fail on their first code point: check it on the stacks'
-	// tops before copying the state.
-	if len(c.st.pending) == 0 {
-		if r, n := utf8.DecodeRuneInString(p); !(r == utf8.RuneError && n <= 1) {
-			ok := false
-			for _, st := range c.st.stacks {
-				if len(st) > 0 && c.st.g.elems[st[len(st)-1]].matches(r) {
-					ok = true
-					break
-				}
-			}
-			if !ok {
-				return false
-			}
-		}
+	if len(c.st.pending) > 0 {
+		return c.st.Clone().WriteString(p)
 	}
-	return c.st.Clone().WriteString(p)
+	if c.base == nil {
+		c.base = c.nodeOf(c.st.stacks)
+	}
+	n := c.base
+	for i := 0; i < len(p); {
+		if !utf8.FullRuneInString(p[i:]) { // a code point the next token completes
+			s := &State{g: c.st.g, stacks: n.stacks}
+			return s.WriteString(p[i:])
+		}
+		r, size := utf8.DecodeRuneInString(p[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return false
+		}
+		nx := c.step(n, r)
+		if nx == nil { // too many stacks for a mask: the plain walk
+			s := &State{g: c.st.g, stacks: n.stacks}
+			return s.WriteString(p[i:])
+		}
+		if len(nx.stacks) == 0 {
+			return false
+		}
+		n, i = nx, i+size
+	}
+	return true
 }
 
 // Accept advances the constraint over the token picked.
@@ -78,6 +145,7 @@ func (c *Constraint) Accept(id int) {
 		return
 	}
 	c.st.WriteString(c.t.pieces[id])
+	c.base = nil
 }
 
 // Done reports whether the text so far is complete under the grammar.

@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -142,6 +143,18 @@ func FuzzGrammar(f *testing.F) {
 		s := g.Start()
 		s.WriteString(text)
 		_ = s.Done()
+		// The constraint over the text's bytes and pairs, agreeing with
+		// the plain walk at its start.
+		var v vocab
+		for i := range min(len(text), 16) {
+			v = append(v, text[i:i+1], text[i:min(len(text), i+2)])
+		}
+		c := NewTable(v, len(v)).New(g)
+		for id, p := range v {
+			if got, want := c.Allows(id), g.Start().WriteString(p); got != want {
+				t.Fatalf("piece %q: allowed %v, the plain walk %v", p, got, want)
+			}
+		}
 	})
 }
 
@@ -164,5 +177,67 @@ x ::= "a" | "a" x "b" | "a" "a" x`)
 	}
 	if !s.Done() {
 		t.Error("a run of a's is one root derives")
+	}
+}
+
+// The constraint's memoized walk agrees with the plain one: for each
+// grammar, at each prefix of its texts, every piece of a vocabulary of
+// their substrings (and a few others, partial UTF-8 among them).
+func TestConstraintAgrees(t *testing.T) {
+	for _, c := range []struct {
+		src   string
+		texts []string
+	}{
+		{`root ::= [a-z]+ ("," [a-z]+)*`, []string{"ab,cd,e"}},
+		{`root ::= [^"\\]* "!"`, []string{"héllo wörld!", "日本!"}},
+		{"root ::= item (\"+\" item)*\nitem ::= [0-9]+ | \"(\" root \")\"", []string{"12+(3+4)", "((1))"}},
+		{`root ::= "{" ws "\"k\":" ws s ws "}"
+ws ::= [ \t\n]*
+s ::= "\"" [^"\\]* "\""`, []string{`{ "k": "a b" }`}},
+		{`root ::= ("a" | "a" "b"?)* "c"{2,4}`, []string{"aabacc"}},
+	} {
+		g, err := Parse(c.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		var v vocab
+		add := func(p string) {
+			if p != "" && !seen[p] {
+				seen[p] = true
+				v = append(v, p)
+			}
+		}
+		for _, text := range c.texts {
+			for i := range len(text) {
+				for j := i + 1; j <= min(len(text), i+4); j++ {
+					add(text[i:j])
+				}
+			}
+		}
+		for _, p := range []string{"\xe6", "\xe6\x97", "x", "!!", "\"}", "<eot>", "\xc3"} {
+			add(p)
+		}
+		tab := NewTable(v, len(v))
+		for _, text := range c.texts {
+			con := tab.New(g)
+			for i := 0; i <= len(text); i++ {
+				ref := g.Start()
+				ref.WriteString(text[:i])
+				for id, p := range v {
+					if p == "<eot>" {
+						continue
+					}
+					want := !ref.Failed() && ref.Clone().WriteString(p)
+					if got := con.Allows(id); got != want {
+						t.Fatalf("%q after %q: piece %q allowed %v, the plain walk %v", c.src, text[:i], p, got, want)
+					}
+				}
+				if i < len(text) {
+					id := slices.Index(v, text[i:i+1])
+					con.Accept(id)
+				}
+			}
+		}
 	}
 }

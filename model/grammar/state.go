@@ -164,14 +164,23 @@ func (s *State) WriteString(p string) bool {
 
 // advance moves every stack whose top matches r past it.
 func (s *State) advance(r rune) {
+	s.stacks = s.g.advance(s.stacks, func(_ int, e *elem) bool { return e.matches(r) })
+	if len(s.stacks) == 0 {
+		s.bad = true
+	}
+}
+
+// advance is the stacks that the stacks whose top match takes (stack i,
+// its top e) lead to, at most maxStacks of them (see maxStacks).
+func (g *Grammar) advance(stacks [][]int32, match func(i int, e *elem) bool) [][]int32 {
 	var next [][]int32
-	for _, st := range s.stacks {
-		if len(st) == 0 || !s.g.elems[st[len(st)-1]].matches(r) {
+	for i, st := range stacks {
+		if len(st) == 0 || !match(i, &g.elems[st[len(st)-1]]) {
 			continue
 		}
 		moved := slices.Clone(st)
 		moved[len(moved)-1]++
-		next = s.g.expand(next, moved)
+		next = g.expand(next, moved)
 		if len(next) > maxStacks {
 			next = dedup(next)
 			if len(next) > maxStacks {
@@ -180,10 +189,7 @@ func (s *State) advance(r rune) {
 			}
 		}
 	}
-	s.stacks = dedup(next)
-	if len(s.stacks) == 0 {
-		s.bad = true
-	}
+	return dedup(next)
 }
 
 // partialOK reports whether the pending bytes (an incomplete code point)
