@@ -1,14 +1,13 @@
 package grammar
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/damascus-llm/damascus/model/sample"
+)
 
 // Vocab is what a Table reads of the tokenizer.
-type Vocab interface {
-	// Piece is a token's bytes (empty for control tokens without special).
-	Piece(id int32, special bool) (string, error)
-	// IsEOG reports whether a token ends generation.
-	IsEOG(id int32) bool
-}
+type Vocab = sample.Vocab
 
 // A Table is a vocabulary read once for every Constraint over it.
 type Table struct {
@@ -16,15 +15,10 @@ type Table struct {
 	eog    []bool
 }
 
-// NewTable reads the tokens 0..n-1 of v (n the model's logits, which may
-// exceed the tokenizer's tokens: those have no text and are refused).
+// NewTable reads the tokens 0..n-1 of v (see sample.Pieces).
 func NewTable(v Vocab, n int) *Table {
-	t := &Table{pieces: make([]string, n), eog: make([]bool, n)}
-	for id := range n {
-		if p, err := v.Piece(int32(id), false); err == nil {
-			t.pieces[id], t.eog[id] = p, v.IsEOG(int32(id))
-		}
-	}
+	t := &Table{}
+	t.pieces, t.eog = sample.Pieces(v, n)
 	return t
 }
 

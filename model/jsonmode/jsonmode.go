@@ -9,6 +9,8 @@ package jsonmode
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/damascus-llm/damascus/model/sample"
 )
 
 // MaxIndent is the most spaces and tabs after a newline. Between two
@@ -380,12 +382,7 @@ func (s *State) valueEnd() {
 }
 
 // Vocab is what a Table reads of the tokenizer.
-type Vocab interface {
-	// Piece is a token's bytes (empty for control tokens without special).
-	Piece(id int32, special bool) (string, error)
-	// IsEOG reports whether a token ends generation.
-	IsEOG(id int32) bool
-}
+type Vocab = sample.Vocab
 
 // A Table is a vocabulary read once for every Constraint over it: each
 // token's bytes, whether it ends generation, and whether its bytes may
@@ -400,13 +397,9 @@ type Table struct {
 // NewTable reads the tokens 0..n-1 of v (n the model's logits, which may
 // exceed the tokenizer's tokens: those have no text and are refused).
 func NewTable(v Vocab, n int) *Table {
-	t := &Table{pieces: make([]string, n), eog: make([]bool, n), plain: make([]bool, n)}
-	for id := range n {
-		p, err := v.Piece(int32(id), false)
-		if err != nil {
-			continue
-		}
-		t.pieces[id], t.eog[id] = p, v.IsEOG(int32(id))
+	t := &Table{plain: make([]bool, n)}
+	t.pieces, t.eog = sample.Pieces(v, n)
+	for id, p := range t.pieces {
 		t.plain[id] = p != "" && utf8.ValidString(p) && !strings.ContainsAny(p, "\"\\") && !hasControl(p)
 	}
 	return t

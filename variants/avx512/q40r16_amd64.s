@@ -11,82 +11,6 @@
 // chains, less 8·Σx, times d_w·d_x into the rows' float sums (Z0).
 // Z15 holds 0x0f bytes.
 
-// V4_BLOCK is one block of the group at SI (activations at R8) into Z0;
-// SI, R11 and R8 step to the next. pf prefetches.
-#define V4_BLOCK(pf) \
-	pf; \
-	VMOVDQU64     32(SI), Z4; \
-	VMOVDQU64     96(SI), Z5; \
-	VMOVDQU64     160(SI), Z6; \
-	VMOVDQU64     224(SI), Z7; \
-	VPSRLW        $4, Z4, Z8; \
-	VPSRLW        $4, Z5, Z9; \
-	VPSRLW        $4, Z6, Z10; \
-	VPSRLW        $4, Z7, Z11; \
-	VPANDD        Z15, Z4, Z4; \
-	VPANDD        Z15, Z5, Z5; \
-	VPANDD        Z15, Z6, Z6; \
-	VPANDD        Z15, Z7, Z7; \
-	VPANDD        Z15, Z8, Z8; \
-	VPANDD        Z15, Z9, Z9; \
-	VPANDD        Z15, Z10, Z10; \
-	VPANDD        Z15, Z11, Z11; \
-	VPXORD        Z2, Z2, Z2; \
-	VPXORD        Z3, Z3, Z3; \
-	VPDPBUSD.BCST (R8), Z4, Z2; \
-	VPDPBUSD.BCST 16(R8), Z8, Z3; \
-	VPDPBUSD.BCST 4(R8), Z5, Z2; \
-	VPDPBUSD.BCST 20(R8), Z9, Z3; \
-	VPDPBUSD.BCST 8(R8), Z6, Z2; \
-	VPDPBUSD.BCST 24(R8), Z10, Z3; \
-	VPDPBUSD.BCST 12(R8), Z7, Z2; \
-	VPDPBUSD.BCST 28(R8), Z11, Z3; \
-	VPADDD        Z3, Z2, Z2; \
-	VPSUBD.BCST   32(R8), Z2, Z2; \
-	VCVTDQ2PS     Z2, Z2; \
-	VCVTPH2PS     (SI), Z12; \
-	VMULPS.BCST   36(R8), Z12, Z12; \
-	VFMADD231PS   Z12, Z2, Z0; \
-	ADDQ          $288, SI; \
-	ADDQ          $288, R11; \
-	ADDQ          $40, R8
-
-#define V4_NOPF
-#define V4_PF \
-	PFW 0(R11); PFW 64(R11); PFW 128(R11); PFW 192(R11); PFW 256(R11)
-
-// V4_FUNC: the arguments, Z15, the loops (no prefetch when dist is 0).
-#define V4_FUNC \
-	MOVQ w+0(FP), SI; MOVQ x+8(FP), DI; MOVQ dst+16(FP), DX; \
-	MOVQ nb+24(FP), CX; MOVQ groups+32(FP), R9; MOVQ dist+40(FP), R11; \
-	MOVL $0x0f0f0f0f, AX; VPBROADCASTD AX, Z15; \
-	TESTQ R9, R9; JZ done; \
-	TESTQ CX, CX; JZ done; \
-	TESTQ R11, R11; JNZ pfloop; \
-	R16_GROUPS(group, block, V4_BLOCK(V4_NOPF)); \
-	JMP done; \
-pfloop: \
-	ADDQ SI, R11; \
-	R16_GROUPS(pgroup, pblock, V4_BLOCK(V4_PF)); \
-done: \
-	VZEROUPPER; \
-	RET
-
-#define PFW PREFETCHT0
-
-// func q40r16Dot(w, x *byte, dst *float32, nb, groups, dist int)
-TEXT ·q40r16Dot(SB), NOSPLIT, $0-48
-	V4_FUNC
-
-#undef PFW
-#define PFW PREFETCHNTA
-
-// func q40r16DotN(w, x *byte, dst *float32, nb, groups, dist int)
-TEXT ·q40r16DotN(SB), NOSPLIT, $0-48
-	V4_FUNC
-
-#undef PFW
-
 // V4_ONE is one block of the group at off(base)(idx*1) (activations at R8)
 // into the float sums f: lines into l0-l3 (low nibbles) and h0-h3 (high),
 // int32 chains a and b, d_w in d.
@@ -123,6 +47,52 @@ TEXT ·q40r16DotN(SB), NOSPLIT, $0-48
 	VCVTPH2PS     (SI)(idx*1), d; \
 	VMULPS.BCST   36(R8), d, d; \
 	VFMADD231PS   d, a, f
+
+// V4_BLOCK is one block of the group at SI (activations at R8) into Z0
+// (R12 is 0); SI, R11 and R8 step to the next. pf prefetches.
+#define V4_BLOCK(pf) \
+	pf; \
+	V4_ONE(R12, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z2, Z3, Z12, Z0); \
+	ADDQ          $288, SI; \
+	ADDQ          $288, R11; \
+	ADDQ          $40, R8
+
+#define V4_NOPF
+#define V4_PF \
+	PFW 0(R11); PFW 64(R11); PFW 128(R11); PFW 192(R11); PFW 256(R11)
+
+// V4_FUNC: the arguments, Z15, the loops (no prefetch when dist is 0).
+#define V4_FUNC \
+	MOVQ w+0(FP), SI; MOVQ x+8(FP), DI; MOVQ dst+16(FP), DX; \
+	MOVQ nb+24(FP), CX; MOVQ groups+32(FP), R9; MOVQ dist+40(FP), R11; \
+	MOVL $0x0f0f0f0f, AX; VPBROADCASTD AX, Z15; \
+	XORQ R12, R12; \
+	TESTQ R9, R9; JZ done; \
+	TESTQ CX, CX; JZ done; \
+	TESTQ R11, R11; JNZ pfloop; \
+	R16_GROUPS(group, block, V4_BLOCK(V4_NOPF)); \
+	JMP done; \
+pfloop: \
+	ADDQ SI, R11; \
+	R16_GROUPS(pgroup, pblock, V4_BLOCK(V4_PF)); \
+done: \
+	VZEROUPPER; \
+	RET
+
+#define PFW PREFETCHT0
+
+// func q40r16Dot(w, x *byte, dst *float32, nb, groups, dist int)
+TEXT ·q40r16Dot(SB), NOSPLIT, $0-48
+	V4_FUNC
+
+#undef PFW
+#define PFW PREFETCHNTA
+
+// func q40r16DotN(w, x *byte, dst *float32, nb, groups, dist int)
+TEXT ·q40r16DotN(SB), NOSPLIT, $0-48
+	V4_FUNC
+
+#undef PFW
 
 // func q40r16Dot2(w, x *byte, dst *float32, nb, pairs int)
 // Two groups at once (two weight streams a core, nb·288 bytes apart):
