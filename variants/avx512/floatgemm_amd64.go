@@ -42,6 +42,9 @@ func f16Tile(a *floatTile)
 func bf16Tile(a *floatTile)
 
 //go:noescape
+func bf16TileDot(a *floatTile)
+
+//go:noescape
 func f16RowsX32(dst *float32, rows int, w *byte, x *float32, k int)
 
 //go:noescape
@@ -78,9 +81,10 @@ func f16X32(kernel func(dst *float32, rows int, w *byte, x *float32, k int), dst
 	kernel(&dst[0], len(dst), &w[0], &x[0], k)
 }
 
-// floatGemm is the GEMM over 2-byte floats (k a multiple of 16; others
-// take the matvec, mv, a token at a time).
-func floatGemm(tile func(*floatTile), mv ledger.MatVec) ledger.MatMul {
+// floatGemm is the GEMM over 2-byte floats by tile, step values a tile
+// step (k a multiple of step; others take the matvec, mv, a token at a
+// time).
+func floatGemm(tile func(*floatTile), step int, mv ledger.MatVec) ledger.MatMul {
 	return func(dst []float32, ldd int, w []byte, rows int, xq []byte, n, k int) {
 		if rows <= 0 || n <= 0 {
 			return
@@ -89,7 +93,7 @@ func floatGemm(tile func(*floatTile), mv ledger.MatVec) ledger.MatMul {
 			panic(fmt.Sprintf("avx512 float gemm: bad operands: rows=%d k=%d n=%d ldd=%d len(w)=%d len(xq)=%d len(dst)=%d",
 				rows, k, n, ldd, len(w), len(xq), len(dst)))
 		}
-		if k%16 != 0 || k == 0 {
+		if k%step != 0 || k == 0 {
 			for j := range n {
 				mv(dst[j*ldd:j*ldd+rows], w[:rows*2*k], xq[j*2*k:(j+1)*2*k], k)
 			}
@@ -100,7 +104,7 @@ func floatGemm(tile func(*floatTile), mv ledger.MatVec) ledger.MatMul {
 		a.out = &out[0]
 		for k0 := 0; k0 < k; k0 += floatKChunk {
 			kc := min(floatKChunk, k-k0)
-			a.steps = kc / 16
+			a.steps = kc / step
 			for t0 := 0; t0 < n; t0 += floatTileTokens {
 				nt := min(floatTileTokens, n-t0)
 				for t := range floatTileTokens {
@@ -134,7 +138,7 @@ func init() {
 	const how = "a tile of 6 weight rows × 4 tokens in 24 ZMM accumulators: each step widens the rows' and the tokens' 16 values once for 24 FMAs in float32, " +
 		"the lanes summed once a tile; k in passes of 2048 values so a call's rows stay in L2 for every token block"
 	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.F16), Name: "avx512-gemm", Family: ledger.FamilyAVX512, Features: append(base, "f16c"),
-		Impl: floatGemm(f16Tile, rowops.FloatMatVec(f16RowsAVX512)), Notes: "F16 by VCVTPH2PS; " + how})
+		Impl: floatGemm(f16Tile, 16, rowops.FloatMatVec(f16RowsAVX512)), Notes: "F16 by VCVTPH2PS; " + how})
 	const x32 = "the activations widened to float32 once a call (the avx512 matvec widens them again for every row, two VCVTPH2PS a weight vector): " +
 		"per 64 values of a row 4 VCVTPH2PS of the weights, 4 FMAs with the float32 activations from memory, 4 accumulators. " +
 		"Level with avx512 on Zen 5 (1B shapes, 2 threads, 5 runs: every form 38-50 GB/s, within a few percent of it shape by shape, run 20261206T010614Z-0c75fe): " +
@@ -144,7 +148,11 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecOp(quant.F16), Name: "avx512-x32-nta8k", Family: ledger.FamilyAVX512, Features: append(base, "f16c"),
 		Impl: matVecF16X32(f16RowsX32N), Notes: x32 + "; every weight line prefetched 8 KiB ahead (PREFETCHNTA)"})
 	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.BF16), Name: "avx512-gemm", Family: ledger.FamilyAVX512, Features: base,
-		Impl: floatGemm(bf16Tile, rowops.FloatMatVec(bf16RowsAVX512)), Notes: "BF16 widened by VPMOVZXWD+VPSLLD; " + how +
+		Impl: floatGemm(bf16Tile, 16, rowops.FloatMatVec(bf16RowsAVX512)), Notes: "BF16 widened by VPMOVZXWD+VPSLLD; " + how +
 			". A loser on Zen 5: the promoted avx512-bf16 matvec (VDPBF16PS, 32 products an instruction, no widening) over chunks of rows was faster, " +
 			"pp16 0.89×, pp128 0.81×, pp512 0.92× (1B BF16, 8 rounds, run 20261206T005652Z-4c3dfc); a tile over VDPBF16PS is the next try"})
+	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.BF16), Name: "avx512-bf16-gemm", Family: ledger.FamilyAVX512, Features: append(base, "avx512bf16"),
+		Impl: floatGemm(bf16TileDot, 32, MatVecBF16Dot),
+		Notes: "the 6 × 4 tile by VDPBF16PS (BYTE-encoded): steps of 32 values, rows and tokens loaded as they stand, 24 VDPBF16PS a step " +
+			"(no widening: 32 products an instruction); flushes bf16 denormals, as the avx512-bf16 matvec does; k in passes of 2048 values"})
 }

@@ -9,7 +9,43 @@
 // once and each token's (Z6) once, then 24 FMAs; at the end each
 // accumulator's 16 lanes are summed into out[6t+r]. Row and token
 // pointers come from the arguments (floatTile), so a tail repeats a
-// valid one and its sums are dropped.
+// valid one and its sums are dropped. A variant defines LOADW (a row's
+// step into a register), TOKS (the 4 tokens' steps into the accumulators)
+// and STEP (the bytes of a step); bf16TileDot takes 32 values a step by
+// VDPBF16PS (BYTE-encoded: DPBF16) on the bf16 values as they stand.
+
+// DPBF16 is VDPBF16PS Z(d), Z(s1), Z(s2) (register numbers): Z(d) += the
+// pairwise bf16 products of Z(s1) and Z(s2), as EVEX.512.F3.0F38.W0 52 /r.
+#define DPBF16(d, s1, s2) \
+	BYTE $0x62; \
+	BYTE $(((1-(((d)>>3)&1))<<7) | ((1-(((s2)>>4)&1))<<6) | ((1-(((s2)>>3)&1))<<5) | ((1-(((d)>>4)&1))<<4) | 2); \
+	BYTE $(((15-((s1)&15))<<3) | 6); \
+	BYTE $(0x40 | ((1-(((s1)>>4)&1))<<3)); \
+	BYTE $0x52; \
+	BYTE $(0xc0 | (((d)&7)<<3) | ((s2)&7))
+
+// DT_TOK adds token (m)'s 32 values times the 6 rows' into Z(a0)..Z(a5).
+#define DT_TOK(m, a0, a1, a2, a3, a4, a5) \
+	VMOVDQU16 m, Z6; \
+	DPBF16(a0, 6, 0); \
+	DPBF16(a1, 6, 1); \
+	DPBF16(a2, 6, 2); \
+	DPBF16(a3, 6, 3); \
+	DPBF16(a4, 6, 4); \
+	DPBF16(a5, 6, 5)
+
+// FT_TOKS and DT_TOKS are TOKS for the widening and the dot variants.
+#define FT_TOKS \
+	FT_TOK((R12)(AX*1), Z8, Z9, Z10, Z11, Z12, Z13); \
+	FT_TOK((R13)(AX*1), Z14, Z15, Z16, Z17, Z18, Z19); \
+	FT_TOK((BX)(AX*1), Z20, Z21, Z22, Z23, Z24, Z25); \
+	FT_TOK((DX)(AX*1), Z26, Z27, Z28, Z29, Z30, Z31)
+
+#define DT_TOKS \
+	DT_TOK((R12)(AX*1), 8, 9, 10, 11, 12, 13); \
+	DT_TOK((R13)(AX*1), 14, 15, 16, 17, 18, 19); \
+	DT_TOK((BX)(AX*1), 20, 21, 22, 23, 24, 25); \
+	DT_TOK((DX)(AX*1), 26, 27, 28, 29, 30, 31)
 
 // FT_TOK adds token (m)'s step times the 6 rows into a0..a5.
 #define FT_TOK(m, a0, a1, a2, a3, a4, a5) \
@@ -44,17 +80,14 @@
 	TESTQ CX, CX; \
 	JZ   sums; \
 loop: \
-	WIDEN((SI)(AX*1), Z0); \
-	WIDEN((DI)(AX*1), Z1); \
-	WIDEN((R8)(AX*1), Z2); \
-	WIDEN((R9)(AX*1), Z3); \
-	WIDEN((R10)(AX*1), Z4); \
-	WIDEN((R11)(AX*1), Z5); \
-	FT_TOK((R12)(AX*1), Z8, Z9, Z10, Z11, Z12, Z13); \
-	FT_TOK((R13)(AX*1), Z14, Z15, Z16, Z17, Z18, Z19); \
-	FT_TOK((BX)(AX*1), Z20, Z21, Z22, Z23, Z24, Z25); \
-	FT_TOK((DX)(AX*1), Z26, Z27, Z28, Z29, Z30, Z31); \
-	ADDQ $32, AX; \
+	LOADW((SI)(AX*1), Z0); \
+	LOADW((DI)(AX*1), Z1); \
+	LOADW((R8)(AX*1), Z2); \
+	LOADW((R9)(AX*1), Z3); \
+	LOADW((R10)(AX*1), Z4); \
+	LOADW((R11)(AX*1), Z5); \
+	TOKS; \
+	ADDQ $STEP, AX; \
 	DECQ CX; \
 	JNZ  loop; \
 sums: \
@@ -121,6 +154,9 @@ xdone: \
 	RET
 
 #define WIDEN(m, z) VCVTPH2PS m, z
+#define LOADW WIDEN
+#define TOKS FT_TOKS
+#define STEP 32
 
 // func f16Tile(a *floatTile)
 TEXT ·f16Tile(SB), NOSPLIT, $0-8
@@ -134,6 +170,22 @@ TEXT ·bf16Tile(SB), NOSPLIT, $0-8
 	FT_BODY
 
 #undef WIDEN
+#undef LOADW
+#undef TOKS
+#undef STEP
+#define LOADW(m, z) VMOVDQU16 m, z
+#define TOKS DT_TOKS
+#define STEP 64
+
+// func bf16TileDot(a *floatTile)
+// The tile by VDPBF16PS: steps of 32 values, the rows and tokens loaded
+// as they stand (bf16 pairs), 24 VDPBF16PS a step.
+TEXT ·bf16TileDot(SB), NOSPLIT, $0-8
+	FT_BODY
+
+#undef LOADW
+#undef TOKS
+#undef STEP
 
 #define XPF
 TEXT ·f16RowsX32(SB), NOSPLIT, $0-40

@@ -22,20 +22,28 @@ func TestFloatGemm(t *testing.T) {
 			t.Skipf("CPU lacks %s", f)
 		}
 	}
-	for _, typ := range []quant.Type{quant.F16, quant.BF16} {
-		op, _ := ledger.LookupOp(ledger.MatMulOp(typ))
-		v, ok := ledger.Lookup(op.Name, "avx512-gemm")
+	for _, c := range []struct {
+		typ     quant.Type
+		variant string
+		feature string
+	}{{quant.F16, "avx512-gemm", ""}, {quant.BF16, "avx512-gemm", ""}, {quant.BF16, "avx512-bf16-gemm", "avx512bf16"}} {
+		if c.feature != "" && !cpufeat.Has(c.feature) {
+			t.Logf("CPU lacks %s: %s not checked", c.feature, c.variant)
+			continue
+		}
+		op, _ := ledger.LookupOp(ledger.MatMulOp(c.typ))
+		v, ok := ledger.Lookup(op.Name, c.variant)
 		if !ok {
-			t.Fatalf("%s:avx512-gemm not registered", op.Name)
+			t.Fatalf("%s:%s not registered", op.Name, c.variant)
 		}
 		for _, s := range []ledger.Shape{{Rows: 1, K: 16, N: 1}, {Rows: 5, K: 48, N: 3}, {Rows: 13, K: 2048 + 32, N: 9}, {Rows: 64, K: 4096 + 2048 + 16, N: 5},
-			{Rows: 7, K: 40, N: 6}, {Rows: 24, K: 256, N: 8}} {
-			t.Run(fmt.Sprintf("%s/%s", typ, s.Key(ledger.KindMatMul)), func(t *testing.T) {
-				c, err := gate.NewCase(op, s, 11)
+			{Rows: 7, K: 40, N: 6}, {Rows: 24, K: 256, N: 8}, {Rows: 6, K: 64, N: 4}, {Rows: 11, K: 2048 + 64, N: 7}} {
+			t.Run(fmt.Sprintf("%s/%s/%s", c.typ, c.variant, s.Key(ledger.KindMatMul)), func(t *testing.T) {
+				g, err := gate.NewCase(op, s, 11)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if m, err := c.Check(v); err != nil {
+				if m, err := g.Check(v); err != nil {
 					t.Fatalf("%v (metrics %+v)", err, m)
 				}
 			})
