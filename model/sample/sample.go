@@ -5,6 +5,7 @@ package sample
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -74,7 +75,17 @@ type Sampler struct {
 	cand    []candidate
 	history []int // tokens accepted so far, newest last
 	counts  map[int]int
+	err     error // the constraint allowed no token (Err)
 }
+
+// ErrNoToken is Err's error: the constraint allowed no token at a step,
+// so the token Sample returned does not follow it.
+var ErrNoToken = errors.New("sample: the constraint (JSON schema or grammar) allows no token here")
+
+// Err is ErrNoToken once a Sample found no token its constraint allows
+// (the text can no longer follow it), else nil. A generation stops on it
+// rather than going on unconstrained.
+func (s *Sampler) Err() error { return s.err }
 
 // New returns a sampler for a vocabulary of n tokens.
 func New(n int, p Params) (*Sampler, error) {
@@ -124,6 +135,9 @@ func (s *Sampler) Sample(logits []float32) int {
 	if s.con != nil {
 		if !s.con.Allows(id) {
 			id = s.sample(logits, true)
+			if !s.con.Allows(id) {
+				s.err = ErrNoToken
+			}
 		}
 		s.con.Accept(id)
 	}

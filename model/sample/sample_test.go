@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -243,7 +244,21 @@ func TestConstraint(t *testing.T) {
 	}
 	s, _ := New(4, Params{})
 	s.SetConstraint(&evenOnly{})
-	if got := s.Sample(logitsOf([]float64{0.1, 0.2, 0.6, 0.1})); got != 2 {
-		t.Errorf("greedy, the best token allowed: %d, want 2", got)
+	if got := s.Sample(logitsOf([]float64{0.1, 0.2, 0.6, 0.1})); got != 2 || s.Err() != nil {
+		t.Errorf("greedy, the best token allowed: %d (err %v), want 2", got, s.Err())
+	}
+	// A constraint that allows nothing: the sampler says so.
+	for _, p := range []Params{{}, {Temperature: 1, Seed: 4}} {
+		s, _ := New(4, p)
+		s.SetConstraint(noneAllowed{})
+		s.Sample(logits)
+		if !errors.Is(s.Err(), ErrNoToken) {
+			t.Errorf("%+v: no token allowed, Err %v", p, s.Err())
+		}
 	}
 }
+
+type noneAllowed struct{}
+
+func (noneAllowed) Allows(int) bool { return false }
+func (noneAllowed) Accept(int)      {}

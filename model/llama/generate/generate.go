@@ -155,6 +155,9 @@ func NewStream(tok *tokenizer.Tokenizer, s Sampler, prompt []int32, o Options, o
 // stream goes on with next evaluated; else Stats says why it ended.
 func (g *Stream) Next(logits []float32) (next int32, more bool, err error) {
 	next = int32(g.s.Sample(logits))
+	if e, ok := g.s.(interface{ Err() error }); ok && e.Err() != nil {
+		return next, false, e.Err() // a constraint allows nothing: stop rather than go on unconstrained
+	}
 	g.st.Tokens++
 	g.st.Generated = append(g.st.Generated, next)
 	if g.o.StopToken != nil && g.o.StopToken(next) {
