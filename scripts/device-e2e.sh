@@ -1185,17 +1185,21 @@ shipped)
 	# run with both: the memory probe (and one after each round) for the
 	# decode's fraction of bandwidth, the VNNI and AMX-INT8 probes for the
 	# prefill's fraction of int8 peak (issue 19's report).
+	# THREADS (2) sets both engines' threads (issue 19's 16-thread leg:
+	# THREADS=16); LLAMA_CONFIGS (sapphirerapids,sapphirerapids+huge) the
+	# llama.cpp configurations whose best per test is llama.cpp's row.
 	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
 	unset DAMASCUS_KERNELS
+	th=${THREADS:-2} sfx=""; [ "$th" != 2 ] && sfx="-t$th"
 	for t in ${SHIPPED:-3b:0:128}; do
 		IFS=: read -r m pp tg <<< "$t"
 		models "llama3.2-$m"
-		log "e2e llama3.2-$m pp$pp tg$tg, shipped preferences"
+		log "e2e llama3.2-$m pp$pp tg$tg at $th threads, shipped preferences"
 		timeout "${E2E_TIMEOUT:-540}" $B/ledger e2e -m "/tmp/llama3.2-$m.gguf" --pp "$pp" --tg "$tg" --runs "${RUNS:-10}" --warmup-prompt 64 \
-			--threads 2 --cpu-variant sapphirerapids --huge-pages --sustained 0 --cold-runs 0 \
-			--json "$OUT/e2e-$m-pp$pp-tg$tg.json" --store "$STORE" --note "$NOTE; the engine as shipped (promoted kernels and bundles, no override)" \
-			> "$OUT/e2e-$m-pp$pp-tg$tg.txt" 2>&1
-		grep -aE "prefill tok|decode tok|peak RSS|recorded" "$OUT/e2e-$m-pp$pp-tg$tg.txt" | cut -c1-700
+			--threads "$th" --llama-configs "${LLAMA_CONFIGS:-sapphirerapids,sapphirerapids+huge}" --sustained 0 --cold-runs 0 \
+			--json "$OUT/e2e-$m-pp$pp-tg$tg$sfx.json" --store "$STORE" --note "$NOTE; the engine as shipped (promoted kernels and bundles, no override); $th threads" \
+			> "$OUT/e2e-$m-pp$pp-tg$tg$sfx.txt" 2>&1
+		grep -aE "prefill tok|decode tok|peak RSS|recorded" "$OUT/e2e-$m-pp$pp-tg$tg$sfx.txt" | cut -c1-700
 	done
 	;;
 *) echo "unknown phase $1" >&2; exit 2 ;;
