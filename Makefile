@@ -5,7 +5,7 @@ GO        ?= go
 BIN       := bin
 BASELINE  := baseline/llama.cpp
 
-.PHONY: all build run test test-arm64 bench baseline lint fuzz clean device-bins device-suite device-gpu test-noasm test-fallback
+.PHONY: all build run test test-arm64 bench baseline lint fuzz clean device-bins device-suite device-gpu device-slim test-noasm test-fallback
 
 all: build
 
@@ -108,6 +108,16 @@ device-pack: baseline
 	tar -cf - .device/bin/ledger .device/bin/damascus .device/bin/roofline.test .device/bin/amx.test .device/bin/avx512.test .device/testdata $(BASELINE)/node_modules | xz -T2 -6 > .device/pack/e2e.tar.xz
 	rm -rf .device/testdata
 	@ls -l .device/pack/e2e.tar.xz
+
+# ledger and damascus alone (≈ 7 MB), to ride in one call beside the suite's
+# archive (the pack and the suite together pass the 64 MiB a call carries with
+# the working tree): unpack it after scripts/device-suite.sh and point
+# DAMASCUS_TESTDATA at the suite's test data (/tmp/damascus-suite/testdata).
+device-slim:
+	mkdir -p .device/bin
+	CGO_ENABLED=0 $(GO) build -buildvcs=true -ldflags="-s -w" -o .device/bin/ ./cmd/ledger ./cmd/damascus
+	tar -cf - .device/bin/ledger .device/bin/damascus | xz -T2 -6 > .device/slim.tar.xz
+	@ls -l .device/slim.tar.xz
 
 # The GPU engine's phase on the lent H200 (scripts/device-e2e.sh gpu): the
 # commands, the GPU-related test binaries (and variants/amx's and

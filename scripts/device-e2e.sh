@@ -42,7 +42,7 @@
 #             engines on bf16 caches
 #   quants    the 1B in Q5_K_M, Q8_0, Q4_0 at pp512 beside llama.cpp
 #   ab1b      an engine A/B on the 1B in TYPE (Q4_0) for a bundle promoted
-#             elsewhere (ARMS; session 36's Zen 5 q40r16vnni by default)
+#             elsewhere (ARMS; Q4_0: session 36's q40r16vnni with a plain batched form)
 #   avx2      AVX-512 hidden: the 1B Q4_K_M and Q4_0 beside llama.cpp's
 #             haswell and alderlake builds
 #   bestkv    Damascus bf16 against llama.cpp f16
@@ -415,15 +415,18 @@ quants)
 ab1b)
 	# An engine A/B on the 1B in another weight type (TYPE: Q4_0), for
 	# bundles promoted elsewhere: ARMS (default: session 36's Zen 5
-	# bundle q40r16vnni, the interleaved Q4_0 layout read by AVX-512 VNNI;
-	# with TYPE=F16 ARMS="f16gemm=matmul/f16=avx512-gemm"), PPS (16,512),
+	# bundle q40r16vnni, the interleaved Q4_0 layout read by AVX-512 VNNI,
+	# with the batched form that keeps its blocks in L2 on Intel: the
+	# bundle's -nta8k one lost pp16 0.126× there in session 37, its
+	# non-temporal lines leaving L2; with TYPE=BF16
+	# ARMS="bf16dot=matmul/bf16=avx512-bf16-gemm"), PPS (16,512),
 	# TG (64), RUNS (10) rounds, 2 threads; then `ledger promote --bundle
 	# ARM --run ID --cpu-family` here after import.
 	q=${TYPE:-Q4_0}
 	f=/tmp/llama3.2-1b-$q.gguf
 	[ -f "$f" ] || $B/damascus synth --preset llama3.2-1b --type "$q" -o "$f" 2>&1 | tail -1
 	args=()
-	for a in ${ARMS-q40r16vnni=matvec/q4_0=avx512-vnni-r16-nta8k,matvec_batch/q4_0=avx512-vnni-r16-nta8k,matmul/q4_0=avx512-vnni-gemm-r16}; do args+=(--arm "$a"); done
+	for a in ${ARMS-q40r16b=matvec/q4_0=avx512-vnni-r16-nta8k,matvec_batch/q4_0=avx512-vnni-r16,matmul/q4_0=avx512-vnni-gemm-r16}; do args+=(--arm "$a"); done
 	log "ledger ab, 1B $q pp${PPS-16,512} tg${TG-64}, ${RUNS:-10} rounds: ${args[*]}"
 	timeout "${AB_TIMEOUT:-560}" $B/ledger ab -m "$f" --pp "${PPS-16,512}" --tg "${TG-64}" --runs "${RUNS:-10}" --threads 2 \
 		"${args[@]}" --store "$STORE" --note "$NOTE; engine A/B for a bundle, 1B $q" > "$OUT/ab-1b-$q.txt" 2> "$OUT/ab-1b-$q.err"
