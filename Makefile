@@ -79,6 +79,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzRequestBody -fuzztime=$(FUZZTIME) ./model/serve
 	$(GO) test -run='^$$' -fuzz='FuzzState$$' -fuzztime=$(FUZZTIME) ./model/jsonmode
 	$(GO) test -run='^$$' -fuzz=FuzzSchemaState -fuzztime=$(FUZZTIME) ./model/jsonmode
+	$(GO) test -run='^$$' -fuzz=FuzzGrammar -fuzztime=$(FUZZTIME) ./model/grammar
 
 clean:
 	rm -rf $(BIN)

@@ -58,9 +58,10 @@ type gemmFormat struct {
 }
 
 var (
-	gemmQ80    = gemmFormat{quant.Q8_0, q80Block, gemmPackQ80, 128, nil}
-	gemmQ40    = gemmFormat{quant.Q4_0, q40Block, gemmPackQ40, 8, nil}
-	gemmQ40R16 = gemmFormat{quant.Q4_0, Q40R16Bytes / Q40R16Rows, nil, 8, gemmPackQ40R16}
+	gemmQ80      = gemmFormat{quant.Q8_0, q80Block, gemmPackQ80, 128, nil}
+	gemmQ40      = gemmFormat{quant.Q4_0, q40Block, gemmPackQ40, 8, nil}
+	gemmQ40R16   = gemmFormat{quant.Q4_0, Q40R16Bytes / Q40R16Rows, nil, 8, gemmPackQ40R16A}
+	gemmQ40R16Go = gemmFormat{quant.Q4_0, Q40R16Bytes / Q40R16Rows, nil, 8, gemmPackQ40R16}
 )
 
 // gemmScratch is one call's panel and activation pack, kept between calls

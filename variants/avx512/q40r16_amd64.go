@@ -40,6 +40,20 @@ func q40r16Pairs(w, x *byte, dst *float32, nb, groups, _ int) {
 	}
 }
 
+//go:noescape
+func gemmPackQ40R16Asm(panel, grp *byte, nb int)
+
+// gemmPackQ40R16A is gemmPackQ40R16 by gemmPackQ40R16Asm (the same bytes,
+// TestQ40R16): ≈ 20 instructions a block where the Go loop converts each
+// d_w alone, so a short step no longer spends most of its time packing.
+func gemmPackQ40R16A(panel, g []byte, nb int) {
+	if nb > 0 {
+		_ = g[nb*Q40R16Bytes-1]
+		_ = panel[nb*gemmPanelBlock-1]
+		gemmPackQ40R16Asm(&panel[0], &g[0], nb)
+	}
+}
+
 // gemmPackQ40R16 writes the panel gemmPackQ40 writes (k-quad j of row r at
 // 64j+4r, then 16 float32 d_w) from a 16-row group of the interleaved
 // layout (g, nb blocks): line j is k-quads j (low nibbles) and 4+j (high)
@@ -75,5 +89,10 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q4_0), Name: "avx512-vnni-gemm-r16", Family: ledger.FamilyAVX512VNNI, Features: feats,
 		Layout: Q40R16Layout, Impl: ledger.MatMul(gemmQ40R16.matMul),
 		Notes: ledger.MatMulOp(quant.Q4_0) + ":avx512-vnni-gemm over the interleaved layout (the avx512-vnni-r16 matvec's): each 16-row panel written in Go from a group's lines " +
-			"(line j is k-quads j and 4+j of the 16 rows as they stand) instead of gathered, so decode and prefill read one copy of the weights; the same panels, so the same bits, as avx512-vnni-gemm"})
+			"(line j is k-quads j and 4+j of the 16 rows as they stand) instead of gathered, so decode and prefill read one copy of the weights; the same panels, so the same bits, as avx512-vnni-gemm; " +
+			"the panels written by assembly (four loads, shifts and masks, VCVTPH2PS for the d_w)"})
+	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q4_0), Name: "avx512-vnni-gemm-r16-gopack", Family: ledger.FamilyAVX512VNNI, Features: feats,
+		Layout: Q40R16Layout, Impl: ledger.MatMul(gemmQ40R16Go.matMul),
+		Notes: ledger.MatMulOp(quant.Q4_0) + ":avx512-vnni-gemm-r16 with its panels written in Go (uint64 masks and shifts, each d_w widened by quant.FP16ToFloat32): " +
+			"the form sessions 36 and 37 timed (Intel pp16 0.126× through it, session 37), kept beside the assembly packer"})
 }

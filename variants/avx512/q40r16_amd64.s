@@ -135,3 +135,52 @@ blk2:
 done2:
 	VZEROUPPER
 	RET
+
+// func gemmPackQ40R16Asm(panel, grp *byte, nb int)
+// gemmPackQ40R16 in assembly: per block, the four lines' low nibbles are
+// k-quads 0-3 and their high nibbles k-quads 4-7 of the panel, then the 16
+// d_w widened to float32 (VCVTPH2PS, exact), 576 bytes a block.
+TEXT ·gemmPackQ40R16Asm(SB), NOSPLIT, $0-24
+	MOVQ panel+0(FP), DI
+	MOVQ grp+8(FP), SI
+	MOVQ nb+16(FP), CX
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	TESTQ CX, CX
+	JZ    packdone
+
+pack:
+	VMOVDQU64 32(SI), Z0
+	VMOVDQU64 96(SI), Z1
+	VMOVDQU64 160(SI), Z2
+	VMOVDQU64 224(SI), Z3
+	VPSRLW    $4, Z0, Z4
+	VPSRLW    $4, Z1, Z5
+	VPSRLW    $4, Z2, Z6
+	VPSRLW    $4, Z3, Z7
+	VPANDD    Z15, Z0, Z0
+	VPANDD    Z15, Z1, Z1
+	VPANDD    Z15, Z2, Z2
+	VPANDD    Z15, Z3, Z3
+	VPANDD    Z15, Z4, Z4
+	VPANDD    Z15, Z5, Z5
+	VPANDD    Z15, Z6, Z6
+	VPANDD    Z15, Z7, Z7
+	VCVTPH2PS (SI), Z8
+	VMOVDQU64 Z0, (DI)
+	VMOVDQU64 Z1, 64(DI)
+	VMOVDQU64 Z2, 128(DI)
+	VMOVDQU64 Z3, 192(DI)
+	VMOVDQU64 Z4, 256(DI)
+	VMOVDQU64 Z5, 320(DI)
+	VMOVDQU64 Z6, 384(DI)
+	VMOVDQU64 Z7, 448(DI)
+	VMOVUPS   Z8, 512(DI)
+	ADDQ      $288, SI
+	ADDQ      $576, DI
+	DECQ      CX
+	JNZ       pack
+
+packdone:
+	VZEROUPPER
+	RET

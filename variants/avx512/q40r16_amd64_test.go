@@ -3,6 +3,7 @@
 package avx512
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -34,6 +35,19 @@ func TestQ40R16(t *testing.T) {
 		ledgertest.MustLookup(t, ledger.MatMulOp(quant.Q4_0), "avx512-vnni-gemm").Impl.(ledger.MatMul)(b, s.rows, w, s.rows, xq, s.n, k)
 		what := fmt.Sprintf("%d rows, k %d, %d tokens", s.rows, k, s.n)
 		ledgertest.SameBits(t, what+": avx512-vnni-gemm-r16 against avx512-vnni-gemm", a, b)
+		clear(a)
+		ledgertest.MustLookup(t, ledger.MatMulOp(quant.Q4_0), "avx512-vnni-gemm-r16-gopack").Impl.(ledger.MatMul)(a, s.rows, lw, s.rows, xq, s.n, k)
+		ledgertest.SameBits(t, what+": avx512-vnni-gemm-r16-gopack against avx512-vnni-gemm", a, b)
+		// The two packers' panels, byte for byte (a group at a time).
+		pa, pg := make([]byte, s.nb*gemmPanelBlock), make([]byte, s.nb*gemmPanelBlock)
+		for g := 0; g < (s.rows+15)/16; g++ {
+			grp := lw[g*s.nb*Q40R16Bytes:][:s.nb*Q40R16Bytes]
+			gemmPackQ40R16A(pa, grp, s.nb)
+			gemmPackQ40R16(pg, grp, s.nb)
+			if !bytes.Equal(pa, pg) {
+				t.Fatalf("%s: group %d: the assembly packer's panel differs from the Go packer's", what, g)
+			}
+		}
 		act := Q40R16Layout.ActBytes(k)
 		xr := make([]byte, s.n*act)
 		Q40R16Layout.PrepareBatch(xr, xq, s.n, k)
