@@ -65,8 +65,9 @@ var gemm2Formats = []gemm2Format{
 // gemm2Q40R16 and gemm2Q80R16 are the GEMMs over the interleaved layouts
 // (r16blocks.go).
 var (
-	gemm2Q40R16 = gemm2Format{quant.Q4_0, avx512.Q40R16Bytes / avx512.Q40R16Rows, gemmQ40AVX2, 8, nil, packGemm2Q40R16}
-	gemm2Q80R16 = gemm2Format{quant.Q8_0, avx512.Q80R16Bytes / avx512.Q40R16Rows, gemmQ80AVX2, 0, nil, packGemm2Q80R16}
+	gemm2Q40R16   = gemm2Format{quant.Q4_0, avx512.Q40R16Bytes / avx512.Q40R16Rows, gemmQ40AVX2, 8, nil, packGemm2Q40R16A}
+	gemm2Q40R16Go = gemm2Format{quant.Q4_0, avx512.Q40R16Bytes / avx512.Q40R16Rows, gemmQ40AVX2, 8, nil, packGemm2Q40R16}
+	gemm2Q80R16   = gemm2Format{quant.Q8_0, avx512.Q80R16Bytes / avx512.Q40R16Rows, gemmQ80AVX2, 0, nil, packGemm2Q80R16}
 )
 
 // putPanelD widens half h of an interleaved group's 16 f16 d (src) into a
@@ -87,6 +88,19 @@ func packGemm2Q80R16(panel, g []byte, h, nb int) {
 			copy(p[32*j:32*j+32], src[32+64*j+32*h:])
 		}
 		putPanelD(p, src, h)
+	}
+}
+
+//go:noescape
+func packGemm2Q40R16Asm(panel, grp *byte, h, nb int)
+
+// packGemm2Q40R16A is packGemm2Q40R16 by packGemm2Q40R16Asm (the same
+// bytes, TestBlocksR16): the Go loop widens each d_w alone.
+func packGemm2Q40R16A(panel, g []byte, h, nb int) {
+	if nb > 0 {
+		_ = g[nb*avx512.Q40R16Bytes-1]
+		_ = panel[nb*gemm2Panel-1]
+		packGemm2Q40R16Asm(&panel[0], &g[0], h, nb)
 	}
 }
 
@@ -196,6 +210,10 @@ func init() {
 			Notes: ledger.MatMulOp(f.g.typ) + ":avx2-gemm over the interleaved layout (the avx2-r16 matvec's): each 8-row panel written from half a group's lines " +
 				"(a line's half is " + f.what + " of 8 rows as they stand), so decode and prefill read one copy of the weights; the same panels, so the same bits, as avx2-gemm"})
 	}
+	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q4_0), Name: "avx2-gemm-r16-gopack", Family: ledger.FamilyAVX2, Features: []string{"avx2", "fma", "f16c"},
+		Layout: avx512.Q40R16Layout, Impl: ledger.MatMul(gemm2Q40R16Go.matMul),
+		Notes: ledger.MatMulOp(quant.Q4_0) + ":avx2-gemm-r16 with its panels written in Go (uint64 masks and shifts, each d_w widened by quant.FP16ToFloat32): " +
+			"the form session 35 timed, kept beside the assembly packer (packGemm2Q40R16Asm) that avx2-gemm-r16 now uses"})
 	for _, f := range gemm2Formats {
 		note := "Q8_0: |w|·x·sign(w) by VPSIGNB, VPMADDUBSW, VPMADDWD by ones each k-quad (ggml's AVX2 dot)"
 		if f.typ == quant.Q4_0 {

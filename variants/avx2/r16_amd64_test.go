@@ -3,6 +3,7 @@
 package avx2
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -116,6 +117,23 @@ func TestBlocksR16(t *testing.T) {
 		ledgertest.MustLookup(t, ledger.MatMulOp(c.typ), "avx2-gemm-r16").Impl.(ledger.MatMul)(a, rows, lw, rows, xq, n, k)
 		ledgertest.MustLookup(t, ledger.MatMulOp(c.typ), "avx2-gemm").Impl.(ledger.MatMul)(b, rows, w, rows, xq, n, k)
 		ledgertest.SameBits(t, fmt.Sprintf("%s avx2-gemm-r16 against avx2-gemm", c.typ), a, b)
+		if c.typ == quant.Q4_0 {
+			clear(a)
+			ledgertest.MustLookup(t, ledger.MatMulOp(c.typ), "avx2-gemm-r16-gopack").Impl.(ledger.MatMul)(a, rows, lw, rows, xq, n, k)
+			ledgertest.SameBits(t, "Q4_0 avx2-gemm-r16-gopack against avx2-gemm", a, b)
+			// The two packers' panels, byte for byte, each half of each group.
+			pa, pg := make([]byte, nb*gemm2Panel), make([]byte, nb*gemm2Panel)
+			for g := 0; g < (rows+15)/16; g++ {
+				for h := range 2 {
+					grp := lw[g*nb*avx512.Q40R16Bytes:][:nb*avx512.Q40R16Bytes]
+					packGemm2Q40R16A(pa, grp, h, nb)
+					packGemm2Q40R16(pg, grp, h, nb)
+					if !bytes.Equal(pa, pg) {
+						t.Fatalf("Q4_0 group %d half %d: the assembly packer's panel differs from the Go packer's", g, h)
+					}
+				}
+			}
+		}
 		xr := make([]byte, n*c.lay.ActBytes(k))
 		c.lay.PrepareBatch(xr, xq, n, k)
 		ledgertest.MustLookup(t, ledger.MatVecBatchOp(c.typ), "avx2-r16-nta8k").Impl.(ledger.MatMul)(a, rows, lw, rows, xr, n, k)

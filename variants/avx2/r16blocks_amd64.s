@@ -139,3 +139,60 @@ TEXT ·q80r16DotAVX2N(SB), NOSPLIT, $0-48
 	Q8R_FUNC
 
 #undef PFW
+
+// func packGemm2Q40R16Asm(panel, grp *byte, h, nb int)
+// packGemm2Q40R16 in assembly: per block, half h of each of the four
+// lines gives k-quad j (low nibbles) and 4+j (high) of 8 rows, then the 8
+// rows' d_w widened to float32 (VCVTPH2PS, exact), 288 bytes a block.
+TEXT ·packGemm2Q40R16Asm(SB), NOSPLIT, $0-32
+	MOVQ panel+0(FP), DI
+	MOVQ grp+8(FP), SI
+	MOVQ h+16(FP), AX
+	MOVQ nb+24(FP), CX
+	MOVQ AX, DX
+	SHLQ $5, AX         // 32h: the half's bytes in a line
+	SHLQ $4, DX         // 16h: its rows' d in the group's 32
+	ADDQ SI, AX
+	ADDQ SI, DX
+	MOVL $0x0f0f0f0f, BX
+	MOVQ BX, X15
+	VPBROADCASTD X15, Y15
+	TESTQ CX, CX
+	JZ    pack2done
+
+pack2:
+	VMOVDQU   32(AX), Y0
+	VMOVDQU   96(AX), Y1
+	VMOVDQU   160(AX), Y2
+	VMOVDQU   224(AX), Y3
+	VPSRLW    $4, Y0, Y4
+	VPSRLW    $4, Y1, Y5
+	VPSRLW    $4, Y2, Y6
+	VPSRLW    $4, Y3, Y7
+	VPAND     Y15, Y0, Y0
+	VPAND     Y15, Y1, Y1
+	VPAND     Y15, Y2, Y2
+	VPAND     Y15, Y3, Y3
+	VPAND     Y15, Y4, Y4
+	VPAND     Y15, Y5, Y5
+	VPAND     Y15, Y6, Y6
+	VPAND     Y15, Y7, Y7
+	VCVTPH2PS (DX), Y8
+	VMOVDQU   Y0, (DI)
+	VMOVDQU   Y1, 32(DI)
+	VMOVDQU   Y2, 64(DI)
+	VMOVDQU   Y3, 96(DI)
+	VMOVDQU   Y4, 128(DI)
+	VMOVDQU   Y5, 160(DI)
+	VMOVDQU   Y6, 192(DI)
+	VMOVDQU   Y7, 224(DI)
+	VMOVUPS   Y8, 256(DI)
+	ADDQ      $288, AX
+	ADDQ      $288, DX
+	ADDQ      $288, DI
+	DECQ      CX
+	JNZ       pack2
+
+pack2done:
+	VZEROUPPER
+	RET
