@@ -213,7 +213,7 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q4_0), Name: "avx2-gemm-r16-gopack", Family: ledger.FamilyAVX2, Features: []string{"avx2", "fma", "f16c"},
 		Layout: avx512.Q40R16Layout, Impl: ledger.MatMul(gemm2Q40R16Go.matMul),
 		Notes: ledger.MatMulOp(quant.Q4_0) + ":avx2-gemm-r16 with its panels written in Go (uint64 masks and shifts, each d_w widened by quant.FP16ToFloat32): " +
-			"the form session 35 timed, kept beside the assembly packer (packGemm2Q40R16Asm) that avx2-gemm-r16 now uses"})
+			"the shipped form of session 35, a loser to the assembly packer (packGemm2Q40R16Asm) with AVX-512 hidden on Zen 5: 1B Q4_0 pp160 0.906×, pp512 0.919× (8 rounds, run 20261206T035342Z-b7cdf2)"})
 	for _, f := range gemm2Formats {
 		note := "Q8_0: |w|·x·sign(w) by VPSIGNB, VPMADDUBSW, VPMADDWD by ones each k-quad (ggml's AVX2 dot)"
 		if f.typ == quant.Q4_0 {

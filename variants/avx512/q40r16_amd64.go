@@ -88,11 +88,11 @@ func init() {
 			"A loser on Zen 5: engine tg64 0.78× the promoted -nta8k form (1B Q4_0, 8 rounds, run 20261206T012611Z-4a4c07)")
 	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q4_0), Name: "avx512-vnni-gemm-r16", Family: ledger.FamilyAVX512VNNI, Features: feats,
 		Layout: Q40R16Layout, Impl: ledger.MatMul(gemmQ40R16.matMul),
-		Notes: ledger.MatMulOp(quant.Q4_0) + ":avx512-vnni-gemm over the interleaved layout (the avx512-vnni-r16 matvec's): each 16-row panel written in Go from a group's lines " +
+		Notes: ledger.MatMulOp(quant.Q4_0) + ":avx512-vnni-gemm over the interleaved layout (the avx512-vnni-r16 matvec's): each 16-row panel written from a group's lines " +
 			"(line j is k-quads j and 4+j of the 16 rows as they stand) instead of gathered, so decode and prefill read one copy of the weights; the same panels, so the same bits, as avx512-vnni-gemm; " +
 			"the panels written by assembly (four loads, shifts and masks, VCVTPH2PS for the d_w)"})
 	ledger.Register(ledger.Variant{Op: ledger.MatMulOp(quant.Q4_0), Name: "avx512-vnni-gemm-r16-gopack", Family: ledger.FamilyAVX512VNNI, Features: feats,
 		Layout: Q40R16Layout, Impl: ledger.MatMul(gemmQ40R16Go.matMul),
 		Notes: ledger.MatMulOp(quant.Q4_0) + ":avx512-vnni-gemm-r16 with its panels written in Go (uint64 masks and shifts, each d_w widened by quant.FP16ToFloat32): " +
-			"the form sessions 36 and 37 timed (Intel pp16 0.126× through it, session 37), kept beside the assembly packer"})
+			"the shipped form of session 36, a loser to the assembly packer on Zen 5: 1B Q4_0 pp160 0.887×, pp512 0.946× (8 rounds, run 20261206T035233Z-1534e1)"})
 }
