@@ -30,6 +30,19 @@ func QuantizeInputs(n int) map[string][]float32 {
 		}
 	}
 	in["plusminus"] = pm
+	// ±max in the same eight lanes, late in a 256-value block: a search
+	// that takes the last of equal magnitudes, or looks only at the first
+	// vector, gets the sign of d wrong.
+	late := Floats(r, n)
+	for b := 0; b+32 <= n; b += 32 {
+		if b/32%8 == 7 {
+			late[b+18], late[b+22] = -1000, 1000
+			if b/256%2 == 1 {
+				late[b+18], late[b+22] = 1000, -1000
+			}
+		}
+	}
+	in["plusminus-late"] = late
 	zero := Floats(r, n)
 	clear(zero[:n/2])
 	in["zeros"] = zero
