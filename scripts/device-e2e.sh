@@ -1191,6 +1191,10 @@ shipped)
 	# THREADS (2) sets both engines' threads (issue 19's 16-thread leg:
 	# THREADS=16); LLAMA_CONFIGS (sapphirerapids,sapphirerapids+huge) the
 	# llama.cpp configurations whose best per test is llama.cpp's row.
+	# Timing on the lent host (session 38): the probes before round 1 take
+	# ≈ 40 s, a 3B tg128 round with both configurations ≈ 50 s, so a 3B
+	# decode needs a call of its own (E2E_TIMEOUT 575, run's timeout 600);
+	# the 1B pp1024 ≈ 27 s a round (E2E_TIMEOUT ≥ 300).
 	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
 	unset DAMASCUS_KERNELS
 	th=${THREADS:-2} sfx=""; [ "$th" != 2 ] && sfx="-t$th"
@@ -1198,7 +1202,7 @@ shipped)
 		IFS=: read -r m pp tg <<< "$t"
 		models "llama3.2-$m"
 		log "e2e llama3.2-$m pp$pp tg$tg at $th threads, shipped preferences"
-		timeout "${E2E_TIMEOUT:-540}" $B/ledger e2e -m "/tmp/llama3.2-$m.gguf" --pp "$pp" --tg "$tg" --runs "${RUNS:-10}" --warmup-prompt 64 \
+		timeout "${E2E_TIMEOUT:-575}" $B/ledger e2e -m "/tmp/llama3.2-$m.gguf" --pp "$pp" --tg "$tg" --runs "${RUNS:-10}" --warmup-prompt 64 \
 			--threads "$th" --llama-configs "${LLAMA_CONFIGS:-sapphirerapids,sapphirerapids+huge}" --sustained 0 --cold-runs 0 \
 			--json "$OUT/e2e-$m-pp$pp-tg$tg$sfx.json" --store "$STORE" --note "$NOTE; the engine as shipped (promoted kernels and bundles, no override); $th threads" \
 			> "$OUT/e2e-$m-pp$pp-tg$tg$sfx.txt" 2>&1
