@@ -35,6 +35,7 @@
 #   batch     n_batch sizes
 #   profile   the shipped engine's 3B prefill CPU profile, tile step timings,
 #             the llama.cpp agreement test
+#   profile16 CPU profiles of the 3B pp1024 at 16 threads and at 2 (issue 19)
 #   blocking  matmul K blocks in the engine
 #   pairs     whether two CPUs slow each other
 #   prefill1b-decodeprof  1B pp1024, decode profiles
@@ -287,6 +288,20 @@ profile)
 	log "llama.cpp agreement with attention_batch=amx-bf16"
 	timeout 200 $B/llama.test -test.run 'TestSynthTinyMatchesLlamaCppAndReference/Q4_K_M' -test.count 1 -test.v > "$OUT/agree.txt" 2>&1
 	grep -E "ours vs llama.cpp|criteria|FAIL|^ok|^PASS|diverg|SIGILL" "$OUT/agree.txt" | head -12
+	;;
+profile16)
+	# Issue 19's 16-thread leg (2.18x in session 38 against 2.32x at 2
+	# threads): where the shipped engine's 3B pp1024 time goes at THREADS
+	# (16) and at 2, CPU profiles of one process each (-r 2), read here by
+	# `go tool pprof -top` (the profile carries its symbols).
+	models llama3.2-3b
+	unset DAMASCUS_KERNELS
+	for th in ${THREADS:-16} 2; do
+		log "profile 3B pp1024 at $th threads"
+		timeout 200 $B/ledger damascus-bench -m /tmp/llama3.2-3b.gguf -p 1024 -r 2 -t "$th" -warmup-prompt 64 \
+			-cpuprofile "$OUT/pp1024-3b-t$th.prof" > "$OUT/pp1024-3b-t$th.json" 2>&1
+		grep -A2 tokens_per_sec "$OUT/pp1024-3b-t$th.json" | head -3
+	done
 	;;
 blocking)
 	# The matmul K blocking in the engine (3B pp512, 2 threads): each
