@@ -26,6 +26,11 @@ type ContextOptions struct {
 	// NSeq is the sequences the context holds (n_seq_max, a unified KV
 	// cache of NCtx positions as llama-batched-bench's -kvu); default 1.
 	NSeq int
+	// Embeddings makes the context return hidden states (Embeddings)
+	// instead of logits, pooled as Pooling says (llama_pooling_type: 0
+	// none, 1 mean, 2 cls, 3 last).
+	Embeddings bool
+	Pooling    int
 }
 
 // FlashAttn selects llama.cpp's attention kernel.
@@ -149,6 +154,9 @@ func (m *Model) NewContext(opts ContextOptions) (*Context, error) {
 	case o.KVCacheBF16:
 		p.typeK, p.typeV = uint32(quant.BF16), uint32(quant.BF16)
 	}
+	if o.Embeddings {
+		p.embeddings, p.poolingType = true, int32(o.Pooling)
+	}
 	switch o.FlashAttn {
 	case FlashAttnOn:
 		p.flashAttnType = flashAttnEnabled
@@ -246,6 +254,54 @@ func (c *Context) Logits(tokens []int32, positions []int) ([][]float32, error) {
 	out := make([][]float32, len(positions))
 	for i, p := range positions {
 		out[i] = got[p]
+	}
+	return out, nil
+}
+
+// Embeddings evaluates tokens as one sequence from position 0 (the cache is
+// cleared first) in a context made with Embeddings, all in one llama_decode
+// call (pooled embeddings need the whole sequence in one batch: NBatch and
+// NUbatch at least len(tokens)), and returns llama.cpp's embeddings: the
+// pooled vector of n_embd values, or with pooling none every token's,
+// len(tokens)×n_embd. Not normalized (llama-server normalizes them after).
+func (c *Context) Embeddings(tokens []int32) ([]float32, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.h == 0 {
+		return nil, errClosed
+	}
+	if !c.opts.Embeddings {
+		return nil, fmt.Errorf("llama.cpp embeddings: the context was made without ContextOptions.Embeddings")
+	}
+	if len(tokens) == 0 || len(tokens) > c.nBatch || len(tokens) > c.opts.NUbatch {
+		return nil, fmt.Errorf("llama.cpp embeddings: %d tokens, batch %d, ubatch %d: one batch must hold them all", len(tokens), c.nBatch, c.opts.NUbatch)
+	}
+	if err := c.m.vocab.checkIDs(tokens); err != nil {
+		return nil, fmt.Errorf("llama.cpp embeddings: %w", err)
+	}
+	c.clear()
+	want := make([]bool, len(tokens))
+	for i := range want {
+		want[i] = true
+	}
+	if err := c.decode(tokens, 0, want); err != nil {
+		return nil, fmt.Errorf("llama.cpp embeddings: %w", err)
+	}
+	n := int(c.m.l.llama.modelNEmbd(c.m.h))
+	if c.opts.Pooling != 0 {
+		p := c.m.l.llama.getEmbdSeq(c.h, 0)
+		if p == nil {
+			return nil, fmt.Errorf("llama.cpp embeddings: none pooled for the sequence")
+		}
+		return append([]float32(nil), unsafe.Slice(p, n)...), nil
+	}
+	out := make([]float32, 0, len(tokens)*n)
+	for i := range tokens {
+		p := c.m.l.llama.getEmbdIth(c.h, int32(i))
+		if p == nil {
+			return nil, fmt.Errorf("llama.cpp embeddings: none for token %d", i)
+		}
+		out = append(out, unsafe.Slice(p, n)...)
 	}
 	return out, nil
 }

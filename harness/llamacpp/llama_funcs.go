@@ -36,6 +36,8 @@ type llamaFuncs struct {
 	decode        func(ctx uintptr, b batch) int32
 	synchronize   func(ctx uintptr)
 	getLogitsIth  func(ctx uintptr, i int32) *float32
+	getEmbdSeq    func(ctx uintptr, seq int32) *float32
+	getEmbdIth    func(ctx uintptr, i int32) *float32
 	getMemory     func(ctx uintptr) uintptr
 	memoryClear   func(mem uintptr, data bool)
 	memorySeqRm   func(mem uintptr, seq, p0, p1 int32) bool
@@ -81,6 +83,8 @@ func (f *llamaFuncs) bind(b *dl.Binder, h uintptr) {
 	b.Bind(h, "llama_decode", &f.decode)
 	b.Bind(h, "llama_synchronize", &f.synchronize)
 	b.Bind(h, "llama_get_logits_ith", &f.getLogitsIth)
+	b.Bind(h, "llama_get_embeddings_seq", &f.getEmbdSeq)
+	b.Bind(h, "llama_get_embeddings_ith", &f.getEmbdIth)
 	b.Bind(h, "llama_get_memory", &f.getMemory)
 	b.Bind(h, "llama_memory_clear", &f.memoryClear)
 	b.Bind(h, "llama_memory_seq_rm", &f.memorySeqRm)

@@ -31,7 +31,7 @@ func (c *Context) forward(tokens []int32, dst []float32, logitRows int) error {
 		siluMul(b, s, n, &ops.down)
 		b.linear(s.tmp, &ops.down, s.gate, n) // tmp = Wdown·gate
 		// x += tmp; xn = the next layer's attention norm, or the final norm.
-		norm, next, from := nextNorm(m, k, l+1, dst != nil, first)
+		norm, next, from := nextNorm(m, k, l+1, dst != nil, s.wantHidden, first)
 		residualNorm(b, s, n, from, norm, next)
 		c.capture(l, n)
 	}
@@ -84,13 +84,16 @@ func siluMul(b backend, s *runState, n int, down *linear) {
 // nextNorm is the norm after layer l-1, the matrix that reads its output and
 // the first row it is needed for: layer l's attention norm and Q over every
 // row, or past the last layer the output norm and head over the rows from
-// first on when logits are wanted (nil, nil when not).
-func nextNorm(m *Model, k *kernels, l int, logits bool, first int) ([]float32, *linear, int) {
+// first on when logits are wanted, the output norm alone over every row
+// when the hidden states are (HiddenStates), else nil, nil.
+func nextNorm(m *Model, k *kernels, l int, logits, hidden bool, first int) ([]float32, *linear, int) {
 	switch {
 	case l < len(m.Layers):
 		return m.Layers[l].AttnNorm, &k.layers[l].q, 0
 	case logits:
 		return m.Norm, &k.output, first
+	case hidden:
+		return m.Norm, nil, 0
 	}
 	return nil, nil, 0
 }

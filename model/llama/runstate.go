@@ -18,6 +18,10 @@ type runState struct {
 	// a Context's rows are consecutive positions of sequence 0, a Batch's
 	// may belong to several sequences.
 	pos, seq []int32
+	// wantHidden asks forward for the output norm of every row in xn
+	// (HiddenStates), hidden holds those rows across batches.
+	wantHidden bool
+	hidden     []float32
 }
 
 func newRunState(cfg Config, nBatch int) *runState {
