@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/model/llama"
 	"github.com/damascus-llm/damascus/model/llama/chat"
 	"github.com/damascus-llm/damascus/model/serve"
 )
@@ -37,8 +38,16 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	allowOrigin := fs.String("allow-origin", "", "web origins whose pages may call the server (CORS), comma-separated http(s)://host[:port] items or * for any; default none")
 	apiKeyFile := fs.String("api-key-file", "", "a file of API keys, one a line (# comments and blank lines skipped), beside --api-key")
 	format := fs.String("chat-format", "", "chat format to use instead of the model's template (llama3, llama3.1, llama3.2, chatml)")
+	embeddings := fs.Bool("embeddings", false, "answer POST /v1/embeddings, on a context of its own (another --ctx-size/--parallel positions of cache, float32; CPU only)")
+	pooling := fs.String("pooling", "", "how /v1/embeddings pools the final hidden states: mean, cls or last (default: the model's pooling_type, else mean)")
 	if err := cli.ParseInterspersedNoArgs(fs, args); err != nil {
 		return err
+	}
+	if *pooling != "" && !*embeddings {
+		return errors.New("--pooling is for --embeddings")
+	}
+	if *embeddings && ef.device == llama.DeviceCUDA {
+		return errors.New("--embeddings runs on the CPU only so far: leave out --device cuda")
 	}
 	open := ef.open
 	if *parallel > 1 {
@@ -73,6 +82,15 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	} else {
 		cfg.Context, nctx = e.ctx, e.ctx.NCtx()
 	}
+	embedNote := ""
+	if *embeddings {
+		emb, note, err := openEmbedder(e.model, ef, nctx, *pooling)
+		if err != nil {
+			return err
+		}
+		defer emb.Close()
+		cfg.Embedder, embedNote = emb, note
+	}
 	srv, err := serve.New(cfg)
 	if err != nil {
 		return err
@@ -92,7 +110,7 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	if len(keys) > 0 {
 		auth = fmt.Sprintf(", %d API key(s)", len(keys))
 	}
-	fmt.Fprintf(stderr, "serving %s on http://%s (%d slot(s) of %d positions, queue %d, chat format %s%s)\n", *name, l.Addr, *parallel, nctx, *queue, chatFormat, auth)
+	fmt.Fprintf(stderr, "serving %s on http://%s (%d slot(s) of %d positions, queue %d, chat format %s%s%s)\n", *name, l.Addr, *parallel, nctx, *queue, chatFormat, auth, embedNote)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	select {
@@ -110,6 +128,44 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	}
 	_ = l.HTTP.Close()
 	return nil
+}
+
+// embedder is serve's Embedder with the context it owns.
+type embedder struct {
+	*serve.ContextEmbedder
+	c *llama.Context
+}
+
+func (e embedder) Close() { e.c.Close() }
+
+// openEmbedder makes /v1/embeddings' context on m (nctx positions, the
+// engine flags' batch and threads, a float32 cache) and its pooling:
+// --pooling, else the model's own pooling_type where it names one a single
+// vector comes from, else mean. note is the serving line's mention.
+func openEmbedder(m *llama.Model, ef *engineFlags, nctx int, pooling string) (embedder, string, error) {
+	p := m.Config.Pooling
+	switch {
+	case pooling != "":
+		var err error
+		if p, err = llama.ParsePooling(pooling); err != nil {
+			return embedder{}, "", fmt.Errorf("--pooling: %w", err)
+		}
+		if p == llama.PoolNone {
+			return embedder{}, "", errors.New("--pooling none gives a vector a token, which /v1/embeddings has no place for: use mean, cls or last")
+		}
+	case p != llama.PoolMean && p != llama.PoolCLS && p != llama.PoolLast:
+		p = llama.PoolMean
+	}
+	c, err := m.NewContext(llama.Options{NCtx: nctx, NBatch: ef.batch, Threads: ef.threads})
+	if err != nil {
+		return embedder{}, "", fmt.Errorf("--embeddings: %w", err)
+	}
+	ce, err := serve.NewContextEmbedder(c, m, p)
+	if err != nil {
+		c.Close()
+		return embedder{}, "", err
+	}
+	return embedder{ce, c}, fmt.Sprintf(", embeddings pooled by %v", p), nil
 }
 
 // apiKeys reads --api-key's list and --api-key-file's lines.

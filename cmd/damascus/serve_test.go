@@ -6,6 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/damascus-llm/damascus/gguf"
+	"github.com/damascus-llm/damascus/internal/testmodel"
+	"github.com/damascus-llm/damascus/model/llama"
 )
 
 // --api-key's list and --api-key-file's lines make the keys; a file that
@@ -43,5 +47,37 @@ func TestAllowOrigins(t *testing.T) {
 		if _, err := allowOrigins(bad); err == nil || !strings.Contains(err.Error(), "--allow-origin") {
 			t.Errorf("%q: %v", bad, err)
 		}
+	}
+}
+
+// --embeddings' flags: a pooling without --embeddings, an unknown or a
+// per-token one, and the GPU are refused before anything is served; the
+// pooling comes from --pooling, else the model's pooling_type where it
+// gives one vector, else mean.
+func TestServeEmbeddingFlags(t *testing.T) {
+	model := testmodel.WriteTemp(t, testmodel.Options{})
+	fails(t, []string{"serve", "-m", model, "--port", "0", "--pooling", "mean"}, "--pooling is for --embeddings")
+	fails(t, []string{"serve", "-m", model, "--port", "0", "--embeddings", "--pooling", "rank"}, "--pooling", "rank")
+	fails(t, []string{"serve", "-m", model, "--port", "0", "--embeddings", "--pooling", "none"}, "--pooling none")
+	fails(t, []string{"serve", "-m", model, "--port", "0", "--embeddings", "--device", "cuda"}, "--embeddings runs on the CPU only")
+	for _, c := range []struct {
+		meta uint32
+		flag string
+		want llama.Pooling
+	}{{0, "", llama.PoolMean}, {3, "", llama.PoolLast}, {2, "", llama.PoolCLS}, {3, "mean", llama.PoolMean}, {4, "", llama.PoolMean}} {
+		path := testmodel.WriteTemp(t, testmodel.Options{Set: map[string]gguf.Value{"llama.pooling_type": gguf.U32(c.meta)}})
+		ld, err := llama.Load(path, llama.LoadOptions{Placement: llama.PlaceMmap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, note, err := openEmbedder(ld.Model, &engineFlags{threads: 1}, 16, c.flag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(note, c.want.String()) {
+			t.Errorf("pooling_type %d, --pooling %q: %q, want %v", c.meta, c.flag, note, c.want)
+		}
+		e.Close()
+		ld.Close()
 	}
 }

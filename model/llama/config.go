@@ -21,6 +21,11 @@ type Config struct {
 	RopeBase      float32 // {arch}.rope.freq_base (llama.cpp's default 10000 when absent)
 	RopeFreqScale float32 // 1/{arch}.rope.scaling.factor for linear scaling, else 1
 	RMSEps        float32 // {arch}.attention.layer_norm_rms_epsilon
+
+	// Pooling is {arch}.pooling_type, how the model's embeddings are meant
+	// to be pooled (PoolNone when absent, as llama.cpp reads it; embedding
+	// models name one, generative ones mostly do not).
+	Pooling Pooling
 }
 
 // KVDim is the width of one position's keys (and values).
@@ -106,6 +111,11 @@ func ReadConfig(md metadata) (Config, error) {
 		if c.RopeBase, err = md.Float32("llama.rope.freq_base"); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if md.Has("llama.pooling_type") {
+		var p int
+		u("llama.pooling_type", &p)
+		c.Pooling = Pooling(p)
 	}
 	c.RopeFreqScale = 1
 	if err := readRopeScaling(md, &c); err != nil {

@@ -58,6 +58,7 @@ type Config struct {
 	Batch     Slots     // or N slots decoding together (instead of Context)
 	Tokenizer *tokenizer.Tokenizer
 	Template  chat.Template    // nil: /v1/chat/completions answers 400
+	Embedder  Embedder         // nil: /v1/embeddings answers 501 (damascus serve --embeddings)
 	MaxQueue  int              // requests waiting for a slot beyond the running ones; more get 503
 	MaxBody   int64            // request body bytes; more get 413
 	Now       func() time.Time // the clock ("created" fields, the Llama 3.2 template's date); nil: time.Now
@@ -224,6 +225,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /apply-template", s.applyTemplate)
 	mux.HandleFunc("GET /props", s.props)
 	mux.HandleFunc("POST /completion", s.nativeCompletion)
+	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found_error", "", fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
 	})
