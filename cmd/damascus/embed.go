@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"strings"
+
+	"github.com/damascus-llm/damascus/internal/cli"
+	"github.com/damascus-llm/damascus/model/llama"
+	"github.com/damascus-llm/damascus/model/tokenizer"
+)
+
+func init() {
+	defineEngine("embed", "print a text's embedding (final hidden states, pooled) as a JSON array, as llama-embedding does", "usage: damascus embed -m MODEL [--pooling mean|cls|last|none] [--no-normalize] TEXT", 0, runEmbed)
+}
+
+// runEmbed prints one JSON array: the pooled vector, or with --pooling none
+// an array of every token's vector.
+func runEmbed(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr io.Writer) error {
+	pooling := fs.String("pooling", "", "mean, cls, last or none (every token's vector) (default: the model's pooling_type, else mean)")
+	raw := fs.Bool("no-normalize", false, "leave the vectors at their length (default: unit Euclidean length, as llama-server)")
+	rest, err := parseInterspersedText(fs, args)
+	if err != nil {
+		return err
+	}
+	if *pooling != "" {
+		if _, err := llama.ParsePooling(*pooling); err != nil {
+			return errors.New("--pooling: " + err.Error())
+		}
+	}
+	if ef.device == llama.DeviceCUDA {
+		return errors.New("embeddings run on the CPU only so far: leave out --device cuda")
+	}
+	text := strings.Join(rest, " ")
+	if ef.ctxSize, err = tokenCount(*ef, text); err != nil {
+		return err
+	}
+	e, err := ef.open(stderr)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	p := e.model.Config.Pooling
+	if *pooling != "" {
+		p, _ = llama.ParsePooling(*pooling)
+	} else if p != llama.PoolMean && p != llama.PoolCLS && p != llama.PoolLast {
+		p = llama.PoolMean
+	}
+	ids, err := e.tok.Encode(text, tokenizer.AddSpecial|tokenizer.ParseSpecial)
+	if err != nil {
+		return err
+	}
+	h, err := e.ctx.HiddenStates(ids)
+	if err != nil {
+		return err
+	}
+	dim := e.model.Config.Dim
+	v := llama.Pool(nil, h, len(ids), dim, p, !*raw)
+	var out any = v
+	if p == llama.PoolNone {
+		rows := make([][]float32, len(ids))
+		for i := range rows {
+			rows[i] = v[i*dim : (i+1)*dim]
+		}
+		out = rows
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(append(b, '\n'))
+	return err
+}
+
+// parseInterspersedText parses flags among the text's words and wants at
+// least one word.
+func parseInterspersedText(fs *flag.FlagSet, args []string) ([]string, error) {
+	rest, err := cli.ParseInterspersed(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) == 0 {
+		fs.Usage()
+		return nil, errUsage
+	}
+	return rest, nil
+}
