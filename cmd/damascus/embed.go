@@ -42,11 +42,9 @@ func runEmbed(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 		return err
 	}
 	defer e.close()
-	p := e.model.Config.Pooling
+	p := e.model.Config.EmbedPooling()
 	if *pooling != "" {
-		p, _ = llama.ParsePooling(*pooling)
-	} else if p != llama.PoolMean && p != llama.PoolCLS && p != llama.PoolLast {
-		p = llama.PoolMean
+		p, _ = llama.ParsePooling(*pooling) // checked above
 	}
 	ids, err := e.tok.Encode(text, tokenizer.AddSpecial|tokenizer.ParseSpecial)
 	if err != nil {

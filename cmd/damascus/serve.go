@@ -143,9 +143,8 @@ func (e embedder) Close() { e.c.Close() }
 // --pooling, else the model's own pooling_type where it names one a single
 // vector comes from, else mean. note is the serving line's mention.
 func openEmbedder(m *llama.Model, ef *engineFlags, nctx int, pooling string) (embedder, string, error) {
-	p := m.Config.Pooling
-	switch {
-	case pooling != "":
+	p := m.Config.EmbedPooling()
+	if pooling != "" {
 		var err error
 		if p, err = llama.ParsePooling(pooling); err != nil {
 			return embedder{}, "", fmt.Errorf("--pooling: %w", err)
@@ -153,8 +152,6 @@ func openEmbedder(m *llama.Model, ef *engineFlags, nctx int, pooling string) (em
 		if p == llama.PoolNone {
 			return embedder{}, "", errors.New("--pooling none gives a vector a token, which /v1/embeddings has no place for: use mean, cls or last")
 		}
-	case p != llama.PoolMean && p != llama.PoolCLS && p != llama.PoolLast:
-		p = llama.PoolMean
 	}
 	c, err := m.NewContext(llama.Options{NCtx: nctx, NBatch: ef.batch, Threads: ef.threads})
 	if err != nil {

@@ -49,6 +49,18 @@ func (p Pooling) String() string {
 	return fmt.Sprintf("pooling(%d)", int(p))
 }
 
+// EmbedPooling is the pooling an embedding of this model takes unless told
+// otherwise: the model's own pooling_type where it gives one vector (mean,
+// cls, last), else mean (llama-server would refuse /v1/embeddings with
+// pooling none; a generative model's GGUF names none).
+func (c Config) EmbedPooling() Pooling {
+	switch c.Pooling {
+	case PoolMean, PoolCLS, PoolLast:
+		return c.Pooling
+	}
+	return PoolMean
+}
+
 // HiddenStates runs tokens through the model as a new sequence (the cache
 // is emptied first) and returns each token's final hidden state after the
 // output norm, len(tokens)×Dim row-major: what llama.cpp returns as
