@@ -77,6 +77,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzEncode -fuzztime=$(FUZZTIME) ./model/tokenizer
 	$(GO) test -run='^$$' -fuzz=FuzzRender -fuzztime=$(FUZZTIME) ./model/tokenizer/chat
 	$(GO) test -run='^$$' -fuzz=FuzzRequestBody -fuzztime=$(FUZZTIME) ./model/serve
+	$(GO) test -run='^$$' -fuzz=FuzzEmbeddingInput -fuzztime=$(FUZZTIME) ./model/serve
 	$(GO) test -run='^$$' -fuzz='FuzzState$$' -fuzztime=$(FUZZTIME) ./model/jsonmode
 	$(GO) test -run='^$$' -fuzz=FuzzSchemaState -fuzztime=$(FUZZTIME) ./model/jsonmode
 	$(GO) test -run='^$$' -fuzz=FuzzGrammar -fuzztime=$(FUZZTIME) ./model/grammar

@@ -108,3 +108,47 @@ func BenchmarkJSONMask(b *testing.B) {
 		smp.Sample(logits)
 	}
 }
+
+// fixedLen is an Embedder that only reports its length (the parser's bound).
+type fixedLen int
+
+func (fixedLen) Embed([]int32) ([]float32, error) { return nil, nil }
+func (n fixedLen) MaxTokens() int                  { return int(n) }
+
+// FuzzEmbeddingInput sends arbitrary "input" values to /v1/embeddings'
+// parser: never a panic; either a 400 naming input or sequences the model
+// can embed (each non-empty, within the length, every id in the vocabulary).
+func FuzzEmbeddingInput(f *testing.F) {
+	for _, seed := range []string{`"hello"`, `["a","b c"]`, `[128000,9906]`, `[[1,2],[3]]`, `[]`, `[[]]`, `null`, `5`,
+		`[1,-2]`, `[[1],"x"]`, `"<|eot_id|>"`, `[1e3]`, `{"a":1}`, ``} {
+		f.Add(seed)
+	}
+	ld := loadTiny(f)
+	const most = 16
+	s, err := New(Config{Model: "tiny", Vocab: ld.Model.Config.Vocab, Context: tinyContext(f, ld, 32), Tokenizer: ld.Tokenizer, Embedder: fixedLen(most)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		seqs, aerr := s.embeddingInputs(json.RawMessage(input))
+		if aerr != nil {
+			if aerr.status != 400 || aerr.param != "input" || aerr.msg == "" {
+				t.Fatalf("%q: status %d param %q %q", input, aerr.status, aerr.param, aerr.msg)
+			}
+			return
+		}
+		if len(seqs) == 0 {
+			t.Fatalf("%q: accepted with nothing to embed", input)
+		}
+		for _, q := range seqs {
+			if len(q) == 0 || len(q) > most {
+				t.Fatalf("%q: a sequence of %d tokens accepted (at most %d)", input, len(q), most)
+			}
+			for _, id := range q {
+				if id < 0 || int(id) >= s.cfg.Vocab {
+					t.Fatalf("%q: token %d accepted", input, id)
+				}
+			}
+		}
+	})
+}
