@@ -113,7 +113,7 @@ func BenchmarkJSONMask(b *testing.B) {
 type fixedLen int
 
 func (fixedLen) Embed([]int32) ([]float32, error) { return nil, nil }
-func (n fixedLen) MaxTokens() int                  { return int(n) }
+func (n fixedLen) MaxTokens() int                 { return int(n) }
 
 // FuzzEmbeddingInput sends arbitrary "input" values to /v1/embeddings'
 // parser: never a panic; either a 400 naming input or sequences the model
