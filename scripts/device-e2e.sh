@@ -436,12 +436,16 @@ ab1b)
 	# non-temporal lines leaving L2; with TYPE=BF16
 	# ARMS="bf16dot=matmul/bf16=avx512-bf16-gemm"), PPS (16,512),
 	# TG (64), RUNS (10) rounds, 2 threads; then `ledger promote --bundle
-	# ARM --run ID --cpu-family` here after import.
+	# ARM --run ID --cpu-family` here after import. TYPE=Q4_K_M runs issue
+	# 19's and 20's 1B arms (see results/device/20261206-s38-calls.txt).
 	q=${TYPE:-Q4_0}
 	f=/tmp/llama3.2-1b-$q.gguf
 	[ -f "$f" ] || $B/damascus synth --preset llama3.2-1b --type "$q" -o "$f" 2>&1 | tail -1
 	args=()
 	for a in ${ARMS-q40r16b=matvec/q4_0=avx512-vnni-r16-nta8k,matvec_batch/q4_0=avx512-vnni-r16,matmul/q4_0=avx512-vnni-gemm-r16}; do args+=(--arm "$a"); done
+	# SB_ARMS: NAME=N items, arms that also move the small-batch crossover
+	# (issue 19's short prompts on the 1B, as ab_phase's on the 3B).
+	for a in ${SB_ARMS:-}; do args+=(--arm-small-batch "$a"); done
 	log "ledger ab, 1B $q pp${PPS-16,512} tg${TG-64}, ${RUNS:-10} rounds: ${args[*]}"
 	timeout "${AB_TIMEOUT:-560}" $B/ledger ab -m "$f" --pp "${PPS-16,512}" --tg "${TG-64}" --runs "${RUNS:-10}" --threads 2 \
 		"${args[@]}" --store "$STORE" --note "$NOTE; engine A/B for a bundle, 1B $q" > "$OUT/ab-1b-$q.txt" 2> "$OUT/ab-1b-$q.err"
