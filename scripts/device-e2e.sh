@@ -189,9 +189,12 @@ ab_phase() {
 	for a in ${BC_ARMS:-}; do args+=(--arm-batch-chunk "$a"); done
 	# DR_ARMS: NAME=N items, arms that take decode matvec chunks in runs
 	# of up to N (DAMASCUS_DEAL_RUN; with ARMS="" PPS="": the dealrun phase).
+	# THREADS (2): both arms' threads (issue 19's 16-thread leg: THREADS=16
+	# ARMS="" TG="" PPS=1024 BC_ARMS="c32=32 c16=16", the prepared batch's
+	# 64-row chunk leaves 16 workers one chunk each of K and V).
 	for a in ${DR_ARMS:-}; do args+=(--arm-deal-run "$a"); done
 	log "ledger ab, 3B pp${PPS-16,512} tg${TG-64}, ${RUNS:-10} rounds: ${ARMS-one-all=$one} ${SB_ARMS:-} ${BC_ARMS:-} ${DR_ARMS:-}"
-	timeout "${AB_TIMEOUT:-560}" $B/ledger ab -m /tmp/llama3.2-3b.gguf --pp "${PPS-16,512}" --tg "${TG-64}" --runs "${RUNS:-10}" --threads 2 \
+	timeout "${AB_TIMEOUT:-560}" $B/ledger ab -m /tmp/llama3.2-3b.gguf --pp "${PPS-16,512}" --tg "${TG-64}" --runs "${RUNS:-10}" --threads "${THREADS:-2}" \
 		--gate-shapes 3B "${args[@]}" --store "$STORE" --note "$NOTE; engine A/B for a bundle" > "$OUT/ab-3b.txt" 2> "$OUT/ab-3b.err"
 	cat "$OUT/ab-3b.txt"; grep -a "sample round" "$OUT/ab-3b.err" | tail -3
 }
