@@ -183,12 +183,10 @@ func (c *Context) Eval(tokens []int32, all bool) ([]float32, error) {
 	if c.kv.pos+len(tokens) > c.opts.NCtx {
 		return nil, fmt.Errorf("%d tokens at position %d exceed the context length %d", len(tokens), c.kv.pos, c.opts.NCtx)
 	}
-	V := c.m.Config.Vocab
-	for _, t := range tokens {
-		if t < 0 || int(t) >= V {
-			return nil, fmt.Errorf("token %d is outside the vocabulary of %d", t, V)
-		}
+	if err := c.checkIDs(tokens); err != nil {
+		return nil, err
 	}
+	V := c.m.Config.Vocab
 	start := c.kv.pos
 	if all && len(c.s.logits) < len(tokens)*V {
 		c.s.logits = make([]float32, len(tokens)*V)
@@ -217,6 +215,17 @@ func (c *Context) Eval(tokens []int32, all bool) ([]float32, error) {
 		return nil, err
 	}
 	return logits, nil
+}
+
+// checkIDs refuses a token outside the model's vocabulary.
+func (c *Context) checkIDs(tokens []int32) error {
+	V := c.m.Config.Vocab
+	for _, t := range tokens {
+		if t < 0 || int(t) >= V {
+			return fmt.Errorf("token %d is outside the vocabulary of %d", t, V)
+		}
+	}
+	return nil
 }
 
 // logitRows is how many of a batch's last rows Eval wants logits for.

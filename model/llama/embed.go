@@ -77,26 +77,21 @@ func (c *Context) HiddenStates(tokens []int32) ([]float32, error) {
 	if len(tokens) > c.opts.NCtx {
 		return nil, fmt.Errorf("%d tokens exceed the context length %d", len(tokens), c.opts.NCtx)
 	}
-	V, dim := c.m.Config.Vocab, c.m.Config.Dim
-	for _, t := range tokens {
-		if t < 0 || int(t) >= V {
-			return nil, fmt.Errorf("token %d is outside the vocabulary of %d", t, V)
-		}
+	if err := c.checkIDs(tokens); err != nil {
+		return nil, err
 	}
 	if err := c.kv.truncate(0); err != nil {
 		return nil, err
 	}
+	dim := c.m.Config.Dim
 	if len(c.s.hidden) < len(tokens)*dim {
 		c.s.hidden = make([]float32, len(tokens)*dim)
 	}
 	h := c.s.hidden[:len(tokens)*dim]
 	for i := 0; i < len(tokens); i += c.opts.NBatch {
 		batch := tokens[i:min(i+c.opts.NBatch, len(tokens))]
-		for j := range batch {
-			c.s.pos[j], c.s.seq[j] = int32(c.kv.pos+j), 0
-		}
 		c.s.wantHidden = true
-		err := c.forward(batch, nil, 0)
+		err := c.run(batch, nil, 0) // the CPU's pass: no stepper replays it
 		c.s.wantHidden = false
 		if err != nil {
 			return nil, err
@@ -116,8 +111,8 @@ func (c *Context) HiddenStates(tokens []int32) ([]float32, error) {
 // Pool reduces the hidden states h (n rows of dim) as p asks, into dst
 // (dim values; n×dim for PoolNone), and with normalize scales each vector
 // to unit Euclidean length (llama-server's default, embd_normalize 2; a zero
-// vector stays zero). The sums run in float64 so that the order of the rows
-// does not matter to the last bit.
+// vector stays zero). The mean is summed in float64 and rounded to float32
+// once.
 func Pool(dst, h []float32, n, dim int, p Pooling, normalize bool) []float32 {
 	switch p {
 	case PoolNone:
