@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"strings"
 
@@ -21,14 +22,17 @@ func init() {
 func runEmbed(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr io.Writer) error {
 	pooling := fs.String("pooling", "", "mean, cls, last or none (every token's vector) (default: the model's pooling_type, else mean)")
 	raw := fs.Bool("no-normalize", false, "leave the vectors at their length (default: unit Euclidean length, as llama-server)")
-	rest, err := parseInterspersedText(fs, args)
+	rest, err := cli.ParseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
-	if *pooling != "" {
-		if _, err := llama.ParsePooling(*pooling); err != nil {
-			return errors.New("--pooling: " + err.Error())
-		}
+	if len(rest) == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	p, set, err := poolingFlag(*pooling)
+	if err != nil {
+		return err
 	}
 	if ef.device == llama.DeviceCUDA {
 		return errors.New("embeddings run on the CPU only so far: leave out --device cuda")
@@ -42,9 +46,8 @@ func runEmbed(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 		return err
 	}
 	defer e.close()
-	p := e.model.Config.EmbedPooling()
-	if *pooling != "" {
-		p, _ = llama.ParsePooling(*pooling) // checked above
+	if !set {
+		p = e.model.Config.EmbedPooling()
 	}
 	ids, err := e.tok.Encode(text, tokenizer.AddSpecial|tokenizer.ParseSpecial)
 	if err != nil {
@@ -72,16 +75,14 @@ func runEmbed(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	return err
 }
 
-// parseInterspersedText parses flags among the text's words and wants at
-// least one word.
-func parseInterspersedText(fs *flag.FlagSet, args []string) ([]string, error) {
-	rest, err := cli.ParseInterspersed(fs, args)
-	if err != nil {
-		return nil, err
+// poolingFlag reads --pooling before the model is loaded; set is false
+// when it was left out (the model's EmbedPooling then applies).
+func poolingFlag(s string) (p llama.Pooling, set bool, err error) {
+	if s == "" {
+		return 0, false, nil
 	}
-	if len(rest) == 0 {
-		fs.Usage()
-		return nil, errUsage
+	if p, err = llama.ParsePooling(s); err != nil {
+		return 0, false, fmt.Errorf("--pooling: %w", err)
 	}
-	return rest, nil
+	return p, true, nil
 }

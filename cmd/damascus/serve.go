@@ -46,6 +46,13 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	if *pooling != "" && !*embeddings {
 		return errors.New("--pooling is for --embeddings")
 	}
+	pool, poolSet, err := poolingFlag(*pooling)
+	if err != nil {
+		return err
+	}
+	if poolSet && pool == llama.PoolNone {
+		return errors.New("--pooling none gives a vector a token, which /v1/embeddings has no place for: use mean, cls or last")
+	}
 	if *embeddings && ef.device == llama.DeviceCUDA {
 		return errors.New("--embeddings runs on the CPU only so far: leave out --device cuda")
 	}
@@ -84,7 +91,10 @@ func runServe(fs *flag.FlagSet, ef *engineFlags, args []string, stdout, stderr i
 	}
 	embedNote := ""
 	if *embeddings {
-		emb, note, err := openEmbedder(e.model, ef, nctx, *pooling)
+		if !poolSet {
+			pool = e.model.Config.EmbedPooling()
+		}
+		emb, note, err := openEmbedder(e.model, ef, nctx, pool)
 		if err != nil {
 			return err
 		}
@@ -139,20 +149,9 @@ type embedder struct {
 func (e embedder) Close() { e.c.Close() }
 
 // openEmbedder makes /v1/embeddings' context on m (nctx positions, the
-// engine flags' batch and threads, a float32 cache) and its pooling:
-// --pooling, else the model's own pooling_type where it names one a single
-// vector comes from, else mean. note is the serving line's mention.
-func openEmbedder(m *llama.Model, ef *engineFlags, nctx int, pooling string) (embedder, string, error) {
-	p := m.Config.EmbedPooling()
-	if pooling != "" {
-		var err error
-		if p, err = llama.ParsePooling(pooling); err != nil {
-			return embedder{}, "", fmt.Errorf("--pooling: %w", err)
-		}
-		if p == llama.PoolNone {
-			return embedder{}, "", errors.New("--pooling none gives a vector a token, which /v1/embeddings has no place for: use mean, cls or last")
-		}
-	}
+// engine flags' batch and threads, a float32 cache) pooling by p; note is
+// the serving line's mention.
+func openEmbedder(m *llama.Model, ef *engineFlags, nctx int, p llama.Pooling) (embedder, string, error) {
 	c, err := m.NewContext(llama.Options{NCtx: nctx, NBatch: ef.batch, Threads: ef.threads})
 	if err != nil {
 		return embedder{}, "", fmt.Errorf("--embeddings: %w", err)

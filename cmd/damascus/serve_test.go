@@ -70,7 +70,14 @@ func TestServeEmbeddingFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, note, err := openEmbedder(ld.Model, &engineFlags{threads: 1}, 16, c.flag)
+		p, set, err := poolingFlag(c.flag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !set {
+			p = ld.Model.Config.EmbedPooling()
+		}
+		e, note, err := openEmbedder(ld.Model, &engineFlags{threads: 1}, 16, p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -170,11 +170,19 @@ func (s *Server) embeddingInputs(raw json.RawMessage) ([][]int32, *apiError) {
 		case len(q) > most:
 			return nil, badRequest("input", "input %d is %d tokens, more than the %d the server embeds at once (--ctx-size)", i, len(q), most)
 		}
-		for _, id := range q {
-			if id < 0 || int(id) >= s.cfg.Vocab {
-				return nil, badRequest("input", "input %d: token %d is outside the vocabulary of %d", i, id, s.cfg.Vocab)
-			}
+		if k, bad := s.outsideVocab(q); bad {
+			return nil, badRequest("input", "input %d: token %d is outside the vocabulary of %d", i, q[k], s.cfg.Vocab)
 		}
 	}
 	return seqs, nil
+}
+
+// outsideVocab finds the first id of ids outside the model's vocabulary.
+func (s *Server) outsideVocab(ids []int32) (int, bool) {
+	for i, id := range ids {
+		if id < 0 || int(id) >= s.cfg.Vocab {
+			return i, true
+		}
+	}
+	return 0, false
 }

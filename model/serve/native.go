@@ -51,10 +51,8 @@ func (s *Server) nativeJob(nr *nativeRequest) (*job, *apiError) {
 		if err := json.Unmarshal(t, &ids); err != nil {
 			return nil, badRequest("prompt", "prompt: a string or an array of token ids is wanted")
 		}
-		for i, id := range ids {
-			if id < 0 || int(id) >= s.cfg.Vocab {
-				return nil, badRequest("prompt", "prompt[%d]: token %d is outside the vocabulary (0 to %d)", i, id, s.cfg.Vocab-1)
-			}
+		if i, bad := s.outsideVocab(ids); bad {
+			return nil, badRequest("prompt", "prompt[%d]: token %d is outside the vocabulary (0 to %d)", i, ids[i], s.cfg.Vocab-1)
 		}
 		if len(ids) == 0 {
 			return nil, badRequest("prompt", "prompt: no tokens")
