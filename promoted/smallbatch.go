@@ -43,9 +43,21 @@ const SmallBatchEnv = "DAMASCUS_SMALL_BATCH"
 // only: an Intel processor without it runs the AMD path's matmul and may
 // want AuthenticAMD's value. The Intel suite (scripts/device-suite.sh, all
 // three legs) passed with DAMASCUS_SMALL_BATCH=16 on the host (session 18).
+//
+// GenuineIntel 48 since session 39, with the Intel bundle hyb (the AMX
+// short-step kernels amx-int8-r16sw-f8 and -r16s-f8: one TDPBSUD a
+// sub-block, no digit split), measured on an Intel dev VM (family 6, AMX,
+// 2 vCPUs) against 16 with the bundles before it, `ledger ab`, 2 threads:
+// 1B, 10 rounds (run 20261206T071545Z-379917) pp16 +36.9 %, pp32 +25.4 %
+// (p 2e-5), pp48 +4.2 % (p 0.12), pp64 level (the matmul in both arms);
+// 3B, 8 rounds (run 20261206T071619Z-ea6674) pp16 +40.7 %, pp32 +31.8 %,
+// pp48 +17.9 % (p 0.007); with -r16s instead of the hybrid at 48 (run
+// 20261206T070633Z-628a75) 1B pp48 +7.6 % (p 0.0015). On the lent
+// device's older Xeon (model 207) -r16s was level with the matmul at 16
+// and 32 tokens (session 32, run …799154): 48 is the dev VM's value.
 var smallBatchRows = map[string]int{
 	"AuthenticAMD": 128,
-	"GenuineIntel": 16,
+	"GenuineIntel": 48,
 }
 
 // SmallBatchRows returns the most rows of a prefill step that the engine

@@ -32,6 +32,11 @@ type shortArgs struct {
 	sbuf     *byte    // Q6_K: 1 KiB, d·sc of a super-block's sub-blocks
 	tiles    int      // r16swKernel: whole tiles of 16 tokens
 	save     [3]int   // r16swKernel's spill slots
+	// The pipelined kernels' (r16spKernel, r16sp6Kernel) alternating
+	// buffers: B tiles and C tiles of two super-blocks, Q6_K's d·sc of four.
+	bslot [2]*byte
+	cslot [2]*byte
+	sslot [4]*byte
 }
 
 // r16sKernel runs the groups of a.w for a.n tokens (short_amd64.s).
@@ -43,6 +48,17 @@ func r16sKernel(a *shortArgs)
 //
 //go:noescape
 func r16s6Kernel(a *shortArgs)
+
+// r16spKernel is r16sKernel pipelined: each iteration unpacks super-block
+// s+1, runs the products of s and the epilogue of s−1 (short_amd64.s).
+//
+//go:noescape
+func r16spKernel(a *shortArgs)
+
+// r16sp6Kernel is r16spKernel for the interleaved Q6_K layout.
+//
+//go:noescape
+func r16sp6Kernel(a *shortArgs)
 
 // r16swKernel is r16sKernel over a.tiles whole tiles of 16 tokens, each
 // super-block unpacked once for all of them, the sums accumulated in dst.
@@ -60,14 +76,20 @@ type shortFormat struct {
 	subK int
 	// wide, when set, takes all the whole tiles of 16 tokens in one call.
 	wide func(a *shortArgs)
+	// pipe: kernel is a pipelined one, which takes the slots of a
+	// pipeScratch.
+	pipe bool
 }
 
 var (
-	shortQ4K = shortFormat{"q4_k", r16sKernel, avx512.Q4KR16Layout, 32, nil}
-	shortQ6K = shortFormat{"q6_k", r16s6Kernel, avx512.Q6KR16Layout, 16, nil}
+	shortQ4K = shortFormat{"q4_k", r16sKernel, avx512.Q4KR16Layout, 32, nil, false}
+	shortQ6K = shortFormat{"q6_k", r16s6Kernel, avx512.Q6KR16Layout, 16, nil, false}
 	// shortQ4KWide takes the whole tiles of 16 tokens in one pass over the
 	// weights (r16swKernel), the rest through r16sKernel.
-	shortQ4KWide = shortFormat{"q4_k", r16sKernel, avx512.Q4KR16Layout, 32, r16swKernel}
+	shortQ4KWide = shortFormat{"q4_k", r16sKernel, avx512.Q4KR16Layout, 32, r16swKernel, false}
+	// shortQ4KPipe and shortQ6KPipe are the pipelined kernels.
+	shortQ4KPipe = shortFormat{"q4_k", r16spKernel, avx512.Q4KR16Layout, 32, nil, true}
+	shortQ6KPipe = shortFormat{"q6_k", r16sp6Kernel, avx512.Q6KR16Layout, 16, nil, true}
 )
 
 // shortScratch is one call's buffers, 64-byte aligned.
@@ -82,6 +104,34 @@ var shortPool = sync.Pool{New: func() any {
 	s.buf = s.buf[off : off+shortScratchBytes]
 	return s
 }}
+
+// pipeScratch is a pipelined call's buffers, 64-byte aligned: two B
+// slots, two C slots (Q6_K's sixteen tiles each), four scale slots and
+// the tile configuration.
+type pipeScratch struct {
+	buf  []byte
+	args shortArgs
+}
+
+const pipeScratchBytes = 2*shortBBuf + 2*shortCBuf + 4*shortSBuf + 64
+
+var pipePool = sync.Pool{New: func() any {
+	s := &pipeScratch{buf: make([]byte, pipeScratchBytes+64)}
+	off := (64 - int(uintptr(unsafe.Pointer(&s.buf[0]))%64)) % 64
+	s.buf = s.buf[off : off+pipeScratchBytes]
+	return s
+}}
+
+// setSlots points a's slots into buf (a pipeScratch's).
+func (a *shortArgs) setSlots(buf []byte) {
+	for i := range a.bslot {
+		a.bslot[i] = &buf[i*shortBBuf]
+		a.cslot[i] = &buf[2*shortBBuf+i*shortCBuf]
+	}
+	for i := range a.sslot {
+		a.sslot[i] = &buf[2*shortBBuf+2*shortCBuf+i*shortSBuf]
+	}
+}
 
 // shortTokens is the most tokens one kernel call takes: a tile's rows.
 const shortTokens = 16
@@ -128,6 +178,34 @@ func Q6KR16MatMulShort(amx bool) ledger.MatMul { return shortMatMul(shortQ6K, am
 // unpacked once for all the tiles, not once a tile.
 func Q4KR16MatMulShortWide(amx bool) ledger.MatMul { return shortMatMul(shortQ4KWide, amx) }
 
+// fewRows is the fewest tokens the -f8 hybrids send to AMX: fewer go
+// through avx512-vnni-r16-f8, whose arithmetic is the short kernels' (the
+// same bits, TestShortF8Hybrid), so a token's results still do not depend
+// on how many others share its call. In L2 at 8 tokens the two are level
+// (BenchmarkShortInCache, Intel dev VM, session 39: Q4_K 0.45 against 0.46
+// TOPS); with fewer, the AMX kernel's per-super-block unpacking and tile
+// stores are shared by too few tokens (the 1B's batched decode of 2 and 4
+// streams lost 13 % through -r16sw against the shipped -r16-m4).
+const fewRows = 8
+
+// withF8 sends calls of fewer than fewRows tokens to f8, the rest to amx.
+func withF8(amx, f8 ledger.MatMul) ledger.MatMul {
+	return func(dst []float32, ldd int, w []byte, rows int, xr []byte, n, k int) {
+		if n < fewRows {
+			f8(dst, ldd, w, rows, xr, n, k)
+			return
+		}
+		amx(dst, ldd, w, rows, xr, n, k)
+	}
+}
+
+// Q4KR16MatMulShortPipe is Q4KR16MatMulShort through the pipelined kernel
+// (r16spKernel): the same bits.
+func Q4KR16MatMulShortPipe(amx bool) ledger.MatMul { return shortMatMul(shortQ4KPipe, amx) }
+
+// Q6KR16MatMulShortPipe is Q6KR16MatMulShort through r16sp6Kernel.
+func Q6KR16MatMulShortPipe(amx bool) ledger.MatMul { return shortMatMul(shortQ6KPipe, amx) }
+
 func shortMatMul(f shortFormat, amx bool) ledger.MatMul {
 	var flags uint64
 	if amx {
@@ -145,11 +223,20 @@ func shortMatMul(f shortFormat, amx bool) ledger.MatMul {
 		nb := k / quant.QK_K
 		act, gbytes := f.lay.ActBytes(k), f.lay.GroupBytes(k)
 		groups := rows / avx512.Q4KR16Rows
-		s := shortPool.Get().(*shortScratch)
-		defer shortPool.Put(s)
-		bbuf, cbuf := s.buf[:shortBBuf], s.buf[shortBBuf:shortBBuf+shortCBuf]
-		sbuf, cfg := s.buf[shortBBuf+shortCBuf:shortBBuf+shortCBuf+shortSBuf], s.buf[shortBBuf+shortCBuf+shortSBuf:]
-		a := &s.args
+		var a *shortArgs
+		var bbuf, cbuf, sbuf, cfg, slots []byte
+		if f.pipe {
+			s := pipePool.Get().(*pipeScratch)
+			defer pipePool.Put(s)
+			a, slots, cfg = &s.args, s.buf, s.buf[pipeScratchBytes-64:]
+			bbuf, cbuf, sbuf = slots[:shortBBuf], slots[2*shortBBuf:2*shortBBuf+shortCBuf], slots[2*shortBBuf+2*shortCBuf:]
+		} else {
+			s := shortPool.Get().(*shortScratch)
+			defer shortPool.Put(s)
+			bbuf, cbuf = s.buf[:shortBBuf], s.buf[shortBBuf:shortBBuf+shortCBuf]
+			sbuf, cfg = s.buf[shortBBuf+shortCBuf:shortBBuf+shortCBuf+shortSBuf], s.buf[shortBBuf+shortCBuf+shortSBuf:]
+			a = &s.args
+		}
 		j0 := 0
 		// The wide kernel takes the whole tiles of 16 tokens when the rows
 		// are whole groups (every model's are; the rest go below).
@@ -172,6 +259,9 @@ func shortMatMul(f shortFormat, amx bool) ledger.MatMul {
 			shortConfig(cfg, nt, f.subK)
 			*a = shortArgs{w: &w[0], x: &xr[j0*act], xstride: act, dst: &dst[j0*ldd], lddBytes: 4 * ldd,
 				nb: nb, groups: groups, n: nt, bbuf: &bbuf[0], cbuf: &cbuf[0], cfg: &cfg[0], flags: flags, sbuf: &sbuf[0]}
+			if f.pipe {
+				a.setSlots(slots)
+			}
 			if groups > 0 {
 				f.kernel(a)
 			}
@@ -212,4 +302,27 @@ func init() {
 	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q6_K), Name: "avx512-vnni-r16s", Family: ledger.FamilyAVX512VNNI,
 		Features: vnniFeatures, Layout: avx512.Q6KR16Layout, Impl: Q6KR16MatMulShort(false),
 		Notes: "the twin of matvec_batch/q6_k:amx-int8-r16s (each C row by four VPDPBUSDs): tests its driver and epilogue without AMX; not a rival"})
+	const f8Notes = " for calls of at least 8 tokens, avx512-vnni-r16-f8 for fewer (the same arithmetic, so the same bits for a token whatever the call's size: " +
+		"TestShortF8Hybrid); for the Intel short prompts (issue 19 item 4) without losing the batched decode of 2-4 streams that the AMX kernel alone loses (-13 % at 2 and 4 streams, 1B, Intel dev VM, session 39)"
+	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q4_K), Name: "amx-int8-r16sw-f8", Family: ledger.FamilyFusedDequantAMX,
+		Features: amxFeatures, Layout: avx512.Q4KR16Layout, Impl: withF8(Q4KR16MatMulShortWide(true), avx512.Q4KR16MatMulF),
+		Notes: "matvec_batch/q4_k:amx-int8-r16sw" + f8Notes})
+	ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(quant.Q6_K), Name: "amx-int8-r16s-f8", Family: ledger.FamilyFusedDequantAMX,
+		Features: amxFeatures, Layout: avx512.Q6KR16Layout, Impl: withF8(Q6KR16MatMulShort(true), avx512.Q6KR16MatMulF),
+		Notes: "matvec_batch/q6_k:amx-int8-r16s" + f8Notes})
+	const pipeNotes = "-r16s pipelined (r16spKernel, r16sp6Kernel): each iteration unpacks super-block s+1, runs the tile products of s and the float epilogue of s−1, " +
+		"the B tiles, C tiles (and Q6_K's d·sc) in alternating slots, so no phase waits for the one before it to go through memory (a tile load does not forward from the store buffer: " +
+		"in -r16s each super-block's unpack, products and epilogue run one after the other); each token's results the same bits as -r16s's (TestShortPipeMatchesShort). A loser on the Intel dev VM (session 39; family 6, AMX, 2 vCPUs): in L2, one core, n=16 (BenchmarkShortInCache) Q4_K 0.65 against -r16s's 0.70 TOPS, Q6_K 0.26 against 0.33; " +
+		"the 1B with both types through it (crossover 64, 20 reps, two alternations) pp16 249-253 against 270-273 tok/s, pp32 320-332 against 332-360. So the short step is not held by its phases waiting on each other through memory but by the work itself (the float epilogue and the tile stores and loads of the C and B tiles)"
+	for _, t := range []struct {
+		typ  quant.Type
+		lay  *ledger.WeightLayout
+		impl func(bool) ledger.MatMul
+	}{{quant.Q4_K, avx512.Q4KR16Layout, Q4KR16MatMulShortPipe}, {quant.Q6_K, avx512.Q6KR16Layout, Q6KR16MatMulShortPipe}} {
+		ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(t.typ), Name: "amx-int8-r16sp", Family: ledger.FamilyFusedDequantAMX,
+			Features: amxFeatures, Layout: t.lay, Impl: t.impl(true), Notes: "matvec_batch/" + ledger.TypeName(t.typ) + ":amx-int8" + pipeNotes})
+		ledger.Register(ledger.Variant{Op: ledger.MatVecBatchOp(t.typ), Name: "avx512-vnni-r16sp", Family: ledger.FamilyAVX512VNNI,
+			Features: vnniFeatures, Layout: t.lay, Impl: t.impl(false),
+			Notes: "the twin of matvec_batch/" + ledger.TypeName(t.typ) + ":amx-int8-r16sp (C rows by VPDPBUSDs): tests its pipeline, slots and driver without AMX; not a rival"})
+	}
 }

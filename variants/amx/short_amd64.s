@@ -431,3 +431,104 @@ epiw:
 donew:
 	VZEROUPPER
 	RET
+
+// The pipelined short-step kernels (r16spKernel, r16sp6Kernel): r16sKernel
+// and r16s6Kernel with each super-block's three phases taken from three
+// super-blocks at once. In r16sKernel a super-block's B tiles are stored,
+// then loaded by TILELOADD, its C tiles stored, then loaded by the
+// epilogue, each through memory and in program order, so every phase
+// waits for the one before to retire (a tile load does not forward from
+// the store buffer). Here one iteration unpacks super-block s+1, runs the
+// tile products of s (its B tiles stored an iteration ago) and the
+// epilogue of s−1 (its C tiles stored an iteration ago), so the vector
+// work of two super-blocks overlaps the tile unit's. Buffers alternate by
+// the parity of the super-blocks left (R12): two B slots, two C slots and
+// (Q6_K's d·sc, written by the unpacking and read by the epilogue two
+// super-blocks later) four scale slots, all in the argument block. Each
+// token's float operations are r16sKernel's in the same order, so its
+// results are the same bits.
+
+#define SA_BSLOT 136
+#define SA_CSLOT 152
+#define SA_SSLOT 168
+
+// P_SLOT2 loads slot (reg + off) & 1 of the two at field into dst;
+// P_SLOT4 slot (reg + off) & 3 of four. Clobbers AX.
+#define P_SLOT2(reg, off, field, dst) LEAQ off(reg), AX; ANDQ $1, AX; MOVQ field(DI)(AX*8), dst
+#define P_SLOT4(reg, off, field, dst) LEAQ off(reg), AX; ANDQ $3, AX; MOVQ field(DI)(AX*8), dst
+
+// P_TEXT is the pipelined kernels' text: consts, prep (unpacks the
+// super-block at SI into the B slot at R10; Q6_K's d·sc into the scale
+// slot at BX), amx and vrows as S_TEXT's, epiprep (the epilogue's
+// constants of the super-block at SI; Q6_K's scale slot in BX), epi,
+// wstep and xstep as S_TEXT's; sslot, when set, loads the scale slot of
+// the super-block R12 + off into BX.
+#define P_TEXT(consts, prep, amx, vrows, epiprep, epi, wstep, xstep, sslot) \
+	S_PROLOGUE; consts; \
+	TESTQ R13, R13; JZ done; \
+	CMPQ SA_NB(DI), $0; JEQ done; \
+	TESTQ $FLAG_AMX, SA_FLAGS(DI); JZ group; \
+	MOVQ SA_CFG(DI), AX; LDTILECFG(AMX_AX); \
+group: \
+	S_ZERO16; \
+	MOVQ SA_X(DI), R8; MOVQ SA_NB(DI), R12; \
+	P_SLOT2(R12, 0, SA_BSLOT, R10); sslot(0); \
+	prep; \
+block: \
+	CMPQ R12, $1; JEQ products; \
+	P_SLOT2(R12, -1, SA_BSLOT, R10); sslot(-1); \
+	ADDQ $wstep, SI; prep; SUBQ $wstep, SI; \
+products: \
+	P_SLOT2(R12, 0, SA_BSLOT, R10); P_SLOT2(R12, 0, SA_CSLOT, R11); \
+	TESTQ $FLAG_AMX, SA_FLAGS(DI); JZ vnni; \
+	amx; \
+	JMP epilogue; \
+vnni: \
+	MOVQ R8, AX; MOVQ R11, BX; MOVQ SA_N(DI), CX; \
+vtoken: \
+	vrows; \
+	ADDQ R9, AX; ADDQ $64, BX; DECQ CX; JNZ vtoken; \
+	MOVQ $64, CX; \
+epilogue: \
+	CMPQ R12, SA_NB(DI); JEQ epidone; \
+	P_SLOT2(R12, 1, SA_CSLOT, R11); sslot(1); \
+	SUBQ $wstep, SI; epiprep; ADDQ $wstep, SI; \
+	MOVQ R8, AX; SUBQ $xstep, AX; \
+	S_EPI16(epi, epidone); \
+epidone: \
+	ADDQ $wstep, SI; ADDQ $xstep, R8; \
+	DECQ R12; JNZ block; \
+	P_SLOT2(R12, 1, SA_CSLOT, R11); sslot(1); \
+	SUBQ $wstep, SI; epiprep; ADDQ $wstep, SI; \
+	MOVQ R8, AX; SUBQ $xstep, AX; \
+	S_EPI16(epi, lastdone); \
+lastdone: \
+	MOVQ DX, BX; \
+	S_OUT16(outdone); \
+outdone: \
+	ADDQ $64, DX; \
+	DECQ R13; JNZ group; \
+	TESTQ $FLAG_AMX, SA_FLAGS(DI); JZ done; \
+	TILERELEASE; \
+done: \
+	VZEROUPPER; \
+	RET
+
+#define P_NOSLOT(off)
+#define P6_SLOT(off) P_SLOT4(R12, off, SA_SSLOT, BX)
+
+// T6_PREPP is T6_PREP with the scale slot already in BX.
+#define T6_PREPP \
+	VCVTPH2PS (SI), Z27; \
+	T6_SUB(0); T6_SUB(1); T6_SUB(2); T6_SUB(3); T6_SUB(4); T6_SUB(5); T6_SUB(6); T6_SUB(7); \
+	T6_SUB(8); T6_SUB(9); T6_SUB(10); T6_SUB(11); T6_SUB(12); T6_SUB(13); T6_SUB(14); T6_SUB(15)
+
+#define T6_NOEPIPREP
+
+// func r16spKernel(a *shortArgs)
+TEXT ·r16spKernel(SB), NOSPLIT, $0-8
+	P_TEXT(S_NOCONSTS, S_PREP, S_AMX, S_VROWS, S_EPIPREP, S_EPI, 2368, 288, P_NOSLOT)
+
+// func r16sp6Kernel(a *shortArgs)
+TEXT ·r16sp6Kernel(SB), NOSPLIT, $0-8
+	P_TEXT(T6_CONSTS, T6_PREPP, T6_AMX, T6_VROWS, T6_NOEPIPREP, T6_EPI, 3360, 336, P6_SLOT)

@@ -60,7 +60,7 @@ func BenchmarkShortInCache(b *testing.B) {
 			xr := make([]byte, n*c.lay.ActBytes(k))
 			c.lay.PrepareBatch(xr, xq, n, k)
 			dst := make([]float32, n*rows)
-			for _, name := range []string{"amx-int8-r16s", "amx-int8-r16sw", "avx512-vnni-r16-m4", "avx512-vnni-r16-f8"} {
+			for _, name := range []string{"amx-int8-r16s", "amx-int8-r16sp", "amx-int8-r16sw", "avx512-vnni-r16-m4", "avx512-vnni-r16-f8"} {
 				v, ok := ledger.Default.Lookup(ledger.MatVecBatchOp(c.wt), name)
 				if !ok && name == "amx-int8-r16sw" {
 					continue // Q4_K only
@@ -180,6 +180,118 @@ func TestShortWideMatchesShort(t *testing.T) {
 	}
 }
 
+// The pipelined kernels give every token the bits of the kernels they
+// pipeline, Q4_K and Q6_K, at one and several super-blocks, partial
+// groups and token counts past a call's 16: the VPDPBUSD twins here, the
+// AMX kernels where AMX is.
+func TestShortPipeMatchesShort(t *testing.T) {
+	if missing := cpufeat.Missing(vnniFeatures...); len(missing) > 0 {
+		t.Skipf("CPU lacks %v", missing)
+	}
+	amx := []bool{false}
+	if cpufeat.Has("amx-int8") && cpufeat.AMX() == nil {
+		amx = append(amx, true)
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, f := range []struct {
+		lay         *ledger.WeightLayout
+		bs          int
+		quantize    func(dst []byte, src []float32)
+		short, pipe func(bool) ledger.MatMul
+	}{
+		{avx512.Q4KR16Layout, 144, quant.QuantizeQ4K, Q4KR16MatMulShort, Q4KR16MatMulShortPipe},
+		{avx512.Q6KR16Layout, 210, quant.QuantizeQ6K, Q6KR16MatMulShort, Q6KR16MatMulShortPipe},
+	} {
+		for _, c := range []struct{ rows, k, n int }{{48, 256, 16}, {37, 512, 7}, {64, 1280, 33}, {16, 768, 1}, {32, 1024, 16}} {
+			w := make([]float32, c.rows*c.k)
+			for i := range w {
+				w[i] = float32(r.NormFloat64())
+			}
+			q := make([]byte, c.rows*c.k/256*f.bs)
+			f.quantize(q, w)
+			packed := make([]byte, f.lay.Size(c.rows, c.k))
+			if err := f.lay.Repack(packed, q, c.rows, c.k); err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float32, c.n*c.k)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			xq := make([]byte, c.n*c.k/256*292)
+			quant.QuantizeQ8K(xq, x)
+			xr := make([]byte, c.n*f.lay.ActBytes(c.k))
+			f.lay.PrepareBatch(xr, xq, c.n, c.k)
+			for _, a := range amx {
+				want := make([]float32, c.n*c.rows)
+				got := make([]float32, c.n*c.rows)
+				f.short(a)(want, c.rows, packed, c.rows, xr, c.n, c.k)
+				f.pipe(a)(got, c.rows, packed, c.rows, xr, c.n, c.k)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s rows %d k %d n %d amx %v: token %d row %d: pipelined %g, short %g", f.lay.Name, c.rows, c.k, c.n, a, i/c.rows, i%c.rows, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// The short kernels (and so their -f8 hybrids at every size) give every
+// token avx512-vnni-r16-f8's bits, Q4_K and Q6_K: the VPDPBUSD twins here,
+// the AMX kernels where AMX is.
+func TestShortF8Hybrid(t *testing.T) {
+	if missing := cpufeat.Missing(vnniFeatures...); len(missing) > 0 {
+		t.Skipf("CPU lacks %v", missing)
+	}
+	amx := []bool{false}
+	if cpufeat.Has("amx-int8") && cpufeat.AMX() == nil {
+		amx = append(amx, true)
+	}
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, f := range []struct {
+		lay      *ledger.WeightLayout
+		bs       int
+		quantize func(dst []byte, src []float32)
+		short    func(bool) ledger.MatMul
+		f8       ledger.MatMul
+	}{
+		{avx512.Q4KR16Layout, 144, quant.QuantizeQ4K, Q4KR16MatMulShortWide, avx512.Q4KR16MatMulF},
+		{avx512.Q6KR16Layout, 210, quant.QuantizeQ6K, Q6KR16MatMulShort, avx512.Q6KR16MatMulF},
+	} {
+		for _, c := range []struct{ rows, k, n int }{{48, 256, 16}, {37, 512, 9}, {64, 1280, 33}, {32, 1024, 7}} {
+			w := make([]float32, c.rows*c.k)
+			for i := range w {
+				w[i] = float32(r.NormFloat64())
+			}
+			q := make([]byte, c.rows*c.k/256*f.bs)
+			f.quantize(q, w)
+			packed := make([]byte, f.lay.Size(c.rows, c.k))
+			if err := f.lay.Repack(packed, q, c.rows, c.k); err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float32, c.n*c.k)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			xq := make([]byte, c.n*c.k/256*292)
+			quant.QuantizeQ8K(xq, x)
+			xr := make([]byte, c.n*f.lay.ActBytes(c.k))
+			f.lay.PrepareBatch(xr, xq, c.n, c.k)
+			want := make([]float32, c.n*c.rows)
+			f.f8(want, c.rows, packed, c.rows, xr, c.n, c.k)
+			for _, a := range amx {
+				got := make([]float32, c.n*c.rows)
+				f.short(a)(got, c.rows, packed, c.rows, xr, c.n, c.k)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s rows %d k %d n %d amx %v: token %d row %d: short %g, f8 %g", f.lay.Name, c.rows, c.k, c.n, a, i/c.rows, i%c.rows, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // shortArgs's layout is what short_amd64.s's SA_ offsets say.
 func TestShortArgsOffsets(t *testing.T) {
 	var a shortArgs
@@ -192,6 +304,7 @@ func TestShortArgsOffsets(t *testing.T) {
 		{"groups", unsafe.Offsetof(a.groups), 48}, {"n", unsafe.Offsetof(a.n), 56}, {"bbuf", unsafe.Offsetof(a.bbuf), 64},
 		{"cbuf", unsafe.Offsetof(a.cbuf), 72}, {"cfg", unsafe.Offsetof(a.cfg), 80}, {"flags", unsafe.Offsetof(a.flags), 88},
 		{"sbuf", unsafe.Offsetof(a.sbuf), 96}, {"tiles", unsafe.Offsetof(a.tiles), 104}, {"save", unsafe.Offsetof(a.save), 112},
+		{"bslot", unsafe.Offsetof(a.bslot), 136}, {"cslot", unsafe.Offsetof(a.cslot), 152}, {"sslot", unsafe.Offsetof(a.sslot), 168},
 	} {
 		if c.got != c.off {
 			t.Errorf("shortArgs.%s at %d, short_amd64.s says %d", c.name, c.got, c.off)
