@@ -1216,7 +1216,10 @@ shipped)
 	# Timing on the lent host (session 38): the probes before round 1 take
 	# ≈ 40 s, a 3B tg128 round with both configurations ≈ 50 s, so a 3B
 	# decode needs a call of its own (E2E_TIMEOUT 575, run's timeout 600);
-	# the 1B pp1024 ≈ 27 s a round (E2E_TIMEOUT ≥ 300).
+	# the 1B pp1024 ≈ 27 s a round (E2E_TIMEOUT ≥ 300). Even alone, 10
+	# rounds of the 3B tg128 with both configurations were cut in round 10
+	# (session 39); with LLAMA_CONFIGS=sapphirerapids+huge (llama.cpp's
+	# better one there in every 3B decode so far) they took 380 s.
 	NOTE="lent device machine (Intel Xeon with AMX, 16 cores; the H200 idle)"
 	unset DAMASCUS_KERNELS
 	th=${THREADS:-2} sfx=""; [ "$th" != 2 ] && sfx="-t$th"
