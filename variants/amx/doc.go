@@ -61,6 +61,20 @@
 //     variants, never timed against them). -wres (super-blocks outside,
 //     token blocks inside) was 0-7% slower: a loser.
 //
+// Short steps (op matvec_batch, over the interleaved layouts the decode
+// matvecs read; short_amd64.s):
+//
+//   - amx-int8-r16s (Q4_K, Q6_K), -r16sw (Q4_K, every whole tile of 16
+//     tokens in one pass): no digit split. A layout line's nibbles, masked,
+//     are the B-tile rows of two k-quads, so each sub-block is one TDPBSUD
+//     (K = 32 for Q4_K, 16 for Q6_K) of up to 16 tokens into exact int32
+//     sums, the scales applied in float a token at a time: the arithmetic
+//     of avx512-vnni-r16-f8, so the same bits.
+//   - amx-int8-r16sw-f8, -r16s-f8: the above from 8 tokens, -r16-f8 below
+//     (a token's bits never depend on its call's size); the Intel bundle
+//     hyb, with the crossover of 48 rows (package promoted).
+//   - amx-int8-r16sp: -r16s pipelined across three super-blocks; a loser.
+//
 // Every tile-program variant also has a prepared form (ledger.PreparedMatMul):
 // the activation pack made once per batch, a pair of token tiles at a time
 // in ranges the engine's workers share out, then the kernel on any range
