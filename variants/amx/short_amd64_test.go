@@ -133,6 +133,30 @@ func TestShortTilePrograms(t *testing.T) {
 	}
 }
 
+// shortInputs makes a random rows × k matrix in lay (quantized by
+// quantize, bs bytes a block) and n tokens' prepared activations.
+func shortInputs(t testing.TB, r *rand.Rand, lay *ledger.WeightLayout, bs int, quantize func(dst []byte, src []float32), rows, k, n int) (packed, xr []byte) {
+	w := make([]float32, rows*k)
+	for i := range w {
+		w[i] = float32(r.NormFloat64())
+	}
+	q := make([]byte, rows*k/256*bs)
+	quantize(q, w)
+	packed = make([]byte, lay.Size(rows, k))
+	if err := lay.Repack(packed, q, rows, k); err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, n*k)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	xq := make([]byte, n*k/256*292)
+	quant.QuantizeQ8K(xq, x)
+	xr = make([]byte, n*lay.ActBytes(k))
+	lay.PrepareBatch(xr, xq, n, k)
+	return packed, xr
+}
+
 // The wide kernel's token blocks (wideTiles tiles a call, whole tiles,
 // then the rest through r16sKernel) give every token r16sKernel's bits, at
 // token counts past a block and at rows that end in a partial group: the
@@ -148,24 +172,7 @@ func TestShortWideMatchesShort(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	lay := avx512.Q4KR16Layout
 	for _, c := range []struct{ rows, k, n int }{{48, 512, 149}, {37, 256, 16 * wideTiles}, {64, 768, 16*wideTiles + 16}, {16, 256, 15}} {
-		w := make([]float32, c.rows*c.k)
-		for i := range w {
-			w[i] = float32(r.NormFloat64())
-		}
-		q := make([]byte, c.rows*c.k/256*144)
-		quant.QuantizeQ4K(q, w)
-		packed := make([]byte, lay.Size(c.rows, c.k))
-		if err := lay.Repack(packed, q, c.rows, c.k); err != nil {
-			t.Fatal(err)
-		}
-		x := make([]float32, c.n*c.k)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		xq := make([]byte, c.n*c.k/256*292)
-		quant.QuantizeQ8K(xq, x)
-		xr := make([]byte, c.n*lay.ActBytes(c.k))
-		lay.PrepareBatch(xr, xq, c.n, c.k)
+		packed, xr := shortInputs(t, r, lay, 144, quant.QuantizeQ4K, c.rows, c.k, c.n)
 		for _, a := range amx {
 			want := make([]float32, c.n*c.rows)
 			got := make([]float32, c.n*c.rows)
@@ -203,24 +210,7 @@ func TestShortPipeMatchesShort(t *testing.T) {
 		{avx512.Q6KR16Layout, 210, quant.QuantizeQ6K, Q6KR16MatMulShort, Q6KR16MatMulShortPipe},
 	} {
 		for _, c := range []struct{ rows, k, n int }{{48, 256, 16}, {37, 512, 7}, {64, 1280, 33}, {16, 768, 1}, {32, 1024, 16}} {
-			w := make([]float32, c.rows*c.k)
-			for i := range w {
-				w[i] = float32(r.NormFloat64())
-			}
-			q := make([]byte, c.rows*c.k/256*f.bs)
-			f.quantize(q, w)
-			packed := make([]byte, f.lay.Size(c.rows, c.k))
-			if err := f.lay.Repack(packed, q, c.rows, c.k); err != nil {
-				t.Fatal(err)
-			}
-			x := make([]float32, c.n*c.k)
-			for i := range x {
-				x[i] = float32(r.NormFloat64())
-			}
-			xq := make([]byte, c.n*c.k/256*292)
-			quant.QuantizeQ8K(xq, x)
-			xr := make([]byte, c.n*f.lay.ActBytes(c.k))
-			f.lay.PrepareBatch(xr, xq, c.n, c.k)
+			packed, xr := shortInputs(t, r, f.lay, f.bs, f.quantize, c.rows, c.k, c.n)
 			for _, a := range amx {
 				want := make([]float32, c.n*c.rows)
 				got := make([]float32, c.n*c.rows)
@@ -259,24 +249,7 @@ func TestShortF8Hybrid(t *testing.T) {
 		{avx512.Q6KR16Layout, 210, quant.QuantizeQ6K, Q6KR16MatMulShort, avx512.Q6KR16MatMulF},
 	} {
 		for _, c := range []struct{ rows, k, n int }{{48, 256, 16}, {37, 512, 9}, {64, 1280, 33}, {32, 1024, 7}} {
-			w := make([]float32, c.rows*c.k)
-			for i := range w {
-				w[i] = float32(r.NormFloat64())
-			}
-			q := make([]byte, c.rows*c.k/256*f.bs)
-			f.quantize(q, w)
-			packed := make([]byte, f.lay.Size(c.rows, c.k))
-			if err := f.lay.Repack(packed, q, c.rows, c.k); err != nil {
-				t.Fatal(err)
-			}
-			x := make([]float32, c.n*c.k)
-			for i := range x {
-				x[i] = float32(r.NormFloat64())
-			}
-			xq := make([]byte, c.n*c.k/256*292)
-			quant.QuantizeQ8K(xq, x)
-			xr := make([]byte, c.n*f.lay.ActBytes(c.k))
-			f.lay.PrepareBatch(xr, xq, c.n, c.k)
+			packed, xr := shortInputs(t, r, f.lay, f.bs, f.quantize, c.rows, c.k, c.n)
 			want := make([]float32, c.n*c.rows)
 			f.f8(want, c.rows, packed, c.rows, xr, c.n, c.k)
 			for _, a := range amx {
