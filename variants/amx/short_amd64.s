@@ -168,16 +168,35 @@
 // the step to the next super-block (wstep weight bytes, xstep activation
 // bytes); each group's sums stored at its dst.
 #define S_TEXT(consts, prep, amx, vrows, epiprep, epi, wstep, xstep) \
-	S_PROLOGUE; consts; \
-	TESTQ R13, R13; JZ done; \
-	CMPQ SA_NB(DI), $0; JEQ done; \
-	TESTQ $FLAG_AMX, SA_FLAGS(DI); JZ group; \
-	MOVQ SA_CFG(DI), AX; LDTILECFG(AMX_AX); \
+	S_START(consts); \
 group: \
 	S_ZERO16; \
 	MOVQ SA_X(DI), R8; MOVQ SA_NB(DI), R12; \
 block: \
 	prep; \
+	S_PRODUCTS(amx, vrows); \
+epilogue: \
+	epiprep; \
+	MOVQ R8, AX; \
+	S_EPI16(epi, epidone); \
+epidone: \
+	ADDQ $wstep, SI; ADDQ $xstep, R8; \
+	DECQ R12; JNZ block; \
+	S_GROUP_END
+
+// S_START loads the registers (S_PROLOGUE) and consts, leaves for done
+// when there is nothing to do, and configures the tiles on AMX.
+#define S_START(consts) \
+	S_PROLOGUE; consts; \
+	TESTQ R13, R13; JZ done; \
+	CMPQ SA_NB(DI), $0; JEQ done; \
+	TESTQ $FLAG_AMX, SA_FLAGS(DI); JZ group; \
+	MOVQ SA_CFG(DI), AX; LDTILECFG(AMX_AX)
+
+// S_PRODUCTS makes the C tiles of the super-block at R8 (activations)
+// and R10 (B tiles) into R11: amx on AMX, else the twin's rows (vrows)
+// token by token; then jumps to the label epilogue.
+#define S_PRODUCTS(amx, vrows) \
 	TESTQ $FLAG_AMX, SA_FLAGS(DI); JZ vnni; \
 	amx; \
 	JMP epilogue; \
@@ -186,14 +205,11 @@ vnni: \
 vtoken: \
 	vrows; \
 	ADDQ R9, AX; ADDQ $64, BX; DECQ CX; JNZ vtoken; \
-	MOVQ $64, CX; \
-epilogue: \
-	epiprep; \
-	MOVQ R8, AX; \
-	S_EPI16(epi, epidone); \
-epidone: \
-	ADDQ $wstep, SI; ADDQ $xstep, R8; \
-	DECQ R12; JNZ block; \
+	MOVQ $64, CX
+
+// S_GROUP_END stores the group's sums, steps to the next group (back to
+// the label group) and, after the last, releases the tiles and returns.
+#define S_GROUP_END \
 	MOVQ DX, BX; \
 	S_OUT16(outdone); \
 outdone: \
@@ -464,11 +480,7 @@ donew:
 // wstep and xstep as S_TEXT's; sslot, when set, loads the scale slot of
 // the super-block R12 + off into BX.
 #define P_TEXT(consts, prep, amx, vrows, epiprep, epi, wstep, xstep, sslot) \
-	S_PROLOGUE; consts; \
-	TESTQ R13, R13; JZ done; \
-	CMPQ SA_NB(DI), $0; JEQ done; \
-	TESTQ $FLAG_AMX, SA_FLAGS(DI); JZ group; \
-	MOVQ SA_CFG(DI), AX; LDTILECFG(AMX_AX); \
+	S_START(consts); \
 group: \
 	S_ZERO16; \
 	MOVQ SA_X(DI), R8; MOVQ SA_NB(DI), R12; \
@@ -480,15 +492,7 @@ block: \
 	ADDQ $wstep, SI; prep; SUBQ $wstep, SI; \
 products: \
 	P_SLOT2(R12, 0, SA_BSLOT, R10); P_SLOT2(R12, 0, SA_CSLOT, R11); \
-	TESTQ $FLAG_AMX, SA_FLAGS(DI); JZ vnni; \
-	amx; \
-	JMP epilogue; \
-vnni: \
-	MOVQ R8, AX; MOVQ R11, BX; MOVQ SA_N(DI), CX; \
-vtoken: \
-	vrows; \
-	ADDQ R9, AX; ADDQ $64, BX; DECQ CX; JNZ vtoken; \
-	MOVQ $64, CX; \
+	S_PRODUCTS(amx, vrows); \
 epilogue: \
 	CMPQ R12, SA_NB(DI); JEQ epidone; \
 	P_SLOT2(R12, 1, SA_CSLOT, R11); sslot(1); \
@@ -503,16 +507,7 @@ epidone: \
 	MOVQ R8, AX; SUBQ $xstep, AX; \
 	S_EPI16(epi, lastdone); \
 lastdone: \
-	MOVQ DX, BX; \
-	S_OUT16(outdone); \
-outdone: \
-	ADDQ $64, DX; \
-	DECQ R13; JNZ group; \
-	TESTQ $FLAG_AMX, SA_FLAGS(DI); JZ done; \
-	TILERELEASE; \
-done: \
-	VZEROUPPER; \
-	RET
+	S_GROUP_END
 
 #define P_NOSLOT(off)
 #define P6_SLOT(off) P_SLOT4(R12, off, SA_SSLOT, BX)
