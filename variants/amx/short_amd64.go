@@ -76,20 +76,17 @@ type shortFormat struct {
 	subK int
 	// wide, when set, takes all the whole tiles of 16 tokens in one call.
 	wide func(a *shortArgs)
-	// pipe: kernel is a pipelined one, which takes the slots of a
-	// pipeScratch.
-	pipe bool
 }
 
 var (
-	shortQ4K = shortFormat{"q4_k", r16sKernel, avx512.Q4KR16Layout, 32, nil, false}
-	shortQ6K = shortFormat{"q6_k", r16s6Kernel, avx512.Q6KR16Layout, 16, nil, false}
+	shortQ4K = shortFormat{"q4_k", r16sKernel, avx512.Q4KR16Layout, 32, nil}
+	shortQ6K = shortFormat{"q6_k", r16s6Kernel, avx512.Q6KR16Layout, 16, nil}
 	// shortQ4KWide takes the whole tiles of 16 tokens in one pass over the
 	// weights (r16swKernel), the rest through r16sKernel.
-	shortQ4KWide = shortFormat{"q4_k", r16sKernel, avx512.Q4KR16Layout, 32, r16swKernel, false}
+	shortQ4KWide = shortFormat{"q4_k", r16sKernel, avx512.Q4KR16Layout, 32, r16swKernel}
 	// shortQ4KPipe and shortQ6KPipe are the pipelined kernels.
-	shortQ4KPipe = shortFormat{"q4_k", r16spKernel, avx512.Q4KR16Layout, 32, nil, true}
-	shortQ6KPipe = shortFormat{"q6_k", r16sp6Kernel, avx512.Q6KR16Layout, 16, nil, true}
+	shortQ4KPipe = shortFormat{"q4_k", r16spKernel, avx512.Q4KR16Layout, 32, nil}
+	shortQ6KPipe = shortFormat{"q6_k", r16sp6Kernel, avx512.Q6KR16Layout, 16, nil}
 )
 
 // shortScratch is one call's buffers, 64-byte aligned.
@@ -105,25 +102,9 @@ var shortPool = sync.Pool{New: func() any {
 	return s
 }}
 
-// pipeScratch is a pipelined call's buffers, 64-byte aligned: two B
-// slots, two C slots (Q6_K's sixteen tiles each), four scale slots and
-// the tile configuration.
-type pipeScratch struct {
-	buf  []byte
-	args shortArgs
-}
-
-const pipeScratchBytes = 2*shortBBuf + 2*shortCBuf + 4*shortSBuf + 64
-
-var pipePool = sync.Pool{New: func() any {
-	s := &pipeScratch{buf: make([]byte, pipeScratchBytes+64)}
-	off := (64 - int(uintptr(unsafe.Pointer(&s.buf[0]))%64)) % 64
-	s.buf = s.buf[off : off+pipeScratchBytes]
-	return s
-}}
-
-// setSlots points a's slots into buf (a pipeScratch's).
-func (a *shortArgs) setSlots(buf []byte) {
+// setBuffers points a's buffers into buf (a shortScratch's): bbuf, cbuf
+// and sbuf are the first of the pipelined kernels' slots.
+func (a *shortArgs) setBuffers(buf []byte) {
 	for i := range a.bslot {
 		a.bslot[i] = &buf[i*shortBBuf]
 		a.cslot[i] = &buf[2*shortBBuf+i*shortCBuf]
@@ -131,6 +112,7 @@ func (a *shortArgs) setSlots(buf []byte) {
 	for i := range a.sslot {
 		a.sslot[i] = &buf[2*shortBBuf+2*shortCBuf+i*shortSBuf]
 	}
+	a.bbuf, a.cbuf, a.sbuf = a.bslot[0], a.cslot[0], a.sslot[0]
 }
 
 // shortTokens is the most tokens one kernel call takes: a tile's rows.
@@ -139,12 +121,14 @@ const shortTokens = 16
 // wideTiles is the most tiles of 16 tokens one r16swKernel call takes.
 const wideTiles = 8
 
-// The scratch: bbuf, cbuf (room for Q6_K's sixteen C tiles), sbuf, cfg.
+// The scratch: two B slots, two C slots (room for Q6_K's sixteen C tiles
+// each), four scale slots (the pipelined kernels alternate between them,
+// the others use the first of each), then cfg.
 const (
 	shortBBuf         = 4096
 	shortCBuf         = 16 * 1024
 	shortSBuf         = 1024
-	shortScratchBytes = shortBBuf + shortCBuf + shortSBuf + 64
+	shortScratchBytes = 2*shortBBuf + 2*shortCBuf + 4*shortSBuf + 64
 )
 
 // shortConfig sets cfg to the kernel's tiles for n tokens and sub-blocks
@@ -223,20 +207,9 @@ func shortMatMul(f shortFormat, amx bool) ledger.MatMul {
 		nb := k / quant.QK_K
 		act, gbytes := f.lay.ActBytes(k), f.lay.GroupBytes(k)
 		groups := rows / avx512.Q4KR16Rows
-		var a *shortArgs
-		var bbuf, cbuf, sbuf, cfg, slots []byte
-		if f.pipe {
-			s := pipePool.Get().(*pipeScratch)
-			defer pipePool.Put(s)
-			a, slots, cfg = &s.args, s.buf, s.buf[pipeScratchBytes-64:]
-			bbuf, cbuf, sbuf = slots[:shortBBuf], slots[2*shortBBuf:2*shortBBuf+shortCBuf], slots[2*shortBBuf+2*shortCBuf:]
-		} else {
-			s := shortPool.Get().(*shortScratch)
-			defer shortPool.Put(s)
-			bbuf, cbuf = s.buf[:shortBBuf], s.buf[shortBBuf:shortBBuf+shortCBuf]
-			sbuf, cfg = s.buf[shortBBuf+shortCBuf:shortBBuf+shortCBuf+shortSBuf], s.buf[shortBBuf+shortCBuf+shortSBuf:]
-			a = &s.args
-		}
+		s := shortPool.Get().(*shortScratch)
+		defer shortPool.Put(s)
+		a, cfg := &s.args, s.buf[shortScratchBytes-64:]
 		j0 := 0
 		// The wide kernel takes the whole tiles of 16 tokens when the rows
 		// are whole groups (every model's are; the rest go below).
@@ -248,8 +221,9 @@ func shortMatMul(f shortFormat, amx bool) ledger.MatMul {
 			for t0 := 0; t0 < tiles; t0 += wideTiles {
 				j := t0 * shortTokens
 				*a = shortArgs{w: &w[0], x: &xr[j*act], xstride: act, dst: &dst[j*ldd], lddBytes: 4 * ldd,
-					nb: nb, groups: groups, n: shortTokens, bbuf: &bbuf[0], cbuf: &cbuf[0], cfg: &cfg[0], flags: flags, sbuf: &sbuf[0],
+					nb: nb, groups: groups, n: shortTokens, cfg: &cfg[0], flags: flags,
 					tiles: min(wideTiles, tiles-t0)}
+				a.setBuffers(s.buf)
 				f.wide(a)
 			}
 			j0 = tiles * shortTokens
@@ -258,10 +232,8 @@ func shortMatMul(f shortFormat, amx bool) ledger.MatMul {
 			nt := min(shortTokens, n-j0)
 			shortConfig(cfg, nt, f.subK)
 			*a = shortArgs{w: &w[0], x: &xr[j0*act], xstride: act, dst: &dst[j0*ldd], lddBytes: 4 * ldd,
-				nb: nb, groups: groups, n: nt, bbuf: &bbuf[0], cbuf: &cbuf[0], cfg: &cfg[0], flags: flags, sbuf: &sbuf[0]}
-			if f.pipe {
-				a.setSlots(slots)
-			}
+				nb: nb, groups: groups, n: nt, cfg: &cfg[0], flags: flags}
+			a.setBuffers(s.buf)
 			if groups > 0 {
 				f.kernel(a)
 			}
